@@ -1,0 +1,3 @@
+module github.com/sluice-search/sluice
+
+go 1.26.8
