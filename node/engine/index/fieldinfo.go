@@ -11,10 +11,10 @@ import (
 type IndexOptions uint8
 
 const (
-	IndexNone                  IndexOptions = iota // not indexed
-	IndexDocs                                      // doc ids only (keyword, numeric, _id)
-	IndexDocsFreqs                                 // + term frequencies
-	IndexDocsFreqsPositions                        // + positions (text)
+	IndexNone               IndexOptions = iota // not indexed
+	IndexDocs                                   // doc ids only (keyword, numeric, _id)
+	IndexDocsFreqs                              // + term frequencies
+	IndexDocsFreqsPositions                     // + positions (text)
 )
 
 // HasFreqs reports whether postings carry term frequencies.
