@@ -1,0 +1,250 @@
+package search
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/sluice-search/sluice/node/engine/index"
+)
+
+// PhraseQuery matches docs where Terms occur at Positions (relative; nil
+// means 0, 1, 2, ...) in Field. Slop is the allowed edit distance in
+// positions (0 = exact phrase); a sloppy match of length d counts
+// 1/(1+d) towards the phrase frequency, as Lucene. Scored by BM25 with
+// the phrase frequency and the sum of the terms' idfs.
+//
+// Sloppy phrases whose terms repeat may count matches Lucene would not
+// (Lucene keeps repeated terms on distinct positions); exact phrases are
+// exact.
+type PhraseQuery struct {
+	Field     string
+	Terms     [][]byte
+	Positions []int
+	Slop      int
+}
+
+func (q *PhraseQuery) String() string {
+	parts := make([]string, len(q.Terms))
+	for i, t := range q.Terms {
+		parts[i] = string(t)
+	}
+	return fmt.Sprintf("%s:\"%s\"~%d", q.Field, strings.Join(parts, " "), q.Slop)
+}
+
+func (q *PhraseQuery) createWeight(qc *queryContext, mode scoreMode, boost float32) (weight, error) {
+	n := len(q.Terms)
+	if n == 0 {
+		return matchNoneWeight{}, nil
+	}
+	if q.Positions != nil && len(q.Positions) != n {
+		return nil, fmt.Errorf("%w: phrase has %d terms and %d positions", ErrInvalidQuery, n, len(q.Positions))
+	}
+	if q.Slop < 0 {
+		return nil, fmt.Errorf("%w: phrase slop %d < 0", ErrInvalidQuery, q.Slop)
+	}
+	if n == 1 && q.Slop == 0 {
+		return (&TermQuery{Field: q.Field, Term: q.Terms[0]}).createWeight(qc, mode, boost)
+	}
+	w := &phraseWeight{field: q.Field, slop: q.Slop, mode: mode, offsets: make([]int, n), enums: make([][]index.TermsEnum, len(qc.s.leaves))}
+	for i := range w.offsets {
+		w.offsets[i] = i
+		if q.Positions != nil {
+			w.offsets[i] = q.Positions[i]
+			if i > 0 && w.offsets[i] < w.offsets[i-1] {
+				return nil, fmt.Errorf("%w: phrase positions must not decrease", ErrInvalidQuery)
+			}
+		}
+	}
+	dfs := make([]int64, n)
+	for l := range qc.s.leaves {
+		terms := qc.s.leaves[l].Reader.Terms(q.Field)
+		if terms == nil {
+			continue
+		}
+		if !terms.IndexOptions().HasPositions() {
+			return nil, fmt.Errorf("%w: field %q is indexed without positions", ErrInvalidQuery, q.Field)
+		}
+		enums := make([]index.TermsEnum, n)
+		all := true
+		for i, t := range q.Terms {
+			te := terms.Iterator()
+			if !te.SeekExact(t) {
+				all = false
+				continue
+			}
+			enums[i] = te
+			dfs[i] += int64(te.DocFreq())
+		}
+		if all {
+			w.enums[l] = enums
+		}
+	}
+	var sumIDF float32
+	fs := qc.fieldStats(q.Field)
+	for _, df := range dfs {
+		if df == 0 {
+			return matchNoneWeight{}, nil
+		}
+		sumIDF += idf(df, fs.docCount)
+	}
+	w.sim = bm25{weight: boost * sumIDF, cache: fs.cache}
+	return w, nil
+}
+
+type phraseWeight struct {
+	field   string
+	slop    int
+	mode    scoreMode
+	offsets []int
+	enums   [][]index.TermsEnum // per leaf, per term; nil leaf: no match
+	sim     bm25
+}
+
+func (w *phraseWeight) count(*leafContext) int { return -1 }
+
+func (w *phraseWeight) scorer(lc *leafContext) (scorer, error) {
+	enums := w.enums[lc.ord]
+	if enums == nil {
+		return nil, nil
+	}
+	n := len(enums)
+	s := &phraseScorer{
+		postings: make([]index.PostingsEnum, n),
+		offsets:  w.offsets,
+		slop:     w.slop,
+		sim:      w.sim,
+		pos:      make([][]int, n),
+		cur:      make([]int, n),
+	}
+	if w.mode.scores {
+		s.norms = lc.leaf.Reader.Norms(w.field)
+	}
+	its := make([]index.DocIDIterator, n)
+	for i, te := range enums {
+		s.postings[i] = te.Postings(nil, index.PostingsPositions)
+		its[i] = s.postings[i]
+	}
+	s.conjunctionDISI = newConjunctionDISI(its)
+	return s, nil
+}
+
+// phraseScorer: approximation = conjunction of the terms' docs; matches()
+// reads positions and computes the phrase frequency.
+type phraseScorer struct {
+	*conjunctionDISI
+	postings []index.PostingsEnum
+	offsets  []int
+	slop     int
+	sim      bm25
+	norms    index.NormsReader
+	pos      [][]int // per term: positions minus the term's offset
+	cur      []int   // sloppy: index into pos per term
+	freq     float32
+}
+
+func (s *phraseScorer) twoPhase() twoPhase        { return s }
+func (s *phraseScorer) advanceShallow(int) int    { return noMoreDocs }
+func (s *phraseScorer) maxScore(upTo int) float32 { return s.sim.maxScore() }
+
+func (s *phraseScorer) score() float32 {
+	norm := noNorm
+	if s.norms != nil {
+		norm = s.norms.Norm(s.DocID())
+	}
+	return s.sim.score(s.freq, norm)
+}
+
+func (s *phraseScorer) matches() bool {
+	for i, pe := range s.postings {
+		p := s.pos[i][:0]
+		for j, f := 0, pe.Freq(); j < f; j++ {
+			p = append(p, pe.NextPosition()-s.offsets[i])
+		}
+		s.pos[i] = p
+	}
+	if s.slop == 0 {
+		s.freq = float32(exactPhraseFreq(s.pos))
+	} else {
+		s.freq = sloppyPhraseFreq(s.pos, s.cur, s.slop)
+	}
+	return s.freq > 0
+}
+
+// exactPhraseFreq counts the values present in every sorted list.
+func exactPhraseFreq(pos [][]int) int {
+	var cursors [16]int
+	cur := cursors[:0]
+	if len(pos) > len(cursors) {
+		cur = make([]int, len(pos))
+	} else {
+		cur = cursors[:len(pos)]
+	}
+	freq := 0
+outer:
+	for _, p := range pos[0] {
+		for i := 1; i < len(pos); i++ {
+			l, c := pos[i], cur[i]
+			for c < len(l) && l[c] < p {
+				c++
+			}
+			cur[i] = c
+			if c == len(l) {
+				break outer
+			}
+			if l[c] != p {
+				continue outer
+			}
+		}
+		freq++
+	}
+	return freq
+}
+
+// sloppyPhraseFreq is Lucene's sloppy matching: walk the terms' positions
+// in order, always advancing the term at the smallest position; each time
+// the window between smallest and largest is minimal and within slop, add
+// 1/(1+length).
+func sloppyPhraseFreq(pos [][]int, cur []int, slop int) float32 {
+	end := math.MinInt
+	for i := range pos {
+		cur[i] = 0
+		end = max(end, pos[i][0])
+	}
+	var freq float32
+	for {
+		m := 0
+		for i := 1; i < len(pos); i++ {
+			if pos[i][cur[i]] < pos[m][cur[m]] {
+				m = i
+			}
+		}
+		next := math.MaxInt
+		for i := range pos {
+			if i != m {
+				next = min(next, pos[i][cur[i]])
+			}
+		}
+		matchLength := end - pos[m][cur[m]]
+		// Advance m while it stays the smallest, keeping the shortest
+		// window it forms.
+		for {
+			cur[m]++
+			if cur[m] == len(pos[m]) {
+				if matchLength <= slop {
+					freq += 1 / float32(1+matchLength)
+				}
+				return freq
+			}
+			p := pos[m][cur[m]]
+			end = max(end, p)
+			if p > next {
+				break
+			}
+			matchLength = min(matchLength, end-p)
+		}
+		if matchLength <= slop {
+			freq += 1 / float32(1+matchLength)
+		}
+	}
+}

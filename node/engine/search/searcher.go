@@ -1,0 +1,220 @@
+package search
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/sluice-search/sluice/node/engine/index"
+)
+
+// Leaf is one segment of a point-in-time reader as the searcher sees it.
+type Leaf struct {
+	Reader index.LeafReader
+	// Live marks live docs; nil means every doc is live.
+	Live *index.FixedBitSet
+	// DocBase is added to the leaf's doc ids to form the shard-local doc
+	// ids hits carry; leaves are given in DocBase order, without overlap.
+	DocBase int
+}
+
+// DefaultTotalHitsThreshold is Elasticsearch's track_total_hits default:
+// hit counts are exact up to it and lower bounds beyond.
+const DefaultTotalHitsThreshold = 10_000
+
+// Request says what a search returns.
+type Request struct {
+	// Size is the number of hits (k); 0 counts only.
+	Size int
+	// Sort orders hits; empty means by score descending, ties by doc id.
+	Sort []SortField
+	// SearchAfter, when set, has one value per Sort key: only hits after it
+	// in sort order are returned (see SortField). Requires Sort.
+	SearchAfter []SortValue
+	// SearchAfterDoc breaks ties with SearchAfter: hits whose sort values
+	// equal SearchAfter are returned only if their doc id is greater. -1
+	// (or any negative value) skips every tie, as Elasticsearch does; pass
+	// the previous page's last Hit.Doc to page through ties exactly once
+	// on the same point-in-time reader.
+	SearchAfterDoc int
+	// TotalHitsThreshold: hit counts are exact up to it; beyond it the
+	// count is a lower bound and top-k pruning may skip docs. 0 means
+	// DefaultTotalHitsThreshold; use math.MaxInt for exact counts.
+	TotalHitsThreshold int
+}
+
+// Relation says whether TotalHits is exact.
+type Relation uint8
+
+const (
+	RelationEqual              Relation = iota // TotalHits is exact
+	RelationGreaterThanOrEqual                 // TotalHits is a lower bound
+)
+
+func (r Relation) String() string {
+	if r == RelationEqual {
+		return "eq"
+	}
+	return "gte"
+}
+
+// Hit is one result. Doc is shard-local (Leaf.DocBase + segment doc id).
+type Hit struct {
+	Doc   int
+	Score float32 // NaN when sorting by fields without _score
+	// SortValues has one value per Request.Sort key (nil without Sort).
+	SortValues []SortValue
+}
+
+// TopDocs is the result of a search.
+type TopDocs struct {
+	TotalHits int64
+	Relation  Relation
+	Hits      []Hit
+}
+
+// Searcher runs queries over the leaves of one point-in-time reader. It is
+// safe for concurrent use; per-search state lives in each call.
+type Searcher struct {
+	leaves []Leaf
+}
+
+// NewSearcher returns a Searcher over leaves (ordered by DocBase).
+func NewSearcher(leaves []Leaf) *Searcher {
+	return &Searcher{leaves: leaves}
+}
+
+// Leaves returns the searcher's leaves.
+func (s *Searcher) Leaves() []Leaf { return s.leaves }
+
+// queryContext holds index-wide statistics for one search, computed lazily
+// per field (a few interface calls per leaf).
+type queryContext struct {
+	s      *Searcher
+	fields map[string]*fieldStats
+}
+
+type fieldStats struct {
+	docCount int64
+	sumTTF   int64
+	cache    *normCache
+}
+
+func (qc *queryContext) fieldStats(field string) *fieldStats {
+	if fs, ok := qc.fields[field]; ok {
+		return fs
+	}
+	fs := &fieldStats{}
+	for i := range qc.s.leaves {
+		if t := qc.s.leaves[i].Reader.Terms(field); t != nil {
+			fs.docCount += int64(t.DocCount())
+			fs.sumTTF += t.SumTotalTermFreq()
+		}
+	}
+	fs.cache = newNormCache(avgFieldLength(fs.sumTTF, fs.docCount))
+	if qc.fields == nil {
+		qc.fields = make(map[string]*fieldStats, 2)
+	}
+	qc.fields[field] = fs
+	return fs
+}
+
+// Count returns the number of live docs matching q, exactly.
+func (s *Searcher) Count(ctx context.Context, q Query) (int64, error) {
+	td, err := s.Search(ctx, q, Request{TotalHitsThreshold: int(^uint(0) >> 1)})
+	if err != nil {
+		return 0, err
+	}
+	return td.TotalHits, nil
+}
+
+// Search runs q and returns the top req.Size hits.
+func (s *Searcher) Search(ctx context.Context, q Query, req Request) (*TopDocs, error) {
+	if req.Size < 0 {
+		return nil, fmt.Errorf("%w: size %d < 0", ErrInvalidQuery, req.Size)
+	}
+	threshold := req.TotalHitsThreshold
+	if threshold <= 0 {
+		threshold = DefaultTotalHitsThreshold
+	}
+	if len(req.SearchAfter) > 0 && len(req.SearchAfter) != len(req.Sort) {
+		return nil, fmt.Errorf("%w: search_after has %d values for %d sort keys", ErrInvalidQuery, len(req.SearchAfter), len(req.Sort))
+	}
+	mode := scoreMode{}
+	switch {
+	case req.Size == 0:
+	case len(req.Sort) == 0:
+		mode = scoreMode{scores: true, topScores: true}
+	default:
+		mode.scores = sortNeedsScores(req.Sort)
+	}
+	qc := &queryContext{s: s}
+	w, err := q.createWeight(qc, mode, 1)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case req.Size == 0:
+		return s.count(ctx, w, threshold)
+	case len(req.Sort) == 0:
+		return s.topScores(ctx, w, req.Size, threshold)
+	default:
+		return s.topFields(ctx, w, req, threshold)
+	}
+}
+
+func (s *Searcher) count(ctx context.Context, w weight, threshold int) (*TopDocs, error) {
+	td := &TopDocs{}
+	for i := range s.leaves {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		lc := &leafContext{ord: i, leaf: &s.leaves[i]}
+		if n := w.count(lc); n >= 0 {
+			td.TotalHits += int64(n)
+			continue
+		}
+		if td.TotalHits >= int64(threshold) {
+			// Counting past the threshold buys nothing (lower bound).
+			td.Relation = RelationGreaterThanOrEqual
+			continue
+		}
+		sc, err := w.scorer(lc)
+		if err != nil {
+			return nil, err
+		}
+		if sc == nil {
+			continue
+		}
+		n, complete := countLeaf(sc, lc.leaf.Live, int64(threshold)-td.TotalHits)
+		td.TotalHits += n
+		if !complete {
+			td.Relation = RelationGreaterThanOrEqual
+		}
+	}
+	return td, nil
+}
+
+// countLeaf counts matches up to limit; complete is false if it stopped.
+func countLeaf(sc scorer, live *index.FixedBitSet, limit int64) (n int64, complete bool) {
+	tp := sc.twoPhase()
+	for doc := sc.NextDoc(); doc != noMoreDocs; doc = sc.NextDoc() {
+		if live != nil && !live.Get(doc) || tp != nil && !tp.matches() {
+			continue
+		}
+		n++
+		if n >= limit {
+			return n, !hasNext(sc, live, tp)
+		}
+	}
+	return n, true
+}
+
+// hasNext reports whether sc matches another live doc.
+func hasNext(sc scorer, live *index.FixedBitSet, tp twoPhase) bool {
+	for doc := sc.NextDoc(); doc != noMoreDocs; doc = sc.NextDoc() {
+		if (live == nil || live.Get(doc)) && (tp == nil || tp.matches()) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,154 @@
+package search
+
+import (
+	"context"
+	"math"
+
+	"github.com/sluice-search/sluice/node/engine/index"
+)
+
+// scoreDoc is a heap entry of the top-k by score.
+type scoreDoc struct {
+	score float32
+	doc   int // shard-local
+}
+
+// worse orders the heap: lower score, then higher doc id, is worse — so
+// ties keep the smallest doc ids, as Lucene.
+func worse(a, b scoreDoc) bool {
+	return a.score < b.score || a.score == b.score && a.doc > b.doc
+}
+
+// topScoreCollector keeps the k best (score, doc) in a min-heap whose root
+// is the worst kept hit. Once the hit count passes the threshold and the
+// heap is full, minCompetitive tells scorers which scores can still enter,
+// and they may skip docs (so the count becomes a lower bound).
+type topScoreCollector struct {
+	heap           []scoreDoc
+	k              int
+	totalHits      int64
+	threshold      int64
+	minCompetitive float32 // 0 until pruning starts
+	docBase        int
+}
+
+func (c *topScoreCollector) collect(doc int, score float32) {
+	c.totalHits++
+	h := scoreDoc{score: score, doc: c.docBase + doc}
+	if len(c.heap) < c.k {
+		c.heap = append(c.heap, h)
+		c.up(len(c.heap) - 1)
+	} else if worse(c.heap[0], h) {
+		c.heap[0] = h
+		c.down(0)
+	} else if c.minCompetitive > 0 {
+		return
+	}
+	if len(c.heap) == c.k && c.totalHits >= c.threshold {
+		// Docs arrive in doc order, so a later doc tying the worst kept
+		// score loses the tie: only strictly greater scores compete.
+		c.minCompetitive = nextUp(c.heap[0].score)
+	}
+}
+
+func (c *topScoreCollector) up(i int) {
+	h := c.heap
+	for i > 0 {
+		p := (i - 1) / 2
+		if !worse(h[i], h[p]) {
+			return
+		}
+		h[i], h[p] = h[p], h[i]
+		i = p
+	}
+}
+
+func (c *topScoreCollector) down(i int) {
+	h := c.heap
+	n := len(h)
+	for {
+		l := 2*i + 1
+		if l >= n {
+			return
+		}
+		m := l
+		if r := l + 1; r < n && worse(h[r], h[l]) {
+			m = r
+		}
+		if !worse(h[m], h[i]) {
+			return
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
+	}
+}
+
+// results pops the heap into best-first order.
+func (c *topScoreCollector) results() []Hit {
+	hits := make([]Hit, len(c.heap))
+	for i := len(c.heap) - 1; i >= 0; i-- {
+		hits[i] = Hit{Doc: c.heap[0].doc, Score: c.heap[0].score}
+		c.heap[0] = c.heap[len(c.heap)-1]
+		c.heap = c.heap[:len(c.heap)-1]
+		c.down(0)
+	}
+	return hits
+}
+
+func (s *Searcher) topScores(ctx context.Context, w weight, k int, threshold int) (*TopDocs, error) {
+	c := &topScoreCollector{k: k, threshold: int64(threshold), heap: make([]scoreDoc, 0, min(k, 1024))}
+	for i := range s.leaves {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		lc := &leafContext{ord: i, leaf: &s.leaves[i]}
+		sc, err := w.scorer(lc)
+		if err != nil {
+			return nil, err
+		}
+		if sc == nil {
+			continue
+		}
+		c.docBase = lc.leaf.DocBase
+		if d, ok := sc.(*disjunctionScorer); ok && d.msm <= 1 && d.scoring {
+			maxScoreLeaf(d.subs, lc.leaf.Live, c)
+		} else {
+			topScoresLeaf(sc, lc.leaf.Live, c)
+		}
+	}
+	td := &TopDocs{TotalHits: c.totalHits, Hits: c.results()}
+	if c.minCompetitive > 0 {
+		td.Relation = RelationGreaterThanOrEqual
+	}
+	return td, nil
+}
+
+// topScoresLeaf collects a leaf's matches, skipping whole blocks whose
+// score upper bound cannot beat the collector's minimum competitive score
+// (Lucene's ImpactsDISI / block-max skipping; for a conjunction the bound
+// is the sum of its clauses' block maxima).
+func topScoresLeaf(sc scorer, live *index.FixedBitSet, c *topScoreCollector) {
+	tp := sc.twoPhase()
+	upTo := -1
+	var blockMax float32 = float32(math.Inf(1))
+	doc := sc.NextDoc()
+	for doc != noMoreDocs {
+		if c.minCompetitive > 0 {
+			if doc > upTo {
+				upTo = sc.advanceShallow(doc)
+				blockMax = sc.maxScore(upTo)
+			}
+			if blockMax < c.minCompetitive {
+				if upTo == noMoreDocs {
+					return
+				}
+				doc = sc.Advance(upTo + 1)
+				continue
+			}
+		}
+		if (live == nil || live.Get(doc)) && (tp == nil || tp.matches()) {
+			c.collect(doc, sc.score())
+		}
+		doc = sc.NextDoc()
+	}
+}
