@@ -44,7 +44,7 @@ func (p *TieredMergePolicy) FindForcedMerges(segs []Segment, maxSegmentCount int
 	} else {
 		maxMergeBytes = max(totalMergeBytes/int64(maxSegmentCount), maxMergeBytes)
 		// Aim 25% high so the bins below rarely need a second pass.
-		maxMergeBytes = int64(float64(maxMergeBytes) * 1.25)
+		maxMergeBytes = min(maxMergeBytes, math.MaxInt64/5*4) * 5 / 4
 	}
 
 	foundDeletes := false

@@ -217,7 +217,11 @@ func (p *TieredMergePolicy) FindMerges(segs []Segment, merging map[string]bool) 
 		}
 		maxAllowedSegs += o.SegmentsPerTier
 		bytesLeft -= int64(o.SegmentsPerTier * float64(levelSize))
-		levelSize = min(o.MaxMergedSegmentBytes, levelSize*int64(mergeFactor))
+		if levelSize > o.MaxMergedSegmentBytes/int64(mergeFactor) {
+			levelSize = o.MaxMergedSegmentBytes // also avoids overflow
+		} else {
+			levelSize *= int64(mergeFactor)
+		}
 	}
 	maxAllowedSegs = max(maxAllowedSegs, o.SegmentsPerTier, float64(o.TargetSearchConcurrency-tooBig))
 

@@ -3,6 +3,8 @@ package mergepolicy
 import (
 	"errors"
 	"fmt"
+	"math"
+	"math/rand/v2"
 	"slices"
 	"testing"
 )
@@ -448,4 +450,44 @@ func TestProRated(t *testing.T) {
 			t.Errorf("proRated(%+v) = %d, want %d", tt.s, got, tt.want)
 		}
 	}
+}
+
+// FuzzFind checks the invariants of all three entry points on arbitrary
+// segment lists and options, including extreme sizes.
+func FuzzFind(f *testing.F) {
+	f.Add(uint64(1), uint8(20), int64(16*mb), int64(5*gb), uint8(8), uint8(3))
+	f.Add(uint64(7), uint8(3), int64(1), int64(math.MaxInt64), uint8(2), uint8(1))
+	f.Fuzz(func(t *testing.T, seed uint64, n uint8, floor, maxSeg int64, perTier, maxCount uint8) {
+		p, err := NewTieredMergePolicy(Options{FloorSegmentBytes: floor, MaxMergedSegmentBytes: maxSeg, SegmentsPerTier: float64(perTier)})
+		if err != nil {
+			return
+		}
+		rng := rand.New(rand.NewPCG(seed, 1))
+		var in []Segment
+		merging := map[string]bool{}
+		for i := range int(n) {
+			s := Segment{Name: fmt.Sprintf("_%d", i), SizeBytes: rng.Int64N(math.MaxInt64 / 256), MaxDoc: rng.IntN(1 << 20)}
+			if rng.IntN(4) == 0 {
+				s.SizeBytes = rng.Int64N(64 * mb)
+			}
+			if s.MaxDoc > 0 {
+				s.DelCount = rng.IntN(s.MaxDoc + 1)
+			}
+			if rng.IntN(6) == 0 {
+				merging[s.Name] = true
+			}
+			in = append(in, s)
+		}
+		for _, find := range []func() (MergeSpecification, error){
+			func() (MergeSpecification, error) { return p.FindMerges(in, merging) },
+			func() (MergeSpecification, error) { return p.FindForcedMerges(in, int(maxCount%8)+1, merging) },
+			func() (MergeSpecification, error) { return p.FindForcedDeletesMerges(in, merging) },
+		} {
+			spec, err := find()
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkSpec(t, in, merging, spec)
+		}
+	})
 }
