@@ -1,0 +1,181 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// RefreshResult describes one refresh.
+type RefreshResult struct {
+	// Changed is false when nothing changed since the last refresh: the
+	// same Reader stays current.
+	Changed bool
+	// SeqNo: every operation up to it is now visible.
+	SeqNo       int64
+	NewSegments int
+	Took        time.Duration
+}
+
+// Refresh makes every operation completed before it visible in a new
+// point-in-time Reader (Lucene's openIfChanged on an NRT writer):
+//
+//  1. swap: wait for in-flight operations to finish (new ones wait, for the
+//     length of one document's inversion at most), take every non-empty
+//     DWPT, record the boundary — the highest sequence number and the tail
+//     of the delete queue — and start a new generation;
+//  2. flush the taken DWPTs as segments, in parallel, without fsync (the
+//     Directory decides where bytes go; an NRTCachingDirectory keeps small
+//     ones in RAM), and wait for flushes other goroutines started before
+//     the swap;
+//  3. if applyDeletes, apply buffered deletes up to the boundary to every
+//     segment's live docs (copy-on-write: published readers keep theirs);
+//     segments with no live docs left are dropped;
+//  4. publish a new Reader sharing unchanged segments, or keep the current
+//     one if nothing changed.
+//
+// Without applyDeletes the new reader may still show docs deleted or
+// replaced by operations up to the boundary (an updated id may appear in
+// both versions); the next applying refresh hides them.
+func (w *IndexWriter) Refresh(ctx context.Context, applyDeletes bool) (RefreshResult, error) {
+	start := time.Now()
+	w.refreshMu.Lock()
+	defer w.refreshMu.Unlock()
+
+	w.mu.Lock()
+	if w.closed {
+		w.mu.Unlock()
+		return RefreshResult{}, ErrClosed
+	}
+	w.swapping = true
+	for w.inFlight > 0 {
+		w.cond.Wait()
+	}
+	boundarySeq, boundary := w.seqNo, w.delTail
+	var toFlush []*perThread
+	free := w.free[:0:0]
+	for _, pt := range w.free {
+		if pt.dwpt.NumDocs() == 0 {
+			free = append(free, pt)
+			continue
+		}
+		pt.flushPending = true
+		w.activeBytes -= pt.ram
+		w.flushBytes += pt.ram
+		toFlush = append(toFlush, pt)
+	}
+	w.free = free
+	toFlush = append(toFlush, w.pending...)
+	w.pending = nil
+	swapGen := w.flushGen
+	for _, pt := range toFlush {
+		w.startFlushLocked(pt)
+	}
+	w.flushGen++
+	w.versions.rotate()
+	w.swapping = false
+	w.cond.Broadcast()
+	w.mu.Unlock()
+
+	var wg sync.WaitGroup
+	for _, pt := range toFlush {
+		wg.Go(func() { w.flushOne(ctx, pt) })
+	}
+	wg.Wait()
+
+	w.mu.Lock()
+	for w.flushingThrough(swapGen) && w.tragedy == nil {
+		w.cond.Wait()
+	}
+	if w.tragedy != nil {
+		err := w.tragedy
+		w.mu.Unlock()
+		return RefreshResult{}, fmt.Errorf("engine: refresh: %w", err)
+	}
+	var newSegs, later []*segState
+	for _, s := range w.flushed {
+		if s.flushGen <= swapGen {
+			newSegs = append(newSegs, s)
+		} else {
+			later = append(later, s)
+		}
+	}
+	w.flushed = later
+	w.mu.Unlock()
+
+	changed := len(newSegs) > 0
+	segs := append(append(make([]*segState, 0, len(w.segs)+len(newSegs)), w.segs...), newSegs...)
+	kept := segs[:0]
+	for _, s := range segs {
+		if applyDeletes && s.applyDeletes(boundary) > 0 {
+			changed = true
+		}
+		if s.numDocs() == 0 { // fully deleted: drop without merging
+			s.decRef()
+			changed = true
+			continue
+		}
+		kept = append(kept, s)
+	}
+	w.segs = kept
+
+	old := w.current.Load()
+	res := RefreshResult{Changed: changed, SeqNo: boundarySeq, NewSegments: len(newSegs)}
+	w.mu.Lock()
+	if changed {
+		w.version++
+		w.current.Store(newReader(w.segs, boundarySeq, w.version))
+	} else {
+		old.seqNo.Store(boundarySeq)
+	}
+	w.versions.published(applyDeletes)
+	w.refreshed.Store(boundarySeq)
+	close(w.refreshedCh)
+	w.refreshedCh = make(chan struct{})
+	w.mu.Unlock()
+	if changed {
+		old.Release()
+	}
+	res.Took = time.Since(start)
+	w.stats.refreshes.Add(1)
+	w.stats.refreshNanos.Add(int64(res.Took))
+	w.stats.observeRefresh(res.Took)
+	return res, nil
+}
+
+// flushingThrough reports whether a flush of generation <= gen is running.
+func (w *IndexWriter) flushingThrough(gen int64) bool {
+	for g, n := range w.flushing {
+		if g <= gen && n > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// RefreshedSeqNo is the highest sequence number visible in the current
+// reader.
+func (w *IndexWriter) RefreshedSeqNo() int64 { return w.refreshed.Load() }
+
+// WaitForGeneration blocks until operation seq is visible, or ctx ends. It
+// does not trigger a refresh itself; the Engine's refresher does.
+func (w *IndexWriter) WaitForGeneration(ctx context.Context, seq int64) error {
+	for {
+		w.mu.Lock()
+		ch := w.refreshedCh
+		closed := w.closed
+		w.mu.Unlock()
+		if w.refreshed.Load() >= seq {
+			return nil
+		}
+		if closed {
+			return ErrClosed
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return fmt.Errorf("engine: waiting for seq %d: %w", seq, ctx.Err())
+		}
+	}
+}
