@@ -21,7 +21,7 @@ func TestSortableOrder(t *testing.T) {
 		t.Fatal("encoded ints are not in byte order")
 	}
 
-	floats := []float64{math.Inf(-1), -1e300, -1.5, -0.0, 0, 1e-300, 1.5, 1e300, math.Inf(1)}
+	floats := []float64{math.Inf(-1), -1e300, -1.5, math.Copysign(0, -1), 0, 1e-300, 1.5, 1e300, math.Inf(1)}
 	prev := int64(math.MinInt64)
 	for i, f := range floats {
 		s := SortableFloat64(f)

@@ -76,15 +76,6 @@ func (m *testMerge) run(ctx context.Context, rl *RateLimiter) error {
 	}
 }
 
-func (m *testMerge) isStarted() bool {
-	select {
-	case <-m.started:
-		return true
-	default:
-		return false
-	}
-}
-
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
