@@ -93,4 +93,3 @@ func TestBadLineIsReportedWithItsNumber(t *testing.T) {
 		t.Fatalf("want a line-2 error, got %v", err)
 	}
 }
-
