@@ -74,6 +74,7 @@ func (w *IndexWriter) Refresh(ctx context.Context, applyDeletes bool) (RefreshRe
 	}
 	w.flushGen++
 	w.versions.rotate()
+	w.deleteBytes = 0
 	w.swapping = false
 	w.cond.Broadcast()
 	w.mu.Unlock()
@@ -130,6 +131,7 @@ func (w *IndexWriter) Refresh(ctx context.Context, applyDeletes bool) (RefreshRe
 		old.seqNo.Store(boundarySeq)
 	}
 	w.versions.published(applyDeletes)
+	w.bufferedBytes.Store(w.versions.bytes + w.deleteBytes)
 	w.refreshed.Store(boundarySeq)
 	close(w.refreshedCh)
 	w.refreshedCh = make(chan struct{})

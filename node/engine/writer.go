@@ -89,6 +89,7 @@ type IndexWriter struct {
 	flushGen    int64 // incremented at each refresh swap
 	flushing    map[int64]int
 	flushed     []*segState // flushed since the last refresh
+	deleteBytes int64       // queued delete nodes since the last refresh
 	segCounter  int64
 	versions    versionMap
 
@@ -98,6 +99,10 @@ type IndexWriter struct {
 	segs      []*segState // the index's segments as of the last refresh
 	current   atomic.Pointer[Reader]
 	version   int64
+
+	// bufferedBytes approximates the version map and queued deletes, which
+	// only a refresh releases.
+	bufferedBytes atomic.Int64
 
 	refreshed   atomic.Int64 // highest seqNo visible in the current reader
 	refreshedCh chan struct{}
@@ -333,8 +338,10 @@ func (w *IndexWriter) sequence(pt *perThread, kind opKind, id []byte, docID int)
 		n := &delNode{seq: seq, id: append([]byte(nil), id...)}
 		w.delTail.next.Store(n)
 		w.delTail = n
+		w.deleteBytes += int64(len(id)) + delNodeOverhead
 	}
 	w.versions.put(id, seq, kind == opDelete)
+	w.bufferedBytes.Store(w.versions.bytes + w.deleteBytes)
 	if pt == nil {
 		return seq, existed, nil
 	}
@@ -362,6 +369,21 @@ func (w *IndexWriter) sequence(pt *perThread, kind opKind, id []byte, docID int)
 		w.mu.Lock()
 	}
 	return seq, existed, nil
+}
+
+// delNodeOverhead is a delNode's size besides its id bytes.
+const delNodeOverhead = 48
+
+// pendingSeq returns the sequence number of the latest operation on id if
+// it is not yet visible.
+func (w *IndexWriter) pendingSeq(id []byte) (int64, bool) {
+	w.mu.Lock()
+	e, ok := w.versions.get(id)
+	w.mu.Unlock()
+	if !ok || e.seq <= w.refreshed.Load() {
+		return 0, false
+	}
+	return e.seq, true
 }
 
 // lookupPublished reports whether a live doc with id is in the current

@@ -1,0 +1,301 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/sluice-search/sluice/node/engine/document"
+	"github.com/sluice-search/sluice/node/engine/index"
+	"github.com/sluice-search/sluice/node/engine/store"
+)
+
+// DocParser turns an _id and a JSON _source into a parsed Document (the
+// mapping's job). Parse fills doc, which the caller Reset and reuses; it is
+// called from many goroutines at once.
+type DocParser interface {
+	Parse(id, source []byte, doc *document.Document) error
+}
+
+// Defaults for Options.
+const (
+	DefaultRefreshInterval  = time.Second
+	DefaultWaitRefreshDelay = 100 * time.Millisecond
+	// NRT caching directory: flushed segments up to 5 MB stay in RAM while
+	// the cache holds at most 60 MB (the NRTCachingDirectory javadoc's
+	// example), until a commit syncs them.
+	DefaultNRTCacheMaxSegmentBytes = 5 << 20
+	DefaultNRTCacheMaxBytes        = 60 << 20
+)
+
+// Options configure an Engine.
+type Options struct {
+	// Path of the shard's index directory, opened as an FSDirectory behind
+	// an NRTCachingDirectory. Ignored if Directory is set.
+	Path string
+	// Directory to use instead of Path; the engine does not close it.
+	Directory store.Directory
+	Codec     index.Codec
+	Parser    DocParser
+	// RAMBufferBytes: see WriterOptions; default DefaultRAMBufferBytes.
+	RAMBufferBytes int64
+	// RefreshInterval between automatic refreshes: 0 means the default
+	// (1 s), negative disables them (SetRefreshInterval changes it at
+	// runtime). Waiters (WaitForGeneration) still get a refresh.
+	RefreshInterval time.Duration
+	// WaitRefreshDelay is the longest a WaitForGeneration caller waits
+	// before the refresher runs (Lucene's targetMinStaleSec): waiters
+	// arriving within it share one refresh. Default 100 ms.
+	WaitRefreshDelay time.Duration
+	// SkipDeletesOnRefresh publishes readers without applying buffered
+	// deletes (faster refresh; readers may show deleted or replaced docs
+	// until a refresh applies them). Explicit Refresh calls apply them.
+	SkipDeletesOnRefresh bool
+	// NRT cache sizes for Path; defaults above.
+	NRTCacheMaxSegmentBytes, NRTCacheMaxBytes int64
+	Logger                                    *slog.Logger
+}
+
+// SetDefaults fills zero fields.
+func (o *Options) SetDefaults() {
+	if o.RAMBufferBytes == 0 {
+		o.RAMBufferBytes = DefaultRAMBufferBytes
+	}
+	if o.RefreshInterval == 0 {
+		o.RefreshInterval = DefaultRefreshInterval
+	}
+	if o.WaitRefreshDelay <= 0 {
+		o.WaitRefreshDelay = DefaultWaitRefreshDelay
+	}
+	if o.NRTCacheMaxSegmentBytes == 0 {
+		o.NRTCacheMaxSegmentBytes = DefaultNRTCacheMaxSegmentBytes
+	}
+	if o.NRTCacheMaxBytes == 0 {
+		o.NRTCacheMaxBytes = DefaultNRTCacheMaxBytes
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+}
+
+// Engine is one shard's index: document operations by _id, refresh,
+// point-in-time readers and realtime get. Safe for concurrent use.
+type Engine struct {
+	opts      Options
+	w         *IndexWriter
+	dir       store.Directory
+	ownDir    bool
+	docs      sync.Pool // *document.Document
+	refresher *refresher
+}
+
+// Result is the outcome of Index or Delete.
+type Result struct {
+	SeqNo int64
+	// Created (Index): no live doc with the id existed before.
+	Created bool
+	// Found (Delete): a live doc with the id existed.
+	Found bool
+}
+
+// Open opens an engine over a new, empty index.
+func Open(ctx context.Context, opts Options) (*Engine, error) {
+	opts.SetDefaults()
+	if opts.Parser == nil {
+		return nil, errors.New("engine: Options.Parser is required")
+	}
+	if opts.Codec == nil {
+		return nil, errors.New("engine: Options.Codec is required")
+	}
+	e := &Engine{opts: opts, dir: opts.Directory}
+	if e.dir == nil {
+		if opts.Path == "" {
+			return nil, errors.New("engine: Options needs Path or Directory")
+		}
+		fs, err := store.NewFSDirectory(opts.Path)
+		if err != nil {
+			return nil, fmt.Errorf("engine: open %s: %w", opts.Path, err)
+		}
+		e.dir = store.NewNRTCachingDirectory(fs, opts.NRTCacheMaxSegmentBytes, opts.NRTCacheMaxBytes)
+		e.ownDir = true
+	}
+	w, err := NewIndexWriter(WriterOptions{Directory: e.dir, Codec: opts.Codec, RAMBufferBytes: opts.RAMBufferBytes, Logger: opts.Logger})
+	if err != nil {
+		return nil, err
+	}
+	e.w = w
+	e.docs.New = func() any { return new(document.Document) }
+	e.refresher = newRefresher(e, opts.RefreshInterval, opts.WaitRefreshDelay)
+	return e, nil
+}
+
+// Writer exposes the IndexWriter (for the translog, commits and merges).
+func (e *Engine) Writer() *IndexWriter { return e.w }
+
+// Index parses source and adds or replaces the document with this id.
+func (e *Engine) Index(ctx context.Context, id, source []byte) (Result, error) {
+	doc := e.docs.Get().(*document.Document)
+	defer e.docs.Put(doc)
+	doc.Reset()
+	if err := e.opts.Parser.Parse(id, source, doc); err != nil {
+		return Result{}, fmt.Errorf("engine: parse document %q: %w", id, err)
+	}
+	if len(doc.ID) == 0 {
+		doc.ID = append(doc.ID, id...)
+	}
+	if len(doc.Source) == 0 {
+		doc.Source = append(doc.Source, source...)
+	}
+	seq, created, err := e.w.Update(ctx, id, doc)
+	if err != nil {
+		return Result{}, err
+	}
+	e.refresher.checkBuffered()
+	return Result{SeqNo: seq, Created: created}, nil
+}
+
+// Delete deletes the document with this id.
+func (e *Engine) Delete(ctx context.Context, id []byte) (Result, error) {
+	seq, found, err := e.w.Delete(ctx, id)
+	if err != nil {
+		return Result{}, err
+	}
+	e.refresher.checkBuffered()
+	return Result{SeqNo: seq, Found: found}, nil
+}
+
+// Refresh makes every completed operation searchable now, applying deletes.
+func (e *Engine) Refresh(ctx context.Context) (RefreshResult, error) {
+	return e.refresher.refreshNow(ctx, true)
+}
+
+// WaitForGeneration blocks until operation seq is searchable
+// (refresh=wait_for). It asks the refresher for a refresh within
+// WaitRefreshDelay, whatever the refresh interval (even when disabled).
+func (e *Engine) WaitForGeneration(ctx context.Context, seq int64) error {
+	for e.w.RefreshedSeqNo() < seq {
+		e.refresher.addWaiter(false)
+		wctx, cancel := context.WithTimeout(ctx, e.opts.WaitRefreshDelay*4)
+		err := e.w.WaitForGeneration(wctx, seq)
+		cancel()
+		if err == nil {
+			return nil
+		}
+		if errors.Is(err, ErrClosed) || ctx.Err() != nil {
+			return err
+		}
+		// The refresh that ran may have started before seq completed;
+		// ask again.
+	}
+	return nil
+}
+
+// Acquire returns the current point-in-time reader; Release it when done.
+func (e *Engine) Acquire() *Reader { return e.w.Acquire() }
+
+// GetOptions tune Get.
+type GetOptions struct {
+	// Realtime: if the id changed since the last refresh, refresh first
+	// (Elasticsearch's realtime get), so the latest version is returned.
+	Realtime bool
+}
+
+// Get returns the _source of the live document with id, from the latest
+// refresh (or after refreshing, with Realtime).
+func (e *Engine) Get(ctx context.Context, id []byte, opts GetOptions) (source []byte, found bool, err error) {
+	if opts.Realtime {
+		if seq, ok := e.w.pendingSeq(id); ok {
+			e.refresher.addWaiter(true)
+			if err := e.w.WaitForGeneration(ctx, seq); err != nil {
+				return nil, false, err
+			}
+		}
+	}
+	r := e.w.Acquire()
+	defer r.Release()
+	leaf, doc, ok := r.LookupID(id)
+	if !ok {
+		return nil, false, nil
+	}
+	var sd index.StoredDoc
+	if err := r.Document(leaf, doc, &sd); err != nil {
+		return nil, false, fmt.Errorf("engine: get %q: %w", id, err)
+	}
+	return slices.Clone(sd.Source), true, nil
+}
+
+// SetRefreshInterval changes the automatic refresh interval; negative
+// disables it (e.g. during a bulk copy).
+func (e *Engine) SetRefreshInterval(d time.Duration) { e.refresher.setInterval(d) }
+
+// Stats is a snapshot of the engine's counters.
+type Stats struct {
+	NumDocs, DeletedDocs, MaxDoc int
+	Segments                     int
+	SegmentBytes                 int64 // files of the current reader's segments
+	SegmentReaderRAMBytes        int64 // heap held by open segment readers
+	IndexingRAMBytes             int64 // buffered docs in DWPTs
+	VersionMapRAMBytes           int64
+	SeqNo, RefreshedSeqNo        int64
+	Flushes                      int64
+	FlushedBytes                 int64
+	FlushTime                    time.Duration
+	Stalls                       int64
+	StallTime                    time.Duration
+	Refreshes                    int64
+	RefreshTime                  time.Duration
+	// Latencies of the most recent refreshes (up to 256) and the max ever.
+	RefreshP50, RefreshP99, RefreshMax time.Duration
+	FilesDeleted                       int64
+}
+
+// Stats returns current counters.
+func (e *Engine) Stats() Stats {
+	w := e.w
+	var s Stats
+	r := w.Acquire()
+	s.NumDocs, s.MaxDoc, s.Segments = r.NumDocs(), r.MaxDoc(), len(r.Leaves())
+	s.DeletedDocs = s.MaxDoc - s.NumDocs
+	for _, sg := range r.segs {
+		s.SegmentBytes += sg.sizeBytes
+		s.SegmentReaderRAMBytes += sg.reader.RAMBytesUsed()
+	}
+	r.Release()
+	w.mu.Lock()
+	s.IndexingRAMBytes = w.activeBytes + w.flushBytes
+	s.VersionMapRAMBytes = w.versions.bytes
+	s.SeqNo = w.seqNo
+	w.mu.Unlock()
+	s.RefreshedSeqNo = w.RefreshedSeqNo()
+	s.Flushes = w.stats.flushes.Load()
+	s.FlushedBytes = w.stats.flushedBytes.Load()
+	s.FlushTime = time.Duration(w.stats.flushNanos.Load())
+	s.Stalls = w.stats.stalls.Load()
+	s.StallTime = time.Duration(w.stats.stallNanos.Load())
+	s.Refreshes = w.stats.refreshes.Load()
+	s.RefreshTime = time.Duration(w.stats.refreshNanos.Load())
+	lat, mx := w.stats.refreshLatencies()
+	slices.Sort(lat)
+	if n := len(lat); n > 0 {
+		s.RefreshP50 = lat[n/2]
+		s.RefreshP99 = lat[min(n-1, n*99/100)]
+	}
+	s.RefreshMax = mx
+	s.FilesDeleted = w.fd.deleted.Load()
+	return s
+}
+
+// Close stops the refresher and the writer. Buffered, unrefreshed
+// operations are discarded (durability is the translog's job).
+func (e *Engine) Close(ctx context.Context) error {
+	e.refresher.close()
+	err := e.w.Close()
+	if e.ownDir {
+		err = errors.Join(err, e.dir.Close())
+	}
+	return err
+}
