@@ -86,8 +86,14 @@ func (c *conjunctionScorer) score() float32 {
 }
 
 func (c *conjunctionScorer) advanceShallow(target int) int {
+	return minShallow(c.scoring, target)
+}
+
+// minShallow advances every scorer's score bounds to target (or its
+// current doc, if ahead) and returns the nearest block end.
+func minShallow(subs []scorer, target int) int {
 	upTo := noMoreDocs
-	for _, s := range c.scoring {
+	for _, s := range subs {
 		upTo = min(upTo, s.advanceShallow(max(target, s.DocID())))
 	}
 	return upTo
@@ -204,11 +210,7 @@ func (d *disjunctionScorer) sumOn(doc, i int) float64 {
 }
 
 func (d *disjunctionScorer) advanceShallow(target int) int {
-	upTo := noMoreDocs
-	for _, s := range d.subs {
-		upTo = min(upTo, s.advanceShallow(max(target, s.DocID())))
-	}
-	return upTo
+	return minShallow(d.subs, target)
 }
 
 func (d *disjunctionScorer) maxScore(upTo int) float32 {

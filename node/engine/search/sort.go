@@ -300,37 +300,9 @@ func (c *topFieldCollector) collect(doc int, score float32) bool {
 }
 
 // The heap's root is the entry that sorts last.
-func (c *topFieldCollector) up(i int) {
-	h := c.heap
-	for i > 0 {
-		p := (i - 1) / 2
-		if !c.entryBefore(h[p], h[i]) {
-			return
-		}
-		h[i], h[p] = h[p], h[i]
-		i = p
-	}
-}
-
-func (c *topFieldCollector) down(i int) {
-	h := c.heap
-	n := len(h)
-	for {
-		l := 2*i + 1
-		if l >= n {
-			return
-		}
-		m := l
-		if r := l + 1; r < n && c.entryBefore(h[l], h[r]) {
-			m = r
-		}
-		if !c.entryBefore(h[i], h[m]) {
-			return
-		}
-		h[i], h[m] = h[m], h[i]
-		i = m
-	}
-}
+func (c *topFieldCollector) sortsLast(a, b *fieldEntry) bool { return c.entryBefore(b, a) }
+func (c *topFieldCollector) up(i int)                        { siftUp(c.heap, i, c.sortsLast) }
+func (c *topFieldCollector) down(i int)                      { siftDown(c.heap, i, c.sortsLast) }
 
 func (c *topFieldCollector) results(scored bool) []Hit {
 	hits := make([]Hit, len(c.heap))

@@ -51,11 +51,16 @@ func (c *topScoreCollector) collect(doc int, score float32) {
 	}
 }
 
-func (c *topScoreCollector) up(i int) {
-	h := c.heap
+func (c *topScoreCollector) up(i int) { siftUp(c.heap, i, worse) }
+
+func (c *topScoreCollector) down(i int) { siftDown(c.heap, i, worse) }
+
+// siftUp and siftDown keep a binary heap whose root is the element for
+// which first(root, x) holds against every other x.
+func siftUp[T any](h []T, i int, first func(a, b T) bool) {
 	for i > 0 {
 		p := (i - 1) / 2
-		if !worse(h[i], h[p]) {
+		if !first(h[i], h[p]) {
 			return
 		}
 		h[i], h[p] = h[p], h[i]
@@ -63,8 +68,7 @@ func (c *topScoreCollector) up(i int) {
 	}
 }
 
-func (c *topScoreCollector) down(i int) {
-	h := c.heap
+func siftDown[T any](h []T, i int, first func(a, b T) bool) {
 	n := len(h)
 	for {
 		l := 2*i + 1
@@ -72,10 +76,10 @@ func (c *topScoreCollector) down(i int) {
 			return
 		}
 		m := l
-		if r := l + 1; r < n && worse(h[r], h[l]) {
+		if r := l + 1; r < n && first(h[r], h[l]) {
 			m = r
 		}
-		if !worse(h[m], h[i]) {
+		if !first(h[m], h[i]) {
 			return
 		}
 		h[i], h[m] = h[m], h[i]
