@@ -12,7 +12,17 @@ import (
 	"github.com/sluice-search/sluice/node/engine/index"
 )
 
-var seeds = flag.Int("search.seeds", 12, "random seeds per randomized test")
+var seedsFlag = flag.Int("search.seeds", 0, "random seeds per randomized test (default 12, 3 with -race)")
+
+func numSeeds() int {
+	switch {
+	case *seedsFlag > 0:
+		return *seedsFlag
+	case raceEnabled:
+		return 3
+	}
+	return 12
+}
 
 // leafBuilder turns documents into a LeafReader: the in-memory test model,
 // or a real segment.
@@ -214,7 +224,7 @@ func TestQueriesMatchOracle(t *testing.T) { testQueriesMatchOracle(t, memBuilder
 
 func testQueriesMatchOracle(t *testing.T, build leafBuilder) {
 	ctx := context.Background()
-	for s := 0; s < *seeds; s++ {
+	for s := 0; s < numSeeds(); s++ {
 		seed := uint64(s) + 1
 		r := rand.New(rand.NewPCG(seed, 7))
 		c := buildCorpus(t, r, build, 100+r.IntN(700), 300, true)
@@ -278,11 +288,11 @@ func TestPruningMatchesExhaustive(t *testing.T) { testPruningMatchesExhaustive(t
 func testPruningMatchesExhaustive(t *testing.T, build leafBuilder) {
 	ctx := context.Background()
 	skipped := 0 // searches where pruning skipped matching docs
-	for s := 0; s < *seeds; s++ {
+	for s := 0; s < numSeeds(); s++ {
 		seed := uint64(s) + 1000
 		r := rand.New(rand.NewPCG(seed, 11))
-		c := buildCorpus(t, r, build, 2000+r.IntN(3000), 200, r.IntN(2) == 0)
-		for i := 0; i < 30; i++ {
+		c := buildCorpus(t, r, build, 1500+r.IntN(2000), 200, r.IntN(2) == 0)
+		for i := 0; i < 20; i++ {
 			q := genPruningQuery(r, c.oracle)
 			k := []int{1, 5, 10, 100}[r.IntN(4)]
 			want, err := c.searcher.Search(ctx, q, Request{Size: k, TotalHitsThreshold: math.MaxInt})

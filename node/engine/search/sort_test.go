@@ -65,7 +65,7 @@ func TestSortSearchAfterPagesEverythingOnce(t *testing.T) {
 func testSortSearchAfter(t *testing.T, build leafBuilder) {
 	ctx := context.Background()
 	paged := 0
-	for s := 0; s < *seeds; s++ {
+	for s := 0; s < numSeeds(); s++ {
 		seed := uint64(s) + 5000
 		r := rand.New(rand.NewPCG(seed, 13))
 		c := buildCorpus(t, r, build, 50+r.IntN(400), 100, true)
@@ -121,7 +121,7 @@ func testSortSearchAfter(t *testing.T, build leafBuilder) {
 			paged += len(got)
 		}
 	}
-	if paged < 1000 {
+	if paged < 100*numSeeds() {
 		t.Fatalf("only %d hits paged: the test is not exercising search_after", paged)
 	}
 }
