@@ -115,6 +115,39 @@ func TestRegistry(t *testing.T) {
 	}
 }
 
+// checkFastPath compares the ASCII fast path of the standard and cjk
+// analyzers with plain UAX #29 segmentation of the same text.
+func checkFastPath(t *testing.T, text []byte) {
+	t.Helper()
+	for _, cjk := range []bool{false, true} {
+		fast, slow := &Standard{seg: NewStandard().seg, cjk: cjk}, &Standard{seg: NewStandard().seg, cjk: cjk, noFastPath: true}
+		var fb, sb Buffer
+		fend, send := fast.Analyze(&fb, text, 0), slow.Analyze(&sb, text, 0)
+		if f, s := tok(&fb), tok(&sb); f != s || fend != send {
+			t.Fatalf("cjk=%v %q:\nfast %s (%d)\nslow %s (%d)", cjk, text, f, fend, s, send)
+		}
+	}
+}
+
+func TestFastPathMatchesSegmenter(t *testing.T) {
+	for _, s := range []string{"a.b 3.14 a,b 1,2 x:y it's _a a_ a__b __ áb a.́b", "end.", "e-mail, foo_bar; (x) ' '", "a'.b"} {
+		checkFastPath(t, []byte(s))
+	}
+	if analysistest.Path() == "" {
+		t.Skip("corpus not found")
+	}
+	for _, d := range analysistest.Corpus(t, 300) {
+		checkFastPath(t, []byte(d.Title+"\n"+d.Body))
+	}
+}
+
+func FuzzFastPath(f *testing.F) {
+	for _, s := range []string{"a.b 3.14 a,b x:y it's _a a_ a__b", "áb a.́b ﾞｶ 東京 x", "ab\xffcd"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) { checkFastPath(t, []byte(s)) })
+}
+
 func FuzzAnalyzers(f *testing.F) {
 	for _, s := range []string{"The Quick Brown-Fox", "東京都に住む ｶﾞ", "ab\xffcd É", "ﾞｶ", "a\u0301b 3.14", ""} {
 		f.Add(s)

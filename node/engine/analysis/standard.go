@@ -12,6 +12,9 @@ import (
 type Standard struct {
 	seg *words.Iterator[[]byte]
 	cjk bool
+	// noFastPath sends all text through the segmenter; tests compare the
+	// two paths.
+	noFastPath bool
 
 	// CJK bigram state: the pending run of normalized CJK text, where each
 	// of its characters starts, and the byte offset in the input where the
@@ -32,43 +35,95 @@ func NewCJK() *Standard {
 
 // Analyze implements Analyzer.
 func (a *Standard) Analyze(b *Buffer, text []byte, pos int32) int32 {
-	a.seg.SetText(text)
-	for a.seg.Next() {
-		s := a.seg.Value()
-		kind := classify(s)
-		if kind == segOther {
-			continue
+	for i := 0; i < len(text); {
+		var s []byte
+		kind := segWord
+		if c := text[i]; c < utf8.RuneSelf && !a.noFastPath {
+			// ASCII fast path: most English segments are a run of letters
+			// and digits ending where UAX #29 surely breaks, or a lone
+			// ASCII symbol; anything subtler goes to the segmenter.
+			if isASCIIAlnum(c) {
+				j := i + 1
+				for j < len(text) && isASCIIAlnum(text[j]) {
+					j++
+				}
+				if asciiBreak(text, j) {
+					s = text[i:j]
+				}
+			} else if c != '_' && (i+1 == len(text) || text[i+1] < utf8.RuneSelf) {
+				i++ // white space or punctuation: not a token
+				continue
+			}
 		}
+		if s == nil {
+			a.seg.SetText(text[i:])
+			a.seg.Next()
+			s = a.seg.Value()
+			if kind = classify(s); kind == segOther {
+				i += len(s)
+				continue
+			}
+		}
+		start := i
+		i += len(s)
 		if a.cjk {
 			if kind == segCJK {
-				if len(a.runChar) > 0 && a.seg.Start() != a.runEnd {
+				if len(a.runChar) > 0 && start != a.runEnd {
 					pos = a.flushCJK(b, pos) // a gap ends the run
 				}
-				a.addCJK(s, a.seg.End())
+				a.addCJK(s, i)
 				continue
 			}
 			pos = a.flushCJK(b, pos)
 		}
-		start := len(b.Terms)
+		from := len(b.Terms)
 		if a.cjk {
-			b.Terms = appendLowerUnicode(b.Terms, s, start, true)
+			b.Terms = appendLowerUnicode(b.Terms, s, from, true)
 		} else {
 			b.Terms = appendLower(b.Terms, s)
 		}
-		if len(b.Terms)-start > MaxTokenLength {
+		if len(b.Terms)-from > MaxTokenLength {
 			// Dropped, but its position is consumed so that a phrase
 			// cannot match across the gap it leaves.
-			b.Terms = b.Terms[:start]
+			b.Terms = b.Terms[:from]
 			pos++
 			continue
 		}
-		b.appendTerm(start, pos)
+		b.appendTerm(from, pos)
 		pos++
 	}
 	if a.cjk {
 		pos = a.flushCJK(b, pos)
 	}
 	return pos
+}
+
+func isASCIIAlnum(c byte) bool { return asciiAlnum[c] }
+
+var asciiAlnum = func() (t [256]bool) {
+	for c := range t {
+		t[c] = 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
+	}
+	return t
+}()
+
+// asciiBreak reports whether UAX #29 certainly breaks between text[j-1], an
+// ASCII letter or digit, and text[j]: at the end; before an ASCII byte other
+// than '_' (ExtendNumLet, WB13a) and the MidLetter/MidNum/MidNumLet
+// characters; or before one of those when it is not followed by a letter or
+// digit (WB6, WB7, WB11, WB12 need one). Non-ASCII next bytes (Extend or
+// Format characters are ignored by WB4) are left to the segmenter.
+func asciiBreak(text []byte, j int) bool {
+	if j == len(text) {
+		return true
+	}
+	switch c := text[j]; {
+	case c >= utf8.RuneSelf || c == '_':
+		return false
+	case c == '.' || c == ':' || c == '\'' || c == ',' || c == ';':
+		return j+1 == len(text) || text[j+1] < utf8.RuneSelf && !isASCIIAlnum(text[j+1])
+	}
+	return true
 }
 
 // addCJK appends a CJK segment, ending at input offset end, to the pending
@@ -118,26 +173,25 @@ const (
 )
 
 // classify decides whether a UAX #29 segment is a token, as the token types
-// of Lucene's StandardTokenizer do.
+// of Lucene's StandardTokenizer do: its first character, after leading
+// connector punctuation such as '_' (ExtendNumLet), must be a letter or a
+// digit. (A segment can contain letters and still not be a word: WB4
+// attaches a combining letter-like mark such as U+FF9E to a preceding space.)
 func classify(s []byte) segKind {
-	c := s[0]
-	if c < utf8.RuneSelf {
-		if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' {
-			return segWord
-		}
-		if len(s) == 1 {
-			return segOther
-		}
-	} else {
-		r, _ := utf8.DecodeRune(s)
-		if isCJK(r) {
-			return segCJK
-		}
-	}
 	for i := 0; i < len(s); {
-		r, w := utf8.DecodeRune(s[i:])
-		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+		r, w := rune(s[i]), 1
+		if r >= utf8.RuneSelf {
+			r, w = utf8.DecodeRune(s[i:])
+		}
+		switch {
+		case r < utf8.RuneSelf && isASCIIAlnum(byte(r)):
 			return segWord
+		case isCJK(r):
+			return segCJK
+		case unicode.IsLetter(r) || unicode.IsDigit(r):
+			return segWord
+		case !unicode.Is(unicode.Pc, r):
+			return segOther
 		}
 		i += w
 	}

@@ -82,6 +82,10 @@ type Document struct {
 	ID     []byte // the _id
 	Source []byte // the original JSON (_source), stored compressed
 	Fields []Field
+	// Terms is the arena that producers (the mapping's Parser) append term
+	// and keyword bytes to; Token.Term and Field.Keywords alias it, so a
+	// reused Document parses without allocating. Consumers ignore it.
+	Terms []byte
 }
 
 // Reset empties d for reuse, keeping its buffers.
@@ -96,4 +100,5 @@ func (d *Document) Reset() {
 		f.Length = 0
 	}
 	d.Fields = d.Fields[:0]
+	d.Terms = d.Terms[:0]
 }
