@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"slices"
 	"sync"
@@ -127,11 +128,31 @@ func (c *dwptCodec) OpenSegment(dir store.Directory, info *index.SegmentInfo) (i
 }
 
 func (c *dwptCodec) WriteLiveDocs(dir store.Directory, info *index.SegmentInfo, gen int64, live *index.FixedBitSet, ioctx store.IOContext) (string, error) {
-	return "", fmt.Errorf("dwptCodec: live docs files not supported")
+	name := fmt.Sprintf("%s_%d.liv", info.Name, gen)
+	o, err := dir.CreateOutput(name, ioctx)
+	if err != nil {
+		return "", err
+	}
+	for _, w := range live.Words() {
+		if _, err := o.Write(binary.LittleEndian.AppendUint64(nil, w)); err != nil {
+			return "", err
+		}
+	}
+	return name, o.Close()
 }
 
 func (c *dwptCodec) ReadLiveDocs(dir store.Directory, info *index.SegmentInfo, gen int64) (*index.FixedBitSet, error) {
-	return nil, fmt.Errorf("dwptCodec: live docs files not supported")
+	in, err := dir.OpenInput(fmt.Sprintf("%s_%d.liv", info.Name, gen))
+	if err != nil {
+		return nil, err
+	}
+	defer in.Close()
+	b := in.Bytes()
+	words := make([]uint64, len(b)/8)
+	for i := range words {
+		words[i] = binary.LittleEndian.Uint64(b[i*8:])
+	}
+	return index.FixedBitSetFromWords(words, info.MaxDoc), nil
 }
 
 type dwptSegment struct {

@@ -102,7 +102,8 @@ type Result struct {
 	Found bool
 }
 
-// Open opens an engine over a new, empty index.
+// Open opens the engine over the index's latest commit point, or a new
+// empty index.
 func Open(ctx context.Context, opts Options) (*Engine, error) {
 	opts.SetDefaults()
 	if opts.Parser == nil {
@@ -226,6 +227,12 @@ func (e *Engine) Get(ctx context.Context, id []byte, opts GetOptions) (source []
 		return nil, false, fmt.Errorf("engine: get %q: %w", id, err)
 	}
 	return slices.Clone(sd.Source), true, nil
+}
+
+// Commit makes every completed operation durable and returns the commit
+// point (see IndexWriter.Commit).
+func (e *Engine) Commit(ctx context.Context, opts CommitOptions) (*SegmentInfos, error) {
+	return e.w.Commit(ctx, opts)
 }
 
 // SetRefreshInterval changes the automatic refresh interval; negative

@@ -33,6 +33,11 @@ type segState struct {
 	flushGen   int64    // refresh generation whose swap the DWPT preceded
 	ids        idDeleter
 	sizeBytes  int64
+
+	// Commit state, guarded by IndexWriter.commitMu.
+	committedLive *index.FixedBitSet // live docs as of the last commit
+	delGen        int64              // generation of the last live-docs file
+	liveFile      string
 }
 
 func newSegState(info *index.SegmentInfo, r index.SegmentReader, fd *fileDeleter, dir store.Directory) *segState {

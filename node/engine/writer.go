@@ -104,6 +104,9 @@ type IndexWriter struct {
 	// only a refresh releases.
 	bufferedBytes atomic.Int64
 
+	commitMu sync.Mutex
+	commit   commitState
+
 	refreshed   atomic.Int64 // highest seqNo visible in the current reader
 	refreshedCh chan struct{}
 
@@ -141,8 +144,10 @@ func (s *writerStats) refreshLatencies() ([]time.Duration, time.Duration) {
 	return append([]time.Duration(nil), s.recent[:n]...), s.max
 }
 
-// NewIndexWriter returns a writer over an empty index in opts.Directory.
-// (Opening an existing commit point comes with Commit.)
+// NewIndexWriter opens a writer over the latest commit point in
+// opts.Directory, or an empty index if there is none. Index files the commit
+// does not reference are deleted. Sequence numbers continue from the
+// commit's SeqNo.
 func NewIndexWriter(opts WriterOptions) (*IndexWriter, error) {
 	opts.SetDefaults()
 	if opts.Directory == nil || opts.Codec == nil {
@@ -162,6 +167,15 @@ func NewIndexWriter(opts WriterOptions) (*IndexWriter, error) {
 	w.cond = sync.NewCond(&w.mu)
 	w.refreshedCh = make(chan struct{})
 	w.current.Store(newReader(nil, 0, 0))
+	si, err := ReadLatestCommit(w.dir)
+	if err != nil {
+		return nil, err
+	}
+	if si != nil {
+		if err := w.loadCommit(si); err != nil {
+			return nil, err
+		}
+	}
 	return w, nil
 }
 

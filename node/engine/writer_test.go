@@ -301,9 +301,12 @@ func TestRAMBudgetFlushesLargestByOwner(t *testing.T) {
 	const budget = 1 << 20
 	ti := newTestWriter(t, budget)
 	var doc document.Document
-	const n = 8000
+	const n = 1500
+	pad := strings.Repeat(" ", 2000) // 2 KB sources fill the buffer quickly
 	for i := range n {
-		if _, err := ti.w.Add(ctx, makeDoc(&doc, fmt.Sprint(i), i, 100)); err != nil {
+		makeDoc(&doc, fmt.Sprint(i), i, 10)
+		doc.Source = append(doc.Source, pad...)
+		if _, err := ti.w.Add(ctx, &doc); err != nil {
 			t.Fatal(err)
 		}
 		if ram := ti.w.RAMBytesUsed(); ram > 3*budget {

@@ -1,0 +1,300 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"hash/crc32"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/sluice-search/sluice/node/engine/index"
+	"github.com/sluice-search/sluice/node/engine/store"
+)
+
+// SegmentInfos is a commit point (Lucene's segments_N): the segments of the
+// index and their live-docs generations, the highest sequence number the
+// commit contains, and user data (the translog's position, for recovery).
+// It is written as "segments_<gen base 36>": a magic and version, a JSON
+// body and a CRC32 footer, published by rename so a reader never sees half
+// of one.
+type SegmentInfos struct {
+	Generation int64             `json:"generation"`
+	SeqNo      int64             `json:"seq_no"`
+	Counter    int64             `json:"counter"` // next segment name
+	UserData   map[string]string `json:"user_data,omitempty"`
+	Segments   []CommitSegment   `json:"segments"`
+}
+
+// CommitSegment is one segment of a commit point.
+type CommitSegment struct {
+	Info      index.SegmentInfo `json:"info"`
+	DelGen    int64             `json:"del_gen"` // 0: no live-docs file
+	DelCount  int               `json:"del_count"`
+	LiveDocs  string            `json:"live_docs,omitempty"`
+	SizeBytes int64             `json:"size_bytes"`
+}
+
+// Files lists every file the commit point references, itself included.
+func (si *SegmentInfos) Files() []string {
+	files := []string{commitFileName(si.Generation)}
+	for _, s := range si.Segments {
+		files = append(files, s.Info.Files...)
+		if s.LiveDocs != "" {
+			files = append(files, s.LiveDocs)
+		}
+	}
+	return files
+}
+
+const (
+	commitPrefix  = "segments_"
+	pendingPrefix = "pending_segments_"
+	commitMagic   = "SLSI"
+	commitVersion = 1
+)
+
+func commitFileName(gen int64) string { return commitPrefix + strconv.FormatInt(gen, 36) }
+
+func encodeSegmentInfos(si *SegmentInfos) ([]byte, error) {
+	body, err := json.Marshal(si)
+	if err != nil {
+		return nil, err
+	}
+	var b bytes.Buffer
+	b.WriteString(commitMagic)
+	b.WriteByte(commitVersion)
+	b.Write(body)
+	return binary.BigEndian.AppendUint32(b.Bytes(), crc32.ChecksumIEEE(b.Bytes())), nil
+}
+
+// DecodeSegmentInfos parses a commit point file; damage is an error wrapping
+// index.ErrCorrupt.
+func DecodeSegmentInfos(data []byte) (*SegmentInfos, error) {
+	if len(data) < len(commitMagic)+1+4 || string(data[:len(commitMagic)]) != commitMagic {
+		return nil, fmt.Errorf("commit point: bad header: %w", index.ErrCorrupt)
+	}
+	n := len(data) - 4
+	if crc32.ChecksumIEEE(data[:n]) != binary.BigEndian.Uint32(data[n:]) {
+		return nil, fmt.Errorf("commit point: checksum mismatch: %w", index.ErrCorrupt)
+	}
+	if v := data[len(commitMagic)]; v != commitVersion {
+		return nil, fmt.Errorf("commit point: unknown version %d: %w", v, index.ErrCorrupt)
+	}
+	si := new(SegmentInfos)
+	if err := json.Unmarshal(data[len(commitMagic)+1:n], si); err != nil {
+		return nil, fmt.Errorf("commit point: %v: %w", err, index.ErrCorrupt)
+	}
+	return si, nil
+}
+
+// ReadLatestCommit returns the newest commit point in dir, or nil if there is
+// none.
+func ReadLatestCommit(dir store.Directory) (*SegmentInfos, error) {
+	names, err := dir.ListAll()
+	if err != nil {
+		return nil, fmt.Errorf("engine: list index files: %w", err)
+	}
+	gen := int64(-1)
+	for _, n := range names {
+		if g, ok := strings.CutPrefix(n, commitPrefix); ok {
+			if v, err := strconv.ParseInt(g, 36, 64); err == nil && v > gen {
+				gen = v
+			}
+		}
+	}
+	if gen < 0 {
+		return nil, nil
+	}
+	in, err := dir.OpenInput(commitFileName(gen))
+	if err != nil {
+		return nil, fmt.Errorf("engine: open commit %d: %w", gen, err)
+	}
+	defer in.Close()
+	si, err := DecodeSegmentInfos(in.Bytes())
+	if err != nil {
+		return nil, fmt.Errorf("engine: %s: %w", commitFileName(gen), err)
+	}
+	return si, nil
+}
+
+// commitState is the writer's view of its last commit.
+type commitState struct {
+	last  *SegmentInfos
+	files []string // referenced in the fileDeleter
+}
+
+// CommitOptions tune Commit.
+type CommitOptions struct {
+	// UserData is stored in the commit point (e.g. translog generation).
+	UserData map[string]string
+}
+
+// Commit makes every operation completed before the call durable: it
+// refreshes (applying deletes), writes live-docs files for segments whose
+// deletes changed, fsyncs every file the commit references, writes the
+// commit point to a temporary file, fsyncs it, renames it into place and
+// fsyncs the directory. The previous commit's files are released once the
+// new one is durable (only the last commit is kept). Refreshes and indexing
+// continue while the files are synced.
+func (w *IndexWriter) Commit(ctx context.Context, opts CommitOptions) (*SegmentInfos, error) {
+	w.commitMu.Lock()
+	defer w.commitMu.Unlock()
+	if _, err := w.Refresh(ctx, true); err != nil {
+		return nil, err
+	}
+	// Snapshot the refreshed segments: hold a reader so none is closed
+	// while we write and sync.
+	r := w.Acquire()
+	defer r.Release()
+
+	w.mu.Lock()
+	counter := w.segCounter
+	w.mu.Unlock()
+	si := &SegmentInfos{SeqNo: r.SeqNo(), Counter: counter, UserData: opts.UserData}
+	if w.commit.last != nil {
+		si.Generation = w.commit.last.Generation + 1
+	} else {
+		si.Generation = 1
+	}
+	for i, s := range r.segs {
+		live := r.leaves[i].Live
+		if live != s.committedLive {
+			if live == nil {
+				s.delGen, s.liveFile = 0, ""
+			} else {
+				s.delGen++
+				name, err := w.codec.WriteLiveDocs(w.dir, s.info, s.delGen, live, store.IOContext{Kind: store.IOCommit})
+				if err != nil {
+					return nil, fmt.Errorf("engine: commit: live docs of %s: %w", s.info.Name, err)
+				}
+				// Only commit points reference live-docs files: the
+				// in-memory bitset is what readers use.
+				s.liveFile = name
+			}
+			s.committedLive = live
+		}
+		cs := CommitSegment{Info: *s.info, DelGen: s.delGen, LiveDocs: s.liveFile, SizeBytes: s.sizeBytes}
+		if live != nil {
+			cs.DelCount = s.info.MaxDoc - live.Cardinality()
+		}
+		si.Segments = append(si.Segments, cs)
+	}
+	files := si.Files()
+	if err := w.dir.Sync(files[1:]); err != nil {
+		return nil, fmt.Errorf("engine: commit: sync: %w", err)
+	}
+	if err := w.writeCommitPoint(si); err != nil {
+		return nil, err
+	}
+	w.fd.incRef(files)
+	if w.commit.files != nil {
+		w.fd.decRef(w.commit.files)
+	}
+	w.commit = commitState{last: si, files: files}
+	return si, nil
+}
+
+func (w *IndexWriter) writeCommitPoint(si *SegmentInfos) error {
+	data, err := encodeSegmentInfos(si)
+	if err != nil {
+		return fmt.Errorf("engine: commit: encode: %w", err)
+	}
+	tmp := pendingPrefix + strconv.FormatInt(si.Generation, 36)
+	final := commitFileName(si.Generation)
+	out, err := w.dir.CreateOutput(tmp, store.IOContext{Kind: store.IOCommit})
+	if err != nil {
+		return fmt.Errorf("engine: commit: %w", err)
+	}
+	if _, err := out.Write(data); err != nil {
+		out.Close()
+		w.dir.DeleteFile(tmp)
+		return fmt.Errorf("engine: commit: write %s: %w", tmp, err)
+	}
+	if err := out.Close(); err != nil {
+		w.dir.DeleteFile(tmp)
+		return fmt.Errorf("engine: commit: close %s: %w", tmp, err)
+	}
+	if err := w.dir.Sync([]string{tmp}); err != nil {
+		w.dir.DeleteFile(tmp)
+		return fmt.Errorf("engine: commit: sync %s: %w", tmp, err)
+	}
+	if err := w.dir.Rename(tmp, final); err != nil {
+		w.dir.DeleteFile(tmp)
+		return fmt.Errorf("engine: commit: publish %s: %w", final, err)
+	}
+	if err := w.dir.SyncMetaData(); err != nil {
+		return fmt.Errorf("engine: commit: sync directory: %w", err)
+	}
+	return nil
+}
+
+// LastCommit returns the last commit point written or loaded, or nil.
+func (w *IndexWriter) LastCommit() *SegmentInfos {
+	w.commitMu.Lock()
+	defer w.commitMu.Unlock()
+	return w.commit.last
+}
+
+// isIndexFile reports whether name is one of the engine's files (segment
+// files start with "_"), as opposed to files others keep in the directory.
+func isIndexFile(name string) bool {
+	return strings.HasPrefix(name, "_") || strings.HasPrefix(name, commitPrefix) || strings.HasPrefix(name, pendingPrefix)
+}
+
+// loadCommit opens the segments of si into the writer, which must be new,
+// and deletes index files the commit does not reference (left by a crash
+// between flush and commit).
+func (w *IndexWriter) loadCommit(si *SegmentInfos) error {
+	var segs []*segState
+	fail := func(err error) error {
+		for _, s := range segs {
+			s.decRef()
+		}
+		return err
+	}
+	for i := range si.Segments {
+		cs := &si.Segments[i]
+		info := cs.Info
+		r, err := w.codec.OpenSegment(w.dir, &info)
+		if err != nil {
+			return fail(fmt.Errorf("engine: open segment %s: %w", info.Name, err))
+		}
+		s := newSegState(&info, r, w.fd, w.dir)
+		segs = append(segs, s)
+		s.delCursor = w.delTail
+		if cs.DelGen > 0 {
+			live, err := w.codec.ReadLiveDocs(w.dir, &info, cs.DelGen)
+			if err != nil {
+				return fail(fmt.Errorf("engine: live docs of %s: %w", info.Name, err))
+			}
+			s.live, s.committedLive = live, live
+			s.delCount = info.MaxDoc - live.Cardinality()
+			s.delGen, s.liveFile = cs.DelGen, cs.LiveDocs
+		}
+	}
+	files := si.Files()
+	w.fd.incRef(files)
+	names, err := w.dir.ListAll()
+	if err != nil {
+		return fail(fmt.Errorf("engine: list index files: %w", err))
+	}
+	for _, n := range names {
+		if isIndexFile(n) && !slices.Contains(files, n) {
+			if err := w.dir.DeleteFile(n); err != nil {
+				w.log.Warn("engine: deleting unreferenced file", "file", n, "err", err)
+			}
+		}
+	}
+	w.segs = segs
+	w.seqNo = si.SeqNo
+	w.segCounter = si.Counter
+	w.commit = commitState{last: si, files: files}
+	w.version++
+	w.current.Store(newReader(segs, si.SeqNo, w.version))
+	w.refreshed.Store(si.SeqNo)
+	return nil
+}

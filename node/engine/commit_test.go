@@ -1,0 +1,110 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/sluice-search/sluice/node/engine/document"
+	"github.com/sluice-search/sluice/node/engine/index"
+	"github.com/sluice-search/sluice/node/engine/store"
+)
+
+func TestCommitAndReopen(t *testing.T) {
+	ctx := context.Background()
+	dir := store.NewRAMDirectory()
+	codec := testCodec(t)
+	open := func() *IndexWriter {
+		w, err := NewIndexWriter(WriterOptions{Directory: dir, Codec: codec, RAMBufferBytes: 1 << 20})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return w
+	}
+	w := open()
+	var doc document.Document
+	for i := range 50 {
+		w.Update(ctx, fmt.Appendf(nil, "%d", i), makeDoc(&doc, fmt.Sprint(i), 1, 5))
+	}
+	mustRefresh(t, w, true)
+	for i := range 10 { // deletes into the first segment: a live-docs file
+		w.Delete(ctx, fmt.Appendf(nil, "%d", i))
+	}
+	w.Update(ctx, []byte("20"), makeDoc(&doc, "20", 2, 5))
+	si, err := w.Commit(ctx, CommitOptions{UserData: map[string]string{"translog": "7"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if si.Generation != 1 || si.SeqNo != 61 {
+		t.Fatalf("commit gen %d seq %d", si.Generation, si.SeqNo)
+	}
+	// Uncommitted work is lost on close; its files are removed.
+	w.Update(ctx, []byte("99"), makeDoc(&doc, "99", 1, 5))
+	mustRefresh(t, w, true)
+	w.Close()
+
+	w = open()
+	defer w.Close()
+	r := w.Acquire()
+	got := contents(t, r)
+	r.Release()
+	if _, has5 := got["5"]; len(got) != 40 || got["20"] != 2 || has5 {
+		t.Fatalf("reopened index: %d docs, 20=%d", len(got), got["20"])
+	}
+	if _, ok := got["99"]; ok {
+		t.Fatal("uncommitted doc survived")
+	}
+	if c := w.LastCommit(); c == nil || c.UserData["translog"] != "7" {
+		t.Fatalf("user data lost: %+v", c)
+	}
+	names, _ := dir.ListAll()
+	for _, n := range names {
+		if !strings.HasPrefix(n, "segments_") && w.fd.refCount(n) == 0 {
+			t.Fatalf("unreferenced file %s left after open", n)
+		}
+	}
+	// Sequence numbers continue; a second commit replaces the first.
+	seq, created, _ := w.Update(ctx, []byte("20"), makeDoc(&doc, "20", 3, 5))
+	if seq != 62 || created {
+		t.Fatalf("after reopen: seq %d created %v", seq, created)
+	}
+	si2, err := w.Commit(ctx, CommitOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dir.FileExists(commitFileName(si.Generation)) || !dir.FileExists(commitFileName(si2.Generation)) {
+		t.Fatal("old commit point not replaced")
+	}
+}
+
+func TestCorruptCommitPoint(t *testing.T) {
+	si := &SegmentInfos{Generation: 3, SeqNo: 9}
+	data, err := encodeSegmentInfos(si)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range data {
+		bad := append([]byte(nil), data...)
+		bad[i] ^= 0x40
+		if _, err := DecodeSegmentInfos(bad); !errors.Is(err, index.ErrCorrupt) {
+			t.Fatalf("flipped byte %d: %v", i, err)
+		}
+	}
+	got, err := DecodeSegmentInfos(data)
+	if err != nil || got.Generation != 3 || got.SeqNo != 9 {
+		t.Fatalf("round trip: %+v %v", got, err)
+	}
+}
+
+func FuzzDecodeSegmentInfos(f *testing.F) {
+	data, _ := encodeSegmentInfos(&SegmentInfos{Generation: 1, Segments: []CommitSegment{{Info: index.SegmentInfo{Name: "_1", MaxDoc: 3}}}})
+	f.Add(data)
+	f.Fuzz(func(t *testing.T, b []byte) {
+		si, err := DecodeSegmentInfos(b)
+		if err == nil && si == nil {
+			t.Fatal("nil without error")
+		}
+	})
+}
