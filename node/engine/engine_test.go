@@ -2,43 +2,14 @@ package engine
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
+	"errors"
 	"testing"
 	"time"
 
-	"github.com/sluice-search/sluice/node/engine/analysis"
 	"github.com/sluice-search/sluice/node/engine/document"
+	"github.com/sluice-search/sluice/node/engine/mapping"
 	"github.com/sluice-search/sluice/node/engine/store"
 )
-
-// jsonParser maps every top-level string of a JSON object to a text field
-// analysed by the standard analyzer, and numbers to long fields: enough
-// mapping for the engine's tests.
-type jsonParser struct{}
-
-func (jsonParser) Parse(id, source []byte, doc *document.Document) error {
-	var m map[string]any
-	if err := json.Unmarshal(source, &m); err != nil {
-		return err
-	}
-	doc.ID = append(doc.ID, id...)
-	doc.Source = append(doc.Source, source...)
-	for k, v := range m {
-		switch v := v.(type) {
-		case string:
-			var b analysis.Buffer
-			analysis.NewStandard().Analyze(&b, []byte(v), 0)
-			doc.Fields = append(doc.Fields, document.Field{Name: k, Type: document.Text, Tokens: b.Tokens, Length: int32(len(b.Tokens))})
-		case float64:
-			doc.Fields = append(doc.Fields, document.Field{Name: k, Type: document.Long, Numerics: []int64{int64(v)},
-				Tokens: []document.Token{{Term: document.EncodeSortable(nil, int64(v))}}})
-		default:
-			return fmt.Errorf("field %q: unsupported value %T", k, v)
-		}
-	}
-	return nil
-}
 
 func openTestEngine(t testing.TB, opts Options) *Engine {
 	t.Helper()
@@ -46,7 +17,13 @@ func openTestEngine(t testing.TB, opts Options) *Engine {
 		opts.Directory = store.NewRAMDirectory()
 	}
 	opts.Codec = testCodec(t)
-	opts.Parser = jsonParser{}
+	m, err := mapping.New(mapping.DynamicTrue, map[string]mapping.Field{"title": mapping.NewField(document.Text)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if opts.Parser, err = NewMappingParser(m); err != nil {
+		t.Fatal(err)
+	}
 	e, err := Open(context.Background(), opts)
 	if err != nil {
 		t.Fatal(err)
@@ -73,8 +50,11 @@ func TestEngineIndexGetDelete(t *testing.T) {
 	if res.Created || res.SeqNo != 2 {
 		t.Fatalf("re-index: %+v", res)
 	}
-	if _, err := e.Index(ctx, []byte("bad"), []byte(`{"title":`)); err == nil {
-		t.Fatal("malformed JSON accepted")
+	if _, err := e.Index(ctx, []byte("bad"), []byte(`{"title":`)); !errors.Is(err, mapping.ErrDocument) {
+		t.Fatalf("malformed JSON: %v", err)
+	}
+	if _, err := e.Index(ctx, []byte("bad"), []byte(`{"n":"not a number"}`)); !errors.Is(err, mapping.ErrDocument) {
+		t.Fatalf("type mismatch: %v", err)
 	}
 	del, err := e.Delete(ctx, []byte("1"))
 	if err != nil || !del.Found {
