@@ -26,6 +26,7 @@ Kubernetes. This one binary runs every part of it, and is also its client.`,
 	}
 	root.AddCommand(
 		newVersionCmd(),
+		newBenchCmd(),
 	)
 	addGroups(root)
 	return root

@@ -1,0 +1,131 @@
+package shardbench
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/sluice-search/sluice/bench/report"
+)
+
+// Options selects what Run does.
+type Options struct {
+	Config
+	Threads []int // indexing goroutine counts; default 1, 2, 4
+	// SourceRuns also indexes with the whole JSON stored, at these thread
+	// counts (default 2).
+	SourceRuns []int
+	NRT        NRTConfig
+	SkipNRT    bool
+	Out        string    // results directory
+	Log        io.Writer // progress lines
+}
+
+// Results is everything Run measured.
+type Results struct {
+	Corpus string        `json:"corpus"`
+	Index  []IndexResult `json:"index"`
+	NRT    *NRTResult    `json:"nrt,omitempty"`
+}
+
+// Run performs experiments 1 and 2 and writes results.json and plots to
+// o.Out.
+func Run(ctx context.Context, o Options) (*Results, error) {
+	if len(o.Threads) == 0 {
+		o.Threads = []int{1, 2, 4}
+	}
+	if o.SourceRuns == nil {
+		o.SourceRuns = []int{2}
+	}
+	if o.RAMBufferMB <= 0 {
+		o.RAMBufferMB = 256
+	}
+	if o.Log == nil {
+		o.Log = io.Discard
+	}
+	if err := os.MkdirAll(o.Out, 0o755); err != nil {
+		return nil, err
+	}
+	if o.Dir == "" {
+		o.Dir = filepath.Join(o.Out, "scratch")
+	}
+	defer os.RemoveAll(o.Dir)
+	res := &Results{Corpus: o.CorpusDesc}
+	fmt.Fprintf(o.Log, "corpus: %s, %.1f MB of text\n", o.CorpusDesc, float64(textBytes(o.Docs))/1e6)
+
+	type run struct {
+		full    bool
+		threads int
+	}
+	var runs []run
+	for _, t := range o.Threads {
+		runs = append(runs, run{false, t})
+	}
+	for _, t := range o.SourceRuns {
+		runs = append(runs, run{true, t})
+	}
+	nrtSrc := ""
+	for _, r := range runs {
+		cfg := o.Config
+		cfg.FullSource = r.full
+		dir := IndexDir(o.Dir, r.full, r.threads)
+		os.RemoveAll(dir)
+		ir, err := RunIndex(ctx, cfg, r.threads, dir)
+		if err != nil {
+			return res, fmt.Errorf("index %s with %d goroutines: %w", schemaName(r.full), r.threads, err)
+		}
+		res.Index = append(res.Index, ir)
+		fmt.Fprintf(o.Log, "index %-11s threads=%d: %.0f docs/s, %.1f MB/s, %.1fs to commit, %d flushes, %d segments, %.0f MB index, peak RSS %.0f MB (+%.0f MB over corpus)\n",
+			ir.Schema, ir.Threads, ir.DocsPerSec, ir.MBPerSec, ir.SecondsCommit, ir.Flushes, ir.Segments, ir.IndexMB, ir.PeakRSSMB, ir.PeakOverCorpusMB)
+		if !r.full && (nrtSrc == "" || r.threads == 2) {
+			nrtSrc = dir
+		}
+	}
+	if !o.SkipNRT && nrtSrc != "" {
+		cfg := o.Config
+		cfg.FullSource = false
+		fmt.Fprintf(o.Log, "nrt: updating at %.1f MB/s for %s, refresh every second, searching body:%s\n", o.NRT.RateMB, o.NRT.Duration, o.NRT.Term)
+		nr, err := RunNRT(ctx, cfg, o.NRT, nrtSrc)
+		if err != nil {
+			return res, fmt.Errorf("nrt: %w", err)
+		}
+		res.NRT = &nr
+		fmt.Fprintf(o.Log, "nrt: reopen %s; %.0f QPS; %.0f updates/s (%.2f MB/s); %d segments at end\n",
+			nr.Reopen, nr.QPS, nr.UpdateDocsS, nr.UpdateMBs, nr.SegmentsEnd)
+	}
+	return res, writeResults(o.Out, res)
+}
+
+func writeResults(out string, res *Results) error {
+	if err := report.WriteJSON(out, "shard.json", res); err != nil {
+		return err
+	}
+	var bars []report.Bar
+	for _, ir := range res.Index {
+		bars = append(bars, report.Bar{Label: fmt.Sprintf("%s t%d", ir.Schema, ir.Threads), Value: ir.DocsPerSec})
+	}
+	if len(bars) > 0 {
+		if err := report.BarChart(filepath.Join(out, "index-docs-per-s.png"), "Bulk indexing, one shard", "docs/s", bars...); err != nil {
+			return err
+		}
+	}
+	if res.NRT != nil && len(res.NRT.PerSecond) > 0 {
+		var t, ms, qps []float64
+		for _, s := range res.NRT.PerSecond {
+			t = append(t, s.T)
+			ms = append(ms, s.ReopenMs)
+			qps = append(qps, float64(s.Queries))
+		}
+		if err := report.LinePlot(filepath.Join(out, "nrt-reopen.png"), "NRT reopen latency under 1 MB/s of updates",
+			"time (s)", "reopen (ms)", false, report.Series{Name: "reopen ms", X: t, Y: ms}); err != nil {
+			return err
+		}
+		if err := report.LinePlot(filepath.Join(out, "nrt-qps.png"), "Search throughput during NRT updates",
+			"time (s)", "queries / s", false, report.Series{Name: "QPS", X: t, Y: qps}); err != nil {
+			return err
+		}
+	}
+	return nil
+}

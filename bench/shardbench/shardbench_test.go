@@ -1,0 +1,50 @@
+package shardbench
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sluice-search/sluice/bench/corpus"
+)
+
+// TestSmoke runs both experiments on a small generated corpus: it checks
+// they work and their outputs are consistent, not how fast anything is.
+func TestSmoke(t *testing.T) {
+	docs := corpus.Generate(3000, 1)
+	term := strings.Fields(docs[0].Body)[0]
+	out := t.TempDir()
+	res, err := Run(context.Background(), Options{
+		Config:     Config{Docs: docs, CorpusDesc: "generated", RAMBufferMB: 1},
+		Threads:    []int{1, 2},
+		SourceRuns: []int{1},
+		NRT:        NRTConfig{Duration: 2500 * time.Millisecond, RateMB: 2, Term: term},
+		Out:        out,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Index) != 3 {
+		t.Fatalf("%d index runs", len(res.Index))
+	}
+	for _, ir := range res.Index {
+		if ir.NumDocs != len(docs) || ir.DocsPerSec <= 0 || ir.IndexMB <= 0 || ir.Flushes == 0 {
+			t.Errorf("implausible index result %+v", ir)
+		}
+	}
+	if full, peer := res.Index[2], res.Index[0]; full.IndexMB <= peer.IndexMB {
+		t.Errorf("storing whole sources (%.2f MB) should take more room than id+title (%.2f MB)", full.IndexMB, peer.IndexMB)
+	}
+	n := res.NRT
+	if n == nil || n.Reopen.Count < 2 || n.Updates == 0 || n.QPS <= 0 || n.TermHits == 0 {
+		t.Fatalf("implausible NRT result %+v", n)
+	}
+	for _, f := range []string{"shard.json", "index-docs-per-s.png", "nrt-reopen.png", "nrt-qps.png"} {
+		if st, err := os.Stat(filepath.Join(out, f)); err != nil || st.Size() == 0 {
+			t.Errorf("missing output %s: %v", f, err)
+		}
+	}
+}

@@ -1,0 +1,137 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime/pprof"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sluice-search/sluice/bench/corpus"
+	"github.com/sluice-search/sluice/bench/shardbench"
+)
+
+func newBenchCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:     "bench",
+		Short:   "Run Sluice's benchmarks (see docs/benchmarks.md)",
+		GroupID: groupTools,
+		Long: `Run the experiments of BENCHMARKS.md and write JSON results and PNG plots
+to an output directory. Numbers from different runs on a shared machine do not
+compare; compare ratios within one run, and run the peers' harnesses
+(../shared/peers) back to back with these.`,
+	}
+	cmd.AddCommand(newBenchShardCmd())
+	return cmd
+}
+
+// corpusFlags are shared by every experiment that reads documents.
+type corpusFlags struct {
+	path string
+	docs int
+}
+
+func (c *corpusFlags) register(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&c.path, "corpus", "auto",
+		`JSON-lines corpus ({"id","title","body"}, optionally .zst); "auto" finds ../shared/corpus/enwiki-1k.jsonl.zst, "generated" uses a synthetic Zipf corpus`)
+	cmd.Flags().IntVar(&c.docs, "docs", 0, "use the first N documents (0: all; generated corpus: 50,000)")
+}
+
+func (c *corpusFlags) load(cmd *cobra.Command) ([]corpus.Doc, string, error) {
+	path := c.path
+	switch path {
+	case "auto":
+		wd, _ := os.Getwd()
+		path = corpus.DefaultPath(wd)
+		if path == "" {
+			fmt.Fprintln(cmd.ErrOrStderr(), "no corpus found next to the repository: using a generated one")
+		}
+	case "generated":
+		path = ""
+	}
+	start := time.Now()
+	docs, desc, err := corpus.Load(path, c.docs)
+	if err != nil {
+		return nil, "", err
+	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "loaded %s in %.1fs\n", desc, time.Since(start).Seconds())
+	return docs, desc, nil
+}
+
+func newBenchShardCmd() *cobra.Command {
+	var (
+		cf         corpusFlags
+		threads    []int
+		sourceRuns []int
+		ramMB      int
+		nrt        shardbench.NRTConfig
+		skipNRT    bool
+		out        string
+		cpuProfile string
+	)
+	cmd := &cobra.Command{
+		Use:   "shard",
+		Short: "Bulk indexing and NRT reopen on one shard engine (experiments 1 and 2)",
+		Long: `Experiment 1: index the corpus (held in memory before the clock starts) with
+1, 2 and 4 goroutines into a fresh shard engine with a 256 MB RAM buffer, then
+commit; report docs/s and plain-text MB/s to commit, flushes, segments, index
+size and peak RSS. Runs use the peers' schema (id keyword; title text stored;
+body text with positions, not stored) and, once, the whole JSON stored as
+_source, which is what Sluice does in production.
+
+Experiment 2: from the 2-goroutine index, replace random docs by id at 1 MB/s
+of plain text, refresh once a second (timed), and search body:TERM top-10 in a
+loop; report reopen latency percentiles, QPS, and plot both over time.`,
+		Example: `  sluice bench shard --docs 100000 --out bench-out/shard
+  sluice bench shard --corpus generated --docs 20000 --nrt-seconds 10`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			docs, desc, err := cf.load(cmd)
+			if err != nil {
+				return err
+			}
+			if out == "" {
+				out = filepath.Join("bench-out", time.Now().Format("20060102-150405"))
+			}
+			if cpuProfile != "" {
+				f, err := os.Create(cpuProfile)
+				if err != nil {
+					return err
+				}
+				defer f.Close()
+				if err := pprof.StartCPUProfile(f); err != nil {
+					return err
+				}
+				defer pprof.StopCPUProfile()
+			}
+			_, err = shardbench.Run(cmd.Context(), shardbench.Options{
+				Config:     shardbench.Config{Docs: docs, CorpusDesc: desc, RAMBufferMB: ramMB},
+				Threads:    threads,
+				SourceRuns: sourceRuns,
+				NRT:        nrt,
+				SkipNRT:    skipNRT,
+				Out:        out,
+				Log:        cmd.OutOrStdout(),
+			})
+			if err == nil {
+				fmt.Fprintf(cmd.OutOrStdout(), "results: %s\n", out)
+			}
+			return err
+		},
+	}
+	cf.register(cmd)
+	f := cmd.Flags()
+	f.IntSliceVar(&threads, "threads", []int{1, 2, 4}, "indexing goroutine counts to run (peer schema)")
+	f.IntSliceVar(&sourceRuns, "source-threads", []int{2}, "goroutine counts to run with the whole JSON stored as _source (empty: none)")
+	f.IntVar(&ramMB, "ram-mb", 256, "indexing RAM buffer in MB (the peers use 256)")
+	f.DurationVar(&nrt.Duration, "nrt-seconds", 60*time.Second, "length of the NRT run")
+	f.Float64Var(&nrt.RateMB, "rate-mb", 1, "NRT update rate in MB/s of plain text")
+	f.StringVar(&nrt.Term, "term", "route", "body term the NRT search goroutine queries (the peers use route)")
+	f.IntVar(&nrt.Searchers, "searchers", 1, "NRT search goroutines")
+	f.BoolVar(&skipNRT, "skip-nrt", false, "run experiment 1 only")
+	f.StringVar(&out, "out", "", "results directory (default bench-out/<timestamp>)")
+	f.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to this file")
+	return cmd
+}
