@@ -1,0 +1,128 @@
+// Package embedetcd runs a single-member etcd server inside the process, for
+// `sluice dev` and for tests. It is go.etcd.io/etcd/server/v3/embed with the
+// settings a one-machine cluster wants: loopback URLs, quiet logs, and a
+// bounded wait for the server to become ready.
+package embedetcd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"time"
+
+	"go.etcd.io/etcd/server/v3/embed"
+	"go.uber.org/zap"
+)
+
+// Config says where the server keeps its data and listens.
+type Config struct {
+	// Dir is the etcd data directory; it is created if missing, and a
+	// restart with the same Dir finds the same keys.
+	Dir string
+	// ClientURL is where clients connect, e.g. "http://127.0.0.1:2379".
+	// Empty picks a free loopback port.
+	ClientURL string
+	// PeerURL is the raft peer URL. Empty picks a free loopback port.
+	PeerURL string
+	// Logger receives etcd's logs; nil discards them (etcd is chatty).
+	Logger *zap.Logger
+	// NoFsync trades durability for speed; tests only.
+	NoFsync bool
+	// StartTimeout bounds the wait for the server to be ready. Default 30s.
+	StartTimeout time.Duration
+}
+
+// Server is a running embedded etcd.
+type Server struct {
+	etcd      *embed.Etcd
+	endpoints []string
+}
+
+// Start starts the server and waits until it serves clients.
+func Start(ctx context.Context, cfg Config) (*Server, error) {
+	if cfg.Dir == "" {
+		return nil, errors.New("embedetcd: Dir is required")
+	}
+	if cfg.StartTimeout == 0 {
+		cfg.StartTimeout = 30 * time.Second
+	}
+	clientURL, err := loopbackURL(cfg.ClientURL)
+	if err != nil {
+		return nil, fmt.Errorf("embedetcd: client URL: %w", err)
+	}
+	peerURL, err := loopbackURL(cfg.PeerURL)
+	if err != nil {
+		return nil, fmt.Errorf("embedetcd: peer URL: %w", err)
+	}
+	ec := embed.NewConfig()
+	ec.Name = "sluice"
+	ec.Dir = cfg.Dir
+	ec.ListenClientUrls = []url.URL{*clientURL}
+	ec.AdvertiseClientUrls = []url.URL{*clientURL}
+	ec.ListenPeerUrls = []url.URL{*peerURL}
+	ec.AdvertisePeerUrls = []url.URL{*peerURL}
+	ec.InitialCluster = ec.InitialClusterFromName(ec.Name)
+	ec.UnsafeNoFsync = cfg.NoFsync
+	// A one-member cluster elects itself; short ticks make that fast.
+	ec.TickMs = 10
+	ec.ElectionMs = 100
+	ec.Metrics = "basic"
+	lg := cfg.Logger
+	if lg == nil {
+		lg = zap.NewNop()
+	}
+	ec.ZapLoggerBuilder = embed.NewZapLoggerBuilder(lg)
+	e, err := embed.StartEtcd(ec)
+	if err != nil {
+		return nil, fmt.Errorf("embedetcd: start: %w", err)
+	}
+	timer := time.NewTimer(cfg.StartTimeout)
+	defer timer.Stop()
+	select {
+	case <-e.Server.ReadyNotify():
+	case err := <-e.Err():
+		e.Close()
+		return nil, fmt.Errorf("embedetcd: %w", err)
+	case <-timer.C:
+		e.Close()
+		return nil, fmt.Errorf("embedetcd: not ready after %v", cfg.StartTimeout)
+	case <-ctx.Done():
+		e.Close()
+		return nil, ctx.Err()
+	}
+	return &Server{etcd: e, endpoints: []string{clientURL.String()}}, nil
+}
+
+// Endpoints are the client URLs to pass to clientv3.
+func (s *Server) Endpoints() []string { return s.endpoints }
+
+// Err reports a fatal server error.
+func (s *Server) Err() <-chan error { return s.etcd.Err() }
+
+// Close stops the server; the data stays in Dir.
+func (s *Server) Close() { s.etcd.Close() }
+
+// loopbackURL parses u, or picks a free loopback port when u is empty.
+func loopbackURL(u string) (*url.URL, error) {
+	if u == "" {
+		port, err := freePort()
+		if err != nil {
+			return nil, err
+		}
+		u = fmt.Sprintf("http://127.0.0.1:%d", port)
+	}
+	return url.Parse(u)
+}
+
+// freePort asks the kernel for a free loopback port. Another process could
+// take it before etcd binds it; on loopback in tests that is rare enough.
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
