@@ -6,6 +6,13 @@ package engine
 // segments and to the current reader are dropped. Readers acquired before
 // stay usable until released.
 func (w *IndexWriter) Close() error {
+	if w.closedFlag.Swap(true) {
+		return nil
+	}
+	// Abort merges first: a failing merge takes refreshMu to unpin its
+	// inputs.
+	w.closeCancel()
+	w.mergesRunning.Wait()
 	w.refreshMu.Lock()
 	defer w.refreshMu.Unlock()
 	w.mu.Lock()

@@ -105,14 +105,15 @@ func (w *IndexWriter) Refresh(ctx context.Context, applyDeletes bool) (RefreshRe
 	w.flushed = later
 	w.mu.Unlock()
 
-	changed := len(newSegs) > 0
+	changed := len(newSegs) > 0 || w.segsDirty
+	w.segsDirty = false
 	segs := append(append(make([]*segState, 0, len(w.segs)+len(newSegs)), w.segs...), newSegs...)
 	kept := segs[:0]
 	for _, s := range segs {
 		if applyDeletes && s.applyDeletes(boundary) > 0 {
 			changed = true
 		}
-		if s.numDocs() == 0 { // fully deleted: drop without merging
+		if s.numDocs() == 0 && !w.merging[s] { // fully deleted: drop without merging
 			s.decRef()
 			changed = true
 			continue
@@ -138,6 +139,7 @@ func (w *IndexWriter) Refresh(ctx context.Context, applyDeletes bool) (RefreshRe
 	w.mu.Unlock()
 	if changed {
 		old.Release()
+		w.maybeMergeLocked()
 	}
 	res.Took = time.Since(start)
 	w.stats.refreshes.Add(1)

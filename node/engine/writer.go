@@ -36,6 +36,17 @@ type WriterOptions struct {
 	RAMBufferBytes int64
 	// Logger; default slog.Default().
 	Logger *slog.Logger
+
+	// Merging is on when MergePolicy, MergeScheduler and Merger are all
+	// set. The writer asks the policy after every refresh that changed the
+	// segments and after every merge; merged segments replace their inputs
+	// at the next refresh.
+	MergePolicy    MergePolicy
+	MergeScheduler MergeScheduler
+	Merger         SegmentMerger
+	// MergedSegmentWarmer, if set, runs on a merged segment before it can
+	// become visible (e.g. to load its term index).
+	MergedSegmentWarmer func(ctx context.Context, r index.LeafReader) error
 }
 
 // SetDefaults fills zero fields.
@@ -93,12 +104,18 @@ type IndexWriter struct {
 	segCounter  int64
 	versions    versionMap
 
-	// refreshMu serialises refreshes and guards segState writer fields and
-	// segs.
-	refreshMu sync.Mutex
-	segs      []*segState // the index's segments as of the last refresh
-	current   atomic.Pointer[Reader]
-	version   int64
+	// refreshMu serialises refreshes and merge commits, and guards
+	// segState writer fields, segs and merging.
+	refreshMu     sync.Mutex
+	segs          []*segState // the index's segments as of the last refresh
+	segsDirty     bool        // a merge changed segs since the last refresh
+	merging       map[*segState]bool
+	mergesRunning sync.WaitGroup
+	closeCtx      context.Context // cancelled by Close: aborts merges
+	closeCancel   context.CancelFunc
+	closedFlag    atomic.Bool
+	current       atomic.Pointer[Reader]
+	version       int64
 
 	// bufferedBytes approximates the version map and queued deletes, which
 	// only a refresh releases.
@@ -121,6 +138,9 @@ type writerStats struct {
 	stallNanos   atomic.Int64
 	refreshes    atomic.Int64
 	refreshNanos atomic.Int64
+	merges       atomic.Int64
+	mergeNanos   atomic.Int64
+	mergesFailed atomic.Int64
 
 	mu     sync.Mutex
 	recent [256]time.Duration // ring of the latest refresh latencies
@@ -163,7 +183,9 @@ func NewIndexWriter(opts WriterOptions) (*IndexWriter, error) {
 		delTail:  &delNode{},
 		flushing: make(map[int64]int),
 		versions: newVersionMap(),
+		merging:  make(map[*segState]bool),
 	}
+	w.closeCtx, w.closeCancel = context.WithCancel(context.Background())
 	w.cond = sync.NewCond(&w.mu)
 	w.refreshedCh = make(chan struct{})
 	w.current.Store(newReader(nil, 0, 0))
@@ -380,6 +402,13 @@ func (w *IndexWriter) sequence(pt *perThread, kind opKind, id []byte, docID int)
 	if flush != nil {
 		w.mu.Unlock()
 		w.flushOne(context.Background(), flush)
+		// The indexing goroutine that produced a segment waits here if
+		// merges fall too far behind (merge backpressure).
+		if ms := w.opts.MergeScheduler; ms != nil && w.mergingEnabled() {
+			if err := ms.MaybeStall(w.closeCtx); err != nil && !w.isClosed() {
+				w.log.Warn("engine: merge stall", "err", err)
+			}
+		}
 		w.mu.Lock()
 	}
 	return seq, existed, nil
@@ -528,20 +557,31 @@ func (w *IndexWriter) flushOne(ctx context.Context, pt *perThread) {
 	w.cond.Broadcast()
 }
 
+// newSegmentInfo names a new segment (Lucene's "_" + base-36 counter) and
+// gives it a random ID.
+func (w *IndexWriter) newSegmentInfo(maxDoc int, source string, start time.Time) (*index.SegmentInfo, error) {
+	w.mu.Lock()
+	w.segCounter++
+	name := segmentName(w.segCounter)
+	w.mu.Unlock()
+	info := &index.SegmentInfo{Name: name, MaxDoc: maxDoc, Codec: w.codec.Name(),
+		Diagnostics: map[string]string{"source": source, "timestamp": start.UTC().Format(time.RFC3339Nano)}}
+	if _, err := rand.Read(info.ID[:]); err != nil {
+		return nil, fmt.Errorf("engine: segment id: %w", err)
+	}
+	return info, nil
+}
+
 // writeSegment flushes one DWPT through the codec and opens the result.
 func (w *IndexWriter) writeSegment(ctx context.Context, pt *perThread) (*segState, error) {
 	start := time.Now()
 	d := pt.dwpt
 	defer d.Release()
-	w.mu.Lock()
-	w.segCounter++
-	name := segmentName(w.segCounter)
-	w.mu.Unlock()
-	info := &index.SegmentInfo{Name: name, MaxDoc: d.NumDocs(), Codec: w.codec.Name(),
-		Diagnostics: map[string]string{"source": "flush", "timestamp": start.UTC().Format(time.RFC3339Nano)}}
-	if _, err := rand.Read(info.ID[:]); err != nil {
-		return nil, fmt.Errorf("engine: segment id: %w", err)
+	info, err := w.newSegmentInfo(d.NumDocs(), "flush", start)
+	if err != nil {
+		return nil, err
 	}
+	name := info.Name
 	ioctx := store.IOContext{Kind: store.IOFlush, EstimatedSize: pt.ram}
 	if err := w.codec.WriteSegment(ctx, w.dir, info, d, ioctx); err != nil {
 		return nil, fmt.Errorf("engine: flush segment %s: %w", name, err)
@@ -559,6 +599,8 @@ func (w *IndexWriter) writeSegment(ctx context.Context, pt *perThread) (*segStat
 	w.stats.flushNanos.Add(int64(time.Since(start)))
 	return seg, nil
 }
+
+func (w *IndexWriter) isClosed() bool { return w.closedFlag.Load() }
 
 // Acquire returns the current point-in-time reader with a reference the
 // caller must Release.

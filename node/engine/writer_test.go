@@ -13,6 +13,8 @@ import (
 
 	"github.com/sluice-search/sluice/node/engine/document"
 	"github.com/sluice-search/sluice/node/engine/index"
+	"github.com/sluice-search/sluice/node/engine/mergepolicy"
+	"github.com/sluice-search/sluice/node/engine/mergescheduler"
 	"github.com/sluice-search/sluice/node/engine/store"
 )
 
@@ -22,14 +24,36 @@ type testIndex struct {
 }
 
 func newTestWriter(t testing.TB, ramBytes int64) *testIndex {
+	return newTestWriterOpts(t, WriterOptions{RAMBufferBytes: ramBytes})
+}
+
+func newTestWriterOpts(t testing.TB, opts WriterOptions) *testIndex {
 	t.Helper()
 	dir := store.NewRAMDirectory()
-	w, err := NewIndexWriter(WriterOptions{Directory: dir, Codec: testCodec(t), RAMBufferBytes: ramBytes})
+	opts.Directory, opts.Codec = dir, testCodec(t)
+	w, err := NewIndexWriter(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { w.Close() })
 	return &testIndex{w: w, dir: dir}
+}
+
+// withMerges turns merging on with the real policy and scheduler; small
+// floor and tier sizes so the tests' tiny segments merge often.
+func withMerges(t testing.TB, opts WriterOptions) WriterOptions {
+	t.Helper()
+	p, err := mergepolicy.NewTieredMergePolicy(mergepolicy.Options{SegmentsPerTier: 2, FloorSegmentBytes: 1 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sched, err := mergescheduler.New(mergescheduler.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sched.Close(context.Background()) })
+	opts.MergePolicy, opts.MergeScheduler, opts.Merger = p, sched, testMerger
+	return opts
 }
 
 var words = strings.Fields("the quick brown fox jumps over the lazy dog while a cat sleeps in warm sun")
@@ -367,11 +391,24 @@ type opRecord struct {
 // equal the model (ops ordered by sequence number) at its SeqNo, and every
 // created/found flag must match the model's state before that op.
 func TestConcurrentModel(t *testing.T) {
+	t.Run("flushes", func(t *testing.T) { testConcurrentModel(t, WriterOptions{RAMBufferBytes: 2 << 20}) })
+	t.Run("merges", func(t *testing.T) {
+		ti := testConcurrentModel(t, withMerges(t, WriterOptions{RAMBufferBytes: 2 << 20}))
+		if ti.w.stats.merges.Load() == 0 {
+			t.Fatal("no merge ran")
+		}
+		if n := ti.w.stats.mergesFailed.Load(); n != 0 {
+			t.Fatalf("%d merges failed", n)
+		}
+	})
+}
+
+func testConcurrentModel(t *testing.T, opts WriterOptions) *testIndex {
 	ctx := context.Background()
 	seed := rand.Uint64()
 	t.Logf("seed %d", seed)
-	ti := newTestWriter(t, 2<<20)
-	const workers, opsPer, ids = 4, 600, 150
+	ti := newTestWriterOpts(t, opts)
+	const workers, opsPer, ids = 4, 1500, 300
 	var mu sync.Mutex
 	var ops []opRecord
 	var wg sync.WaitGroup
@@ -380,6 +417,9 @@ func TestConcurrentModel(t *testing.T) {
 			r := rand.New(rand.NewPCG(seed, uint64(g)))
 			var doc document.Document
 			for i := range opsPer {
+				if i%25 == 0 { // spread the ops over many refreshes
+					time.Sleep(time.Millisecond)
+				}
 				id := fmt.Sprint(r.IntN(ids))
 				version := g*opsPer + i
 				var rec opRecord
@@ -389,7 +429,7 @@ func TestConcurrentModel(t *testing.T) {
 					rec.seq, rec.flag, err = ti.w.Delete(ctx, []byte(id))
 					rec.kind, version = 'd', -1
 				default:
-					rec.seq, rec.flag, err = ti.w.Update(ctx, []byte(id), makeDoc(&doc, id, version, 1+r.IntN(40)))
+					rec.seq, rec.flag, err = ti.w.Update(ctx, []byte(id), makeDoc(&doc, id, version, 1+r.IntN(8)))
 					rec.kind = 'u'
 				}
 				if err != nil {
@@ -417,7 +457,7 @@ func TestConcurrentModel(t *testing.T) {
 			select {
 			case <-stop:
 				return
-			case <-time.After(time.Duration(r.IntN(3000)) * time.Microsecond):
+			case <-time.After(time.Duration(r.IntN(500)) * time.Microsecond):
 			}
 			apply := r.IntN(4) != 0
 			if _, err := ti.w.Refresh(ctx, apply); err != nil {
@@ -471,7 +511,6 @@ func TestConcurrentModel(t *testing.T) {
 			t.Fatalf("final reader at seq %d: %v, model %v", snaps[next].seq, snaps[next].docs, state)
 		}
 	}
-	if len(snaps) < 3 {
-		t.Logf("only %d snapshots", len(snaps))
-	}
+	t.Logf("%d snapshots, %d refreshes (%v), %d merges", len(snaps), ti.w.stats.refreshes.Load(), time.Duration(ti.w.stats.refreshNanos.Load()), ti.w.stats.merges.Load())
+	return ti
 }
