@@ -1,0 +1,185 @@
+package codec
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/sluice-search/sluice/node/engine/codec/codectest"
+	"github.com/sluice-search/sluice/node/engine/index"
+	"github.com/sluice-search/sluice/node/engine/store"
+)
+
+// testRand returns a seeded rand and logs the seed; SLUICE_TEST_SEED
+// replays a failure.
+func testRand(t testing.TB) *rand.Rand {
+	seed := uint64(time.Now().UnixNano())
+	if s := os.Getenv("SLUICE_TEST_SEED"); s != "" {
+		v, err := strconv.ParseUint(s, 10, 64)
+		if err != nil {
+			t.Fatalf("SLUICE_TEST_SEED: %v", err)
+		}
+		seed = v
+	}
+	t.Logf("seed %d (replay with SLUICE_TEST_SEED=%d)", seed, seed)
+	return rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+}
+
+// longMode: SLUICE_TEST_LONG=1 runs bigger and more models.
+func longMode() bool { return os.Getenv("SLUICE_TEST_LONG") != "" }
+
+func newInfo(r *rand.Rand, name string, maxDoc int) *index.SegmentInfo {
+	info := &index.SegmentInfo{Name: name, MaxDoc: maxDoc}
+	for i := range info.ID {
+		info.ID[i] = byte(r.Uint32())
+	}
+	return info
+}
+
+func writeModel(t testing.TB, c *Codec, dir store.Directory, info *index.SegmentInfo, m index.LeafReader) {
+	t.Helper()
+	if err := c.WriteSegment(context.Background(), dir, info, m, store.IOContext{Kind: store.IOFlush}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestConformance(t *testing.T) {
+	r := testRand(t)
+	type tc struct {
+		name string
+		opts codectest.RandomOptions
+		c    Options
+		dir  func() store.Directory
+	}
+	fsDir := func() store.Directory {
+		d, err := store.NewFSDirectory(t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	ramDir := func() store.Directory { return store.NewRAMDirectory() }
+	std := codectest.RandomOptions{Docs: 5000, SpecialDocFreqs: codectest.DefaultSpecialDocFreqs, RandomTerms: 300, MaxFreq: 300, SourceSize: 400}
+	if raceEnabled {
+		std.Docs, std.RandomTerms = 1500, 100
+	}
+	cases := []tc{
+		{"fs-zstd", std, Options{StoredCompression: CompressionZstd}, fsDir},
+		{"ram-s2-smallblocks", std, Options{StoredBlockSize: 1000}, ramDir},
+		{"one-doc", codectest.RandomOptions{Docs: 1, SpecialDocFreqs: []int{1}, RandomTerms: 3, MaxFreq: 3, SourceSize: 10}, Options{}, ramDir},
+		{"no-docs", codectest.RandomOptions{Docs: 0, RandomTerms: 0, MaxFreq: 1}, Options{}, ramDir},
+		{"small", codectest.RandomOptions{Docs: 300, SpecialDocFreqs: []int{127, 128, 129, 256}, RandomTerms: 50, MaxFreq: 20, SourceSize: 50}, Options{}, ramDir},
+	}
+	if longMode() {
+		big := std
+		big.Docs, big.RandomTerms = 60000, 5000
+		big.SpecialDocFreqs = append(big.SpecialDocFreqs, 20000, 59999)
+		cases = append(cases, tc{"long", big, Options{}, fsDir})
+	}
+	for i, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			m := codectest.Random(r, tc.opts)
+			dir := tc.dir()
+			defer dir.Close()
+			c := New(tc.c)
+			info := newInfo(r, fmt.Sprintf("_%d", i), m.MaxDoc())
+			writeModel(t, c, dir, info, m)
+			if info.Codec != Name || len(info.Files) == 0 {
+				t.Fatalf("info not filled in: %+v", info)
+			}
+			sr, err := c.OpenSegment(dir, info)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer sr.Close()
+			codectest.Check(t, r, m, sr)
+			if err := c.CheckIntegrity(dir, info); err != nil {
+				t.Fatal(err)
+			}
+			// A reader is a valid source: rewriting it gives the same segment.
+			info2 := newInfo(r, fmt.Sprintf("_%d_copy", i), m.MaxDoc())
+			writeModel(t, c, dir, info2, sr)
+			sr2, err := c.OpenSegment(dir, info2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer sr2.Close()
+			codectest.Check(t, r, m, sr2)
+		})
+	}
+}
+
+func TestLiveDocs(t *testing.T) {
+	r := testRand(t)
+	c := New(Options{})
+	dir := store.NewRAMDirectory()
+	for _, n := range []int{0, 1, 63, 64, 65, 10000} {
+		info := newInfo(r, fmt.Sprintf("_%d", n), n)
+		live := index.NewFixedBitSetAllSet(n)
+		for i := 0; i < n/3; i++ {
+			live.Clear(r.IntN(n))
+		}
+		name, err := c.WriteLiveDocs(dir, info, 3, live, store.IOContext{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := c.ReadLiveDocs(dir, info, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Len() != n || got.Cardinality() != live.Cardinality() {
+			t.Fatalf("n=%d: read %d/%d bits", n, got.Cardinality(), got.Len())
+		}
+		for i := 0; i < n; i++ {
+			if got.Get(i) != live.Get(i) {
+				t.Fatalf("n=%d bit %d", n, i)
+			}
+		}
+		if n > 0 {
+			in, _ := dir.OpenInput(name)
+			data := append([]byte(nil), in.Bytes()...)
+			data[headerLen(extLiveDocs)+4+r.IntN(len(data)-headerLen(extLiveDocs)-4-footerLen)] ^= 1
+			dir.DeleteFile(name)
+			out, _ := dir.CreateOutput(name, store.IOContext{})
+			out.Write(data)
+			out.Close()
+			if _, err := c.ReadLiveDocs(dir, info, 3); !errors.Is(err, index.ErrCorrupt) {
+				t.Fatalf("n=%d: corrupt live docs read with err %v", n, err)
+			}
+		}
+	}
+}
+
+// TestWriteErrorCleansUp: a write that fails midway (aborted merge) leaves
+// no files behind.
+func TestWriteErrorCleansUp(t *testing.T) {
+	r := testRand(t)
+	m := codectest.Random(r, codectest.RandomOptions{Docs: 2000, SpecialDocFreqs: []int{1000}, RandomTerms: 100, MaxFreq: 5, SourceSize: 200})
+	dir := store.NewRAMDirectory()
+	abort := errors.New("merge aborted")
+	budget := 20000
+	ioctx := store.IOContext{Kind: store.IOMerge, Throttle: func(n int) error {
+		budget -= n
+		if budget < 0 {
+			return abort
+		}
+		return nil
+	}}
+	err := New(Options{}).WriteSegment(context.Background(), dir, newInfo(r, "_9", m.MaxDoc()), m, ioctx)
+	if !errors.Is(err, abort) {
+		t.Fatalf("err %v, want the abort", err)
+	}
+	if names, _ := dir.ListAll(); len(names) != 0 {
+		t.Fatalf("files left after a failed write: %v", names)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := New(Options{}).WriteSegment(ctx, dir, newInfo(r, "_10", m.MaxDoc()), m, store.IOContext{}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("canceled write: %v", err)
+	}
+}

@@ -1,0 +1,68 @@
+// Package codec is Sluice10, the segment format: a Lucene-style codec
+// (index.Codec) whose readers decode straight from mmap'd file bytes.
+//
+// # Files of segment _N
+//
+// Every file starts with a header — magic "SLC1", codec name, format version,
+// the 16-byte segment ID, the file's suffix — and ends with a 16-byte footer:
+// footer magic, algorithm (0), CRC32 (IEEE) of everything before the CRC.
+// OpenSegment checks every header and footer frame and the full checksum of
+// .smt and .tim (small, and read without per-lookup checks); CheckIntegrity
+// checksums everything and decodes every structure. Readers of the other
+// files bounds-check every block, so corruption becomes an error wrapping
+// index.ErrCorrupt (file + offset), never a panic.
+//
+//   - _N.smt  metadata: maxDoc, field infos, per field the term statistics,
+//     the .tim regions of its FST and term metadata, norms and doc-values
+//     encodings with their offsets, and the stored-fields block index's
+//     offset. Fixed by the writer, parsed once at open.
+//   - _N.tim  per field: a term-metadata block followed by a vellum FST
+//     mapping each term to the offset of its metadata entry. The FST is
+//     loaded in place from the mmap'd bytes. Entry: docFreq, ttf-docFreq
+//     (with freqs), then
+//     docFreq == 1 ("pulsing"): the doc itself, pos offset, norm byte — an
+//     _id lookup is one FST seek and no postings read;
+//     one block (<= 128 docs): .doc offset, .pos offset, maxFreq, minNorm;
+//     more blocks: .doc offset, .pos offset, offset of the skip entries.
+//   - _N.doc  per term: blocks of 128 docs — width byte + doc deltas-1
+//     frame-of-reference bit-packed (package packed), width byte + freqs-1
+//     packed — then a tail of < 128 docs as vints (delta-1 <<1 | freq==1,
+//     freq if not 1); then, for terms of more than one block, one fixed
+//     25-byte skip entry per block: last doc, max freq, block offset,
+//     positions offset, min norm. Advance gallops + binary-searches the
+//     entries (logarithmic in the distance skipped) and decodes only the
+//     target block; AdvanceShallow/BlockMax read entries without decoding,
+//     giving block-max WAND exact per-block maxFreq/minNorm.
+//   - _N.pos  positions as vint deltas per doc, read lazily: docs whose
+//     positions are not read are skipped by counting vint terminators.
+//   - _N.nvd  norms per field: constant, dense (one byte per doc) or sparse
+//     (doc list + bytes, when fewer than 1/8 of docs have a nonzero norm).
+//   - _N.dvd  numeric doc values: all docs / presence bitset / sparse doc
+//     list, values as (v-min)/gcd or as indexes into a table of <= 256
+//     values, bit-packed with random access by one unaligned 8-byte load.
+//     Sorted doc values: u32 offsets + term bytes, and ord+1 per doc
+//     bit-packed (0 = no value).
+//   - _N.fdt  stored fields (_id, _source) in blocks of >= 16 KiB
+//     compressed with S2 (default) or zstd-fastest, then a (first doc,
+//     offset) index. A StoredFieldsReader caches its last decompressed
+//     block, so reading docs in order decompresses each block once.
+//   - _N_<gen>.liv  live docs: maxDoc and the bitset's words; checksummed
+//     in full when read.
+//
+// # Choices, measured
+//
+// S2 is the default stored-fields compressor: on corpus _source blocks of
+// 16 KiB zstd-fastest reaches ratio 2.3 vs S2's 1.55 but compresses ~2.7x
+// and decompresses ~2x slower (BenchmarkStoredCompression); flush and fetch
+// speed are the targets, as with Lucene's LZ4 default. CompressionZstd is
+// the best_compression option. Positions are vints: they are read only by
+// phrase queries and a packed layout costs more on the write path.
+//
+// The empty term is allowed (Lucene allows it; the FST stores it).
+//
+// Read paths allocate nothing in steady state: enums are reused through
+// Postings' reuse argument, SeekExact uses a vellum.Reader with a
+// preallocated state, stored documents are copied into the caller's
+// buffers. Enums record corruption met while decoding in an Err() error
+// method (beyond the index interfaces) and end with NoMoreDocs.
+package codec

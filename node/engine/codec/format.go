@@ -1,0 +1,293 @@
+package codec
+
+import (
+	"encoding/binary"
+	"fmt"
+	"hash/crc32"
+	"math"
+
+	"github.com/sluice-search/sluice/node/engine/index"
+	"github.com/sluice-search/sluice/node/engine/store"
+)
+
+// Name is the codec name written into SegmentInfo.Codec and every header.
+const Name = "Sluice10"
+
+const (
+	formatVersion = 1
+	headerMagic   = 0x534c4331 // "SLC1"
+	footerMagic   = ^uint32(headerMagic)
+	footerLen     = 16 // magic u32, algorithm u32 (0 = CRC32 IEEE), checksum u64
+)
+
+// File extensions of a segment's files.
+const (
+	extMeta     = "smt" // field infos, per-field stats, pointers into the other files
+	extTerms    = "tim" // per field: term metadata block + FST (term -> metadata offset)
+	extDocs     = "doc" // doc deltas and freqs in packed blocks, skip entries
+	extPos      = "pos" // positions, vint deltas per doc
+	extNorms    = "nvd" // norms
+	extDV       = "dvd" // doc values
+	extStored   = "fdt" // stored fields blocks and their index
+	extLiveDocs = "liv"
+)
+
+func fileName(seg, ext string) string { return seg + "." + ext }
+
+func corruptf(file string, off int, format string, args ...any) error {
+	return fmt.Errorf("%w: %s at offset %d: %s", index.ErrCorrupt, file, off, fmt.Sprintf(format, args...))
+}
+
+// headerLen is the encoded length of a header for ext.
+func headerLen(ext string) int { return 4 + 1 + len(Name) + 4 + 16 + 1 + len(ext) }
+
+func appendHeader(b []byte, id index.SegmentID, ext string) []byte {
+	b = binary.LittleEndian.AppendUint32(b, headerMagic)
+	b = append(b, byte(len(Name)))
+	b = append(b, Name...)
+	b = binary.LittleEndian.AppendUint32(b, formatVersion)
+	b = append(b, id[:]...)
+	b = append(b, byte(len(ext)))
+	return append(b, ext...)
+}
+
+// checkHeader verifies the header and the footer's framing (not the
+// checksum) and returns the body: the bytes between them.
+func checkHeader(data []byte, file, ext string, id index.SegmentID) ([]byte, error) {
+	hl := headerLen(ext)
+	if len(data) < hl+footerLen {
+		return nil, corruptf(file, 0, "file too short (%d bytes)", len(data))
+	}
+	if m := binary.LittleEndian.Uint32(data); m != headerMagic {
+		return nil, corruptf(file, 0, "bad header magic %#x", m)
+	}
+	if int(data[4]) != len(Name) || string(data[5:5+len(Name)]) != Name {
+		return nil, corruptf(file, 4, "codec name is not %s", Name)
+	}
+	off := 5 + len(Name)
+	if v := binary.LittleEndian.Uint32(data[off:]); v != formatVersion {
+		return nil, corruptf(file, off, "unsupported format version %d", v)
+	}
+	off += 4
+	if string(data[off:off+16]) != string(id[:]) {
+		return nil, corruptf(file, off, "segment ID mismatch (file from another segment)")
+	}
+	off += 16
+	if int(data[off]) != len(ext) || string(data[off+1:off+1+len(ext)]) != ext {
+		return nil, corruptf(file, off, "suffix is not %q", ext)
+	}
+	end := len(data) - footerLen
+	if m := binary.LittleEndian.Uint32(data[end:]); m != footerMagic {
+		return nil, corruptf(file, end, "bad footer magic %#x", m)
+	}
+	if a := binary.LittleEndian.Uint32(data[end+4:]); a != 0 {
+		return nil, corruptf(file, end+4, "unknown checksum algorithm %d", a)
+	}
+	if binary.LittleEndian.Uint64(data[end+8:])>>32 != 0 {
+		return nil, corruptf(file, end+8, "checksum has high bits set")
+	}
+	return data[hl:end], nil
+}
+
+// verifyChecksum checks the CRC32 footer over the whole file.
+func verifyChecksum(data []byte, file string) error {
+	if len(data) < footerLen {
+		return corruptf(file, 0, "file too short (%d bytes)", len(data))
+	}
+	end := len(data) - 8
+	want := binary.LittleEndian.Uint64(data[end:])
+	if got := crc32.ChecksumIEEE(data[:end]); uint64(got) != want {
+		return corruptf(file, end, "checksum mismatch: stored %#x, computed %#x", want, got)
+	}
+	return nil
+}
+
+// output writes one codec file: header, body through a local buffer (so the
+// hot write path appends to a slice rather than calling an interface per
+// value), footer with the checksum.
+type output struct {
+	out  store.IndexOutput
+	buf  []byte
+	base int64 // FilePointer of out when buf is empty
+	err  error
+	hl   int
+}
+
+const outputFlushAt = 32 << 10
+
+func newOutput(dir store.Directory, name, ext string, id index.SegmentID, ioctx store.IOContext) (*output, error) {
+	out, err := dir.CreateOutput(name, ioctx)
+	if err != nil {
+		return nil, err
+	}
+	o := &output{out: out, buf: make([]byte, 0, outputFlushAt+4096)}
+	o.buf = appendHeader(o.buf, id, ext)
+	o.hl = len(o.buf)
+	return o, nil
+}
+
+// pos is the offset in the file's body (after the header).
+func (o *output) pos() int { return int(o.base) + len(o.buf) - o.hl }
+
+func (o *output) maybeFlush() {
+	if len(o.buf) >= outputFlushAt {
+		o.flush()
+	}
+}
+
+func (o *output) flush() {
+	if o.err != nil || len(o.buf) == 0 {
+		o.buf = o.buf[:0]
+		return
+	}
+	if _, err := o.out.Write(o.buf); err != nil {
+		o.err = err
+	}
+	o.base += int64(len(o.buf))
+	o.buf = o.buf[:0]
+}
+
+func (o *output) uvarint(v uint64) { o.buf = binary.AppendUvarint(o.buf, v) }
+func (o *output) byte1(b byte)     { o.buf = append(o.buf, b) }
+func (o *output) u32(v uint32)     { o.buf = binary.LittleEndian.AppendUint32(o.buf, v) }
+func (o *output) u64(v uint64)     { o.buf = binary.LittleEndian.AppendUint64(o.buf, v) }
+func (o *output) write(b []byte) {
+	if len(b) > outputFlushAt {
+		o.flush()
+		if o.err == nil {
+			if _, err := o.out.Write(b); err != nil {
+				o.err = err
+			}
+		}
+		o.base += int64(len(b))
+		return
+	}
+	o.buf = append(o.buf, b...)
+	o.maybeFlush()
+}
+
+// finish writes the footer and closes the file.
+func (o *output) finish() error {
+	o.u32(footerMagic)
+	o.u32(0)
+	o.flush()
+	if o.err != nil {
+		o.out.Close()
+		return o.err
+	}
+	o.u64(uint64(o.out.Checksum()))
+	o.flush()
+	if err := o.out.Close(); err != nil {
+		return err
+	}
+	return o.err
+}
+
+// abort closes the file without a footer (the caller deletes it).
+func (o *output) abort() { o.out.Close() }
+
+// reader decodes trusted-but-verified metadata with bounds checks: any
+// overrun records a corruption error naming the file and offset instead of
+// panicking. Callers check err once after a run of reads.
+type reader struct {
+	b    []byte
+	off  int
+	file string
+	base int // offset of b[0] in the file, for error messages
+	err  error
+}
+
+func (r *reader) fail(format string, args ...any) {
+	if r.err == nil {
+		r.err = corruptf(r.file, r.base+r.off, format, args...)
+	}
+	r.off = len(r.b)
+}
+
+func (r *reader) uvarint() uint64 {
+	if r.off >= len(r.b) {
+		r.fail("unexpected end")
+		return 0
+	}
+	if c := r.b[r.off]; c < 0x80 {
+		r.off++
+		return uint64(c)
+	}
+	v, n := binary.Uvarint(r.b[r.off:])
+	if n <= 0 {
+		r.fail("bad varint")
+		return 0
+	}
+	r.off += n
+	return v
+}
+
+// uint returns a uvarint that must be <= max.
+func (r *reader) uint(max int, what string) int {
+	v := r.uvarint()
+	if v > uint64(max) {
+		r.fail("%s %d out of range (max %d)", what, v, max)
+		return 0
+	}
+	return int(v)
+}
+
+func (r *reader) byte1() byte {
+	if r.off >= len(r.b) {
+		r.fail("unexpected end")
+		return 0
+	}
+	r.off++
+	return r.b[r.off-1]
+}
+
+func (r *reader) u32() uint32 {
+	if len(r.b)-r.off < 4 {
+		r.fail("unexpected end")
+		return 0
+	}
+	r.off += 4
+	return binary.LittleEndian.Uint32(r.b[r.off-4:])
+}
+
+func (r *reader) u64() uint64 {
+	if len(r.b)-r.off < 8 {
+		r.fail("unexpected end")
+		return 0
+	}
+	r.off += 8
+	return binary.LittleEndian.Uint64(r.b[r.off-8:])
+}
+
+func (r *reader) bytes(n int) []byte {
+	if n < 0 || len(r.b)-r.off < n {
+		r.fail("unexpected end (want %d bytes)", n)
+		return nil
+	}
+	r.off += n
+	return r.b[r.off-n : r.off]
+}
+
+func (r *reader) str() string { return string(r.bytes(r.uint(math.MaxInt32, "string length"))) }
+
+// region is a [off, off+len) slice of a file body, validated at open.
+func (r *reader) region(body []byte, what string) []byte {
+	off := r.uint(len(body), what+" offset")
+	n := r.uint(len(body)-off, what+" length")
+	if r.err != nil {
+		return nil
+	}
+	return body[off : off+n]
+}
+
+// uvarintAt is the postings hot path's varint read: no error object, n <= 0
+// on overrun or overflow.
+func uvarintAt(b []byte, off int) (uint64, int) {
+	if off < len(b) && b[off] < 0x80 {
+		return uint64(b[off]), 1
+	}
+	if off >= len(b) {
+		return 0, 0
+	}
+	return binary.Uvarint(b[off:])
+}

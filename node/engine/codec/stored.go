@@ -1,0 +1,119 @@
+package codec
+
+import (
+	"encoding/binary"
+	"fmt"
+	"sort"
+
+	"github.com/sluice-search/sluice/node/engine/index"
+)
+
+// storedMeta locates the stored-fields blocks: an index of (first doc u32,
+// offset u64) per block at the end of .fdt.
+type storedMeta struct {
+	file      string
+	comp      Compression
+	body      []byte
+	index     []byte
+	numBlocks int
+	maxDoc    int
+}
+
+const storedIndexEntry = 12
+
+func readStoredMeta(r *reader, body []byte, maxDoc int, file string) storedMeta {
+	m := storedMeta{file: file, body: body, maxDoc: maxDoc}
+	m.comp = Compression(r.byte1())
+	m.numBlocks = r.uint(maxDoc, "stored block count")
+	m.index = r.region2(body, storedIndexEntry*m.numBlocks, "stored index")
+	if r.err == nil && m.comp != CompressionZstd && m.comp != CompressionS2 {
+		r.fail("unknown stored-fields compression %d", m.comp)
+	}
+	if r.err == nil && (maxDoc > 0) != (m.numBlocks > 0) {
+		r.fail("%d stored blocks for %d docs", m.numBlocks, maxDoc)
+	}
+	return m
+}
+
+func (m *storedMeta) firstDoc(b int) int {
+	return int(binary.LittleEndian.Uint32(m.index[storedIndexEntry*b:]))
+}
+
+// storedReader decompresses one block at a time and keeps the last one, so
+// reading docs in order decompresses each block once.
+type storedReader struct {
+	m      *storedMeta
+	block  int // cached block, -1 if none
+	first  int // first doc of the cached block
+	numDoc int
+	raw    []byte
+}
+
+func (s *storedReader) corrupt(off int, format string, args ...any) error {
+	s.block = -1
+	return corruptf(s.m.file, off, format, args...)
+}
+
+// loadBlock decompresses block b into s.raw.
+func (s *storedReader) loadBlock(b int) error {
+	m := s.m
+	off64 := binary.LittleEndian.Uint64(m.index[storedIndexEntry*b+4:])
+	if off64 >= uint64(len(m.body)) {
+		return s.corrupt(0, "block %d offset %d out of range", b, off64)
+	}
+	r := reader{b: m.body, off: int(off64), file: m.file}
+	numDoc := r.uint(m.maxDoc, "block doc count")
+	rawLen := r.uint(maxStoredBlock, "block length")
+	compLen := r.uint(len(m.body), "compressed length")
+	comp := r.bytes(compLen)
+	if r.err != nil {
+		s.block = -1
+		return r.err
+	}
+	first := m.firstDoc(b)
+	if numDoc == 0 || first+numDoc > m.maxDoc {
+		return s.corrupt(int(off64), "block %d: docs %d+%d past maxDoc %d", b, first, numDoc, m.maxDoc)
+	}
+	raw, err := decompress(m.comp, s.raw, comp, rawLen)
+	if err != nil {
+		return s.corrupt(int(off64), "block %d: %v", b, err)
+	}
+	s.raw, s.block, s.first, s.numDoc = raw, b, first, numDoc
+	return nil
+}
+
+// Document implements index.StoredFieldsReader.
+func (s *storedReader) Document(doc int, dst *index.StoredDoc) error {
+	m := s.m
+	if doc < 0 || doc >= m.maxDoc {
+		return fmt.Errorf("codec: stored fields: doc %d out of range [0,%d)", doc, m.maxDoc)
+	}
+	if s.block < 0 || doc < s.first || doc >= s.first+s.numDoc {
+		b := sort.Search(m.numBlocks, func(i int) bool { return m.firstDoc(i) > doc }) - 1
+		if b < 0 {
+			return s.corrupt(0, "no block holds doc %d", doc)
+		}
+		if err := s.loadBlock(b); err != nil {
+			return err
+		}
+		if doc < s.first || doc >= s.first+s.numDoc {
+			return s.corrupt(0, "block %d does not hold doc %d", b, doc)
+		}
+	}
+	r := reader{b: s.raw, file: s.m.file}
+	for i := s.first; i < doc; i++ {
+		r.bytes(r.uint(len(s.raw), "id length"))
+		r.bytes(r.uint(len(s.raw), "source length"))
+	}
+	id := r.bytes(r.uint(len(s.raw), "id length"))
+	src := r.bytes(r.uint(len(s.raw), "source length"))
+	if r.err != nil {
+		s.block = -1
+		return fmt.Errorf("stored block %d: %w", s.block, r.err)
+	}
+	// Copied into dst's buffers (allocation-free once they have grown)
+	// so callers may keep or modify them without touching the cache.
+	dst.ID = append(dst.ID[:0], id...)
+	dst.Source = append(dst.Source[:0], src...)
+	return nil
+}

@@ -1,0 +1,336 @@
+package codec
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+
+	"github.com/blevesearch/vellum"
+	"github.com/sluice-search/sluice/node/engine/codec/packed"
+	"github.com/sluice-search/sluice/node/engine/index"
+	"github.com/sluice-search/sluice/node/engine/store"
+)
+
+// skipEntrySize is one skip entry per block of a term with more than one
+// block: lastDoc u32, maxFreq u32, docOff u64 (block start relative to the
+// term's doc start), posOff u64 (relative to the term's pos start), minNorm u8.
+const skipEntrySize = 25
+
+type segmentWriter struct {
+	opts  *Options
+	ctx   context.Context
+	dir   store.Directory
+	info  *index.SegmentInfo
+	src   index.LeafReader
+	ioctx store.IOContext
+
+	files                              []string
+	outs                               []*output
+	meta, tim, doc, pos, nvd, dvd, fdt *output
+
+	// Reused per term / per field.
+	docs, freqs  []uint32
+	blockPosFP   []int
+	termMeta     []byte
+	fstBuf       bytes.Buffer
+	fst          *vellum.Builder
+	docsWithTerm *index.FixedBitSet
+	block        [packed.BlockSize]uint32
+	scratch      []byte
+}
+
+func (w *segmentWriter) create(ext string) (*output, error) {
+	name := fileName(w.info.Name, ext)
+	o, err := newOutput(w.dir, name, ext, w.info.ID, w.ioctx)
+	if err != nil {
+		return nil, err
+	}
+	w.files = append(w.files, name)
+	w.outs = append(w.outs, o)
+	return o, nil
+}
+
+// cleanup removes every file created by a failed write.
+func (w *segmentWriter) cleanup() {
+	for _, o := range w.outs {
+		o.abort()
+	}
+	for _, f := range w.files {
+		w.dir.DeleteFile(f)
+	}
+}
+
+func (w *segmentWriter) write() error {
+	var err error
+	for _, p := range []struct {
+		o   **output
+		ext string
+	}{{&w.meta, extMeta}, {&w.tim, extTerms}, {&w.doc, extDocs}, {&w.pos, extPos}, {&w.nvd, extNorms}, {&w.dvd, extDV}, {&w.fdt, extStored}} {
+		if *p.o, err = w.create(p.ext); err != nil {
+			return err
+		}
+	}
+	fis := w.src.FieldInfos()
+	maxDoc := w.src.MaxDoc()
+	w.meta.uvarint(uint64(maxDoc))
+	w.meta.uvarint(uint64(fis.Len()))
+	for n := 0; n < fis.Len(); n++ {
+		fi := fis.ByNumber(n)
+		w.meta.uvarint(uint64(len(fi.Name)))
+		w.meta.buf = append(w.meta.buf, fi.Name...)
+		w.meta.uvarint(uint64(fi.Number))
+		w.meta.byte1(byte(fi.Type))
+		w.meta.byte1(byte(fi.IndexOptions))
+		w.meta.byte1(boolByte(fi.HasNorms))
+		w.meta.byte1(byte(fi.DocValues))
+	}
+	w.docsWithTerm = index.NewFixedBitSet(maxDoc)
+	for n := 0; n < fis.Len(); n++ {
+		if err := w.ctx.Err(); err != nil {
+			return err
+		}
+		fi := fis.ByNumber(n)
+		if fi.IndexOptions != index.IndexNone {
+			if err := w.writeTerms(fi); err != nil {
+				return fmt.Errorf("field %q: %w", fi.Name, err)
+			}
+		}
+		if fi.HasNorms {
+			w.writeNorms(fi)
+		}
+		switch fi.DocValues {
+		case index.DocValuesNumeric:
+			w.writeNumeric(fi)
+		case index.DocValuesSorted:
+			w.writeSorted(fi)
+		}
+		w.meta.maybeFlush()
+	}
+	if err := w.writeStored(); err != nil {
+		return err
+	}
+	for _, o := range w.outs {
+		if err := o.finish(); err != nil {
+			return err
+		}
+	}
+	w.outs = nil
+	return nil
+}
+
+func boolByte(b bool) byte {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func (w *segmentWriter) writeTerms(fi *index.FieldInfo) error {
+	terms := w.src.Terms(fi.Name)
+	if terms == nil {
+		w.meta.byte1(0)
+		return nil
+	}
+	opts := fi.IndexOptions
+	hasFreqs, hasPos := opts.HasFreqs(), opts.HasPositions()
+	flags := index.PostingsDocs
+	if hasPos {
+		flags = index.PostingsPositions
+	} else if hasFreqs {
+		flags = index.PostingsFreqs
+	}
+	var norms index.NormsReader
+	if fi.HasNorms {
+		norms = w.src.Norms(fi.Name)
+	}
+	w.fstBuf.Reset()
+	if w.fst == nil {
+		b, err := vellum.New(&w.fstBuf, nil)
+		if err != nil {
+			return err
+		}
+		w.fst = b
+	} else if err := w.fst.Reset(&w.fstBuf); err != nil {
+		return err
+	}
+	w.termMeta = w.termMeta[:0]
+	dw := w.docsWithTerm
+	clear(dw.Words())
+	var numTerms, sumDocFreq, sumTTF int64
+	te := terms.Iterator()
+	var pe index.PostingsEnum
+	maxDoc := w.src.MaxDoc()
+	for te.Next() {
+		pe = te.Postings(pe, flags)
+		w.docs, w.freqs, w.blockPosFP = w.docs[:0], w.freqs[:0], w.blockPosFP[:0]
+		posStart := w.pos.pos()
+		prev := -1
+		var ttf int64
+		for d := pe.NextDoc(); d != index.NoMoreDocs; d = pe.NextDoc() {
+			if d <= prev || d >= maxDoc {
+				return fmt.Errorf("term %q: doc %d out of order or range", te.Term(), d)
+			}
+			prev = d
+			f := 1
+			if hasFreqs {
+				if f = pe.Freq(); f < 1 {
+					return fmt.Errorf("term %q doc %d: freq %d", te.Term(), d, f)
+				}
+			}
+			if hasPos {
+				if len(w.docs)%packed.BlockSize == 0 {
+					w.blockPosFP = append(w.blockPosFP, w.pos.pos()-posStart)
+				}
+				last := 0
+				for i := 0; i < f; i++ {
+					p := pe.NextPosition()
+					if p < last {
+						return fmt.Errorf("term %q doc %d: positions out of order", te.Term(), d)
+					}
+					w.pos.uvarint(uint64(p - last))
+					last = p
+				}
+				w.pos.maybeFlush()
+			}
+			dw.Set(d)
+			w.docs = append(w.docs, uint32(d))
+			w.freqs = append(w.freqs, uint32(f))
+			ttf += int64(f)
+		}
+		df := len(w.docs)
+		if df == 0 {
+			continue // every doc of the term deleted (merges)
+		}
+		if err := w.fst.Insert(te.Term(), uint64(len(w.termMeta))); err != nil {
+			return fmt.Errorf("term %q: %w", te.Term(), err)
+		}
+		w.writePostings(hasFreqs, hasPos, norms, posStart, ttf)
+		numTerms++
+		sumDocFreq += int64(df)
+		sumTTF += ttf
+	}
+	if err := w.fst.Close(); err != nil {
+		return err
+	}
+	if numTerms == 0 {
+		w.meta.byte1(0)
+		return nil
+	}
+	w.meta.byte1(1)
+	w.meta.uvarint(uint64(numTerms))
+	w.meta.uvarint(uint64(dw.Cardinality()))
+	w.meta.uvarint(uint64(sumDocFreq))
+	w.meta.uvarint(uint64(sumTTF))
+	w.meta.uvarint(uint64(w.tim.pos()))
+	w.meta.uvarint(uint64(len(w.termMeta)))
+	w.tim.write(w.termMeta)
+	w.meta.uvarint(uint64(w.tim.pos()))
+	w.meta.uvarint(uint64(w.fstBuf.Len()))
+	w.tim.write(w.fstBuf.Bytes())
+	return w.tim.err
+}
+
+func (w *segmentWriter) appendMeta(v uint64) { w.termMeta = appendUvarint(w.termMeta, v) }
+
+// writePostings writes the buffered docs/freqs of one term: its metadata
+// entry, and unless it is a singleton, its blocks and skip entries.
+func (w *segmentWriter) writePostings(hasFreqs, hasPos bool, norms index.NormsReader, posStart int, ttf int64) {
+	docs, freqs := w.docs, w.freqs
+	df := len(docs)
+	w.appendMeta(uint64(df))
+	if hasFreqs {
+		w.appendMeta(uint64(ttf - int64(df)))
+	}
+	if df == 1 {
+		// Singleton ("pulsing"): the doc lives in the term metadata, so an
+		// _id lookup is one FST seek and no postings read.
+		w.appendMeta(uint64(docs[0]))
+		if hasPos {
+			w.appendMeta(uint64(posStart))
+		}
+		if norms != nil {
+			w.termMeta = append(w.termMeta, norms.Norm(int(docs[0])))
+		}
+		return
+	}
+	docStart := w.doc.pos()
+	w.appendMeta(uint64(docStart))
+	if hasPos {
+		w.appendMeta(uint64(posStart))
+	}
+	nBlocks := (df + packed.BlockSize - 1) / packed.BlockSize
+	// Per block: maxFreq, minNorm, start offset; kept in scratch as skip
+	// entries (written after the blocks).
+	skip := w.scratch[:0]
+	prev := -1
+	o := w.doc
+	for b := 0; b < nBlocks; b++ {
+		lo, hi := b*packed.BlockSize, min((b+1)*packed.BlockSize, df)
+		blockStart := o.pos() - docStart
+		maxFreq, minNorm := uint32(0), uint8(255)
+		for i := lo; i < hi; i++ {
+			maxFreq = max(maxFreq, freqs[i])
+			if norms != nil {
+				minNorm = min(minNorm, norms.Norm(int(docs[i])))
+			}
+		}
+		if norms == nil {
+			minNorm = 0
+		}
+		if hi-lo == packed.BlockSize {
+			blk := &w.block
+			for i := range blk {
+				d := int(docs[lo+i])
+				blk[i] = uint32(d - prev - 1)
+				prev = d
+			}
+			width := packed.MaxWidth(blk)
+			o.byte1(byte(width))
+			o.buf = packed.Pack(o.buf, blk, width)
+			if hasFreqs {
+				for i := range blk {
+					blk[i] = freqs[lo+i] - 1
+				}
+				width := packed.MaxWidth(blk)
+				o.byte1(byte(width))
+				o.buf = packed.Pack(o.buf, blk, width)
+			}
+		} else {
+			for i := lo; i < hi; i++ {
+				d := int(docs[i])
+				delta := uint64(d - prev - 1)
+				prev = d
+				if !hasFreqs {
+					o.uvarint(delta)
+				} else if freqs[i] == 1 {
+					o.uvarint(delta<<1 | 1)
+				} else {
+					o.uvarint(delta << 1)
+					o.uvarint(uint64(freqs[i]))
+				}
+			}
+		}
+		o.maybeFlush()
+		if nBlocks == 1 {
+			if hasFreqs {
+				w.appendMeta(uint64(maxFreq))
+			}
+			if norms != nil {
+				w.termMeta = append(w.termMeta, minNorm)
+			}
+			return
+		}
+		var posOff int
+		if hasPos {
+			posOff = w.blockPosFP[b]
+		}
+		skip = appendU32(skip, docs[hi-1])
+		skip = appendU32(skip, maxFreq)
+		skip = appendU64(skip, uint64(blockStart))
+		skip = appendU64(skip, uint64(posOff))
+		skip = append(skip, minNorm)
+	}
+	w.appendMeta(uint64(o.pos()))
+	o.write(skip)
+	w.scratch = skip[:0]
+}
