@@ -116,6 +116,8 @@ func (s *Searcher) topScores(ctx context.Context, w weight, k int, threshold int
 		c.docBase = lc.leaf.DocBase
 		if d, ok := sc.(*disjunctionScorer); ok && d.msm <= 1 && d.scoring {
 			maxScoreLeaf(d.subs, lc.leaf.Live, c)
+		} else if ts, ok := sc.(*termScorer); ok {
+			termTopScoresLeaf(ts, lc.leaf.Live, c)
 		} else {
 			topScoresLeaf(sc, lc.leaf.Live, c)
 		}
@@ -154,5 +156,44 @@ func topScoresLeaf(sc scorer, live *index.FixedBitSet, c *topScoreCollector) {
 			c.collect(doc, sc.score())
 		}
 		doc = sc.NextDoc()
+	}
+}
+
+// termTopScoresLeaf is topScoresLeaf specialised for one term, the most
+// common query: postings, norms and BM25 are read directly, and docs that
+// cannot enter the heap are only counted.
+func termTopScoresLeaf(s *termScorer, live *index.FixedBitSet, c *topScoreCollector) {
+	pe, norms := s.pe, s.norms
+	w, cache := s.sim.weight, s.sim.cache
+	upTo := -1
+	var blockMax float32 = float32(math.Inf(1))
+	doc := pe.NextDoc()
+	for doc != noMoreDocs {
+		if c.minCompetitive > 0 {
+			if doc > upTo {
+				upTo = s.advanceShallow(doc)
+				blockMax = s.maxScore(upTo)
+			}
+			if blockMax < c.minCompetitive {
+				if upTo == noMoreDocs {
+					return
+				}
+				doc = pe.Advance(upTo + 1)
+				continue
+			}
+		}
+		if live == nil || live.Get(doc) {
+			norm := noNorm
+			if norms != nil {
+				norm = norms.Norm(doc)
+			}
+			score := w - w/(1+float32(pe.Freq())*cache[norm])
+			if score < c.minCompetitive {
+				c.totalHits++
+			} else {
+				c.collect(doc, score)
+			}
+		}
+		doc = pe.NextDoc()
 	}
 }
