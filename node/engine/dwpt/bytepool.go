@@ -141,8 +141,17 @@ func (p *bytePool) writeByte(addr int32, v byte) int32 {
 	return addr + 1
 }
 
-// writeVInt appends v as a varint (7 bits per byte, low first).
+// writeVInt appends v as a varint (7 bits per byte, low first). Most values
+// (doc and position deltas) take one byte and the slice has room: that path
+// is one load of the block and one store.
 func (p *bytePool) writeVInt(addr int32, v uint32) int32 {
+	if v < 0x80 {
+		blk := p.blocks[addr>>blockShift]
+		if off := addr & blockMask; blk[off] == 0 {
+			blk[off] = byte(v)
+			return addr + 1
+		}
+	}
 	for v >= 0x80 {
 		addr = p.writeByte(addr, byte(v)|0x80)
 		v >>= 7
@@ -217,6 +226,12 @@ func (r *sliceReader) readByte() byte {
 }
 
 func (r *sliceReader) readVInt() uint32 {
+	if r.upto < r.limit { // one-byte values, the common case
+		if b := r.buf[r.upto&blockMask]; b < 0x80 {
+			r.upto++
+			return uint32(b)
+		}
+	}
 	b := r.readByte()
 	v := uint32(b & 0x7f)
 	for shift := 7; b >= 0x80; shift += 7 {

@@ -18,18 +18,22 @@ var hashSeed = maphash.MakeSeed()
 // object is ever allocated.
 type termHash struct {
 	pool      *bytePool
-	slots     []int32  // term id + 1; 0 = empty
-	hashes    []uint32 // hash of the term in the slot
-	textStart []int32  // term id -> address of its length-prefixed bytes
+	slots     []hslot
+	textStart []int32 // term id -> address of its length-prefixed bytes
 	mask      uint32
+}
+
+// hslot is one table entry; id and hash side by side cost one cache miss.
+type hslot struct {
+	id   int32 // term id + 1; 0 = empty
+	hash uint32
 }
 
 const initialHashSize = 16
 
 func (h *termHash) init(pool *bytePool) {
 	h.pool = pool
-	h.slots = make([]int32, initialHashSize)
-	h.hashes = make([]uint32, initialHashSize)
+	h.slots = make([]hslot, initialHashSize)
 	h.mask = initialHashSize - 1
 }
 
@@ -58,11 +62,11 @@ func (h *termHash) find(t []byte) int32 {
 	code := hashTerm(t)
 	for i := code & h.mask; ; i = (i + 1) & h.mask {
 		s := h.slots[i]
-		if s == 0 {
+		if s.id == 0 {
 			return -1
 		}
-		if h.hashes[i] == code && bytes.Equal(h.term(s-1), t) {
-			return s - 1
+		if s.hash == code && bytes.Equal(h.term(s.id-1), t) {
+			return s.id - 1
 		}
 	}
 }
@@ -73,18 +77,17 @@ func (h *termHash) add(t []byte) (id int32, isNew bool) {
 	i := code & h.mask
 	for {
 		s := h.slots[i]
-		if s == 0 {
+		if s.id == 0 {
 			break
 		}
-		if h.hashes[i] == code && bytes.Equal(h.term(s-1), t) {
-			return s - 1, false
+		if s.hash == code && bytes.Equal(h.term(s.id-1), t) {
+			return s.id - 1, false
 		}
 		i = (i + 1) & h.mask
 	}
 	id = int32(len(h.textStart))
 	h.textStart = append(h.textStart, h.storeTerm(t))
-	h.slots[i] = id + 1
-	h.hashes[i] = code
+	h.slots[i] = hslot{id: id + 1, hash: code}
 	if uint32(len(h.textStart))*2 > h.mask { // keep load <= 1/2
 		h.rehash()
 	}
@@ -111,24 +114,21 @@ func (h *termHash) storeTerm(t []byte) int32 {
 
 func (h *termHash) rehash() {
 	n := uint32(len(h.slots)) * 2
-	slots := make([]int32, n)
-	hashes := make([]uint32, n)
+	slots := make([]hslot, n)
 	mask := n - 1
-	for i, s := range h.slots {
-		if s == 0 {
+	for _, s := range h.slots {
+		if s.id == 0 {
 			continue
 		}
-		code := h.hashes[i]
-		j := code & mask
-		for slots[j] != 0 {
+		j := s.hash & mask
+		for slots[j].id != 0 {
 			j = (j + 1) & mask
 		}
 		slots[j] = s
-		hashes[j] = code
 	}
-	h.slots, h.hashes, h.mask = slots, hashes, mask
+	h.slots, h.mask = slots, mask
 }
 
 func (h *termHash) ramBytes() int64 {
-	return int64(cap(h.slots))*4 + int64(cap(h.hashes))*4 + int64(cap(h.textStart))*4
+	return int64(cap(h.slots))*8 + int64(cap(h.textStart))*4
 }
