@@ -1,0 +1,33 @@
+// Package shard hosts a data node's shard engines: one engine.Engine per
+// shard copy assigned to the node, under <data-dir>/<index-uuid>/<shard>/,
+// with the index mapping it parses documents by.
+//
+// # Lifecycle
+//
+// Host.Open opens (or recovers from its last commit) a shard when the
+// routing table assigns it to the node; opening an open shard is a no-op.
+// Host.Close commits and closes it (shard moved away, node shutting down);
+// Host.Delete closes it without committing and removes its directory (index
+// deleted). Until the translog is integrated (issue 4), writes acknowledged
+// after the last commit are lost if the process dies without Close.
+//
+// # Dynamic mapping updates
+//
+// As in Elasticsearch, a document that brings new fields is indexed only
+// after the cluster has accepted the mapping update. Shard.Index parses the
+// document with the shard's current mapping (inside engine.Index, through a
+// pooled mapping.Parser). If parsing finds unmapped fields, the engine
+// rejects the document with a *MappingUpdateError carrying the inferred
+// fields; the shard merges them into its own mapping (a type clash with a
+// known field rejects the document, naming the field), sends the update to
+// the cluster through MappingUpdater — an etcd transaction, where a racing
+// update of the same field with another type from another shard loses — and
+// indexes the document again with the merged mapping the cluster returned.
+// Updates of one shard are serialized, and an update the shard's mapping
+// already covers is not sent again, so a burst of documents with the same
+// new field costs one round trip. Nothing unacknowledged ever reaches the
+// index, so a restarted shard never holds fields its mapping lacks.
+//
+// Host.UpdateMapping pushes a newer cluster mapping (fields added through
+// other shards or PutMapping) to every open shard of the index.
+package shard

@@ -1,0 +1,257 @@
+package shard
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/maphash"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/sluice-search/sluice/node/engine"
+	"github.com/sluice-search/sluice/node/engine/codec"
+	"github.com/sluice-search/sluice/node/engine/index"
+	"github.com/sluice-search/sluice/node/engine/mapping"
+)
+
+// ErrNotHere says the shard is not open on this node.
+var ErrNotHere = errors.New("shard not open here")
+
+// ID names one shard of one index.
+type ID struct {
+	IndexUUID string
+	Shard     int
+}
+
+func (id ID) String() string { return id.IndexUUID + "/" + strconv.Itoa(id.Shard) }
+
+// Meta is what opening a shard needs from the index metadata.
+type Meta struct {
+	ID
+	Index   string
+	Mapping *mapping.Mapping
+	// RefreshInterval: 0 is the default (1 s), negative turns periodic
+	// refresh off.
+	RefreshInterval time.Duration
+	// RAMBufferBytes: indexing buffer; 0 is the host's default.
+	RAMBufferBytes int64
+}
+
+// HostOptions configure a Host.
+type HostOptions struct {
+	// DataDir holds <index-uuid>/<shard>/ directories.
+	DataDir string
+	// Updater publishes dynamic mapping updates; nil applies them to the
+	// shard only (single-process use and tests).
+	Updater MappingUpdater
+	// RAMBufferBytes is the default indexing buffer per shard.
+	RAMBufferBytes int64
+	// Codec writes segments; default codec.New with defaults.
+	Codec  index.Codec
+	Logger *slog.Logger
+}
+
+// Host owns the open shards of a node. Safe for concurrent use.
+type Host struct {
+	opts HostOptions
+
+	mu     sync.RWMutex
+	shards map[ID]*Shard
+	// opening serializes Open/Close/Delete of one shard.
+	opening map[ID]*sync.Mutex
+}
+
+// NewHost returns a Host over opts.DataDir, creating it if needed.
+func NewHost(opts HostOptions) (*Host, error) {
+	if opts.DataDir == "" {
+		return nil, errors.New("shard: HostOptions.DataDir is required")
+	}
+	if err := os.MkdirAll(opts.DataDir, 0o755); err != nil {
+		return nil, fmt.Errorf("shard: data dir: %w", err)
+	}
+	if opts.Codec == nil {
+		opts.Codec = codec.New(codec.Options{})
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	return &Host{opts: opts, shards: map[ID]*Shard{}, opening: map[ID]*sync.Mutex{}}, nil
+}
+
+// Path returns the directory of a shard.
+func (h *Host) Path(id ID) string {
+	return filepath.Join(h.opts.DataDir, id.IndexUUID, strconv.Itoa(id.Shard))
+}
+
+func (h *Host) lock(id ID) func() {
+	h.mu.Lock()
+	m := h.opening[id]
+	if m == nil {
+		m = &sync.Mutex{}
+		h.opening[id] = m
+	}
+	h.mu.Unlock()
+	m.Lock()
+	return m.Unlock
+}
+
+// Open opens the shard (recovering it from its last commit, or creating
+// it). Opening an open shard only updates its mapping.
+func (h *Host) Open(ctx context.Context, meta Meta) (*Shard, error) {
+	if meta.IndexUUID == "" || meta.Shard < 0 || filepath.Base(meta.IndexUUID) != meta.IndexUUID {
+		return nil, fmt.Errorf("shard: invalid shard id %v", meta.ID)
+	}
+	unlock := h.lock(meta.ID)
+	defer unlock()
+	if s, err := h.Get(meta.ID); err == nil {
+		if meta.Mapping != nil {
+			if err := s.setMapping(meta.Mapping); err != nil {
+				h.opts.Logger.Warn("shard: mapping not applied", "shard", meta.ID, "err", err)
+			}
+		}
+		return s, nil
+	}
+	m := meta.Mapping
+	if m == nil {
+		var err error
+		if m, err = mapping.New(mapping.DynamicDefault, nil); err != nil {
+			return nil, err
+		}
+	}
+	s := &Shard{id: meta.ID, index: meta.Index, path: h.Path(meta.ID), updater: h.opts.Updater,
+		logger: h.opts.Logger.With("shard", meta.ID.String()), seed: maphash.MakeSeed()}
+	s.mapping.Store(m)
+	if err := os.MkdirAll(s.path, 0o755); err != nil {
+		return nil, fmt.Errorf("shard %v: %w", meta.ID, err)
+	}
+	ram := meta.RAMBufferBytes
+	if ram == 0 {
+		ram = h.opts.RAMBufferBytes
+	}
+	eng, err := engine.Open(ctx, engine.Options{Path: s.path, Codec: h.opts.Codec, Parser: docParser{s},
+		RAMBufferBytes: ram, RefreshInterval: meta.RefreshInterval, Logger: s.logger})
+	if err != nil {
+		return nil, fmt.Errorf("shard %v: open: %w", meta.ID, err)
+	}
+	s.eng = eng
+	h.mu.Lock()
+	h.shards[meta.ID] = s
+	h.mu.Unlock()
+	s.logger.Info("shard opened", "docs", eng.Stats().NumDocs)
+	return s, nil
+}
+
+// Get returns an open shard, or an error wrapping ErrNotHere.
+func (h *Host) Get(id ID) (*Shard, error) {
+	h.mu.RLock()
+	s := h.shards[id]
+	h.mu.RUnlock()
+	if s == nil {
+		return nil, fmt.Errorf("shard %v: %w", id, ErrNotHere)
+	}
+	return s, nil
+}
+
+// Shards returns the open shards.
+func (h *Host) Shards() []*Shard {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	out := make([]*Shard, 0, len(h.shards))
+	for _, s := range h.shards {
+		out = append(out, s)
+	}
+	return out
+}
+
+// Close commits and closes a shard; closing a shard that is not open is a
+// no-op.
+func (h *Host) Close(ctx context.Context, id ID) error {
+	unlock := h.lock(id)
+	defer unlock()
+	s := h.take(id)
+	if s == nil {
+		return nil
+	}
+	return s.close(ctx, true)
+}
+
+// Delete closes a shard without committing and removes its data; the index
+// directory goes too once its last shard is gone.
+func (h *Host) Delete(ctx context.Context, id ID) error {
+	unlock := h.lock(id)
+	defer unlock()
+	var err error
+	if s := h.take(id); s != nil {
+		err = s.close(ctx, false)
+	}
+	if rmErr := os.RemoveAll(h.Path(id)); rmErr != nil {
+		err = errors.Join(err, fmt.Errorf("shard %v: remove data: %w", id, rmErr))
+	}
+	// Fails harmlessly while other shards of the index remain.
+	_ = os.Remove(filepath.Join(h.opts.DataDir, id.IndexUUID))
+	return err
+}
+
+// UpdateMapping merges a newer cluster mapping of an index into each of its
+// open shards.
+func (h *Host) UpdateMapping(indexUUID string, m *mapping.Mapping) error {
+	var errs []error
+	for _, s := range h.Shards() {
+		if s.id.IndexUUID == indexUUID {
+			if err := s.setMapping(m); err != nil {
+				errs = append(errs, fmt.Errorf("shard %v: %w", s.id, err))
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// SetRefreshInterval changes the refresh interval of an index's open shards.
+func (h *Host) SetRefreshInterval(indexUUID string, d time.Duration) {
+	for _, s := range h.Shards() {
+		if s.id.IndexUUID == indexUUID {
+			if d == 0 {
+				d = engine.DefaultRefreshInterval
+			}
+			s.eng.SetRefreshInterval(d)
+		}
+	}
+}
+
+// CloseAll commits and closes every open shard (node shutdown).
+func (h *Host) CloseAll(ctx context.Context) error {
+	var errs []error
+	for _, s := range h.Shards() {
+		errs = append(errs, h.Close(ctx, s.id))
+	}
+	return errors.Join(errs...)
+}
+
+func (h *Host) take(id ID) *Shard {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	s := h.shards[id]
+	delete(h.shards, id)
+	return s
+}
+
+func (s *Shard) close(ctx context.Context, commit bool) error {
+	if !s.closed.CompareAndSwap(false, true) {
+		return nil
+	}
+	var err error
+	if commit {
+		if _, cerr := s.eng.Commit(ctx, engine.CommitOptions{}); cerr != nil {
+			err = fmt.Errorf("shard %v: commit: %w", s.id, cerr)
+		}
+	}
+	if cerr := s.eng.Close(ctx); cerr != nil {
+		err = errors.Join(err, fmt.Errorf("shard %v: close: %w", s.id, cerr))
+	}
+	s.logger.Info("shard closed", "committed", commit, "err", err)
+	return err
+}

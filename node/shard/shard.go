@@ -1,0 +1,182 @@
+package shard
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/maphash"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+
+	"github.com/sluice-search/sluice/node/engine"
+	"github.com/sluice-search/sluice/node/engine/document"
+	"github.com/sluice-search/sluice/node/engine/mapping"
+)
+
+// ErrConflict is returned by a create-only Index of an id that exists.
+var ErrConflict = errors.New("document already exists")
+
+// ErrMappingUpdate is wrapped by a *MappingUpdateError.
+var ErrMappingUpdate = errors.New("document needs a mapping update")
+
+// MappingUpdateError rejects a document whose unmapped fields need a
+// mapping update first; Update holds just the new fields.
+type MappingUpdateError struct {
+	Update *mapping.Mapping
+}
+
+func (e *MappingUpdateError) Error() string {
+	return fmt.Sprintf("%v: new fields %v", ErrMappingUpdate, e.Update.Names())
+}
+
+func (e *MappingUpdateError) Unwrap() error { return ErrMappingUpdate }
+
+// MappingUpdater publishes a shard's dynamic mapping update to the cluster.
+type MappingUpdater interface {
+	// UpdateMapping merges update into the cluster's mapping of the index
+	// and returns the merged mapping once it is durable. A field that
+	// clashes with the cluster's mapping fails with an error wrapping
+	// mapping.ErrConflict.
+	UpdateMapping(ctx context.Context, index, indexUUID string, update *mapping.Mapping) (*mapping.Mapping, error)
+}
+
+// maxMappingRetries bounds how often one document waits for a mapping
+// update before it is rejected; each round adds at least one field, so a
+// document needs more only while others keep racing it.
+const maxMappingRetries = 8
+
+// Shard is one open shard: its engine and its mapping.
+type Shard struct {
+	id      ID
+	index   string
+	path    string
+	eng     *engine.Engine
+	updater MappingUpdater
+	logger  *slog.Logger
+
+	mapping  atomic.Pointer[mapping.Mapping]
+	parsers  sync.Pool // *mapping.Parser
+	updateMu sync.Mutex
+	// idLocks serialize writes to one id while a create-only write checks
+	// for existence, so two creates of one id cannot both succeed.
+	idLocks [64]sync.Mutex
+	seed    maphash.Seed
+	closed  atomic.Bool
+}
+
+// ID returns the shard's id.
+func (s *Shard) ID() ID { return s.id }
+
+// Index returns the name of the index the shard belongs to.
+func (s *Shard) Index() string { return s.index }
+
+// Engine returns the shard's engine (search, refresh, readers).
+func (s *Shard) Engine() *engine.Engine { return s.eng }
+
+// Mapping returns the shard's current mapping.
+func (s *Shard) Mapping() *mapping.Mapping { return s.mapping.Load() }
+
+// IndexDoc indexes source under id, replacing any document with the id
+// unless createOnly, when an existing id fails with ErrConflict. New fields
+// are published to the cluster first (see the package doc). Errors from the
+// document itself wrap mapping.ErrDocument, mapping.ErrStrict or
+// mapping.ErrConflict in a *mapping.FieldError.
+func (s *Shard) IndexDoc(ctx context.Context, id, source []byte, createOnly bool) (engine.Result, error) {
+	if createOnly {
+		mu := &s.idLocks[maphash.Bytes(s.seed, id)%uint64(len(s.idLocks))]
+		mu.Lock()
+		defer mu.Unlock()
+		_, found, err := s.eng.Get(ctx, id, engine.GetOptions{Realtime: true})
+		if err != nil {
+			return engine.Result{}, err
+		}
+		if found {
+			return engine.Result{}, fmt.Errorf("[%s]: %w", id, ErrConflict)
+		}
+	}
+	for range maxMappingRetries {
+		res, err := s.eng.Index(ctx, id, source)
+		var mu *MappingUpdateError
+		if !errors.As(err, &mu) {
+			return res, err
+		}
+		if err := s.applyUpdate(ctx, mu.Update); err != nil {
+			return engine.Result{}, err
+		}
+	}
+	return engine.Result{}, fmt.Errorf("shard %v: document %q: mapping kept changing under it", s.id, id)
+}
+
+// DeleteDoc deletes the document with id.
+func (s *Shard) DeleteDoc(ctx context.Context, id []byte) (engine.Result, error) {
+	return s.eng.Delete(ctx, id)
+}
+
+// applyUpdate merges a parser's dynamic update into the shard's mapping,
+// through the cluster when there is an updater.
+func (s *Shard) applyUpdate(ctx context.Context, update *mapping.Mapping) error {
+	s.updateMu.Lock()
+	defer s.updateMu.Unlock()
+	cur := s.mapping.Load()
+	merged, err := cur.Merge(update)
+	if err != nil {
+		return err // a clash with a known field: the document's problem
+	}
+	if merged.Len() == cur.Len() {
+		return nil // another document's update already covered it
+	}
+	if s.updater != nil {
+		if merged, err = s.updater.UpdateMapping(ctx, s.index, s.id.IndexUUID, update); err != nil {
+			return fmt.Errorf("shard %v: publish mapping update: %w", s.id, err)
+		}
+		// The cluster's mapping may have gained other fields meanwhile;
+		// keep everything this shard knew too.
+		if merged, err = cur.Merge(merged); err != nil {
+			return fmt.Errorf("shard %v: cluster mapping: %w", s.id, err)
+		}
+	}
+	s.mapping.Store(merged)
+	return nil
+}
+
+// setMapping merges a cluster mapping into the shard's.
+func (s *Shard) setMapping(m *mapping.Mapping) error {
+	s.updateMu.Lock()
+	defer s.updateMu.Unlock()
+	merged, err := s.mapping.Load().Merge(m)
+	if err != nil {
+		return err
+	}
+	s.mapping.Store(merged)
+	return nil
+}
+
+// docParser adapts pooled mapping.Parsers to engine.DocParser: it parses
+// with the shard's current mapping and turns a dynamic update into a
+// *MappingUpdateError, so nothing is indexed with unpublished fields.
+type docParser struct{ s *Shard }
+
+func (p docParser) Parse(id, source []byte, doc *document.Document) error {
+	m := p.s.mapping.Load()
+	mp, _ := p.s.parsers.Get().(*mapping.Parser)
+	if mp == nil {
+		var err error
+		if mp, err = mapping.NewParser(m); err != nil {
+			return err
+		}
+	} else if mp.Mapping() != m {
+		if err := mp.SetMapping(m); err != nil {
+			return err
+		}
+	}
+	defer p.s.parsers.Put(mp)
+	update, err := mp.Parse(doc, id, source)
+	if err != nil {
+		return err
+	}
+	if update != nil {
+		return &MappingUpdateError{Update: update}
+	}
+	return nil
+}

@@ -1,0 +1,171 @@
+package shard
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"testing"
+
+	"github.com/sluice-search/sluice/node/engine/document"
+	"github.com/sluice-search/sluice/node/engine/mapping"
+)
+
+// clusterMapping is an in-process MappingUpdater with the cluster's merge
+// semantics: one index mapping, updates merged under a lock.
+type clusterMapping struct {
+	mu    sync.Mutex
+	m     *mapping.Mapping
+	calls int
+}
+
+func (c *clusterMapping) UpdateMapping(_ context.Context, _, _ string, update *mapping.Mapping) (*mapping.Mapping, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.calls++
+	merged, err := c.m.Merge(update)
+	if err != nil {
+		return nil, err
+	}
+	c.m = merged
+	return merged, nil
+}
+
+func newHost(t *testing.T, up MappingUpdater) *Host {
+	t.Helper()
+	h, err := NewHost(HostOptions{DataDir: t.TempDir(), Updater: up})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { h.CloseAll(context.Background()) })
+	return h
+}
+
+func mustMapping(t *testing.T, fields map[string]mapping.Field) *mapping.Mapping {
+	t.Helper()
+	m, err := mapping.New(mapping.DynamicDefault, fields)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func TestOpenCloseRecoversCommittedDocs(t *testing.T) {
+	ctx := context.Background()
+	h := newHost(t, nil)
+	meta := Meta{ID: ID{IndexUUID: "u1", Shard: 2}, Index: "books"}
+	s, err := h.Open(ctx, meta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 20 {
+		if _, err := s.IndexDoc(ctx, fmt.Appendf(nil, "%d", i), fmt.Appendf(nil, `{"n":%d}`, i), false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.DeleteDoc(ctx, []byte("3")); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Close(ctx, meta.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.Get(meta.ID); !errors.Is(err, ErrNotHere) {
+		t.Fatalf("Get after Close: %v, want ErrNotHere", err)
+	}
+	s, err = h.Open(ctx, meta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := s.Engine().Stats().NumDocs; n != 19 {
+		t.Fatalf("reopened shard has %d docs, want 19", n)
+	}
+	if err := h.Delete(ctx, meta.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(h.Path(meta.ID)); !os.IsNotExist(err) {
+		t.Fatalf("shard dir still there after Delete: %v", err)
+	}
+}
+
+func TestDynamicMappingGoesThroughCluster(t *testing.T) {
+	ctx := context.Background()
+	cluster := &clusterMapping{m: mustMapping(t, map[string]mapping.Field{"title": mapping.NewField(document.Text)})}
+	h := newHost(t, cluster)
+	s, err := h.Open(ctx, Meta{ID: ID{IndexUUID: "u", Shard: 0}, Index: "i", Mapping: cluster.m})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A burst of docs introducing one field publishes it once.
+	var wg sync.WaitGroup
+	errs := make(chan error, 32)
+	for i := range 32 {
+		wg.Go(func() {
+			_, err := s.IndexDoc(ctx, fmt.Appendf(nil, "d%d", i), fmt.Appendf(nil, `{"title":"x","year":%d}`, 1900+i), false)
+			errs <- err
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if cluster.calls != 1 {
+		t.Errorf("mapping updates sent: %d, want 1", cluster.calls)
+	}
+	if f, ok := s.Mapping().Field("year"); !ok || f.Type != document.Long {
+		t.Fatalf("shard mapping year = %+v, %v; want long", f, ok)
+	}
+
+	// Another shard got "color" mapped as long first: ours loses.
+	cluster.m, _ = cluster.m.Merge(mustMapping(t, map[string]mapping.Field{"color": mapping.NewField(document.Long)}))
+	_, err = s.IndexDoc(ctx, []byte("c"), []byte(`{"color":"red"}`), false)
+	if !errors.Is(err, mapping.ErrConflict) {
+		t.Fatalf("racing field type: err %v, want mapping conflict", err)
+	}
+	// A known field with a value of the wrong type is the document's fault.
+	_, err = s.IndexDoc(ctx, []byte("y"), []byte(`{"year":"nineteen"}`), false)
+	var fe *mapping.FieldError
+	if !errors.As(err, &fe) || fe.Field != "year" {
+		t.Fatalf("bad value: err %v, want a FieldError naming year", err)
+	}
+	if _, err := s.Engine().Refresh(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := s.Engine().Stats().NumDocs; n != 32 {
+		t.Fatalf("docs = %d, want 32 (rejected docs must not be indexed)", n)
+	}
+}
+
+func TestCreateOnly(t *testing.T) {
+	ctx := context.Background()
+	h := newHost(t, nil)
+	s, err := h.Open(ctx, Meta{ID: ID{IndexUUID: "u", Shard: 0}, Index: "i"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	created, conflicts := 0, 0
+	for range 8 {
+		wg.Go(func() {
+			_, err := s.IndexDoc(ctx, []byte("same"), []byte(`{"a":1}`), true)
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case err == nil:
+				created++
+			case errors.Is(err, ErrConflict):
+				conflicts++
+			default:
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	if created != 1 || conflicts != 7 {
+		t.Fatalf("created %d, conflicts %d; want 1 and 7", created, conflicts)
+	}
+}
