@@ -5,33 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"os"
-	"strconv"
 	"testing"
-	"time"
 
 	"github.com/sluice-search/sluice/node/engine/codec/codectest"
 	"github.com/sluice-search/sluice/node/engine/index"
 	"github.com/sluice-search/sluice/node/engine/store"
 )
-
-// testRand returns a seeded rand and logs the seed; SLUICE_TEST_SEED
-// replays a failure.
-func testRand(t testing.TB) *rand.Rand {
-	seed := uint64(time.Now().UnixNano())
-	if s := os.Getenv("SLUICE_TEST_SEED"); s != "" {
-		v, err := strconv.ParseUint(s, 10, 64)
-		if err != nil {
-			t.Fatalf("SLUICE_TEST_SEED: %v", err)
-		}
-		seed = v
-	}
-	t.Logf("seed %d (replay with SLUICE_TEST_SEED=%d)", seed, seed)
-	return rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
-}
-
-// longMode: SLUICE_TEST_LONG=1 runs bigger and more models.
-func longMode() bool { return os.Getenv("SLUICE_TEST_LONG") != "" }
 
 func newInfo(r *rand.Rand, name string, maxDoc int) *index.SegmentInfo {
 	info := &index.SegmentInfo{Name: name, MaxDoc: maxDoc}
@@ -49,7 +28,7 @@ func writeModel(t testing.TB, c *Codec, dir store.Directory, info *index.Segment
 }
 
 func TestConformance(t *testing.T) {
-	r := testRand(t)
+	r := codectest.Rand(t)
 	type tc struct {
 		name string
 		opts codectest.RandomOptions
@@ -75,7 +54,7 @@ func TestConformance(t *testing.T) {
 		{"no-docs", codectest.RandomOptions{Docs: 0, RandomTerms: 0, MaxFreq: 1}, Options{}, ramDir},
 		{"small", codectest.RandomOptions{Docs: 300, SpecialDocFreqs: []int{127, 128, 129, 256}, RandomTerms: 50, MaxFreq: 20, SourceSize: 50}, Options{}, ramDir},
 	}
-	if longMode() {
+	if codectest.LongMode() {
 		big := std
 		big.Docs, big.RandomTerms = 60000, 5000
 		big.SpecialDocFreqs = append(big.SpecialDocFreqs, 20000, 59999)
@@ -115,7 +94,7 @@ func TestConformance(t *testing.T) {
 }
 
 func TestLiveDocs(t *testing.T) {
-	r := testRand(t)
+	r := codectest.Rand(t)
 	c := New(Options{})
 	dir := store.NewRAMDirectory()
 	for _, n := range []int{0, 1, 63, 64, 65, 10000} {
@@ -158,7 +137,7 @@ func TestLiveDocs(t *testing.T) {
 // TestWriteErrorCleansUp: a write that fails midway (aborted merge) leaves
 // no files behind.
 func TestWriteErrorCleansUp(t *testing.T) {
-	r := testRand(t)
+	r := codectest.Rand(t)
 	m := codectest.Random(r, codectest.RandomOptions{Docs: 2000, SpecialDocFreqs: []int{1000}, RandomTerms: 100, MaxFreq: 5, SourceSize: 200})
 	dir := store.NewRAMDirectory()
 	abort := errors.New("merge aborted")

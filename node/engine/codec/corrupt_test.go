@@ -69,7 +69,7 @@ func exercise(sr index.SegmentReader) {
 // or CheckIntegrity must report ErrCorrupt, reading the opened segment must
 // never panic, and a file checksummed at open never opens.
 func TestCorruption(t *testing.T) {
-	r := testRand(t)
+	r := codectest.Rand(t)
 	m := codectest.Random(r, codectest.RandomOptions{Docs: 700, SpecialDocFreqs: []int{1, 129, 300}, RandomTerms: 60, MaxFreq: 40, SourceSize: 100})
 	c := New(Options{StoredBlockSize: 2000})
 	clean := store.NewRAMDirectory()
@@ -84,7 +84,7 @@ func TestCorruption(t *testing.T) {
 	if raceEnabled {
 		trials = 8
 	}
-	if longMode() {
+	if codectest.LongMode() {
 		trials = 400
 	}
 	for _, victim := range info.Files {

@@ -161,8 +161,8 @@ func comparePostings(t testing.TB, r *rand.Rand, field string, term []byte, flag
 	if g.DocID() != -1 {
 		t.Fatalf("field %q term %q: DocID %d before iteration", field, term, g.DocID())
 	}
-	if w.Cost() != g.Cost() {
-		t.Fatalf("field %q term %q: Cost %d, want %d", field, term, g.Cost(), w.Cost())
+	if g.Cost() < w.Cost() { // an upper bound on the docs iterated
+		t.Fatalf("field %q term %q: Cost %d below %d", field, term, g.Cost(), w.Cost())
 	}
 	for n := 0; ; n++ {
 		var wd, gd int
