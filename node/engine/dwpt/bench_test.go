@@ -50,3 +50,28 @@ func BenchmarkAddDocument(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/205, "ns/token")
 }
+
+// BenchmarkSortTerms sorts the body field's ~50k distinct terms, as a flush
+// does once per field.
+func BenchmarkSortTerms(b *testing.B) {
+	r := rand.New(rand.NewPCG(3, 4))
+	d := New(nil)
+	var doc document.Document
+	for i := range 5000 {
+		doc.Reset()
+		doc.ID = fmt.Appendf(doc.ID, "%d", i)
+		doc.Fields = append(doc.Fields, document.Field{Name: "body", Type: document.Text})
+		for p := range 100 {
+			doc.Fields[0].Tokens = append(doc.Fields[0].Tokens, document.Token{Term: fmt.Appendf(nil, "w%d", r.IntN(200000)), Position: int32(p)})
+		}
+		if _, err := d.AddDocument(&doc); err != nil {
+			b.Fatal(err)
+		}
+	}
+	f := d.byName["body"]
+	b.ResetTimer()
+	for range b.N {
+		sortTermIDs(&f.terms)
+	}
+	b.ReportMetric(float64(f.terms.size()), "terms")
+}

@@ -2,6 +2,8 @@ package dwpt
 
 import (
 	"bytes"
+	"cmp"
+	"encoding/binary"
 	"fmt"
 	"slices"
 	"sort"
@@ -46,12 +48,31 @@ func (d *DWPT) Terms(field string) index.Terms {
 	return &memTerms{d: d, f: f}
 }
 
+// sortTermIDs returns the term ids in term byte order. Terms are sorted by
+// their first 8 bytes as a big-endian integer, the bytes compared only on a
+// tie: most terms are short, so the sort rarely chases term bytes through
+// the pool (that made sorting a visible part of flush).
 func sortTermIDs(h *termHash) []int32 {
-	ids := make([]int32, h.size())
-	for i := range ids {
-		ids[i] = int32(i)
+	type key struct {
+		prefix uint64
+		id     int32
 	}
-	slices.SortFunc(ids, func(a, b int32) int { return bytes.Compare(h.term(a), h.term(b)) })
+	keys := make([]key, h.size())
+	for i := range keys {
+		var b [8]byte
+		copy(b[:], h.term(int32(i)))
+		keys[i] = key{binary.BigEndian.Uint64(b[:]), int32(i)}
+	}
+	slices.SortFunc(keys, func(a, b key) int {
+		if a.prefix != b.prefix {
+			return cmp.Compare(a.prefix, b.prefix)
+		}
+		return bytes.Compare(h.term(a.id), h.term(b.id))
+	})
+	ids := make([]int32, len(keys))
+	for i, k := range keys {
+		ids[i] = k.id
+	}
 	return ids
 }
 
