@@ -30,7 +30,7 @@ func FuzzUvarint(f *testing.F) {
 // fuzzField builds a field reader over arbitrary term metadata and postings
 // bytes, for the decoders that read files not checksummed at open.
 func fuzzField(meta, doc, pos []byte, opts index.IndexOptions, maxDoc int) *fieldReader {
-	seg := &segmentReader{info: &index.SegmentInfo{Name: "_f"}, maxDoc: maxDoc, doc: doc, pos: pos}
+	seg := &segmentReader{info: &index.SegmentInfo{Name: "_f"}, maxDoc: maxDoc, doc: doc, pos: pos, termsFile: "_f.tim"}
 	fi := &index.FieldInfo{Name: "f", IndexOptions: opts, HasNorms: opts.HasPositions()}
 	return &fieldReader{seg: seg, info: fi, termMeta: meta, hasFreqs: opts.HasFreqs(), hasPos: opts.HasPositions(), hasTerms: true}
 }

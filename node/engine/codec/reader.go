@@ -21,6 +21,8 @@ type segmentReader struct {
 	bodies map[string][]byte // ext -> body between header and footer
 	doc    []byte            // body of .doc
 	pos    []byte            // body of .pos
+	// termsFile names .tim in errors without building the name per lookup.
+	termsFile string
 
 	fields  map[string]*fieldReader
 	stored  storedMeta
@@ -75,6 +77,7 @@ func openSegment(dir store.Directory, info *index.SegmentInfo) (_ *segmentReader
 		sr.files[ext], sr.bodies[ext] = data, body
 	}
 	sr.doc, sr.pos = sr.bodies[extDocs], sr.bodies[extPos]
+	sr.termsFile = fileName(info.Name, extTerms)
 	if err := sr.readMeta(); err != nil {
 		return nil, err
 	}

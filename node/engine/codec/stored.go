@@ -47,6 +47,7 @@ type storedReader struct {
 	first  int // first doc of the cached block
 	numDoc int
 	raw    []byte
+	starts []int32 // offset in raw of each doc of the cached block
 }
 
 func (s *storedReader) corrupt(off int, format string, args ...any) error {
@@ -79,6 +80,17 @@ func (s *storedReader) loadBlock(b int) error {
 		return s.corrupt(int(off64), "block %d: %v", b, err)
 	}
 	s.raw, s.block, s.first, s.numDoc = raw, b, first, numDoc
+	// Index the docs once per block, so each Document is O(1).
+	s.starts = s.starts[:0]
+	br := reader{b: raw, file: m.file}
+	for i := 0; i < numDoc; i++ {
+		s.starts = append(s.starts, int32(br.off))
+		br.bytes(br.uint(len(raw), "id length"))
+		br.bytes(br.uint(len(raw), "source length"))
+	}
+	if br.err != nil || br.off != len(raw) {
+		return s.corrupt(int(off64), "block %d: docs do not fill the block", b)
+	}
 	return nil
 }
 
@@ -100,11 +112,7 @@ func (s *storedReader) Document(doc int, dst *index.StoredDoc) error {
 			return s.corrupt(0, "block %d does not hold doc %d", b, doc)
 		}
 	}
-	r := reader{b: s.raw, file: s.m.file}
-	for i := s.first; i < doc; i++ {
-		r.bytes(r.uint(len(s.raw), "id length"))
-		r.bytes(r.uint(len(s.raw), "source length"))
-	}
+	r := reader{b: s.raw, off: int(s.starts[doc-s.first]), file: s.m.file}
 	id := r.bytes(r.uint(len(s.raw), "id length"))
 	src := r.bytes(r.uint(len(s.raw), "source length"))
 	if r.err != nil {

@@ -28,7 +28,7 @@ func (ts *termState) blocks() int { return (ts.docFreq + packed.BlockSize - 1) /
 // collision; it is still reported, never a panic.
 func (f *fieldReader) decodeTermState(off uint64, ts *termState) error {
 	seg := f.seg
-	r := reader{b: f.termMeta, file: fileName(seg.info.Name, extTerms)}
+	r := reader{b: f.termMeta, file: seg.termsFile}
 	if off >= uint64(len(f.termMeta)) {
 		r.fail("term metadata offset %d out of range", off)
 		return r.err
