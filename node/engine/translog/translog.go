@@ -1,0 +1,541 @@
+package translog
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Durability says when an operation is fsynced.
+type Durability uint8
+
+const (
+	// Request: Add returns after its operation is fsynced. Concurrent
+	// callers share fsyncs (group commit). Elasticsearch's default.
+	Request Durability = iota
+	// Async: operations are fsynced every SyncInterval; a crash loses at
+	// most that much.
+	Async
+)
+
+// Options configure a Translog. The zero value is usable (SetDefaults).
+type Options struct {
+	Durability Durability
+	// SyncInterval is the Async fsync period (default 5s).
+	SyncInterval time.Duration
+	// GenerationSize is the size at which Add rolls to a new generation
+	// (default 64 MB, Elasticsearch's generation_threshold_size).
+	GenerationSize int64
+	Logger         *slog.Logger
+}
+
+// SetDefaults fills unset options.
+func (o *Options) SetDefaults() {
+	if o.SyncInterval <= 0 {
+		o.SyncInterval = 5 * time.Second
+	}
+	if o.GenerationSize <= 0 {
+		o.GenerationSize = 64 << 20
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+}
+
+// Location is where an operation was written.
+type Location struct {
+	Generation uint64
+	Offset     int64 // of the record in its generation file
+	Size       int64 // of the record
+}
+
+// ErrClosed is returned by operations on a closed Translog.
+var ErrClosed = errors.New("translog closed")
+
+// writeBufferSize is how much encoded data Add buffers before writing it to
+// the file; a sync writes whatever is buffered.
+const writeBufferSize = 64 << 10
+
+// Translog is a write-ahead log of operations in numbered generation files,
+// safe for concurrent use. See the package documentation.
+type Translog struct {
+	dir  string
+	opts Options
+	log  *slog.Logger
+	uuid UUID
+
+	// syncSem admits one fsync (or roll) at a time; callers waiting on it
+	// form the next group commit. Lock order: syncSem, then mu.
+	syncSem chan struct{}
+
+	mu      sync.Mutex
+	file    *os.File  // current generation, opened for append
+	cur     genInfo   // current generation; size counts buffered bytes
+	written int64     // bytes of the current generation handed to the OS
+	buf     []byte    // encoded records not yet written
+	old     []genInfo // retained older generations, oldest first
+	ckp     checkpoint
+	synced  Location // everything before (Generation, Offset) is fsynced
+	closed  bool
+	failed  error // a write or fsync failed: the file state is unknown
+
+	fsyncs    atomic.Int64
+	truncated int64 // torn tail bytes dropped by Open
+	stop      chan struct{}
+	stopOnce  sync.Once
+	done      chan struct{}
+}
+
+// Open opens the translog in dir, creating it if dir has none, and recovers
+// it: a torn last record is truncated (and logged), while damage that a
+// crash cannot explain fails with an error wrapping ErrCorrupt that names
+// the file and offset.
+func Open(ctx context.Context, dir string, opts Options) (*Translog, error) {
+	opts.SetDefaults()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("translog: %w", err)
+	}
+	t := &Translog{dir: dir, opts: opts, log: opts.Logger.With("translog", dir), syncSem: make(chan struct{}, 1)}
+	if err := t.openOrCreate(ctx); err != nil {
+		return nil, err
+	}
+	if opts.Durability == Async {
+		t.stop, t.done = make(chan struct{}), make(chan struct{})
+		go t.syncLoop()
+	}
+	return t, nil
+}
+
+func (t *Translog) openOrCreate(ctx context.Context) error {
+	gens, err := listGenerations(t.dir)
+	if err != nil {
+		return err
+	}
+	ckp, err := readCheckpoint(t.dir)
+	switch {
+	case err == nil:
+		return t.recover(ctx, ckp, gens)
+	case !errors.Is(err, os.ErrNotExist):
+		return err
+	}
+	// No checkpoint: a new translog, or one whose creation crashed after
+	// writing the first file's header (no operation can have been added).
+	if len(gens) > 1 || len(gens) == 1 && fileSize(filepath.Join(t.dir, genFileName(gens[0]))) > fileHeaderSize {
+		return fmt.Errorf("%w: %s: generation files without a checkpoint", ErrCorrupt, t.dir)
+	}
+	for _, g := range gens {
+		if err := os.Remove(filepath.Join(t.dir, genFileName(g))); err != nil {
+			return fmt.Errorf("translog: %w", err)
+		}
+	}
+	if _, err := rand.Read(t.uuid[:]); err != nil {
+		return fmt.Errorf("translog: %w", err)
+	}
+	t.ckp = checkpoint{UUID: t.uuid, MinGeneration: 1}
+	return t.startGeneration(1)
+}
+
+// startGeneration creates generation gen's file, makes it current and
+// writes the checkpoint. The caller holds mu (or has exclusive access).
+func (t *Translog) startGeneration(gen uint64) error {
+	name := filepath.Join(t.dir, genFileName(gen))
+	header, crc := fileHeader(gen, t.uuid)
+	if err := writeFileSync(name, header); err != nil {
+		return err
+	}
+	if err := syncDir(t.dir); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(name, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		return fmt.Errorf("translog: %w", err)
+	}
+	if t.file != nil {
+		t.file.Close()
+	}
+	t.file, t.cur, t.written = f, emptyGen(gen, crc), fileHeaderSize
+	t.synced = Location{Generation: gen, Offset: fileHeaderSize}
+	return t.writeCheckpoint()
+}
+
+// writeCheckpoint records the durable state; everything written to the
+// current generation must be fsynced already.
+func (t *Translog) writeCheckpoint() error {
+	c := t.ckp
+	c.UUID, c.Generation, c.Offset = t.uuid, t.cur.gen, t.written
+	c.MinSeqNo, c.MaxSeqNo = t.cur.minSeq, t.cur.maxSeq
+	for _, g := range t.old {
+		c.MinSeqNo, c.MaxSeqNo = min(c.MinSeqNo, g.minSeq), max(c.MaxSeqNo, g.maxSeq)
+	}
+	if err := writeCheckpoint(t.dir, &c); err != nil {
+		return err
+	}
+	t.ckp = c
+	return nil
+}
+
+// UUID identifies this translog (stored in every file and the checkpoint).
+func (t *Translog) UUID() UUID { return t.uuid }
+
+func (t *Translog) usableLocked() error {
+	switch {
+	case t.closed:
+		return ErrClosed
+	case t.failed != nil:
+		return fmt.Errorf("translog failed earlier: %w", t.failed)
+	}
+	return nil
+}
+
+// Add appends op and returns where it was written. With Request
+// durability it returns once op is fsynced.
+func (t *Translog) Add(ctx context.Context, op *Op) (Location, error) {
+	return t.add(ctx, op, nil)
+}
+
+// AddBatch appends ops in order (a bulk request) and returns the location
+// of the last; with Request durability they share one fsync.
+func (t *Translog) AddBatch(ctx context.Context, ops []Op) (Location, error) {
+	if len(ops) == 0 {
+		return Location{}, nil
+	}
+	return t.add(ctx, nil, ops)
+}
+
+// add appends one op, or else the ops of a batch.
+func (t *Translog) add(ctx context.Context, one *Op, batch []Op) (Location, error) {
+	t.mu.Lock()
+	if err := t.usableLocked(); err != nil {
+		t.mu.Unlock()
+		return Location{}, err
+	}
+	var loc Location
+	var err error
+	n := len(batch)
+	if one != nil {
+		n = 1
+	}
+	for i := range n {
+		op := one
+		if op == nil {
+			op = &batch[i]
+		}
+		start := len(t.buf)
+		var crc uint32
+		if t.buf, crc, err = appendRecord(t.buf, op, t.cur.lastCRC); err != nil {
+			break
+		}
+		size := int64(len(t.buf) - start)
+		loc = Location{Generation: t.cur.gen, Offset: t.cur.size, Size: size}
+		t.cur.add(op, size, crc)
+		if len(t.buf) >= writeBufferSize {
+			if err = t.flushLocked(); err != nil {
+				break
+			}
+		}
+	}
+	roll := t.cur.size >= t.opts.GenerationSize
+	t.mu.Unlock()
+	if err != nil {
+		return loc, err
+	}
+	if roll {
+		// Rolling fsyncs the old generation, which makes loc durable too.
+		if err := t.rollIfAbove(ctx, t.opts.GenerationSize); err != nil {
+			return loc, err
+		}
+	}
+	if t.opts.Durability == Request {
+		return loc, t.SyncTo(ctx, loc)
+	}
+	return loc, nil
+}
+
+// flushLocked hands buffered records to the OS.
+func (t *Translog) flushLocked() error {
+	if len(t.buf) == 0 {
+		return nil
+	}
+	n, err := t.file.Write(t.buf)
+	t.written += int64(n)
+	if err != nil {
+		t.failed = err
+		return fmt.Errorf("translog: writing %s: %w", t.file.Name(), err)
+	}
+	t.buf = t.buf[:0]
+	return nil
+}
+
+// syncAllLocked writes and fsyncs everything added, with mu held (used by
+// roll, trim and close, which must not let writers in meanwhile).
+func (t *Translog) syncAllLocked() error {
+	if err := t.flushLocked(); err != nil {
+		return err
+	}
+	if err := t.file.Sync(); err != nil {
+		t.failed = err
+		return fmt.Errorf("translog: fsync %s: %w", t.file.Name(), err)
+	}
+	t.fsyncs.Add(1)
+	t.synced = Location{Generation: t.cur.gen, Offset: t.written}
+	return nil
+}
+
+// syncedLocked reports whether loc is durable.
+func (t *Translog) syncedLocked(loc Location) bool {
+	return loc.Generation < t.synced.Generation ||
+		loc.Generation == t.synced.Generation && loc.Offset+loc.Size <= t.synced.Offset
+}
+
+// SyncTo returns once the operation at loc is fsynced (Elasticsearch's
+// ensureSynced). Callers arriving while an fsync runs wait for it to end
+// and are then served together by one more fsync: group commit.
+func (t *Translog) SyncTo(ctx context.Context, loc Location) error {
+	t.mu.Lock()
+	done, err := t.syncedLocked(loc), t.usableLocked()
+	t.mu.Unlock()
+	if done {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	select {
+	case t.syncSem <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	defer func() { <-t.syncSem }()
+	return t.syncLeader(loc)
+}
+
+// Sync fsyncs everything added so far.
+func (t *Translog) Sync(ctx context.Context) error {
+	t.mu.Lock()
+	loc := Location{Generation: t.cur.gen, Offset: t.cur.size}
+	t.mu.Unlock()
+	return t.SyncTo(ctx, loc)
+}
+
+// syncLeader runs one fsync for every record written so far, unless an
+// earlier leader's fsync already covered loc. The caller holds syncSem.
+func (t *Translog) syncLeader(loc Location) error {
+	t.mu.Lock()
+	if t.syncedLocked(loc) {
+		t.mu.Unlock()
+		return nil
+	}
+	if err := t.usableLocked(); err != nil {
+		t.mu.Unlock()
+		return err
+	}
+	if err := t.flushLocked(); err != nil {
+		t.mu.Unlock()
+		return err
+	}
+	f, upTo := t.file, Location{Generation: t.cur.gen, Offset: t.written}
+	t.mu.Unlock()
+
+	// Adds continue while the disk works; they join the next group.
+	err := f.Sync()
+	t.fsyncs.Add(1)
+
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if err != nil {
+		t.failed = err
+		return fmt.Errorf("translog: fsync %s: %w", f.Name(), err)
+	}
+	if !t.syncedLocked(Location{Generation: upTo.Generation, Offset: upTo.Offset}) {
+		t.synced = upTo
+	}
+	return nil
+}
+
+func (t *Translog) syncLoop() {
+	defer close(t.done)
+	tick := time.NewTicker(t.opts.SyncInterval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-t.stop:
+			return
+		case <-tick.C:
+			if err := t.Sync(context.Background()); err != nil && !errors.Is(err, ErrClosed) {
+				t.log.Error("translog: periodic sync failed", "err", err)
+			}
+		}
+	}
+}
+
+// Roll fsyncs the current generation and starts a new one.
+func (t *Translog) Roll(ctx context.Context) error { return t.rollIfAbove(ctx, 0) }
+
+// rollIfAbove rolls if the current generation holds more than size bytes
+// (size 0: if it holds any operation).
+func (t *Translog) rollIfAbove(ctx context.Context, size int64) error {
+	select {
+	case t.syncSem <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	defer func() { <-t.syncSem }()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if err := t.usableLocked(); err != nil {
+		return err
+	}
+	if t.cur.ops == 0 || t.cur.size < size {
+		return nil // another caller rolled already
+	}
+	if err := t.syncAllLocked(); err != nil {
+		return err
+	}
+	prev := t.cur
+	t.old = append(t.old, prev)
+	if err := t.startGeneration(prev.gen + 1); err != nil {
+		t.failed = err
+		return err
+	}
+	return nil
+}
+
+// TrimBelow deletes the oldest generations whose operations all have
+// sequence numbers below minSeqNoToKeep — after a commit made them
+// redundant. The current generation is never deleted (Roll first); open
+// Snapshots keep reading deleted files.
+func (t *Translog) TrimBelow(ctx context.Context, minSeqNoToKeep uint64) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if err := t.usableLocked(); err != nil {
+		return err
+	}
+	n := 0
+	for n < len(t.old) && (t.old[n].ops == 0 || t.old[n].maxSeq < minSeqNoToKeep) {
+		n++
+	}
+	t.ckp.TrimmedBelow = max(t.ckp.TrimmedBelow, minSeqNoToKeep)
+	if n == 0 {
+		return nil
+	}
+	// The checkpoint claims the current generation's written bytes are
+	// durable, so they must be.
+	if err := t.syncAllLocked(); err != nil {
+		return err
+	}
+	drop := t.old[:n]
+	t.old = slices.Clone(t.old[n:])
+	// The checkpoint goes first: a crash before the files are removed
+	// leaves unreferenced files that Open deletes.
+	t.ckp.MinGeneration = t.cur.gen
+	if len(t.old) > 0 {
+		t.ckp.MinGeneration = t.old[0].gen
+	}
+	if err := t.writeCheckpoint(); err != nil {
+		return err
+	}
+	for _, g := range drop {
+		if err := os.Remove(filepath.Join(t.dir, genFileName(g.gen))); err != nil {
+			return fmt.Errorf("translog: trimming: %w", err)
+		}
+	}
+	return nil
+}
+
+// Stats describe the retained translog.
+type Stats struct {
+	Generations   int
+	Ops           int64
+	SizeBytes     int64
+	MinSeqNo      uint64 // > MaxSeqNo when there are no ops
+	MaxSeqNo      uint64
+	CurrentGen    uint64
+	MinGeneration uint64
+	// UncommittedOps/Bytes count the generations holding any operation at
+	// or above the last TrimBelow argument (generation granularity, as in
+	// Elasticsearch).
+	UncommittedOps   int64
+	UncommittedBytes int64
+	Fsyncs           int64
+	// TruncatedBytes is the torn tail Open cut off.
+	TruncatedBytes int64
+}
+
+// Stats returns current statistics.
+func (t *Translog) Stats() Stats {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	s := Stats{CurrentGen: t.cur.gen, MinSeqNo: t.cur.minSeq, MaxSeqNo: t.cur.maxSeq,
+		Fsyncs: t.fsyncs.Load(), TruncatedBytes: t.truncated, MinGeneration: t.cur.gen}
+	if len(t.old) > 0 {
+		s.MinGeneration = t.old[0].gen
+	}
+	for _, g := range append(slices.Clip(t.old), t.cur) {
+		s.Generations++
+		s.Ops += g.ops
+		s.SizeBytes += g.size
+		s.MinSeqNo, s.MaxSeqNo = min(s.MinSeqNo, g.minSeq), max(s.MaxSeqNo, g.maxSeq)
+		if g.ops > 0 && g.maxSeq >= t.ckp.TrimmedBelow || g.gen == t.cur.gen {
+			s.UncommittedOps += g.ops
+			s.UncommittedBytes += g.size
+		}
+	}
+	return s
+}
+
+// Close syncs, writes the checkpoint and closes the files.
+func (t *Translog) Close() error {
+	if t.stop != nil {
+		t.stopOnce.Do(func() { close(t.stop) })
+		<-t.done
+	}
+	t.syncSem <- struct{}{}
+	defer func() { <-t.syncSem }()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed {
+		return ErrClosed
+	}
+	t.closed = true
+	var err error
+	if t.failed == nil {
+		if err = t.syncAllLocked(); err == nil {
+			err = t.writeCheckpoint()
+		}
+	}
+	if cerr := t.file.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+func listGenerations(dir string) ([]uint64, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("translog: %w", err)
+	}
+	var gens []uint64
+	for _, e := range entries {
+		if g, ok := parseGenFileName(e.Name()); ok {
+			gens = append(gens, g)
+		}
+	}
+	slices.Sort(gens)
+	return gens, nil
+}
+
+func fileSize(name string) int64 {
+	fi, err := os.Stat(name)
+	if err != nil {
+		return -1
+	}
+	return fi.Size()
+}
