@@ -1,0 +1,39 @@
+package meta
+
+import (
+	"fmt"
+
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+)
+
+// Values are the public API's protobuf messages in their JSON form
+// (protojson with the .proto field names): `etcdctl get --prefix /sluice/`
+// shows readable state, and unknown fields are ignored on read, so a newer
+// version can add fields without breaking an older reader.
+//
+//	nodes/<id>             sluice.v1.NodeInfo      (live is implied by the key existing)
+//	indices/<name>         sluice.v1.IndexInfo     (name, uuid, settings, mapping, state, creation_time)
+//	routing/<uuid>/<shard> sluice.v1.ShardRouting
+//	aliases/<alias>        sluice.v1.AliasInfo
+var (
+	marshalOpts   = protojson.MarshalOptions{UseProtoNames: true}
+	unmarshalOpts = protojson.UnmarshalOptions{DiscardUnknown: true}
+)
+
+// Marshal encodes a stored value.
+func Marshal(m proto.Message) (string, error) {
+	b, err := marshalOpts.Marshal(m)
+	if err != nil {
+		return "", fmt.Errorf("meta: encode %T: %w", m, err)
+	}
+	return string(b), nil
+}
+
+// Unmarshal decodes a stored value into m.
+func Unmarshal(b []byte, m proto.Message) error {
+	if err := unmarshalOpts.Unmarshal(b, m); err != nil {
+		return fmt.Errorf("meta: decode %T: %w", m, err)
+	}
+	return nil
+}

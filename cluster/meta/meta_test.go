@@ -1,0 +1,196 @@
+package meta
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	mvccpb "go.etcd.io/etcd/api/v3/mvccpb"
+	"google.golang.org/protobuf/testing/protocmp"
+
+	"github.com/sluice-search/sluice/cluster/etcdtest"
+	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
+)
+
+func TestKeysParse(t *testing.T) {
+	k := NewKeys("/c1")
+	tests := []struct {
+		key   string
+		kind  keyKind
+		name  string
+		shard int
+		bad   bool
+	}{
+		{k.Node("n1"), kindNode, "n1", 0, false},
+		{k.Index("logs"), kindIndex, "logs", 0, false},
+		{k.Shard("u-1", 12), kindShard, "u-1", 12, false},
+		{k.Alias("a"), kindAlias, "a", 0, false},
+		{k.Task("t1"), kindOther, "", 0, false},
+		{k.Election() + "/694d7b", kindOther, "", 0, false},
+		{"/other/nodes/x", kindOther, "", 0, false},
+		{k.Routing() + "u-1/x", kindOther, "", 0, true},
+		{k.Routing() + "u-1", kindOther, "", 0, true},
+	}
+	for _, tt := range tests {
+		kind, name, shard, err := k.parse(tt.key)
+		if (err != nil) != tt.bad || kind != tt.kind || name != tt.name || shard != tt.shard {
+			t.Errorf("parse(%q) = %v %q %d %v", tt.key, kind, name, shard, err)
+		}
+	}
+}
+
+func seed(t *testing.T, s *Store) {
+	t.Helper()
+	var tx Txn
+	tx.Put(s.Keys.Node("n1"), &sluicev1.NodeInfo{Address: "127.0.0.1:1", Zone: "a"})
+	tx.Put(s.Keys.Index("logs"), &sluicev1.IndexInfo{Name: "logs", Uuid: "u1",
+		Settings: &sluicev1.IndexSettings{NumberOfShards: 2, NumberOfRoutingShards: 2}})
+	for i := range 2 {
+		tx.Put(s.Keys.Shard("u1", i), &sluicev1.ShardRouting{Shard: int32(i), Primary: true,
+			NodeId: "n1", AllocationId: "a" + string(rune('0'+i)), State: sluicev1.ShardState_SHARD_STATE_STARTED})
+	}
+	tx.Put(s.Keys.Alias("l"), &sluicev1.AliasInfo{Indices: []string{"logs"}})
+	tx.Put(s.Keys.Task("t"), &sluicev1.Task{Id: "t"})
+	if err := s.Commit(context.Background(), &tx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestLoad(t *testing.T) {
+	s := NewStore(etcdtest.New(t), "")
+	seed(t, s)
+	st, err := s.Load(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, err := st.ResolveOne("l")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := st.Info(x)
+	want := &sluicev1.IndexInfo{Name: "logs", Uuid: "u1",
+		Settings: &sluicev1.IndexSettings{NumberOfShards: 2, NumberOfRoutingShards: 2},
+		Aliases:  []string{"l"}, Health: sluicev1.HealthStatus_HEALTH_STATUS_GREEN,
+		Shards: []*sluicev1.ShardRouting{
+			{Shard: 0, Primary: true, NodeId: "n1", AllocationId: "a0", State: sluicev1.ShardState_SHARD_STATE_STARTED},
+			{Shard: 1, Primary: true, NodeId: "n1", AllocationId: "a1", State: sluicev1.ShardState_SHARD_STATE_STARTED},
+		}}
+	if d := cmp.Diff(want, got, protocmp.Transform()); d != "" {
+		t.Errorf("Info (-want +got):\n%s", d)
+	}
+	if !st.Live("n1") || st.Live("n2") {
+		t.Error("Live wrong")
+	}
+	if w, err := st.ResolveWrite("l"); err != nil || w.Name() != "logs" {
+		t.Errorf("ResolveWrite = %v, %v", w, err)
+	}
+	if _, err := st.Resolve("nope"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("Resolve(nope) = %v", err)
+	}
+}
+
+func TestUpdateRetriesConflicts(t *testing.T) {
+	// Concurrent read-modify-write increments through Update lose nothing.
+	s := NewStore(etcdtest.New(t), "")
+	ctx := context.Background()
+	key := s.Keys.Alias("counter")
+	const workers, each = 4, 5
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for range each {
+				_, err := s.Update(ctx, func(st *State) (*Txn, error) {
+					var tx Txn
+					a, ok := st.Aliases["counter"]
+					info := &sluicev1.AliasInfo{}
+					var rev int64
+					if ok {
+						info.Indices = append(info.Indices, a.Info.Indices...)
+						rev = a.ModRevision
+					}
+					info.Indices = append(info.Indices, "x")
+					tx.Unchanged(key, rev)
+					tx.Put(key, info)
+					return &tx, nil
+				})
+				if err != nil {
+					t.Error(err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	st, _ := s.Load(ctx)
+	if n := len(st.Aliases["counter"].Info.Indices); n != workers*each {
+		t.Errorf("got %d increments, want %d", n, workers*each)
+	}
+}
+
+func TestSetShardState(t *testing.T) {
+	s := NewStore(etcdtest.New(t), "")
+	seed(t, s)
+	ctx := context.Background()
+	id := ShardID{"u1", 1}
+	if err := s.SetShardState(ctx, id, "n1", "a1", sluicev1.ShardState_SHARD_STATE_FAILED, "disk"); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		node, alloc string
+		err         error
+	}{
+		{"n2", "a1", ErrStale},
+		{"n1", "old", ErrStale},
+	}
+	for _, tt := range tests {
+		if err := s.SetShardState(ctx, id, tt.node, tt.alloc, sluicev1.ShardState_SHARD_STATE_STARTED, ""); !errors.Is(err, tt.err) {
+			t.Errorf("SetShardState(%s,%s) = %v, want %v", tt.node, tt.alloc, err, tt.err)
+		}
+	}
+	st, _ := s.Load(ctx)
+	r := st.Indices["logs"].Shards[1].Routing
+	if r.State != sluicev1.ShardState_SHARD_STATE_FAILED || r.Reason != "disk" {
+		t.Errorf("routing = %v", r)
+	}
+	if IndexHealth(st.Indices["logs"]) != sluicev1.HealthStatus_HEALTH_STATUS_RED {
+		t.Error("a failed shard must make the index red")
+	}
+}
+
+func TestCacheFollows(t *testing.T) {
+	s := NewStore(etcdtest.New(t), "")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c := NewCache(s, nil)
+	done := make(chan error, 1)
+	go func() { done <- c.Run(ctx) }()
+	if _, err := c.WaitFor(ctx, func(st *State) bool { return true }); err != nil {
+		t.Fatal(err)
+	}
+	seed(t, s)
+	st, err := c.WaitFor(ctx, func(st *State) bool { return st.Indices["logs"] != nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(st.Indices["logs"].Shards) != 2 || st.Indices["logs"].Shards[1] == nil {
+		t.Errorf("cached routing incomplete: %v", st.Indices["logs"].Shards)
+	}
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Errorf("Run = %v", err)
+	}
+}
+
+func FuzzDecode(f *testing.F) {
+	k := NewKeys("")
+	f.Add(k.Shard("u", 1), []byte(`{"shard":1,"node_id":"n"}`))
+	f.Add(k.Index("x"), []byte(`{"name":"x","settings":{"number_of_shards":3}}`))
+	f.Add(k.Index("x"), []byte(`{"name":"x","settings":{"number_of_shards":-3}}`))
+	f.Fuzz(func(t *testing.T, key string, value []byte) {
+		// Garbage in etcd must give an error, never a panic.
+		kv := []*mvccpb.KeyValue{{Key: []byte(key), Value: value}}
+		_, _ = decode(k, 1, kv)
+	})
+}

@@ -1,0 +1,258 @@
+package meta
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	mvccpb "go.etcd.io/etcd/api/v3/mvccpb"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/sluice-search/sluice/cluster/routing"
+	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
+)
+
+// State is the cluster state read at one etcd revision. It is immutable
+// once built: readers share it; writers build transactions from it.
+type State struct {
+	Revision int64
+	Nodes    map[string]*Node  // live data nodes by id
+	Indices  map[string]*Index // by name
+	ByUUID   map[string]*Index // the same indices by uuid
+	Aliases  map[string]*Alias // by alias name
+}
+
+// Node is a registered (live) data node.
+type Node struct {
+	Info        *sluicev1.NodeInfo
+	ModRevision int64
+	Lease       int64
+}
+
+// Index is an index's stored metadata and routing table.
+type Index struct {
+	// Meta is the stored metadata: name, uuid, settings, mapping, state,
+	// creation time. Shards, aliases and health are not stored in it.
+	Meta        *sluicev1.IndexInfo
+	ModRevision int64
+	// Shards by shard number; an entry is nil only if its key is missing,
+	// which a transaction never leaves behind.
+	Shards []*Shard
+}
+
+// Shard is one routing entry.
+type Shard struct {
+	Routing     *sluicev1.ShardRouting
+	ModRevision int64
+}
+
+// Alias is a stored alias.
+type Alias struct {
+	Info        *sluicev1.AliasInfo
+	ModRevision int64
+}
+
+// ShardID names a shard of an index by the index uuid.
+type ShardID struct {
+	Index string // index uuid
+	Shard int
+}
+
+func (id ShardID) String() string { return fmt.Sprintf("%s/%d", id.Index, id.Shard) }
+
+// Name is the index name.
+func (x *Index) Name() string { return x.Meta.GetName() }
+
+// UUID is the index uuid.
+func (x *Index) UUID() string { return x.Meta.GetUuid() }
+
+// Live reports whether the node is registered.
+func (s *State) Live(nodeID string) bool {
+	_, ok := s.Nodes[nodeID]
+	return ok
+}
+
+// NodeAddress returns the address of a live node's Node service.
+func (s *State) NodeAddress(nodeID string) (string, bool) {
+	n, ok := s.Nodes[nodeID]
+	if !ok {
+		return "", false
+	}
+	return n.Info.GetAddress(), true
+}
+
+// Resolve returns the indices a name means: the index of that name, or every
+// index an alias of that name points to (sorted by name).
+func (s *State) Resolve(name string) ([]*Index, error) {
+	if x, ok := s.Indices[name]; ok {
+		return []*Index{x}, nil
+	}
+	if a, ok := s.Aliases[name]; ok {
+		out := make([]*Index, 0, len(a.Info.GetIndices()))
+		for _, n := range a.Info.GetIndices() {
+			if x, ok := s.Indices[n]; ok {
+				out = append(out, x)
+			}
+		}
+		sort.Slice(out, func(i, j int) bool { return out[i].Name() < out[j].Name() })
+		return out, nil
+	}
+	return nil, fmt.Errorf("index [%s]: %w", name, ErrNotFound)
+}
+
+// ResolveOne resolves a name that must mean exactly one index.
+func (s *State) ResolveOne(name string) (*Index, error) {
+	xs, err := s.Resolve(name)
+	if err != nil {
+		return nil, err
+	}
+	if len(xs) != 1 {
+		return nil, fmt.Errorf("%w: alias [%s] points to %d indices, expected one", ErrInvalid, name, len(xs))
+	}
+	return xs[0], nil
+}
+
+// ResolveWrite resolves the index writes to a name go to: the index itself,
+// an alias's only index, or an alias's write index.
+func (s *State) ResolveWrite(name string) (*Index, error) {
+	if x, ok := s.Indices[name]; ok {
+		return x, nil
+	}
+	a, ok := s.Aliases[name]
+	if !ok {
+		return nil, fmt.Errorf("index [%s]: %w", name, ErrNotFound)
+	}
+	target := a.Info.GetWriteIndex()
+	if target == "" {
+		if len(a.Info.GetIndices()) != 1 {
+			return nil, fmt.Errorf("%w: alias [%s] points to %d indices and has no write index", ErrInvalid, name, len(a.Info.GetIndices()))
+		}
+		target = a.Info.GetIndices()[0]
+	}
+	x, ok := s.Indices[target]
+	if !ok {
+		return nil, fmt.Errorf("index [%s] of alias [%s]: %w", target, name, ErrNotFound)
+	}
+	return x, nil
+}
+
+// AliasesOf returns the aliases pointing at an index, sorted.
+func (s *State) AliasesOf(index string) []string {
+	var out []string
+	for name, a := range s.Aliases {
+		if slices.Contains(a.Info.GetIndices(), index) {
+			out = append(out, name)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// IndexNames returns the index names starting with prefix, sorted.
+func (s *State) IndexNames(prefix string) []string {
+	var out []string
+	for name := range s.Indices {
+		if strings.HasPrefix(name, prefix) {
+			out = append(out, name)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Info returns the index as the API shows it: the stored metadata with its
+// aliases, routing table and health.
+func (s *State) Info(x *Index) *sluicev1.IndexInfo {
+	info := proto.Clone(x.Meta).(*sluicev1.IndexInfo)
+	info.Aliases = s.AliasesOf(x.Name())
+	info.Shards = make([]*sluicev1.ShardRouting, 0, len(x.Shards))
+	for n, sh := range x.Shards {
+		if sh == nil {
+			info.Shards = append(info.Shards, &sluicev1.ShardRouting{
+				Shard: int32(n), Primary: true, State: sluicev1.ShardState_SHARD_STATE_UNASSIGNED,
+				Reason: "routing entry missing"})
+			continue
+		}
+		info.Shards = append(info.Shards, proto.Clone(sh.Routing).(*sluicev1.ShardRouting))
+	}
+	info.Health = IndexHealth(x)
+	return info
+}
+
+// IndexHealth is green when every shard copy is started and red when some
+// primary is not (with no replicas yet, there is no yellow).
+func IndexHealth(x *Index) sluicev1.HealthStatus {
+	for _, sh := range x.Shards {
+		if sh == nil || sh.Routing.GetState() != sluicev1.ShardState_SHARD_STATE_STARTED {
+			return sluicev1.HealthStatus_HEALTH_STATUS_RED
+		}
+	}
+	return sluicev1.HealthStatus_HEALTH_STATUS_GREEN
+}
+
+// decode builds a State from the key-values of one range read.
+func decode(keys Keys, rev int64, kvs []*mvccpb.KeyValue) (*State, error) {
+	st := &State{
+		Revision: rev,
+		Nodes:    map[string]*Node{},
+		Indices:  map[string]*Index{},
+		ByUUID:   map[string]*Index{},
+		Aliases:  map[string]*Alias{},
+	}
+	type shardKV struct {
+		uuid  string
+		shard int
+		s     *Shard
+	}
+	var shards []shardKV
+	for _, kv := range kvs {
+		kind, name, shard, err := keys.parse(string(kv.Key))
+		if err != nil {
+			return nil, err
+		}
+		switch kind {
+		case kindNode:
+			info := &sluicev1.NodeInfo{}
+			if err := Unmarshal(kv.Value, info); err != nil {
+				return nil, fmt.Errorf("%s: %w", kv.Key, err)
+			}
+			info.Id, info.Live = name, true
+			st.Nodes[name] = &Node{Info: info, ModRevision: kv.ModRevision, Lease: kv.Lease}
+		case kindIndex:
+			info := &sluicev1.IndexInfo{}
+			if err := Unmarshal(kv.Value, info); err != nil {
+				return nil, fmt.Errorf("%s: %w", kv.Key, err)
+			}
+			n := info.GetSettings().GetNumberOfShards()
+			if n < 1 || n > routing.MaxShards {
+				return nil, fmt.Errorf("%s: bad number_of_shards %d", kv.Key, n)
+			}
+			x := &Index{Meta: info, ModRevision: kv.ModRevision, Shards: make([]*Shard, n)}
+			st.Indices[name] = x
+			st.ByUUID[info.GetUuid()] = x
+		case kindShard:
+			r := &sluicev1.ShardRouting{}
+			if err := Unmarshal(kv.Value, r); err != nil {
+				return nil, fmt.Errorf("%s: %w", kv.Key, err)
+			}
+			shards = append(shards, shardKV{name, shard, &Shard{Routing: r, ModRevision: kv.ModRevision}})
+		case kindAlias:
+			a := &sluicev1.AliasInfo{}
+			if err := Unmarshal(kv.Value, a); err != nil {
+				return nil, fmt.Errorf("%s: %w", kv.Key, err)
+			}
+			a.Alias = name
+			st.Aliases[name] = &Alias{Info: a, ModRevision: kv.ModRevision}
+		}
+	}
+	// Routing keys sort before... nothing in particular: attach them after
+	// every index is known. Entries without an index (never left by a
+	// transaction) are ignored.
+	for _, s := range shards {
+		if x, ok := st.ByUUID[s.uuid]; ok && s.shard < len(x.Shards) {
+			x.Shards[s.shard] = s.s
+		}
+	}
+	return st, nil
+}

@@ -1,0 +1,168 @@
+package meta
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"google.golang.org/protobuf/proto"
+
+	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
+)
+
+// Store reads and writes one cluster's state in etcd.
+type Store struct {
+	Client *clientv3.Client
+	Keys   Keys
+}
+
+// NewStore returns a store for the cluster under prefix ("" = DefaultPrefix).
+func NewStore(c *clientv3.Client, prefix string) *Store {
+	return &Store{Client: c, Keys: NewKeys(prefix)}
+}
+
+// Load reads the whole cluster state in one range read, so it is consistent
+// at one revision.
+func (s *Store) Load(ctx context.Context) (*State, error) {
+	resp, err := s.Client.Get(ctx, s.Keys.Prefix, clientv3.WithPrefix())
+	if err != nil {
+		return nil, fmt.Errorf("meta: load: %w", err)
+	}
+	return decode(s.Keys, resp.Header.Revision, resp.Kvs)
+}
+
+// Txn collects the guards and writes of one etcd transaction.
+type Txn struct {
+	cmps []clientv3.Cmp
+	ops  []clientv3.Op
+	err  error
+}
+
+// Unchanged guards that key still has the mod revision it was read with
+// (0: the key was absent and must still be).
+func (t *Txn) Unchanged(key string, modRevision int64) {
+	t.cmps = append(t.cmps, clientv3.Compare(clientv3.ModRevision(key), "=", modRevision))
+}
+
+// NothingNewUnder guards that no key under prefix was created or changed
+// after revision rev. (Deletions are not seen: guard keys whose presence
+// matters with Unchanged.)
+func (t *Txn) NothingNewUnder(prefix string, rev int64) {
+	t.cmps = append(t.cmps, clientv3.Compare(clientv3.ModRevision(prefix), "<", rev+1).WithPrefix())
+}
+
+// If adds raw guards (for example the allocator's leadership).
+func (t *Txn) If(cmps ...clientv3.Cmp) { t.cmps = append(t.cmps, cmps...) }
+
+// Put writes a value; opts may attach a lease.
+func (t *Txn) Put(key string, m proto.Message, opts ...clientv3.OpOption) {
+	v, err := Marshal(m)
+	if err != nil {
+		t.err = errors.Join(t.err, err)
+		return
+	}
+	t.ops = append(t.ops, clientv3.OpPut(key, v, opts...))
+}
+
+// Delete deletes a key.
+func (t *Txn) Delete(key string) { t.ops = append(t.ops, clientv3.OpDelete(key)) }
+
+// DeletePrefix deletes every key under prefix.
+func (t *Txn) DeletePrefix(prefix string) {
+	t.ops = append(t.ops, clientv3.OpDelete(prefix, clientv3.WithPrefix()))
+}
+
+// Empty reports whether the transaction writes nothing.
+func (t *Txn) Empty() bool { return len(t.ops) == 0 }
+
+// Commit runs the transaction: all writes if every guard holds, else none
+// and ErrConflict.
+func (s *Store) Commit(ctx context.Context, t *Txn) error {
+	if t.err != nil {
+		return t.err
+	}
+	if t.Empty() {
+		return nil
+	}
+	resp, err := s.Client.Txn(ctx).If(t.cmps...).Then(t.ops...).Commit()
+	if err != nil {
+		return fmt.Errorf("meta: commit: %w", err)
+	}
+	if !resp.Succeeded {
+		return ErrConflict
+	}
+	return nil
+}
+
+// maxAttempts bounds Update's retries; contention on cluster metadata is
+// low, so running out means something keeps changing the same keys.
+const maxAttempts = 20
+
+// Update reads the state, lets fn build a transaction from it, and commits;
+// when the guards fail it reads again and retries. fn must be free of side
+// effects: it may run several times. An fn error ends the update.
+func (s *Store) Update(ctx context.Context, fn func(*State) (*Txn, error)) (*State, error) {
+	for attempt := 0; ; attempt++ {
+		st, err := s.Load(ctx)
+		if err != nil {
+			return nil, err
+		}
+		t, err := fn(st)
+		if err != nil {
+			return st, err
+		}
+		err = s.Commit(ctx, t)
+		if !errors.Is(err, ErrConflict) {
+			return st, err
+		}
+		if attempt == maxAttempts {
+			return st, fmt.Errorf("meta: gave up after %d attempts: %w", attempt, err)
+		}
+		// Jittered backoff so contenders don't collide in lockstep.
+		d := time.Duration(1+rand.IntN(5<<min(attempt, 5))) * time.Millisecond
+		select {
+		case <-time.After(d):
+		case <-ctx.Done():
+			return st, ctx.Err()
+		}
+	}
+}
+
+// SetShardState records a node's report on a shard copy it holds: STARTED,
+// or FAILED with a reason. The write only happens if the routing entry still
+// names the node and allocation id, so a report about a copy that has since
+// been moved or deleted is dropped (ErrStale).
+func (s *Store) SetShardState(ctx context.Context, id ShardID, nodeID, allocationID string, state sluicev1.ShardState, reason string) error {
+	key := s.Keys.Shard(id.Index, id.Shard)
+	for attempt := 0; ; attempt++ {
+		resp, err := s.Client.Get(ctx, key)
+		if err != nil {
+			return fmt.Errorf("meta: read %s: %w", key, err)
+		}
+		if len(resp.Kvs) == 0 {
+			return fmt.Errorf("shard %s: %w", id, ErrStale)
+		}
+		r := &sluicev1.ShardRouting{}
+		if err := Unmarshal(resp.Kvs[0].Value, r); err != nil {
+			return err
+		}
+		if r.GetNodeId() != nodeID || r.GetAllocationId() != allocationID {
+			return fmt.Errorf("shard %s: allocation %s on %s is now %s on %s: %w",
+				id, allocationID, nodeID, r.GetAllocationId(), r.GetNodeId(), ErrStale)
+		}
+		if r.GetState() == state && r.GetReason() == reason {
+			return nil
+		}
+		r.State, r.Reason = state, reason
+		var t Txn
+		t.Unchanged(key, resp.Kvs[0].ModRevision)
+		t.Put(key, r)
+		err = s.Commit(ctx, &t)
+		if !errors.Is(err, ErrConflict) || attempt == maxAttempts {
+			return err
+		}
+	}
+}
