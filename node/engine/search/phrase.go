@@ -121,8 +121,20 @@ func (w *phraseWeight) scorer(lc *leafContext) (scorer, error) {
 		s.norms = lc.leaf.Reader.Norms(w.field)
 	}
 	its := make([]index.DocIDIterator, n)
+	// Exact phrases can bound their score per block: the phrase frequency
+	// is at most every term's frequency in the doc.
+	useImpacts := w.mode.topScores && w.slop == 0
+	s.blockEnd = -1
+	if useImpacts {
+		s.impacts = make([]index.ImpactsEnum, n)
+	}
 	for i, te := range enums {
-		s.postings[i] = te.Postings(nil, index.PostingsPositions)
+		if useImpacts {
+			s.impacts[i] = te.Impacts(index.PostingsPositions)
+			s.postings[i] = s.impacts[i]
+		} else {
+			s.postings[i] = te.Postings(nil, index.PostingsPositions)
+		}
 		its[i] = s.postings[i]
 	}
 	s.conjunctionDISI = newConjunctionDISI(its)
@@ -141,11 +153,44 @@ type phraseScorer struct {
 	pos      [][]int // per term: positions minus the term's offset
 	cur      []int   // sloppy: index into pos per term
 	freq     float32
+
+	impacts  []index.ImpactsEnum // exact phrases in top-k mode, else nil
+	blockEnd int
+	blockMax float32
 }
 
-func (s *phraseScorer) twoPhase() twoPhase        { return s }
-func (s *phraseScorer) advanceShallow(int) int    { return noMoreDocs }
-func (s *phraseScorer) maxScore(upTo int) float32 { return s.sim.maxScore() }
+func (s *phraseScorer) twoPhase() twoPhase { return s }
+
+// advanceShallow bounds the next blocks by BM25(min of the terms' max
+// freqs, max of their min norms): the phrase occurs at most as often as
+// its rarest term in a doc, and the doc is at least as long as any
+// block's shortest.
+func (s *phraseScorer) advanceShallow(target int) int {
+	if s.impacts == nil {
+		return noMoreDocs
+	}
+	if target <= s.blockEnd {
+		return s.blockEnd
+	}
+	upTo, minFreq, maxNorm := noMoreDocs, math.MaxInt, uint8(0)
+	for _, imp := range s.impacts {
+		upTo = min(upTo, imp.AdvanceShallow(max(target, imp.DocID())))
+		f, n := imp.BlockMax()
+		minFreq, maxNorm = min(minFreq, f), max(maxNorm, n)
+	}
+	if s.norms == nil {
+		maxNorm = noNorm
+	}
+	s.blockEnd, s.blockMax = upTo, s.sim.score(float32(minFreq), maxNorm)
+	return upTo
+}
+
+func (s *phraseScorer) maxScore(upTo int) float32 {
+	if upTo <= s.blockEnd {
+		return s.blockMax
+	}
+	return s.sim.maxScore()
+}
 
 func (s *phraseScorer) score() float32 {
 	norm := noNorm
