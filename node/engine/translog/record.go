@@ -58,14 +58,22 @@ const (
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
+// validate rejects ops appendRecord cannot encode.
+func (op *Op) validate() error {
+	if op.Type < OpIndex || op.Type > OpNoOp {
+		return fmt.Errorf("translog: unknown op type %d", op.Type)
+	}
+	if n := 1 + 5*binary.MaxVarintLen64 + len(op.ID) + len(op.Source) + len(op.Routing); n > MaxOpSize {
+		return fmt.Errorf("translog: operation of about %d bytes exceeds %d", n, MaxOpSize)
+	}
+	return nil
+}
+
 // appendRecord appends op, framed and chained to prev, to dst; it returns
 // the record's crc (the next record's prev).
 func appendRecord(dst []byte, op *Op, prev uint32) ([]byte, uint32, error) {
-	if op.Type < OpIndex || op.Type > OpNoOp {
-		return dst, 0, fmt.Errorf("translog: unknown op type %d", op.Type)
-	}
-	if n := 1 + 3*binary.MaxVarintLen64 + len(op.ID) + len(op.Source) + len(op.Routing); n > MaxOpSize {
-		return dst, 0, fmt.Errorf("translog: operation of about %d bytes exceeds %d", n, MaxOpSize)
+	if err := op.validate(); err != nil {
+		return dst, 0, err
 	}
 	start := len(dst)
 	dst = append(dst, make([]byte, recordHeaderSize)...)
@@ -77,9 +85,6 @@ func appendRecord(dst []byte, op *Op, prev uint32) ([]byte, uint32, error) {
 		dst = append(dst, b...)
 	}
 	n := len(dst) - start - recordHeaderSize
-	if n > MaxOpSize {
-		return dst[:start], 0, fmt.Errorf("translog: operation of %d bytes exceeds %d", n, MaxOpSize)
-	}
 	h := dst[start : start+recordHeaderSize]
 	binary.LittleEndian.PutUint32(h[0:], uint32(n))
 	binary.LittleEndian.PutUint32(h[8:], prev)

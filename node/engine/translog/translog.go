@@ -26,6 +26,24 @@ const (
 	Async
 )
 
+func (d Durability) String() string {
+	if d == Async {
+		return "async"
+	}
+	return "request"
+}
+
+// ParseDurability reads the index.translog.durability setting.
+func ParseDurability(s string) (Durability, error) {
+	switch s {
+	case "request", "REQUEST":
+		return Request, nil
+	case "async", "ASYNC":
+		return Async, nil
+	}
+	return 0, fmt.Errorf("translog: unknown durability %q (want request or async)", s)
+}
+
 // Options configure a Translog. The zero value is usable (SetDefaults).
 type Options struct {
 	Durability Durability
@@ -210,8 +228,14 @@ func (t *Translog) AddBatch(ctx context.Context, ops []Op) (Location, error) {
 	return t.add(ctx, nil, ops)
 }
 
-// add appends one op, or else the ops of a batch.
+// add appends one op, or else the ops of a batch. A batch is checked first
+// so that a bad op cannot leave part of it in the log.
 func (t *Translog) add(ctx context.Context, one *Op, batch []Op) (Location, error) {
+	for i := range batch {
+		if err := batch[i].validate(); err != nil {
+			return Location{}, fmt.Errorf("op %d of the batch: %w", i, err)
+		}
+	}
 	t.mu.Lock()
 	if err := t.usableLocked(); err != nil {
 		t.mu.Unlock()

@@ -137,11 +137,23 @@ func TestRejectsBadOps(t *testing.T) {
 	if _, err := tl.Add(ctx, &Op{Type: OpIndex, Source: make([]byte, MaxOpSize)}); err == nil {
 		t.Fatal("oversized op accepted")
 	}
+	// A batch with a bad op adds nothing.
+	if _, err := tl.AddBatch(ctx, []Op{testOp(0), {Type: 0}}); err == nil {
+		t.Fatal("batch with a bad op accepted")
+	}
 	op := testOp(1)
 	if _, err := tl.Add(ctx, &op); err != nil {
 		t.Fatal(err)
 	}
 	checkOps(t, readAll(t, tl, 0), 1)
+	for _, d := range []Durability{Request, Async} {
+		if got, err := ParseDurability(d.String()); err != nil || got != d {
+			t.Fatalf("ParseDurability(%s) = %v, %v", d, got, err)
+		}
+	}
+	if _, err := ParseDurability("sometimes"); err == nil {
+		t.Fatal("bad durability accepted")
+	}
 }
 
 // addConcurrently has writers goroutines Add per ops each, seqnos
