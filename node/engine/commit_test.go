@@ -108,3 +108,29 @@ func FuzzDecodeSegmentInfos(f *testing.F) {
 		}
 	})
 }
+
+func TestIDBloom(t *testing.T) {
+	ti := newTestWriter(t, 16<<20)
+	var doc document.Document
+	for i := range 2000 {
+		ti.w.Add(context.Background(), makeDoc(&doc, fmt.Sprint(i), 1, 1))
+	}
+	mustRefresh(t, ti.w, true)
+	r := ti.w.Acquire()
+	defer r.Release()
+	b := r.segs[0].bloom
+	for i := range 2000 {
+		if !b.mayContain(fmt.Appendf(nil, "%d", i)) {
+			t.Fatalf("id %d missing from the filter", i)
+		}
+	}
+	fp := 0
+	for i := range 10000 {
+		if b.mayContain(fmt.Appendf(nil, "x%d", i)) {
+			fp++
+		}
+	}
+	if fp > 300 { // expect ~1-2%
+		t.Fatalf("%d false positives in 10000", fp)
+	}
+}

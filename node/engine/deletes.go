@@ -29,6 +29,9 @@ type idDeleter struct {
 // cow when it is shared with a published reader. It returns the number of
 // docs newly deleted.
 func (s *segState) deleteID(id []byte) int {
+	if !s.bloom.mayContain(id) {
+		return 0
+	}
 	if s.ids.te == nil {
 		t := s.reader.Terms(index.IDField)
 		if t == nil {

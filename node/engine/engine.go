@@ -269,7 +269,7 @@ func (e *Engine) Stats() Stats {
 	s.DeletedDocs = s.MaxDoc - s.NumDocs
 	for _, sg := range r.segs {
 		s.SegmentBytes += sg.sizeBytes
-		s.SegmentReaderRAMBytes += sg.reader.RAMBytesUsed()
+		s.SegmentReaderRAMBytes += sg.reader.RAMBytesUsed() + sg.bloom.ramBytes()
 	}
 	r.Release()
 	w.mu.Lock()

@@ -119,7 +119,7 @@ func (r *Reader) LookupID(id []byte) (leaf, doc int, ok bool) {
 	// Newest segments first: an id updated recently lives there.
 	for i := len(r.leaves) - 1; i >= 0; i-- {
 		te := l.tes[i]
-		if te == nil || !te.SeekExact(id) {
+		if te == nil || !r.segs[i].bloom.mayContain(id) || !te.SeekExact(id) {
 			continue
 		}
 		l.pes[i] = te.Postings(l.pes[i], index.PostingsDocs)

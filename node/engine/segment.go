@@ -33,7 +33,7 @@ type segState struct {
 	flushGen   int64    // refresh generation whose swap the DWPT preceded
 	ids        idDeleter
 	sizeBytes  int64
-
+	bloom      *idBloom // immutable once the segment is shared
 	// Commit state, guarded by IndexWriter.commitMu.
 	committedLive *index.FixedBitSet // live docs as of the last commit
 	delGen        int64              // generation of the last live-docs file
@@ -49,6 +49,7 @@ func newSegState(info *index.SegmentInfo, r index.SegmentReader, fd *fileDeleter
 			s.sizeBytes += n
 		}
 	}
+	s.bloom = newIDBloom(r)
 	return s
 }
 
