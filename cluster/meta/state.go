@@ -9,6 +9,7 @@ import (
 	mvccpb "go.etcd.io/etcd/api/v3/mvccpb"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/sluice-search/sluice/cluster/placement"
 	"github.com/sluice-search/sluice/cluster/routing"
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
 )
@@ -255,4 +256,28 @@ func decode(keys Keys, rev int64, kvs []*mvccpb.KeyValue) (*State, error) {
 		}
 	}
 	return st, nil
+}
+
+// PlacementNodes returns the live nodes as placement sees them.
+func (s *State) PlacementNodes() []placement.Node {
+	out := make([]placement.Node, 0, len(s.Nodes))
+	for _, n := range s.Nodes {
+		out = append(out, placement.Node{ID: n.Info.GetId(), Zone: n.Info.GetZone(),
+			DiskFree: n.Info.GetDiskFreeBytes(), DiskTotal: n.Info.GetDiskTotalBytes()})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
+
+// PlacementCopies returns every shard copy that has a node, live or not.
+func (s *State) PlacementCopies() []placement.Copy {
+	var out []placement.Copy
+	for uuid, x := range s.ByUUID {
+		for n, sh := range x.Shards {
+			if sh != nil && sh.Routing.GetNodeId() != "" {
+				out = append(out, placement.Copy{Index: uuid, Shard: n, Node: sh.Routing.GetNodeId()})
+			}
+		}
+	}
+	return out
 }

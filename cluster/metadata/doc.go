@@ -1,0 +1,21 @@
+// Package metadata is the index and alias API over the cluster state in
+// etcd: the core that the coordinator's gRPC handlers translate to and from
+// (as zoekt's API sits under its gRPC adapter), and that data nodes call for
+// dynamic mapping updates.
+//
+// Every change is one guarded etcd transaction built from a state read
+// (meta.Store.Update): creation checks the index and alias keys are absent;
+// deletion removes the index key, its routing prefix and its alias entries
+// together; alias actions apply all or nothing. A transaction whose guards
+// fail re-reads and retries, so concurrent callers serialize without locks.
+//
+// Errors wrap meta.ErrInvalid, meta.ErrNotFound or meta.ErrAlreadyExists and
+// name the offending field or name; mapping to gRPC codes happens at the
+// edge (coordinator/server).
+//
+// Validation follows Elasticsearch where Sluice has the same concept: index
+// and alias names, shard and routing shard counts (routing shards a
+// multiple of shards), no replicas until replication exists, and mappings
+// (types, analyzers, a field may not be both a leaf and an object; a mapping
+// update may add fields but not change them).
+package metadata

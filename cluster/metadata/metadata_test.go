@@ -1,0 +1,380 @@
+package metadata
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+
+	"google.golang.org/protobuf/types/known/durationpb"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/sluice-search/sluice/cluster/etcdtest"
+	"github.com/sluice-search/sluice/cluster/meta"
+	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
+)
+
+func TestValidateName(t *testing.T) {
+	tests := []struct {
+		name string
+		want string // substring of the error; "" for valid
+	}{
+		{"logs-2026.01", ""},
+		{"a", ""},
+		{"", "empty"},
+		{"Logs", "lowercase"},
+		{"_x", "start"},
+		{"-x", "start"},
+		{"+x", "start"},
+		{".", `"."`},
+		{"..", `"."`},
+		{"a b", `' '`},
+		{"a,b", `','`},
+		{"a*", `'*'`},
+		{"a/b", `'/'`},
+		{"a:b", `':'`},
+		{strings.Repeat("x", 256), "255"},
+	}
+	for _, tt := range tests {
+		err := ValidateName("index", tt.name)
+		if tt.want == "" {
+			if err != nil {
+				t.Errorf("ValidateName(%q) = %v", tt.name, err)
+			}
+			continue
+		}
+		if !errors.Is(err, meta.ErrInvalid) || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("ValidateName(%q) = %v, want error containing %q", tt.name, err, tt.want)
+		}
+	}
+}
+
+func TestNormalizeSettings(t *testing.T) {
+	tests := []struct {
+		name       string
+		in         *sluicev1.IndexSettings
+		shards, rs int32
+		want       string
+	}{
+		{"defaults", nil, 1, 1, ""},
+		{"routing defaults to shards", &sluicev1.IndexSettings{NumberOfShards: 4}, 4, 4, ""},
+		{"routing multiple", &sluicev1.IndexSettings{NumberOfShards: 4, NumberOfRoutingShards: 16}, 4, 16, ""},
+		{"max shards", &sluicev1.IndexSettings{NumberOfShards: 1024}, 1024, 1024, ""},
+		{"too many shards", &sluicev1.IndexSettings{NumberOfShards: 1025}, 0, 0, "number_of_shards"},
+		{"negative shards", &sluicev1.IndexSettings{NumberOfShards: -1}, 0, 0, "number_of_shards"},
+		{"routing not multiple", &sluicev1.IndexSettings{NumberOfShards: 4, NumberOfRoutingShards: 6}, 0, 0, "multiple"},
+		{"replicas", &sluicev1.IndexSettings{NumberOfReplicas: 1}, 0, 0, "number_of_replicas: replication is not supported yet"},
+		{"bad sync interval", &sluicev1.IndexSettings{TranslogSyncInterval: durationpb.New(0)}, 0, 0, "translog_sync_interval"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := NormalizeSettings(tt.in)
+			if tt.want != "" {
+				if !errors.Is(err, meta.ErrInvalid) || !strings.Contains(err.Error(), tt.want) {
+					t.Fatalf("err = %v, want %q", err, tt.want)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.NumberOfShards != tt.shards || got.NumberOfRoutingShards != tt.rs {
+				t.Errorf("got %d/%d, want %d/%d", got.NumberOfShards, got.NumberOfRoutingShards, tt.shards, tt.rs)
+			}
+		})
+	}
+}
+
+func field(t sluicev1.FieldType) *sluicev1.FieldMapping { return &sluicev1.FieldMapping{Type: t} }
+
+var (
+	text    = sluicev1.FieldType_FIELD_TYPE_TEXT
+	keyword = sluicev1.FieldType_FIELD_TYPE_KEYWORD
+	long    = sluicev1.FieldType_FIELD_TYPE_LONG
+)
+
+func TestValidateMapping(t *testing.T) {
+	yes := true
+	tests := []struct {
+		name  string
+		props map[string]*sluicev1.FieldMapping
+		want  string
+	}{
+		{"ok", map[string]*sluicev1.FieldMapping{"title": field(text), "user.id": field(keyword), "n": field(long)}, ""},
+		{"cjk analyzer", map[string]*sluicev1.FieldMapping{"t": {Type: text, Analyzer: "cjk"}}, ""},
+		{"no type", map[string]*sluicev1.FieldMapping{"t": {}}, "field [t]: type is required"},
+		{"unknown type", map[string]*sluicev1.FieldMapping{"t": {Type: 99}}, "field [t]: unknown type"},
+		{"unknown analyzer", map[string]*sluicev1.FieldMapping{"t": {Type: text, Analyzer: "klingon"}}, "field [t]: analyzer [klingon]"},
+		{"analyzer on keyword", map[string]*sluicev1.FieldMapping{"k": {Type: keyword, Analyzer: "standard"}}, "field [k]: [analyzer]"},
+		{"doc values on text", map[string]*sluicev1.FieldMapping{"t": {Type: text, DocValues: &yes}}, "[doc_values]"},
+		{"metadata field", map[string]*sluicev1.FieldMapping{"_id": field(keyword)}, "field [_id]"},
+		{"empty segment", map[string]*sluicev1.FieldMapping{"a..b": field(keyword)}, "field [a..b]"},
+		{"leaf and object", map[string]*sluicev1.FieldMapping{"a": field(keyword), "a-z": field(keyword), "a.b": field(long)}, "field [a]: cannot be both"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := ValidateMapping(&sluicev1.Mapping{Properties: tt.props})
+			if tt.want == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if !errors.Is(err, meta.ErrInvalid) || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("err = %v, want %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestMergeMapping(t *testing.T) {
+	no := false
+	cur := &sluicev1.Mapping{Properties: map[string]*sluicev1.FieldMapping{"title": field(text), "n": field(long)}}
+	tests := []struct {
+		name   string
+		update map[string]*sluicev1.FieldMapping
+		fields int
+		want   string
+	}{
+		{"adds", map[string]*sluicev1.FieldMapping{"tag": field(keyword)}, 3, ""},
+		{"same field with explicit defaults", map[string]*sluicev1.FieldMapping{"title": {Type: text, Analyzer: "standard", DocValues: &no}}, 2, ""},
+		{"type change", map[string]*sluicev1.FieldMapping{"n": field(keyword)}, 0, "field [n]: cannot change type from [long] to [keyword]"},
+		{"analyzer change", map[string]*sluicev1.FieldMapping{"title": {Type: text, Analyzer: "cjk"}}, 0, "field [title]: cannot change [analyzer]"},
+		{"index change", map[string]*sluicev1.FieldMapping{"n": {Type: long, Index: &no}}, 0, "field [n]: cannot change [index]"},
+		{"object over leaf", map[string]*sluicev1.FieldMapping{"n.x": field(long)}, 0, "field [n]"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := MergeMapping(cur, &sluicev1.Mapping{Properties: tt.update})
+			if tt.want != "" {
+				if !errors.Is(err, meta.ErrInvalid) || !strings.Contains(err.Error(), tt.want) {
+					t.Fatalf("err = %v, want %q", err, tt.want)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got.Properties) != tt.fields {
+				t.Errorf("%d fields, want %d", len(got.Properties), tt.fields)
+			}
+		})
+	}
+	if len(cur.Properties) != 2 {
+		t.Error("MergeMapping changed its input")
+	}
+}
+
+func newService(t *testing.T) *Service {
+	return New(meta.NewStore(etcdtest.New(t), ""))
+}
+
+func create(t *testing.T, s *Service, name string, shards int32, aliases ...string) *sluicev1.IndexInfo {
+	t.Helper()
+	info, err := s.CreateIndex(context.Background(), &sluicev1.CreateIndexRequest{Name: name,
+		Settings: &sluicev1.IndexSettings{NumberOfShards: shards}, Aliases: aliases}, CreateOptions{})
+	if err != nil {
+		t.Fatalf("CreateIndex(%s): %v", name, err)
+	}
+	return info
+}
+
+func TestCreateGetDelete(t *testing.T) {
+	s := newService(t)
+	ctx := context.Background()
+	info := create(t, s, "logs", 3, "all", "current")
+	if info.Uuid == "" || len(info.Shards) != 3 || info.State != sluicev1.IndexState_INDEX_STATE_OPEN {
+		t.Fatalf("created %v", info)
+	}
+	for _, sh := range info.Shards {
+		if sh.State != sluicev1.ShardState_SHARD_STATE_UNASSIGNED || !sh.Primary {
+			t.Errorf("new shard %v", sh)
+		}
+	}
+	if info.Health != sluicev1.HealthStatus_HEALTH_STATUS_RED {
+		t.Errorf("health %v with unassigned shards", info.Health)
+	}
+	if _, err := s.CreateIndex(ctx, &sluicev1.CreateIndexRequest{Name: "logs"}, CreateOptions{}); !errors.Is(err, meta.ErrAlreadyExists) {
+		t.Errorf("second create: %v", err)
+	}
+	if _, err := s.CreateIndex(ctx, &sluicev1.CreateIndexRequest{Name: "all"}, CreateOptions{}); !errors.Is(err, meta.ErrInvalid) {
+		t.Errorf("create with an alias's name: %v", err)
+	}
+	got, err := s.GetIndex(ctx, "current")
+	if err != nil || got.Name != "logs" || strings.Join(got.Aliases, ",") != "all,current" {
+		t.Fatalf("GetIndex(alias) = %v, %v", got, err)
+	}
+	create(t, s, "other", 1, "all")
+	if _, err := s.GetIndex(ctx, "all"); !errors.Is(err, meta.ErrInvalid) {
+		t.Errorf("GetIndex(alias of two) = %v", err)
+	}
+
+	uuid, err := s.DeleteIndex(ctx, "logs")
+	if err != nil || uuid != info.Uuid {
+		t.Fatalf("DeleteIndex = %q, %v", uuid, err)
+	}
+	st, _ := s.Store.Load(ctx)
+	if _, ok := st.Aliases["current"]; ok {
+		t.Error("alias left pointing nowhere was kept")
+	}
+	if a := st.Aliases["all"]; a == nil || strings.Join(a.Info.Indices, ",") != "other" {
+		t.Errorf("alias all = %v", a)
+	}
+	resp, _ := s.Store.Client.Get(ctx, s.Store.Keys.IndexRouting(uuid), clientv3.WithPrefix())
+	if len(resp.Kvs) != 0 {
+		t.Errorf("%d routing keys left", len(resp.Kvs))
+	}
+	if _, err := s.DeleteIndex(ctx, "logs"); !errors.Is(err, meta.ErrNotFound) {
+		t.Errorf("second delete: %v", err)
+	}
+}
+
+func TestCreateManyShardsInBatches(t *testing.T) {
+	s := newService(t)
+	s.MaxTxnOps = 16
+	info := create(t, s, "big", 100)
+	if len(info.Shards) != 100 || info.State != sluicev1.IndexState_INDEX_STATE_OPEN {
+		t.Fatalf("shards %d state %v", len(info.Shards), info.State)
+	}
+	for i, sh := range info.Shards {
+		if sh.Reason == "routing entry missing" || int(sh.Shard) != i {
+			t.Fatalf("shard %d: %v", i, sh)
+		}
+	}
+}
+
+func TestConcurrentCreateOneWins(t *testing.T) {
+	s := newService(t)
+	var wg sync.WaitGroup
+	errs := make(chan error, 5)
+	for range 5 {
+		wg.Go(func() {
+			_, err := s.CreateIndex(context.Background(), &sluicev1.CreateIndexRequest{Name: "x"}, CreateOptions{})
+			errs <- err
+		})
+	}
+	wg.Wait()
+	close(errs)
+	var ok, exists int
+	for err := range errs {
+		switch {
+		case err == nil:
+			ok++
+		case errors.Is(err, meta.ErrAlreadyExists):
+			exists++
+		default:
+			t.Errorf("unexpected: %v", err)
+		}
+	}
+	if ok != 1 || exists != 4 {
+		t.Errorf("%d created, %d already existed", ok, exists)
+	}
+}
+
+func TestUpdateAliases(t *testing.T) {
+	s := newService(t)
+	ctx := context.Background()
+	create(t, s, "v1", 1, "live")
+	create(t, s, "v2", 1)
+	add := sluicev1.AliasActionType_ALIAS_ACTION_TYPE_ADD
+	remove := sluicev1.AliasActionType_ALIAS_ACTION_TYPE_REMOVE
+
+	// The swap: both actions or neither.
+	if err := s.UpdateAliases(ctx, []*sluicev1.AliasAction{
+		{Type: remove, Alias: "live", Index: "v1"},
+		{Type: add, Alias: "live", Index: "v2", IsWriteIndex: true},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	as, _ := s.ListAliases(ctx, "")
+	if len(as) != 1 || strings.Join(as[0].Indices, ",") != "v2" || as[0].WriteIndex != "v2" {
+		t.Fatalf("aliases = %v", as)
+	}
+	tests := []struct {
+		name    string
+		actions []*sluicev1.AliasAction
+		err     error
+		msg     string
+	}{
+		{"missing index", []*sluicev1.AliasAction{{Type: add, Alias: "x", Index: "nope"}}, meta.ErrNotFound, "nope"},
+		{"alias equals an index", []*sluicev1.AliasAction{{Type: add, Alias: "v1", Index: "v2"}}, meta.ErrInvalid, "index with the same name"},
+		{"bad alias name", []*sluicev1.AliasAction{{Type: add, Alias: "Bad", Index: "v2"}}, meta.ErrInvalid, "lowercase"},
+		{"remove absent", []*sluicev1.AliasAction{{Type: remove, Alias: "live", Index: "v1"}}, meta.ErrNotFound, "live"},
+		{"no type", []*sluicev1.AliasAction{{Alias: "x", Index: "v1"}}, meta.ErrInvalid, "type"},
+		{"atomic: second fails, first not applied", []*sluicev1.AliasAction{
+			{Type: add, Alias: "extra", Index: "v1"},
+			{Type: add, Alias: "extra", Index: "nope"}}, meta.ErrNotFound, "nope"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := s.UpdateAliases(ctx, tt.actions)
+			if !errors.Is(err, tt.err) || !strings.Contains(err.Error(), tt.msg) {
+				t.Errorf("err = %v, want %v containing %q", err, tt.err, tt.msg)
+			}
+		})
+	}
+	if as, _ := s.ListAliases(ctx, ""); len(as) != 1 {
+		t.Errorf("a failed update changed aliases: %v", as)
+	}
+}
+
+func TestSettingsAndMapping(t *testing.T) {
+	s := newService(t)
+	ctx := context.Background()
+	create(t, s, "x", 2, "ax")
+	info, err := s.UpdateSettings(ctx, "ax", &sluicev1.IndexSettings{RefreshInterval: durationpb.New(-1), NumberOfShards: 2})
+	if err != nil || info.Settings.RefreshInterval.AsDuration() != -1 || info.Settings.NumberOfShards != 2 {
+		t.Fatalf("UpdateSettings = %v, %v", info.GetSettings(), err)
+	}
+	if _, err := s.UpdateSettings(ctx, "x", &sluicev1.IndexSettings{NumberOfShards: 4}); !errors.Is(err, meta.ErrInvalid) || !strings.Contains(err.Error(), "static") {
+		t.Errorf("static change: %v", err)
+	}
+	m := &sluicev1.Mapping{Properties: map[string]*sluicev1.FieldMapping{"n": field(long)}}
+	if _, err := s.PutMapping(ctx, "x", m); err != nil {
+		t.Fatal(err)
+	}
+	m2 := &sluicev1.Mapping{Properties: map[string]*sluicev1.FieldMapping{"n": field(keyword)}}
+	if _, err := s.PutMapping(ctx, "x", m2); !errors.Is(err, meta.ErrInvalid) || !strings.Contains(err.Error(), "field [n]") {
+		t.Errorf("conflict: %v", err)
+	}
+	if _, err := s.PutMapping(ctx, "nope", m); !errors.Is(err, meta.ErrNotFound) {
+		t.Errorf("missing index: %v", err)
+	}
+}
+
+func TestCreateColocated(t *testing.T) {
+	s := newService(t)
+	ctx := context.Background()
+	src := create(t, s, "src", 2)
+	// Two live nodes, the source's shards on them (as the allocator would).
+	var tx meta.Txn
+	k := s.Store.Keys
+	for i, n := range []string{"n1", "n2"} {
+		tx.Put(k.Node(n), &sluicev1.NodeInfo{Address: "x"})
+		tx.Put(k.Shard(src.Uuid, i), &sluicev1.ShardRouting{Shard: int32(i), Primary: true, NodeId: n,
+			AllocationId: "a", State: sluicev1.ShardState_SHARD_STATE_STARTED})
+	}
+	if err := s.Store.Commit(ctx, &tx); err != nil {
+		t.Fatal(err)
+	}
+	dst, err := s.CreateIndex(ctx, &sluicev1.CreateIndexRequest{Name: "dst",
+		Settings: &sluicev1.IndexSettings{NumberOfShards: 4, NumberOfRoutingShards: 2}}, CreateOptions{ColocateWith: "src"})
+	if !errors.Is(err, meta.ErrInvalid) {
+		t.Fatalf("routing shards must match: %v %v", dst, err)
+	}
+	// Source routing shards are 2; the destination needs the same.
+	_, err = s.CreateIndex(ctx, &sluicev1.CreateIndexRequest{Name: "dst",
+		Settings: &sluicev1.IndexSettings{NumberOfShards: 2}}, CreateOptions{ColocateWith: "src"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := s.GetIndex(ctx, "dst")
+	for i, sh := range got.Shards {
+		want := []string{"n1", "n2"}[i]
+		if sh.NodeId != want || sh.State != sluicev1.ShardState_SHARD_STATE_INITIALIZING || sh.AllocationId == "" {
+			t.Errorf("dest shard %d: %v, want on %s", i, sh, want)
+		}
+	}
+}

@@ -1,0 +1,275 @@
+package metadata
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/sluice-search/sluice/cluster/meta"
+	"github.com/sluice-search/sluice/cluster/routing"
+	"github.com/sluice-search/sluice/node/engine/analysis"
+	"github.com/sluice-search/sluice/node/engine/document"
+	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
+)
+
+func invalid(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", meta.ErrInvalid, fmt.Sprintf(format, args...))
+}
+
+// ValidateName checks an index or alias name against Elasticsearch's rules:
+// lowercase, at most 255 bytes, not starting with -, _ or +, none of
+// \ / * ? " < > | , # : or space, and not "." or "..".
+func ValidateName(kind, name string) error {
+	bad := func(why string) error { return invalid("invalid %s name [%s]: %s", kind, name, why) }
+	switch {
+	case name == "":
+		return invalid("%s name must not be empty", kind)
+	case len(name) > 255:
+		return bad("must not be longer than 255 bytes")
+	case name == "." || name == "..":
+		return bad(`must not be "." or ".."`)
+	case strings.ContainsAny(name[:1], "-_+"):
+		return bad("must not start with '-', '_' or '+'")
+	case strings.ToLower(name) != name:
+		return bad("must be lowercase")
+	}
+	if i := strings.IndexAny(name, "\\/*?\"<>|,#: "); i >= 0 {
+		return bad(fmt.Sprintf("must not contain %q", name[i]))
+	}
+	return nil
+}
+
+// NormalizeSettings validates creation settings and fills defaults: one
+// shard, routing shards equal to shards. The result is a new message.
+func NormalizeSettings(in *sluicev1.IndexSettings) (*sluicev1.IndexSettings, error) {
+	s := &sluicev1.IndexSettings{}
+	if in != nil {
+		s = proto.Clone(in).(*sluicev1.IndexSettings)
+	}
+	if s.NumberOfShards == 0 {
+		s.NumberOfShards = 1
+	}
+	if s.NumberOfRoutingShards == 0 {
+		s.NumberOfRoutingShards = s.NumberOfShards
+	}
+	switch {
+	case s.NumberOfReplicas > 0:
+		return nil, invalid("number_of_replicas: replication is not supported yet")
+	case s.NumberOfReplicas < 0:
+		return nil, invalid("number_of_replicas: must be >= 0, got %d", s.NumberOfReplicas)
+	}
+	p := routing.Params{Shards: int(s.NumberOfShards), RoutingShards: int(s.NumberOfRoutingShards)}
+	if err := p.Validate(); err != nil {
+		return nil, invalid("%v", err)
+	}
+	if err := validateDynamic(s); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+func validateDynamic(s *sluicev1.IndexSettings) error {
+	if d := s.GetTranslogSyncInterval(); d != nil && d.AsDuration() <= 0 {
+		return invalid("translog_sync_interval: must be positive, got %v", d.AsDuration())
+	}
+	if s.GetIndexingBufferBytes() < 0 {
+		return invalid("indexing_buffer_bytes: must be >= 0, got %d", s.GetIndexingBufferBytes())
+	}
+	if _, ok := sluicev1.TranslogDurability_name[int32(s.GetTranslogDurability())]; !ok {
+		return invalid("translog_durability: unknown value %d", s.GetTranslogDurability())
+	}
+	return nil
+}
+
+// MergeSettings applies an update of dynamic settings to current. Static
+// settings in update must be unset or equal to current's.
+func MergeSettings(current, update *sluicev1.IndexSettings) (*sluicev1.IndexSettings, error) {
+	static := []struct {
+		name     string
+		cur, upd int32
+	}{
+		{"number_of_shards", current.GetNumberOfShards(), update.GetNumberOfShards()},
+		{"number_of_routing_shards", current.GetNumberOfRoutingShards(), update.GetNumberOfRoutingShards()},
+		{"number_of_replicas", current.GetNumberOfReplicas(), update.GetNumberOfReplicas()},
+	}
+	for _, st := range static {
+		if st.upd != 0 && st.upd != st.cur {
+			return nil, invalid("%s: is a static setting and cannot be changed on an existing index (from %d to %d)", st.name, st.cur, st.upd)
+		}
+	}
+	out := proto.Clone(current).(*sluicev1.IndexSettings)
+	if update.GetRefreshInterval() != nil {
+		out.RefreshInterval = update.GetRefreshInterval()
+	}
+	if update.GetTranslogDurability() != sluicev1.TranslogDurability_TRANSLOG_DURABILITY_UNSPECIFIED {
+		out.TranslogDurability = update.GetTranslogDurability()
+	}
+	if update.GetTranslogSyncInterval() != nil {
+		out.TranslogSyncInterval = update.GetTranslogSyncInterval()
+	}
+	if update.GetMergeMaxMbPerSec() != 0 {
+		out.MergeMaxMbPerSec = update.GetMergeMaxMbPerSec()
+	}
+	if update.GetIndexingBufferBytes() != 0 {
+		out.IndexingBufferBytes = update.GetIndexingBufferBytes()
+	}
+	if err := validateDynamic(out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// metadataFields are the names a mapping must not define.
+var metadataFields = []string{"_id", "_source", "_routing", "_index", "_seq_no", "_version"}
+
+// ValidateMapping checks a mapping: field names, types, analyzers, and that
+// no field is both a leaf and an object ("a" and "a.b").
+func ValidateMapping(m *sluicev1.Mapping) error {
+	if m == nil {
+		return nil
+	}
+	if _, ok := sluicev1.DynamicMapping_name[int32(m.GetDynamic())]; !ok {
+		return invalid("mapping: dynamic: unknown value %d", m.GetDynamic())
+	}
+	names := slices.Sorted(maps.Keys(m.GetProperties()))
+	for _, name := range names {
+		if err := validateField(name, m.GetProperties()[name]); err != nil {
+			return err
+		}
+	}
+	// Sorted, "a" comes right before "a.b..." if both exist ("a-b" sorts
+	// between them, so check every later name with the prefix).
+	for i, name := range names {
+		for _, later := range names[i+1:] {
+			if !strings.HasPrefix(later, name) {
+				break
+			}
+			if strings.HasPrefix(later, name+".") {
+				return invalid("mapping: field [%s]: cannot be both a field and an object (field [%s])", name, later)
+			}
+		}
+	}
+	return nil
+}
+
+func validateField(name string, f *sluicev1.FieldMapping) error {
+	bad := func(format string, args ...any) error {
+		return invalid("mapping: field [%s]: %s", name, fmt.Sprintf(format, args...))
+	}
+	switch {
+	case strings.TrimSpace(name) == "":
+		return bad("field name must not be empty")
+	case slices.Contains(metadataFields, name):
+		return bad("is a metadata field and cannot be mapped")
+	case name[0] == '.' || name[len(name)-1] == '.' || strings.Contains(name, ".."):
+		return bad("field name must not contain an empty path segment")
+	}
+	if f.GetType() == sluicev1.FieldType_FIELD_TYPE_UNSPECIFIED {
+		return bad("type is required")
+	}
+	t, ok := fieldType(f.GetType())
+	if !ok {
+		return bad("unknown type %d", f.GetType())
+	}
+	if t == document.Text {
+		if a := analyzerName(f); !analysis.Known(a) {
+			return bad("analyzer [%s] is not known (known: %s)", a, strings.Join(analysis.Names(), ", "))
+		}
+		if f.DocValues != nil && f.GetDocValues() {
+			return bad("[doc_values] is not supported for [text] fields")
+		}
+	} else if f.GetAnalyzer() != "" {
+		return bad("[analyzer] is only allowed on [text] fields, not [%s]", t)
+	}
+	return nil
+}
+
+// fieldType maps the API's field type to the engine's, by name, so the two
+// enumerations cannot drift apart silently.
+func fieldType(t sluicev1.FieldType) (document.FieldType, bool) {
+	name, ok := sluicev1.FieldType_name[int32(t)]
+	if !ok {
+		return 0, false
+	}
+	return document.ParseFieldType(strings.ToLower(strings.TrimPrefix(name, "FIELD_TYPE_")))
+}
+
+func analyzerName(f *sluicev1.FieldMapping) string {
+	if f.GetAnalyzer() == "" {
+		return "standard"
+	}
+	return f.GetAnalyzer()
+}
+
+// effective is a field's mapping with defaults applied, for comparison.
+type effective struct {
+	typ       sluicev1.FieldType
+	analyzer  string
+	index     bool
+	docValues bool
+}
+
+func effectiveField(f *sluicev1.FieldMapping) effective {
+	e := effective{typ: f.GetType(), index: true, docValues: f.GetType() != sluicev1.FieldType_FIELD_TYPE_TEXT}
+	if f.GetType() == sluicev1.FieldType_FIELD_TYPE_TEXT {
+		e.analyzer = analyzerName(f)
+	}
+	if f.Index != nil {
+		e.index = f.GetIndex()
+	}
+	if f.DocValues != nil {
+		e.docValues = f.GetDocValues()
+	}
+	return e
+}
+
+// MergeMapping adds update's fields to current, as Elasticsearch's
+// put-mapping does: new fields are added, identical ones kept, a changed
+// field is a conflict naming it; a dynamic setting in update replaces
+// current's. Neither argument is changed.
+func MergeMapping(current, update *sluicev1.Mapping) (*sluicev1.Mapping, error) {
+	if err := ValidateMapping(update); err != nil {
+		return nil, err
+	}
+	out := &sluicev1.Mapping{Properties: map[string]*sluicev1.FieldMapping{}, Dynamic: current.GetDynamic()}
+	for name, f := range current.GetProperties() {
+		out.Properties[name] = proto.Clone(f).(*sluicev1.FieldMapping)
+	}
+	for _, name := range slices.Sorted(maps.Keys(update.GetProperties())) {
+		uf := update.GetProperties()[name]
+		if old, ok := out.Properties[name]; ok {
+			o, n := effectiveField(old), effectiveField(uf)
+			if o != n {
+				return nil, invalid("mapping conflict: field [%s]: %s", name, describeConflict(o, n))
+			}
+			continue
+		}
+		out.Properties[name] = proto.Clone(uf).(*sluicev1.FieldMapping)
+	}
+	if update.GetDynamic() != sluicev1.DynamicMapping_DYNAMIC_MAPPING_UNSPECIFIED {
+		out.Dynamic = update.GetDynamic()
+	}
+	if err := ValidateMapping(out); err != nil {
+		return nil, fmt.Errorf("mapping conflict: %w", err)
+	}
+	return out, nil
+}
+
+func describeConflict(o, n effective) string {
+	typeName := func(t sluicev1.FieldType) string {
+		return strings.ToLower(strings.TrimPrefix(t.String(), "FIELD_TYPE_"))
+	}
+	switch {
+	case o.typ != n.typ:
+		return fmt.Sprintf("cannot change type from [%s] to [%s]", typeName(o.typ), typeName(n.typ))
+	case o.analyzer != n.analyzer:
+		return fmt.Sprintf("cannot change [analyzer] from [%s] to [%s]", o.analyzer, n.analyzer)
+	case o.index != n.index:
+		return fmt.Sprintf("cannot change [index] from [%t] to [%t]", o.index, n.index)
+	default:
+		return fmt.Sprintf("cannot change [doc_values] from [%t] to [%t]", o.docValues, n.docValues)
+	}
+}
