@@ -7,7 +7,6 @@ import (
 	"runtime"
 	"testing"
 
-	"golang.org/x/sys/unix"
 
 	"github.com/sluice-search/sluice/node/engine/analysis/analysistest"
 	"github.com/sluice-search/sluice/node/engine/codec/codectest"
@@ -16,28 +15,18 @@ import (
 	"github.com/sluice-search/sluice/node/engine/store"
 )
 
-// threadCPU is the calling thread's CPU time: on a machine shared with other
-// builds, wall-clock ns/op mostly measures the contention, CPU time the code.
-func threadCPU() int64 {
-	var ru unix.Rusage
-	if err := unix.Getrusage(unix.RUSAGE_THREAD, &ru); err != nil {
-		return 0
-	}
-	return ru.Utime.Nano() + ru.Stime.Nano()
-}
-
 // cpuLoop runs body b.N times on one locked thread and reports CPU ns per
 // unit (units counted by body).
 func cpuLoop(b *testing.B, unit string, body func() int) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	units := 0
-	start := threadCPU()
+	start := codectest.ThreadCPU()
 	for b.Loop() {
 		units += body()
 	}
 	if units > 0 {
-		b.ReportMetric(float64(threadCPU()-start)/float64(units), "cpu-ns/"+unit)
+		b.ReportMetric(float64(codectest.ThreadCPU()-start)/float64(units), "cpu-ns/"+unit)
 	}
 }
 
@@ -130,6 +119,20 @@ func BenchmarkPostings(b *testing.B) {
 			})
 		})
 	}
+	b.Run("NextPosition", func(b *testing.B) {
+		var pe index.PostingsEnum
+		cpuLoop(b, "position", func() int {
+			n := 0
+			pe = te.Postings(pe, index.PostingsPositions)
+			for d := pe.NextDoc(); d != index.NoMoreDocs; d = pe.NextDoc() {
+				for i := pe.Freq(); i > 0; i-- {
+					pe.NextPosition()
+				}
+				n += pe.Freq()
+			}
+			return n
+		})
+	})
 	b.Run("Impacts-AdvanceShallow", func(b *testing.B) {
 		cpuLoop(b, "block", func() int {
 			calls := 0
