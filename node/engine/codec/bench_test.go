@@ -7,7 +7,6 @@ import (
 	"runtime"
 	"testing"
 
-
 	"github.com/sluice-search/sluice/node/engine/analysis/analysistest"
 	"github.com/sluice-search/sluice/node/engine/codec/codectest"
 	"github.com/sluice-search/sluice/node/engine/document"
