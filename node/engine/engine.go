@@ -9,8 +9,11 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sluice-search/sluice/node/engine/codec"
 	"github.com/sluice-search/sluice/node/engine/document"
 	"github.com/sluice-search/sluice/node/engine/index"
+	"github.com/sluice-search/sluice/node/engine/mergepolicy"
+	"github.com/sluice-search/sluice/node/engine/mergescheduler"
 	"github.com/sluice-search/sluice/node/engine/store"
 )
 
@@ -39,8 +42,9 @@ type Options struct {
 	Path string
 	// Directory to use instead of Path; the engine does not close it.
 	Directory store.Directory
-	Codec     index.Codec
-	Parser    DocParser
+	// Codec; default codec.New with defaults.
+	Codec  index.Codec
+	Parser DocParser
 	// RAMBufferBytes: see WriterOptions; default DefaultRAMBufferBytes.
 	RAMBufferBytes int64
 	// RefreshInterval between automatic refreshes: 0 means the default
@@ -58,6 +62,16 @@ type Options struct {
 	// NRT cache sizes for Path; defaults above.
 	NRTCacheMaxSegmentBytes, NRTCacheMaxBytes int64
 	Logger                                    *slog.Logger
+
+	// Merging: MergePolicy and MergeScheduler default to a
+	// TieredMergePolicy and a ConcurrentMergeScheduler with Lucene's
+	// defaults, owned (and closed) by the engine; a scheduler passed in is
+	// the caller's to close (after the engine). DisableMerges turns merging
+	// off.
+	MergePolicy         MergePolicy
+	MergeScheduler      MergeScheduler
+	DisableMerges       bool
+	MergedSegmentWarmer func(ctx context.Context, r index.LeafReader) error
 }
 
 // SetDefaults fills zero fields.
@@ -85,12 +99,13 @@ func (o *Options) SetDefaults() {
 // Engine is one shard's index: document operations by _id, refresh,
 // point-in-time readers and realtime get. Safe for concurrent use.
 type Engine struct {
-	opts      Options
-	w         *IndexWriter
-	dir       store.Directory
-	ownDir    bool
-	docs      sync.Pool // *document.Document
-	refresher *refresher
+	opts         Options
+	w            *IndexWriter
+	dir          store.Directory
+	ownDir       bool
+	ownScheduler *mergescheduler.ConcurrentMergeScheduler
+	docs         sync.Pool // *document.Document
+	refresher    *refresher
 }
 
 // Result is the outcome of Index or Delete.
@@ -110,22 +125,47 @@ func Open(ctx context.Context, opts Options) (*Engine, error) {
 		return nil, errors.New("engine: Options.Parser is required")
 	}
 	if opts.Codec == nil {
-		return nil, errors.New("engine: Options.Codec is required")
+		opts.Codec = codec.New(codec.Options{})
 	}
 	e := &Engine{opts: opts, dir: opts.Directory}
+	wopts := WriterOptions{Codec: opts.Codec, RAMBufferBytes: opts.RAMBufferBytes, Logger: opts.Logger,
+		MergedSegmentWarmer: opts.MergedSegmentWarmer}
+	if !opts.DisableMerges {
+		wopts.Merger = DefaultMerger
+		wopts.MergePolicy = opts.MergePolicy
+		if wopts.MergePolicy == nil {
+			p, err := mergepolicy.NewTieredMergePolicy(mergepolicy.Options{})
+			if err != nil {
+				return nil, err
+			}
+			wopts.MergePolicy = p
+		}
+		wopts.MergeScheduler = opts.MergeScheduler
+		if wopts.MergeScheduler == nil {
+			s, err := mergescheduler.New(mergescheduler.Options{Logger: opts.Logger})
+			if err != nil {
+				return nil, err
+			}
+			wopts.MergeScheduler, e.ownScheduler = s, s
+		}
+	}
 	if e.dir == nil {
 		if opts.Path == "" {
+			e.closeOwned(ctx)
 			return nil, errors.New("engine: Options needs Path or Directory")
 		}
 		fs, err := store.NewFSDirectory(opts.Path)
 		if err != nil {
+			e.closeOwned(ctx)
 			return nil, fmt.Errorf("engine: open %s: %w", opts.Path, err)
 		}
 		e.dir = store.NewNRTCachingDirectory(fs, opts.NRTCacheMaxSegmentBytes, opts.NRTCacheMaxBytes)
 		e.ownDir = true
 	}
-	w, err := NewIndexWriter(WriterOptions{Directory: e.dir, Codec: opts.Codec, RAMBufferBytes: opts.RAMBufferBytes, Logger: opts.Logger})
+	wopts.Directory = e.dir
+	w, err := NewIndexWriter(wopts)
 	if err != nil {
+		e.closeOwned(ctx)
 		return nil, err
 	}
 	e.w = w
@@ -258,6 +298,8 @@ type Stats struct {
 	// Latencies of the most recent refreshes (up to 256) and the max ever.
 	RefreshP50, RefreshP99, RefreshMax time.Duration
 	FilesDeleted                       int64
+	Merges, MergesFailed               int64
+	MergeTime                          time.Duration
 }
 
 // Stats returns current counters.
@@ -293,16 +335,33 @@ func (e *Engine) Stats() Stats {
 	}
 	s.RefreshMax = mx
 	s.FilesDeleted = w.fd.deleted.Load()
+	s.Merges, s.MergesFailed = w.stats.merges.Load(), w.stats.mergesFailed.Load()
+	s.MergeTime = time.Duration(w.stats.mergeNanos.Load())
 	return s
 }
 
-// Close stops the refresher and the writer. Buffered, unrefreshed
-// operations are discarded (durability is the translog's job).
+// Close stops the refresher, aborts merges and closes the writer.
+// Buffered, unrefreshed operations are discarded: call Commit first to keep
+// them (durability is Commit's and the translog's job).
 func (e *Engine) Close(ctx context.Context) error {
 	e.refresher.close()
-	err := e.w.Close()
+	var err error
+	if e.ownScheduler != nil {
+		err = e.ownScheduler.Close(ctx)
+	}
+	err = errors.Join(err, e.w.Close())
 	if e.ownDir {
 		err = errors.Join(err, e.dir.Close())
 	}
 	return err
+}
+
+// closeOwned releases what Open created before failing.
+func (e *Engine) closeOwned(ctx context.Context) {
+	if e.ownScheduler != nil {
+		e.ownScheduler.Close(ctx)
+	}
+	if e.ownDir && e.dir != nil {
+		e.dir.Close()
+	}
 }

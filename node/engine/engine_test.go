@@ -3,17 +3,19 @@ package engine
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
 	"github.com/sluice-search/sluice/node/engine/document"
 	"github.com/sluice-search/sluice/node/engine/mapping"
+	"github.com/sluice-search/sluice/node/engine/mergepolicy"
 	"github.com/sluice-search/sluice/node/engine/store"
 )
 
 func openTestEngine(t testing.TB, opts Options) *Engine {
 	t.Helper()
-	if opts.Directory == nil {
+	if opts.Directory == nil && opts.Path == "" {
 		opts.Directory = store.NewRAMDirectory()
 	}
 	opts.Codec = testCodec(t)
@@ -86,6 +88,66 @@ func TestEngineWaitForGenerationWithRefreshOff(t *testing.T) {
 	defer r.Release()
 	if r.NumDocs() != 1 {
 		t.Fatal("doc not visible after WaitForGeneration")
+	}
+}
+
+func TestEngineMergesAndCommit(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	open := func() *Engine {
+		p, err := mergepolicy.NewTieredMergePolicy(mergepolicy.Options{SegmentsPerTier: 2, FloorSegmentBytes: 1 << 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return openTestEngine(t, Options{Path: dir, RefreshInterval: -1, MergePolicy: p})
+	}
+	e := open()
+	for round := range 12 {
+		for i := range 30 {
+			id := fmt.Appendf(nil, "%d", (round*7+i)%100)
+			if _, err := e.Index(ctx, id, fmt.Appendf(nil, `{"title":"round %d doc %s","n":%d}`, round, id, round)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		e.Delete(ctx, fmt.Appendf(nil, "%d", round))
+		if _, err := e.Refresh(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for e.Stats().Merges == 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	e.Refresh(ctx)
+	st := e.Stats()
+	if st.Merges == 0 || st.MergesFailed != 0 {
+		t.Fatalf("merges: %d done, %d failed", st.Merges, st.MergesFailed)
+	}
+	want := map[string]string{}
+	r := e.Acquire()
+	for i := range 100 {
+		id := fmt.Appendf(nil, "%d", i)
+		if _, _, ok := r.LookupID(id); ok {
+			src, _, _ := e.Get(ctx, id, GetOptions{})
+			want[string(id)] = string(src)
+		}
+	}
+	r.Release()
+	if _, err := e.Commit(ctx, CommitOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	e = open()
+	if n := e.Stats().NumDocs; n != len(want) {
+		t.Fatalf("reopened: %d docs, want %d", n, len(want))
+	}
+	for id, src := range want {
+		got, ok, err := e.Get(ctx, []byte(id), GetOptions{})
+		if err != nil || !ok || string(got) != src {
+			t.Fatalf("reopened get %s: %q %v %v, want %q", id, got, ok, err, src)
+		}
 	}
 }
 

@@ -1,0 +1,159 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/sluice-search/sluice/bench/corpus"
+	"github.com/sluice-search/sluice/node/engine/codec"
+	"github.com/sluice-search/sluice/node/engine/mapping"
+)
+
+// Corpus benchmarks: the first SLUICE_BENCH_DOCS (default 20000) documents
+// of ../shared/corpus/enwiki-1k.jsonl.zst, indexed through the Engine with
+// the real codec and mapping into a temp directory (FSDirectory behind the
+// NRT cache). Skipped when the corpus is absent.
+
+var (
+	benchDocsOnce sync.Once
+	benchDocs     []corpus.Doc
+	benchDocsErr  error
+)
+
+func loadBenchDocs(b *testing.B) []corpus.Doc {
+	benchDocsOnce.Do(func() {
+		wd, err := os.Getwd()
+		if err != nil {
+			benchDocsErr = err
+			return
+		}
+		path := corpus.DefaultPath(wd)
+		if path == "" {
+			return
+		}
+		n := 20000
+		if v, err := strconv.Atoi(os.Getenv("SLUICE_BENCH_DOCS")); err == nil && v > 0 {
+			n = v
+		}
+		benchDocs, _, benchDocsErr = corpus.Load(path, n)
+	})
+	if benchDocsErr != nil {
+		b.Fatal(benchDocsErr)
+	}
+	if len(benchDocs) == 0 {
+		b.Skip("corpus not found")
+	}
+	return benchDocs
+}
+
+const benchSchema = `{"dynamic":"strict","properties":{
+  "id":{"type":"keyword"}, "title":{"type":"text"}, "body":{"type":"text"}}}`
+
+func openBenchEngine(b *testing.B, ramMB int) *Engine {
+	m, err := mapping.Parse([]byte(benchSchema))
+	if err != nil {
+		b.Fatal(err)
+	}
+	p, err := NewMappingParser(m)
+	if err != nil {
+		b.Fatal(err)
+	}
+	e, err := Open(context.Background(), Options{Path: b.TempDir(), Codec: codec.New(codec.Options{}), Parser: p,
+		RAMBufferBytes: int64(ramMB) << 20, RefreshInterval: -1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return e
+}
+
+// BenchmarkIndexCorpus indexes the docs with 1, 2 and 4 goroutines through
+// Engine.Index (parse, created check, invert) and refreshes at the end; one
+// iteration is the whole set.
+func BenchmarkIndexCorpus(b *testing.B) {
+	docs := loadBenchDocs(b)
+	for _, g := range []int{1, 2, 4} {
+		b.Run(fmt.Sprintf("goroutines=%d", g), func(b *testing.B) {
+			ctx := context.Background()
+			var flushes int64
+			for range b.N {
+				e := openBenchEngine(b, 64)
+				var next atomic.Int64
+				var wg sync.WaitGroup
+				for range g {
+					wg.Go(func() {
+						for {
+							i := int(next.Add(1) - 1)
+							if i >= len(docs) {
+								return
+							}
+							if _, err := e.Index(ctx, []byte(docs[i].ID), docs[i].Source); err != nil {
+								b.Error(err)
+								return
+							}
+						}
+					})
+				}
+				wg.Wait()
+				if _, err := e.Refresh(ctx); err != nil {
+					b.Fatal(err)
+				}
+				st := e.Stats()
+				if st.NumDocs != len(docs) {
+					b.Fatalf("%d docs visible, want %d", st.NumDocs, len(docs))
+				}
+				flushes += st.Flushes
+				e.Close(ctx)
+			}
+			b.ReportMetric(float64(len(docs)*b.N)/b.Elapsed().Seconds(), "docs/s")
+			b.ReportMetric(float64(flushes)/float64(b.N), "flushes")
+		})
+	}
+}
+
+// BenchmarkNRTRefresh replaces ~1 MB of random docs (the NRT experiment's
+// per-second volume) and times the refresh that makes them visible.
+func BenchmarkNRTRefresh(b *testing.B) {
+	docs := loadBenchDocs(b)
+	ctx := context.Background()
+	e := openBenchEngine(b, 64)
+	defer e.Close(ctx)
+	for i := range docs {
+		if _, err := e.Index(ctx, []byte(docs[i].ID), docs[i].Source); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if _, err := e.Refresh(ctx); err != nil {
+		b.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	var lat []time.Duration
+	b.ResetTimer()
+	for range b.N {
+		b.StopTimer()
+		for bytes := 0; bytes < 1<<20; {
+			d := &docs[r.IntN(len(docs))]
+			if _, err := e.Index(ctx, []byte(d.ID), d.Source); err != nil {
+				b.Fatal(err)
+			}
+			bytes += d.TextBytes()
+		}
+		b.StartTimer()
+		res, err := e.Refresh(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		lat = append(lat, res.Took)
+	}
+	slices.Sort(lat)
+	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
+	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
+	b.ReportMetric(float64(e.Stats().Segments), "segments")
+}
