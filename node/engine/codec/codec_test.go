@@ -162,3 +162,65 @@ func TestWriteErrorCleansUp(t *testing.T) {
 		t.Fatalf("canceled write: %v", err)
 	}
 }
+
+// digest reads everything through one goroutine's enums and folds it into
+// a hash, so concurrent readers can be compared.
+func digest(sr index.LeafReader) uint64 {
+	h := uint64(14695981039346656037)
+	mix := func(v int) { h = (h ^ uint64(v)) * 1099511628211 }
+	fis := sr.FieldInfos()
+	for n := 0; n < fis.Len(); n++ {
+		name := fis.ByNumber(n).Name
+		if terms := sr.Terms(name); terms != nil {
+			te := terms.Iterator()
+			var pe index.PostingsEnum
+			for te.Next() {
+				pe = te.Postings(pe, index.PostingsPositions)
+				for d := pe.NextDoc(); d != index.NoMoreDocs; d = pe.NextDoc() {
+					mix(d)
+					for i := pe.Freq(); i > 0 && terms.IndexOptions().HasPositions(); i-- {
+						mix(pe.NextPosition())
+					}
+				}
+			}
+		}
+		if nr := sr.Norms(name); nr != nil {
+			for d := 0; d < sr.MaxDoc(); d++ {
+				mix(int(nr.Norm(d)))
+			}
+		}
+	}
+	sf := sr.StoredFields()
+	var doc index.StoredDoc
+	for d := sr.MaxDoc() - 1; d >= 0; d-- {
+		sf.Document(d, &doc)
+		mix(len(doc.Source))
+	}
+	return h
+}
+
+// TestConcurrentReaders: one SegmentReader shared by goroutines, each with
+// its own enums, reads the same data (run with -race).
+func TestConcurrentReaders(t *testing.T) {
+	r := codectest.Rand(t)
+	m := codectest.Random(r, codectest.RandomOptions{Docs: 800, SpecialDocFreqs: []int{129, 700}, RandomTerms: 50, MaxFreq: 10, SourceSize: 100})
+	c := New(Options{})
+	dir := store.NewRAMDirectory()
+	info := newInfo(r, "_c", m.MaxDoc())
+	writeModel(t, c, dir, info, m)
+	sr, err := c.OpenSegment(dir, info)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sr.Close()
+	want := digest(m)
+	got := make(chan uint64, 4)
+	for g := 0; g < 4; g++ {
+		go func() { got <- digest(sr) }()
+	}
+	for g := 0; g < 4; g++ {
+		if h := <-got; h != want {
+			t.Fatalf("concurrent reader digest %x, want %x", h, want)
+		}
+	}
+}
