@@ -31,12 +31,10 @@ func avgFieldLength(sumTotalTermFreq, docCount int64) float32 {
 // scoring a doc is a table lookup, a multiply-add and a division.
 type normCache [256]float32
 
-func newNormCache(avgdl float32) *normCache {
-	var c normCache
+func (c *normCache) fill(avgdl float32) {
 	for i := range c {
 		c[i] = 1 / (bm25K1 * ((1 - bm25B) + bm25B*float32(index.NormTable[i])/avgdl))
 	}
-	return &c
 }
 
 // bm25 scores one term (or phrase) of a query: weight = boost * idf.

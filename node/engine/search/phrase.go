@@ -88,7 +88,7 @@ func (q *PhraseQuery) createWeight(qc *queryContext, mode scoreMode, boost float
 		}
 		sumIDF += idf(df, fs.docCount)
 	}
-	w.sim = bm25{weight: boost * sumIDF, cache: fs.cache}
+	w.sim = bm25{weight: boost * sumIDF, cache: &fs.cache}
 	return w, nil
 }
 

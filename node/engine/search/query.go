@@ -75,7 +75,7 @@ func (q *TermQuery) createWeight(qc *queryContext, mode scoreMode, boost float32
 	}
 	if mode.scores {
 		fs := qc.fieldStats(q.Field)
-		w.sim = bm25{weight: boost * idf(df, fs.docCount), cache: fs.cache}
+		w.sim = bm25{weight: boost * idf(df, fs.docCount), cache: &fs.cache}
 	}
 	return w, nil
 }

@@ -44,12 +44,11 @@ func toScore(sum float64) float32 { return float32(sum) }
 // constantScorer gives every doc of an iterator the same score.
 type constantScorer struct {
 	index.DocIDIterator
-	tp    twoPhase
 	value float32
 }
 
 func (s *constantScorer) score() float32            { return s.value }
-func (s *constantScorer) twoPhase() twoPhase        { return s.tp }
+func (s *constantScorer) twoPhase() twoPhase        { return nil }
 func (s *constantScorer) advanceShallow(int) int    { return noMoreDocs }
 func (s *constantScorer) maxScore(upTo int) float32 { return s.value }
 func newConstantScorer(it index.DocIDIterator, v float32) *constantScorer {
@@ -66,16 +65,6 @@ type rescoredScorer struct {
 func (s *rescoredScorer) score() float32            { return s.value }
 func (s *rescoredScorer) advanceShallow(int) int    { return noMoreDocs }
 func (s *rescoredScorer) maxScore(upTo int) float32 { return s.value }
-
-// boostScorer multiplies the scores of a scorer by a boost (applied to
-// queries whose weight cannot fold the boost into their own parameters).
-type boostScorer struct {
-	scorer
-	boost float32
-}
-
-func (s *boostScorer) score() float32            { return s.scorer.score() * s.boost }
-func (s *boostScorer) maxScore(upTo int) float32 { return s.scorer.maxScore(upTo) * s.boost }
 
 // rangeIterator iterates every doc in [0, maxDoc) (match_all).
 type rangeIterator struct {

@@ -3,6 +3,7 @@ package search
 import (
 	"context"
 	"fmt"
+	"sync"
 
 	"github.com/sluice-search/sluice/node/engine/index"
 )
@@ -87,33 +88,59 @@ func NewSearcher(leaves []Leaf) *Searcher {
 func (s *Searcher) Leaves() []Leaf { return s.leaves }
 
 // queryContext holds index-wide statistics for one search, computed lazily
-// per field (a few interface calls per leaf).
+// per field (a few interface calls per leaf). Contexts are pooled with
+// their statistics, so steady-state searches do not allocate them.
 type queryContext struct {
 	s      *Searcher
 	fields map[string]*fieldStats
+	spare  []*fieldStats
 }
 
 type fieldStats struct {
 	docCount int64
 	sumTTF   int64
-	cache    *normCache
+	cache    normCache
+}
+
+var queryContextPool = sync.Pool{New: func() any {
+	return &queryContext{fields: make(map[string]*fieldStats, 2)}
+}}
+
+func newQueryContext(s *Searcher) *queryContext {
+	qc := queryContextPool.Get().(*queryContext)
+	qc.s = s
+	return qc
+}
+
+// release returns qc to the pool; nothing from the search may refer to
+// it afterwards (weights and scorers die with the search).
+func (qc *queryContext) release() {
+	for _, fs := range qc.fields {
+		qc.spare = append(qc.spare, fs)
+	}
+	clear(qc.fields)
+	qc.s = nil
+	queryContextPool.Put(qc)
 }
 
 func (qc *queryContext) fieldStats(field string) *fieldStats {
 	if fs, ok := qc.fields[field]; ok {
 		return fs
 	}
-	fs := &fieldStats{}
+	var fs *fieldStats
+	if n := len(qc.spare); n > 0 {
+		fs, qc.spare = qc.spare[n-1], qc.spare[:n-1]
+		fs.docCount, fs.sumTTF = 0, 0
+	} else {
+		fs = &fieldStats{}
+	}
 	for i := range qc.s.leaves {
 		if t := qc.s.leaves[i].Reader.Terms(field); t != nil {
 			fs.docCount += int64(t.DocCount())
 			fs.sumTTF += t.SumTotalTermFreq()
 		}
 	}
-	fs.cache = newNormCache(avgFieldLength(fs.sumTTF, fs.docCount))
-	if qc.fields == nil {
-		qc.fields = make(map[string]*fieldStats, 2)
-	}
+	fs.cache.fill(avgFieldLength(fs.sumTTF, fs.docCount))
 	qc.fields[field] = fs
 	return fs
 }
@@ -147,7 +174,8 @@ func (s *Searcher) Search(ctx context.Context, q Query, req Request) (*TopDocs, 
 	default:
 		mode.scores = sortNeedsScores(req.Sort)
 	}
-	qc := &queryContext{s: s}
+	qc := newQueryContext(s)
+	defer qc.release()
 	w, err := q.createWeight(qc, mode, 1)
 	if err != nil {
 		return nil, err
@@ -173,9 +201,8 @@ func (s *Searcher) count(ctx context.Context, w weight, threshold int) (*TopDocs
 			td.TotalHits += int64(n)
 			continue
 		}
-		if td.TotalHits >= int64(threshold) {
+		if td.Relation == RelationGreaterThanOrEqual {
 			// Counting past the threshold buys nothing (lower bound).
-			td.Relation = RelationGreaterThanOrEqual
 			continue
 		}
 		sc, err := w.scorer(lc)
@@ -194,9 +221,13 @@ func (s *Searcher) count(ctx context.Context, w weight, threshold int) (*TopDocs
 	return td, nil
 }
 
-// countLeaf counts matches up to limit; complete is false if it stopped.
+// countLeaf counts matches up to limit; complete is false if it stopped
+// with more matches left.
 func countLeaf(sc scorer, live *index.FixedBitSet, limit int64) (n int64, complete bool) {
 	tp := sc.twoPhase()
+	if limit <= 0 {
+		return 0, !hasNext(sc, live, tp)
+	}
 	for doc := sc.NextDoc(); doc != noMoreDocs; doc = sc.NextDoc() {
 		if live != nil && !live.Get(doc) || tp != nil && !tp.matches() {
 			continue
@@ -209,10 +240,15 @@ func countLeaf(sc scorer, live *index.FixedBitSet, limit int64) (n int64, comple
 	return n, true
 }
 
+// matchesNow reports whether the scorer's current doc is a live match.
+func matchesNow(doc int, live *index.FixedBitSet, tp twoPhase) bool {
+	return (live == nil || live.Get(doc)) && (tp == nil || tp.matches())
+}
+
 // hasNext reports whether sc matches another live doc.
 func hasNext(sc scorer, live *index.FixedBitSet, tp twoPhase) bool {
 	for doc := sc.NextDoc(); doc != noMoreDocs; doc = sc.NextDoc() {
-		if (live == nil || live.Get(doc)) && (tp == nil || tp.matches()) {
+		if matchesNow(doc, live, tp) {
 			return true
 		}
 	}

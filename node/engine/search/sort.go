@@ -348,8 +348,7 @@ func (s *Searcher) topFields(ctx context.Context, w weight, req Request, thresho
 			return nil, err
 		}
 		lc := &leafContext{ord: i, leaf: &s.leaves[i]}
-		if docOrder && len(c.heap) == c.k && c.totalHits >= c.threshold {
-			relation = RelationGreaterThanOrEqual
+		if docOrder && relation == RelationGreaterThanOrEqual {
 			break
 		}
 		sc, err := w.scorer(lc)
@@ -380,7 +379,9 @@ func fieldSortLeaf(sc scorer, leaf *Leaf, c *topFieldCollector, scored, docOrder
 	for doc := sc.NextDoc(); doc != noMoreDocs; doc = sc.NextDoc() {
 		if docOrder && c.totalHits >= c.threshold {
 			if len(c.heap) == c.k {
-				return complete && !hasNext(sc, live, tp)
+				// doc is unexamined: it or a later doc makes the
+				// count a lower bound.
+				return complete && !(matchesNow(doc, live, tp) || hasNext(sc, live, tp))
 			}
 			if doc <= afterLocalDoc {
 				// Past the threshold, docs before search_after need no

@@ -3,6 +3,7 @@ package search
 import (
 	"context"
 	"math"
+	"sync"
 
 	"github.com/sluice-search/sluice/node/engine/index"
 )
@@ -44,7 +45,7 @@ func (c *topScoreCollector) collect(doc int, score float32) {
 	} else if c.minCompetitive > 0 {
 		return
 	}
-	if len(c.heap) == c.k && c.totalHits >= c.threshold {
+	if len(c.heap) == c.k && c.totalHits > c.threshold {
 		// Docs arrive in doc order, so a later doc tying the worst kept
 		// score loses the tie: only strictly greater scores compete.
 		c.minCompetitive = nextUp(c.heap[0].score)
@@ -87,6 +88,8 @@ func siftDown[T any](h []T, i int, first func(a, b T) bool) {
 	}
 }
 
+var topScoreCollectorPool = sync.Pool{New: func() any { return new(topScoreCollector) }}
+
 // results pops the heap into best-first order.
 func (c *topScoreCollector) results() []Hit {
 	hits := make([]Hit, len(c.heap))
@@ -100,7 +103,9 @@ func (c *topScoreCollector) results() []Hit {
 }
 
 func (s *Searcher) topScores(ctx context.Context, w weight, k int, threshold int) (*TopDocs, error) {
-	c := &topScoreCollector{k: k, threshold: int64(threshold), heap: make([]scoreDoc, 0, min(k, 1024))}
+	c := topScoreCollectorPool.Get().(*topScoreCollector)
+	*c = topScoreCollector{k: k, threshold: int64(threshold), heap: c.heap[:0]}
+	defer topScoreCollectorPool.Put(c)
 	for i := range s.leaves {
 		if err := ctx.Err(); err != nil {
 			return nil, err

@@ -1,0 +1,221 @@
+package search
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/sluice-search/sluice/node/engine/document"
+	"github.com/sluice-search/sluice/node/engine/index"
+)
+
+// textDocs makes n docs whose body is the given words.
+func textDocs(bodies ...string) []document.Document {
+	docs := make([]document.Document, len(bodies))
+	for i, b := range bodies {
+		docs[i].ID = fmt.Appendf(nil, "%d", i)
+		f := document.Field{Name: "body", Type: document.Text}
+		pos := int32(0)
+		for _, w := range splitWords(b) {
+			f.Tokens = append(f.Tokens, document.Token{Term: []byte(w), Position: pos})
+			pos++
+		}
+		f.Length = pos
+		docs[i].Fields = []document.Field{f}
+	}
+	return docs
+}
+
+func splitWords(s string) []string {
+	var out []string
+	start := -1
+	for i := 0; i <= len(s); i++ {
+		if i == len(s) || s[i] == ' ' {
+			if start >= 0 {
+				out = append(out, s[start:i])
+			}
+			start = -1
+		} else if start < 0 {
+			start = i
+		}
+	}
+	return out
+}
+
+// TestBM25Reference checks BM25 against the textbook formula (Lucene's
+// form, without (k1+1)) over a grid of frequencies, lengths and stats.
+func TestBM25Reference(t *testing.T) {
+	tests := []struct {
+		df, n  int64
+		sumTTF int64
+		boost  float32
+	}{
+		{1, 1, 10, 1}, {1, 1000, 12345, 1}, {999, 1000, 5000, 2.5}, {50, 60, 60, 0.5},
+	}
+	for _, tc := range tests {
+		avgdl := float64(tc.sumTTF) / float64(tc.n)
+		var c normCache
+		c.fill(avgFieldLength(tc.sumTTF, tc.n))
+		sim := bm25{weight: tc.boost * idf(tc.df, tc.n), cache: &c}
+		wantIDF := math.Log(1 + (float64(tc.n-tc.df)+0.5)/(float64(tc.df)+0.5))
+		for _, freq := range []int{1, 2, 3, 10, 1000} {
+			for _, length := range []int{0, 1, 5, 23, 24, 100, 1000, 100000} {
+				norm := index.EncodeNorm(length)
+				dl := float64(index.DecodeNorm(norm))
+				want := float64(tc.boost) * wantIDF * float64(freq) / (float64(freq) + 1.2*(0.25+0.75*dl/avgdl))
+				got := float64(sim.score(float32(freq), norm))
+				if math.Abs(got-want) > 1e-5*max(1, want) {
+					t.Errorf("df=%d n=%d freq=%d len=%d: got %v want %v", tc.df, tc.n, freq, length, got, want)
+				}
+				if got > float64(sim.maxScore()) {
+					t.Errorf("score %v above the term's bound %v", got, sim.maxScore())
+				}
+			}
+		}
+	}
+}
+
+// TestTotalHitsAtThreshold: counts are exact up to and including the
+// threshold, lower bounds beyond, on every collection path.
+func TestTotalHitsAtThreshold(t *testing.T) {
+	bodies := make([]string, 300)
+	for i := range bodies {
+		bodies[i] = "a b"
+		if i%3 == 0 {
+			bodies[i] = "a a b c"
+		}
+	}
+	docs := textDocs(bodies...)
+	s := NewSearcher([]Leaf{{Reader: newMemLeaf(docs[:120])}, {Reader: newMemLeaf(docs[120:]), DocBase: 120}})
+	ctx := context.Background()
+	queries := []Query{
+		&TermQuery{Field: "body", Term: []byte("a")},
+		&BooleanQuery{Should: []Query{&TermQuery{Field: "body", Term: []byte("a")}, &TermQuery{Field: "body", Term: []byte("c")}}},
+		&BooleanQuery{Must: []Query{&TermQuery{Field: "body", Term: []byte("a")}, &TermQuery{Field: "body", Term: []byte("b")}}},
+		&BooleanQuery{Filter: []Query{&TermQuery{Field: "body", Term: []byte("b")}}},
+	}
+	reqs := []struct {
+		name string
+		req  Request
+	}{
+		{"top-k", Request{Size: 5}},
+		{"count", Request{}},
+		{"doc order", Request{Size: 5, Sort: []SortField{{Type: SortByDoc}}}},
+	}
+	for _, q := range queries {
+		for _, r := range reqs {
+			for _, tc := range []struct {
+				threshold int
+				total     int64
+				rel       Relation
+			}{{300, 300, RelationEqual}, {1000, 300, RelationEqual}, {299, 299, RelationGreaterThanOrEqual}, {10, 10, RelationGreaterThanOrEqual}} {
+				req := r.req
+				req.TotalHitsThreshold = tc.threshold
+				td, err := s.Search(ctx, q, req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				// An exact count is always allowed (counts known per
+				// leaf); a lower bound counts at least the threshold.
+				exact := td.Relation == RelationEqual && td.TotalHits == 300
+				bound := tc.rel != RelationEqual && td.Relation == tc.rel && td.TotalHits >= tc.total && td.TotalHits <= 300
+				if !exact && !bound {
+					t.Errorf("%v %s threshold %d: %d %v, want %d %v", q, r.name, tc.threshold, td.TotalHits, td.Relation, tc.total, tc.rel)
+				}
+			}
+		}
+	}
+}
+
+// TestDeletedDocsNeverReturned deletes every doc holding a term: no path
+// may return or count them.
+func TestDeletedDocsNeverReturned(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 3))
+	docs := genDocs(r, 2000, 50, 0)
+	leaf := newMemLeaf(docs)
+	live := index.NewFixedBitSetAllSet(len(docs))
+	o := &oracleIndex{docs: docs}
+	term := []byte("w2")
+	for d := range docs {
+		if o.hasTerm(d, "body", term) {
+			live.Clear(d)
+		}
+	}
+	s := NewSearcher([]Leaf{{Reader: leaf, Live: live}})
+	ctx := context.Background()
+	for _, q := range []Query{
+		&TermQuery{Field: "body", Term: term},
+		&PhraseQuery{Field: "body", Terms: [][]byte{term, term}, Slop: 2},
+		&ConstantScoreQuery{Query: &TermQuery{Field: "body", Term: term}},
+	} {
+		for _, req := range []Request{{Size: 10}, {}, {Size: 10, Sort: []SortField{{Type: SortByDoc}}}, {Size: 10, TotalHitsThreshold: 1}} {
+			td, err := s.Search(ctx, q, req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if td.TotalHits != 0 || len(td.Hits) != 0 {
+				t.Errorf("%v %+v: %d hits %v", q, req, td.TotalHits, td.Hits)
+			}
+		}
+	}
+	n, err := s.Count(ctx, &MatchAllQuery{})
+	if err != nil || n != int64(live.Cardinality()) {
+		t.Fatalf("match_all count %d, live %d (%v)", n, live.Cardinality(), err)
+	}
+}
+
+func TestInvalidRequests(t *testing.T) {
+	s := NewSearcher([]Leaf{{Reader: newMemLeaf(textDocs("a b c"))}})
+	tests := []struct {
+		name string
+		q    Query
+		req  Request
+	}{
+		{"negative boost", &BoostQuery{Query: &MatchAllQuery{}, Boost: -1}, Request{Size: 1}},
+		{"NaN boost", &BoostQuery{Query: &MatchAllQuery{}, Boost: float32(math.NaN())}, Request{Size: 1}},
+		{"negative msm", &BooleanQuery{Should: []Query{&MatchAllQuery{}}, MinimumShouldMatch: -1}, Request{Size: 1}},
+		{"phrase positions", &PhraseQuery{Field: "body", Terms: [][]byte{[]byte("a"), []byte("b")}, Positions: []int{0}}, Request{Size: 1}},
+		{"phrase positions decrease", &PhraseQuery{Field: "body", Terms: [][]byte{[]byte("a"), []byte("b")}, Positions: []int{1, 0}}, Request{Size: 1}},
+		{"negative slop", &PhraseQuery{Field: "body", Terms: [][]byte{[]byte("a"), []byte("b")}, Slop: -1}, Request{Size: 1}},
+		{"negative size", &MatchAllQuery{}, Request{Size: -1}},
+		{"search_after arity", &MatchAllQuery{}, Request{Size: 1, Sort: []SortField{{Type: SortByDoc}}, SearchAfter: []SortValue{{}, {}}}},
+		{"sort without field", &MatchAllQuery{}, Request{Size: 1, Sort: []SortField{{Type: SortByNumeric}}}},
+	}
+	for _, tc := range tests {
+		if _, err := s.Search(context.Background(), tc.q, tc.req); !errors.Is(err, ErrInvalidQuery) {
+			t.Errorf("%s: err = %v, want ErrInvalidQuery", tc.name, err)
+		}
+	}
+}
+
+// TestPhraseFrequencies checks exact and sloppy phrase frequencies on
+// hand-made positions (Lucene's sloppy weights 1/(1+distance)).
+func TestPhraseFrequencies(t *testing.T) {
+	tests := []struct {
+		pos   [][]int // per term, already minus the phrase offset
+		slop  int
+		exact int
+		want  float32
+	}{
+		{[][]int{{0, 5, 9}, {0, 4, 9}}, 0, 2, 2},
+		{[][]int{{0}, {1}}, 0, 0, 0},
+		{[][]int{{0}, {1}}, 1, 0, 0.5},
+		{[][]int{{3}, {0}}, 2, 0, 0},
+		{[][]int{{3}, {0}}, 3, 0, 0.25},
+		{[][]int{{0, 10}, {0, 12}, {1, 11}}, 2, 0, 0.5 + 1.0/3},
+	}
+	for i, tc := range tests {
+		if tc.slop == 0 {
+			if got := exactPhraseFreq(tc.pos); got != tc.exact {
+				t.Errorf("case %d: exact freq %d want %d", i, got, tc.exact)
+			}
+			continue
+		}
+		if got := sloppyPhraseFreq(tc.pos, make([]int, len(tc.pos)), tc.slop); math.Abs(float64(got-tc.want)) > 1e-6 {
+			t.Errorf("case %d: sloppy freq %v want %v", i, got, tc.want)
+		}
+	}
+}
