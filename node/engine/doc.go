@@ -51,4 +51,53 @@
 // Visibility: a Reader's SeqNo is the boundary of the refresh that made it;
 // every operation with seqNo <= SeqNo is visible. WaitForGeneration(seq)
 // blocks until a refresh covers seq (refresh=wait_for).
+//
+// The Engine's refresher goroutine (Lucene's ControlledRealTimeReopenThread)
+// refreshes every RefreshInterval (default 1 s, negative: off, changeable at
+// runtime); a WaitForGeneration caller gets a refresh within
+// WaitRefreshDelay (default 100 ms; waiters in that window share it) even
+// when the interval is off; a realtime Get of an id changed since the last
+// refresh refreshes at once; and when the version map and delete queue
+// outgrow a quarter of the RAM budget it refreshes to release them.
+//
+// A refresh with applyDeletes=false (Options.SkipDeletesOnRefresh) skips
+// step 3: readers may then show docs deleted or replaced since (an updated
+// id in both versions) until a refresh applies them; the version map keeps
+// its entries meanwhile, so created/found stay exact.
+//
+// # Id lookups
+//
+// Whether a live doc with an id exists is answered by the version map for
+// ids written since the last refresh, else by the current reader: per
+// segment, a Bloom filter over _id (10 bits per id, built when the segment
+// is opened) and then one term-dictionary seek, newest segment first.
+//
+// # Merging
+//
+// After a refresh or merge changes the segment list, the MergePolicy
+// (mergepolicy.TieredMergePolicy) picks merges; their inputs are pinned and
+// the MergeScheduler (mergescheduler.ConcurrentMergeScheduler) runs them,
+// writing through the codec with its rate limiter as the IOContext
+// throttle. The merged segment is warmed, then replaces its inputs in the
+// writer's list and becomes visible at the next refresh. Deletes that
+// reached the inputs during the merge are carried over: inputs are brought
+// to the most advanced delete cursor among them and every doc deleted since
+// the merge's snapshot is deleted in the merged segment through the doc map.
+// Indexing goroutines that flush call MaybeStall, so indexing waits when
+// merges fall too far behind.
+//
+// # Commit points
+//
+// Commit (Lucene's commit; durability, not visibility) refreshes, writes a
+// live-docs generation (codec.WriteLiveDocs) for each segment whose deletes
+// changed since the last commit, fsyncs every referenced file, and
+// publishes segments_<gen base 36>: "SLSI", a version byte, a JSON
+// SegmentInfos (generation, SeqNo, next segment counter, user data, and per
+// segment its SegmentInfo, DelGen, DelCount, live-docs file and size) and a
+// big-endian CRC32 of everything before it — written as
+// pending_segments_<gen>, fsynced, renamed, and the directory fsynced. Only
+// the last commit is kept. Opening loads the newest commit, deletes index
+// files it does not reference (names starting with "_", "segments_",
+// "pending_segments_"), and continues sequence numbers from its SeqNo. Segment
+// file formats are the codec's (node/engine/codec).
 package engine
