@@ -219,3 +219,85 @@ func TestPhraseFrequencies(t *testing.T) {
 		}
 	}
 }
+
+// TestSlicesPartitionDocs: the slices of a sliced scroll return every live
+// doc exactly once.
+func TestSlicesPartitionDocs(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 9))
+	c := buildCorpus(t, r, memBuilder, 1500, 50, true)
+	ctx := context.Background()
+	live := 0
+	for _, del := range c.oracle.deleted {
+		if !del {
+			live++
+		}
+	}
+	for _, max := range []int{1, 2, 3, 7} {
+		seen := map[int]int{}
+		for id := 0; id < max; id++ {
+			td, err := c.searcher.Search(ctx, &SliceQuery{ID: id, Max: max}, Request{Size: 5000, Sort: []SortField{{Type: SortByDoc}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, h := range td.Hits {
+				seen[h.Doc]++
+				if got := SliceOf(c.oracle.docs[h.Doc].ID, max); got != id {
+					t.Fatalf("doc %d in slice %d, SliceOf says %d", h.Doc, id, got)
+				}
+			}
+		}
+		if len(seen) != live {
+			t.Fatalf("max %d: %d docs seen, %d live", max, len(seen), live)
+		}
+		for d, n := range seen {
+			if n != 1 || c.oracle.deleted[d] {
+				t.Fatalf("max %d: doc %d seen %d times (deleted %v)", max, d, n, c.oracle.deleted[d])
+			}
+		}
+	}
+	if _, err := c.searcher.Search(ctx, &SliceQuery{ID: 2, Max: 2}, Request{}); !errors.Is(err, ErrInvalidQuery) {
+		t.Fatalf("slice 2 of 2: %v", err)
+	}
+}
+
+// TestConcurrentSearches: one Searcher serves many goroutines (pooled
+// state must not leak between searches).
+func TestConcurrentSearches(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 5))
+	c := buildCorpus(t, r, memBuilder, 1000, 80, true)
+	ctx := context.Background()
+	var qs []Query
+	var want []*TopDocs
+	for i := 0; i < 20; i++ {
+		q := genQuery(r, c.oracle, 2)
+		td, err := c.searcher.Search(ctx, q, Request{Size: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		qs, want = append(qs, q), append(want, td)
+	}
+	errc := make(chan error, 4)
+	for g := 0; g < 4; g++ {
+		go func() {
+			for round := 0; round < 20; round++ {
+				for i, q := range qs {
+					td, err := c.searcher.Search(ctx, q, Request{Size: 10})
+					if err != nil {
+						errc <- err
+						return
+					}
+					if td.TotalHits != want[i].TotalHits || !equalHits(td.Hits, want[i].Hits) {
+						errc <- fmt.Errorf("%v: concurrent result differs", q)
+						return
+					}
+				}
+			}
+			errc <- nil
+		}()
+	}
+	for g := 0; g < 4; g++ {
+		if err := <-errc; err != nil {
+			t.Fatal(err)
+		}
+	}
+}
