@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
@@ -403,4 +404,34 @@ func TestSliceChainsLongStreams(t *testing.T) {
 	if pe.NextDoc() != index.NoMoreDocs {
 		t.Fatal("extra docs")
 	}
+}
+
+// TestRAMBytesUsedTracksHeap checks the flush policy's view of a DWPT's
+// memory against what the Go heap actually grew by.
+func TestRAMBytesUsedTracksHeap(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	var doc document.Document
+	m := newModel() // only to drive randomDoc
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	d := New(nil)
+	for i := range 4000 {
+		randomDoc(r, &doc, i, m)
+		m.stored, m.postings = m.stored[:0], map[string]map[string][]modelPosting{} // keep the model small
+		if _, err := d.AddDocument(&doc); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m = nil
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	heap := int64(after.HeapAlloc) - int64(before.HeapAlloc)
+	got := d.RAMBytesUsed()
+	ratio := float64(got) / float64(heap)
+	t.Logf("RAMBytesUsed %d, heap growth %d (ratio %.2f)", got, heap, ratio)
+	if ratio < 0.8 || ratio > 1.25 {
+		t.Fatalf("RAMBytesUsed %d vs heap growth %d: ratio %.2f", got, heap, ratio)
+	}
+	runtime.KeepAlive(d)
 }
