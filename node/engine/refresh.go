@@ -56,7 +56,7 @@ func (w *IndexWriter) Refresh(ctx context.Context, applyDeletes bool) (RefreshRe
 	var toFlush []*perThread
 	free := w.free[:0:0]
 	for _, pt := range w.free {
-		if pt.dwpt.NumDocs() == 0 {
+		if pt.numDocs == 0 {
 			free = append(free, pt)
 			continue
 		}

@@ -67,6 +67,7 @@ type perThread struct {
 	delCursor    *delNode // last buffered delete applied to the DWPT
 	lastSeq      int64
 	ram          int64 // bytes last accounted in activeBytes/flushBytes
+	numDocs      int   // docs as of the last check-in (readable under mu)
 	flushGen     int64 // refresh generation when taken for flushing
 	checkedOut   bool
 	flushPending bool
@@ -89,6 +90,7 @@ type IndexWriter struct {
 	seqNo    int64
 	delTail  *delNode
 	free     []*perThread // idle DWPTs (may be empty ones)
+	threads  map[*perThread]struct{} // DWPTs not yet taken for flushing
 	pending  []*perThread // flush-pending DWPTs nobody holds
 	inFlight int
 	swapping bool // a refresh waits for in-flight ops to drain
@@ -184,6 +186,7 @@ func NewIndexWriter(opts WriterOptions) (*IndexWriter, error) {
 		flushing: make(map[int64]int),
 		versions: newVersionMap(),
 		merging:  make(map[*segState]bool),
+		threads:  make(map[*perThread]struct{}),
 	}
 	w.closeCtx, w.closeCancel = context.WithCancel(context.Background())
 	w.cond = sync.NewCond(&w.mu)
@@ -246,6 +249,7 @@ func (w *IndexWriter) checkout(ctx context.Context) (*perThread, error) {
 		w.free = w.free[:n-1]
 	} else {
 		pt = &perThread{dwpt: dwpt.New(w.alloc), delCursor: w.delTail}
+		w.threads[pt] = struct{}{}
 	}
 	pt.checkedOut = true
 	w.inFlight++
@@ -465,6 +469,7 @@ func (w *IndexWriter) checkinLocked(pt *perThread, forceFlush bool) {
 		w.activeBytes += ram - pt.ram
 	}
 	pt.ram = ram
+	pt.numDocs = pt.dwpt.NumDocs()
 	pt.checkedOut = false
 	w.inFlight--
 	if forceFlush && !pt.flushPending {
@@ -475,13 +480,10 @@ func (w *IndexWriter) checkinLocked(pt *perThread, forceFlush bool) {
 	// flushes it when it checks it in.
 	if w.activeBytes > w.opts.RAMBufferBytes {
 		var largest *perThread
-		for _, c := range w.free {
-			if largest == nil || c.ram > largest.ram {
+		for c := range w.threads {
+			if !c.flushPending && c.numDocs > 0 && (largest == nil || c.ram > largest.ram) {
 				largest = c
 			}
-		}
-		if pt.ram > 0 && (largest == nil || pt.ram >= largest.ram) {
-			largest = pt
 		}
 		if largest != nil {
 			w.markPendingLocked(largest)
@@ -498,7 +500,7 @@ func (w *IndexWriter) checkinLocked(pt *perThread, forceFlush bool) {
 }
 
 func (w *IndexWriter) markPendingLocked(pt *perThread) {
-	if pt.flushPending || pt.dwpt.NumDocs() == 0 {
+	if pt.flushPending || pt.numDocs == 0 {
 		return
 	}
 	pt.flushPending = true
@@ -531,6 +533,7 @@ func (w *IndexWriter) pickFlushLocked(own *perThread) *perThread {
 // startFlushLocked records that pt is being flushed within the current
 // refresh generation, so the next refresh waits for it.
 func (w *IndexWriter) startFlushLocked(pt *perThread) {
+	delete(w.threads, pt)
 	pt.flushGen = w.flushGen
 	w.flushing[pt.flushGen]++
 }
