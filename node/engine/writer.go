@@ -89,9 +89,9 @@ type IndexWriter struct {
 	cond     *sync.Cond // inFlight, stalls, flush completions
 	seqNo    int64
 	delTail  *delNode
-	free     []*perThread // idle DWPTs (may be empty ones)
+	free     []*perThread            // idle DWPTs (may be empty ones)
 	threads  map[*perThread]struct{} // DWPTs not yet taken for flushing
-	pending  []*perThread // flush-pending DWPTs nobody holds
+	pending  []*perThread            // flush-pending DWPTs nobody holds
 	inFlight int
 	swapping bool // a refresh waits for in-flight ops to drain
 	closed   bool
