@@ -170,3 +170,19 @@ func TestEngineRefreshInterval(t *testing.T) {
 		t.Fatalf("refresh ran while disabled: %d docs", n)
 	}
 }
+
+func TestCancelledRefreshDoesNotBreakTheWriter(t *testing.T) {
+	e := openTestEngine(t, Options{RefreshInterval: -1})
+	e.Index(context.Background(), []byte("1"), []byte(`{"title":"x"}`))
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := e.Refresh(ctx); err != nil {
+		t.Fatalf("refresh with a cancelled context: %v", err)
+	}
+	if _, err := e.Index(context.Background(), []byte("2"), []byte(`{"title":"y"}`)); err != nil {
+		t.Fatalf("index after a cancelled refresh: %v", err)
+	}
+	if n := e.Stats().NumDocs; n != 1 {
+		t.Fatalf("%d docs visible", n)
+	}
+}

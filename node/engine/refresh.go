@@ -39,6 +39,10 @@ type RefreshResult struct {
 // replaced by operations up to the boundary (an updated id may appear in
 // both versions); the next applying refresh hides them.
 func (w *IndexWriter) Refresh(ctx context.Context, applyDeletes bool) (RefreshResult, error) {
+	// A flush that fails leaves the writer unusable (its documents would be
+	// lost), so a caller giving up must not abort one: the work is bounded
+	// by the RAM budget.
+	ctx = context.WithoutCancel(ctx)
 	start := time.Now()
 	w.refreshMu.Lock()
 	defer w.refreshMu.Unlock()
