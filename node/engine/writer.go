@@ -542,7 +542,9 @@ func (w *IndexWriter) startFlushLocked(pt *perThread) {
 // next refresh. Called by the goroutine that took pt for flushing
 // (startFlushLocked).
 func (w *IndexWriter) flushOne(ctx context.Context, pt *perThread) {
-	seg, err := w.writeSegment(ctx, pt)
+	// Never abort a flush because one caller gave up: a failed flush fails
+	// the writer (see Refresh).
+	seg, err := w.writeSegment(context.WithoutCancel(ctx), pt)
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.flushBytes -= pt.ram
