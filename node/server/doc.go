@@ -1,0 +1,28 @@
+// Package server is the data node's gRPC adapter: it serves the internal
+// sluice.v1.Node service over a shard.Host. Handlers translate — proto in,
+// shard/engine/search call, proto out — and map typed errors to status codes
+// here and nowhere else (errors.go).
+//
+// # Pinned readers
+//
+// Point-in-time readers (OpenShardReader, and the reader a ShardSearch pins
+// for its fetch phase) live in a registry with a keep-alive: every use
+// extends it, a reaper releases expired ones, and at most
+// Options.MaxOpenReaders are open per node (RESOURCE_EXHAUSTED beyond, as
+// Elasticsearch's search.max_open_scroll_context). A ShardSearch without a
+// reader id pins the latest reader for a short keep-alive; the coordinator
+// releases it with ShardFetch{release} or CloseShardReader.
+//
+// # Scans and slices
+//
+// ShardScan walks live documents of a pinned reader in index order (shard-
+// local doc ids), without scoring. A slice {id, max} keeps the documents
+// whose SliceHash(_id) % max == id, so slices are disjoint and together
+// complete. The hash is not the routing hash: routing put a shard's
+// documents in one residue class of the routing hash, so slicing by it again
+// would leave most sub-slices empty. The selection (live ∧ slice ∧ query) is
+// computed once per reader, slice and query as per-segment bitsets — the
+// slice from the _id term dictionary, no stored fields read — which also
+// gives the exact total up front. The cursor is the next shard-local doc, so
+// a scan resumes exactly where a broken stream stopped, on the same reader.
+package server

@@ -1,0 +1,254 @@
+package server
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"hash/fnv"
+	"math"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/sluice-search/sluice/node/engine/index"
+	"github.com/sluice-search/sluice/node/engine/search"
+	"github.com/sluice-search/sluice/node/querydsl"
+	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
+)
+
+// SliceHash is the hash a sliced scan partitions _ids by: FNV-1a 64 with a
+// murmur3 finalizer, deterministic across processes and independent of the
+// routing hash.
+func SliceHash(id []byte) uint64 {
+	h := fnv.New64a()
+	h.Write(id)
+	x := h.Sum64()
+	x ^= x >> 33
+	x *= 0xff51afd7ed558ccd
+	x ^= x >> 33
+	x *= 0xc4ceb9fe1a85ec53
+	x ^= x >> 33
+	return x
+}
+
+// InSlice reports whether a doc with this id belongs to slice id of max.
+func InSlice(docID []byte, id, max int) bool { return SliceHash(docID)%uint64(max) == uint64(id) }
+
+// selection is the set of docs a scan returns, per leaf.
+type selection struct {
+	bits  []*index.FixedBitSet // nil: nothing selected in the leaf
+	total int64
+}
+
+// maxSelections bounds the cached selections per reader.
+const maxSelections = 16
+
+// selectionFor returns (building and caching) the docs of c that are live,
+// in the slice and match q.
+func (c *readerCtx) selectionFor(ctx context.Context, sl *sluicev1.Slice, q search.Query, qkey []byte) (*selection, error) {
+	key := fmt.Sprintf("%d/%d/%x", sl.GetId(), sl.GetMax(), qkey)
+	c.selMu.Lock()
+	defer c.selMu.Unlock()
+	if sel := c.selections[key]; sel != nil {
+		return sel, nil
+	}
+	leaves := c.reader.Leaves()
+	sel := &selection{bits: make([]*index.FixedBitSet, len(leaves))}
+	for i, l := range leaves {
+		if l.Live == nil {
+			sel.bits[i] = index.NewFixedBitSetAllSet(l.Reader.MaxDoc())
+		} else {
+			sel.bits[i] = l.Live.Clone()
+		}
+	}
+	if sl.GetMax() > 1 {
+		for i, l := range leaves {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			sel.bits[i] = intersect(sel.bits[i], sliceBits(l.Reader, int(sl.GetId()), int(sl.GetMax())))
+		}
+	}
+	if q != nil {
+		matches, err := c.matchBits(ctx, q)
+		if err != nil {
+			return nil, err
+		}
+		for i := range sel.bits {
+			sel.bits[i] = intersect(sel.bits[i], matches[i])
+		}
+	}
+	for _, b := range sel.bits {
+		sel.total += int64(b.Cardinality())
+	}
+	if c.selections == nil || len(c.selections) >= maxSelections {
+		c.selections = map[string]*selection{}
+	}
+	c.selections[key] = sel
+	return sel, nil
+}
+
+func intersect(a, b *index.FixedBitSet) *index.FixedBitSet {
+	aw, bw := a.Words(), b.Words()
+	out := make([]uint64, len(aw))
+	for i := range aw {
+		out[i] = aw[i] & bw[i]
+	}
+	return index.FixedBitSetFromWords(out, a.Len())
+}
+
+// sliceBits marks the docs of a leaf whose _id falls in the slice, from the
+// _id term dictionary (no stored fields read).
+func sliceBits(r index.LeafReader, id, max int) *index.FixedBitSet {
+	b := index.NewFixedBitSet(r.MaxDoc())
+	terms := r.Terms(index.IDField)
+	if terms == nil {
+		return b
+	}
+	te := terms.Iterator()
+	var pe index.PostingsEnum
+	for te.Next() {
+		if !InSlice(te.Term(), id, max) {
+			continue
+		}
+		pe = te.Postings(pe, index.PostingsDocs)
+		for d := pe.NextDoc(); d != index.NoMoreDocs; d = pe.NextDoc() {
+			b.Set(d)
+		}
+	}
+	return b
+}
+
+// matchBits runs q over the reader in doc order, without scoring, paging by
+// search_after on _doc, and marks the matches per leaf.
+func (c *readerCtx) matchBits(ctx context.Context, q search.Query) ([]*index.FixedBitSet, error) {
+	leaves := c.reader.Leaves()
+	out := make([]*index.FixedBitSet, len(leaves))
+	for i, l := range leaves {
+		out[i] = index.NewFixedBitSet(l.Reader.MaxDoc())
+	}
+	const page = 8192
+	req := search.Request{Size: page, Sort: []search.SortField{{Type: search.SortByDoc}}, SearchAfterDoc: -1, TotalHitsThreshold: 1}
+	for {
+		td, err := c.searcher.Search(ctx, q, req)
+		if err != nil {
+			return nil, err
+		}
+		for _, h := range td.Hits {
+			leaf, local, _ := c.leafOf(h.Doc)
+			out[leaf].Set(local)
+		}
+		if len(td.Hits) < page {
+			return out, nil
+		}
+		req.SearchAfter = []search.SortValue{{Int: int64(td.Hits[len(td.Hits)-1].Doc)}}
+	}
+}
+
+// scanCursor encodes the next shard-local doc to read.
+func encodeCursor(next int) []byte { return binary.AppendUvarint([]byte{1}, uint64(next)) }
+
+func decodeCursor(b []byte) (int, error) {
+	if len(b) == 0 {
+		return 0, nil
+	}
+	v, n := binary.Uvarint(b[1:])
+	// Only the canonical encoding: one position, one cursor.
+	if b[0] != 1 || n <= 0 || 1+n != len(b) || v > math.MaxInt32 || binary.PutUvarint(make([]byte, binary.MaxVarintLen64), v) != n {
+		return 0, fmt.Errorf("%w: malformed scan cursor", errBadRequest)
+	}
+	return int(v), nil
+}
+
+const defaultScanBatch = 1000
+
+// ShardScan streams the selected docs of a pinned reader in index order.
+func (s *Server) ShardScan(req *sluicev1.ShardScanRequest, stream sluicev1.Node_ShardScanServer) error {
+	ctx := stream.Context()
+	sh, err := s.shard(req.GetShard())
+	if err != nil {
+		return toStatus(err)
+	}
+	if sl := req.GetSlice(); sl != nil && (sl.GetMax() < 1 || sl.GetId() < 0 || sl.GetId() >= sl.GetMax()) {
+		return toStatus(fmt.Errorf("%w: slice id %d must be in [0, max %d)", errBadRequest, sl.GetId(), sl.GetMax()))
+	}
+	next, err := decodeCursor(req.GetCursor())
+	if err != nil {
+		return toStatus(err)
+	}
+	ka := req.GetKeepAlive().AsDuration()
+	var c *readerCtx
+	if req.GetReaderId() != 0 {
+		c, err = s.readers.use(sh, req.GetReaderId(), ka)
+	} else {
+		// An unpinned scan reads the latest reader, for this stream only.
+		if c, err = s.readers.pin(sh, sh.Engine().Acquire(), s.opts.SearchKeepAlive); err == nil {
+			defer s.readers.close(sh, c.id)
+		}
+	}
+	if err != nil {
+		return toStatus(err)
+	}
+	defer s.readers.done(c)
+
+	var q search.Query
+	var qkey []byte
+	if pq := req.GetQuery(); pq != nil && pq.GetMatchAll() == nil && pq.Kind != nil {
+		if q, err = (querydsl.Compiler{Mapping: sh.Mapping()}).Compile(pq); err != nil {
+			return toStatus(err)
+		}
+		if qkey, err = (proto.MarshalOptions{Deterministic: true}).Marshal(pq); err != nil {
+			return toStatus(err)
+		}
+	}
+	sel, err := c.selectionFor(ctx, req.GetSlice(), q, qkey)
+	if err != nil {
+		return toStatus(err)
+	}
+	batch := int(req.GetBatchSize())
+	if batch <= 0 {
+		batch = defaultScanBatch
+	}
+	leaves := c.reader.Leaves()
+	resp := &sluicev1.ShardScanResponse{Total: sel.total}
+	sent := false
+	var sd index.StoredDoc
+	for li := range leaves {
+		base := leaves[li].DocBase
+		bits := sel.bits[li]
+		if next >= base+bits.Len() {
+			continue
+		}
+		var stored index.StoredFieldsReader
+		for d := bits.NextSetBit(max(0, next-base)); d != index.NoMoreDocs; d = bits.NextSetBit(d + 1) {
+			if stored == nil {
+				stored = leaves[li].Reader.StoredFields()
+			}
+			if err := stored.Document(d, &sd); err != nil {
+				return toStatus(fmt.Errorf("shard %v: scan doc %d: %w", sh.ID(), base+d, err))
+			}
+			fd := &sluicev1.FetchedDoc{Doc: int32(base + d), Id: string(sd.ID)}
+			if req.GetFetchSource() {
+				fd.Source = append([]byte(nil), sd.Source...)
+			}
+			resp.Docs = append(resp.Docs, fd)
+			next = base + d + 1
+			if len(resp.Docs) == batch {
+				resp.Cursor = encodeCursor(next)
+				if err := stream.Send(resp); err != nil {
+					return err
+				}
+				sent = true
+				resp = &sluicev1.ShardScanResponse{Total: sel.total}
+				// Keep the reader alive while a long scan streams.
+				if ka > 0 {
+					s.readers.touch(c, ka)
+				}
+			}
+		}
+	}
+	if len(resp.Docs) > 0 || !sent {
+		resp.Cursor = encodeCursor(max(next, c.reader.MaxDoc()))
+		return stream.Send(resp)
+	}
+	return nil
+}

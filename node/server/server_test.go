@@ -1,0 +1,360 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
+	"google.golang.org/grpc/test/bufconn"
+	"google.golang.org/protobuf/types/known/durationpb"
+
+	"github.com/sluice-search/sluice/node/engine/document"
+	"github.com/sluice-search/sluice/node/engine/mapping"
+	"github.com/sluice-search/sluice/node/shard"
+	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
+)
+
+var sid = &sluicev1.ShardID{IndexUuid: "uuid1", Shard: 0}
+
+type fixture struct {
+	host   *shard.Host
+	srv    *Server
+	client sluicev1.NodeClient
+}
+
+// newFixture serves a real host over gRPC on an in-memory listener.
+func newFixture(t *testing.T, opts Options) *fixture {
+	t.Helper()
+	ctx := context.Background()
+	host, err := shard.NewHost(shard.HostOptions{DataDir: t.TempDir(), Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := mapping.New(mapping.DynamicDefault, map[string]mapping.Field{
+		"title": mapping.NewField(document.Text), "n": mapping.NewField(document.Long), "tag": mapping.NewField(document.Keyword)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := host.Open(ctx, shard.Meta{ID: shard.ID{IndexUUID: sid.IndexUuid}, Index: "books", Mapping: m, RefreshInterval: -1}); err != nil {
+		t.Fatal(err)
+	}
+	srv := New(host, opts)
+	lis := bufconn.Listen(1 << 20)
+	g := grpc.NewServer()
+	srv.Register(g)
+	go g.Serve(lis)
+	conn, err := grpc.NewClient("passthrough:///bufnet", grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return lis.DialContext(ctx) }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		conn.Close()
+		g.Stop()
+		srv.Close()
+		host.CloseAll(ctx)
+	})
+	return &fixture{host: host, srv: srv, client: sluicev1.NewNodeClient(conn)}
+}
+
+func indexItems(n int) []*sluicev1.BulkItem {
+	items := make([]*sluicev1.BulkItem, n)
+	for i := range items {
+		items[i] = &sluicev1.BulkItem{Action: sluicev1.BulkAction_BULK_ACTION_INDEX, Id: fmt.Sprintf("d%03d", i),
+			Source: fmt.Appendf(nil, `{"title":"doc number %d %s","n":%d,"tag":"t%d"}`, i, strings.Repeat("even ", 1-i%2), i, i%3)}
+	}
+	return items
+}
+
+func (f *fixture) bulk(t *testing.T, items []*sluicev1.BulkItem, refresh sluicev1.RefreshPolicy) []*sluicev1.BulkItemResult {
+	t.Helper()
+	resp, err := f.client.ShardBulk(context.Background(), &sluicev1.ShardBulkRequest{Shard: sid, Index: "books", Items: items, Refresh: refresh})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.Items
+}
+
+func wantCode(t *testing.T, err error, c codes.Code) {
+	t.Helper()
+	if status.Code(err) != c {
+		t.Fatalf("err = %v, want code %v", err, c)
+	}
+}
+
+func TestBulkPerItemResultsAndVisibility(t *testing.T) {
+	f := newFixture(t, Options{})
+	items := indexItems(50)
+	items = append(items,
+		&sluicev1.BulkItem{Action: sluicev1.BulkAction_BULK_ACTION_INDEX, Id: "bad-json", Source: []byte(`{"title": "unterminated`)},
+		&sluicev1.BulkItem{Action: sluicev1.BulkAction_BULK_ACTION_INDEX, Id: "bad-type", Source: []byte(`{"n": "many"}`)},
+		&sluicev1.BulkItem{Action: sluicev1.BulkAction_BULK_ACTION_DELETE, Id: "d001"},
+		&sluicev1.BulkItem{Action: sluicev1.BulkAction_BULK_ACTION_DELETE, Id: "never"},
+		&sluicev1.BulkItem{Action: sluicev1.BulkAction_BULK_ACTION_CREATE, Id: "d002", Source: []byte(`{"n":1}`)},
+		&sluicev1.BulkItem{Action: sluicev1.BulkAction_BULK_ACTION_INDEX, Id: "d003", Source: []byte(`{"n":3}`)},
+	)
+	res := f.bulk(t, items, sluicev1.RefreshPolicy_REFRESH_POLICY_WAIT_FOR)
+	for i := range 50 {
+		if res[i].Status != sluicev1.BulkItemStatus_BULK_ITEM_STATUS_CREATED || res[i].Id != items[i].Id {
+			t.Fatalf("item %d: %v", i, res[i])
+		}
+	}
+	want := []struct {
+		status sluicev1.BulkItemStatus
+		code   codes.Code
+		field  string
+	}{
+		{sluicev1.BulkItemStatus_BULK_ITEM_STATUS_ERROR, codes.InvalidArgument, "title"}, // where the JSON broke
+		{sluicev1.BulkItemStatus_BULK_ITEM_STATUS_ERROR, codes.InvalidArgument, "n"},
+		{sluicev1.BulkItemStatus_BULK_ITEM_STATUS_DELETED, codes.OK, ""},
+		{sluicev1.BulkItemStatus_BULK_ITEM_STATUS_NOT_FOUND, codes.OK, ""},
+		{sluicev1.BulkItemStatus_BULK_ITEM_STATUS_ERROR, codes.AlreadyExists, ""},
+		{sluicev1.BulkItemStatus_BULK_ITEM_STATUS_UPDATED, codes.OK, ""},
+	}
+	for i, w := range want {
+		r := res[50+i]
+		if r.Status != w.status || codes.Code(r.GetError().GetCode()) != w.code || r.GetError().GetField() != w.field {
+			t.Errorf("item %s: %v; want %v code %v field %q", r.Id, r, w.status, w.code, w.field)
+		}
+	}
+	// wait_for: everything acknowledged is visible without a refresh.
+	st, err := f.client.ShardStats(context.Background(), &sluicev1.ShardStatsRequest{Shard: sid})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.NumDocs != 49 {
+		t.Fatalf("num_docs after wait_for = %d, want 49", st.NumDocs)
+	}
+	g, err := f.client.ShardGet(context.Background(), &sluicev1.ShardGetRequest{Shard: sid, Id: "d003"})
+	if err != nil || !g.Found || string(g.Source) != `{"n":3}` {
+		t.Fatalf("get d003: %v %v", g, err)
+	}
+	g, err = f.client.ShardGet(context.Background(), &sluicev1.ShardGetRequest{Shard: sid, Id: "d001"})
+	if err != nil || g.Found {
+		t.Fatalf("get deleted d001: %v %v", g, err)
+	}
+}
+
+func TestNotHere(t *testing.T) {
+	f := newFixture(t, Options{})
+	_, err := f.client.ShardGet(context.Background(), &sluicev1.ShardGetRequest{Shard: &sluicev1.ShardID{IndexUuid: "other"}, Id: "x"})
+	wantCode(t, err, codes.NotFound)
+	if !strings.Contains(status.Convert(err).Message(), notHereReason) {
+		t.Fatalf("message %q lacks %q", status.Convert(err).Message(), notHereReason)
+	}
+}
+
+func TestSearchFetchAndSearchAfter(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t, Options{})
+	f.bulk(t, indexItems(95), sluicev1.RefreshPolicy_REFRESH_POLICY_IMMEDIATE)
+
+	// Score order: "even" docs match both terms.
+	q := &sluicev1.Query{Kind: &sluicev1.Query_Match{Match: &sluicev1.MatchQuery{Field: "title", Query: "even number"}}}
+	resp, err := f.client.ShardSearch(ctx, &sluicev1.ShardSearchRequest{Shard: sid, Query: q, Size: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Total.Value != 95 || len(resp.Hits) != 5 || resp.ReaderId == 0 || resp.MaxScore != resp.Hits[0].Score {
+		t.Fatalf("search: %v", resp)
+	}
+	docs := make([]int32, len(resp.Hits))
+	for i, h := range resp.Hits {
+		docs[i] = h.Doc
+	}
+	fr, err := f.client.ShardFetch(ctx, &sluicev1.ShardFetchRequest{Shard: sid, ReaderId: resp.ReaderId, Docs: docs, FetchSource: true, Release: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range fr.Docs {
+		if !strings.Contains(string(d.Source), "even") {
+			t.Fatalf("top hit %s is not an even doc: %s", d.Id, d.Source)
+		}
+	}
+	if n := f.srv.OpenReaders(); n != 0 {
+		t.Fatalf("fetch with release left %d readers open", n)
+	}
+
+	// Page by n descending with search_after on a pinned reader; a write
+	// after pinning is not seen.
+	open, err := f.client.OpenShardReader(ctx, &sluicev1.OpenShardReaderRequest{Shard: sid, KeepAlive: durationpb.New(time.Minute)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.bulk(t, []*sluicev1.BulkItem{{Action: sluicev1.BulkAction_BULK_ACTION_INDEX, Id: "late", Source: []byte(`{"n":1000}`)}}, sluicev1.RefreshPolicy_REFRESH_POLICY_IMMEDIATE)
+	sort := []*sluicev1.SortField{{Field: "n", Order: sluicev1.SortOrder_SORT_ORDER_DESC}}
+	var got []int64
+	var after *sluicev1.SearchAfter
+	for {
+		r, err := f.client.ShardSearch(ctx, &sluicev1.ShardSearchRequest{Shard: sid, ReaderId: open.ReaderId, Size: 10, Sort: sort, SearchAfter: after, TrackTotalHits: -1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(r.Hits) == 0 {
+			break
+		}
+		for _, h := range r.Hits {
+			got = append(got, h.Sort[0].GetLongValue())
+		}
+		after = &sluicev1.SearchAfter{Values: r.Hits[len(r.Hits)-1].Sort}
+	}
+	if len(got) != 95 || got[0] != 94 || got[94] != 0 || !slices.IsSortedFunc(got, func(a, b int64) int { return int(b - a) }) {
+		t.Fatalf("paged values (%d): %v", len(got), got)
+	}
+	cr, err := f.client.CloseShardReader(ctx, &sluicev1.CloseShardReaderRequest{Shard: sid, ReaderId: open.ReaderId})
+	if err != nil || !cr.Succeeded {
+		t.Fatalf("close: %v %v", cr, err)
+	}
+	_, err = f.client.ShardSearch(ctx, &sluicev1.ShardSearchRequest{Shard: sid, ReaderId: open.ReaderId, Size: 1})
+	wantCode(t, err, codes.NotFound)
+
+	// Bad requests are INVALID_ARGUMENT.
+	_, err = f.client.ShardSearch(ctx, &sluicev1.ShardSearchRequest{Shard: sid, Size: 1, Sort: []*sluicev1.SortField{{Field: "title"}}})
+	wantCode(t, err, codes.InvalidArgument)
+	_, err = f.client.ShardSearch(ctx, &sluicev1.ShardSearchRequest{Shard: sid, Size: 1,
+		Query: &sluicev1.Query{Kind: &sluicev1.Query_Term{Term: &sluicev1.TermQuery{Field: "n", Value: &sluicev1.FieldValue{Kind: &sluicev1.FieldValue_StringValue{StringValue: "x"}}}}}})
+	wantCode(t, err, codes.InvalidArgument)
+}
+
+func TestReaderCapAndKeepAlive(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t, Options{MaxOpenReaders: 2, ReapInterval: 10 * time.Millisecond})
+	open := func(ka time.Duration) (*sluicev1.OpenShardReaderResponse, error) {
+		return f.client.OpenShardReader(ctx, &sluicev1.OpenShardReaderRequest{Shard: sid, KeepAlive: durationpb.New(ka)})
+	}
+	a, err := open(time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := open(50 * time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	_, err = open(time.Minute)
+	wantCode(t, err, codes.ResourceExhausted)
+	// The short one expires and frees a slot.
+	deadline := time.Now().Add(5 * time.Second)
+	for f.srv.OpenReaders() > 1 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if _, err := open(time.Minute); err != nil {
+		t.Fatalf("after keep-alive expiry: %v", err)
+	}
+	// The long one is still there.
+	if _, err := f.client.ShardSearch(ctx, &sluicev1.ShardSearchRequest{Shard: sid, ReaderId: a.ReaderId, Size: 1}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// scanAll reads a whole scan, restarting from the cursor every `restart`
+// batches to check that resuming neither skips nor repeats.
+func scanAll(t *testing.T, f *fixture, reader uint64, sl *sluicev1.Slice, q *sluicev1.Query, restart int) (ids []string, total int64) {
+	t.Helper()
+	var cursor []byte
+	for {
+		stream, err := f.client.ShardScan(context.Background(), &sluicev1.ShardScanRequest{Shard: sid, ReaderId: reader, Slice: sl, Query: q, BatchSize: 7, Cursor: cursor, FetchSource: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		batches := 0
+		for {
+			r, err := stream.Recv()
+			if errors.Is(err, io.EOF) {
+				return ids, total
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			total = r.Total
+			if len(r.Docs) == 0 {
+				return ids, total // the end, reached by a resumed scan
+			}
+			for _, d := range r.Docs {
+				if len(d.Source) == 0 {
+					t.Fatalf("doc %s without source", d.Id)
+				}
+				ids = append(ids, d.Id)
+			}
+			cursor = r.Cursor
+			if batches++; restart > 0 && batches == restart {
+				break
+			}
+		}
+	}
+}
+
+func TestScanSlicesAreDisjointAndComplete(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t, Options{})
+	f.bulk(t, indexItems(200), sluicev1.RefreshPolicy_REFRESH_POLICY_IMMEDIATE)
+	// A second segment with deletes and an update.
+	f.bulk(t, []*sluicev1.BulkItem{
+		{Action: sluicev1.BulkAction_BULK_ACTION_DELETE, Id: "d000"},
+		{Action: sluicev1.BulkAction_BULK_ACTION_DELETE, Id: "d150"},
+		{Action: sluicev1.BulkAction_BULK_ACTION_INDEX, Id: "d007", Source: []byte(`{"n":7}`)},
+	}, sluicev1.RefreshPolicy_REFRESH_POLICY_IMMEDIATE)
+	open, err := f.client.OpenShardReader(ctx, &sluicev1.OpenShardReaderRequest{Shard: sid, KeepAlive: durationpb.New(time.Minute)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if open.NumDocs != 198 {
+		t.Fatalf("reader has %d docs, want 198", open.NumDocs)
+	}
+	all, total := scanAll(t, f, open.ReaderId, nil, nil, 3)
+	if total != 198 || len(all) != 198 {
+		t.Fatalf("full scan: %d docs, total %d", len(all), total)
+	}
+	slices.Sort(all)
+	for _, max := range []int32{1, 2, 3, 7} {
+		var union []string
+		for id := range max {
+			got, total := scanAll(t, f, open.ReaderId, &sluicev1.Slice{Id: id, Max: max}, nil, 2)
+			if int64(len(got)) != total {
+				t.Fatalf("slice %d/%d: %d docs, total says %d", id, max, len(got), total)
+			}
+			if max > 2 && len(got) < 198/int(max)/2 {
+				t.Errorf("slice %d/%d is lopsided: %d docs", id, max, len(got))
+			}
+			union = append(union, got...)
+		}
+		slices.Sort(union)
+		if !slices.Equal(union, all) {
+			t.Fatalf("slices of %d: union of %d docs differs from the %d docs", max, len(union), len(all))
+		}
+	}
+	// A query filter: docs with n < 10 (d000 deleted).
+	q := &sluicev1.Query{Kind: &sluicev1.Query_Range{Range: &sluicev1.RangeQuery{Field: "n", Lt: &sluicev1.FieldValue{Kind: &sluicev1.FieldValue_LongValue{LongValue: 10}}}}}
+	got, total := scanAll(t, f, open.ReaderId, &sluicev1.Slice{Id: 0, Max: 1}, q, 1)
+	if total != 9 || len(got) != 9 {
+		t.Fatalf("filtered scan: %v total %d", got, total)
+	}
+	_, err = f.client.ShardScan(ctx, &sluicev1.ShardScanRequest{Shard: sid, ReaderId: open.ReaderId, Cursor: []byte{9, 9}})
+	if err == nil {
+		var s grpc.ServerStreamingClient[sluicev1.ShardScanResponse]
+		s, _ = f.client.ShardScan(ctx, &sluicev1.ShardScanRequest{Shard: sid, ReaderId: open.ReaderId, Cursor: []byte{9, 9}})
+		_, err = s.Recv()
+	}
+	wantCode(t, err, codes.InvalidArgument)
+}
+
+func FuzzDecodeCursor(f *testing.F) {
+	f.Add(encodeCursor(0))
+	f.Add(encodeCursor(123456))
+	f.Add([]byte{1, 0xff})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		n, err := decodeCursor(b)
+		if err == nil && len(b) > 0 && !slices.Equal(encodeCursor(n), b) {
+			t.Fatalf("cursor %x decodes to %d which encodes to %x", b, n, encodeCursor(n))
+		}
+	})
+}
