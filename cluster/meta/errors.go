@@ -1,6 +1,9 @@
 package meta
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+)
 
 // Errors of cluster-state operations. They are wrapped with the names
 // involved; test with errors.Is. The gRPC edge maps them to status codes.
@@ -18,3 +21,23 @@ var (
 	// shard's current one.
 	ErrStale = errors.New("stale allocation")
 )
+
+// kindError is an error of one of the kinds above whose message is just the
+// message, so the gRPC edge can pass it through unchanged.
+type kindError struct {
+	kind error
+	msg  string
+}
+
+func (e *kindError) Error() string { return e.msg }
+func (e *kindError) Unwrap() error { return e.kind }
+
+// Invalidf returns an ErrInvalid error with the formatted message.
+func Invalidf(format string, args ...any) error {
+	return &kindError{kind: ErrInvalid, msg: fmt.Sprintf(format, args...)}
+}
+
+// NotFoundf returns an ErrNotFound error with the formatted message.
+func NotFoundf(format string, args ...any) error {
+	return &kindError{kind: ErrNotFound, msg: fmt.Sprintf(format, args...)}
+}

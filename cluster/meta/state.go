@@ -99,7 +99,7 @@ func (s *State) Resolve(name string) ([]*Index, error) {
 		sort.Slice(out, func(i, j int) bool { return out[i].Name() < out[j].Name() })
 		return out, nil
 	}
-	return nil, fmt.Errorf("index [%s]: %w", name, ErrNotFound)
+	return nil, NotFoundf("no such index [%s]", name)
 }
 
 // ResolveOne resolves a name that must mean exactly one index.
@@ -109,7 +109,7 @@ func (s *State) ResolveOne(name string) (*Index, error) {
 		return nil, err
 	}
 	if len(xs) != 1 {
-		return nil, fmt.Errorf("%w: alias [%s] points to %d indices, expected one", ErrInvalid, name, len(xs))
+		return nil, Invalidf("alias [%s] points to %d indices, expected one", name, len(xs))
 	}
 	return xs[0], nil
 }
@@ -122,18 +122,18 @@ func (s *State) ResolveWrite(name string) (*Index, error) {
 	}
 	a, ok := s.Aliases[name]
 	if !ok {
-		return nil, fmt.Errorf("index [%s]: %w", name, ErrNotFound)
+		return nil, NotFoundf("no such index [%s]", name)
 	}
 	target := a.Info.GetWriteIndex()
 	if target == "" {
 		if len(a.Info.GetIndices()) != 1 {
-			return nil, fmt.Errorf("%w: alias [%s] points to %d indices and has no write index", ErrInvalid, name, len(a.Info.GetIndices()))
+			return nil, Invalidf("alias [%s] points to %d indices and has no write index", name, len(a.Info.GetIndices()))
 		}
 		target = a.Info.GetIndices()[0]
 	}
 	x, ok := s.Indices[target]
 	if !ok {
-		return nil, fmt.Errorf("index [%s] of alias [%s]: %w", target, name, ErrNotFound)
+		return nil, NotFoundf("no such index [%s] (write index of alias [%s])", target, name)
 	}
 	return x, nil
 }

@@ -238,7 +238,7 @@ func (s *Service) DeleteIndex(ctx context.Context, name string) (string, error) 
 			if _, isAlias := st.Aliases[name]; isAlias {
 				return nil, invalid("[%s] is an alias; delete indices by name", name)
 			}
-			return nil, fmt.Errorf("index [%s]: %w", name, meta.ErrNotFound)
+			return nil, meta.NotFoundf("no such index [%s]", name)
 		}
 		uuid = x.UUID()
 		var t meta.Txn
@@ -396,7 +396,7 @@ func (s *Service) UpdateAliases(ctx context.Context, actions []*sluicev1.AliasAc
 			}
 			x, ok := st.Indices[index]
 			if !ok {
-				return nil, fmt.Errorf("actions[%d]: index [%s]: %w", i, index, meta.ErrNotFound)
+				return nil, meta.NotFoundf("actions[%d]: no such index [%s]", i, index)
 			}
 			// The index must still exist, and no index named like the
 			// alias may appear, when the aliases are written.
@@ -421,7 +421,7 @@ func (s *Service) UpdateAliases(ctx context.Context, actions []*sluicev1.AliasAc
 				}
 			case sluicev1.AliasActionType_ALIAS_ACTION_TYPE_REMOVE:
 				if !slices.Contains(ai.Indices, index) {
-					return nil, fmt.Errorf("actions[%d]: alias [%s] on index [%s]: %w", i, alias, index, meta.ErrNotFound)
+					return nil, meta.NotFoundf("actions[%d]: alias [%s] does not point at index [%s]", i, alias, index)
 				}
 				*ai = *withoutIndex(ai, index)
 			}

@@ -15,9 +15,7 @@ import (
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
 )
 
-func invalid(format string, args ...any) error {
-	return fmt.Errorf("%w: %s", meta.ErrInvalid, fmt.Sprintf(format, args...))
-}
+func invalid(format string, args ...any) error { return meta.Invalidf(format, args...) }
 
 // ValidateName checks an index or alias name against Elasticsearch's rules:
 // lowercase, at most 255 bytes, not starting with -, _ or +, none of

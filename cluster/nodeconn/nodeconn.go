@@ -1,0 +1,92 @@
+// Package nodeconn hands out gRPC clients of data nodes' internal Node
+// service by node id: it looks the node's address up in the cluster state
+// cache and keeps one connection per address, shared by all callers.
+// Coordinators use it to reach shards (route a bulk, fan out a search);
+// nodes use it to reach each other (remote reindex).
+//
+// To find the node of a shard: st := cache.State(); x, _ :=
+// st.ResolveWrite(index); r := x.Shards[shard].Routing; then
+// pool.Client(r.NodeId) — and expect NOT_FOUND "shard not open here" when
+// the routing moved meanwhile.
+package nodeconn
+
+import (
+	"fmt"
+	"sync"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/keepalive"
+
+	"github.com/sluice-search/sluice/cluster/meta"
+	"github.com/sluice-search/sluice/cluster/rpc"
+	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
+)
+
+// Pool caches connections to data nodes.
+type Pool struct {
+	cache *meta.Cache
+	opts  []grpc.DialOption
+
+	mu     sync.Mutex
+	conns  map[string]*grpc.ClientConn // by address
+	closed bool
+}
+
+// New returns a pool resolving node ids through cache. opts are added to
+// the defaults (insecure transport, message limits, keep-alive).
+func New(cache *meta.Cache, opts ...grpc.DialOption) *Pool {
+	base := []grpc.DialOption{
+		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(rpc.MaxMessageBytes), grpc.MaxCallSendMsgSize(rpc.MaxMessageBytes)),
+		grpc.WithKeepaliveParams(keepalive.ClientParameters{Time: 30 * time.Second, Timeout: 10 * time.Second, PermitWithoutStream: true}),
+	}
+	return &Pool{cache: cache, opts: append(base, opts...), conns: map[string]*grpc.ClientConn{}}
+}
+
+// Client returns a Node client for a live node; meta.ErrNotFound if the
+// node is not registered.
+func (p *Pool) Client(nodeID string) (sluicev1.NodeClient, error) {
+	st := p.cache.State()
+	if st == nil {
+		return nil, fmt.Errorf("nodeconn: cluster state not loaded yet")
+	}
+	addr, ok := st.NodeAddress(nodeID)
+	if !ok {
+		return nil, fmt.Errorf("node [%s]: %w", nodeID, meta.ErrNotFound)
+	}
+	conn, err := p.conn(addr)
+	if err != nil {
+		return nil, err
+	}
+	return sluicev1.NewNodeClient(conn), nil
+}
+
+func (p *Pool) conn(addr string) (*grpc.ClientConn, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return nil, fmt.Errorf("nodeconn: pool closed")
+	}
+	if c, ok := p.conns[addr]; ok {
+		return c, nil
+	}
+	c, err := grpc.NewClient(addr, p.opts...)
+	if err != nil {
+		return nil, fmt.Errorf("nodeconn: %s: %w", addr, err)
+	}
+	p.conns[addr] = c
+	return c, nil
+}
+
+// Close closes every connection.
+func (p *Pool) Close() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.closed = true
+	for addr, c := range p.conns {
+		c.Close()
+		delete(p.conns, addr)
+	}
+}

@@ -1,0 +1,154 @@
+// Package rpc builds the gRPC servers of Sluice's processes in one place
+// (as zoekt's grpc/defaults does): message size limits, keep-alive policy,
+// recovery and logging interceptors, the standard health service and
+// reflection, so every server answers grpcurl and health probes the same way.
+package rpc
+
+import (
+	"context"
+	"log/slog"
+	"runtime/debug"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/health"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/keepalive"
+	"google.golang.org/grpc/reflection"
+	"google.golang.org/grpc/status"
+)
+
+// MaxMessageBytes is the default limit of one message in either direction:
+// bulk requests and search responses carry document sources.
+const MaxMessageBytes = 64 << 20
+
+// Options configure a server.
+type Options struct {
+	Logger *slog.Logger
+	// MaxMessageBytes limits received and sent messages. Default MaxMessageBytes.
+	MaxMessageBytes int
+	// SlowCall logs calls taking longer at info level. Default 1s.
+	SlowCall time.Duration
+}
+
+// Server is a gRPC server with its health service.
+type Server struct {
+	*grpc.Server
+	Health *health.Server
+}
+
+// NewServer returns a server with Sluice's defaults, health (NOT_SERVING
+// until the process calls Health.SetServingStatus) and reflection. Register
+// services on it, then Serve.
+func NewServer(o Options) *Server {
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.MaxMessageBytes <= 0 {
+		o.MaxMessageBytes = MaxMessageBytes
+	}
+	if o.SlowCall <= 0 {
+		o.SlowCall = time.Second
+	}
+	l := &callLogger{log: o.Logger, slow: o.SlowCall}
+	s := grpc.NewServer(
+		grpc.MaxRecvMsgSize(o.MaxMessageBytes),
+		grpc.MaxSendMsgSize(o.MaxMessageBytes),
+		// Clients ping idle connections (client.Dial does, every 30s);
+		// allow it rather than closing their connections.
+		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 10 * time.Second, PermitWithoutStream: true}),
+		grpc.KeepaliveParams(keepalive.ServerParameters{Time: time.Minute, Timeout: 20 * time.Second}),
+		grpc.ChainUnaryInterceptor(l.unary, recoverUnary(o.Logger)),
+		grpc.ChainStreamInterceptor(l.stream, recoverStream(o.Logger)),
+	)
+	h := health.NewServer()
+	h.SetServingStatus("", healthpb.HealthCheckResponse_NOT_SERVING)
+	healthpb.RegisterHealthServer(s, h)
+	reflection.Register(s)
+	return &Server{Server: s, Health: h}
+}
+
+// SetServing marks every registered service and the server as serving (or not).
+func (s *Server) SetServing(serving bool) {
+	st := healthpb.HealthCheckResponse_NOT_SERVING
+	if serving {
+		st = healthpb.HealthCheckResponse_SERVING
+	}
+	s.Health.SetServingStatus("", st)
+	for name := range s.GetServiceInfo() {
+		s.Health.SetServingStatus(name, st)
+	}
+}
+
+// Stop stops gracefully, giving in-flight calls up to timeout before
+// cutting them off.
+func (s *Server) Stop(timeout time.Duration) {
+	s.SetServing(false)
+	done := make(chan struct{})
+	go func() { s.GracefulStop(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(timeout):
+		s.Server.Stop()
+		<-done
+	}
+}
+
+type callLogger struct {
+	log  *slog.Logger
+	slow time.Duration
+}
+
+func (l *callLogger) done(ctx context.Context, method string, start time.Time, err error) {
+	d := time.Since(start)
+	code := status.Code(err)
+	switch {
+	case code == codes.Internal || code == codes.Unknown || code == codes.DataLoss:
+		l.log.ErrorContext(ctx, "rpc failed", "method", method, "code", code.String(), "err", err, "took", d)
+	case d > l.slow:
+		l.log.InfoContext(ctx, "slow rpc", "method", method, "code", code.String(), "took", d)
+	default:
+		l.log.DebugContext(ctx, "rpc", "method", method, "code", code.String(), "took", d)
+	}
+}
+
+func (l *callLogger) unary(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+	start := time.Now()
+	resp, err := h(ctx, req)
+	l.done(ctx, info.FullMethod, start, err)
+	return resp, err
+}
+
+func (l *callLogger) stream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, h grpc.StreamHandler) error {
+	start := time.Now()
+	err := h(srv, ss)
+	l.done(ss.Context(), info.FullMethod, start, err)
+	return err
+}
+
+// recoverUnary turns a handler panic into INTERNAL instead of killing the
+// process, logging the stack.
+func recoverUnary(log *slog.Logger) grpc.UnaryServerInterceptor {
+	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (resp any, err error) {
+		defer func() {
+			if p := recover(); p != nil {
+				log.ErrorContext(ctx, "rpc panic", "method", info.FullMethod, "panic", p, "stack", string(debug.Stack()))
+				err = status.Errorf(codes.Internal, "internal error in %s", info.FullMethod)
+			}
+		}()
+		return h(ctx, req)
+	}
+}
+
+func recoverStream(log *slog.Logger) grpc.StreamServerInterceptor {
+	return func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, h grpc.StreamHandler) (err error) {
+		defer func() {
+			if p := recover(); p != nil {
+				log.ErrorContext(ss.Context(), "rpc panic", "method", info.FullMethod, "panic", p, "stack", string(debug.Stack()))
+				err = status.Errorf(codes.Internal, "internal error in %s", info.FullMethod)
+			}
+		}()
+		return h(srv, ss)
+	}
+}

@@ -1,0 +1,87 @@
+package server
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/sluice-search/sluice/cluster/meta"
+	"github.com/sluice-search/sluice/cluster/metadata"
+	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
+)
+
+// Health computes cluster health from a state: per index and shard, with a
+// reason for every shard that is not started. indices (names or aliases)
+// limits it; empty means all.
+func Health(st *meta.State, indices []string, clusterName string) *sluicev1.ClusterHealthResponse {
+	h := &sluicev1.ClusterHealthResponse{
+		Status:            sluicev1.HealthStatus_HEALTH_STATUS_GREEN,
+		NumberOfDataNodes: int32(len(st.Nodes)),
+		ClusterName:       clusterName,
+	}
+	var xs []*meta.Index
+	if len(indices) == 0 {
+		for _, name := range st.IndexNames("") {
+			xs = append(xs, st.Indices[name])
+		}
+	} else {
+		for _, name := range indices {
+			r, _ := st.Resolve(name)
+			xs = append(xs, r...)
+		}
+		sort.Slice(xs, func(i, j int) bool { return xs[i].Name() < xs[j].Name() })
+		xs = slices.CompactFunc(xs, func(a, b *meta.Index) bool { return a == b })
+	}
+	for _, x := range xs {
+		ih := indexHealth(st, x)
+		h.Indices = append(h.Indices, ih)
+		h.Status = max(h.Status, ih.Status)
+	}
+	return h
+}
+
+func indexHealth(st *meta.State, x *meta.Index) *sluicev1.IndexHealth {
+	info := st.Info(x)
+	ih := &sluicev1.IndexHealth{Index: x.Name(), Status: info.Health, Shards: info.Shards}
+	for _, sh := range ih.Shards {
+		if sh.State == sluicev1.ShardState_SHARD_STATE_STARTED {
+			ih.ActivePrimaryShards++
+			continue
+		}
+		ih.UnassignedShards++
+		if sh.Reason == "" {
+			sh.Reason = shardReason(st, sh)
+		}
+	}
+	return ih
+}
+
+// shardReason explains a shard that is not started and has no stored reason.
+func shardReason(st *meta.State, sh *sluicev1.ShardRouting) string {
+	switch sh.State {
+	case sluicev1.ShardState_SHARD_STATE_INITIALIZING:
+		if !st.Live(sh.NodeId) {
+			return fmt.Sprintf("assigned to node [%s], which is not live", sh.NodeId)
+		}
+		return fmt.Sprintf("opening on node [%s]", sh.NodeId)
+	case sluicev1.ShardState_SHARD_STATE_UNASSIGNED:
+		return "waiting for the allocator"
+	}
+	return sh.State.String()
+}
+
+// State builds the ClusterState response.
+func State(st *meta.State, clusterName, allocator string) *sluicev1.ClusterStateResponse {
+	resp := &sluicev1.ClusterStateResponse{ClusterName: clusterName, Allocator: allocator, Revision: st.Revision}
+	for _, n := range st.Nodes {
+		resp.Nodes = append(resp.Nodes, proto.Clone(n.Info).(*sluicev1.NodeInfo))
+	}
+	sort.Slice(resp.Nodes, func(i, j int) bool { return resp.Nodes[i].Id < resp.Nodes[j].Id })
+	for _, name := range st.IndexNames("") {
+		resp.Indices = append(resp.Indices, st.Info(st.Indices[name]))
+	}
+	resp.Aliases = metadata.Aliases(st, "")
+	return resp
+}

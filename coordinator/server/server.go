@@ -1,0 +1,264 @@
+// Package server is the coordinator's gRPC adapter for the public
+// sluice.v1.Sluice service. Metadata, alias, health and state RPCs
+// translate to cluster/metadata and the cluster state cache; document RPCs
+// go to a DataPath. Typed errors from the core become status codes here and
+// nowhere else (errors.go).
+package server
+
+import (
+	"context"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/sluice-search/sluice/cluster/meta"
+	"github.com/sluice-search/sluice/cluster/metadata"
+	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
+)
+
+// LeaderFunc reports the coordinator acting as allocator.
+type LeaderFunc func(context.Context) (string, error)
+
+// Server implements sluicev1.SluiceServer.
+type Server struct {
+	sluicev1.UnimplementedSluiceServer
+	meta        *metadata.Service
+	cache       *meta.Cache
+	data        DataPath
+	leader      LeaderFunc
+	clusterName string
+}
+
+// Config holds the server's collaborators.
+type Config struct {
+	Metadata *metadata.Service
+	// Cache is the running cluster state cache (health waits on it).
+	Cache       *meta.Cache
+	DataPath    DataPath // nil: NoDataPath
+	Leader      LeaderFunc
+	ClusterName string
+}
+
+// New returns the server.
+func New(cfg Config) *Server {
+	if cfg.DataPath == nil {
+		cfg.DataPath = NoDataPath{}
+	}
+	if cfg.Leader == nil {
+		cfg.Leader = func(context.Context) (string, error) { return "", nil }
+	}
+	return &Server{meta: cfg.Metadata, cache: cfg.Cache, data: cfg.DataPath, leader: cfg.Leader, clusterName: cfg.ClusterName}
+}
+
+// Register registers the service on g.
+func (s *Server) Register(g grpc.ServiceRegistrar) { sluicev1.RegisterSluiceServer(g, s) }
+
+// CreateIndex creates an index.
+func (s *Server) CreateIndex(ctx context.Context, req *sluicev1.CreateIndexRequest) (*sluicev1.CreateIndexResponse, error) {
+	info, err := s.meta.CreateIndex(ctx, req, metadata.CreateOptions{})
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	resp := &sluicev1.CreateIndexResponse{Index: info}
+	if req.GetWaitForActiveShards() {
+		// Wait for green, bounded: an answer without acknowledgement
+		// says the index exists but some shard is not started yet.
+		wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		defer cancel()
+		st, err := s.cache.WaitFor(wctx, func(st *meta.State) bool {
+			x, ok := st.Indices[req.GetName()]
+			return ok && x.UUID() == info.Uuid && meta.IndexHealth(x) == sluicev1.HealthStatus_HEALTH_STATUS_GREEN
+		})
+		if err == nil {
+			resp.ShardsAcknowledged = true
+			resp.Index = st.Info(st.Indices[req.GetName()])
+		} else if ctx.Err() != nil {
+			return nil, toStatus(ctx.Err())
+		}
+	}
+	return resp, nil
+}
+
+// DeleteIndex deletes an index.
+func (s *Server) DeleteIndex(ctx context.Context, req *sluicev1.DeleteIndexRequest) (*sluicev1.DeleteIndexResponse, error) {
+	uuid, err := s.meta.DeleteIndex(ctx, req.GetName())
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	return &sluicev1.DeleteIndexResponse{Uuid: uuid}, nil
+}
+
+// GetIndex returns one index.
+func (s *Server) GetIndex(ctx context.Context, req *sluicev1.GetIndexRequest) (*sluicev1.GetIndexResponse, error) {
+	info, err := s.meta.GetIndex(ctx, req.GetName())
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	if req.GetIncludeStats() {
+		if err := s.data.IndexStats(ctx, []*sluicev1.IndexInfo{info}); err != nil {
+			return nil, err
+		}
+	}
+	return &sluicev1.GetIndexResponse{Index: info}, nil
+}
+
+// ListIndices lists indices.
+func (s *Server) ListIndices(ctx context.Context, req *sluicev1.ListIndicesRequest) (*sluicev1.ListIndicesResponse, error) {
+	infos, err := s.meta.ListIndices(ctx, req.GetPrefix())
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	if req.GetIncludeStats() && len(infos) > 0 {
+		if err := s.data.IndexStats(ctx, infos); err != nil {
+			return nil, err
+		}
+	}
+	return &sluicev1.ListIndicesResponse{Indices: infos}, nil
+}
+
+// UpdateIndexSettings changes dynamic settings.
+func (s *Server) UpdateIndexSettings(ctx context.Context, req *sluicev1.UpdateIndexSettingsRequest) (*sluicev1.UpdateIndexSettingsResponse, error) {
+	if req.GetSettings() == nil {
+		return nil, status.Error(codes.InvalidArgument, "settings: required")
+	}
+	info, err := s.meta.UpdateSettings(ctx, req.GetName(), req.GetSettings())
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	return &sluicev1.UpdateIndexSettingsResponse{Index: info}, nil
+}
+
+// PutMapping merges fields into a mapping.
+func (s *Server) PutMapping(ctx context.Context, req *sluicev1.PutMappingRequest) (*sluicev1.PutMappingResponse, error) {
+	if req.GetMapping() == nil {
+		return nil, status.Error(codes.InvalidArgument, "mapping: required")
+	}
+	info, err := s.meta.PutMapping(ctx, req.GetName(), req.GetMapping())
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	return &sluicev1.PutMappingResponse{Index: info}, nil
+}
+
+// UpdateAliases applies alias actions atomically.
+func (s *Server) UpdateAliases(ctx context.Context, req *sluicev1.UpdateAliasesRequest) (*sluicev1.UpdateAliasesResponse, error) {
+	if err := s.meta.UpdateAliases(ctx, req.GetActions()); err != nil {
+		return nil, toStatus(err)
+	}
+	return &sluicev1.UpdateAliasesResponse{}, nil
+}
+
+// ListAliases lists aliases.
+func (s *Server) ListAliases(ctx context.Context, req *sluicev1.ListAliasesRequest) (*sluicev1.ListAliasesResponse, error) {
+	as, err := s.meta.ListAliases(ctx, req.GetPrefix())
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	return &sluicev1.ListAliasesResponse{Aliases: as}, nil
+}
+
+// ClusterHealth reports health, waiting for wait_for_status if asked.
+func (s *Server) ClusterHealth(ctx context.Context, req *sluicev1.ClusterHealthRequest) (*sluicev1.ClusterHealthResponse, error) {
+	// Read the latest state first, so a health call right after a
+	// CreateIndex on this coordinator sees the index.
+	st, err := s.cache.Refresh(ctx)
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	for _, name := range req.GetIndices() {
+		if _, err := st.Resolve(name); err != nil {
+			return nil, toStatus(err)
+		}
+	}
+	want := req.GetWaitForStatus()
+	if want == sluicev1.HealthStatus_HEALTH_STATUS_UNSPECIFIED {
+		return Health(st, req.GetIndices(), s.clusterName), nil
+	}
+	timeout := 30 * time.Second
+	if req.GetTimeout() != nil {
+		timeout = req.GetTimeout().AsDuration()
+	}
+	wctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var h *sluicev1.ClusterHealthResponse
+	_, err = s.cache.WaitFor(wctx, func(st *meta.State) bool {
+		h = Health(st, req.GetIndices(), s.clusterName)
+		return h.Status <= want
+	})
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, toStatus(ctx.Err())
+		}
+		h.TimedOut = true
+	}
+	return h, nil
+}
+
+// ClusterState returns nodes, indices with routing, aliases and the allocator.
+func (s *Server) ClusterState(ctx context.Context, _ *sluicev1.ClusterStateRequest) (*sluicev1.ClusterStateResponse, error) {
+	st, err := s.meta.Store.Load(ctx)
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	leader, err := s.leader(ctx)
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	return State(st, s.clusterName, leader), nil
+}
+
+// The data RPCs are forwarded to the DataPath.
+
+func (s *Server) Bulk(ctx context.Context, req *sluicev1.BulkRequest) (*sluicev1.BulkResponse, error) {
+	return s.data.Bulk(ctx, req)
+}
+
+func (s *Server) BulkStream(stream grpc.ClientStreamingServer[sluicev1.BulkStreamRequest, sluicev1.BulkStreamResponse]) error {
+	return s.data.BulkStream(stream)
+}
+
+func (s *Server) Get(ctx context.Context, req *sluicev1.GetRequest) (*sluicev1.GetResponse, error) {
+	return s.data.Get(ctx, req)
+}
+
+func (s *Server) Search(ctx context.Context, req *sluicev1.SearchRequest) (*sluicev1.SearchResponse, error) {
+	return s.data.Search(ctx, req)
+}
+
+func (s *Server) OpenPointInTime(ctx context.Context, req *sluicev1.OpenPointInTimeRequest) (*sluicev1.OpenPointInTimeResponse, error) {
+	return s.data.OpenPointInTime(ctx, req)
+}
+
+func (s *Server) ClosePointInTime(ctx context.Context, req *sluicev1.ClosePointInTimeRequest) (*sluicev1.ClosePointInTimeResponse, error) {
+	return s.data.ClosePointInTime(ctx, req)
+}
+
+func (s *Server) Scroll(req *sluicev1.ScrollRequest, stream grpc.ServerStreamingServer[sluicev1.ScrollResponse]) error {
+	return s.data.Scroll(req, stream)
+}
+
+func (s *Server) Refresh(ctx context.Context, req *sluicev1.RefreshRequest) (*sluicev1.RefreshResponse, error) {
+	return s.data.Refresh(ctx, req)
+}
+
+func (s *Server) Reindex(ctx context.Context, req *sluicev1.ReindexRequest) (*sluicev1.ReindexResponse, error) {
+	return s.data.Reindex(ctx, req)
+}
+
+func (s *Server) GetTask(ctx context.Context, req *sluicev1.GetTaskRequest) (*sluicev1.GetTaskResponse, error) {
+	return s.data.GetTask(ctx, req)
+}
+
+func (s *Server) ListTasks(ctx context.Context, req *sluicev1.ListTasksRequest) (*sluicev1.ListTasksResponse, error) {
+	return s.data.ListTasks(ctx, req)
+}
+
+func (s *Server) CancelTask(ctx context.Context, req *sluicev1.CancelTaskRequest) (*sluicev1.CancelTaskResponse, error) {
+	return s.data.CancelTask(ctx, req)
+}
+
+func (s *Server) RethrottleTask(ctx context.Context, req *sluicev1.RethrottleTaskRequest) (*sluicev1.RethrottleTaskResponse, error) {
+	return s.data.RethrottleTask(ctx, req)
+}

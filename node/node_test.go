@@ -1,0 +1,212 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/sluice-search/sluice/cluster/etcdtest"
+	"github.com/sluice-search/sluice/cluster/meta"
+	"github.com/sluice-search/sluice/cluster/metadata"
+	"github.com/sluice-search/sluice/coordinator/allocator"
+	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
+)
+
+func quiet() *slog.Logger { return slog.New(slog.DiscardHandler) }
+
+type env struct {
+	c     *clientv3.Client
+	store *meta.Store
+	md    *metadata.Service
+}
+
+// newEnv starts etcd and an allocator (as a coordinator would run it).
+func newEnv(t *testing.T) *env {
+	t.Helper()
+	c := etcdtest.New(t)
+	store := meta.NewStore(c, "")
+	cache := meta.NewCache(store, quiet())
+	a := allocator.New(allocator.Config{Store: store, Cache: cache, ID: "c", SessionTTL: time.Second,
+		Interval: 100 * time.Millisecond, Logger: quiet()})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{}, 2)
+	go func() { cache.Run(ctx); done <- struct{}{} }()
+	go func() { a.Run(ctx); done <- struct{}{} }()
+	t.Cleanup(func() { cancel(); <-done; <-done })
+	return &env{c: c, store: store, md: metadata.New(store)}
+}
+
+func (e *env) startNode(t *testing.T, dir string, host ShardHost) *Node {
+	t.Helper()
+	n, err := New(Config{DataDir: dir, Listen: "127.0.0.1:0", Etcd: e.c, LeaseTTL: 2 * time.Second, Host: host, Logger: quiet()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := n.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func (e *env) waitShards(t *testing.T, name string, pred func(*sluicev1.ShardRouting) bool) *sluicev1.IndexInfo {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	var info *sluicev1.IndexInfo
+	for time.Now().Before(deadline) {
+		var err error
+		info, err = e.md.GetIndex(context.Background(), name)
+		if err == nil {
+			ok := true
+			for _, sh := range info.Shards {
+				ok = ok && pred(sh)
+			}
+			if ok {
+				return info
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("index %s: shards never matched; last %v", name, info.GetShards())
+	return nil
+}
+
+func started(sh *sluicev1.ShardRouting) bool {
+	return sh.State == sluicev1.ShardState_SHARD_STATE_STARTED
+}
+
+func TestNodeOpensReportsAndDeletes(t *testing.T) {
+	e := newEnv(t)
+	dir := t.TempDir()
+	n := e.startNode(t, dir, nil)
+	ctx := context.Background()
+	info, err := e.md.CreateIndex(ctx, &sluicev1.CreateIndexRequest{Name: "x", Settings: &sluicev1.IndexSettings{NumberOfShards: 2}}, metadata.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.waitShards(t, "x", started)
+	for i := range 2 {
+		if _, err := os.Stat(ShardPath(dir, meta.ShardID{Index: info.Uuid, Shard: i})); err != nil {
+			t.Errorf("shard dir: %v", err)
+		}
+	}
+	if len(n.shards.openShards()) != 2 {
+		t.Errorf("open shards %v", n.shards.openShards())
+	}
+	if _, err := e.md.DeleteIndex(ctx, "x"); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		_, err := os.Stat(filepath.Join(dir, info.Uuid))
+		if errors.Is(err, os.ErrNotExist) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("index dir not deleted: %v", err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	n.Stop()
+}
+
+func TestNodeReRegistersAndRecoversShards(t *testing.T) {
+	e := newEnv(t)
+	dir := t.TempDir()
+	n := e.startNode(t, dir, nil)
+	ctx := context.Background()
+	if _, err := e.md.CreateIndex(ctx, &sluicev1.CreateIndexRequest{Name: "x"}, metadata.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	before := e.waitShards(t, "x", started)
+	// Revoke the node's lease: the key vanishes, the allocator marks the
+	// shard NODE_LEFT, the node registers again and reports it STARTED,
+	// all without restarting.
+	if _, err := e.c.Revoke(ctx, n.Registration().Lease()); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for n.Registration().Count() < 2 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n.Registration().Count() < 2 {
+		t.Fatal("node did not re-register")
+	}
+	after := e.waitShards(t, "x", started)
+	if after.Shards[0].NodeId != n.ID() || after.Shards[0].AllocationId != before.Shards[0].AllocationId {
+		t.Errorf("shard moved: %v -> %v", before.Shards[0], after.Shards[0])
+	}
+
+	// A restart on the same data dir is the same node and gets its shard back.
+	id := n.ID()
+	n.Stop()
+	e.waitShards(t, "x", func(sh *sluicev1.ShardRouting) bool { return sh.State == sluicev1.ShardState_SHARD_STATE_NODE_LEFT })
+	n2 := e.startNode(t, dir, nil)
+	defer n2.Stop()
+	if n2.ID() != id {
+		t.Errorf("restarted node id %s, want %s", n2.ID(), id)
+	}
+	e.waitShards(t, "x", started)
+}
+
+type failingHost struct{ DirHost }
+
+func (failingHost) OpenShard(context.Context, *sluicev1.IndexInfo, Shard) error {
+	return errors.New("disk on fire")
+}
+
+func TestOpenFailureIsReported(t *testing.T) {
+	e := newEnv(t)
+	n := e.startNode(t, t.TempDir(), failingHost{})
+	defer n.Stop()
+	if _, err := e.md.CreateIndex(context.Background(), &sluicev1.CreateIndexRequest{Name: "x"}, metadata.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	info := e.waitShards(t, "x", func(sh *sluicev1.ShardRouting) bool {
+		return sh.State == sluicev1.ShardState_SHARD_STATE_FAILED
+	})
+	if !strings.Contains(info.Shards[0].Reason, "disk on fire") {
+		t.Errorf("reason %q", info.Shards[0].Reason)
+	}
+}
+
+func TestDataDirIdentity(t *testing.T) {
+	dir := t.TempDir()
+	tests := []struct {
+		want    string
+		wantErr bool
+	}{
+		{"node-a", false}, // first start stores it
+		{"", false},       // later starts read it
+		{"node-a", false},
+		{"node-b", true}, // the disk belongs to node-a
+	}
+	for _, tt := range tests {
+		id, err := loadNodeID(dir, tt.want)
+		if (err != nil) != tt.wantErr || (!tt.wantErr && id != "node-a") {
+			t.Errorf("loadNodeID(%q) = %q, %v", tt.want, id, err)
+		}
+	}
+	l1, err := lockDataDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := lockDataDir(dir); err == nil {
+		t.Error("a second lock on the data dir succeeded")
+	}
+	l1.Close()
+	l2, err := lockDataDir(dir)
+	if err != nil {
+		t.Errorf("lock after release: %v", err)
+	} else {
+		l2.Close()
+	}
+}

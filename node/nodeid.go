@@ -1,0 +1,79 @@
+package node
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/google/uuid"
+)
+
+const (
+	nodeIDFile = "node.id"
+	lockFile   = "node.lock"
+)
+
+// lockDataDir takes an exclusive lock on the data directory, so two
+// processes never serve the same node id and disk. The lock is released
+// when the returned file is closed or the process dies.
+func lockDataDir(dir string) (*os.File, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("data dir: %w", err)
+	}
+	f, err := os.OpenFile(filepath.Join(dir, lockFile), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("data dir lock: %w", err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("data dir %s is in use by another process: %w", dir, err)
+	}
+	return f, nil
+}
+
+// loadNodeID returns the node id stored in the data dir. If there is none it
+// stores want, or a new random id when want is empty; a stored id that
+// differs from a non-empty want is an error (the disk belongs to another
+// node).
+func loadNodeID(dir, want string) (string, error) {
+	path := filepath.Join(dir, nodeIDFile)
+	b, err := os.ReadFile(path)
+	switch {
+	case err == nil:
+		id := strings.TrimSpace(string(b))
+		if want != "" && want != id {
+			return "", fmt.Errorf("data dir %s belongs to node %q, not %q", dir, id, want)
+		}
+		return id, nil
+	case !errors.Is(err, os.ErrNotExist):
+		return "", fmt.Errorf("read node id: %w", err)
+	}
+	id := want
+	if id == "" {
+		id = uuid.NewString()[:13]
+	}
+	if strings.ContainsAny(id, "/ ") {
+		return "", fmt.Errorf("invalid node id %q", id)
+	}
+	// Write then rename, so a crash never leaves an empty id file.
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, []byte(id+"\n"), 0o644); err != nil {
+		return "", fmt.Errorf("write node id: %w", err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return "", fmt.Errorf("write node id: %w", err)
+	}
+	return id, nil
+}
+
+// diskUsage returns free and total bytes of the file system holding dir.
+func diskUsage(dir string) (free, total int64) {
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(dir, &st); err != nil {
+		return 0, 0
+	}
+	return int64(st.Bavail) * int64(st.Bsize), int64(st.Blocks) * int64(st.Bsize)
+}

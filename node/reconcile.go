@@ -1,0 +1,172 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/sluice-search/sluice/cluster/meta"
+	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
+)
+
+// reconciler makes the open shards match the routing table: level-triggered
+// on every new cluster state (and on a timer, to retry failed reports), so
+// a missed event or a restart converges the same way.
+type reconciler struct {
+	nodeID  string
+	dataDir string
+	host    ShardHost
+	store   *meta.Store
+	cache   *meta.Cache
+	log     *slog.Logger
+
+	mu     sync.Mutex // held while reconciling; stop takes it to wait
+	open   map[meta.ShardID]*openShard
+	halted bool
+}
+
+type openShard struct {
+	alloc    string
+	indexRev int64 // mod revision of the index metadata it was given
+}
+
+func newReconciler(nodeID, dataDir string, host ShardHost, store *meta.Store, cache *meta.Cache, log *slog.Logger) *reconciler {
+	return &reconciler{nodeID: nodeID, dataDir: dataDir, host: host, store: store, cache: cache, log: log,
+		open: map[meta.ShardID]*openShard{}}
+}
+
+func (r *reconciler) run(ctx context.Context) {
+	tick := time.NewTicker(5 * time.Second)
+	defer tick.Stop()
+	for {
+		changed := r.cache.Changed()
+		if st := r.cache.State(); st != nil {
+			r.reconcile(ctx, st)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-changed:
+		case <-tick.C:
+		}
+	}
+}
+
+// wanted reports whether a routing entry asks this node to hold the copy.
+func (r *reconciler) wanted(rt *sluicev1.ShardRouting) bool {
+	if rt.GetNodeId() != r.nodeID {
+		return false
+	}
+	switch rt.GetState() {
+	case sluicev1.ShardState_SHARD_STATE_INITIALIZING, sluicev1.ShardState_SHARD_STATE_STARTED, sluicev1.ShardState_SHARD_STATE_NODE_LEFT:
+		return true
+	}
+	return false
+}
+
+func (r *reconciler) reconcile(ctx context.Context, st *meta.State) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.halted {
+		return
+	}
+	type want struct {
+		x  *meta.Index
+		rt *sluicev1.ShardRouting
+	}
+	desired := map[meta.ShardID]want{}
+	for uuid, x := range st.ByUUID {
+		for n, sh := range x.Shards {
+			if sh != nil && r.wanted(sh.Routing) {
+				desired[meta.ShardID{Index: uuid, Shard: n}] = want{x, sh.Routing}
+			}
+		}
+	}
+	// Close what is no longer ours; delete the data of deleted indices.
+	for id := range r.open {
+		if _, ok := desired[id]; ok {
+			continue
+		}
+		if err := r.host.CloseShard(ctx, id); err != nil {
+			r.log.Warn("close shard", "shard", id, "err", err)
+		}
+		delete(r.open, id)
+		if _, exists := st.ByUUID[id.Index]; !exists {
+			if err := r.host.DeleteShard(ctx, id); err != nil {
+				r.log.Warn("delete shard", "shard", id, "err", err)
+			} else {
+				r.log.Info("deleted shard of deleted index", "shard", id)
+			}
+		}
+	}
+	updated := map[string]bool{}
+	for id, w := range desired {
+		o, isOpen := r.open[id]
+		switch {
+		case !isOpen:
+			s := Shard{ID: id, AllocationID: w.rt.GetAllocationId(), Path: ShardPath(r.dataDir, id)}
+			if err := r.host.OpenShard(ctx, st.Info(w.x), s); err != nil {
+				r.log.Error("open shard failed", "shard", id, "index", w.x.Name(), "err", err)
+				r.report(ctx, id, w.rt, sluicev1.ShardState_SHARD_STATE_FAILED, err.Error())
+				continue
+			}
+			r.open[id] = &openShard{alloc: w.rt.GetAllocationId(), indexRev: w.x.ModRevision}
+			r.log.Info("opened shard", "shard", id, "index", w.x.Name())
+		case o.indexRev != w.x.ModRevision:
+			if !updated[id.Index] {
+				if err := r.host.UpdateIndex(ctx, st.Info(w.x)); err != nil {
+					r.log.Warn("update index", "index", w.x.Name(), "err", err)
+					continue
+				}
+				updated[id.Index] = true
+			}
+			o.indexRev = w.x.ModRevision
+		}
+		r.open[id].alloc = w.rt.GetAllocationId()
+		if w.rt.GetState() != sluicev1.ShardState_SHARD_STATE_STARTED {
+			r.report(ctx, id, w.rt, sluicev1.ShardState_SHARD_STATE_STARTED, "")
+		}
+	}
+}
+
+// report writes a shard's state into its routing entry, guarded by the
+// allocation id; a stale report (the copy moved or was deleted) is dropped.
+func (r *reconciler) report(ctx context.Context, id meta.ShardID, rt *sluicev1.ShardRouting, state sluicev1.ShardState, reason string) {
+	err := r.store.SetShardState(ctx, id, r.nodeID, rt.GetAllocationId(), state, reason)
+	if err != nil && !errors.Is(err, meta.ErrStale) && ctx.Err() == nil {
+		// Retried by the next reconcile (timer or change).
+		r.log.Warn("report shard state", "shard", id, "state", state.String(), "err", err)
+	}
+}
+
+// stop halts reconciling and waits for a running pass to finish.
+func (r *reconciler) stop() {
+	r.mu.Lock()
+	r.halted = true
+	r.mu.Unlock()
+}
+
+// closeAll closes every open shard (they commit).
+func (r *reconciler) closeAll(ctx context.Context) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for id := range r.open {
+		if err := r.host.CloseShard(ctx, id); err != nil {
+			r.log.Error("close shard on shutdown", "shard", id, "err", err)
+		}
+		delete(r.open, id)
+	}
+}
+
+// openShards lists the open shards (for tests).
+func (r *reconciler) openShards() []meta.ShardID {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]meta.ShardID, 0, len(r.open))
+	for id := range r.open {
+		out = append(out, id)
+	}
+	return out
+}
