@@ -8,6 +8,14 @@ import (
 // it only bounds how soon a new minimum competitive score is noticed.
 const exhaustiveWindow = 4096
 
+// msClause is a disjunction clause with its current doc cached, so the
+// per-doc loops compare ints instead of calling through interfaces.
+type msClause struct {
+	s     scorer
+	doc   int
+	bound float32 // max score in the current window
+}
+
 // maxScoreLeaf collects the top-k of a pure disjunction with block-max
 // MaxScore (Lucene 9.9's MaxScoreBulkScorer, doc-at-a-time within windows).
 //
@@ -21,51 +29,47 @@ const exhaustiveWindow = 4096
 // still compete. When every clause is non-essential the window is skipped.
 func maxScoreLeaf(subs []scorer, live *index.FixedBitSet, c *topScoreCollector) {
 	n := len(subs)
-	cl := make([]scorer, n)
-	copy(cl, subs)
-	bound := make([]float32, n)
-	prefix := make([]float64, n+1) // prefix[i] = sum of bound[0:i]
-	for _, s := range cl {
-		s.NextDoc()
+	cl := make([]msClause, n)
+	for i, s := range subs {
+		cl[i] = msClause{s: s, doc: s.NextDoc()}
 	}
+	prefix := make([]float64, n+1) // prefix[i] = sum of cl[:i] bounds
 	doc := 0
 	for {
 		minComp := c.minCompetitive
 		windowMax := noMoreDocs
-		live0 := 0
-		for _, s := range cl {
-			if s.DocID() == noMoreDocs {
+		active := 0
+		for i := range cl {
+			if cl[i].doc == noMoreDocs {
 				continue
 			}
-			live0++
+			active++
 			if minComp > 0 {
-				windowMax = min(windowMax, s.advanceShallow(max(doc, s.DocID())))
+				windowMax = min(windowMax, cl[i].s.advanceShallow(max(doc, cl[i].doc)))
 			}
 		}
-		if live0 == 0 {
+		if active == 0 {
 			return
 		}
+		p := 0
 		if minComp == 0 {
 			windowMax = min(doc+exhaustiveWindow-1, noMoreDocs-1)
-		}
-		p := 0
-		if minComp > 0 {
-			for i, s := range cl {
-				if s.DocID() > windowMax {
-					bound[i] = 0
+		} else {
+			for i := range cl {
+				if cl[i].doc > windowMax {
+					cl[i].bound = 0
 				} else {
-					bound[i] = s.maxScore(windowMax)
+					cl[i].bound = cl[i].s.maxScore(windowMax)
 				}
 			}
 			// Insertion sort by bound: few clauses, mostly sorted already.
 			for i := 1; i < n; i++ {
-				for j := i; j > 0 && bound[j] < bound[j-1]; j-- {
-					bound[j], bound[j-1] = bound[j-1], bound[j]
+				for j := i; j > 0 && cl[j].bound < cl[j-1].bound; j-- {
 					cl[j], cl[j-1] = cl[j-1], cl[j]
 				}
 			}
 			for p < n {
-				next := prefix[p] + float64(bound[p])
+				next := prefix[p] + float64(cl[p].bound)
 				if toScore(next) >= minComp {
 					break
 				}
@@ -82,9 +86,9 @@ func maxScoreLeaf(subs []scorer, live *index.FixedBitSet, c *topScoreCollector) 
 			}
 		}
 		essential := cl[p:]
-		for _, s := range essential {
-			if s.DocID() < doc {
-				s.Advance(doc)
+		for i := range essential {
+			if e := &essential[i]; e.doc < doc {
+				e.doc = e.s.Advance(doc)
 			}
 		}
 		doc = scoreWindow(essential, cl[:p], prefix, windowMax, live, c, minComp)
@@ -97,11 +101,11 @@ func maxScoreLeaf(subs []scorer, live *index.FixedBitSet, c *topScoreCollector) 
 // scoreWindow visits the essential clauses' docs up to windowMax and
 // returns where the next window starts: after windowMax, or right after a
 // doc that raised the minimum competitive score (to re-partition).
-func scoreWindow(essential, nonEssential []scorer, prefix []float64, windowMax int, live *index.FixedBitSet, c *topScoreCollector, minComp float32) int {
+func scoreWindow(essential, nonEssential []msClause, prefix []float64, windowMax int, live *index.FixedBitSet, c *topScoreCollector, minComp float32) int {
 	for {
 		d := noMoreDocs
-		for _, s := range essential {
-			d = min(d, s.DocID())
+		for i := range essential {
+			d = min(d, essential[i].doc)
 		}
 		if d > windowMax || d == noMoreDocs {
 			if windowMax == noMoreDocs {
@@ -111,9 +115,9 @@ func scoreWindow(essential, nonEssential []scorer, prefix []float64, windowMax i
 		}
 		if live == nil || live.Get(d) {
 			var score float64
-			for _, s := range essential {
-				if s.DocID() == d {
-					score += float64(s.score())
+			for i := range essential {
+				if essential[i].doc == d {
+					score += float64(essential[i].s.score())
 				}
 			}
 			competitive := true
@@ -122,21 +126,21 @@ func scoreWindow(essential, nonEssential []scorer, prefix []float64, windowMax i
 					competitive = false
 					break
 				}
-				s := nonEssential[i]
-				if s.DocID() < d {
-					s.Advance(d)
+				ne := &nonEssential[i]
+				if ne.doc < d {
+					ne.doc = ne.s.Advance(d)
 				}
-				if s.DocID() == d {
-					score += float64(s.score())
+				if ne.doc == d {
+					score += float64(ne.s.score())
 				}
 			}
 			if competitive {
 				c.collect(d, toScore(score))
 			}
 		}
-		for _, s := range essential {
-			if s.DocID() == d {
-				s.NextDoc()
+		for i := range essential {
+			if e := &essential[i]; e.doc == d {
+				e.doc = e.s.NextDoc()
 			}
 		}
 		if c.minCompetitive != minComp {
