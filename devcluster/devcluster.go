@@ -1,0 +1,148 @@
+// Package devcluster runs a whole Sluice cluster in one process, for
+// `sluice dev` and for tests: an embedded etcd, one coordinator and N data
+// nodes on loopback, with all data under one directory:
+//
+//	<data-dir>/etcd/      the cluster state
+//	<data-dir>/node-<i>/  node i: node.id and <index-uuid>/<shard>/ dirs
+//
+// Stop shuts down the coordinator first (no new requests, allocator
+// resigns), then the nodes (each commits its shards and deregisters), then
+// etcd. Starting again on the same directory finds the same node ids, the
+// same indices and routing, and the nodes reopen their shards.
+package devcluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
+	"google.golang.org/grpc"
+
+	"github.com/sluice-search/sluice/cluster/embedetcd"
+	"github.com/sluice-search/sluice/coordinator"
+	"github.com/sluice-search/sluice/coordinator/server"
+	"github.com/sluice-search/sluice/node"
+)
+
+// Config configures a dev cluster.
+type Config struct {
+	// DataDir holds everything. Required.
+	DataDir string
+	// Listen is the coordinator's address. Default coordinator.DefaultListen.
+	Listen string
+	// EtcdURL is the embedded etcd's client URL; default a free loopback
+	// port. Fix it to let standalone `sluice node`s join.
+	EtcdURL string
+	// Nodes is the number of data nodes. Default 3.
+	Nodes int
+	// NodeHost builds a data node's shard host and gRPC services; nil uses
+	// node.DirHost and an UNIMPLEMENTED Node service.
+	NodeHost func(dataDir string) (node.ShardHost, func(grpc.ServiceRegistrar), error)
+	// DataPath builds the coordinator's data path; nil serves data RPCs as
+	// UNIMPLEMENTED.
+	DataPath func(coordinator.Cluster) (server.DataPath, error)
+	// LeaseTTL of node registrations and the allocator session. Default 10s.
+	LeaseTTL time.Duration
+	Logger   *slog.Logger
+}
+
+// Cluster is a running dev cluster.
+type Cluster struct {
+	Etcd        *embedetcd.Server
+	Coordinator *coordinator.Coordinator
+	Nodes       []*node.Node
+
+	etcd *clientv3.Client
+	log  *slog.Logger
+}
+
+// Start starts etcd, the nodes and the coordinator, and returns once all
+// serve.
+func Start(ctx context.Context, cfg Config) (_ *Cluster, err error) {
+	if cfg.DataDir == "" {
+		return nil, errors.New("devcluster: DataDir required")
+	}
+	if cfg.Nodes <= 0 {
+		cfg.Nodes = 3
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	c := &Cluster{log: cfg.Logger}
+	defer func() {
+		if err != nil {
+			c.Stop()
+		}
+	}()
+	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
+		return nil, fmt.Errorf("devcluster: %w", err)
+	}
+	c.Etcd, err = embedetcd.Start(ctx, embedetcd.Config{Dir: filepath.Join(cfg.DataDir, "etcd"), ClientURL: cfg.EtcdURL})
+	if err != nil {
+		return nil, fmt.Errorf("devcluster: %w", err)
+	}
+	c.etcd, err = clientv3.New(clientv3.Config{Endpoints: c.Etcd.Endpoints(), DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
+	if err != nil {
+		return nil, fmt.Errorf("devcluster: etcd client: %w", err)
+	}
+	for i := range cfg.Nodes {
+		id := fmt.Sprintf("node-%d", i+1)
+		dir := filepath.Join(cfg.DataDir, id)
+		ncfg := node.Config{ID: id, DataDir: dir, Listen: "127.0.0.1:0", Etcd: c.etcd,
+			LeaseTTL: cfg.LeaseTTL, Logger: cfg.Logger.With("node", id)}
+		if cfg.NodeHost != nil {
+			if ncfg.Host, ncfg.Register, err = cfg.NodeHost(dir); err != nil {
+				return nil, fmt.Errorf("devcluster: %s: %w", id, err)
+			}
+		}
+		n, err := node.New(ncfg)
+		if err != nil {
+			return nil, fmt.Errorf("devcluster: %w", err)
+		}
+		c.Nodes = append(c.Nodes, n)
+		if err := n.Start(ctx); err != nil {
+			return nil, fmt.Errorf("devcluster: %s: %w", id, err)
+		}
+	}
+	c.Coordinator, err = coordinator.New(coordinator.Config{
+		ID: "coordinator-1", Listen: cfg.Listen, Etcd: c.etcd, ClusterName: "sluice-dev",
+		DataPath: cfg.DataPath, AllocatorSessionTTL: cfg.LeaseTTL, Logger: cfg.Logger.With("component", "coordinator"),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("devcluster: %w", err)
+	}
+	if err := c.Coordinator.Start(ctx); err != nil {
+		return nil, fmt.Errorf("devcluster: %w", err)
+	}
+	return c, nil
+}
+
+// Addr is the coordinator's address: what clients connect to.
+func (c *Cluster) Addr() string { return c.Coordinator.Addr() }
+
+// EtcdEndpoints are the embedded etcd's client URLs.
+func (c *Cluster) EtcdEndpoints() []string { return c.Etcd.Endpoints() }
+
+// Stop shuts down coordinator, nodes, then etcd. Safe on a partly started
+// cluster.
+func (c *Cluster) Stop() {
+	if c.Coordinator != nil {
+		c.Coordinator.Stop()
+	}
+	for _, n := range c.Nodes {
+		n.Stop()
+	}
+	if c.etcd != nil {
+		c.etcd.Close()
+	}
+	if c.Etcd != nil {
+		c.Etcd.Close()
+	}
+	c.log.Info("dev cluster stopped")
+}
