@@ -108,22 +108,28 @@ func (c *conjunctionScorer) maxScore(upTo int) float32 {
 }
 
 // disjunctionScorer is the union of exact clauses with an optional
-// minimum_should_match; clause heads live in a min-heap by doc id
-// (Lucene's DisiPriorityQueue).
+// minimum_should_match; clause heads live in a min-heap by doc id with the
+// doc cached in the entry (Lucene's DisiPriorityQueue of DisiWrappers).
 type disjunctionScorer struct {
-	subs  []scorer // heap ordered by DocID
-	msm   int
-	doc   int
-	count int // clauses on doc
-	cost  int64
+	heap []disiEntry
+	subs []scorer // the clauses, for MaxScore and bounds
+	msm  int
+	doc  int
+	cost int64
 	// scoring is false for constant-score unions (scores not summed).
 	scoring bool
 }
 
+type disiEntry struct {
+	s   scorer
+	doc int
+}
+
 func newDisjunctionScorer(subs []scorer, msm int, scoring bool) *disjunctionScorer {
-	d := &disjunctionScorer{subs: make([]scorer, len(subs)), msm: max(msm, 1), doc: -1, scoring: scoring}
+	d := &disjunctionScorer{heap: make([]disiEntry, len(subs)), subs: make([]scorer, len(subs)), msm: max(msm, 1), doc: -1, scoring: scoring}
 	for i, s := range subs {
 		d.subs[i] = exact(s)
+		d.heap[i] = disiEntry{s: d.subs[i], doc: -1}
 		d.cost += s.Cost()
 	}
 	return d
@@ -136,9 +142,9 @@ func (d *disjunctionScorer) twoPhase() twoPhase { return nil }
 func (d *disjunctionScorer) NextDoc() int { return d.Advance(d.doc + 1) }
 
 func (d *disjunctionScorer) Advance(target int) int {
-	h := d.subs
-	for h[0].DocID() < target {
-		h[0].Advance(target)
+	h := d.heap
+	for h[0].doc < target {
+		h[0].doc = h[0].s.Advance(target)
 		d.down(0)
 	}
 	return d.settle()
@@ -147,20 +153,19 @@ func (d *disjunctionScorer) Advance(target int) int {
 // settle positions on the heap's top doc, skipping docs matched by fewer
 // than msm clauses.
 func (d *disjunctionScorer) settle() int {
-	h := d.subs
+	h := d.heap
 	for {
-		doc := h[0].DocID()
+		doc := h[0].doc
 		if doc == noMoreDocs {
 			d.doc = noMoreDocs
 			return noMoreDocs
 		}
-		n := d.countOn(doc, 0)
-		if n >= d.msm {
-			d.doc, d.count = doc, n
+		if d.msm == 1 || d.countOn(doc, 0) >= d.msm {
+			d.doc = doc
 			return doc
 		}
-		for h[0].DocID() == doc {
-			h[0].NextDoc()
+		for h[0].doc == doc {
+			h[0].doc = h[0].s.NextDoc()
 			d.down(0)
 		}
 	}
@@ -169,14 +174,14 @@ func (d *disjunctionScorer) settle() int {
 // countOn counts heap entries on doc in the subtree at i (the heap order
 // lets it stop at any child beyond doc).
 func (d *disjunctionScorer) countOn(doc, i int) int {
-	if i >= len(d.subs) || d.subs[i].DocID() != doc {
+	if i >= len(d.heap) || d.heap[i].doc != doc {
 		return 0
 	}
 	return 1 + d.countOn(doc, 2*i+1) + d.countOn(doc, 2*i+2)
 }
 
 func (d *disjunctionScorer) down(i int) {
-	h := d.subs
+	h := d.heap
 	n := len(h)
 	for {
 		l := 2*i + 1
@@ -184,10 +189,10 @@ func (d *disjunctionScorer) down(i int) {
 			return
 		}
 		m := l
-		if r := l + 1; r < n && h[r].DocID() < h[l].DocID() {
+		if r := l + 1; r < n && h[r].doc < h[l].doc {
 			m = r
 		}
-		if h[m].DocID() >= h[i].DocID() {
+		if h[m].doc >= h[i].doc {
 			return
 		}
 		h[i], h[m] = h[m], h[i]
@@ -203,10 +208,10 @@ func (d *disjunctionScorer) score() float32 {
 }
 
 func (d *disjunctionScorer) sumOn(doc, i int) float64 {
-	if i >= len(d.subs) || d.subs[i].DocID() != doc {
+	if i >= len(d.heap) || d.heap[i].doc != doc {
 		return 0
 	}
-	return float64(d.subs[i].score()) + d.sumOn(doc, 2*i+1) + d.sumOn(doc, 2*i+2)
+	return float64(d.heap[i].s.score()) + d.sumOn(doc, 2*i+1) + d.sumOn(doc, 2*i+2)
 }
 
 func (d *disjunctionScorer) advanceShallow(target int) int {
