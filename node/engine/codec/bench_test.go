@@ -24,8 +24,8 @@ func cpuLoop(b *testing.B, unit string, body func() int) {
 	for b.Loop() {
 		units += body()
 	}
-	if units > 0 {
-		b.ReportMetric(float64(codectest.ThreadCPU()-start)/float64(units), "cpu-ns/"+unit)
+	if cpu := codectest.ThreadCPU() - start; units > 0 && cpu > 0 {
+		b.ReportMetric(float64(cpu)/float64(units), "cpu-ns/"+unit)
 	}
 }
 

@@ -73,5 +73,7 @@ func BenchmarkMerge(b *testing.B) {
 	}
 	b.ReportMetric(float64(docs)/b.Elapsed().Seconds(), "docs/s")
 	b.ReportMetric(float64(postings)/b.Elapsed().Seconds(), "postings/s")
-	b.ReportMetric(float64(cpu)/float64(postings), "cpu-ns/posting")
+	if cpu > 0 {
+		b.ReportMetric(float64(cpu)/float64(postings), "cpu-ns/posting")
+	}
 }

@@ -6,8 +6,6 @@ import (
 	"strconv"
 	"testing"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 // Rand returns a randomly seeded rand and logs the seed; the environment
@@ -28,14 +26,3 @@ func Rand(t testing.TB) *rand.Rand {
 
 // LongMode reports whether SLUICE_TEST_LONG asks for bigger randomized runs.
 func LongMode() bool { return os.Getenv("SLUICE_TEST_LONG") != "" }
-
-// ThreadCPU is the calling thread's CPU time in ns, for benchmarks that lock
-// their goroutine to a thread: on a machine shared with other builds,
-// wall-clock ns/op mostly measures the contention, CPU time the code.
-func ThreadCPU() int64 {
-	var ru unix.Rusage
-	if err := unix.Getrusage(unix.RUSAGE_THREAD, &ru); err != nil {
-		return 0
-	}
-	return ru.Utime.Nano() + ru.Stime.Nano()
-}
