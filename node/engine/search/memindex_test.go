@@ -39,6 +39,7 @@ type memPostings struct {
 	pos         [][]int
 	blockFreq   []int   // per block of 128: max freq
 	blockNorm   []uint8 // per block: min norm
+	blockImps   [][]index.Impact
 }
 
 type memNumeric struct {
@@ -153,6 +154,18 @@ func newMemLeaf(docs []document.Document) *memLeaf {
 				}
 				p.blockFreq = append(p.blockFreq, mfq)
 				p.blockNorm = append(p.blockNorm, mn)
+				var all []index.Impact
+				for j := b; j < min(b+memBlockSize, len(p.docs)); j++ {
+					im := index.Impact{Freq: p.freqs[j]}
+					if !a.info.IndexOptions.HasFreqs() {
+						im.Freq = 1
+					}
+					if a.norms != nil {
+						im.Norm = a.norms[p.docs[j]]
+					}
+					all = append(all, im)
+				}
+				p.blockImps = append(p.blockImps, competitiveImpacts(all))
 				mf.sumDF += int64(min(memBlockSize, len(p.docs)-b))
 			}
 			for _, f := range p.freqs {
@@ -359,4 +372,27 @@ func (e *memPostingsEnum) BlockMax() (int, uint8) {
 		f = 1
 	}
 	return f, e.p.blockNorm[e.block]
+}
+
+// competitiveImpacts keeps the pairs no other pair dominates (higher or
+// equal freq with lower or equal norm).
+func competitiveImpacts(all []index.Impact) []index.Impact {
+	var out []index.Impact
+	for i, a := range all {
+		dominated := false
+		for j, b := range all {
+			if j != i && b.Freq >= a.Freq && b.Norm <= a.Norm && (b != a || j < i) {
+				dominated = true
+				break
+			}
+		}
+		if !dominated {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+func (e *memPostingsEnum) BlockImpacts(dst []index.Impact) []index.Impact {
+	return append(dst, e.p.blockImps[e.block]...)
 }

@@ -137,6 +137,7 @@ type termScorer struct {
 	norms    index.NormsReader // nil: field without norms
 	blockEnd int               // last doc of the block AdvanceShallow positioned on
 	blockMax float32
+	impacts  []index.Impact // scratch for BlockImpacts
 }
 
 func (s *termScorer) DocID() int             { return s.pe.DocID() }
@@ -160,6 +161,19 @@ func (s *termScorer) advanceShallow(target int) int {
 		return s.blockEnd
 	}
 	s.blockEnd = s.imp.AdvanceShallow(target)
+	if bi, ok := s.imp.(index.BlockImpactsEnum); ok {
+		// The block's exact max score.
+		s.impacts = bi.BlockImpacts(s.impacts[:0])
+		s.blockMax = 0
+		for _, im := range s.impacts {
+			norm := im.Norm
+			if s.norms == nil {
+				norm = noNorm
+			}
+			s.blockMax = max(s.blockMax, s.sim.score(float32(im.Freq), norm))
+		}
+		return s.blockEnd
+	}
 	maxFreq, minNorm := s.imp.BlockMax()
 	if s.norms == nil {
 		minNorm = noNorm
