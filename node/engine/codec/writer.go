@@ -141,7 +141,11 @@ func (w *segmentWriter) writeTerms(fi *index.FieldInfo) error {
 	}
 	var norms index.NormsReader
 	if fi.HasNorms {
-		norms = w.src.Norms(fi.Name)
+		// The term metadata layout follows HasNorms, so a source without
+		// norms for the field writes zeros (what its readers report).
+		if norms = w.src.Norms(fi.Name); norms == nil {
+			norms = constNorms(0)
+		}
 	}
 	w.fstBuf.Reset()
 	if w.fst == nil {
