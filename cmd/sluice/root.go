@@ -27,6 +27,12 @@ Kubernetes. This one binary runs every part of it, and is also its client.`,
 	root.AddCommand(
 		newVersionCmd(),
 		newBenchCmd(),
+		newNodeCmd(),
+		newCoordinatorCmd(),
+		newDevCmd(),
+		newIndexCmd(),
+		newHealthCmd(),
+		newStateCmd(),
 	)
 	addGroups(root)
 	return root

@@ -1,0 +1,68 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/sluice-search/sluice/client"
+)
+
+// clientFlags are the connection flags of every client command.
+type clientFlags struct {
+	addr    string
+	timeout time.Duration
+}
+
+func (f *clientFlags) register(cmd *cobra.Command) {
+	def := os.Getenv("SLUICE_ADDR")
+	if def == "" {
+		def = client.DefaultAddr
+	}
+	cmd.PersistentFlags().StringVar(&f.addr, "addr", def, "coordinator address (default from $SLUICE_ADDR)")
+	cmd.PersistentFlags().DurationVar(&f.timeout, "timeout", 30*time.Second, "time limit for the command")
+}
+
+// dial connects and returns a context bounded by --timeout.
+func (f *clientFlags) dial(cmd *cobra.Command) (context.Context, *client.Client, func(), error) {
+	ctx, cancel := context.WithTimeout(cmd.Context(), f.timeout)
+	c, err := client.Dial(ctx, f.addr)
+	if err != nil {
+		cancel()
+		return nil, nil, nil, err
+	}
+	return ctx, c, func() { c.Close(); cancel() }, nil
+}
+
+// rpcError makes a gRPC error readable: "NotFound: no such index [x]".
+func rpcError(err error) error {
+	if s, ok := status.FromError(err); ok {
+		return fmt.Errorf("%s: %s", s.Code(), s.Message())
+	}
+	return err
+}
+
+func printJSON(w io.Writer, m proto.Message) error {
+	b, err := protojson.MarshalOptions{Multiline: true, UseProtoNames: true}.Marshal(m)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintln(w, string(b))
+	return err
+}
+
+func table(w io.Writer) *tabwriter.Writer { return tabwriter.NewWriter(w, 0, 4, 2, ' ', 0) }
+
+// enumName turns HEALTH_STATUS_GREEN into "green".
+func enumName(s fmt.Stringer, prefix string) string {
+	return strings.ToLower(strings.TrimPrefix(s.String(), prefix))
+}

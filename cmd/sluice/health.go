@@ -1,0 +1,172 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"google.golang.org/protobuf/types/known/durationpb"
+
+	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
+)
+
+func newHealthCmd() *cobra.Command {
+	var f clientFlags
+	var asJSON bool
+	var waitFor string
+	var waitTimeout time.Duration
+	cmd := &cobra.Command{
+		Use:     "health [INDEX...]",
+		Short:   "Show cluster health: green / yellow / red per index, with reasons for shards not started",
+		GroupID: groupClient,
+		Example: `  sluice health
+  sluice health books --json
+  sluice health --wait-for green --wait-timeout 1m   # exits non-zero if not reached`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			req := &sluicev1.ClusterHealthRequest{Indices: args}
+			if waitFor != "" {
+				v, ok := sluicev1.HealthStatus_value["HEALTH_STATUS_"+strings.ToUpper(waitFor)]
+				if !ok || v == 0 {
+					return fmt.Errorf("--wait-for: want green, yellow or red, got %q", waitFor)
+				}
+				req.WaitForStatus = sluicev1.HealthStatus(v)
+				req.Timeout = durationpb.New(waitTimeout)
+				if f.timeout < waitTimeout+5*time.Second {
+					f.timeout = waitTimeout + 5*time.Second
+				}
+			}
+			ctx, c, done, err := f.dial(cmd)
+			if err != nil {
+				return err
+			}
+			defer done()
+			h, err := c.ClusterHealth(ctx, req)
+			if err != nil {
+				return rpcError(err)
+			}
+			if asJSON {
+				err = printJSON(cmd.OutOrStdout(), h)
+			} else {
+				err = printHealth(cmd.OutOrStdout(), h)
+			}
+			if err == nil && h.TimedOut {
+				err = fmt.Errorf("timed out waiting for %s; status is %s", waitFor, enumName(h.Status, "HEALTH_STATUS_"))
+			}
+			return err
+		},
+	}
+	f.register(cmd)
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
+	cmd.Flags().StringVar(&waitFor, "wait-for", "", "wait until the status is at least this: green, yellow or red")
+	cmd.Flags().DurationVar(&waitTimeout, "wait-timeout", 30*time.Second, "how long --wait-for waits")
+	return cmd
+}
+
+func printHealth(out io.Writer, h *sluicev1.ClusterHealthResponse) error {
+	fmt.Fprintf(out, "cluster %s: %s, %d data nodes, %d indices\n", h.ClusterName,
+		enumName(h.Status, "HEALTH_STATUS_"), h.NumberOfDataNodes, len(h.Indices))
+	if len(h.Indices) == 0 {
+		return nil
+	}
+	w := table(out)
+	fmt.Fprintln(w, "\nINDEX\tSTATUS\tSHARDS\tACTIVE\tNOT STARTED")
+	for _, ih := range h.Indices {
+		fmt.Fprintf(w, "%s\t%s\t%d\t%d\t%d\n", ih.Index, enumName(ih.Status, "HEALTH_STATUS_"),
+			len(ih.Shards), ih.ActivePrimaryShards, ih.UnassignedShards)
+	}
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	var problems []string
+	for _, ih := range h.Indices {
+		for _, sh := range ih.Shards {
+			if sh.State != sluicev1.ShardState_SHARD_STATE_STARTED {
+				node := sh.NodeId
+				if node == "" {
+					node = "-"
+				}
+				problems = append(problems, fmt.Sprintf("%s[%d]\t%s\t%s\t%s", ih.Index, sh.Shard,
+					enumName(sh.State, "SHARD_STATE_"), node, sh.Reason))
+			}
+		}
+	}
+	if len(problems) > 0 {
+		w := table(out)
+		fmt.Fprintln(w, "\nSHARD\tSTATE\tNODE\tREASON")
+		for _, p := range problems {
+			fmt.Fprintln(w, p)
+		}
+		return w.Flush()
+	}
+	return nil
+}
+
+func newStateCmd() *cobra.Command {
+	var f clientFlags
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:     "state",
+		Short:   "Show the cluster state: nodes, indices with their routing, aliases, the allocator",
+		GroupID: groupClient,
+		Example: `  sluice state
+  sluice state --json | jq '.indices[].shards'`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx, c, done, err := f.dial(cmd)
+			if err != nil {
+				return err
+			}
+			defer done()
+			st, err := c.ClusterState(ctx, &sluicev1.ClusterStateRequest{})
+			if err != nil {
+				return rpcError(err)
+			}
+			if asJSON {
+				return printJSON(cmd.OutOrStdout(), st)
+			}
+			return printState(cmd.OutOrStdout(), st)
+		},
+	}
+	f.register(cmd)
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
+	return cmd
+}
+
+func printState(out io.Writer, st *sluicev1.ClusterStateResponse) error {
+	fmt.Fprintf(out, "cluster %s at revision %d; allocator: %s\n\n", st.ClusterName, st.Revision, orDash(st.Allocator))
+	w := table(out)
+	fmt.Fprintln(w, "NODE\tADDRESS\tZONE\tDISK FREE\tVERSION")
+	for _, n := range st.Nodes {
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", n.Id, n.Address, orDash(n.Zone), diskFree(n), n.Version)
+	}
+	fmt.Fprintln(w, "\nINDEX\tSHARD\tNODE\tSTATE\tALLOCATION\tREASON")
+	for _, x := range st.Indices {
+		for _, sh := range x.Shards {
+			fmt.Fprintf(w, "%s\t%d\t%s\t%s\t%s\t%s\n", x.Name, sh.Shard, orDash(sh.NodeId),
+				enumName(sh.State, "SHARD_STATE_"), orDash(sh.AllocationId), sh.Reason)
+		}
+	}
+	if len(st.Aliases) > 0 {
+		fmt.Fprintln(w, "\nALIAS\tINDICES\tWRITE INDEX")
+		for _, a := range st.Aliases {
+			fmt.Fprintf(w, "%s\t%s\t%s\n", a.Alias, strings.Join(a.Indices, ","), orDash(a.WriteIndex))
+		}
+	}
+	return w.Flush()
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func diskFree(n *sluicev1.NodeInfo) string {
+	if n.DiskTotalBytes == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f GiB (%.0f%%)", float64(n.DiskFreeBytes)/(1<<30), 100*float64(n.DiskFreeBytes)/float64(n.DiskTotalBytes))
+}

@@ -1,0 +1,173 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sluice-search/sluice/client"
+	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
+)
+
+func newIndexCmd() *cobra.Command {
+	var f clientFlags
+	cmd := &cobra.Command{
+		Use:     "index",
+		Short:   "Create, delete, inspect and list indices",
+		GroupID: groupClient,
+	}
+	f.register(cmd)
+	cmd.AddCommand(newIndexCreateCmd(&f), newIndexDeleteCmd(&f), newIndexGetCmd(&f), newIndexListCmd(&f))
+	return cmd
+}
+
+func newIndexCreateCmd(f *clientFlags) *cobra.Command {
+	var shards, routingShards, replicas int32
+	var mappingArg string
+	var aliases []string
+	var wait bool
+	cmd := &cobra.Command{
+		Use:   "create NAME",
+		Short: "Create an index",
+		Long: `Create an index. Names follow Elasticsearch's rules (lowercase, no spaces or
+\ / * ? " < > | , # :). The routing shard count fixes how documents hash to
+shards; make it a multiple of --shards (e.g. 4 shards, 16 routing shards) to be
+able to reindex locally into 8 or 16 shards later.
+
+The mapping is Elasticsearch-style JSON, given inline or as @file; objects may
+nest and flatten to dotted field names. Types: text, keyword, long, double,
+date, boolean. Text analyzers: standard (default), cjk, keyword, whitespace,
+simple.`,
+		Example: `  sluice index create books --shards 3
+  sluice index create logs-2026 --shards 4 --routing-shards 16 --alias logs --wait
+  sluice index create books --mapping '{"properties":{"title":{"type":"text"},"year":{"type":"long"}}}'
+  sluice index create books --mapping @mapping.json`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			req := &sluicev1.CreateIndexRequest{Name: args[0], Aliases: aliases, WaitForActiveShards: wait,
+				Settings: &sluicev1.IndexSettings{NumberOfShards: shards, NumberOfRoutingShards: routingShards, NumberOfReplicas: replicas}}
+			if mappingArg != "" {
+				data := []byte(mappingArg)
+				if path, ok := strings.CutPrefix(mappingArg, "@"); ok {
+					var err error
+					if data, err = os.ReadFile(path); err != nil {
+						return fmt.Errorf("--mapping: %w", err)
+					}
+				}
+				m, err := client.ParseMapping(data)
+				if err != nil {
+					return fmt.Errorf("--mapping: %w", err)
+				}
+				req.Mapping = m
+			}
+			ctx, c, done, err := f.dial(cmd)
+			if err != nil {
+				return err
+			}
+			defer done()
+			resp, err := c.CreateIndex(ctx, req)
+			if err != nil {
+				return rpcError(err)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "created index %s (uuid %s, %d shards)\n", resp.Index.Name, resp.Index.Uuid, len(resp.Index.Shards))
+			if wait && !resp.ShardsAcknowledged {
+				fmt.Fprintln(cmd.OutOrStdout(), "warning: not every shard started in time; see `sluice health`")
+			}
+			return nil
+		},
+	}
+	cmd.Flags().Int32Var(&shards, "shards", 1, "number of primary shards (1..1024)")
+	cmd.Flags().Int32Var(&routingShards, "routing-shards", 0, "number of routing shards, a multiple of --shards (default: --shards)")
+	cmd.Flags().Int32Var(&replicas, "replicas", 0, "number of replicas (only 0 until replication exists)")
+	cmd.Flags().StringVar(&mappingArg, "mapping", "", "mapping as JSON, or @file")
+	cmd.Flags().StringSliceVar(&aliases, "alias", nil, "aliases to point at the new index (repeatable)")
+	cmd.Flags().BoolVar(&wait, "wait", false, "wait until every shard is started")
+	return cmd
+}
+
+func newIndexDeleteCmd(f *clientFlags) *cobra.Command {
+	return &cobra.Command{
+		Use:     "delete NAME",
+		Short:   "Delete an index, its aliases and its data",
+		Example: `  sluice index delete books`,
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx, c, done, err := f.dial(cmd)
+			if err != nil {
+				return err
+			}
+			defer done()
+			resp, err := c.DeleteIndex(ctx, &sluicev1.DeleteIndexRequest{Name: args[0]})
+			if err != nil {
+				return rpcError(err)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "deleted index %s (uuid %s)\n", args[0], resp.Uuid)
+			return nil
+		},
+	}
+}
+
+func newIndexGetCmd(f *clientFlags) *cobra.Command {
+	var stats bool
+	cmd := &cobra.Command{
+		Use:   "get NAME",
+		Short: "Show an index's settings, mapping, aliases and routing as JSON",
+		Example: `  sluice index get books
+  sluice index get logs            # an alias pointing at one index works too`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx, c, done, err := f.dial(cmd)
+			if err != nil {
+				return err
+			}
+			defer done()
+			resp, err := c.GetIndex(ctx, &sluicev1.GetIndexRequest{Name: args[0], IncludeStats: stats})
+			if err != nil {
+				return rpcError(err)
+			}
+			return printJSON(cmd.OutOrStdout(), resp.Index)
+		},
+	}
+	cmd.Flags().BoolVar(&stats, "stats", false, "include document counts and sizes")
+	return cmd
+}
+
+func newIndexListCmd(f *clientFlags) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "list [PREFIX]",
+		Short: "List indices",
+		Example: `  sluice index list
+  sluice index list logs-`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx, c, done, err := f.dial(cmd)
+			if err != nil {
+				return err
+			}
+			defer done()
+			req := &sluicev1.ListIndicesRequest{}
+			if len(args) == 1 {
+				req.Prefix = args[0]
+			}
+			resp, err := c.ListIndices(ctx, req)
+			if err != nil {
+				return rpcError(err)
+			}
+			if asJSON {
+				return printJSON(cmd.OutOrStdout(), resp)
+			}
+			w := table(cmd.OutOrStdout())
+			fmt.Fprintln(w, "NAME\tHEALTH\tSHARDS\tROUTING SHARDS\tALIASES\tUUID")
+			for _, x := range resp.Indices {
+				fmt.Fprintf(w, "%s\t%s\t%d\t%d\t%s\t%s\n", x.Name, enumName(x.Health, "HEALTH_STATUS_"),
+					x.Settings.GetNumberOfShards(), x.Settings.GetNumberOfRoutingShards(), strings.Join(x.Aliases, ","), x.Uuid)
+			}
+			return w.Flush()
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
+	return cmd
+}

@@ -1,0 +1,163 @@
+package main
+
+import (
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sluice-search/sluice/client"
+	"github.com/sluice-search/sluice/coordinator"
+	"github.com/sluice-search/sluice/devcluster"
+	"github.com/sluice-search/sluice/node"
+)
+
+// serverFlags are shared by `sluice node` and `sluice coordinator`; the
+// names are also used by the Helm chart.
+type serverFlags struct {
+	etcd     []string
+	prefix   string
+	listen   string
+	logLevel string
+}
+
+func (f *serverFlags) register(cmd *cobra.Command, defaultListen string) {
+	cmd.Flags().StringSliceVar(&f.etcd, "etcd", []string{"http://127.0.0.1:2379"}, "etcd endpoints, comma separated")
+	cmd.Flags().StringVar(&f.prefix, "etcd-prefix", "/sluice/", "key prefix of this cluster in etcd")
+	cmd.Flags().StringVar(&f.listen, "listen", defaultListen, "gRPC listen address")
+	cmd.Flags().StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn, error")
+}
+
+func newLogger(level string) (*slog.Logger, error) {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(level)); err != nil {
+		return nil, fmt.Errorf("--log-level: %w", err)
+	}
+	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: l})), nil
+}
+
+func newNodeCmd() *cobra.Command {
+	var f serverFlags
+	var dataDir, zone, id, advertise string
+	cmd := &cobra.Command{
+		Use:     "node",
+		Short:   "Run a data node",
+		GroupID: groupServers,
+		Args:    cobra.NoArgs,
+		Long: `Run a data node: it registers in etcd under a lease, serves the internal Node
+gRPC service, and opens the shards the allocator assigns to it, under
+<data-dir>/<index-uuid>/<shard>/. Its id is stored in <data-dir>/node.id on
+first start, so a restarted node is the same node and finds its shards.
+SIGINT/SIGTERM shut it down gracefully (shards are committed and closed, then
+the node deregisters).`,
+		Example: `  sluice node --etcd http://etcd:2379 --data-dir /var/lib/sluice --zone eu-1a
+  sluice node --etcd http://127.0.0.1:2379 --listen 127.0.0.1:9301 --data-dir ./n1`,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			log, err := newLogger(f.logLevel)
+			if err != nil {
+				return err
+			}
+			n, err := node.New(node.Config{ID: id, DataDir: dataDir, Listen: f.listen, Advertise: advertise,
+				Zone: zone, EtcdEndpoints: f.etcd, Prefix: f.prefix, Logger: log})
+			if err != nil {
+				return err
+			}
+			if err := n.Start(cmd.Context()); err != nil {
+				return err
+			}
+			<-cmd.Context().Done()
+			n.Stop()
+			return nil
+		},
+	}
+	f.register(cmd, node.DefaultListen)
+	cmd.Flags().StringVar(&dataDir, "data-dir", "./sluice-node", "directory for the node id and shard data")
+	cmd.Flags().StringVar(&zone, "zone", "", "availability zone, for zone-aware shard placement")
+	cmd.Flags().StringVar(&id, "node-id", "", "node id (default: stored in the data dir, or generated on first start)")
+	cmd.Flags().StringVar(&advertise, "advertise", "", "address other processes dial (default: the listen address)")
+	return cmd
+}
+
+func newCoordinatorCmd() *cobra.Command {
+	var f serverFlags
+	var id, clusterName string
+	cmd := &cobra.Command{
+		Use:     "coordinator",
+		Short:   "Run a coordinator: the public gRPC API",
+		GroupID: groupServers,
+		Args:    cobra.NoArgs,
+		Long: `Run a coordinator: it serves the public Sluice gRPC API (with the standard
+health service and reflection, so grpcurl works) over the cluster state in
+etcd. Coordinators are stateless; run several behind a load balancer. One of
+them, elected through etcd, is the allocator that places shards on nodes.`,
+		Example: `  sluice coordinator --etcd http://etcd:2379 --listen 0.0.0.0:9200`,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			log, err := newLogger(f.logLevel)
+			if err != nil {
+				return err
+			}
+			c, err := coordinator.New(coordinator.Config{ID: id, Listen: f.listen, EtcdEndpoints: f.etcd,
+				Prefix: f.prefix, ClusterName: clusterName, Logger: log})
+			if err != nil {
+				return err
+			}
+			if err := c.Start(cmd.Context()); err != nil {
+				c.Stop()
+				return err
+			}
+			<-cmd.Context().Done()
+			c.Stop()
+			return nil
+		},
+	}
+	f.register(cmd, coordinator.DefaultListen)
+	cmd.Flags().StringVar(&id, "node-id", "", "coordinator id in the allocator election (default: hostname + random suffix)")
+	cmd.Flags().StringVar(&clusterName, "cluster-name", "sluice", "cluster name reported by health and state")
+	return cmd
+}
+
+func newDevCmd() *cobra.Command {
+	var dataDir, listen, etcdURL, logLevel string
+	var nodes int
+	cmd := &cobra.Command{
+		Use:     "dev",
+		Short:   "Run a whole cluster in one process (embedded etcd, a coordinator, N nodes)",
+		GroupID: groupServers,
+		Args:    cobra.NoArgs,
+		Long: `Run a whole Sluice cluster in this process, on loopback: an embedded etcd,
+one coordinator and N data nodes, with all data under --data-dir. Ctrl-C
+shuts it down cleanly; starting it again on the same directory finds the same
+indices and data.`,
+		Example: `  sluice dev
+  sluice dev --nodes 1 --data-dir /tmp/sluice --listen 127.0.0.1:9201
+  # then, in another terminal:
+  sluice index create books --shards 3
+  sluice health`,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			log, err := newLogger(logLevel)
+			if err != nil {
+				return err
+			}
+			c, err := devcluster.Start(cmd.Context(), devcluster.Config{DataDir: dataDir, Listen: listen,
+				EtcdURL: etcdURL, Nodes: nodes, Logger: log})
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "Sluice dev cluster: %d data nodes, data in %s\n", nodes, dataDir)
+			fmt.Fprintf(cmd.OutOrStdout(), "  coordinator (connect here): %s   e.g. export SLUICE_ADDR=%s\n", c.Addr(), c.Addr())
+			fmt.Fprintf(cmd.OutOrStdout(), "  etcd: %s\nPress Ctrl-C to stop.\n", strings.Join(c.EtcdEndpoints(), ","))
+			<-cmd.Context().Done()
+			fmt.Fprintln(cmd.OutOrStdout(), "stopping...")
+			c.Stop()
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&dataDir, "data-dir", "./sluice-data", "directory for etcd and node data")
+	cmd.Flags().StringVar(&listen, "listen", client.DefaultAddr, "coordinator listen address")
+	cmd.Flags().StringVar(&etcdURL, "etcd-listen", "", "embedded etcd client URL, e.g. http://127.0.0.1:2379 (default: a free port)")
+	cmd.Flags().IntVar(&nodes, "nodes", 3, "number of data nodes")
+	cmd.Flags().StringVar(&logLevel, "log-level", "warn", "log level: debug, info, warn, error")
+	return cmd
+}
