@@ -1,0 +1,144 @@
+// Package conditions holds the status vocabulary the Sluice reconcilers
+// share: the reasons they put on the Ready, Progressing and Degraded
+// conditions, and Set, which writes all three at once so a reconcile never
+// leaves a stale one behind (Ready=True next to an old Degraded=True).
+//
+// Conditions follow the Kubernetes API conventions: metav1.Condition with
+// observedGeneration, set through meta.SetStatusCondition so
+// lastTransitionTime only moves when the status flips.
+package conditions
+
+import (
+	"strings"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/sluice-search/sluice/operator/api/v1alpha1"
+)
+
+// Reasons shared by both reconcilers. Reasons are CamelCase identifiers
+// (the API server checks the pattern); messages carry the details.
+const (
+	// ReasonClusterUnavailable: the coordinator could not be reached or
+	// answered UNAVAILABLE / DEADLINE_EXCEEDED; the operator retries.
+	ReasonClusterUnavailable = "ClusterUnavailable"
+	// ReasonInvalidSpec: the spec cannot be applied (the operator or the
+	// cluster refused it); nothing is retried until the spec changes.
+	ReasonInvalidSpec = "InvalidSpec"
+	// ReasonClusterError: the cluster answered an unexpected error.
+	ReasonClusterError = "ClusterError"
+	// ReasonAsExpected is the reason of a condition that is False because
+	// nothing is wrong (Degraded) or nothing is left to do (Progressing).
+	ReasonAsExpected = "AsExpected"
+)
+
+// Index reasons.
+const (
+	ReasonCreating           = "Creating"
+	ReasonIndexCreated       = "IndexCreated"
+	ReasonIndexReady         = "IndexReady"
+	ReasonShardsInitializing = "ShardsInitializing"
+	ReasonShardsUnassigned   = "ShardsUnassigned"
+	ReasonUpdating           = "Updating"
+	ReasonDeleting           = "Deleting"
+)
+
+// Reindex reasons.
+const (
+	ReasonStartingTask       = "StartingTask"
+	ReasonTaskPending        = "TaskPending"
+	ReasonTaskRunning        = "TaskRunning"
+	ReasonTaskVerifying      = "TaskVerifying"
+	ReasonSucceeded          = "Succeeded"
+	ReasonTaskFailed         = "TaskFailed"
+	ReasonCancelled          = "Cancelled"
+	ReasonTaskLost           = "TaskLost"
+	ReasonDocumentFailures   = "DocumentFailures"
+	ReasonReindexUnsupported = "ReindexUnsupported"
+)
+
+// Status is one value of each condition. A zero Reason defaults to
+// ReasonAsExpected for a False condition.
+type Status struct {
+	Ready       Cond
+	Progressing Cond
+	Degraded    Cond
+}
+
+// Cond is the status, reason and message of one condition.
+type Cond struct {
+	True    bool
+	Reason  string
+	Message string
+}
+
+// Set writes the three conditions of s into conds for generation.
+// It returns whether anything but lastTransitionTime bookkeeping changed.
+func Set(conds *[]metav1.Condition, generation int64, s Status) bool {
+	changed := false
+	for _, c := range []struct {
+		typ string
+		c   Cond
+	}{
+		{v1alpha1.ConditionReady, s.Ready},
+		{v1alpha1.ConditionProgressing, s.Progressing},
+		{v1alpha1.ConditionDegraded, s.Degraded},
+	} {
+		st, reason := metav1.ConditionFalse, c.c.Reason
+		if c.c.True {
+			st = metav1.ConditionTrue
+		}
+		if reason == "" {
+			reason = ReasonAsExpected
+		}
+		if meta.SetStatusCondition(conds, metav1.Condition{
+			Type: c.typ, Status: st, Reason: reason, Message: truncate(c.c.Message), ObservedGeneration: generation,
+		}) {
+			changed = true
+		}
+	}
+	return changed
+}
+
+// IsTrue reports whether condition typ is True.
+func IsTrue(conds []metav1.Condition, typ string) bool {
+	return meta.IsStatusConditionTrue(conds, typ)
+}
+
+// Reason is the reason of condition typ, "" if absent.
+func Reason(conds []metav1.Condition, typ string) string {
+	if c := meta.FindStatusCondition(conds, typ); c != nil {
+		return c.Reason
+	}
+	return ""
+}
+
+// maxMessage is the API's limit on a condition message.
+const maxMessage = 32768
+
+func truncate(s string) string {
+	if len(s) <= maxMessage {
+		return s
+	}
+	return strings.ToValidUTF8(s[:maxMessage-3], "") + "..."
+}
+
+// ClusterReason classifies an error from the coordinator: the condition
+// reason to report and whether retrying without a spec change can help.
+// UNAVAILABLE, DEADLINE_EXCEEDED and a cancelled call mean the cluster was
+// not reached; INVALID_ARGUMENT, FAILED_PRECONDITION and ALREADY_EXISTS mean
+// the spec itself is refused; anything else is retried as a cluster error.
+func ClusterReason(err error) (reason string, retry bool) {
+	switch status.Code(err) {
+	case codes.Unavailable, codes.DeadlineExceeded, codes.Canceled:
+		return ReasonClusterUnavailable, true
+	case codes.InvalidArgument, codes.FailedPrecondition, codes.AlreadyExists, codes.OutOfRange:
+		return ReasonInvalidSpec, false
+	default:
+		return ReasonClusterError, true
+	}
+}
