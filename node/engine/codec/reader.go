@@ -74,6 +74,13 @@ func openSegment(dir store.Directory, info *index.SegmentInfo) (_ *segmentReader
 				return nil, err
 			}
 		}
+		if ext == extStored {
+			// Fetches read one block per hit, far apart: read-ahead
+			// would mostly fetch pages nobody reads (store.Advise).
+			if err := store.Advise(in, store.AdviceRandom); err != nil {
+				return nil, err
+			}
+		}
 		sr.files[ext], sr.bodies[ext] = data, body
 	}
 	sr.doc, sr.pos = sr.bodies[extDocs], sr.bodies[extPos]

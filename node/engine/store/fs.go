@@ -143,8 +143,8 @@ func (o *fsOutput) Close() error {
 
 // OpenInput implements Directory: the file is mmap'd read-only and the file
 // descriptor closed at once (the mapping keeps the file alive, even after
-// DeleteFile). The kernel's default read-ahead is kept: segment files are
-// usually in the page cache right after a flush or merge wrote them.
+// DeleteFile). The kernel's default read-ahead applies until Advise says
+// otherwise.
 func (d *FSDirectory) OpenInput(name string) (IndexInput, error) {
 	p, err := d.file(name)
 	if err != nil {
