@@ -220,46 +220,6 @@ func TestPhraseFrequencies(t *testing.T) {
 	}
 }
 
-// TestSlicesPartitionDocs: the slices of a sliced scroll return every live
-// doc exactly once.
-func TestSlicesPartitionDocs(t *testing.T) {
-	r := rand.New(rand.NewPCG(9, 9))
-	c := buildCorpus(t, r, memBuilder, 1500, 50, true)
-	ctx := context.Background()
-	live := 0
-	for _, del := range c.oracle.deleted {
-		if !del {
-			live++
-		}
-	}
-	for _, max := range []int{1, 2, 3, 7} {
-		seen := map[int]int{}
-		for id := 0; id < max; id++ {
-			td, err := c.searcher.Search(ctx, &SliceQuery{ID: id, Max: max}, Request{Size: 5000, Sort: []SortField{{Type: SortByDoc}}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, h := range td.Hits {
-				seen[h.Doc]++
-				if got := SliceOf(c.oracle.docs[h.Doc].ID, max); got != id {
-					t.Fatalf("doc %d in slice %d, SliceOf says %d", h.Doc, id, got)
-				}
-			}
-		}
-		if len(seen) != live {
-			t.Fatalf("max %d: %d docs seen, %d live", max, len(seen), live)
-		}
-		for d, n := range seen {
-			if n != 1 || c.oracle.deleted[d] {
-				t.Fatalf("max %d: doc %d seen %d times (deleted %v)", max, d, n, c.oracle.deleted[d])
-			}
-		}
-	}
-	if _, err := c.searcher.Search(ctx, &SliceQuery{ID: 2, Max: 2}, Request{}); !errors.Is(err, ErrInvalidQuery) {
-		t.Fatalf("slice 2 of 2: %v", err)
-	}
-}
-
 // TestConcurrentSearches: one Searcher serves many goroutines (pooled
 // state must not leak between searches).
 func TestConcurrentSearches(t *testing.T) {

@@ -115,8 +115,6 @@ type multiTermWeight struct {
 	field string
 	score float32
 	terms func(te index.TermsEnum, yield func())
-	// forceBitSet skips the small-union path (one doc per term, _id).
-	forceBitSet bool
 }
 
 func (w *multiTermWeight) count(*leafContext) int { return -1 }
@@ -131,7 +129,7 @@ func (w *multiTermWeight) scorer(lc *leafContext) (scorer, error) {
 	var bits *index.FixedBitSet
 	maxDoc := lc.leaf.Reader.MaxDoc()
 	w.terms(te, func() {
-		if bits == nil && len(its) < maxDisjunctionTerms && !w.forceBitSet {
+		if bits == nil && len(its) < maxDisjunctionTerms {
 			its = append(its, newConstantScorer(te.Postings(nil, index.PostingsDocs), w.score))
 			return
 		}
@@ -160,42 +158,4 @@ func orInto(bits *index.FixedBitSet, it index.DocIDIterator) {
 	for doc := it.NextDoc(); doc != noMoreDocs; doc = it.NextDoc() {
 		bits.Set(doc)
 	}
-}
-
-// SliceQuery matches the docs of one slice of a sliced scroll: those whose
-// _id hashes (FNV-1a, 64-bit) to ID modulo Max. Every _id term is hashed
-// once per leaf into a bitset, as Elasticsearch's TermsSliceQuery, so N
-// slices over one point-in-time reader partition its docs exactly.
-// Constant score.
-type SliceQuery struct {
-	ID, Max int
-}
-
-func (q *SliceQuery) String() string { return fmt.Sprintf("slice(%d/%d)", q.ID, q.Max) }
-
-func (q *SliceQuery) createWeight(qc *queryContext, mode scoreMode, boost float32) (weight, error) {
-	if q.Max <= 0 || q.ID < 0 || q.ID >= q.Max {
-		return nil, fmt.Errorf("%w: slice id %d of max %d", ErrInvalidQuery, q.ID, q.Max)
-	}
-	id, n := uint64(q.ID), uint64(q.Max)
-	return &multiTermWeight{field: index.IDField, score: boost, forceBitSet: true, terms: func(te index.TermsEnum, yield func()) {
-		for te.Next() {
-			if fnv1a(te.Term())%n == id {
-				yield()
-			}
-		}
-	}}, nil
-}
-
-// SliceOf returns the slice (of max) that a doc with this _id belongs to,
-// for callers that route or verify slices.
-func SliceOf(id []byte, max int) int { return int(fnv1a(id) % uint64(max)) }
-
-func fnv1a(b []byte) uint64 {
-	h := uint64(14695981039346656037)
-	for _, c := range b {
-		h ^= uint64(c)
-		h *= 1099511628211
-	}
-	return h
 }
