@@ -55,8 +55,12 @@
 // 16 KiB zstd-fastest reaches ratio 2.3 vs S2's 1.55 but compresses ~2.7x
 // and decompresses ~2x slower (BenchmarkStoredCompression); flush and fetch
 // speed are the targets, as with Lucene's LZ4 default. CompressionZstd is
-// the best_compression option. Positions are vints: they are read only by
-// phrase queries and a packed layout costs more on the write path.
+// the best_compression option; BenchmarkFlushCorpus shows the flush of 20k
+// corpus docs running ~2.3x faster with S2 (706 vs 474 stored B/doc).
+// Positions are vints (~10 ns per position read, contended CPU): they are
+// read only by phrase queries and a packed layout costs more on the write
+// path. .fdt is mmap'd with MADV_RANDOM (store.Advise): cold fetches
+// measured 2-4x faster without read-ahead; other files keep the default.
 //
 // The empty term is allowed (Lucene allows it; the FST stores it).
 //
