@@ -104,7 +104,7 @@ func (c *conjunctionScorer) maxScore(upTo int) float32 {
 	for _, s := range c.scoring {
 		sum += float64(s.maxScore(upTo))
 	}
-	return toScore(sum)
+	return boundScore(sum, len(c.scoring))
 }
 
 // disjunctionScorer is the union of exact clauses with an optional
@@ -225,7 +225,7 @@ func (d *disjunctionScorer) maxScore(upTo int) float32 {
 			sum += float64(s.maxScore(upTo))
 		}
 	}
-	return toScore(sum)
+	return boundScore(sum, len(d.subs))
 }
 
 // reqOptScorer matches the required scorer and adds the optional one's
@@ -252,7 +252,7 @@ func (s *reqOptScorer) advanceShallow(target int) int {
 }
 
 func (s *reqOptScorer) maxScore(upTo int) float32 {
-	return toScore(float64(s.scorer.maxScore(upTo)) + float64(s.opt.maxScore(upTo)))
+	return boundScore(float64(s.scorer.maxScore(upTo))+float64(s.opt.maxScore(upTo)), 2)
 }
 
 // reqExclScorer removes the docs of an exclusion (must_not) from the

@@ -70,7 +70,7 @@ func maxScoreLeaf(subs []scorer, live *index.FixedBitSet, c *topScoreCollector) 
 			}
 			for p < n {
 				next := prefix[p] + float64(cl[p].bound)
-				if toScore(next) >= minComp {
+				if boundScore(next, n) >= minComp {
 					break
 				}
 				prefix[p+1] = next
@@ -122,7 +122,7 @@ func scoreWindow(essential, nonEssential []msClause, prefix []float64, windowMax
 			}
 			competitive := true
 			for i := len(nonEssential) - 1; i >= 0; i-- {
-				if toScore(score+prefix[i+1]) < minComp {
+				if boundScore(score+prefix[i+1], len(essential)+i+1) < minComp {
 					competitive = false
 					break
 				}

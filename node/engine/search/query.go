@@ -232,7 +232,9 @@ func MatchQuery(field string, terms [][]byte, op Operator, msm int) Query {
 // clauses must not match; Should clauses add their scores, and with no Must
 // or Filter at least max(1, MinimumShouldMatch) of them must match
 // (otherwise MinimumShouldMatch of them, default 0). A query with only
-// MustNot clauses matches every other doc with score 0, as Elasticsearch.
+// MustNot clauses matches every other doc with score 0, as Elasticsearch;
+// an empty query matches nothing, as Lucene (Elasticsearch's empty bool is
+// match_all: the DSL compiler maps it so).
 type BooleanQuery struct {
 	Must, Should, MustNot, Filter []Query
 	MinimumShouldMatch            int

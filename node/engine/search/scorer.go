@@ -35,11 +35,20 @@ type twoPhase interface {
 	matches() bool
 }
 
-// toScore rounds a float64 sum of clause scores. Sums are kept in float64: with the few clauses of a query and
-// BM25's range of values the float64 sum is exact, so the rounded float32
-// result does not depend on the order clauses are visited in — the reason a
-// pruned disjunction returns bit-identical scores to an exhaustive one.
+// toScore rounds a float64 sum of clause scores. Sums are kept in float64:
+// with the few clauses of a query and BM25's range of values the float64
+// sum is exact, so the rounded float32 result does not depend on the order
+// clauses are visited in — the reason a pruned disjunction returns
+// bit-identical scores to an exhaustive one.
 func toScore(sum float64) float32 { return float32(sum) }
+
+// boundScore rounds a float64 sum of n score upper bounds, inflated by the
+// worst relative error of n float64 additions on either side, so it stays
+// an upper bound of any float64 sum of the bounded scores even when the
+// sums are not exact (extreme boosts) — Lucene's MathUtil.sumUpperBound.
+func boundScore(sum float64, n int) float32 {
+	return float32(sum * (1 + float64(2*n+2)*0x1p-52))
+}
 
 // constantScorer gives every doc of an iterator the same score.
 type constantScorer struct {
