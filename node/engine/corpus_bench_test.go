@@ -135,6 +135,7 @@ func BenchmarkNRTRefresh(b *testing.B) {
 	}
 	r := rand.New(rand.NewPCG(1, 2))
 	var lat []time.Duration
+	var swap, flush, apply time.Duration
 	b.ResetTimer()
 	for range b.N {
 		b.StopTimer()
@@ -151,9 +152,14 @@ func BenchmarkNRTRefresh(b *testing.B) {
 			b.Fatal(err)
 		}
 		lat = append(lat, res.Took)
+		swap, flush, apply = swap+res.SwapWait, flush+res.Flush, apply+res.ApplyDeletes
 	}
 	slices.Sort(lat)
 	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
 	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
 	b.ReportMetric(float64(e.Stats().Segments), "segments")
+	n := float64(b.N) * 1e6
+	b.ReportMetric(float64(swap.Nanoseconds())/n, "swap-ms")
+	b.ReportMetric(float64(flush.Nanoseconds())/n, "flush-ms")
+	b.ReportMetric(float64(apply.Nanoseconds())/n, "apply-ms")
 }

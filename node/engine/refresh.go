@@ -16,6 +16,10 @@ type RefreshResult struct {
 	SeqNo       int64
 	NewSegments int
 	Took        time.Duration
+	// Phases of Took: waiting for in-flight operations at the swap,
+	// flushing (including flushes other goroutines had started), applying
+	// deletes.
+	SwapWait, Flush, ApplyDeletes time.Duration
 }
 
 // Refresh makes every operation completed before it visible in a new
@@ -56,6 +60,7 @@ func (w *IndexWriter) Refresh(ctx context.Context, applyDeletes bool) (RefreshRe
 	for w.inFlight > 0 {
 		w.cond.Wait()
 	}
+	swapped := time.Now()
 	boundarySeq, boundary := w.seqNo, w.delTail
 	var toFlush []*perThread
 	free := w.free[:0:0]
@@ -108,6 +113,7 @@ func (w *IndexWriter) Refresh(ctx context.Context, applyDeletes bool) (RefreshRe
 	}
 	w.flushed = later
 	w.mu.Unlock()
+	flushed := time.Now()
 
 	changed := len(newSegs) > 0 || w.segsDirty
 	w.segsDirty = false
@@ -127,7 +133,8 @@ func (w *IndexWriter) Refresh(ctx context.Context, applyDeletes bool) (RefreshRe
 	w.segs = kept
 
 	old := w.current.Load()
-	res := RefreshResult{Changed: changed, SeqNo: boundarySeq, NewSegments: len(newSegs)}
+	res := RefreshResult{Changed: changed, SeqNo: boundarySeq, NewSegments: len(newSegs),
+		SwapWait: swapped.Sub(start), Flush: flushed.Sub(swapped), ApplyDeletes: time.Since(flushed)}
 	w.mu.Lock()
 	if changed {
 		w.version++
