@@ -82,6 +82,17 @@ func NewHost(opts HostOptions) (*Host, error) {
 	return &Host{opts: opts, shards: map[ID]*Shard{}, opening: map[ID]*sync.Mutex{}}, nil
 }
 
+// SetUpdater sets where dynamic mapping updates go (the cluster metadata,
+// once the node is connected); shards opened later use it.
+func (h *Host) SetUpdater(u MappingUpdater) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.opts.Updater = u
+	for _, s := range h.shards {
+		s.setUpdater(u)
+	}
+}
+
 // Path returns the directory of a shard.
 func (h *Host) Path(id ID) string {
 	return filepath.Join(h.opts.DataDir, id.IndexUUID, strconv.Itoa(id.Shard))
@@ -122,7 +133,10 @@ func (h *Host) Open(ctx context.Context, meta Meta) (*Shard, error) {
 			return nil, err
 		}
 	}
-	s := &Shard{id: meta.ID, index: meta.Index, path: h.Path(meta.ID), updater: h.opts.Updater,
+	h.mu.RLock()
+	updater := h.opts.Updater
+	h.mu.RUnlock()
+	s := &Shard{id: meta.ID, index: meta.Index, path: h.Path(meta.ID), updater: updater,
 		logger: h.opts.Logger.With("shard", meta.ID.String()), seed: maphash.MakeSeed()}
 	s.mapping.Store(m)
 	if err := os.MkdirAll(s.path, 0o755); err != nil {

@@ -140,6 +140,12 @@ func (s *Shard) applyUpdate(ctx context.Context, update *mapping.Mapping) error 
 	return nil
 }
 
+func (s *Shard) setUpdater(u MappingUpdater) {
+	s.updateMu.Lock()
+	s.updater = u
+	s.updateMu.Unlock()
+}
+
 // setMapping merges a cluster mapping into the shard's.
 func (s *Shard) setMapping(m *mapping.Mapping) error {
 	s.updateMu.Lock()

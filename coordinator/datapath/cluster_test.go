@@ -1,0 +1,381 @@
+package datapath
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/durationpb"
+
+	"github.com/sluice-search/sluice/client"
+	"github.com/sluice-search/sluice/coordinator"
+	"github.com/sluice-search/sluice/coordinator/server"
+	"github.com/sluice-search/sluice/devcluster"
+	"github.com/sluice-search/sluice/node"
+	nodeserver "github.com/sluice-search/sluice/node/server"
+	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
+)
+
+// testCluster is embedded etcd, a coordinator with this data path and
+// three data nodes with real shard engines, in-process on loopback.
+type testCluster struct {
+	*devcluster.Cluster
+	dp     *DataPath
+	client *client.Client
+}
+
+func startCluster(t *testing.T) *testCluster {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	log := slog.New(slog.DiscardHandler)
+	tc := &testCluster{}
+	var stacks []*nodeserver.Stack
+	var mu sync.Mutex
+	c, err := devcluster.Start(ctx, devcluster.Config{DataDir: t.TempDir(), Listen: "127.0.0.1:0", Nodes: 3,
+		LeaseTTL: 2 * time.Second, Logger: log,
+		NodeHost: func(dir string) (node.ShardHost, func(grpc.ServiceRegistrar), error) {
+			s, err := nodeserver.NewStack(dir, nodeserver.Options{}, log)
+			if err != nil {
+				return nil, nil, err
+			}
+			mu.Lock()
+			stacks = append(stacks, s)
+			mu.Unlock()
+			return s.ShardHost(), s.Register, nil
+		},
+		DataPath: func(cl coordinator.Cluster) (server.DataPath, error) {
+			tc.dp = New(cl.Cache, cl.Nodes, Options{Logger: log})
+			return tc.dp, nil
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tc.Cluster = c
+	for i, n := range c.Nodes {
+		stacks[i].Attach(n.Store())
+	}
+	t.Cleanup(func() {
+		c.Stop()
+		for _, s := range stacks {
+			s.Close(context.Background())
+		}
+	})
+	if tc.client, err = client.Dial(ctx, c.Addr()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tc.client.Close() })
+	return tc
+}
+
+func (tc *testCluster) createIndex(t *testing.T, name string, shards int32, m *sluicev1.Mapping) {
+	t.Helper()
+	ctx := context.Background()
+	_, err := tc.client.CreateIndex(ctx, &sluicev1.CreateIndexRequest{Name: name, WaitForActiveShards: true,
+		Settings: &sluicev1.IndexSettings{NumberOfShards: shards}, Mapping: m})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := tc.client.ClusterHealth(ctx, &sluicev1.ClusterHealthRequest{Indices: []string{name},
+		WaitForStatus: sluicev1.HealthStatus_HEALTH_STATUS_GREEN, Timeout: durationpb.New(20 * time.Second)})
+	if err != nil || h.TimedOut {
+		t.Fatalf("index %s not green: %v %v", name, h, err)
+	}
+}
+
+func docItems(from, to int) []*sluicev1.BulkItem {
+	items := make([]*sluicev1.BulkItem, 0, to-from)
+	for i := from; i < to; i++ {
+		items = append(items, &sluicev1.BulkItem{Action: sluicev1.BulkAction_BULK_ACTION_INDEX, Id: fmt.Sprintf("doc-%04d", i),
+			Source: fmt.Appendf(nil, `{"title":"document %d about %s","n":%d,"tag":"t%d"}`, i, []string{"rivers", "mountains", "lakes"}[i%3], i, i%7)})
+	}
+	return items
+}
+
+func textMapping() *sluicev1.Mapping {
+	return &sluicev1.Mapping{Properties: map[string]*sluicev1.FieldMapping{
+		"title": {Type: sluicev1.FieldType_FIELD_TYPE_TEXT},
+		"n":     {Type: sluicev1.FieldType_FIELD_TYPE_LONG},
+		"tag":   {Type: sluicev1.FieldType_FIELD_TYPE_KEYWORD},
+	}}
+}
+
+func count(t *testing.T, c *client.Client, index string, q *sluicev1.Query) int64 {
+	t.Helper()
+	r, err := c.Search(context.Background(), &sluicev1.SearchRequest{Indices: []string{index}, Query: q, TrackTotalHits: -1, Size: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Shards.Failed != 0 {
+		t.Fatalf("shard failures: %v", r.Shards.Failures)
+	}
+	return r.Total.Value
+}
+
+func TestClusterDataPath(t *testing.T) {
+	tc := startCluster(t)
+	ctx := context.Background()
+	const index, shards, docs = "docs", 4, 1000
+	tc.createIndex(t, index, shards, textMapping())
+
+	// Bulk in batches; the last waits for visibility.
+	for from := 0; from < docs; from += 250 {
+		refresh := sluicev1.RefreshPolicy_REFRESH_POLICY_NONE
+		if from+250 >= docs {
+			refresh = sluicev1.RefreshPolicy_REFRESH_POLICY_WAIT_FOR
+		}
+		resp, err := tc.client.Bulk(ctx, &sluicev1.BulkRequest{Index: index, Items: docItems(from, from+250), Refresh: refresh})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.Errors {
+			t.Fatalf("bulk errors: %v", resp.Items[0])
+		}
+	}
+	if _, err := tc.client.Refresh(ctx, &sluicev1.RefreshRequest{Indices: []string{index}}); err != nil {
+		t.Fatal(err)
+	}
+	if n := count(t, tc.client, index, nil); n != docs {
+		t.Fatalf("count = %d, want %d", n, docs)
+	}
+
+	t.Run("search", func(t *testing.T) {
+		q := &sluicev1.Query{Kind: &sluicev1.Query_Match{Match: &sluicev1.MatchQuery{Field: "title", Query: "lakes"}}}
+		if n := count(t, tc.client, index, q); n != docs/3 {
+			t.Fatalf("lakes: %d, want %d", n, docs/3)
+		}
+		r, err := tc.client.Search(ctx, &sluicev1.SearchRequest{Indices: []string{index}, Size: 5, From: 3,
+			Sort: []*sluicev1.SortField{{Field: "n", Order: sluicev1.SortOrder_SORT_ORDER_DESC}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, h := range r.Hits {
+			if len(h.Source) == 0 {
+				t.Fatalf("hit %s without source", h.Id)
+			}
+			got = append(got, h.Id)
+		}
+		if want := []string{"doc-0996", "doc-0995", "doc-0994", "doc-0993", "doc-0992"}; !slices.Equal(got, want) {
+			t.Fatalf("sorted page = %v, want %v", got, want)
+		}
+		_, err = tc.client.Search(ctx, &sluicev1.SearchRequest{Indices: []string{index},
+			Query: &sluicev1.Query{Kind: &sluicev1.Query_Match{Match: &sluicev1.MatchQuery{Field: "nope", Query: "x"}}}})
+		if status.Code(err) != codes.InvalidArgument {
+			t.Fatalf("unknown field: %v", err)
+		}
+		g, err := tc.client.Get(ctx, &sluicev1.GetRequest{Index: index, Id: "doc-0042"})
+		if err != nil || !g.Found || string(g.Source) != string(docItems(42, 43)[0].Source) {
+			t.Fatalf("get: %v %v", g, err)
+		}
+	})
+
+	t.Run("pit and search_after", func(t *testing.T) {
+		pit, err := tc.client.OpenPointInTime(ctx, &sluicev1.OpenPointInTimeRequest{Indices: []string{index}, KeepAlive: durationpb.New(time.Minute)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// A write after the PIT is not seen through it.
+		if _, err := tc.client.Bulk(ctx, &sluicev1.BulkRequest{Index: index, Items: docItems(5000, 5001), Refresh: sluicev1.RefreshPolicy_REFRESH_POLICY_IMMEDIATE}); err != nil {
+			t.Fatal(err)
+		}
+		sort := []*sluicev1.SortField{{Field: "tag"}, {Field: "_shard_doc"}}
+		seen := map[string]bool{}
+		var after *sluicev1.SearchAfter
+		var last *sluicev1.Hit
+		for {
+			r, err := tc.client.Search(ctx, &sluicev1.SearchRequest{Pit: &sluicev1.PointInTime{Id: pit.Id}, Size: 77, Sort: sort, SearchAfter: after})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(r.Hits) == 0 {
+				break
+			}
+			for _, h := range r.Hits {
+				if seen[h.Id] {
+					t.Fatalf("%s seen twice", h.Id)
+				}
+				seen[h.Id] = true
+				if last != nil && string(last.Sort[0].GetKeywordValue()) > string(h.Sort[0].GetKeywordValue()) {
+					t.Fatalf("out of order: %v then %v", last.Sort, h.Sort)
+				}
+				last = h
+			}
+			after = &sluicev1.SearchAfter{Values: last.Sort}
+		}
+		if len(seen) != docs {
+			t.Fatalf("paged %d docs through the PIT, want %d", len(seen), docs)
+		}
+		cl, err := tc.client.ClosePointInTime(ctx, &sluicev1.ClosePointInTimeRequest{Id: pit.Id})
+		if err != nil || !cl.Succeeded {
+			t.Fatalf("close pit: %v %v", cl, err)
+		}
+		_, err = tc.client.Search(ctx, &sluicev1.SearchRequest{Pit: &sluicev1.PointInTime{Id: pit.Id}})
+		if status.Code(err) != codes.NotFound {
+			t.Fatalf("search of a closed pit: %v", err)
+		}
+		tc.client.Bulk(ctx, &sluicev1.BulkRequest{Index: index, Refresh: sluicev1.RefreshPolicy_REFRESH_POLICY_IMMEDIATE,
+			Items: []*sluicev1.BulkItem{{Action: sluicev1.BulkAction_BULK_ACTION_DELETE, Id: "doc-5000"}}})
+	})
+
+	t.Run("sliced scroll exactly once", func(t *testing.T) {
+		for _, max := range []int32{1, 2, shards, 2 * shards, 3*shards + 1} {
+			seen := map[string]int{}
+			var mu sync.Mutex
+			var wg sync.WaitGroup
+			for id := range max {
+				wg.Go(func() {
+					ids, total := scroll(t, tc.client, index, &sluicev1.Slice{Id: id, Max: max}, 2)
+					if int64(len(ids)) != total {
+						t.Errorf("slice %d/%d: %d docs, total %d", id, max, len(ids), total)
+					}
+					mu.Lock()
+					defer mu.Unlock()
+					for _, d := range ids {
+						seen[d]++
+					}
+				})
+			}
+			wg.Wait()
+			if len(seen) != docs {
+				t.Fatalf("%d slices read %d distinct docs, want %d", max, len(seen), docs)
+			}
+			for d, n := range seen {
+				if n != 1 {
+					t.Fatalf("%d slices: %s read %d times", max, d, n)
+				}
+			}
+		}
+	})
+
+	t.Run("per-item errors", func(t *testing.T) {
+		items := append(docItems(2000, 2003),
+			&sluicev1.BulkItem{Action: sluicev1.BulkAction_BULK_ACTION_INDEX, Id: "bad-json", Source: []byte(`{"title": "oops`)},
+			&sluicev1.BulkItem{Action: sluicev1.BulkAction_BULK_ACTION_INDEX, Id: "bad-type", Source: []byte(`{"n": "many"}`)},
+			&sluicev1.BulkItem{Action: sluicev1.BulkAction_BULK_ACTION_INDEX, Index: "no-such-index", Id: "x", Source: []byte(`{}`)},
+			&sluicev1.BulkItem{Action: sluicev1.BulkAction_BULK_ACTION_INDEX, Index: "Bad*Name", Id: "y", Source: []byte(`{}`)},
+			&sluicev1.BulkItem{Action: sluicev1.BulkAction_BULK_ACTION_INDEX, Id: "new-field", Source: []byte(`{"color": 7}`)},
+			&sluicev1.BulkItem{Action: sluicev1.BulkAction_BULK_ACTION_INDEX, Id: "clash", Source: []byte(`{"color": "red"}`)},
+		)
+		resp, err := tc.client.Bulk(ctx, &sluicev1.BulkRequest{Index: index, Items: items, Refresh: sluicev1.RefreshPolicy_REFRESH_POLICY_WAIT_FOR})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []codes.Code{codes.OK, codes.OK, codes.OK, codes.InvalidArgument, codes.InvalidArgument, codes.NotFound, codes.InvalidArgument}
+		for i, w := range want {
+			r := resp.Items[i]
+			if got := codes.Code(r.GetError().GetCode()); got != w {
+				t.Errorf("item %d (%s): code %v, want %v: %v", i, r.Id, got, w, r)
+			}
+		}
+		// "color" arrives as long on one shard and as text on another at
+		// once: exactly one wins the cluster mapping, the other is rejected.
+		wantType := sluicev1.FieldType_FIELD_TYPE_LONG
+		long, text := resp.Items[7], resp.Items[8]
+		if long.Status == sluicev1.BulkItemStatus_BULK_ITEM_STATUS_ERROR {
+			long, text, wantType = text, long, sluicev1.FieldType_FIELD_TYPE_TEXT
+		}
+		if long.Status != sluicev1.BulkItemStatus_BULK_ITEM_STATUS_CREATED || codes.Code(text.GetError().GetCode()) != codes.InvalidArgument {
+			t.Errorf("racing dynamic field: %v / %v", long, text)
+		}
+		if n := count(t, tc.client, index, nil); n != docs+4 {
+			t.Fatalf("count after the mixed bulk = %d, want %d", n, docs+4)
+		}
+		info, err := tc.client.GetIndex(ctx, &sluicev1.GetIndexRequest{Name: index, IncludeStats: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f := info.Index.Mapping.Properties["color"]; f.GetType() != wantType {
+			t.Fatalf("dynamic field in the cluster mapping: %v", f)
+		}
+		if info.Index.DocsCount != docs+4 {
+			t.Fatalf("index stats docs_count = %d, want %d", info.Index.DocsCount, docs+4)
+		}
+	})
+
+	t.Run("overload is RESOURCE_EXHAUSTED with RetryInfo", func(t *testing.T) {
+		// Fill every node's budget, as concurrent bulks would.
+		var held []string
+		for _, n := range tc.Nodes {
+			if !tc.dp.budget(n.ID()).TryAcquire(tc.dp.opts.MaxInFlightBytesPerNode) {
+				t.Fatal("budget already in use")
+			}
+			held = append(held, n.ID())
+		}
+		_, err := tc.client.Bulk(ctx, &sluicev1.BulkRequest{Index: index, Items: docItems(3000, 3010)})
+		for _, id := range held {
+			tc.dp.budget(id).Release(tc.dp.opts.MaxInFlightBytesPerNode)
+		}
+		st := status.Convert(err)
+		if st.Code() != codes.ResourceExhausted {
+			t.Fatalf("bulk into full budgets: %v", err)
+		}
+		var ri *errdetails.RetryInfo
+		for _, d := range st.Details() {
+			if r, ok := d.(*errdetails.RetryInfo); ok {
+				ri = r
+			}
+		}
+		if ri == nil || ri.RetryDelay.AsDuration() <= 0 {
+			t.Fatalf("no RetryInfo in %v", st.Details())
+		}
+		// Nothing was applied; after the budget frees, the retry works.
+		g, _ := tc.client.Get(ctx, &sluicev1.GetRequest{Index: index, Id: "doc-3000", Refresh: true})
+		if g.GetFound() {
+			t.Fatal("a rejected item was applied")
+		}
+		resp, err := tc.client.Bulk(ctx, &sluicev1.BulkRequest{Index: index, Items: docItems(3000, 3010)})
+		if err != nil || resp.Errors {
+			t.Fatalf("retry: %v %v", resp, err)
+		}
+	})
+}
+
+// scroll reads a whole (sliced) scroll, breaking the stream every
+// `restart` batches and resuming from the cursor.
+func scroll(t *testing.T, c *client.Client, index string, sl *sluicev1.Slice, restart int) (ids []string, total int64) {
+	t.Helper()
+	var cursor []byte
+	for {
+		ctx, cancel := context.WithCancel(context.Background())
+		stream, err := c.Scroll(ctx, &sluicev1.ScrollRequest{Indices: []string{index}, Slice: sl, BatchSize: 50, Cursor: cursor})
+		if err != nil {
+			cancel()
+			t.Error(err)
+			return
+		}
+		batches := 0
+		for {
+			r, err := stream.Recv()
+			if errors.Is(err, io.EOF) {
+				cancel()
+				return ids, total
+			}
+			if err != nil {
+				cancel()
+				t.Error(err)
+				return
+			}
+			total = r.Total
+			for _, d := range r.Docs {
+				ids = append(ids, d.Id)
+			}
+			cursor = r.Cursor
+			if batches++; batches == restart && len(r.Docs) > 0 {
+				break
+			}
+		}
+		cancel()
+	}
+}

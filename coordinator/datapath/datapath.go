@@ -1,0 +1,236 @@
+package datapath
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+	"sync"
+	"time"
+
+	"golang.org/x/sync/semaphore"
+
+	"github.com/sluice-search/sluice/cluster/meta"
+	"github.com/sluice-search/sluice/cluster/nodeconn"
+	"github.com/sluice-search/sluice/cluster/routing"
+	"github.com/sluice-search/sluice/coordinator"
+	"github.com/sluice-search/sluice/coordinator/server"
+	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
+)
+
+// Options configure the data path.
+type Options struct {
+	// MaxInFlightBytesPerNode bounds the bulk bytes in flight to one node
+	// (default 64 MiB).
+	MaxInFlightBytesPerNode int64
+	// AdmissionWait is how long a unary Bulk waits for room in a node's
+	// budget before rejecting (default 200 ms).
+	AdmissionWait time.Duration
+	// RetryAfter is the delay advertised in RetryInfo (default 500 ms).
+	RetryAfter time.Duration
+	// BulkTimeout is the default Bulk timeout (default 1 minute).
+	BulkTimeout time.Duration
+	// ScrollKeepAlive keeps the readers of a scroll without a PIT between
+	// batches, and after a break for a resume (default 1 minute).
+	ScrollKeepAlive time.Duration
+	// ScrollResumeGrace: a finished scroll without a PIT releases its
+	// readers this long after its last batch (default 10 s).
+	ScrollResumeGrace time.Duration
+	// RoutingWait bounds how long a request waits for a shard that is
+	// moving (not open where the routing says) to open elsewhere (default
+	// 10 s).
+	RoutingWait time.Duration
+	Logger      *slog.Logger
+}
+
+// SetDefaults fills zero fields.
+func (o *Options) SetDefaults() {
+	if o.MaxInFlightBytesPerNode <= 0 {
+		o.MaxInFlightBytesPerNode = 64 << 20
+	}
+	if o.AdmissionWait <= 0 {
+		o.AdmissionWait = 200 * time.Millisecond
+	}
+	if o.RetryAfter <= 0 {
+		o.RetryAfter = 500 * time.Millisecond
+	}
+	if o.BulkTimeout <= 0 {
+		o.BulkTimeout = time.Minute
+	}
+	if o.ScrollKeepAlive <= 0 {
+		o.ScrollKeepAlive = time.Minute
+	}
+	if o.ScrollResumeGrace <= 0 {
+		o.ScrollResumeGrace = 10 * time.Second
+	}
+	if o.RoutingWait <= 0 {
+		o.RoutingWait = 10 * time.Second
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+}
+
+// Nodes gives Node clients by node id (nodeconn.Pool).
+type Nodes interface {
+	Client(nodeID string) (sluicev1.NodeClient, error)
+}
+
+var _ Nodes = (*nodeconn.Pool)(nil)
+
+// DataPath implements the coordinator's server.DataPath.
+type DataPath struct {
+	server.NoDataPath // reindex tasks: issue 6
+	cache             *meta.Cache
+	nodes             Nodes
+	opts              Options
+
+	budgetMu sync.Mutex
+	budgets  map[string]*semaphore.Weighted
+}
+
+var _ server.DataPath = (*DataPath)(nil)
+
+// New returns a data path over a state cache and node clients.
+func New(cache *meta.Cache, nodes Nodes, opts Options) *DataPath {
+	opts.SetDefaults()
+	return &DataPath{cache: cache, nodes: nodes, opts: opts, budgets: map[string]*semaphore.Weighted{}}
+}
+
+// FromCluster is a coordinator.Config.DataPath factory.
+func FromCluster(opts Options) func(coordinator.Cluster) (server.DataPath, error) {
+	return func(c coordinator.Cluster) (server.DataPath, error) {
+		if opts.Logger == nil {
+			opts.Logger = c.Logger
+		}
+		return New(c.Cache, c.Nodes, opts), nil
+	}
+}
+
+// budget is a node's in-flight bulk bytes semaphore.
+func (d *DataPath) budget(nodeID string) *semaphore.Weighted {
+	d.budgetMu.Lock()
+	defer d.budgetMu.Unlock()
+	b := d.budgets[nodeID]
+	if b == nil {
+		b = semaphore.NewWeighted(d.opts.MaxInFlightBytesPerNode)
+		d.budgets[nodeID] = b
+	}
+	return b
+}
+
+// Typed errors of the core; edge.go maps them to codes.
+var (
+	// ErrInvalid: the request is malformed.
+	ErrInvalid = errors.New("invalid request")
+	// ErrOverloaded: a node's in-flight budget is full; retry later.
+	ErrOverloaded = errors.New("node overloaded")
+	// ErrUnavailable: a shard has no started copy on a live node.
+	ErrUnavailable = errors.New("shard unavailable")
+	// ErrPITGone: the point-in-time id is malformed or expired.
+	ErrPITGone = errors.New("point-in-time not found")
+)
+
+func invalidf(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrInvalid, fmt.Sprintf(format, args...))
+}
+
+// state returns the current cluster state.
+func (d *DataPath) state(ctx context.Context) (*meta.State, error) {
+	if st := d.cache.State(); st != nil {
+		return st, nil
+	}
+	return d.cache.Refresh(ctx)
+}
+
+// target is one shard a request goes to.
+type target struct {
+	index string // name
+	uuid  string
+	shard int
+	node  string
+	// pos is the shard's position in the request's shard list (the
+	// _shard_doc high bits, and the scroll order).
+	pos int
+}
+
+func (t target) id() *sluicev1.ShardID {
+	return &sluicev1.ShardID{IndexUuid: t.uuid, Shard: int32(t.shard)}
+}
+
+func params(x *meta.Index) routing.Params {
+	s := x.Meta.GetSettings()
+	p := routing.Params{Shards: int(s.GetNumberOfShards()), RoutingShards: int(s.GetNumberOfRoutingShards())}
+	if p.RoutingShards == 0 {
+		p.RoutingShards = p.Shards
+	}
+	return p
+}
+
+// shardTarget resolves where shard n of x lives now.
+func shardTarget(st *meta.State, x *meta.Index, n int) (target, error) {
+	t := target{index: x.Name(), uuid: x.UUID(), shard: n}
+	if n < 0 || n >= len(x.Shards) || x.Shards[n] == nil {
+		return t, fmt.Errorf("[%s][%d]: %w: no routing entry", t.index, n, ErrUnavailable)
+	}
+	r := x.Shards[n].Routing
+	if r.GetState() != sluicev1.ShardState_SHARD_STATE_STARTED || !st.Live(r.GetNodeId()) {
+		return t, fmt.Errorf("[%s][%d]: %w: %s on node %q %s", t.index, n, ErrUnavailable,
+			r.GetState(), r.GetNodeId(), r.GetReason())
+	}
+	t.node = r.GetNodeId()
+	return t, nil
+}
+
+// resolve returns the indices names mean (all indices for none), sorted by
+// name without duplicates.
+func resolve(st *meta.State, names []string) ([]*meta.Index, error) {
+	if len(names) == 0 {
+		names = st.IndexNames("")
+	}
+	seen := map[string]bool{}
+	var out []*meta.Index
+	for _, n := range names {
+		xs, err := st.Resolve(n)
+		if err != nil {
+			return nil, err
+		}
+		for _, x := range xs {
+			if !seen[x.UUID()] {
+				seen[x.UUID()] = true
+				out = append(out, x)
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name() < out[j].Name() })
+	return out, nil
+}
+
+// allShards lists every shard of the indices in (index, shard) order; shards
+// without a started copy are returned as failures.
+func allShards(st *meta.State, xs []*meta.Index) ([]target, []*sluicev1.ShardFailure) {
+	var ts []target
+	var fails []*sluicev1.ShardFailure
+	for _, x := range xs {
+		for n := range len(x.Shards) {
+			t, err := shardTarget(st, x, n)
+			if err != nil {
+				fails = append(fails, shardFailure(t, err))
+				continue
+			}
+			t.pos = len(ts) + len(fails)
+			ts = append(ts, t)
+		}
+	}
+	return ts, fails
+}
+
+func shardFailure(t target, err error) *sluicev1.ShardFailure {
+	return &sluicev1.ShardFailure{Index: t.index, Shard: int32(t.shard), NodeId: t.node, Error: errorDetail(err)}
+}
+
+// summary counts shards.
+func summary(total int, fails []*sluicev1.ShardFailure) *sluicev1.ShardsSummary {
+	return &sluicev1.ShardsSummary{Total: int32(total), Successful: int32(total - len(fails)), Failed: int32(len(fails)), Failures: fails}
+}

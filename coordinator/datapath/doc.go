@@ -1,0 +1,51 @@
+// Package datapath is the coordinator's data path: the document RPCs of the
+// public Sluice service (Bulk, BulkStream, Get, Search, OpenPointInTime,
+// ClosePointInTime, Scroll, Refresh and index statistics), implemented over
+// the cluster state cache (which node holds each shard) and the node
+// connection pool. It plugs into coordinator.Config.DataPath (FromCluster).
+//
+// The core (bulk.go, search.go, pit.go, scroll.go) returns typed, wrapped
+// errors; edge.go is the only place they become gRPC statuses.
+//
+// # Bulk
+//
+// Each item is routed as Elasticsearch does — index (or write alias), then
+// shard = routing.Shard(routing or _id) — grouped per shard, and the groups
+// are sent to their nodes concurrently (ShardBulk). Results keep request
+// order. Item problems the coordinator can see (no such index, invalid
+// name, no id for a delete) fail just that item; document problems
+// (malformed JSON, mapping conflicts) come back from the node per item.
+//
+// Backpressure: each node has a budget of in-flight bulk bytes (a
+// weighted semaphore). Unary Bulk waits at most Options.AdmissionWait for
+// room; items it cannot admit fail with RESOURCE_EXHAUSTED and, when no item
+// was admitted at all, the call fails with RESOURCE_EXHAUSTED carrying a
+// google.rpc.RetryInfo — never an unbounded queue, never a silent drop.
+// BulkStream instead blocks on the budget: gRPC flow control pushes back on
+// the client, and each stream holds one batch at a time.
+//
+// # Search
+//
+// Query phase on every shard (from+size hits each, with sort values), a
+// merge by score (ties: shard order, then doc) or by the sort keys, then a
+// fetch phase that reads _source only for the winners, from the very reader
+// each shard searched (ShardSearch pins it; ShardFetch releases it). Shard
+// failures are reported in ShardsSummary; the search fails only when every
+// shard failed. The query is validated first against the cluster's mapping
+// (querydsl strict), so an unknown field is INVALID_ARGUMENT naming it.
+//
+// "_shard_doc" sort values are (shard position << 32 | doc), unique across
+// the shards of one point-in-time; search_after on them is translated back
+// per shard.
+//
+// # Point-in-time and scroll
+//
+// A PIT pins a reader on every shard; its id encodes, per shard, the index,
+// shard, node and reader id (pitid.go). Scroll reads shards in order
+// through ShardScan. With a slice {id, max} and n shards: max <= n gives
+// slice id the shards j with j % max == id, whole; max > n gives it shard
+// id % n, subdivided into the slices whose ids are congruent to it, by _id
+// hash on the node — together every live document exactly once. A scroll
+// without a PIT opens its own, carries it in the cursor (so a broken stream
+// resumes on the same view) and closes it at the end.
+package datapath

@@ -1,0 +1,65 @@
+package datapath
+
+import (
+	"context"
+	"errors"
+
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/durationpb"
+
+	"github.com/sluice-search/sluice/cluster/meta"
+	"github.com/sluice-search/sluice/node/querydsl"
+	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
+)
+
+// code classifies a core error; node errors keep the node's code.
+func code(err error) codes.Code {
+	switch {
+	case err == nil:
+		return codes.OK
+	case errors.Is(err, ErrInvalid), errors.Is(err, querydsl.ErrInvalid), errors.Is(err, meta.ErrInvalid):
+		return codes.InvalidArgument
+	case errors.Is(err, meta.ErrNotFound), errors.Is(err, ErrPITGone):
+		return codes.NotFound
+	case errors.Is(err, ErrOverloaded):
+		return codes.ResourceExhausted
+	case errors.Is(err, ErrUnavailable):
+		return codes.Unavailable
+	case errors.Is(err, context.DeadlineExceeded):
+		return codes.DeadlineExceeded
+	case errors.Is(err, context.Canceled):
+		return codes.Canceled
+	}
+	if s, ok := status.FromError(err); ok {
+		return s.Code()
+	}
+	return codes.Internal
+}
+
+// toStatus is the edge: a core error becomes a status; overload carries a
+// RetryInfo with the delay to wait.
+func (d *DataPath) toStatus(err error) error {
+	if err == nil {
+		return nil
+	}
+	c := code(err)
+	st := status.New(c, err.Error())
+	if c == codes.ResourceExhausted {
+		if withInfo, derr := st.WithDetails(&errdetails.RetryInfo{RetryDelay: durationpb.New(d.opts.RetryAfter)}); derr == nil {
+			st = withInfo
+		}
+	}
+	return st.Err()
+}
+
+// errorDetail describes a per-item or per-shard failure.
+func errorDetail(err error) *sluicev1.ErrorDetail {
+	ed := &sluicev1.ErrorDetail{Code: int32(code(err)), Reason: err.Error()}
+	var qe *querydsl.Error
+	if errors.As(err, &qe) {
+		ed.Field = qe.Field
+	}
+	return ed
+}

@@ -1,0 +1,153 @@
+package datapath
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/sluice-search/sluice/cluster/meta"
+	"github.com/sluice-search/sluice/cluster/routing"
+	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
+)
+
+// Get implements Get by id.
+func (d *DataPath) Get(ctx context.Context, req *sluicev1.GetRequest) (*sluicev1.GetResponse, error) {
+	resp, err := d.get(ctx, req)
+	return resp, d.toStatus(err)
+}
+
+func (d *DataPath) get(ctx context.Context, req *sluicev1.GetRequest) (*sluicev1.GetResponse, error) {
+	if req.GetId() == "" {
+		return nil, invalidf("id is required")
+	}
+	st, err := d.state(ctx)
+	if err != nil {
+		return nil, err
+	}
+	x, err := st.ResolveOne(req.GetIndex())
+	if err != nil {
+		return nil, err
+	}
+	key := req.GetRouting()
+	if key == "" {
+		key = req.GetId()
+	}
+	t, err := shardTarget(st, x, routing.Shard(key, params(x)))
+	if err != nil {
+		return nil, err
+	}
+	var resp *sluicev1.ShardGetResponse
+	err = d.onShard(ctx, &t, func(c sluicev1.NodeClient) (err error) {
+		resp, err = c.ShardGet(ctx, &sluicev1.ShardGetRequest{Shard: t.id(), Id: req.GetId(), Refresh: req.GetRefresh()})
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &sluicev1.GetResponse{Found: resp.GetFound(), Index: x.Name(), Id: req.GetId(), Source: resp.GetSource()}, nil
+}
+
+// onShard calls fn with the client of t's node, following the shard for a
+// while if it is not open there; t is updated to where it ran.
+func (d *DataPath) onShard(ctx context.Context, t *target, fn func(sluicev1.NodeClient) error) error {
+	deadline := time.Now().Add(d.opts.RoutingWait)
+	for {
+		c, err := d.nodes.Client(t.node)
+		if err == nil {
+			err = fn(c)
+		} else {
+			err = fmt.Errorf("%w: %v", ErrUnavailable, err)
+		}
+		if err == nil {
+			return nil
+		}
+		if !notHere(err) || time.Now().After(deadline) {
+			return fmt.Errorf("[%s][%d] on node %s: %w", t.index, t.shard, t.node, err)
+		}
+		nt, werr := d.awaitShard(ctx, *t, deadline)
+		if werr != nil {
+			return errors.Join(fmt.Errorf("[%s][%d] on node %s: %w", t.index, t.shard, t.node, err), werr)
+		}
+		*t = nt
+	}
+}
+
+// Refresh implements Refresh.
+func (d *DataPath) Refresh(ctx context.Context, req *sluicev1.RefreshRequest) (*sluicev1.RefreshResponse, error) {
+	st, err := d.state(ctx)
+	if err != nil {
+		return nil, d.toStatus(err)
+	}
+	xs, err := resolve(st, req.GetIndices())
+	if err != nil {
+		return nil, d.toStatus(err)
+	}
+	ts, unstarted := allShards(st, xs)
+	fails := append(unstarted, d.refreshShards(ctx, ts)...)
+	return &sluicev1.RefreshResponse{Shards: summary(len(ts)+len(unstarted), fails)}, nil
+}
+
+// refreshShards refreshes shards concurrently and returns the failures.
+func (d *DataPath) refreshShards(ctx context.Context, ts []target) []*sluicev1.ShardFailure {
+	var mu sync.Mutex
+	var fails []*sluicev1.ShardFailure
+	var wg sync.WaitGroup
+	for _, t := range ts {
+		wg.Go(func() {
+			err := d.onShard(ctx, &t, func(c sluicev1.NodeClient) error {
+				_, err := c.ShardRefresh(ctx, &sluicev1.ShardRefreshRequest{Shard: t.id()})
+				return err
+			})
+			if err != nil {
+				mu.Lock()
+				fails = append(fails, shardFailure(t, err))
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	return fails
+}
+
+// IndexStats fills document counts and sizes from the shards' stats.
+func (d *DataPath) IndexStats(ctx context.Context, infos []*sluicev1.IndexInfo) error {
+	st, err := d.state(ctx)
+	if err != nil {
+		return d.toStatus(err)
+	}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var errs []error
+	for _, info := range infos {
+		x, ok := st.ByUUID[info.GetUuid()]
+		if !ok {
+			continue
+		}
+		info.DocsCount, info.StoreSizeBytes = 0, 0
+		ts, _ := allShards(st, []*meta.Index{x}) // shards not started add nothing
+		for _, t := range ts {
+			wg.Go(func() {
+				var s *sluicev1.ShardStatsResponse
+				err := d.onShard(ctx, &t, func(c sluicev1.NodeClient) (err error) {
+					s, err = c.ShardStats(ctx, &sluicev1.ShardStatsRequest{Shard: t.id()})
+					return err
+				})
+				mu.Lock()
+				defer mu.Unlock()
+				if err != nil {
+					errs = append(errs, err)
+					return
+				}
+				info.DocsCount += s.GetNumDocs()
+				info.StoreSizeBytes += s.GetStoreSizeBytes()
+			})
+		}
+	}
+	wg.Wait()
+	if len(errs) > 0 {
+		return d.toStatus(errs[0])
+	}
+	return nil
+}
