@@ -179,11 +179,43 @@ func (e *Engine) Writer() *IndexWriter { return e.w }
 
 // Index parses source and adds or replaces the document with this id.
 func (e *Engine) Index(ctx context.Context, id, source []byte) (Result, error) {
-	doc := e.docs.Get().(*document.Document)
+	doc, err := e.parse(id, source)
+	if err != nil {
+		return Result{}, err
+	}
 	defer e.docs.Put(doc)
+	seq, created, err := e.w.Update(ctx, id, doc)
+	if err != nil {
+		return Result{}, err
+	}
+	e.refresher.checkBuffered()
+	return Result{SeqNo: seq, Created: created}, nil
+}
+
+// Create indexes source under id only if no live document has the id
+// (op_type=create), atomically; otherwise the error wraps
+// ErrDocumentExists.
+func (e *Engine) Create(ctx context.Context, id, source []byte) (Result, error) {
+	doc, err := e.parse(id, source)
+	if err != nil {
+		return Result{}, err
+	}
+	defer e.docs.Put(doc)
+	seq, err := e.w.Create(ctx, doc)
+	if err != nil {
+		return Result{}, err
+	}
+	e.refresher.checkBuffered()
+	return Result{SeqNo: seq, Created: true}, nil
+}
+
+// parse fills a pooled Document; the caller puts it back.
+func (e *Engine) parse(id, source []byte) (*document.Document, error) {
+	doc := e.docs.Get().(*document.Document)
 	doc.Reset()
 	if err := e.opts.Parser.Parse(id, source, doc); err != nil {
-		return Result{}, fmt.Errorf("engine: parse document %q: %w", id, err)
+		e.docs.Put(doc)
+		return nil, fmt.Errorf("engine: parse document %q: %w", id, err)
 	}
 	if len(doc.ID) == 0 {
 		doc.ID = append(doc.ID, id...)
@@ -191,12 +223,7 @@ func (e *Engine) Index(ctx context.Context, id, source []byte) (Result, error) {
 	if len(doc.Source) == 0 {
 		doc.Source = append(doc.Source, source...)
 	}
-	seq, created, err := e.w.Update(ctx, id, doc)
-	if err != nil {
-		return Result{}, err
-	}
-	e.refresher.checkBuffered()
-	return Result{SeqNo: seq, Created: created}, nil
+	return doc, nil
 }
 
 // Delete deletes the document with this id.

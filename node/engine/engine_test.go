@@ -186,3 +186,22 @@ func TestCancelledRefreshDoesNotBreakTheWriter(t *testing.T) {
 		t.Fatalf("%d docs visible", n)
 	}
 }
+
+func TestEngineCreate(t *testing.T) {
+	ctx := context.Background()
+	e := openTestEngine(t, Options{RefreshInterval: -1})
+	if res, err := e.Create(ctx, []byte("1"), []byte(`{"title":"first"}`)); err != nil || !res.Created {
+		t.Fatalf("create: %+v %v", res, err)
+	}
+	if _, err := e.Create(ctx, []byte("1"), []byte(`{"title":"second"}`)); !errors.Is(err, ErrDocumentExists) {
+		t.Fatalf("second create: %v", err)
+	}
+	e.Refresh(ctx)
+	if _, err := e.Create(ctx, []byte("1"), []byte(`{"title":"third"}`)); !errors.Is(err, ErrDocumentExists) {
+		t.Fatalf("create after refresh: %v", err)
+	}
+	src, _, _ := e.Get(ctx, []byte("1"), GetOptions{Realtime: true})
+	if st := e.Stats(); string(src) != `{"title":"first"}` || st.NumDocs != 1 {
+		t.Fatalf("after refused creates: %q, %d docs", src, st.NumDocs)
+	}
+}

@@ -280,7 +280,12 @@ const (
 	opAdd    opKind = iota // append only
 	opUpdate               // delete by id, then add
 	opDelete               // delete by id only
+	opCreate               // add only if no live doc has the id
 )
+
+// ErrDocumentExists is returned by Create when a live document with the id
+// exists (Elasticsearch's version conflict for op_type=create).
+var ErrDocumentExists = errors.New("engine: document already exists")
 
 // Add indexes doc without deleting older docs with the same _id (append
 // only, as for ids known to be new). It returns the operation's sequence
@@ -298,6 +303,14 @@ func (w *IndexWriter) Update(ctx context.Context, id []byte, doc *document.Docum
 		return 0, false, fmt.Errorf("%w: document _id %q does not match %q", dwpt.ErrInvalidDocument, doc.ID, id)
 	}
 	return w.addDocument(ctx, opUpdate, doc)
+}
+
+// Create adds doc only if no live doc with its _id exists, atomically with
+// respect to every other operation; otherwise it returns ErrDocumentExists
+// and the operation takes no sequence number.
+func (w *IndexWriter) Create(ctx context.Context, doc *document.Document) (int64, error) {
+	seq, _, err := w.addDocument(ctx, opCreate, doc)
+	return seq, err
 }
 
 func (w *IndexWriter) addDocument(ctx context.Context, kind opKind, doc *document.Document) (int64, bool, error) {
@@ -361,8 +374,6 @@ func (w *IndexWriter) sequence(pt *perThread, kind opKind, id []byte, docID int)
 	if pt == nil && w.closed {
 		return 0, false, ErrClosed
 	}
-	w.seqNo++
-	seq = w.seqNo
 	if kind != opAdd {
 		if e, ok := w.versions.get(id); ok {
 			existed = !e.deleted
@@ -370,8 +381,18 @@ func (w *IndexWriter) sequence(pt *perThread, kind opKind, id []byte, docID int)
 			existed = inReader
 		}
 	}
+	if kind == opCreate && existed {
+		// The document is already inverted: mark it deleted, bring the
+		// DWPT's deletes up to date and check it in; no sequence number.
+		pt.dwpt.DeleteDoc(docID)
+		w.applyQueuedLocked(pt, w.delTail, docID)
+		w.checkinLocked(pt, false)
+		return 0, true, fmt.Errorf("%w: [%s]", ErrDocumentExists, id)
+	}
+	w.seqNo++
+	seq = w.seqNo
 	tail := w.delTail
-	if kind != opAdd && existed {
+	if (kind == opUpdate || kind == opDelete) && existed {
 		// Deleting (or updating) an id no live doc has needs no node:
 		// the version map and the reader cover every doc, buffered or
 		// flushed, so nothing older can match it.
@@ -385,17 +406,7 @@ func (w *IndexWriter) sequence(pt *perThread, kind opKind, id []byte, docID int)
 	if pt == nil {
 		return seq, existed, nil
 	}
-	// Apply deletes that arrived since the DWPT's last op to its docs
-	// before docID: they happened after those docs were added and before
-	// this one.
-	if docID == 0 {
-		pt.delCursor = tail
-	}
-	for pt.delCursor != tail {
-		next := pt.delCursor.next.Load()
-		pt.dwpt.DeleteID(next.id, docID)
-		pt.delCursor = next
-	}
+	w.applyQueuedLocked(pt, tail, docID)
 	if w.delTail != tail { // our own update's node
 		pt.dwpt.DeleteID(id, docID)
 		pt.delCursor = w.delTail
@@ -416,6 +427,20 @@ func (w *IndexWriter) sequence(pt *perThread, kind opKind, id []byte, docID int)
 		w.mu.Lock()
 	}
 	return seq, existed, nil
+}
+
+// applyQueuedLocked applies deletes queued since pt's last operation, up
+// to tail, to its docs before docID: they happened after those docs were
+// added and before this one.
+func (w *IndexWriter) applyQueuedLocked(pt *perThread, tail *delNode, docID int) {
+	if docID == 0 {
+		pt.delCursor = tail // no older docs to delete
+	}
+	for pt.delCursor != tail {
+		next := pt.delCursor.next.Load()
+		pt.dwpt.DeleteID(next.id, docID)
+		pt.delCursor = next
+	}
 }
 
 // delNodeOverhead is a delNode's size besides its id bytes.

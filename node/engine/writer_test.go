@@ -126,6 +126,8 @@ func TestUpdatesAndDeletesInOneDWPT(t *testing.T) {
 		{"across refresh", []string{"u a 1", "r", "u a 2", "d b", "u b 5", "r", "d a"}, map[string]int{"b": 5}},
 		{"delete missing", []string{"d x", "u x 1"}, map[string]int{"x": 1}},
 		{"append then update", []string{"a a 1", "u a 2"}, map[string]int{"a": 2}},
+		{"create existing fails", []string{"u a 1", "c a 2", "c b 3"}, map[string]int{"a": 1, "b": 3}},
+		{"create after delete", []string{"u a 1", "r", "d a", "c a 2", "c a 3"}, map[string]int{"a": 2}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -143,6 +145,12 @@ func TestUpdatesAndDeletesInOneDWPT(t *testing.T) {
 					var v int
 					fmt.Sscan(f[2], &v)
 					_, err = ti.w.Add(ctx, makeDoc(&doc, f[1], v, 3))
+				case "c":
+					var v int
+					fmt.Sscan(f[2], &v)
+					if _, err = ti.w.Create(ctx, makeDoc(&doc, f[1], v, 3)); errors.Is(err, ErrDocumentExists) {
+						err = nil
+					}
 				case "d":
 					_, _, err = ti.w.Delete(ctx, []byte(f[1]))
 				case "r":
@@ -428,6 +436,12 @@ func testConcurrentModel(t *testing.T, opts WriterOptions) *testIndex {
 				case 0, 1:
 					rec.seq, rec.flag, err = ti.w.Delete(ctx, []byte(id))
 					rec.kind, version = 'd', -1
+				case 2:
+					rec.seq, err = ti.w.Create(ctx, makeDoc(&doc, id, version, 1+r.IntN(8)))
+					rec.kind, rec.flag = 'c', true
+					if errors.Is(err, ErrDocumentExists) {
+						continue // no sequence number: nothing to order in the model
+					}
 				default:
 					rec.seq, rec.flag, err = ti.w.Update(ctx, []byte(id), makeDoc(&doc, id, version, 1+r.IntN(8)))
 					rec.kind = 'u'
@@ -497,6 +511,11 @@ func testConcurrentModel(t *testing.T, opts WriterOptions) *testIndex {
 		case 'u':
 			if op.flag == live {
 				t.Fatalf("seq %d update %s: created=%v but live before=%v", op.seq, op.id, op.flag, live)
+			}
+			state[op.id] = op.version
+		case 'c':
+			if live {
+				t.Fatalf("seq %d create %s succeeded on a live id", op.seq, op.id)
 			}
 			state[op.id] = op.version
 		case 'd':

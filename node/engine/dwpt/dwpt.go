@@ -386,20 +386,25 @@ func (d *DWPT) DeleteID(id []byte, docIDUpto int) int {
 	if t < 0 {
 		return 0
 	}
-	n := 0
 	var it docIter
 	it.init(d.pool, &f.postings[t], false)
+	before := d.delCount
 	for doc := it.next(); doc < docIDUpto && doc != index.NoMoreDocs; doc = it.next() {
-		w := doc >> 6
-		d.deleted = extend(d.deleted, w+1)
-		m := uint64(1) << (uint(doc) & 63)
-		if d.deleted[w]&m == 0 {
-			d.deleted[w] |= m
-			d.delCount++
-			n++
-		}
+		d.DeleteDoc(doc)
 	}
-	return n
+	return d.delCount - before
+}
+
+// DeleteDoc marks one doc deleted (a document added and then refused, such
+// as a create whose id already exists).
+func (d *DWPT) DeleteDoc(doc int) {
+	w := doc >> 6
+	d.deleted = extend(d.deleted, w+1)
+	m := uint64(1) << (uint(doc) & 63)
+	if d.deleted[w]&m == 0 {
+		d.deleted[w] |= m
+		d.delCount++
+	}
 }
 
 // HasID reports whether some doc (deleted or not) carries id.
