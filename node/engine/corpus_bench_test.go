@@ -14,7 +14,11 @@ import (
 
 	"github.com/sluice-search/sluice/bench/corpus"
 	"github.com/sluice-search/sluice/node/engine/codec"
+	"github.com/sluice-search/sluice/node/engine/document"
+	"github.com/sluice-search/sluice/node/engine/dwpt"
+	"github.com/sluice-search/sluice/node/engine/index"
 	"github.com/sluice-search/sluice/node/engine/mapping"
+	"github.com/sluice-search/sluice/node/engine/store"
 )
 
 // Corpus benchmarks: the first SLUICE_BENCH_DOCS (default 20000) documents
@@ -162,4 +166,73 @@ func BenchmarkNRTRefresh(b *testing.B) {
 	b.ReportMetric(float64(swap.Nanoseconds())/n, "swap-ms")
 	b.ReportMetric(float64(flush.Nanoseconds())/n, "flush-ms")
 	b.ReportMetric(float64(apply.Nanoseconds())/n, "apply-ms")
+}
+
+// BenchmarkFlush1MB splits a flush of ~1 MB of corpus docs (one refresh of
+// the NRT experiment) into the DWPT's own share — sorting terms and
+// decoding every posting, as the codec reads them — and the whole codec
+// write.
+func BenchmarkFlush1MB(b *testing.B) {
+	docs := loadBenchDocs(b)
+	m, err := mapping.Parse([]byte(benchSchema))
+	if err != nil {
+		b.Fatal(err)
+	}
+	p, err := NewMappingParser(m)
+	if err != nil {
+		b.Fatal(err)
+	}
+	build := func() *dwpt.DWPT {
+		d := dwpt.New(nil)
+		var doc document.Document
+		for i, size := 0, 0; size < 1<<20; i++ {
+			doc.Reset()
+			if err := p.Parse([]byte(docs[i].ID), docs[i].Source, &doc); err != nil {
+				b.Fatal(err)
+			}
+			if _, err := d.AddDocument(&doc); err != nil {
+				b.Fatal(err)
+			}
+			size += docs[i].TextBytes()
+		}
+		return d
+	}
+	b.Run("read", func(b *testing.B) {
+		for range b.N {
+			b.StopTimer()
+			d := build()
+			b.StartTimer()
+			fis := d.FieldInfos()
+			var pe index.PostingsEnum
+			for n := range fis.Len() {
+				t := d.Terms(fis.ByNumber(n).Name)
+				if t == nil {
+					continue
+				}
+				te := t.Iterator()
+				for te.Next() {
+					_ = te.Term()
+					pe = te.Postings(pe, index.PostingsPositions)
+					for doc := pe.NextDoc(); doc != index.NoMoreDocs; doc = pe.NextDoc() {
+						for range pe.Freq() {
+							pe.NextPosition()
+						}
+					}
+				}
+			}
+		}
+	})
+	b.Run("codec", func(b *testing.B) {
+		c := codec.New(codec.Options{})
+		for i := range b.N {
+			b.StopTimer()
+			d := build()
+			dir := store.NewRAMDirectory()
+			info := &index.SegmentInfo{Name: fmt.Sprintf("_%d", i), MaxDoc: d.NumDocs(), Codec: c.Name()}
+			b.StartTimer()
+			if err := c.WriteSegment(context.Background(), dir, info, d, store.IOContext{Kind: store.IOFlush}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }
