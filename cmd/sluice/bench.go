@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sluice-search/sluice/bench/corpus"
+	"github.com/sluice-search/sluice/bench/loadbench"
 	"github.com/sluice-search/sluice/bench/shardbench"
 )
 
@@ -23,7 +24,7 @@ to an output directory. Numbers from different runs on a shared machine do not
 compare; compare ratios within one run, and run the peers' harnesses
 (../shared/peers) back to back with these.`,
 	}
-	cmd.AddCommand(newBenchShardCmd())
+	cmd.AddCommand(newBenchShardCmd(), newBenchLoadCmd())
 	return cmd
 }
 
@@ -133,5 +134,84 @@ loop; report reopen latency percentiles, QPS, and plot both over time.`,
 	f.BoolVar(&skipNRT, "skip-nrt", false, "run experiment 1 only")
 	f.StringVar(&out, "out", "", "results directory (default bench-out/<timestamp>)")
 	f.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to this file")
+	return cmd
+}
+
+func newBenchLoadCmd() *cobra.Command {
+	var (
+		cf     corpusFlags
+		o      loadbench.Options
+		levels []float64
+	)
+	cmd := &cobra.Command{
+		Use:   "load",
+		Short: "Query latency under open-loop load while indexing (experiment 5)",
+		Long: `Offer search load at increasing rates with Poisson arrivals (open loop: a
+slow answer never delays the next request) while documents are bulk indexed
+in the background; record every request's latency from its intended send
+time; report p50/p90/p99/p99.9 per offered load and the capacity: the highest
+load whose p99 stays within --slo while the cluster keeps up.
+
+Without --addr, a ` + "`sluice dev`" + ` cluster is started in a child process (so the
+load generator's GC cannot pollute the server's latencies) and stopped at the
+end.`,
+		Example: `  sluice bench load --docs 100000 --levels 100,200,400,800,1600
+  sluice bench load --addr 127.0.0.1:9200 --level-seconds 30s`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			docs, desc, err := cf.load(cmd)
+			if err != nil {
+				return err
+			}
+			o.Docs, o.CorpusDesc, o.Levels = docs, desc, levels
+			if o.Out == "" {
+				o.Out = filepath.Join("bench-out", time.Now().Format("20060102-150405"))
+			}
+			o.Log = cmd.OutOrStdout()
+			if o.Addr == "" {
+				dir, err := os.MkdirTemp("", "sluice-bench-load-")
+				if err != nil {
+					return err
+				}
+				defer os.RemoveAll(dir)
+				exe, err := os.Executable()
+				if err != nil {
+					return err
+				}
+				if err := os.MkdirAll(o.Out, 0o755); err != nil {
+					return err
+				}
+				logf, err := os.Create(filepath.Join(o.Out, "dev.log"))
+				if err != nil {
+					return err
+				}
+				defer logf.Close()
+				dev, err := loadbench.StartDev(cmd.Context(), exe, dir, logf)
+				if err != nil {
+					return err
+				}
+				defer dev.Stop()
+				o.Addr = dev.Addr
+				fmt.Fprintf(cmd.OutOrStdout(), "started sluice dev at %s (log: %s)\n", dev.Addr, logf.Name())
+			}
+			if _, err := loadbench.Run(cmd.Context(), o); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "results: %s\n", o.Out)
+			return nil
+		},
+	}
+	cf.register(cmd)
+	f := cmd.Flags()
+	f.StringVar(&o.Addr, "addr", "", "coordinator to load (default: start sluice dev in a child process)")
+	f.StringVar(&o.Index, "index", "loadbench", "index to (re)create and query")
+	f.IntVar(&o.Shards, "shards", 4, "shards of the index")
+	f.IntVar(&o.Preload, "preload", 0, "docs indexed before measuring (default half the corpus, at most 100,000)")
+	f.Float64SliceVar(&levels, "levels", []float64{50, 100, 200, 400, 800, 1600}, "offered loads in queries/s")
+	f.DurationVar(&o.LevelDuration, "level-seconds", 10*time.Second, "duration of each load level")
+	f.Float64Var(&o.IndexRateMB, "index-rate-mb", 1, "background bulk indexing rate, MB/s of text")
+	f.BoolVar(&o.NoIndexing, "no-indexing", false, "measure queries without background indexing")
+	f.DurationVar(&o.SLO, "slo", 50*time.Millisecond, "p99 latency bound that defines capacity")
+	f.StringVar(&o.Out, "out", "", "results directory (default bench-out/<timestamp>)")
 	return cmd
 }

@@ -1,0 +1,363 @@
+// Package loadbench is experiment 5 of BENCHMARKS.md: query latency under
+// open-loop load against a coordinator while bulk indexing runs.
+//
+// Open loop, as in the 2012 response-time study: requests arrive as a
+// Poisson process at the offered rate whatever the server does, each on its
+// own goroutine, and a request's latency is measured from its *intended*
+// arrival time, so a stalled server shows up as latency instead of silently
+// lowering the offered load (coordinated omission). Each level records every
+// request's latency; capacity is the highest offered load whose p99 stays
+// within the SLO while the server keeps up (achieved >= 95% of offered).
+package loadbench
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/sluice-search/sluice/bench/corpus"
+	"github.com/sluice-search/sluice/bench/report"
+	"github.com/sluice-search/sluice/client"
+	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
+)
+
+// Options configure a run.
+type Options struct {
+	Addr          string // coordinator address
+	Index         string // default "loadbench"
+	Shards        int    // default 4
+	Docs          []corpus.Doc
+	CorpusDesc    string
+	Preload       int           // docs indexed before measuring; default min(len(Docs)/2, 100k)
+	Terms         []string      // query terms (match on body); default picked from the corpus
+	Levels        []float64     // offered QPS levels; default 50, 100, 200, 400, 800, 1600
+	LevelDuration time.Duration // default 10 s
+	Warmup        time.Duration // unmeasured load before the first level; default 3 s
+	IndexRateMB   float64       // background bulk indexing in MB/s of text; default 1; 0 off with NoIndexing
+	NoIndexing    bool
+	SLO           time.Duration // p99 bound for capacity; default 50 ms
+	MaxInFlight   int           // requests outstanding before new arrivals count as dropped; default 20,000
+	Out           string
+	Log           io.Writer
+}
+
+func (o *Options) setDefaults() {
+	if o.Index == "" {
+		o.Index = "loadbench"
+	}
+	if o.Shards <= 0 {
+		o.Shards = 4
+	}
+	if o.Preload <= 0 {
+		o.Preload = min(len(o.Docs)/2, 100_000)
+	}
+	if len(o.Levels) == 0 {
+		o.Levels = []float64{50, 100, 200, 400, 800, 1600}
+	}
+	if o.LevelDuration <= 0 {
+		o.LevelDuration = 10 * time.Second
+	}
+	if o.Warmup < 0 {
+		o.Warmup = 0
+	} else if o.Warmup == 0 {
+		o.Warmup = 3 * time.Second
+	}
+	if o.IndexRateMB <= 0 {
+		o.IndexRateMB = 1
+	}
+	if o.SLO <= 0 {
+		o.SLO = 50 * time.Millisecond
+	}
+	if o.MaxInFlight <= 0 {
+		o.MaxInFlight = 20_000
+	}
+	if o.Log == nil {
+		o.Log = io.Discard
+	}
+}
+
+// Level is the outcome of one offered load.
+type Level struct {
+	OfferedQPS  float64          `json:"offered_qps"`
+	AchievedQPS float64          `json:"achieved_qps"`
+	Sent        int              `json:"sent"`
+	Errors      int64            `json:"errors"`
+	Dropped     int64            `json:"dropped"`
+	Latency     report.Latencies `json:"latency"`
+	IndexedDocs int64            `json:"indexed_docs_during"`
+}
+
+// Result is a whole run.
+type Result struct {
+	Corpus      string  `json:"corpus"`
+	Preloaded   int     `json:"preloaded_docs"`
+	Shards      int     `json:"shards"`
+	IndexRateMB float64 `json:"index_rate_mb"`
+	SLOms       float64 `json:"slo_ms"`
+	Levels      []Level `json:"levels"`
+	// CapacityQPS is the highest offered load within the SLO (0: none).
+	CapacityQPS float64 `json:"capacity_qps"`
+}
+
+// Run performs the experiment against o.Addr.
+func Run(ctx context.Context, o Options) (*Result, error) {
+	o.setDefaults()
+	if len(o.Docs) < 2 {
+		return nil, fmt.Errorf("loadbench: need documents")
+	}
+	c, err := client.Dial(ctx, o.Addr)
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	if len(o.Terms) == 0 {
+		o.Terms = pickTerms(o.Docs, 40)
+	}
+	res := &Result{Corpus: o.CorpusDesc, Shards: o.Shards, SLOms: float64(o.SLO) / 1e6}
+	if !o.NoIndexing {
+		res.IndexRateMB = o.IndexRateMB
+	}
+	if err := setUp(ctx, c, o); err != nil {
+		return nil, err
+	}
+	res.Preloaded = min(o.Preload, len(o.Docs))
+	fmt.Fprintf(o.Log, "loaded %d docs into %s (%d shards)\n", res.Preloaded, o.Index, o.Shards)
+
+	bgCtx, stopBg := context.WithCancel(ctx)
+	var indexed atomic.Int64
+	bgErr := make(chan error, 1)
+	if !o.NoIndexing {
+		go func() { bgErr <- indexInBackground(bgCtx, c, o, &indexed) }()
+	}
+	defer stopBg()
+
+	if o.Warmup > 0 {
+		if _, err := runLevel(ctx, c, o, o.Levels[0], o.Warmup); err != nil {
+			return nil, err
+		}
+	}
+	for _, qps := range o.Levels {
+		before := indexed.Load()
+		lv, err := runLevel(ctx, c, o, qps, o.LevelDuration)
+		if err != nil {
+			return nil, err
+		}
+		lv.IndexedDocs = indexed.Load() - before
+		res.Levels = append(res.Levels, lv)
+		fmt.Fprintf(o.Log, "offered %6.0f qps: achieved %6.0f, %s, errors %d, dropped %d\n",
+			lv.OfferedQPS, lv.AchievedQPS, lv.Latency, lv.Errors, lv.Dropped)
+		if lv.Latency.P50 > 20*res.SLOms {
+			fmt.Fprintln(o.Log, "median far beyond the SLO: stopping here")
+			break
+		}
+	}
+	stopBg()
+	if !o.NoIndexing {
+		if err := <-bgErr; err != nil && ctx.Err() == nil {
+			return nil, fmt.Errorf("background indexing: %w", err)
+		}
+	}
+	res.CapacityQPS = capacity(res.Levels, res.SLOms)
+	fmt.Fprintf(o.Log, "capacity (p99 <= %.0f ms, achieved >= 95%% of offered): %.0f qps\n", res.SLOms, res.CapacityQPS)
+	return res, write(o.Out, res)
+}
+
+func capacity(levels []Level, sloMs float64) float64 {
+	best := 0.0
+	for _, lv := range levels {
+		if lv.Latency.P99 <= sloMs && lv.AchievedQPS >= 0.95*lv.OfferedQPS && lv.Errors == 0 && lv.Dropped == 0 {
+			best = max(best, lv.OfferedQPS)
+		}
+	}
+	return best
+}
+
+// runLevel offers qps for d with Poisson arrivals.
+func runLevel(ctx context.Context, c *client.Client, o Options, qps float64, d time.Duration) (Level, error) {
+	lv := Level{OfferedQPS: qps}
+	rng := rand.New(rand.NewPCG(uint64(qps*1000), 11))
+	var mu sync.Mutex
+	lat := make([]time.Duration, 0, int(qps*d.Seconds()*1.2)+16)
+	var wg sync.WaitGroup
+	var inFlight, errs, dropped atomic.Int64
+	start := time.Now()
+	next := start
+	for {
+		next = next.Add(time.Duration(rng.ExpFloat64() / qps * float64(time.Second)))
+		if next.Sub(start) >= d {
+			break
+		}
+		if wait := time.Until(next); wait > 0 {
+			select {
+			case <-time.After(wait):
+			case <-ctx.Done():
+				wg.Wait()
+				return lv, ctx.Err()
+			}
+		}
+		lv.Sent++
+		if inFlight.Load() >= int64(o.MaxInFlight) {
+			dropped.Add(1)
+			continue
+		}
+		inFlight.Add(1)
+		wg.Add(1)
+		intended := next
+		term := o.Terms[rng.IntN(len(o.Terms))]
+		go func() {
+			defer wg.Done()
+			defer inFlight.Add(-1)
+			rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			_, err := c.Search(rctx, &sluicev1.SearchRequest{
+				Indices: []string{o.Index},
+				Size:    10,
+				Query: &sluicev1.Query{Kind: &sluicev1.Query_Match{Match: &sluicev1.MatchQuery{
+					Field: "body", Query: term}}},
+			})
+			cancel()
+			took := time.Since(intended)
+			if err != nil {
+				errs.Add(1)
+			}
+			mu.Lock()
+			lat = append(lat, took)
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	lv.Errors, lv.Dropped = errs.Load(), dropped.Load()
+	lv.AchievedQPS = float64(int64(len(lat))-lv.Errors) / elapsed.Seconds()
+	lv.Latency = report.Summarize(lat)
+	return lv, nil
+}
+
+func setUp(ctx context.Context, c *client.Client, o Options) error {
+	_, _ = c.DeleteIndex(ctx, &sluicev1.DeleteIndexRequest{Name: o.Index})
+	_, err := c.CreateIndex(ctx, &sluicev1.CreateIndexRequest{
+		Name:     o.Index,
+		Settings: &sluicev1.IndexSettings{NumberOfShards: int32(o.Shards)},
+		Mapping: &sluicev1.Mapping{Properties: map[string]*sluicev1.FieldMapping{
+			"id":    {Type: sluicev1.FieldType_FIELD_TYPE_KEYWORD},
+			"title": {Type: sluicev1.FieldType_FIELD_TYPE_TEXT},
+			"body":  {Type: sluicev1.FieldType_FIELD_TYPE_TEXT},
+		}},
+		WaitForActiveShards: true,
+	})
+	if err != nil {
+		return fmt.Errorf("create index %s: %w", o.Index, err)
+	}
+	for i := 0; i < min(o.Preload, len(o.Docs)); i += 1000 {
+		if err := bulk(ctx, c, o.Index, o.Docs[i:min(i+1000, o.Preload, len(o.Docs))]); err != nil {
+			return err
+		}
+	}
+	_, err = c.Refresh(ctx, &sluicev1.RefreshRequest{Indices: []string{o.Index}})
+	return err
+}
+
+func bulk(ctx context.Context, c *client.Client, index string, docs []corpus.Doc) error {
+	req := &sluicev1.BulkRequest{Index: index, Items: make([]*sluicev1.BulkItem, len(docs))}
+	for i, d := range docs {
+		req.Items[i] = &sluicev1.BulkItem{Action: sluicev1.BulkAction_BULK_ACTION_INDEX, Id: d.ID, Source: d.Source}
+	}
+	resp, err := c.Bulk(ctx, req)
+	if err != nil {
+		return fmt.Errorf("bulk: %w", err)
+	}
+	if resp.Errors {
+		for _, it := range resp.Items {
+			if it.Error != nil {
+				return fmt.Errorf("bulk item %s: %s", it.Id, it.Error.Reason)
+			}
+		}
+	}
+	return nil
+}
+
+// indexInBackground replaces docs at o.IndexRateMB until ctx ends, in
+// batches of 100, cycling through the corpus.
+func indexInBackground(ctx context.Context, c *client.Client, o Options, indexed *atomic.Int64) error {
+	start := time.Now()
+	var sent int64
+	for i := 0; ctx.Err() == nil; i += 100 {
+		lo := i % len(o.Docs)
+		batch := o.Docs[lo:min(lo+100, len(o.Docs))]
+		if err := bulk(ctx, c, o.Index, batch); err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return err
+		}
+		indexed.Add(int64(len(batch)))
+		for _, d := range batch {
+			sent += int64(d.TextBytes())
+		}
+		due := start.Add(time.Duration(float64(sent) / (o.IndexRateMB * 1e6) * float64(time.Second)))
+		select {
+		case <-time.After(time.Until(due)):
+		case <-ctx.Done():
+		}
+	}
+	return nil
+}
+
+// pickTerms takes n distinct body words of moderate frequency from a
+// sample of the corpus.
+func pickTerms(docs []corpus.Doc, n int) []string {
+	df := map[string]int{}
+	sample := docs[:min(len(docs), 5000)]
+	for _, d := range sample {
+		seen := map[string]bool{}
+		for _, w := range strings.Fields(strings.ToLower(d.Body)) {
+			w = strings.Trim(w, ".,;:()\"'")
+			if len(w) > 3 && !seen[w] && strings.IndexFunc(w, func(r rune) bool { return r < 'a' || r > 'z' }) < 0 {
+				seen[w] = true
+				df[w]++
+			}
+		}
+	}
+	var terms []string
+	lo, hi := int(math.Max(2, float64(len(sample))/200)), len(sample)/5+1
+	for w, f := range df {
+		if f >= lo && f <= hi {
+			terms = append(terms, w)
+		}
+	}
+	if len(terms) == 0 {
+		for w := range df {
+			terms = append(terms, w)
+		}
+	}
+	slices.Sort(terms) // map order is random: sort for a deterministic pick
+	return terms[:min(n, len(terms))]
+}
+
+func write(out string, res *Result) error {
+	if out == "" {
+		return nil
+	}
+	if err := report.WriteJSON(out, "load.json", res); err != nil {
+		return err
+	}
+	var x, p50, p90, p99, p999 []float64
+	for _, lv := range res.Levels {
+		x = append(x, lv.OfferedQPS)
+		p50 = append(p50, lv.Latency.P50)
+		p90 = append(p90, lv.Latency.P90)
+		p99 = append(p99, lv.Latency.P99)
+		p999 = append(p999, lv.Latency.P999)
+	}
+	return report.LinePlot(filepath.Join(out, "load-latency.png"),
+		"Search latency under open-loop load (while indexing)", "offered load (queries/s)", "latency (ms, log)", true,
+		report.Series{Name: "p50", X: x, Y: p50}, report.Series{Name: "p90", X: x, Y: p90},
+		report.Series{Name: "p99", X: x, Y: p99}, report.Series{Name: "p99.9", X: x, Y: p999})
+}
