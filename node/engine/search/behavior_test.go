@@ -195,17 +195,26 @@ func TestInvalidRequests(t *testing.T) {
 // hand-made positions (Lucene's sloppy weights 1/(1+distance)).
 func TestPhraseFrequencies(t *testing.T) {
 	tests := []struct {
-		pos   [][]int // per term, already minus the phrase offset
+		pos   [][]int // per term, already minus the phrase offset (its index)
 		slop  int
 		exact int
 		want  float32
+		group []int // repeat groups
 	}{
-		{[][]int{{0, 5, 9}, {0, 4, 9}}, 0, 2, 2},
-		{[][]int{{0}, {1}}, 0, 0, 0},
-		{[][]int{{0}, {1}}, 1, 0, 0.5},
-		{[][]int{{3}, {0}}, 2, 0, 0},
-		{[][]int{{3}, {0}}, 3, 0, 0.25},
-		{[][]int{{0, 10}, {0, 12}, {1, 11}}, 2, 0, 0.5 + 1.0/3},
+		{[][]int{{0, 5, 9}, {0, 4, 9}}, 0, 2, 2, nil},
+		{[][]int{{0}, {1}}, 0, 0, 0, nil},
+		{[][]int{{0}, {1}}, 1, 0, 0.5, nil},
+		{[][]int{{3}, {0}}, 2, 0, 0, nil},
+		{[][]int{{3}, {0}}, 3, 0, 0.25, nil},
+		{[][]int{{0, 10}, {0, 12}, {1, 11}}, 2, 0, 0.5 + 1.0/3, nil},
+		// "a a"~1 over a doc with one "a" at 5: both terms would sit on
+		// position 5, so no match.
+		{[][]int{{5}, {4}}, 1, 0, 0, []int{0, 0}},
+		// "a a"~1 over "a x a" (0, 2): a@0, a@2 is distance 1.
+		{[][]int{{0, 2}, {-1, 1}}, 1, 0, 0.5, []int{0, 0}},
+		// Same doc, exact adjacency "a a" at 3,4 plus the lone 0: one
+		// exact match (1) and a@0,a@3 is too far for slop 1.
+		{[][]int{{0, 3, 4}, {-1, 2, 3}}, 1, 0, 1, []int{0, 0}},
 	}
 	for i, tc := range tests {
 		if tc.slop == 0 {
@@ -214,7 +223,12 @@ func TestPhraseFrequencies(t *testing.T) {
 			}
 			continue
 		}
-		if got := sloppyPhraseFreq(tc.pos, make([]int, len(tc.pos)), tc.slop); math.Abs(float64(got-tc.want)) > 1e-6 {
+		offs := make([]int, len(tc.pos))
+		for j := range offs {
+			offs[j] = j
+		}
+		m := sloppyMatcher{pos: tc.pos, cur: make([]int, len(tc.pos)), offs: offs, group: tc.group}
+		if got := m.freq(tc.slop); math.Abs(float64(got-tc.want)) > 1e-6 {
 			t.Errorf("case %d: sloppy freq %v want %v", i, got, tc.want)
 		}
 	}
@@ -259,5 +273,35 @@ func TestConcurrentSearches(t *testing.T) {
 		if err := <-errc; err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// TestSloppyPhrasesMatchOracle hammers phrases over a tiny vocabulary, so
+// terms repeat in phrases and docs, against the oracle's exhaustive
+// definition (one position per term, repeats on distinct positions).
+func TestSloppyPhrasesMatchOracle(t *testing.T) {
+	ctx := context.Background()
+	var matched, sloppyRepeats int64
+	for seed := uint64(1); seed <= uint64(numSeeds()); seed++ {
+		r := rand.New(rand.NewPCG(seed, 77))
+		c := buildCorpus(t, r, memBuilder, 300, 6, false)
+		for i := 0; i < 40; i++ {
+			q := &PhraseQuery{Field: "body", Slop: r.IntN(4)}
+			for j, n := 0, 2+r.IntN(3); j < n; j++ {
+				q.Terms = append(q.Terms, fmt.Appendf(nil, "w%d", 2+r.IntN(4)))
+			}
+			td, err := c.searcher.Search(ctx, q, Request{Size: 1000, TotalHitsThreshold: math.MaxInt})
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkTopDocs(t, fmt.Sprintf("seed %d", seed), c, q, 1000, td, true)
+			matched += td.TotalHits
+			if q.Slop > 0 && groupRepeats(q.Terms) != nil {
+				sloppyRepeats += td.TotalHits
+			}
+		}
+	}
+	if matched == 0 || sloppyRepeats == 0 {
+		t.Fatalf("phrases matched %d docs, sloppy ones with repeats %d: nothing exercised", matched, sloppyRepeats)
 	}
 }

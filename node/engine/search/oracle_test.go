@@ -258,7 +258,7 @@ func (o *oracleIndex) eval(q Query, boost float64) []result {
 			for i, t := range q.Terms {
 				lists[i] = o.positions(d, q.Field, t)
 			}
-			freq, ok := oraclePhraseFreq(lists, q.Slop)
+			freq, ok := oraclePhraseFreq(lists, q.Slop, q.Terms)
 			if ok {
 				res[d] = result{match: true, score: o.bm25(q.Field, d, freq, sumIDF, boost), exactScore: q.Slop == 0}
 			}
@@ -313,7 +313,7 @@ func (o *oracleIndex) eval(q Query, boost float64) []result {
 
 // oraclePhraseFreq decides a phrase match; lists[i] holds the positions of
 // term i, whose offset in the phrase is i.
-func oraclePhraseFreq(lists [][]int, slop int) (float64, bool) {
+func oraclePhraseFreq(lists [][]int, slop int, terms [][]byte) (float64, bool) {
 	for _, l := range lists {
 		if len(l) == 0 {
 			return 0, false
@@ -332,9 +332,11 @@ func oraclePhraseFreq(lists [][]int, slop int) (float64, bool) {
 		}
 		return float64(freq), freq > 0
 	}
-	// A sloppy match exists iff some choice of one position per term has
+	// A sloppy match exists iff some choice of one position per term, a
+	// repeated term never taking a position twice, has
 	// max(pos-i) - min(pos-i) <= slop.
 	best := math.MaxInt
+	chosen := make([]int, len(lists))
 	var rec func(i, lo, hi int)
 	rec = func(i, lo, hi int) {
 		if hi-lo >= best {
@@ -344,7 +346,14 @@ func oraclePhraseFreq(lists [][]int, slop int) (float64, bool) {
 			best = hi - lo
 			return
 		}
+	next:
 		for _, p := range lists[i] {
+			for j := 0; j < i; j++ {
+				if chosen[j] == p && bytes.Equal(terms[j], terms[i]) {
+					continue next
+				}
+			}
+			chosen[i] = p
 			rec(i+1, min(lo, p-i), max(hi, p-i))
 		}
 	}

@@ -1,6 +1,7 @@
 package search
 
 import (
+	"bytes"
 	"fmt"
 	"math"
 	"strings"
@@ -13,10 +14,8 @@ import (
 // positions (0 = exact phrase); a sloppy match of length d counts
 // 1/(1+d) towards the phrase frequency, as Lucene. Scored by BM25 with
 // the phrase frequency and the sum of the terms' idfs.
-//
-// Sloppy phrases whose terms repeat may count matches Lucene would not
-// (Lucene keeps repeated terms on distinct positions); exact phrases are
-// exact.
+// Terms repeated in a sloppy phrase match distinct positions of the doc,
+// as Lucene.
 type PhraseQuery struct {
 	Field     string
 	Terms     [][]byte
@@ -47,6 +46,9 @@ func (q *PhraseQuery) createWeight(qc *queryContext, mode scoreMode, boost float
 		return (&TermQuery{Field: q.Field, Term: q.Terms[0]}).createWeight(qc, mode, boost)
 	}
 	w := &phraseWeight{field: q.Field, slop: q.Slop, mode: mode, offsets: make([]int, n), enums: make([][]index.TermsEnum, len(qc.s.leaves))}
+	if q.Slop > 0 {
+		w.repeats = groupRepeats(q.Terms)
+	}
 	for i := range w.offsets {
 		w.offsets[i] = i
 		if q.Positions != nil {
@@ -97,6 +99,7 @@ type phraseWeight struct {
 	slop    int
 	mode    scoreMode
 	offsets []int
+	repeats []int               // sloppy: repeat groups (groupRepeats)
 	enums   [][]index.TermsEnum // per leaf, per term; nil leaf: no match
 	sim     bm25
 }
@@ -115,8 +118,8 @@ func (w *phraseWeight) scorer(lc *leafContext) (scorer, error) {
 		slop:     w.slop,
 		sim:      w.sim,
 		pos:      make([][]int, n),
-		cur:      make([]int, n),
 	}
+	s.sloppy = sloppyMatcher{cur: make([]int, n), offs: w.offsets, group: w.repeats}
 	if w.mode.scores {
 		s.norms = lc.leaf.Reader.Norms(w.field)
 	}
@@ -151,7 +154,7 @@ type phraseScorer struct {
 	sim      bm25
 	norms    index.NormsReader
 	pos      [][]int // per term: positions minus the term's offset
-	cur      []int   // sloppy: index into pos per term
+	sloppy   sloppyMatcher
 	freq     float32
 
 	impacts  []index.ImpactsEnum // exact phrases in top-k mode, else nil
@@ -211,7 +214,8 @@ func (s *phraseScorer) matches() bool {
 	if s.slop == 0 {
 		s.freq = float32(exactPhraseFreq(s.pos))
 	} else {
-		s.freq = sloppyPhraseFreq(s.pos, s.cur, s.slop)
+		s.sloppy.pos = s.pos
+		s.freq = s.sloppy.freq(s.slop)
 	}
 	return s.freq > 0
 }
@@ -246,47 +250,144 @@ outer:
 	return freq
 }
 
-// sloppyPhraseFreq is Lucene's sloppy matching: walk the terms' positions
-// in order, always advancing the term at the smallest position; each time
-// the window between smallest and largest is minimal and within slop, add
-// 1/(1+length).
-func sloppyPhraseFreq(pos [][]int, cur []int, slop int) float32 {
-	end := math.MinInt
-	for i := range pos {
-		cur[i] = 0
-		end = max(end, pos[i][0])
+// sloppyMatcher computes sloppy phrase frequencies as Lucene's
+// SloppyPhraseMatcher: walk the terms' positions in order, always
+// advancing the term at the smallest (offset-relative) position; each
+// time the window between smallest and largest is minimal and within
+// slop, add 1/(1+length). Terms that repeat in the phrase ("a b a") must
+// sit on distinct positions of the doc: when two collide the lesser one
+// moves on.
+type sloppyMatcher struct {
+	pos   [][]int // per term: positions minus the term's offset
+	cur   []int   // per term: index into pos
+	offs  []int
+	group []int // per term: first index of an equal term, -1 if unique; nil without repeats
+	end   int   // largest current relative position
+}
+
+// groupRepeats returns the repeat groups of terms, or nil if none repeat.
+func groupRepeats(terms [][]byte) []int {
+	var group []int
+	for i := range terms {
+		for j := 0; j < i; j++ {
+			if bytes.Equal(terms[i], terms[j]) {
+				if group == nil {
+					group = make([]int, len(terms))
+					for k := range group {
+						group[k] = -1
+					}
+				}
+				if group[j] < 0 {
+					group[j] = j
+				}
+				group[i] = group[j]
+				break
+			}
+		}
+	}
+	return group
+}
+
+func (m *sloppyMatcher) at(i int) int { return m.pos[i][m.cur[i]] }
+
+// advance moves term i to its next position; false when it has none.
+func (m *sloppyMatcher) advance(i int) bool {
+	m.cur[i]++
+	if m.cur[i] == len(m.pos[i]) {
+		return false
+	}
+	m.end = max(m.end, m.at(i))
+	return true
+}
+
+// collide returns another term of i's group on the same doc position, or
+// -1.
+func (m *sloppyMatcher) collide(i int) int {
+	g := m.group[i]
+	if g < 0 {
+		return -1
+	}
+	actual := m.at(i) + m.offs[i]
+	for j := range m.pos {
+		if j != i && m.group[j] == g && m.at(j)+m.offs[j] == actual {
+			return j
+		}
+	}
+	return -1
+}
+
+func (m *sloppyMatcher) lesser(i, j int) int {
+	if pi, pj := m.at(i), m.at(j); pi < pj || pi == pj && m.offs[i] < m.offs[j] {
+		return i
+	}
+	return j
+}
+
+// resolve moves colliding repeats of i apart; false when one runs out.
+func (m *sloppyMatcher) resolve(i int) bool {
+	if m.group == nil {
+		return true
+	}
+	for {
+		k := m.collide(i)
+		if k < 0 {
+			return true
+		}
+		i = m.lesser(i, k)
+		if !m.advance(i) {
+			return false
+		}
+	}
+}
+
+func (m *sloppyMatcher) freq(slop int) float32 {
+	for i := range m.pos {
+		m.cur[i] = 0
+	}
+	for changed := m.group != nil; changed; {
+		changed = false
+		for i := range m.pos {
+			if k := m.collide(i); m.group[i] >= 0 && k >= 0 {
+				if !m.advance(m.lesser(i, k)) {
+					return 0
+				}
+				changed = true
+			}
+		}
+	}
+	m.end = math.MinInt
+	for i := range m.pos {
+		m.end = max(m.end, m.at(i))
 	}
 	var freq float32
 	for {
-		m := 0
-		for i := 1; i < len(pos); i++ {
-			if pos[i][cur[i]] < pos[m][cur[m]] {
-				m = i
+		lo := 0
+		for i := 1; i < len(m.pos); i++ {
+			if m.at(i) < m.at(lo) {
+				lo = i
 			}
 		}
 		next := math.MaxInt
-		for i := range pos {
-			if i != m {
-				next = min(next, pos[i][cur[i]])
+		for i := range m.pos {
+			if i != lo {
+				next = min(next, m.at(i))
 			}
 		}
-		matchLength := end - pos[m][cur[m]]
-		// Advance m while it stays the smallest, keeping the shortest
+		matchLength := m.end - m.at(lo)
+		// Advance lo while it stays the smallest, keeping the shortest
 		// window it forms.
 		for {
-			cur[m]++
-			if cur[m] == len(pos[m]) {
+			if !m.advance(lo) || !m.resolve(lo) {
 				if matchLength <= slop {
 					freq += 1 / float32(1+matchLength)
 				}
 				return freq
 			}
-			p := pos[m][cur[m]]
-			end = max(end, p)
+			p := m.at(lo)
 			if p > next {
 				break
 			}
-			matchLength = min(matchLength, end-p)
+			matchLength = min(matchLength, m.end-p)
 		}
 		if matchLength <= slop {
 			freq += 1 / float32(1+matchLength)

@@ -163,6 +163,10 @@ func genPhrase(r *rand.Rand, o *oracleIndex) Query {
 		for i := 0; i < n; i++ {
 			q.Terms = append(q.Terms, f.Tokens[start+i].Term)
 		}
+		if r.IntN(4) == 0 {
+			// Repeated terms ("a b a"): sloppy matching keeps them apart.
+			q.Terms[n-1] = q.Terms[0]
+		}
 		if r.IntN(3) == 0 {
 			q.Slop = 1 + r.IntN(3)
 			if r.IntN(2) == 0 {
