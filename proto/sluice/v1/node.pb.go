@@ -1389,7 +1389,9 @@ type RunReindexSliceRequest struct {
 	DestRoutingShards int32 `protobuf:"varint,8,opt,name=dest_routing_shards,json=destRoutingShards,proto3" json:"dest_routing_shards,omitempty"`
 	// The destination shard count.
 	DestShards int32 `protobuf:"varint,9,opt,name=dest_shards,json=destShards,proto3" json:"dest_shards,omitempty"`
-	// Node address of every destination shard, by shard number; empty means local.
+	// Node address of every destination shard, by shard number. A destination shard open on the
+	// node running the slice is written in-process whatever its address; others go through
+	// ShardIngest of the node at this address.
 	DestNodes map[int32]string `protobuf:"bytes,10,rep,name=dest_nodes,json=destNodes,proto3" json:"dest_nodes,omitempty" protobuf_key:"varint,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	// Overwrite (INDEX) or create-only (CREATE).
 	OpType BulkAction `protobuf:"varint,11,opt,name=op_type,json=opType,proto3,enum=sluice.v1.BulkAction" json:"op_type,omitempty"`
@@ -1401,6 +1403,9 @@ type RunReindexSliceRequest struct {
 	MaxDocs int64 `protobuf:"varint,14,opt,name=max_docs,json=maxDocs,proto3" json:"max_docs,omitempty"`
 	// Continue past conflicts.
 	ProceedOnConflicts bool `protobuf:"varint,15,opt,name=proceed_on_conflicts,json=proceedOnConflicts,proto3" json:"proceed_on_conflicts,omitempty"`
+	// How often the slice makes its destination writes durable and reports a checkpoint; unset:
+	// the node's default (5 s).
+	CheckpointInterval *durationpb.Duration `protobuf:"bytes,16,opt,name=checkpoint_interval,json=checkpointInterval,proto3" json:"checkpoint_interval,omitempty"`
 	unknownFields      protoimpl.UnknownFields
 	sizeCache          protoimpl.SizeCache
 }
@@ -1540,6 +1545,13 @@ func (x *RunReindexSliceRequest) GetProceedOnConflicts() bool {
 	return false
 }
 
+func (x *RunReindexSliceRequest) GetCheckpointInterval() *durationpb.Duration {
+	if x != nil {
+		return x.CheckpointInterval
+	}
+	return nil
+}
+
 // RunReindexSliceResponse reports slice progress; the last message has done set.
 type RunReindexSliceResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1561,8 +1573,14 @@ type RunReindexSliceResponse struct {
 	Done bool `protobuf:"varint,8,opt,name=done,proto3" json:"done,omitempty"`
 	// Failure samples.
 	FailureSamples []*ShardFailure `protobuf:"bytes,9,rep,name=failure_samples,json=failureSamples,proto3" json:"failure_samples,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// The slice could not resume from the request's cursor (its point-in-time reader is gone
+	// and the source shard's segments changed) and started over: counters restart from zero.
+	// Writes are idempotent by _id, so the destination still gets every document once.
+	Restarted bool `protobuf:"varint,10,opt,name=restarted,proto3" json:"restarted,omitempty"`
+	// Time the slice has spent waiting for its throttle in this run.
+	Throttled     *durationpb.Duration `protobuf:"bytes,11,opt,name=throttled,proto3" json:"throttled,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *RunReindexSliceResponse) Reset() {
@@ -1658,6 +1676,130 @@ func (x *RunReindexSliceResponse) GetFailureSamples() []*ShardFailure {
 	return nil
 }
 
+func (x *RunReindexSliceResponse) GetRestarted() bool {
+	if x != nil {
+		return x.Restarted
+	}
+	return false
+}
+
+func (x *RunReindexSliceResponse) GetThrottled() *durationpb.Duration {
+	if x != nil {
+		return x.Throttled
+	}
+	return nil
+}
+
+// RethrottleReindexSliceRequest changes a running slice's throttle.
+type RethrottleReindexSliceRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The task id.
+	TaskId string `protobuf:"bytes,1,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
+	// The slice number.
+	Slice int32 `protobuf:"varint,2,opt,name=slice,proto3" json:"slice,omitempty"`
+	// New documents per second for this slice; 0 unlimited.
+	RequestsPerSecond float32 `protobuf:"fixed32,3,opt,name=requests_per_second,json=requestsPerSecond,proto3" json:"requests_per_second,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
+}
+
+func (x *RethrottleReindexSliceRequest) Reset() {
+	*x = RethrottleReindexSliceRequest{}
+	mi := &file_sluice_v1_node_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RethrottleReindexSliceRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RethrottleReindexSliceRequest) ProtoMessage() {}
+
+func (x *RethrottleReindexSliceRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_sluice_v1_node_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RethrottleReindexSliceRequest.ProtoReflect.Descriptor instead.
+func (*RethrottleReindexSliceRequest) Descriptor() ([]byte, []int) {
+	return file_sluice_v1_node_proto_rawDescGZIP(), []int{23}
+}
+
+func (x *RethrottleReindexSliceRequest) GetTaskId() string {
+	if x != nil {
+		return x.TaskId
+	}
+	return ""
+}
+
+func (x *RethrottleReindexSliceRequest) GetSlice() int32 {
+	if x != nil {
+		return x.Slice
+	}
+	return 0
+}
+
+func (x *RethrottleReindexSliceRequest) GetRequestsPerSecond() float32 {
+	if x != nil {
+		return x.RequestsPerSecond
+	}
+	return 0
+}
+
+// RethrottleReindexSliceResponse says whether the slice was running here.
+type RethrottleReindexSliceResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Whether the slice was found running on this node.
+	Found         bool `protobuf:"varint,1,opt,name=found,proto3" json:"found,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RethrottleReindexSliceResponse) Reset() {
+	*x = RethrottleReindexSliceResponse{}
+	mi := &file_sluice_v1_node_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RethrottleReindexSliceResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RethrottleReindexSliceResponse) ProtoMessage() {}
+
+func (x *RethrottleReindexSliceResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_sluice_v1_node_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RethrottleReindexSliceResponse.ProtoReflect.Descriptor instead.
+func (*RethrottleReindexSliceResponse) Descriptor() ([]byte, []int) {
+	return file_sluice_v1_node_proto_rawDescGZIP(), []int{24}
+}
+
+func (x *RethrottleReindexSliceResponse) GetFound() bool {
+	if x != nil {
+		return x.Found
+	}
+	return false
+}
+
 // IngestDoc is one document in a binary ingest batch.
 type IngestDoc struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1673,7 +1815,7 @@ type IngestDoc struct {
 
 func (x *IngestDoc) Reset() {
 	*x = IngestDoc{}
-	mi := &file_sluice_v1_node_proto_msgTypes[23]
+	mi := &file_sluice_v1_node_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1685,7 +1827,7 @@ func (x *IngestDoc) String() string {
 func (*IngestDoc) ProtoMessage() {}
 
 func (x *IngestDoc) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_v1_node_proto_msgTypes[23]
+	mi := &file_sluice_v1_node_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1698,7 +1840,7 @@ func (x *IngestDoc) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IngestDoc.ProtoReflect.Descriptor instead.
 func (*IngestDoc) Descriptor() ([]byte, []int) {
-	return file_sluice_v1_node_proto_rawDescGZIP(), []int{23}
+	return file_sluice_v1_node_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *IngestDoc) GetId() string {
@@ -1737,7 +1879,7 @@ type ShardIngestRequest struct {
 
 func (x *ShardIngestRequest) Reset() {
 	*x = ShardIngestRequest{}
-	mi := &file_sluice_v1_node_proto_msgTypes[24]
+	mi := &file_sluice_v1_node_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1749,7 +1891,7 @@ func (x *ShardIngestRequest) String() string {
 func (*ShardIngestRequest) ProtoMessage() {}
 
 func (x *ShardIngestRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_v1_node_proto_msgTypes[24]
+	mi := &file_sluice_v1_node_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1762,7 +1904,7 @@ func (x *ShardIngestRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShardIngestRequest.ProtoReflect.Descriptor instead.
 func (*ShardIngestRequest) Descriptor() ([]byte, []int) {
-	return file_sluice_v1_node_proto_rawDescGZIP(), []int{24}
+	return file_sluice_v1_node_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *ShardIngestRequest) GetShard() *ShardID {
@@ -1786,7 +1928,8 @@ func (x *ShardIngestRequest) GetDocs() []*IngestDoc {
 	return nil
 }
 
-// ShardIngestResponse summarizes an ingest stream.
+// ShardIngestResponse summarizes an ingest stream. The node sends it after the stream's
+// documents are durable (committed), so the sender may checkpoint past them.
 type ShardIngestResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Created documents.
@@ -1805,7 +1948,7 @@ type ShardIngestResponse struct {
 
 func (x *ShardIngestResponse) Reset() {
 	*x = ShardIngestResponse{}
-	mi := &file_sluice_v1_node_proto_msgTypes[25]
+	mi := &file_sluice_v1_node_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1817,7 +1960,7 @@ func (x *ShardIngestResponse) String() string {
 func (*ShardIngestResponse) ProtoMessage() {}
 
 func (x *ShardIngestResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_v1_node_proto_msgTypes[25]
+	mi := &file_sluice_v1_node_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1830,7 +1973,7 @@ func (x *ShardIngestResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShardIngestResponse.ProtoReflect.Descriptor instead.
 func (*ShardIngestResponse) Descriptor() ([]byte, []int) {
-	return file_sluice_v1_node_proto_rawDescGZIP(), []int{25}
+	return file_sluice_v1_node_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *ShardIngestResponse) GetCreated() int64 {
@@ -1864,6 +2007,444 @@ func (x *ShardIngestResponse) GetFailures() int64 {
 func (x *ShardIngestResponse) GetFailureSamples() []*ShardFailure {
 	if x != nil {
 		return x.FailureSamples
+	}
+	return nil
+}
+
+// ReindexTaskRecord is the value of tasks/<id> for a reindex task: the public view, the request,
+// the plan and per-slice checkpoints. Internal: coordinators of one version read and write it.
+type ReindexTaskRecord struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The public view (state, times, error, progress).
+	Task *Task `protobuf:"bytes,1,opt,name=task,proto3" json:"task,omitempty"`
+	// The request as accepted.
+	Request *ReindexRequest `protobuf:"bytes,2,opt,name=request,proto3" json:"request,omitempty"`
+	// The plan, fixed when the task was accepted.
+	Plan *ReindexPlan `protobuf:"bytes,3,opt,name=plan,proto3" json:"plan,omitempty"`
+	// Per-slice checkpoints, by slice number.
+	Checkpoints []*ReindexCheckpoint `protobuf:"bytes,4,rep,name=checkpoints,proto3" json:"checkpoints,omitempty"`
+	// A user asked to cancel; the runner stops the slices and ends the task CANCELLED.
+	CancelRequested bool `protobuf:"varint,5,opt,name=cancel_requested,json=cancelRequested,proto3" json:"cancel_requested,omitempty"`
+	// The throttle in force over the whole task (RethrottleTask changes it); 0 unlimited.
+	RequestsPerSecond float32 `protobuf:"fixed32,6,opt,name=requests_per_second,json=requestsPerSecond,proto3" json:"requests_per_second,omitempty"`
+	// The coordinator running the task, if any.
+	Owner         string `protobuf:"bytes,7,opt,name=owner,proto3" json:"owner,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReindexTaskRecord) Reset() {
+	*x = ReindexTaskRecord{}
+	mi := &file_sluice_v1_node_proto_msgTypes[28]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReindexTaskRecord) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReindexTaskRecord) ProtoMessage() {}
+
+func (x *ReindexTaskRecord) ProtoReflect() protoreflect.Message {
+	mi := &file_sluice_v1_node_proto_msgTypes[28]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReindexTaskRecord.ProtoReflect.Descriptor instead.
+func (*ReindexTaskRecord) Descriptor() ([]byte, []int) {
+	return file_sluice_v1_node_proto_rawDescGZIP(), []int{28}
+}
+
+func (x *ReindexTaskRecord) GetTask() *Task {
+	if x != nil {
+		return x.Task
+	}
+	return nil
+}
+
+func (x *ReindexTaskRecord) GetRequest() *ReindexRequest {
+	if x != nil {
+		return x.Request
+	}
+	return nil
+}
+
+func (x *ReindexTaskRecord) GetPlan() *ReindexPlan {
+	if x != nil {
+		return x.Plan
+	}
+	return nil
+}
+
+func (x *ReindexTaskRecord) GetCheckpoints() []*ReindexCheckpoint {
+	if x != nil {
+		return x.Checkpoints
+	}
+	return nil
+}
+
+func (x *ReindexTaskRecord) GetCancelRequested() bool {
+	if x != nil {
+		return x.CancelRequested
+	}
+	return false
+}
+
+func (x *ReindexTaskRecord) GetRequestsPerSecond() float32 {
+	if x != nil {
+		return x.RequestsPerSecond
+	}
+	return 0
+}
+
+func (x *ReindexTaskRecord) GetOwner() string {
+	if x != nil {
+		return x.Owner
+	}
+	return ""
+}
+
+// ReindexPlan is how a reindex task copies.
+type ReindexPlan struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The source index name.
+	SourceIndex string `protobuf:"bytes,1,opt,name=source_index,json=sourceIndex,proto3" json:"source_index,omitempty"`
+	// The source index uuid (a source deleted and created again is not the same source).
+	SourceUuid string `protobuf:"bytes,2,opt,name=source_uuid,json=sourceUuid,proto3" json:"source_uuid,omitempty"`
+	// The destination index name.
+	DestIndex string `protobuf:"bytes,3,opt,name=dest_index,json=destIndex,proto3" json:"dest_index,omitempty"`
+	// The destination index uuid.
+	DestUuid string `protobuf:"bytes,4,opt,name=dest_uuid,json=destUuid,proto3" json:"dest_uuid,omitempty"`
+	// LOCAL, REMOTE or BASELINE (never AUTO).
+	Mode ReindexMode `protobuf:"varint,5,opt,name=mode,proto3,enum=sluice.v1.ReindexMode" json:"mode,omitempty"`
+	// The task created the destination.
+	DestCreated bool `protobuf:"varint,6,opt,name=dest_created,json=destCreated,proto3" json:"dest_created,omitempty"`
+	// Live documents in the destination when the task started; verification is exact when 0.
+	DestDocsAtStart int64 `protobuf:"varint,7,opt,name=dest_docs_at_start,json=destDocsAtStart,proto3" json:"dest_docs_at_start,omitempty"`
+	// The slices.
+	Slices []*ReindexPlanSlice `protobuf:"bytes,8,rep,name=slices,proto3" json:"slices,omitempty"`
+	// Every destination shard draws from one source shard (verification per source shard).
+	Colocatable   bool `protobuf:"varint,9,opt,name=colocatable,proto3" json:"colocatable,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReindexPlan) Reset() {
+	*x = ReindexPlan{}
+	mi := &file_sluice_v1_node_proto_msgTypes[29]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReindexPlan) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReindexPlan) ProtoMessage() {}
+
+func (x *ReindexPlan) ProtoReflect() protoreflect.Message {
+	mi := &file_sluice_v1_node_proto_msgTypes[29]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReindexPlan.ProtoReflect.Descriptor instead.
+func (*ReindexPlan) Descriptor() ([]byte, []int) {
+	return file_sluice_v1_node_proto_rawDescGZIP(), []int{29}
+}
+
+func (x *ReindexPlan) GetSourceIndex() string {
+	if x != nil {
+		return x.SourceIndex
+	}
+	return ""
+}
+
+func (x *ReindexPlan) GetSourceUuid() string {
+	if x != nil {
+		return x.SourceUuid
+	}
+	return ""
+}
+
+func (x *ReindexPlan) GetDestIndex() string {
+	if x != nil {
+		return x.DestIndex
+	}
+	return ""
+}
+
+func (x *ReindexPlan) GetDestUuid() string {
+	if x != nil {
+		return x.DestUuid
+	}
+	return ""
+}
+
+func (x *ReindexPlan) GetMode() ReindexMode {
+	if x != nil {
+		return x.Mode
+	}
+	return ReindexMode_REINDEX_MODE_UNSPECIFIED
+}
+
+func (x *ReindexPlan) GetDestCreated() bool {
+	if x != nil {
+		return x.DestCreated
+	}
+	return false
+}
+
+func (x *ReindexPlan) GetDestDocsAtStart() int64 {
+	if x != nil {
+		return x.DestDocsAtStart
+	}
+	return 0
+}
+
+func (x *ReindexPlan) GetSlices() []*ReindexPlanSlice {
+	if x != nil {
+		return x.Slices
+	}
+	return nil
+}
+
+func (x *ReindexPlan) GetColocatable() bool {
+	if x != nil {
+		return x.Colocatable
+	}
+	return false
+}
+
+// ReindexPlanSlice is one slice of a plan.
+type ReindexPlanSlice struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The slice number.
+	Slice int32 `protobuf:"varint,1,opt,name=slice,proto3" json:"slice,omitempty"`
+	// The source shard it reads.
+	SourceShard int32 `protobuf:"varint,2,opt,name=source_shard,json=sourceShard,proto3" json:"source_shard,omitempty"`
+	// The _id-hash sub-slice of the source shard; unset: the whole shard.
+	SubSlice *Slice `protobuf:"bytes,3,opt,name=sub_slice,json=subSlice,proto3" json:"sub_slice,omitempty"`
+	// Copy at most this many documents; 0 all.
+	MaxDocs       int64 `protobuf:"varint,4,opt,name=max_docs,json=maxDocs,proto3" json:"max_docs,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReindexPlanSlice) Reset() {
+	*x = ReindexPlanSlice{}
+	mi := &file_sluice_v1_node_proto_msgTypes[30]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReindexPlanSlice) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReindexPlanSlice) ProtoMessage() {}
+
+func (x *ReindexPlanSlice) ProtoReflect() protoreflect.Message {
+	mi := &file_sluice_v1_node_proto_msgTypes[30]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReindexPlanSlice.ProtoReflect.Descriptor instead.
+func (*ReindexPlanSlice) Descriptor() ([]byte, []int) {
+	return file_sluice_v1_node_proto_rawDescGZIP(), []int{30}
+}
+
+func (x *ReindexPlanSlice) GetSlice() int32 {
+	if x != nil {
+		return x.Slice
+	}
+	return 0
+}
+
+func (x *ReindexPlanSlice) GetSourceShard() int32 {
+	if x != nil {
+		return x.SourceShard
+	}
+	return 0
+}
+
+func (x *ReindexPlanSlice) GetSubSlice() *Slice {
+	if x != nil {
+		return x.SubSlice
+	}
+	return nil
+}
+
+func (x *ReindexPlanSlice) GetMaxDocs() int64 {
+	if x != nil {
+		return x.MaxDocs
+	}
+	return 0
+}
+
+// ReindexCheckpoint is a slice's last durable position and its counters up to it.
+type ReindexCheckpoint struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The slice number.
+	Slice int32 `protobuf:"varint,1,opt,name=slice,proto3" json:"slice,omitempty"`
+	// Resume after this cursor (from RunReindexSliceResponse, or a scroll cursor in baseline
+	// mode); empty: from the start.
+	Cursor []byte `protobuf:"bytes,2,opt,name=cursor,proto3" json:"cursor,omitempty"`
+	// Documents the slice will copy.
+	Total int64 `protobuf:"varint,3,opt,name=total,proto3" json:"total,omitempty"`
+	// Documents copied up to the cursor.
+	Copied int64 `protobuf:"varint,4,opt,name=copied,proto3" json:"copied,omitempty"`
+	// Created documents.
+	Created int64 `protobuf:"varint,5,opt,name=created,proto3" json:"created,omitempty"`
+	// Updated documents.
+	Updated int64 `protobuf:"varint,6,opt,name=updated,proto3" json:"updated,omitempty"`
+	// Conflicts.
+	VersionConflicts int64 `protobuf:"varint,7,opt,name=version_conflicts,json=versionConflicts,proto3" json:"version_conflicts,omitempty"`
+	// Failures.
+	Failures int64 `protobuf:"varint,8,opt,name=failures,proto3" json:"failures,omitempty"`
+	// The slice has finished.
+	Done bool `protobuf:"varint,9,opt,name=done,proto3" json:"done,omitempty"`
+	// Times the slice started over from the beginning.
+	Restarts int32 `protobuf:"varint,10,opt,name=restarts,proto3" json:"restarts,omitempty"`
+	// The node that ran it last.
+	NodeId string `protobuf:"bytes,11,opt,name=node_id,json=nodeId,proto3" json:"node_id,omitempty"`
+	// Time spent waiting for the throttle.
+	Throttled     *durationpb.Duration `protobuf:"bytes,12,opt,name=throttled,proto3" json:"throttled,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReindexCheckpoint) Reset() {
+	*x = ReindexCheckpoint{}
+	mi := &file_sluice_v1_node_proto_msgTypes[31]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReindexCheckpoint) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReindexCheckpoint) ProtoMessage() {}
+
+func (x *ReindexCheckpoint) ProtoReflect() protoreflect.Message {
+	mi := &file_sluice_v1_node_proto_msgTypes[31]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReindexCheckpoint.ProtoReflect.Descriptor instead.
+func (*ReindexCheckpoint) Descriptor() ([]byte, []int) {
+	return file_sluice_v1_node_proto_rawDescGZIP(), []int{31}
+}
+
+func (x *ReindexCheckpoint) GetSlice() int32 {
+	if x != nil {
+		return x.Slice
+	}
+	return 0
+}
+
+func (x *ReindexCheckpoint) GetCursor() []byte {
+	if x != nil {
+		return x.Cursor
+	}
+	return nil
+}
+
+func (x *ReindexCheckpoint) GetTotal() int64 {
+	if x != nil {
+		return x.Total
+	}
+	return 0
+}
+
+func (x *ReindexCheckpoint) GetCopied() int64 {
+	if x != nil {
+		return x.Copied
+	}
+	return 0
+}
+
+func (x *ReindexCheckpoint) GetCreated() int64 {
+	if x != nil {
+		return x.Created
+	}
+	return 0
+}
+
+func (x *ReindexCheckpoint) GetUpdated() int64 {
+	if x != nil {
+		return x.Updated
+	}
+	return 0
+}
+
+func (x *ReindexCheckpoint) GetVersionConflicts() int64 {
+	if x != nil {
+		return x.VersionConflicts
+	}
+	return 0
+}
+
+func (x *ReindexCheckpoint) GetFailures() int64 {
+	if x != nil {
+		return x.Failures
+	}
+	return 0
+}
+
+func (x *ReindexCheckpoint) GetDone() bool {
+	if x != nil {
+		return x.Done
+	}
+	return false
+}
+
+func (x *ReindexCheckpoint) GetRestarts() int32 {
+	if x != nil {
+		return x.Restarts
+	}
+	return 0
+}
+
+func (x *ReindexCheckpoint) GetNodeId() string {
+	if x != nil {
+		return x.NodeId
+	}
+	return ""
+}
+
+func (x *ReindexCheckpoint) GetThrottled() *durationpb.Duration {
+	if x != nil {
+		return x.Throttled
 	}
 	return nil
 }
@@ -1962,7 +2543,7 @@ const file_sluice_v1_node_proto_rawDesc = "" +
 	"\x10store_size_bytes\x18\x04 \x01(\x03R\x0estoreSizeBytes\x12\x1c\n" +
 	"\n" +
 	"max_seq_no\x18\x05 \x01(\x03R\bmaxSeqNo\x12$\n" +
-	"\x0edurable_seq_no\x18\x06 \x01(\x03R\fdurableSeqNo\"\xb6\x05\n" +
+	"\x0edurable_seq_no\x18\x06 \x01(\x03R\fdurableSeqNo\"\x82\x06\n" +
 	"\x16RunReindexSliceRequest\x12\x17\n" +
 	"\atask_id\x18\x01 \x01(\tR\x06taskId\x12\x14\n" +
 	"\x05slice\x18\x02 \x01(\x05R\x05slice\x12*\n" +
@@ -1982,10 +2563,11 @@ const file_sluice_v1_node_proto_rawDesc = "" +
 	"\x13requests_per_second\x18\f \x01(\x02R\x11requestsPerSecond\x12\x16\n" +
 	"\x06cursor\x18\r \x01(\fR\x06cursor\x12\x19\n" +
 	"\bmax_docs\x18\x0e \x01(\x03R\amaxDocs\x120\n" +
-	"\x14proceed_on_conflicts\x18\x0f \x01(\bR\x12proceedOnConflicts\x1a<\n" +
+	"\x14proceed_on_conflicts\x18\x0f \x01(\bR\x12proceedOnConflicts\x12J\n" +
+	"\x13checkpoint_interval\x18\x10 \x01(\v2\x19.google.protobuf.DurationR\x12checkpointInterval\x1a<\n" +
 	"\x0eDestNodesEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\x05R\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xb2\x02\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x89\x03\n" +
 	"\x17RunReindexSliceResponse\x12\x14\n" +
 	"\x05total\x18\x01 \x01(\x03R\x05total\x12\x16\n" +
 	"\x06copied\x18\x02 \x01(\x03R\x06copied\x12\x18\n" +
@@ -1995,7 +2577,16 @@ const file_sluice_v1_node_proto_rawDesc = "" +
 	"\bfailures\x18\x06 \x01(\x03R\bfailures\x12\x16\n" +
 	"\x06cursor\x18\a \x01(\fR\x06cursor\x12\x12\n" +
 	"\x04done\x18\b \x01(\bR\x04done\x12@\n" +
-	"\x0ffailure_samples\x18\t \x03(\v2\x17.sluice.v1.ShardFailureR\x0efailureSamples\"M\n" +
+	"\x0ffailure_samples\x18\t \x03(\v2\x17.sluice.v1.ShardFailureR\x0efailureSamples\x12\x1c\n" +
+	"\trestarted\x18\n" +
+	" \x01(\bR\trestarted\x127\n" +
+	"\tthrottled\x18\v \x01(\v2\x19.google.protobuf.DurationR\tthrottled\"~\n" +
+	"\x1dRethrottleReindexSliceRequest\x12\x17\n" +
+	"\atask_id\x18\x01 \x01(\tR\x06taskId\x12\x14\n" +
+	"\x05slice\x18\x02 \x01(\x05R\x05slice\x12.\n" +
+	"\x13requests_per_second\x18\x03 \x01(\x02R\x11requestsPerSecond\"6\n" +
+	"\x1eRethrottleReindexSliceResponse\x12\x14\n" +
+	"\x05found\x18\x01 \x01(\bR\x05found\"M\n" +
 	"\tIngestDoc\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x16\n" +
 	"\x06source\x18\x02 \x01(\fR\x06source\x12\x18\n" +
@@ -2009,7 +2600,46 @@ const file_sluice_v1_node_proto_rawDesc = "" +
 	"\aupdated\x18\x02 \x01(\x03R\aupdated\x12+\n" +
 	"\x11version_conflicts\x18\x03 \x01(\x03R\x10versionConflicts\x12\x1a\n" +
 	"\bfailures\x18\x04 \x01(\x03R\bfailures\x12@\n" +
-	"\x0ffailure_samples\x18\x05 \x03(\v2\x17.sluice.v1.ShardFailureR\x0efailureSamples2\xf5\x06\n" +
+	"\x0ffailure_samples\x18\x05 \x03(\v2\x17.sluice.v1.ShardFailureR\x0efailureSamples\"\xca\x02\n" +
+	"\x11ReindexTaskRecord\x12#\n" +
+	"\x04task\x18\x01 \x01(\v2\x0f.sluice.v1.TaskR\x04task\x123\n" +
+	"\arequest\x18\x02 \x01(\v2\x19.sluice.v1.ReindexRequestR\arequest\x12*\n" +
+	"\x04plan\x18\x03 \x01(\v2\x16.sluice.v1.ReindexPlanR\x04plan\x12>\n" +
+	"\vcheckpoints\x18\x04 \x03(\v2\x1c.sluice.v1.ReindexCheckpointR\vcheckpoints\x12)\n" +
+	"\x10cancel_requested\x18\x05 \x01(\bR\x0fcancelRequested\x12.\n" +
+	"\x13requests_per_second\x18\x06 \x01(\x02R\x11requestsPerSecond\x12\x14\n" +
+	"\x05owner\x18\a \x01(\tR\x05owner\"\xe0\x02\n" +
+	"\vReindexPlan\x12!\n" +
+	"\fsource_index\x18\x01 \x01(\tR\vsourceIndex\x12\x1f\n" +
+	"\vsource_uuid\x18\x02 \x01(\tR\n" +
+	"sourceUuid\x12\x1d\n" +
+	"\n" +
+	"dest_index\x18\x03 \x01(\tR\tdestIndex\x12\x1b\n" +
+	"\tdest_uuid\x18\x04 \x01(\tR\bdestUuid\x12*\n" +
+	"\x04mode\x18\x05 \x01(\x0e2\x16.sluice.v1.ReindexModeR\x04mode\x12!\n" +
+	"\fdest_created\x18\x06 \x01(\bR\vdestCreated\x12+\n" +
+	"\x12dest_docs_at_start\x18\a \x01(\x03R\x0fdestDocsAtStart\x123\n" +
+	"\x06slices\x18\b \x03(\v2\x1b.sluice.v1.ReindexPlanSliceR\x06slices\x12 \n" +
+	"\vcolocatable\x18\t \x01(\bR\vcolocatable\"\x95\x01\n" +
+	"\x10ReindexPlanSlice\x12\x14\n" +
+	"\x05slice\x18\x01 \x01(\x05R\x05slice\x12!\n" +
+	"\fsource_shard\x18\x02 \x01(\x05R\vsourceShard\x12-\n" +
+	"\tsub_slice\x18\x03 \x01(\v2\x10.sluice.v1.SliceR\bsubSlice\x12\x19\n" +
+	"\bmax_docs\x18\x04 \x01(\x03R\amaxDocs\"\xee\x02\n" +
+	"\x11ReindexCheckpoint\x12\x14\n" +
+	"\x05slice\x18\x01 \x01(\x05R\x05slice\x12\x16\n" +
+	"\x06cursor\x18\x02 \x01(\fR\x06cursor\x12\x14\n" +
+	"\x05total\x18\x03 \x01(\x03R\x05total\x12\x16\n" +
+	"\x06copied\x18\x04 \x01(\x03R\x06copied\x12\x18\n" +
+	"\acreated\x18\x05 \x01(\x03R\acreated\x12\x18\n" +
+	"\aupdated\x18\x06 \x01(\x03R\aupdated\x12+\n" +
+	"\x11version_conflicts\x18\a \x01(\x03R\x10versionConflicts\x12\x1a\n" +
+	"\bfailures\x18\b \x01(\x03R\bfailures\x12\x12\n" +
+	"\x04done\x18\t \x01(\bR\x04done\x12\x1a\n" +
+	"\brestarts\x18\n" +
+	" \x01(\x05R\brestarts\x12\x17\n" +
+	"\anode_id\x18\v \x01(\tR\x06nodeId\x127\n" +
+	"\tthrottled\x18\f \x01(\v2\x19.google.protobuf.DurationR\tthrottled2\xe4\a\n" +
 	"\x04Node\x12F\n" +
 	"\tShardBulk\x12\x1b.sluice.v1.ShardBulkRequest\x1a\x1c.sluice.v1.ShardBulkResponse\x12C\n" +
 	"\bShardGet\x12\x1a.sluice.v1.ShardGetRequest\x1a\x1b.sluice.v1.ShardGetResponse\x12L\n" +
@@ -2023,7 +2653,8 @@ const file_sluice_v1_node_proto_rawDesc = "" +
 	"\n" +
 	"ShardStats\x12\x1c.sluice.v1.ShardStatsRequest\x1a\x1d.sluice.v1.ShardStatsResponse\x12Z\n" +
 	"\x0fRunReindexSlice\x12!.sluice.v1.RunReindexSliceRequest\x1a\".sluice.v1.RunReindexSliceResponse0\x01\x12N\n" +
-	"\vShardIngest\x12\x1d.sluice.v1.ShardIngestRequest\x1a\x1e.sluice.v1.ShardIngestResponse(\x01B:Z8github.com/sluice-search/sluice/proto/sluice/v1;sluicev1b\x06proto3"
+	"\vShardIngest\x12\x1d.sluice.v1.ShardIngestRequest\x1a\x1e.sluice.v1.ShardIngestResponse(\x01\x12m\n" +
+	"\x16RethrottleReindexSlice\x12(.sluice.v1.RethrottleReindexSliceRequest\x1a).sluice.v1.RethrottleReindexSliceResponseB:Z8github.com/sluice-search/sluice/proto/sluice/v1;sluicev1b\x06proto3"
 
 var (
 	file_sluice_v1_node_proto_rawDescOnce sync.Once
@@ -2037,111 +2668,132 @@ func file_sluice_v1_node_proto_rawDescGZIP() []byte {
 	return file_sluice_v1_node_proto_rawDescData
 }
 
-var file_sluice_v1_node_proto_msgTypes = make([]protoimpl.MessageInfo, 27)
+var file_sluice_v1_node_proto_msgTypes = make([]protoimpl.MessageInfo, 33)
 var file_sluice_v1_node_proto_goTypes = []any{
-	(*ShardID)(nil),                  // 0: sluice.v1.ShardID
-	(*ShardBulkRequest)(nil),         // 1: sluice.v1.ShardBulkRequest
-	(*ShardBulkResponse)(nil),        // 2: sluice.v1.ShardBulkResponse
-	(*ShardGetRequest)(nil),          // 3: sluice.v1.ShardGetRequest
-	(*ShardGetResponse)(nil),         // 4: sluice.v1.ShardGetResponse
-	(*ShardSearchRequest)(nil),       // 5: sluice.v1.ShardSearchRequest
-	(*ShardHit)(nil),                 // 6: sluice.v1.ShardHit
-	(*ShardSearchResponse)(nil),      // 7: sluice.v1.ShardSearchResponse
-	(*ShardFetchRequest)(nil),        // 8: sluice.v1.ShardFetchRequest
-	(*FetchedDoc)(nil),               // 9: sluice.v1.FetchedDoc
-	(*ShardFetchResponse)(nil),       // 10: sluice.v1.ShardFetchResponse
-	(*ShardRefreshRequest)(nil),      // 11: sluice.v1.ShardRefreshRequest
-	(*ShardRefreshResponse)(nil),     // 12: sluice.v1.ShardRefreshResponse
-	(*OpenShardReaderRequest)(nil),   // 13: sluice.v1.OpenShardReaderRequest
-	(*OpenShardReaderResponse)(nil),  // 14: sluice.v1.OpenShardReaderResponse
-	(*CloseShardReaderRequest)(nil),  // 15: sluice.v1.CloseShardReaderRequest
-	(*CloseShardReaderResponse)(nil), // 16: sluice.v1.CloseShardReaderResponse
-	(*ShardScanRequest)(nil),         // 17: sluice.v1.ShardScanRequest
-	(*ShardScanResponse)(nil),        // 18: sluice.v1.ShardScanResponse
-	(*ShardStatsRequest)(nil),        // 19: sluice.v1.ShardStatsRequest
-	(*ShardStatsResponse)(nil),       // 20: sluice.v1.ShardStatsResponse
-	(*RunReindexSliceRequest)(nil),   // 21: sluice.v1.RunReindexSliceRequest
-	(*RunReindexSliceResponse)(nil),  // 22: sluice.v1.RunReindexSliceResponse
-	(*IngestDoc)(nil),                // 23: sluice.v1.IngestDoc
-	(*ShardIngestRequest)(nil),       // 24: sluice.v1.ShardIngestRequest
-	(*ShardIngestResponse)(nil),      // 25: sluice.v1.ShardIngestResponse
-	nil,                              // 26: sluice.v1.RunReindexSliceRequest.DestNodesEntry
-	(*BulkItem)(nil),                 // 27: sluice.v1.BulkItem
-	(RefreshPolicy)(0),               // 28: sluice.v1.RefreshPolicy
-	(*BulkItemResult)(nil),           // 29: sluice.v1.BulkItemResult
-	(*Query)(nil),                    // 30: sluice.v1.Query
-	(*SortField)(nil),                // 31: sluice.v1.SortField
-	(*SearchAfter)(nil),              // 32: sluice.v1.SearchAfter
-	(*durationpb.Duration)(nil),      // 33: google.protobuf.Duration
-	(*SortValue)(nil),                // 34: sluice.v1.SortValue
-	(*TotalHits)(nil),                // 35: sluice.v1.TotalHits
-	(*Slice)(nil),                    // 36: sluice.v1.Slice
-	(BulkAction)(0),                  // 37: sluice.v1.BulkAction
-	(*ShardFailure)(nil),             // 38: sluice.v1.ShardFailure
+	(*ShardID)(nil),                        // 0: sluice.v1.ShardID
+	(*ShardBulkRequest)(nil),               // 1: sluice.v1.ShardBulkRequest
+	(*ShardBulkResponse)(nil),              // 2: sluice.v1.ShardBulkResponse
+	(*ShardGetRequest)(nil),                // 3: sluice.v1.ShardGetRequest
+	(*ShardGetResponse)(nil),               // 4: sluice.v1.ShardGetResponse
+	(*ShardSearchRequest)(nil),             // 5: sluice.v1.ShardSearchRequest
+	(*ShardHit)(nil),                       // 6: sluice.v1.ShardHit
+	(*ShardSearchResponse)(nil),            // 7: sluice.v1.ShardSearchResponse
+	(*ShardFetchRequest)(nil),              // 8: sluice.v1.ShardFetchRequest
+	(*FetchedDoc)(nil),                     // 9: sluice.v1.FetchedDoc
+	(*ShardFetchResponse)(nil),             // 10: sluice.v1.ShardFetchResponse
+	(*ShardRefreshRequest)(nil),            // 11: sluice.v1.ShardRefreshRequest
+	(*ShardRefreshResponse)(nil),           // 12: sluice.v1.ShardRefreshResponse
+	(*OpenShardReaderRequest)(nil),         // 13: sluice.v1.OpenShardReaderRequest
+	(*OpenShardReaderResponse)(nil),        // 14: sluice.v1.OpenShardReaderResponse
+	(*CloseShardReaderRequest)(nil),        // 15: sluice.v1.CloseShardReaderRequest
+	(*CloseShardReaderResponse)(nil),       // 16: sluice.v1.CloseShardReaderResponse
+	(*ShardScanRequest)(nil),               // 17: sluice.v1.ShardScanRequest
+	(*ShardScanResponse)(nil),              // 18: sluice.v1.ShardScanResponse
+	(*ShardStatsRequest)(nil),              // 19: sluice.v1.ShardStatsRequest
+	(*ShardStatsResponse)(nil),             // 20: sluice.v1.ShardStatsResponse
+	(*RunReindexSliceRequest)(nil),         // 21: sluice.v1.RunReindexSliceRequest
+	(*RunReindexSliceResponse)(nil),        // 22: sluice.v1.RunReindexSliceResponse
+	(*RethrottleReindexSliceRequest)(nil),  // 23: sluice.v1.RethrottleReindexSliceRequest
+	(*RethrottleReindexSliceResponse)(nil), // 24: sluice.v1.RethrottleReindexSliceResponse
+	(*IngestDoc)(nil),                      // 25: sluice.v1.IngestDoc
+	(*ShardIngestRequest)(nil),             // 26: sluice.v1.ShardIngestRequest
+	(*ShardIngestResponse)(nil),            // 27: sluice.v1.ShardIngestResponse
+	(*ReindexTaskRecord)(nil),              // 28: sluice.v1.ReindexTaskRecord
+	(*ReindexPlan)(nil),                    // 29: sluice.v1.ReindexPlan
+	(*ReindexPlanSlice)(nil),               // 30: sluice.v1.ReindexPlanSlice
+	(*ReindexCheckpoint)(nil),              // 31: sluice.v1.ReindexCheckpoint
+	nil,                                    // 32: sluice.v1.RunReindexSliceRequest.DestNodesEntry
+	(*BulkItem)(nil),                       // 33: sluice.v1.BulkItem
+	(RefreshPolicy)(0),                     // 34: sluice.v1.RefreshPolicy
+	(*BulkItemResult)(nil),                 // 35: sluice.v1.BulkItemResult
+	(*Query)(nil),                          // 36: sluice.v1.Query
+	(*SortField)(nil),                      // 37: sluice.v1.SortField
+	(*SearchAfter)(nil),                    // 38: sluice.v1.SearchAfter
+	(*durationpb.Duration)(nil),            // 39: google.protobuf.Duration
+	(*SortValue)(nil),                      // 40: sluice.v1.SortValue
+	(*TotalHits)(nil),                      // 41: sluice.v1.TotalHits
+	(*Slice)(nil),                          // 42: sluice.v1.Slice
+	(BulkAction)(0),                        // 43: sluice.v1.BulkAction
+	(*ShardFailure)(nil),                   // 44: sluice.v1.ShardFailure
+	(*Task)(nil),                           // 45: sluice.v1.Task
+	(*ReindexRequest)(nil),                 // 46: sluice.v1.ReindexRequest
+	(ReindexMode)(0),                       // 47: sluice.v1.ReindexMode
 }
 var file_sluice_v1_node_proto_depIdxs = []int32{
 	0,  // 0: sluice.v1.ShardBulkRequest.shard:type_name -> sluice.v1.ShardID
-	27, // 1: sluice.v1.ShardBulkRequest.items:type_name -> sluice.v1.BulkItem
-	28, // 2: sluice.v1.ShardBulkRequest.refresh:type_name -> sluice.v1.RefreshPolicy
-	29, // 3: sluice.v1.ShardBulkResponse.items:type_name -> sluice.v1.BulkItemResult
+	33, // 1: sluice.v1.ShardBulkRequest.items:type_name -> sluice.v1.BulkItem
+	34, // 2: sluice.v1.ShardBulkRequest.refresh:type_name -> sluice.v1.RefreshPolicy
+	35, // 3: sluice.v1.ShardBulkResponse.items:type_name -> sluice.v1.BulkItemResult
 	0,  // 4: sluice.v1.ShardGetRequest.shard:type_name -> sluice.v1.ShardID
 	0,  // 5: sluice.v1.ShardSearchRequest.shard:type_name -> sluice.v1.ShardID
-	30, // 6: sluice.v1.ShardSearchRequest.query:type_name -> sluice.v1.Query
-	31, // 7: sluice.v1.ShardSearchRequest.sort:type_name -> sluice.v1.SortField
-	32, // 8: sluice.v1.ShardSearchRequest.search_after:type_name -> sluice.v1.SearchAfter
-	33, // 9: sluice.v1.ShardSearchRequest.timeout:type_name -> google.protobuf.Duration
-	34, // 10: sluice.v1.ShardHit.sort:type_name -> sluice.v1.SortValue
+	36, // 6: sluice.v1.ShardSearchRequest.query:type_name -> sluice.v1.Query
+	37, // 7: sluice.v1.ShardSearchRequest.sort:type_name -> sluice.v1.SortField
+	38, // 8: sluice.v1.ShardSearchRequest.search_after:type_name -> sluice.v1.SearchAfter
+	39, // 9: sluice.v1.ShardSearchRequest.timeout:type_name -> google.protobuf.Duration
+	40, // 10: sluice.v1.ShardHit.sort:type_name -> sluice.v1.SortValue
 	6,  // 11: sluice.v1.ShardSearchResponse.hits:type_name -> sluice.v1.ShardHit
-	35, // 12: sluice.v1.ShardSearchResponse.total:type_name -> sluice.v1.TotalHits
+	41, // 12: sluice.v1.ShardSearchResponse.total:type_name -> sluice.v1.TotalHits
 	0,  // 13: sluice.v1.ShardFetchRequest.shard:type_name -> sluice.v1.ShardID
 	9,  // 14: sluice.v1.ShardFetchResponse.docs:type_name -> sluice.v1.FetchedDoc
 	0,  // 15: sluice.v1.ShardRefreshRequest.shard:type_name -> sluice.v1.ShardID
 	0,  // 16: sluice.v1.OpenShardReaderRequest.shard:type_name -> sluice.v1.ShardID
-	33, // 17: sluice.v1.OpenShardReaderRequest.keep_alive:type_name -> google.protobuf.Duration
+	39, // 17: sluice.v1.OpenShardReaderRequest.keep_alive:type_name -> google.protobuf.Duration
 	0,  // 18: sluice.v1.CloseShardReaderRequest.shard:type_name -> sluice.v1.ShardID
 	0,  // 19: sluice.v1.ShardScanRequest.shard:type_name -> sluice.v1.ShardID
-	30, // 20: sluice.v1.ShardScanRequest.query:type_name -> sluice.v1.Query
-	36, // 21: sluice.v1.ShardScanRequest.slice:type_name -> sluice.v1.Slice
-	33, // 22: sluice.v1.ShardScanRequest.keep_alive:type_name -> google.protobuf.Duration
+	36, // 20: sluice.v1.ShardScanRequest.query:type_name -> sluice.v1.Query
+	42, // 21: sluice.v1.ShardScanRequest.slice:type_name -> sluice.v1.Slice
+	39, // 22: sluice.v1.ShardScanRequest.keep_alive:type_name -> google.protobuf.Duration
 	9,  // 23: sluice.v1.ShardScanResponse.docs:type_name -> sluice.v1.FetchedDoc
 	0,  // 24: sluice.v1.ShardStatsRequest.shard:type_name -> sluice.v1.ShardID
 	0,  // 25: sluice.v1.RunReindexSliceRequest.source:type_name -> sluice.v1.ShardID
-	36, // 26: sluice.v1.RunReindexSliceRequest.sub_slice:type_name -> sluice.v1.Slice
-	30, // 27: sluice.v1.RunReindexSliceRequest.query:type_name -> sluice.v1.Query
-	26, // 28: sluice.v1.RunReindexSliceRequest.dest_nodes:type_name -> sluice.v1.RunReindexSliceRequest.DestNodesEntry
-	37, // 29: sluice.v1.RunReindexSliceRequest.op_type:type_name -> sluice.v1.BulkAction
-	38, // 30: sluice.v1.RunReindexSliceResponse.failure_samples:type_name -> sluice.v1.ShardFailure
-	0,  // 31: sluice.v1.ShardIngestRequest.shard:type_name -> sluice.v1.ShardID
-	37, // 32: sluice.v1.ShardIngestRequest.op_type:type_name -> sluice.v1.BulkAction
-	23, // 33: sluice.v1.ShardIngestRequest.docs:type_name -> sluice.v1.IngestDoc
-	38, // 34: sluice.v1.ShardIngestResponse.failure_samples:type_name -> sluice.v1.ShardFailure
-	1,  // 35: sluice.v1.Node.ShardBulk:input_type -> sluice.v1.ShardBulkRequest
-	3,  // 36: sluice.v1.Node.ShardGet:input_type -> sluice.v1.ShardGetRequest
-	5,  // 37: sluice.v1.Node.ShardSearch:input_type -> sluice.v1.ShardSearchRequest
-	8,  // 38: sluice.v1.Node.ShardFetch:input_type -> sluice.v1.ShardFetchRequest
-	11, // 39: sluice.v1.Node.ShardRefresh:input_type -> sluice.v1.ShardRefreshRequest
-	13, // 40: sluice.v1.Node.OpenShardReader:input_type -> sluice.v1.OpenShardReaderRequest
-	15, // 41: sluice.v1.Node.CloseShardReader:input_type -> sluice.v1.CloseShardReaderRequest
-	17, // 42: sluice.v1.Node.ShardScan:input_type -> sluice.v1.ShardScanRequest
-	19, // 43: sluice.v1.Node.ShardStats:input_type -> sluice.v1.ShardStatsRequest
-	21, // 44: sluice.v1.Node.RunReindexSlice:input_type -> sluice.v1.RunReindexSliceRequest
-	24, // 45: sluice.v1.Node.ShardIngest:input_type -> sluice.v1.ShardIngestRequest
-	2,  // 46: sluice.v1.Node.ShardBulk:output_type -> sluice.v1.ShardBulkResponse
-	4,  // 47: sluice.v1.Node.ShardGet:output_type -> sluice.v1.ShardGetResponse
-	7,  // 48: sluice.v1.Node.ShardSearch:output_type -> sluice.v1.ShardSearchResponse
-	10, // 49: sluice.v1.Node.ShardFetch:output_type -> sluice.v1.ShardFetchResponse
-	12, // 50: sluice.v1.Node.ShardRefresh:output_type -> sluice.v1.ShardRefreshResponse
-	14, // 51: sluice.v1.Node.OpenShardReader:output_type -> sluice.v1.OpenShardReaderResponse
-	16, // 52: sluice.v1.Node.CloseShardReader:output_type -> sluice.v1.CloseShardReaderResponse
-	18, // 53: sluice.v1.Node.ShardScan:output_type -> sluice.v1.ShardScanResponse
-	20, // 54: sluice.v1.Node.ShardStats:output_type -> sluice.v1.ShardStatsResponse
-	22, // 55: sluice.v1.Node.RunReindexSlice:output_type -> sluice.v1.RunReindexSliceResponse
-	25, // 56: sluice.v1.Node.ShardIngest:output_type -> sluice.v1.ShardIngestResponse
-	46, // [46:57] is the sub-list for method output_type
-	35, // [35:46] is the sub-list for method input_type
-	35, // [35:35] is the sub-list for extension type_name
-	35, // [35:35] is the sub-list for extension extendee
-	0,  // [0:35] is the sub-list for field type_name
+	42, // 26: sluice.v1.RunReindexSliceRequest.sub_slice:type_name -> sluice.v1.Slice
+	36, // 27: sluice.v1.RunReindexSliceRequest.query:type_name -> sluice.v1.Query
+	32, // 28: sluice.v1.RunReindexSliceRequest.dest_nodes:type_name -> sluice.v1.RunReindexSliceRequest.DestNodesEntry
+	43, // 29: sluice.v1.RunReindexSliceRequest.op_type:type_name -> sluice.v1.BulkAction
+	39, // 30: sluice.v1.RunReindexSliceRequest.checkpoint_interval:type_name -> google.protobuf.Duration
+	44, // 31: sluice.v1.RunReindexSliceResponse.failure_samples:type_name -> sluice.v1.ShardFailure
+	39, // 32: sluice.v1.RunReindexSliceResponse.throttled:type_name -> google.protobuf.Duration
+	0,  // 33: sluice.v1.ShardIngestRequest.shard:type_name -> sluice.v1.ShardID
+	43, // 34: sluice.v1.ShardIngestRequest.op_type:type_name -> sluice.v1.BulkAction
+	25, // 35: sluice.v1.ShardIngestRequest.docs:type_name -> sluice.v1.IngestDoc
+	44, // 36: sluice.v1.ShardIngestResponse.failure_samples:type_name -> sluice.v1.ShardFailure
+	45, // 37: sluice.v1.ReindexTaskRecord.task:type_name -> sluice.v1.Task
+	46, // 38: sluice.v1.ReindexTaskRecord.request:type_name -> sluice.v1.ReindexRequest
+	29, // 39: sluice.v1.ReindexTaskRecord.plan:type_name -> sluice.v1.ReindexPlan
+	31, // 40: sluice.v1.ReindexTaskRecord.checkpoints:type_name -> sluice.v1.ReindexCheckpoint
+	47, // 41: sluice.v1.ReindexPlan.mode:type_name -> sluice.v1.ReindexMode
+	30, // 42: sluice.v1.ReindexPlan.slices:type_name -> sluice.v1.ReindexPlanSlice
+	42, // 43: sluice.v1.ReindexPlanSlice.sub_slice:type_name -> sluice.v1.Slice
+	39, // 44: sluice.v1.ReindexCheckpoint.throttled:type_name -> google.protobuf.Duration
+	1,  // 45: sluice.v1.Node.ShardBulk:input_type -> sluice.v1.ShardBulkRequest
+	3,  // 46: sluice.v1.Node.ShardGet:input_type -> sluice.v1.ShardGetRequest
+	5,  // 47: sluice.v1.Node.ShardSearch:input_type -> sluice.v1.ShardSearchRequest
+	8,  // 48: sluice.v1.Node.ShardFetch:input_type -> sluice.v1.ShardFetchRequest
+	11, // 49: sluice.v1.Node.ShardRefresh:input_type -> sluice.v1.ShardRefreshRequest
+	13, // 50: sluice.v1.Node.OpenShardReader:input_type -> sluice.v1.OpenShardReaderRequest
+	15, // 51: sluice.v1.Node.CloseShardReader:input_type -> sluice.v1.CloseShardReaderRequest
+	17, // 52: sluice.v1.Node.ShardScan:input_type -> sluice.v1.ShardScanRequest
+	19, // 53: sluice.v1.Node.ShardStats:input_type -> sluice.v1.ShardStatsRequest
+	21, // 54: sluice.v1.Node.RunReindexSlice:input_type -> sluice.v1.RunReindexSliceRequest
+	26, // 55: sluice.v1.Node.ShardIngest:input_type -> sluice.v1.ShardIngestRequest
+	23, // 56: sluice.v1.Node.RethrottleReindexSlice:input_type -> sluice.v1.RethrottleReindexSliceRequest
+	2,  // 57: sluice.v1.Node.ShardBulk:output_type -> sluice.v1.ShardBulkResponse
+	4,  // 58: sluice.v1.Node.ShardGet:output_type -> sluice.v1.ShardGetResponse
+	7,  // 59: sluice.v1.Node.ShardSearch:output_type -> sluice.v1.ShardSearchResponse
+	10, // 60: sluice.v1.Node.ShardFetch:output_type -> sluice.v1.ShardFetchResponse
+	12, // 61: sluice.v1.Node.ShardRefresh:output_type -> sluice.v1.ShardRefreshResponse
+	14, // 62: sluice.v1.Node.OpenShardReader:output_type -> sluice.v1.OpenShardReaderResponse
+	16, // 63: sluice.v1.Node.CloseShardReader:output_type -> sluice.v1.CloseShardReaderResponse
+	18, // 64: sluice.v1.Node.ShardScan:output_type -> sluice.v1.ShardScanResponse
+	20, // 65: sluice.v1.Node.ShardStats:output_type -> sluice.v1.ShardStatsResponse
+	22, // 66: sluice.v1.Node.RunReindexSlice:output_type -> sluice.v1.RunReindexSliceResponse
+	27, // 67: sluice.v1.Node.ShardIngest:output_type -> sluice.v1.ShardIngestResponse
+	24, // 68: sluice.v1.Node.RethrottleReindexSlice:output_type -> sluice.v1.RethrottleReindexSliceResponse
+	57, // [57:69] is the sub-list for method output_type
+	45, // [45:57] is the sub-list for method input_type
+	45, // [45:45] is the sub-list for extension type_name
+	45, // [45:45] is the sub-list for extension extendee
+	0,  // [0:45] is the sub-list for field type_name
 }
 
 func init() { file_sluice_v1_node_proto_init() }
@@ -2158,7 +2810,7 @@ func file_sluice_v1_node_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_sluice_v1_node_proto_rawDesc), len(file_sluice_v1_node_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   27,
+			NumMessages:   33,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -19,17 +19,18 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	Node_ShardBulk_FullMethodName        = "/sluice.v1.Node/ShardBulk"
-	Node_ShardGet_FullMethodName         = "/sluice.v1.Node/ShardGet"
-	Node_ShardSearch_FullMethodName      = "/sluice.v1.Node/ShardSearch"
-	Node_ShardFetch_FullMethodName       = "/sluice.v1.Node/ShardFetch"
-	Node_ShardRefresh_FullMethodName     = "/sluice.v1.Node/ShardRefresh"
-	Node_OpenShardReader_FullMethodName  = "/sluice.v1.Node/OpenShardReader"
-	Node_CloseShardReader_FullMethodName = "/sluice.v1.Node/CloseShardReader"
-	Node_ShardScan_FullMethodName        = "/sluice.v1.Node/ShardScan"
-	Node_ShardStats_FullMethodName       = "/sluice.v1.Node/ShardStats"
-	Node_RunReindexSlice_FullMethodName  = "/sluice.v1.Node/RunReindexSlice"
-	Node_ShardIngest_FullMethodName      = "/sluice.v1.Node/ShardIngest"
+	Node_ShardBulk_FullMethodName              = "/sluice.v1.Node/ShardBulk"
+	Node_ShardGet_FullMethodName               = "/sluice.v1.Node/ShardGet"
+	Node_ShardSearch_FullMethodName            = "/sluice.v1.Node/ShardSearch"
+	Node_ShardFetch_FullMethodName             = "/sluice.v1.Node/ShardFetch"
+	Node_ShardRefresh_FullMethodName           = "/sluice.v1.Node/ShardRefresh"
+	Node_OpenShardReader_FullMethodName        = "/sluice.v1.Node/OpenShardReader"
+	Node_CloseShardReader_FullMethodName       = "/sluice.v1.Node/CloseShardReader"
+	Node_ShardScan_FullMethodName              = "/sluice.v1.Node/ShardScan"
+	Node_ShardStats_FullMethodName             = "/sluice.v1.Node/ShardStats"
+	Node_RunReindexSlice_FullMethodName        = "/sluice.v1.Node/RunReindexSlice"
+	Node_ShardIngest_FullMethodName            = "/sluice.v1.Node/ShardIngest"
+	Node_RethrottleReindexSlice_FullMethodName = "/sluice.v1.Node/RethrottleReindexSlice"
 )
 
 // NodeClient is the client API for Node service.
@@ -67,6 +68,9 @@ type NodeClient interface {
 	// ShardIngest receives binary document batches for one shard from another node (remote
 	// reindex), with flow control by the stream.
 	ShardIngest(ctx context.Context, opts ...grpc.CallOption) (grpc.ClientStreamingClient[ShardIngestRequest, ShardIngestResponse], error)
+	// RethrottleReindexSlice changes the throttle of a slice running on this node at once (a
+	// sleeping slice wakes up and re-plans its wait).
+	RethrottleReindexSlice(ctx context.Context, in *RethrottleReindexSliceRequest, opts ...grpc.CallOption) (*RethrottleReindexSliceResponse, error)
 }
 
 type nodeClient struct {
@@ -208,6 +212,16 @@ func (c *nodeClient) ShardIngest(ctx context.Context, opts ...grpc.CallOption) (
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type Node_ShardIngestClient = grpc.ClientStreamingClient[ShardIngestRequest, ShardIngestResponse]
 
+func (c *nodeClient) RethrottleReindexSlice(ctx context.Context, in *RethrottleReindexSliceRequest, opts ...grpc.CallOption) (*RethrottleReindexSliceResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RethrottleReindexSliceResponse)
+	err := c.cc.Invoke(ctx, Node_RethrottleReindexSlice_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // NodeServer is the server API for Node service.
 // All implementations must embed UnimplementedNodeServer
 // for forward compatibility.
@@ -243,6 +257,9 @@ type NodeServer interface {
 	// ShardIngest receives binary document batches for one shard from another node (remote
 	// reindex), with flow control by the stream.
 	ShardIngest(grpc.ClientStreamingServer[ShardIngestRequest, ShardIngestResponse]) error
+	// RethrottleReindexSlice changes the throttle of a slice running on this node at once (a
+	// sleeping slice wakes up and re-plans its wait).
+	RethrottleReindexSlice(context.Context, *RethrottleReindexSliceRequest) (*RethrottleReindexSliceResponse, error)
 	mustEmbedUnimplementedNodeServer()
 }
 
@@ -285,6 +302,9 @@ func (UnimplementedNodeServer) RunReindexSlice(*RunReindexSliceRequest, grpc.Ser
 }
 func (UnimplementedNodeServer) ShardIngest(grpc.ClientStreamingServer[ShardIngestRequest, ShardIngestResponse]) error {
 	return status.Error(codes.Unimplemented, "method ShardIngest not implemented")
+}
+func (UnimplementedNodeServer) RethrottleReindexSlice(context.Context, *RethrottleReindexSliceRequest) (*RethrottleReindexSliceResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method RethrottleReindexSlice not implemented")
 }
 func (UnimplementedNodeServer) mustEmbedUnimplementedNodeServer() {}
 func (UnimplementedNodeServer) testEmbeddedByValue()              {}
@@ -480,6 +500,24 @@ func _Node_ShardIngest_Handler(srv interface{}, stream grpc.ServerStream) error 
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type Node_ShardIngestServer = grpc.ClientStreamingServer[ShardIngestRequest, ShardIngestResponse]
 
+func _Node_RethrottleReindexSlice_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RethrottleReindexSliceRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(NodeServer).RethrottleReindexSlice(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Node_RethrottleReindexSlice_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(NodeServer).RethrottleReindexSlice(ctx, req.(*RethrottleReindexSliceRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Node_ServiceDesc is the grpc.ServiceDesc for Node service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -518,6 +556,10 @@ var Node_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ShardStats",
 			Handler:    _Node_ShardStats_Handler,
+		},
+		{
+			MethodName: "RethrottleReindexSlice",
+			Handler:    _Node_RethrottleReindexSlice_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{
