@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"os"
@@ -10,8 +11,10 @@ import (
 
 	"github.com/sluice-search/sluice/client"
 	"github.com/sluice-search/sluice/coordinator"
+	"github.com/sluice-search/sluice/coordinator/datapath"
 	"github.com/sluice-search/sluice/devcluster"
 	"github.com/sluice-search/sluice/node"
+	nodeserver "github.com/sluice-search/sluice/node/server"
 )
 
 // serverFlags are shared by `sluice node` and `sluice coordinator`; the
@@ -59,11 +62,18 @@ the node deregisters).`,
 			if err != nil {
 				return err
 			}
-			n, err := node.New(node.Config{ID: id, DataDir: dataDir, Listen: f.listen, Advertise: advertise,
-				Zone: zone, EtcdEndpoints: f.etcd, Prefix: f.prefix, Logger: log})
+			stack, err := nodeserver.NewStack(dataDir, nodeserver.Options{}, log)
 			if err != nil {
 				return err
 			}
+			defer stack.Close(context.Background())
+			n, err := node.New(node.Config{ID: id, DataDir: dataDir, Listen: f.listen, Advertise: advertise,
+				Zone: zone, EtcdEndpoints: f.etcd, Prefix: f.prefix, Logger: log,
+				Host: stack.ShardHost(), Register: stack.Register})
+			if err != nil {
+				return err
+			}
+			stack.Attach(n.Store())
 			if err := n.Start(cmd.Context()); err != nil {
 				return err
 			}
@@ -99,7 +109,7 @@ them, elected through etcd, is the allocator that places shards on nodes.`,
 				return err
 			}
 			c, err := coordinator.New(coordinator.Config{ID: id, Listen: f.listen, EtcdEndpoints: f.etcd,
-				Prefix: f.prefix, ClusterName: clusterName, Logger: log})
+				Prefix: f.prefix, ClusterName: clusterName, Logger: log, DataPath: datapath.FromCluster(datapath.Options{})})
 			if err != nil {
 				return err
 			}
@@ -140,9 +150,16 @@ indices and data.`,
 			if err != nil {
 				return err
 			}
+			stacks := &nodeserver.StackSet{Logger: log}
+			defer stacks.Close(context.Background())
 			c, err := devcluster.Start(cmd.Context(), devcluster.Config{DataDir: dataDir, Listen: listen,
-				EtcdURL: etcdURL, Nodes: nodes, Logger: log})
+				EtcdURL: etcdURL, Nodes: nodes, Logger: log,
+				NodeHost: stacks.NodeHost, DataPath: datapath.FromCluster(datapath.Options{})})
 			if err != nil {
+				return err
+			}
+			if err := stacks.Attach(c.Nodes); err != nil {
+				c.Stop()
 				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "Sluice dev cluster: %d data nodes, data in %s\n", nodes, dataDir)

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/durationpb"
@@ -21,7 +20,6 @@ import (
 	"github.com/sluice-search/sluice/coordinator"
 	"github.com/sluice-search/sluice/coordinator/server"
 	"github.com/sluice-search/sluice/devcluster"
-	"github.com/sluice-search/sluice/node"
 	nodeserver "github.com/sluice-search/sluice/node/server"
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
 )
@@ -40,20 +38,9 @@ func startCluster(t *testing.T) *testCluster {
 	defer cancel()
 	log := slog.New(slog.DiscardHandler)
 	tc := &testCluster{}
-	var stacks []*nodeserver.Stack
-	var mu sync.Mutex
+	stacks := &nodeserver.StackSet{Logger: log}
 	c, err := devcluster.Start(ctx, devcluster.Config{DataDir: t.TempDir(), Listen: "127.0.0.1:0", Nodes: 3,
-		LeaseTTL: 2 * time.Second, Logger: log,
-		NodeHost: func(dir string) (node.ShardHost, func(grpc.ServiceRegistrar), error) {
-			s, err := nodeserver.NewStack(dir, nodeserver.Options{}, log)
-			if err != nil {
-				return nil, nil, err
-			}
-			mu.Lock()
-			stacks = append(stacks, s)
-			mu.Unlock()
-			return s.ShardHost(), s.Register, nil
-		},
+		LeaseTTL: 2 * time.Second, Logger: log, NodeHost: stacks.NodeHost,
 		DataPath: func(cl coordinator.Cluster) (server.DataPath, error) {
 			tc.dp = New(cl.Cache, cl.Nodes, Options{Logger: log})
 			return tc.dp, nil
@@ -63,15 +50,13 @@ func startCluster(t *testing.T) *testCluster {
 		t.Fatal(err)
 	}
 	tc.Cluster = c
-	for i, n := range c.Nodes {
-		stacks[i].Attach(n.Store())
-	}
 	t.Cleanup(func() {
 		c.Stop()
-		for _, s := range stacks {
-			s.Close(context.Background())
-		}
+		stacks.Close(context.Background())
 	})
+	if err := stacks.Attach(c.Nodes); err != nil {
+		t.Fatal(err)
+	}
 	if tc.client, err = client.Dial(ctx, c.Addr()); err != nil {
 		t.Fatal(err)
 	}

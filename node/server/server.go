@@ -67,7 +67,10 @@ var _ sluicev1.NodeServer = (*Server)(nil)
 // New returns a Server; Close it to release pinned readers.
 func New(host *shard.Host, opts Options) *Server {
 	opts.SetDefaults()
-	return &Server{host: host, opts: opts, readers: newRegistry(opts.MaxOpenReaders, opts.ReapInterval), seed: maphash.MakeSeed()}
+	s := &Server{host: host, opts: opts, readers: newRegistry(opts.MaxOpenReaders, opts.ReapInterval), seed: maphash.MakeSeed()}
+	// Release a closing shard's pinned readers while its files exist.
+	host.OnClose(func(sh *shard.Shard) { s.readers.reap(time.Now(), sh) })
+	return s
 }
 
 // Register adds the Node service to a gRPC server.

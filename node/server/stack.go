@@ -2,7 +2,10 @@ package server
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"log/slog"
+	"sync"
 
 	"google.golang.org/grpc"
 
@@ -26,6 +29,9 @@ func NewStack(dataDir string, opts Options, logger *slog.Logger) (*Stack, error)
 	if err != nil {
 		return nil, err
 	}
+	if logger == nil {
+		logger = slog.Default()
+	}
 	opts.Logger = logger
 	return &Stack{Host: h, Server: New(h, opts)}, nil
 }
@@ -46,4 +52,50 @@ func (s *Stack) Attach(store *meta.Store) {
 func (s *Stack) Close(ctx context.Context) error {
 	s.Server.Close()
 	return s.Host.CloseAll(ctx)
+}
+
+// StackSet builds the Stacks of a dev cluster's nodes (devcluster's
+// NodeHost), attaches them once the nodes exist and closes them.
+type StackSet struct {
+	Options Options
+	Logger  *slog.Logger
+
+	mu     sync.Mutex
+	stacks []*Stack
+}
+
+// NodeHost is a devcluster.Config.NodeHost.
+func (s *StackSet) NodeHost(dataDir string) (node.ShardHost, func(grpc.ServiceRegistrar), error) {
+	st, err := NewStack(dataDir, s.Options, s.Logger)
+	if err != nil {
+		return nil, nil, err
+	}
+	s.mu.Lock()
+	s.stacks = append(s.stacks, st)
+	s.mu.Unlock()
+	return st.ShardHost(), st.Register, nil
+}
+
+// Attach connects each node's stack (in creation order) to its store.
+func (s *StackSet) Attach(nodes []*node.Node) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(nodes) != len(s.stacks) {
+		return fmt.Errorf("server: %d nodes for %d stacks", len(nodes), len(s.stacks))
+	}
+	for i, n := range nodes {
+		s.stacks[i].Attach(n.Store())
+	}
+	return nil
+}
+
+// Close closes every stack.
+func (s *StackSet) Close(ctx context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var errs []error
+	for _, st := range s.stacks {
+		errs = append(errs, st.Close(ctx))
+	}
+	return errors.Join(errs...)
 }

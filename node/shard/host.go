@@ -63,6 +63,16 @@ type Host struct {
 	shards map[ID]*Shard
 	// opening serializes Open/Close/Delete of one shard.
 	opening map[ID]*sync.Mutex
+	// onClose hooks run before a shard's engine closes.
+	onClose []func(*Shard)
+}
+
+// OnClose registers f to run before a shard closes or is deleted, e.g. to
+// release readers pinned on it while its files are still there.
+func (h *Host) OnClose(f func(*Shard)) {
+	h.mu.Lock()
+	h.onClose = append(h.onClose, f)
+	h.mu.Unlock()
 }
 
 // NewHost returns a Host over opts.DataDir, creating it if needed.
@@ -245,11 +255,18 @@ func (h *Host) CloseAll(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
+// take removes a shard from the host and runs the close hooks.
 func (h *Host) take(id ID) *Shard {
 	h.mu.Lock()
-	defer h.mu.Unlock()
 	s := h.shards[id]
 	delete(h.shards, id)
+	hooks := h.onClose
+	h.mu.Unlock()
+	if s != nil {
+		for _, f := range hooks {
+			f(s)
+		}
+	}
 	return s
 }
 
