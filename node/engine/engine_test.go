@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/sluice-search/sluice/node/engine/document"
+	"github.com/sluice-search/sluice/node/engine/index"
 	"github.com/sluice-search/sluice/node/engine/mapping"
 	"github.com/sluice-search/sluice/node/engine/mergepolicy"
 	"github.com/sluice-search/sluice/node/engine/store"
@@ -203,5 +205,50 @@ func TestEngineCreate(t *testing.T) {
 	src, _, _ := e.Get(ctx, []byte("1"), GetOptions{Realtime: true})
 	if st := e.Stats(); string(src) != `{"title":"first"}` || st.NumDocs != 1 {
 		t.Fatalf("after refused creates: %q, %d docs", src, st.NumDocs)
+	}
+}
+
+func TestEngineCloseWhileIndexing(t *testing.T) {
+	ctx := context.Background()
+	e := openTestEngine(t, Options{RefreshInterval: time.Millisecond, RAMBufferBytes: 1 << 20})
+	var wg sync.WaitGroup
+	for g := range 3 {
+		wg.Go(func() {
+			for i := 0; ; i++ {
+				id := fmt.Appendf(nil, "%d-%d", g, i%50)
+				var err error
+				if i%7 == 0 {
+					_, err = e.Delete(ctx, id)
+				} else {
+					_, err = e.Index(ctx, id, fmt.Appendf(nil, `{"title":"doc %d"}`, i))
+				}
+				if errors.Is(err, ErrClosed) {
+					return
+				}
+				if err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	time.Sleep(50 * time.Millisecond)
+	r := e.Acquire()
+	if err := e.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+	// A reader acquired before Close still works.
+	var sd index.StoredDoc
+	for _, lf := range r.Leaves() {
+		for d := range lf.Reader.MaxDoc() {
+			if err := lf.Reader.StoredFields().Document(d, &sd); err != nil || len(sd.Source) == 0 {
+				t.Fatalf("reading a held reader after close: %v", err)
+			}
+		}
+	}
+	r.Release()
+	if _, err := e.Refresh(ctx); !errors.Is(err, ErrClosed) {
+		t.Fatalf("refresh after close: %v", err)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/sluice-search/sluice/node/engine/document"
 	"github.com/sluice-search/sluice/node/engine/dwpt"
 	"github.com/sluice-search/sluice/node/engine/index"
+	"github.com/sluice-search/sluice/node/engine/mergescheduler"
 	"github.com/sluice-search/sluice/node/engine/store"
 )
 
@@ -420,7 +421,7 @@ func (w *IndexWriter) sequence(pt *perThread, kind opKind, id []byte, docID int)
 		// The indexing goroutine that produced a segment waits here if
 		// merges fall too far behind (merge backpressure).
 		if ms := w.opts.MergeScheduler; ms != nil && w.mergingEnabled() {
-			if err := ms.MaybeStall(w.closeCtx); err != nil && !w.isClosed() {
+			if err := ms.MaybeStall(w.closeCtx); err != nil && !w.isClosed() && !errors.Is(err, mergescheduler.ErrClosed) {
 				w.log.Warn("engine: merge stall", "err", err)
 			}
 		}
