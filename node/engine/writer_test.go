@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -532,4 +533,61 @@ func testConcurrentModel(t *testing.T, opts WriterOptions) *testIndex {
 	}
 	t.Logf("%d snapshots, %d refreshes (%v), %d merges", len(snaps), ti.w.stats.refreshes.Load(), time.Duration(ti.w.stats.refreshNanos.Load()), ti.w.stats.merges.Load())
 	return ti
+}
+
+// slowCodec delays segment writes, like a slow disk.
+type slowCodec struct {
+	index.Codec
+	delay time.Duration
+}
+
+func (c slowCodec) WriteSegment(ctx context.Context, dir store.Directory, info *index.SegmentInfo, src index.LeafReader, ioctx store.IOContext) error {
+	time.Sleep(c.delay)
+	return c.Codec.WriteSegment(ctx, dir, info, src, ioctx)
+}
+
+func TestStallWhenFlushingFallsBehind(t *testing.T) {
+	ctx := context.Background()
+	const budget = 1 << 20
+	dir := store.NewRAMDirectory()
+	w, err := NewIndexWriter(WriterOptions{Directory: dir, Codec: slowCodec{testCodec(t), 100 * time.Millisecond}, RAMBufferBytes: budget})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	pad := strings.Repeat(" ", 4000)
+	var wg sync.WaitGroup
+	var maxRAM atomic.Int64
+	for g := range 4 {
+		wg.Go(func() {
+			var doc document.Document
+			for i := range 300 {
+				makeDoc(&doc, fmt.Sprintf("%d-%d", g, i), i, 5)
+				doc.Source = append(doc.Source, pad...)
+				if _, err := w.Add(ctx, &doc); err != nil {
+					t.Error(err)
+					return
+				}
+				if ram := w.RAMBytesUsed(); ram > maxRAM.Load() {
+					maxRAM.Store(ram)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if w.stats.stalls.Load() == 0 {
+		t.Fatal("indexing never stalled although flushes were 100 ms each")
+	}
+	// Stalled goroutines wait once pending+flushing bytes pass twice the
+	// budget; each may still add one doc and hold one DWPT.
+	t.Logf("max buffered RAM %d, %d stalls", maxRAM.Load(), w.stats.stalls.Load())
+	if m := maxRAM.Load(); m > 4*budget {
+		t.Fatalf("buffered RAM reached %d with a %d budget", m, budget)
+	}
+	mustRefresh(t, w, true)
+	r := w.Acquire()
+	defer r.Release()
+	if r.NumDocs() != 1200 {
+		t.Fatalf("%d docs visible, want 1200", r.NumDocs())
+	}
 }
