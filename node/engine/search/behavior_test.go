@@ -305,3 +305,84 @@ func TestSloppyPhrasesMatchOracle(t *testing.T) {
 		t.Fatalf("phrases matched %d docs, sloppy ones with repeats %d: nothing exercised", matched, sloppyRepeats)
 	}
 }
+
+// usesDocValues reports whether a scorer tree verifies a range by doc
+// values.
+func usesDocValues(s scorer) bool {
+	switch s := s.(type) {
+	case *dvRangeScorer:
+		return true
+	case *rescoredScorer:
+		return usesDocValues(s.scorer)
+	case *conjunctionScorer:
+		for _, c := range s.all {
+			if usesDocValues(c) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// TestRangeFilterVerifiesByDocValues: a wide range filtering a selective
+// clause checks doc values per candidate instead of reading the range's
+// postings — and matches exactly what the postings would, falling back to
+// postings when a field is multi-valued.
+func TestRangeFilterVerifiesByDocValues(t *testing.T) {
+	r := rand.New(rand.NewPCG(21, 21))
+	docs := genDocs(r, 3000, 300, 0)
+	// Make "num" multi-valued in the second half's leaf only.
+	for d := 1500; d < 3000; d += 2 {
+		for i := range docs[d].Fields {
+			if f := &docs[d].Fields[i]; f.Name == "num" {
+				v := f.Numerics[0] + 7
+				f.Numerics = append(f.Numerics, v)
+				f.Tokens = append(f.Tokens, document.Token{Term: document.EncodeSortable(nil, v)})
+			}
+		}
+	}
+	o := &oracleIndex{docs: docs, deleted: make([]bool, len(docs))}
+	c := &corpus{oracle: o, searcher: NewSearcher([]Leaf{{Reader: newMemLeaf(docs[:1500])}, {Reader: newMemLeaf(docs[1500:]), DocBase: 1500}})}
+	rare := &TermQuery{Field: "body", Term: []byte("w40")}
+	tests := []struct {
+		name    string
+		filter  Query
+		wantDV0 bool // leaf 0 (single-valued) uses doc values
+	}{
+		{"numeric", NewLongRange("num", -20, 20, true, false), true},
+		{"numeric open", &RangeQuery{Field: "num", Upper: document.EncodeSortable(nil, 3), IncludeUpper: true}, true},
+		{"numeric exclusive", NewLongRange("num", -5, 5, false, false), true},
+		{"keyword", &RangeQuery{Field: "tag", Lower: []byte("t03"), Upper: []byte("t10"), IncludeLower: true}, true},
+		{"keyword absent bounds", &RangeQuery{Field: "tag", Lower: []byte("t03x"), Upper: []byte("t10x")}, true},
+		{"constant score", &ConstantScoreQuery{Query: NewLongRange("num", 0, 50, true, true)}, true},
+	}
+	ctx := context.Background()
+	for _, tc := range tests {
+		q := &BooleanQuery{Must: []Query{rare}, Filter: []Query{tc.filter}}
+		td, err := c.searcher.Search(ctx, q, Request{Size: 100, TotalHitsThreshold: math.MaxInt})
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkTopDocs(t, tc.name, c, q, 100, td, true)
+		if td.TotalHits == 0 {
+			t.Fatalf("%s: no hits, nothing checked", tc.name)
+		}
+		qc := newQueryContext(c.searcher)
+		w, err := q.createWeight(qc, scoreMode{scores: true, topScores: true}, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range c.searcher.leaves {
+			s, err := w.scorer(&leafContext{ord: i, leaf: &c.searcher.leaves[i]})
+			if err != nil || s == nil {
+				t.Fatalf("%s: leaf %d scorer %v %v", tc.name, i, s, err)
+			}
+			// Leaf 1 has multi-valued nums: postings only.
+			want := i == 0 && tc.wantDV0 || i == 1 && tc.name[:7] == "keyword"
+			if got := usesDocValues(s); got != want {
+				t.Errorf("%s: leaf %d uses doc values %v, want %v", tc.name, i, got, want)
+			}
+		}
+		qc.release()
+	}
+}

@@ -323,3 +323,12 @@ func benchPeerTerms(b *testing.B, threshold int) {
 	b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
 	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
 }
+
+// BenchmarkTermFilteredByRangeTop10 is a match filtered by a wide numeric
+// range (most docs): the range verifies candidates by doc values, so the
+// cost follows the term, not the range's postings.
+func BenchmarkTermFilteredByRangeTop10(b *testing.B) {
+	q := queries(benchIndex(b))
+	runBench(b, &BooleanQuery{Must: []Query{&TermQuery{Field: "body", Term: q.med}},
+		Filter: []Query{NewLongRange("len", 500, 5000, true, true)}}, Request{Size: 10})
+}

@@ -90,7 +90,12 @@
 // Every query is linear in the postings it reads: conjunctions in their
 // rarest clause (Advance uses skip data), disjunctions in the sum of their
 // clauses (a heap of clause heads), ranges and terms queries with more than
-// 16 matching terms in a leaf OR their postings into one bitset, phrases in
+// 16 matching terms in a leaf OR their postings into one bitset (reusing
+// one PostingsEnum), except that a range filtering a selective conjunction
+// (the other required clauses match under 1/8 of the leaf) checks each
+// candidate's doc value instead when the field is single-valued in the
+// leaf (Lucene's IndexOrDocValuesQuery idea), so a match query with a wide
+// date filter costs the match's postings, not the range's; phrases in
 // their conjunction plus the positions of candidate docs, sorting in the
 // matching docs times one doc-values read per key.
 package search

@@ -3,6 +3,7 @@ package search
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/sluice-search/sluice/node/engine/index"
@@ -199,6 +200,18 @@ func (w *constantWeight) scorer(lc *leafContext) (scorer, error) {
 
 func (w *constantWeight) count(lc *leafContext) int { return w.inner.count(lc) }
 
+func (w *constantWeight) scorerForLead(lc *leafContext, leadCost int64) (scorer, error) {
+	la, ok := w.inner.(leadAwareWeight)
+	if !ok {
+		return w.scorer(lc)
+	}
+	s, err := la.scorerForLead(lc, leadCost)
+	if s == nil || err != nil {
+		return nil, err
+	}
+	return &rescoredScorer{scorer: s, value: w.score}, nil
+}
+
 // Operator combines the terms of a match query.
 type Operator uint8
 
@@ -313,6 +326,9 @@ type booleanWeight struct {
 
 func (w *booleanWeight) scorer(lc *leafContext) (scorer, error) {
 	var required, scoring []scorer
+	// Filters that can verify candidates more cheaply than iterate
+	// (ranges) wait until the cheapest other required clause is known.
+	var deferred []leadAwareWeight
 	for _, cw := range w.must {
 		s, err := cw.scorer(lc)
 		if s == nil || err != nil {
@@ -322,11 +338,35 @@ func (w *booleanWeight) scorer(lc *leafContext) (scorer, error) {
 		scoring = append(scoring, s)
 	}
 	for _, cw := range w.filter {
+		if la, ok := cw.(leadAwareWeight); ok && len(w.filter)+len(w.must) > 1 {
+			deferred = append(deferred, la)
+			continue
+		}
 		s, err := cw.scorer(lc)
 		if s == nil || err != nil {
 			return nil, err
 		}
 		required = append(required, s)
+	}
+	if len(deferred) > 0 {
+		leadCost := int64(math.MaxInt64)
+		for _, s := range required {
+			leadCost = min(leadCost, s.Cost())
+		}
+		for i, la := range deferred {
+			var s scorer
+			var err error
+			if i == 0 && len(required) == 0 {
+				s, err = la.scorer(lc) // nothing else leads
+			} else {
+				s, err = la.scorerForLead(lc, leadCost)
+			}
+			if s == nil || err != nil {
+				return nil, err
+			}
+			required = append(required, s)
+			leadCost = min(leadCost, s.Cost())
+		}
 	}
 	var optional []scorer
 	for _, cw := range w.should {
