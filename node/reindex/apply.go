@@ -1,0 +1,191 @@
+package reindex
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"google.golang.org/grpc/codes"
+
+	"github.com/sluice-search/sluice/node/engine/mapping"
+	"github.com/sluice-search/sluice/node/shard"
+	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
+)
+
+// maxFailureSamples bounds the failed documents a slice reports.
+const maxFailureSamples = 100
+
+// counters are a run's outcome counts, shared by its writers.
+type counters struct {
+	created, updated, conflicts, failures atomic.Int64
+
+	mu      sync.Mutex
+	samples []*sluicev1.ShardFailure
+}
+
+func (c *counters) sample(index string, shardNum int, id []byte, err error, code codes.Code) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.samples) < maxFailureSamples {
+		c.samples = append(c.samples, &sluicev1.ShardFailure{Index: index, Shard: int32(shardNum),
+			Error: &sluicev1.ErrorDetail{Code: int32(code), Reason: fmt.Sprintf("document [%s]: %v", id, err)}})
+	}
+}
+
+func (c *counters) takeSamples() []*sluicev1.ShardFailure {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s := c.samples
+	c.samples = nil
+	return s
+}
+
+// errConflictAbort ends a slice at the first conflict under conflicts=abort.
+var errConflictAbort = errors.New("version conflict, document already exists (conflicts=abort)")
+
+// applyDoc writes one document into a destination shard, re-analysed with
+// the shard's mapping, and counts the outcome. Only errors that should stop
+// the copy are returned: a document that does not fit the mapping is a
+// counted failure, a conflict too unless abortOnConflict.
+func applyDoc(ctx context.Context, sh *shard.Shard, id, source []byte, createOnly, abortOnConflict bool, c *counters) error {
+	res, err := sh.IndexDoc(ctx, id, source, createOnly)
+	switch {
+	case err == nil:
+		if res.Created {
+			c.created.Add(1)
+		} else {
+			c.updated.Add(1)
+		}
+		return nil
+	case errors.Is(err, shard.ErrConflict):
+		c.conflicts.Add(1)
+		if abortOnConflict {
+			return fmt.Errorf("shard %v: document [%s]: %w", sh.ID(), id, errConflictAbort)
+		}
+		return nil
+	case errors.Is(err, mapping.ErrDocument), errors.Is(err, mapping.ErrStrict), errors.Is(err, mapping.ErrConflict):
+		c.failures.Add(1)
+		c.sample(sh.Index(), sh.ID().Shard, id, err, codes.InvalidArgument)
+		return nil
+	}
+	return fmt.Errorf("shard %v: index [%s]: %w", sh.ID(), id, err)
+}
+
+// chunk is a run of documents for one local destination shard, with their
+// bytes in one buffer (the source shard's stored-fields reader reuses its
+// own).
+type chunk struct {
+	sh   *shard.Shard
+	buf  []byte
+	ends []int // id end, source end, id end, ...
+}
+
+func (ch *chunk) add(id, source []byte) {
+	ch.buf = append(ch.buf, id...)
+	ch.ends = append(ch.ends, len(ch.buf))
+	ch.buf = append(ch.buf, source...)
+	ch.ends = append(ch.ends, len(ch.buf))
+}
+
+func (ch *chunk) len() int { return len(ch.ends) / 2 }
+
+func (ch *chunk) doc(i int) (id, source []byte) {
+	start := 0
+	if i > 0 {
+		start = ch.ends[2*i-1]
+	}
+	return ch.buf[start:ch.ends[2*i]], ch.buf[ch.ends[2*i]:ch.ends[2*i+1]]
+}
+
+func (ch *chunk) reset() { ch.buf, ch.ends = ch.buf[:0], ch.ends[:0] }
+
+// writers is a pool of goroutines applying chunks to local shards. Wait
+// returns once every chunk handed in so far is applied: the point where a
+// checkpoint may be taken.
+type writers struct {
+	ctx             context.Context
+	work            chan *chunk
+	free            sync.Pool
+	pending         sync.WaitGroup
+	done            sync.WaitGroup
+	createOnly      bool
+	abortOnConflict bool
+	c               *counters
+	errMu           sync.Mutex
+	err             error
+	cancel          context.CancelCauseFunc
+}
+
+func newWriters(ctx context.Context, n int, createOnly, abortOnConflict bool, c *counters) (*writers, context.Context) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	w := &writers{ctx: ctx, work: make(chan *chunk, n), createOnly: createOnly, abortOnConflict: abortOnConflict, c: c, cancel: cancel}
+	w.free.New = func() any { return &chunk{} }
+	for range n {
+		w.done.Go(w.loop)
+	}
+	return w, ctx
+}
+
+func (w *writers) loop() {
+	for ch := range w.work {
+		for i := range ch.len() {
+			if w.ctx.Err() != nil {
+				break
+			}
+			id, src := ch.doc(i)
+			if err := applyDoc(w.ctx, ch.sh, id, src, w.createOnly, w.abortOnConflict, w.c); err != nil {
+				w.fail(err)
+				break
+			}
+		}
+		ch.reset()
+		w.free.Put(ch)
+		w.pending.Done()
+	}
+}
+
+func (w *writers) fail(err error) {
+	w.errMu.Lock()
+	defer w.errMu.Unlock()
+	if w.err == nil {
+		w.err = err
+		w.cancel(err)
+	}
+}
+
+func (w *writers) get(sh *shard.Shard) *chunk {
+	ch := w.free.Get().(*chunk)
+	ch.sh = sh
+	return ch
+}
+
+func (w *writers) submit(ch *chunk) {
+	w.pending.Add(1)
+	select {
+	case w.work <- ch:
+	case <-w.ctx.Done():
+		w.pending.Done()
+	}
+}
+
+// wait blocks until every submitted chunk is applied and returns the first
+// write error.
+func (w *writers) wait() error {
+	w.pending.Wait()
+	return w.firstErr()
+}
+
+func (w *writers) firstErr() error {
+	w.errMu.Lock()
+	defer w.errMu.Unlock()
+	return w.err
+}
+
+// stop ends the goroutines once the pending chunks are done.
+func (w *writers) stop() {
+	close(w.work)
+	w.done.Wait()
+	w.cancel(nil)
+}

@@ -1,0 +1,52 @@
+// Package reindex is a data node's share of a reindex task: it serves
+// RunReindexSlice, ShardIngest and RethrottleReindexSlice of the internal
+// Node service (Wrap adds them to the node's NodeServer). The coordinator
+// side — planning, dispatch, checkpoints in etcd, verification — is
+// coordinator/reindex.
+//
+// # A slice
+//
+// A slice is one source shard held by this node, or one _id-hash
+// sub-slice of it. Its run:
+//
+//  1. Pins a point-in-time reader of the source shard (Acquire) and selects
+//     the docs to copy per segment as bitsets: live ∩ sub-slice (from the
+//     _id term dictionary) ∩ query matches (a doc-order search, no scoring),
+//     cut to the first max_docs in index order. The selection is a pure
+//     function of the reader and the request.
+//  2. Reads the selected docs in index order from stored fields — _id and
+//     the original _source bytes, no JSON decoding — and routes each by
+//     hash(_id) over the destination's routing shards. A destination shard
+//     open on this node is written in-process (Shard.IndexDoc: parsed once,
+//     with the destination's mapping) by a pool of writer goroutines; any
+//     other goes into that shard's ShardIngest stream to its node, in binary
+//     batches whose Send blocks while the receiver is behind
+//     (backpressure). Periodic refresh of local destination shards is off
+//     while any copy writes to them and restored (to the index's setting)
+//     after.
+//  3. Every checkpoint interval, and at the end, makes everything before
+//     the current position durable — writers drained and local destination
+//     shards committed, ingest streams closed (the receiving node commits
+//     before it answers) — and only then streams a progress message with
+//     the cursor and the counters since the run began.
+//
+// The cursor is (layout fingerprint, next doc). A slice resumed with a
+// cursor continues in the reader it came from if the node still holds it
+// (kept for ReaderKeepAlive after an interrupted run, as when the
+// coordinator died), or in the shard's current reader if its segment
+// layout hashes the same (a restarted node whose source shard reopened from
+// the same commit). Otherwise doc positions mean nothing and the slice
+// starts over, saying so (restarted): writes are idempotent by _id, so the
+// destination still ends with every document exactly once.
+//
+// Throttle paces documents at requests_per_second; RethrottleReindexSlice
+// wakes a waiting slice so a new rate applies at once. Cancelling the RPC
+// stops the slice within one document.
+//
+// Outcomes: a created or replaced document is counted; one that does not
+// fit the destination mapping is a failure (counted, sampled, the copy
+// goes on); with op_type create an existing id is a conflict — fatal
+// (FAILED_PRECONDITION) under conflicts=abort. Any other error ends the
+// run with a retryable status, and the coordinator resumes the slice from
+// its last checkpoint: nothing is ever dropped.
+package reindex

@@ -1,0 +1,263 @@
+package reindex
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime"
+	"sync"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
+
+	"github.com/sluice-search/sluice/cluster/meta"
+	"github.com/sluice-search/sluice/node/engine"
+	"github.com/sluice-search/sluice/node/shard"
+	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
+)
+
+// Options configure a Runner.
+type Options struct {
+	// CheckpointInterval is how often a slice makes its writes durable and
+	// reports a checkpoint, unless the request sets one. Default 5 s.
+	CheckpointInterval time.Duration
+	// Workers index into local destination shards, per slice (and per
+	// ingest stream). Default GOMAXPROCS.
+	Workers int
+	// BatchDocs and BatchBytes bound one ShardIngest message. Defaults 512
+	// and 1 MiB.
+	BatchDocs  int
+	BatchBytes int
+	// ReaderKeepAlive keeps the point-in-time reader of a slice whose run
+	// ended early (coordinator gone, node unreachable), so its resume
+	// continues in the same reader. Default 5 minutes.
+	ReaderKeepAlive time.Duration
+	Logger          *slog.Logger
+}
+
+// SetDefaults fills zero fields.
+func (o *Options) SetDefaults() {
+	if o.CheckpointInterval <= 0 {
+		o.CheckpointInterval = 5 * time.Second
+	}
+	if o.Workers <= 0 {
+		o.Workers = runtime.GOMAXPROCS(0)
+	}
+	if o.BatchDocs <= 0 {
+		o.BatchDocs = 512
+	}
+	if o.BatchBytes <= 0 {
+		o.BatchBytes = 1 << 20
+	}
+	if o.ReaderKeepAlive <= 0 {
+		o.ReaderKeepAlive = 5 * time.Minute
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+}
+
+// Runner serves a data node's share of reindexing: RunReindexSlice,
+// ShardIngest and RethrottleReindexSlice of the Node service.
+type Runner struct {
+	host  *shard.Host
+	cache *meta.Cache
+	opts  Options
+
+	mu         sync.Mutex
+	running    map[sliceKey]*Throttle
+	kept       map[sliceKey]*keptReader
+	refreshOff map[shard.ID]int
+	conns      map[string]*grpc.ClientConn
+}
+
+type sliceKey struct {
+	task  string
+	slice int32
+}
+
+// keptReader is a slice's reader held between runs.
+type keptReader struct {
+	reader      *engine.Reader
+	fingerprint uint64
+	timer       *time.Timer
+}
+
+// NewRunner returns a Runner over the node's shards. cache (the node's
+// cluster state, may be nil) gives the refresh interval to restore on a
+// destination shard after a copy.
+func NewRunner(host *shard.Host, cache *meta.Cache, opts Options) *Runner {
+	opts.SetDefaults()
+	return &Runner{host: host, cache: cache, opts: opts, running: map[sliceKey]*Throttle{},
+		kept: map[sliceKey]*keptReader{}, refreshOff: map[shard.ID]int{}, conns: map[string]*grpc.ClientConn{}}
+}
+
+// Close releases kept readers and connections.
+func (r *Runner) Close() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for k, kr := range r.kept {
+		kr.timer.Stop()
+		kr.reader.Release()
+		delete(r.kept, k)
+	}
+	for addr, c := range r.conns {
+		c.Close()
+		delete(r.conns, addr)
+	}
+}
+
+// RethrottleReindexSlice changes a running slice's rate at once.
+func (r *Runner) RethrottleReindexSlice(_ context.Context, req *sluicev1.RethrottleReindexSliceRequest) (*sluicev1.RethrottleReindexSliceResponse, error) {
+	r.mu.Lock()
+	th := r.running[sliceKey{req.GetTaskId(), req.GetSlice()}]
+	r.mu.Unlock()
+	if th == nil {
+		return &sluicev1.RethrottleReindexSliceResponse{}, nil
+	}
+	th.SetRate(float64(req.GetRequestsPerSecond()))
+	return &sluicev1.RethrottleReindexSliceResponse{Found: true}, nil
+}
+
+// client returns a Node client for another node's address.
+func (r *Runner) client(addr string) (sluicev1.NodeClient, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	c := r.conns[addr]
+	if c == nil {
+		var err error
+		if c, err = grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials())); err != nil {
+			return nil, fmt.Errorf("dial %s: %w", addr, err)
+		}
+		r.conns[addr] = c
+	}
+	return sluicev1.NewNodeClient(c), nil
+}
+
+// pin returns the reader a slice runs in and where to start: the kept
+// reader if the cursor came from it, else the shard's latest reader — at
+// the cursor's position if its layout is the cursor's, else from the
+// start (restarted).
+func (r *Runner) pin(key sliceKey, src *shard.Shard, raw []byte) (rd *engine.Reader, fp uint64, next int, restarted bool, err error) {
+	cur, hasCursor, err := decodeCursor(raw)
+	if err != nil {
+		return nil, 0, 0, false, status.Error(codes.InvalidArgument, err.Error())
+	}
+	r.mu.Lock()
+	kr := r.kept[key]
+	delete(r.kept, key)
+	r.mu.Unlock()
+	if kr != nil {
+		kr.timer.Stop()
+		if hasCursor && kr.fingerprint == cur.fingerprint {
+			return kr.reader, kr.fingerprint, cur.next, false, nil
+		}
+		kr.reader.Release()
+	}
+	rd = src.Engine().Acquire()
+	if fp, err = fingerprint(rd); err != nil {
+		rd.Release()
+		return nil, 0, 0, false, status.Error(codes.Internal, err.Error())
+	}
+	if !hasCursor {
+		return rd, fp, 0, false, nil
+	}
+	if fp == cur.fingerprint {
+		return rd, fp, cur.next, false, nil
+	}
+	return rd, fp, 0, true, nil
+}
+
+// keep holds a slice's reader for a resume, until the keep-alive passes.
+func (r *Runner) keep(key sliceKey, rd *engine.Reader, fp uint64) {
+	kr := &keptReader{reader: rd, fingerprint: fp}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if old := r.kept[key]; old != nil {
+		old.timer.Stop()
+		old.reader.Release()
+	}
+	r.kept[key] = kr
+	kr.timer = time.AfterFunc(r.opts.ReaderKeepAlive, func() {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		if r.kept[key] == kr {
+			delete(r.kept, key)
+			kr.reader.Release()
+		}
+	})
+}
+
+// KeptReaders is the number of readers held for resumes.
+func (r *Runner) KeptReaders() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.kept)
+}
+
+// pauseRefresh turns a destination shard's periodic refresh off while at
+// least one copy writes to it; the returned func restores the index's
+// interval when the last one ends.
+func (r *Runner) pauseRefresh(sh *shard.Shard) func() {
+	id := sh.ID()
+	r.mu.Lock()
+	r.refreshOff[id]++
+	if r.refreshOff[id] == 1 {
+		sh.Engine().SetRefreshInterval(-1)
+	}
+	r.mu.Unlock()
+	return func() {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		r.refreshOff[id]--
+		if r.refreshOff[id] == 0 {
+			delete(r.refreshOff, id)
+			sh.Engine().SetRefreshInterval(r.refreshInterval(id.IndexUUID))
+		}
+	}
+}
+
+// refreshInterval is the index's configured interval: unset is the
+// default, an explicit 0 is off.
+func (r *Runner) refreshInterval(indexUUID string) time.Duration {
+	if r.cache == nil {
+		return engine.DefaultRefreshInterval
+	}
+	st := r.cache.State()
+	if st == nil || st.ByUUID[indexUUID] == nil {
+		return engine.DefaultRefreshInterval
+	}
+	ri := st.ByUUID[indexUUID].Meta.GetSettings().GetRefreshInterval()
+	switch {
+	case ri == nil:
+		return engine.DefaultRefreshInterval
+	case ri.AsDuration() == 0:
+		return -1
+	}
+	return ri.AsDuration()
+}
+
+// statusOf turns a slice error into a gRPC status: conflicts under
+// conflicts=abort and bad requests are final, everything else is worth a
+// retry from the last checkpoint.
+func statusOf(err error) error {
+	if err == nil {
+		return nil
+	}
+	if _, ok := status.FromError(err); ok {
+		return err
+	}
+	switch {
+	case errors.Is(err, context.Canceled):
+		return status.Error(codes.Canceled, err.Error())
+	case errors.Is(err, context.DeadlineExceeded):
+		return status.Error(codes.DeadlineExceeded, err.Error())
+	case errors.Is(err, shard.ErrNotHere), errors.Is(err, engine.ErrClosed):
+		return status.Error(codes.NotFound, err.Error())
+	}
+	return status.Error(codes.Unavailable, err.Error())
+}

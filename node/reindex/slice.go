@@ -1,0 +1,265 @@
+package reindex
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/durationpb"
+
+	"github.com/sluice-search/sluice/cluster/routing"
+	"github.com/sluice-search/sluice/node/engine"
+	"github.com/sluice-search/sluice/node/engine/index"
+	"github.com/sluice-search/sluice/node/engine/search"
+	"github.com/sluice-search/sluice/node/querydsl"
+	"github.com/sluice-search/sluice/node/shard"
+	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
+)
+
+// chunkDocs is how many documents a local writer takes at a time.
+const chunkDocs = 64
+
+// RunReindexSlice copies one slice of a source shard held by this node.
+// See the package doc for the algorithm.
+func (r *Runner) RunReindexSlice(req *sluicev1.RunReindexSliceRequest, stream grpc.ServerStreamingServer[sluicev1.RunReindexSliceResponse]) error {
+	ctx := stream.Context()
+	key := sliceKey{req.GetTaskId(), req.GetSlice()}
+	srcID := req.GetSource()
+	if srcID == nil {
+		return status.Error(codes.InvalidArgument, "reindex slice: source shard is required")
+	}
+	dst := routing.Params{Shards: int(req.GetDestShards()), RoutingShards: int(req.GetDestRoutingShards())}
+	if err := dst.Validate(); err != nil {
+		return status.Errorf(codes.InvalidArgument, "reindex slice: destination: %v", err)
+	}
+	src, err := r.host.Get(shard.ID{IndexUUID: srcID.GetIndexUuid(), Shard: int(srcID.GetShard())})
+	if err != nil {
+		return statusOf(err)
+	}
+	th := NewThrottle(float64(req.GetRequestsPerSecond()))
+	r.mu.Lock()
+	r.running[key] = th
+	r.mu.Unlock()
+	defer func() {
+		r.mu.Lock()
+		if r.running[key] == th {
+			delete(r.running, key)
+		}
+		r.mu.Unlock()
+	}()
+
+	rd, fp, next, restarted, err := r.pin(key, src, req.GetCursor())
+	if err != nil {
+		return err
+	}
+	done := false
+	defer func() {
+		if done {
+			rd.Release()
+		} else {
+			r.keep(key, rd, fp)
+		}
+	}()
+	var q search.Query
+	if pq := req.GetQuery(); pq != nil && pq.Kind != nil && pq.GetMatchAll() == nil {
+		if q, err = (querydsl.Compiler{Mapping: src.Mapping()}).Compile(pq); err != nil {
+			return status.Errorf(codes.InvalidArgument, "reindex slice: query: %v", err)
+		}
+	}
+	sub := req.GetSubSlice()
+	if sub != nil && (sub.GetMax() < 1 || sub.GetId() < 0 || sub.GetId() >= sub.GetMax()) {
+		return status.Errorf(codes.InvalidArgument, "reindex slice: sub-slice %d of %d", sub.GetId(), sub.GetMax())
+	}
+	sel, err := newSelection(ctx, rd, int(sub.GetId()), int(sub.GetMax()), q, req.GetMaxDocs())
+	if err != nil {
+		return statusOf(err)
+	}
+	interval := r.opts.CheckpointInterval
+	if ci := req.GetCheckpointInterval(); ci != nil && ci.AsDuration() > 0 {
+		interval = ci.AsDuration()
+	}
+	cp := &copyRun{r: r, req: req, dst: dst, sel: sel, rd: rd, fp: fp, th: th, interval: interval,
+		stream: stream, restarted: restarted, local: map[int]*shard.Shard{}, remote: map[int]*ingestStream{}}
+	err = cp.run(ctx, next)
+	done = err == nil
+	return statusOf(err)
+}
+
+// copyRun is one run of a slice.
+type copyRun struct {
+	r         *Runner
+	req       *sluicev1.RunReindexSliceRequest
+	dst       routing.Params
+	sel       *selection
+	rd        *engine.Reader
+	fp        uint64
+	th        *Throttle
+	interval  time.Duration
+	stream    grpc.ServerStreamingServer[sluicev1.RunReindexSliceResponse]
+	restarted bool
+
+	c       counters
+	copied  int64
+	w       *writers
+	local   map[int]*shard.Shard // destination shards open on this node
+	chunks  map[int]*chunk
+	remote  map[int]*ingestStream
+	restore []func()
+}
+
+func (cp *copyRun) run(ctx context.Context, next int) (err error) {
+	createOnly := cp.req.GetOpType() == sluicev1.BulkAction_BULK_ACTION_CREATE
+	abort := !cp.req.GetProceedOnConflicts()
+	cp.w, ctx = newWriters(ctx, cp.r.opts.Workers, createOnly, abort, &cp.c)
+	cp.chunks = map[int]*chunk{}
+	defer func() {
+		cp.w.stop()
+		for _, s := range cp.remote {
+			if s.stream != nil {
+				_ = s.stream.CloseSend()
+			}
+		}
+		for _, f := range cp.restore {
+			f()
+		}
+	}()
+	lastCheckpoint := time.Now()
+	leaves := cp.rd.Leaves()
+	var sd index.StoredDoc
+	for li := range leaves {
+		base, bits := leaves[li].DocBase, cp.sel.bits[li]
+		if next >= base+bits.Len() {
+			continue
+		}
+		stored := leaves[li].Reader.StoredFields()
+		for d := bits.NextSetBit(max(0, next-base)); d != index.NoMoreDocs; d = bits.NextSetBit(d + 1) {
+			if err := cp.th.Wait(ctx); err != nil {
+				return cp.cause(ctx, err)
+			}
+			if err := stored.Document(d, &sd); err != nil {
+				return fmt.Errorf("source shard %v: doc %d: %w", cp.req.GetSource(), base+d, err)
+			}
+			if err := cp.route(ctx, sd.ID, sd.Source); err != nil {
+				return cp.cause(ctx, err)
+			}
+			cp.copied++
+			next = base + d + 1
+			if cp.copied%chunkDocs == 0 && time.Since(lastCheckpoint) >= cp.interval {
+				if err := cp.checkpoint(ctx, next, false); err != nil {
+					return cp.cause(ctx, err)
+				}
+				lastCheckpoint = time.Now()
+			}
+		}
+	}
+	return cp.cause(ctx, cp.checkpoint(ctx, cp.rd.MaxDoc(), true))
+}
+
+// cause prefers the writers' error (a conflict under abort, say) over the
+// cancellation it caused.
+func (cp *copyRun) cause(ctx context.Context, err error) error {
+	if err == nil {
+		return nil
+	}
+	if werr := cp.w.firstErr(); werr != nil {
+		if errors.Is(werr, errConflictAbort) {
+			return status.Error(codes.FailedPrecondition, werr.Error())
+		}
+		return werr
+	}
+	if c := context.Cause(ctx); c != nil && !errors.Is(c, context.Canceled) {
+		return c
+	}
+	return err
+}
+
+// route sends a document to its destination shard: in-process when the
+// shard is open here, else into that shard's ingest stream.
+func (cp *copyRun) route(ctx context.Context, id, source []byte) error {
+	d := routing.Shard(string(id), cp.dst)
+	if sh, ok := cp.localShard(d); ok {
+		ch := cp.chunks[d]
+		if ch == nil {
+			ch = cp.w.get(sh)
+			cp.chunks[d] = ch
+		}
+		ch.add(id, source)
+		if ch.len() == chunkDocs {
+			cp.w.submit(ch)
+			delete(cp.chunks, d)
+		}
+		return nil
+	}
+	s := cp.remote[d]
+	if s == nil {
+		addr := cp.req.GetDestNodes()[int32(d)]
+		if addr == "" {
+			return status.Errorf(codes.Unavailable, "destination shard %d is not open here and has no node", d)
+		}
+		s = &ingestStream{addr: addr, opType: cp.req.GetOpType(),
+			shard: &sluicev1.ShardID{IndexUuid: cp.req.GetDestIndexUuid(), Shard: int32(d)}}
+		cp.remote[d] = s
+	}
+	s.add(id, source)
+	if len(s.batch.Docs) >= cp.r.opts.BatchDocs || s.bytes >= cp.r.opts.BatchBytes {
+		return s.flush(ctx, cp.r)
+	}
+	return nil
+}
+
+// localShard returns destination shard d if it is open on this node (and
+// pauses its refresh for the run the first time).
+func (cp *copyRun) localShard(d int) (*shard.Shard, bool) {
+	if sh, ok := cp.local[d]; ok {
+		return sh, sh != nil
+	}
+	sh, err := cp.r.host.Get(shard.ID{IndexUUID: cp.req.GetDestIndexUuid(), Shard: d})
+	if err != nil {
+		cp.local[d] = nil
+		return nil, false
+	}
+	cp.local[d] = sh
+	cp.restore = append(cp.restore, cp.r.pauseRefresh(sh))
+	return sh, true
+}
+
+// checkpoint makes every document before next durable in its destination
+// — local writers drained and their shards committed, remote streams closed
+// (their nodes commit before answering) — then reports the position.
+func (cp *copyRun) checkpoint(ctx context.Context, next int, done bool) error {
+	for d, ch := range cp.chunks {
+		cp.w.submit(ch)
+		delete(cp.chunks, d)
+	}
+	if err := cp.w.wait(); err != nil {
+		return err
+	}
+	for _, s := range cp.remote {
+		if err := s.close(ctx, cp.r, &cp.c); err != nil {
+			return err
+		}
+	}
+	if !cp.req.GetProceedOnConflicts() && cp.c.conflicts.Load() > 0 {
+		return status.Errorf(codes.FailedPrecondition, "reindex slice %d: %d version conflicts (conflicts=abort)", cp.req.GetSlice(), cp.c.conflicts.Load())
+	}
+	for _, sh := range cp.local {
+		if sh == nil {
+			continue
+		}
+		if _, err := sh.Engine().Commit(ctx, engine.CommitOptions{}); err != nil {
+			return fmt.Errorf("destination shard %v: commit: %w", sh.ID(), err)
+		}
+	}
+	return cp.stream.Send(&sluicev1.RunReindexSliceResponse{
+		Total: cp.sel.total, Copied: cp.copied,
+		Created: cp.c.created.Load(), Updated: cp.c.updated.Load(),
+		VersionConflicts: cp.c.conflicts.Load(), Failures: cp.c.failures.Load(),
+		Cursor: cursor{fingerprint: cp.fp, next: next}.encode(), Done: done,
+		FailureSamples: cp.c.takeSamples(), Restarted: cp.restarted,
+		Throttled: durationpb.New(cp.th.Waited()),
+	})
+}
