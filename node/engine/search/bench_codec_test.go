@@ -332,3 +332,12 @@ func BenchmarkTermFilteredByRangeTop10(b *testing.B) {
 	runBench(b, &BooleanQuery{Must: []Query{&TermQuery{Field: "body", Term: q.med}},
 		Filter: []Query{NewLongRange("len", 500, 5000, true, true)}}, Request{Size: 10})
 }
+
+// BenchmarkOr2FilteredTop10 is Elasticsearch's common shape, a match (OR)
+// with a range filter: MaxScore over the match, filter checked per
+// candidate.
+func BenchmarkOr2FilteredTop10(b *testing.B) {
+	q := queries(benchIndex(b))
+	runBench(b, &BooleanQuery{Must: []Query{q.or2},
+		Filter: []Query{NewLongRange("len", 500, 5000, true, true)}}, Request{Size: 10})
+}

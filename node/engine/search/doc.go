@@ -46,11 +46,13 @@
 //     norm), for a conjunction the sum of its clauses' bounds — and jumps
 //     whole blocks of 128 docs (Lucene's ImpactsDISI / block-max
 //     conjunction);
-//   - a pure disjunction runs block-max MaxScore (Lucene 9.9's
-//     MaxScoreBulkScorer): in windows ending at block boundaries the clauses
-//     whose summed bounds cannot reach the minimum are non-essential, only
-//     the other clauses' docs are visited, and non-essential clauses are
-//     consulted per candidate only while the score can still compete.
+//   - a pure disjunction — alone or filtered, bool{must: match, filter:
+//     ...} — runs block-max MaxScore (Lucene 9.9's MaxScoreBulkScorer): in
+//     windows ending at block boundaries the clauses whose summed bounds
+//     cannot reach the minimum are non-essential, only the other clauses'
+//     docs are visited (leap-frogging with the filter), and non-essential
+//     clauses are consulted per candidate only while the score can still
+//     compete.
 //
 // Once pruning starts the count is a lower bound (Relation "gte"). The
 // value reported is the number of docs actually counted (>= the

@@ -27,7 +27,11 @@ type msClause struct {
 // clauses' docs are visited, and the non-essential clauses are advanced to
 // a candidate only while the score so far plus their remaining bounds can
 // still compete. When every clause is non-essential the window is skipped.
-func maxScoreLeaf(subs []scorer, live *index.FixedBitSet, c *topScoreCollector) {
+//
+// filter, if not nil, is what every hit must also match (the filter
+// clauses of bool{must: match, filter: ...}); candidates leap-frog with
+// its approximation and are confirmed by its two-phase check.
+func maxScoreLeaf(subs []scorer, filter scorer, live *index.FixedBitSet, c *topScoreCollector) {
 	n := len(subs)
 	cl := make([]msClause, n)
 	for i, s := range subs {
@@ -91,7 +95,7 @@ func maxScoreLeaf(subs []scorer, live *index.FixedBitSet, c *topScoreCollector) 
 				e.doc = e.s.Advance(doc)
 			}
 		}
-		doc = scoreWindow(essential, cl[:p], prefix, windowMax, live, c, minComp)
+		doc = scoreWindow(essential, cl[:p], prefix, windowMax, filter, live, c, minComp)
 		if doc == noMoreDocs {
 			return
 		}
@@ -101,11 +105,38 @@ func maxScoreLeaf(subs []scorer, live *index.FixedBitSet, c *topScoreCollector) 
 // scoreWindow visits the essential clauses' docs up to windowMax and
 // returns where the next window starts: after windowMax, or right after a
 // doc that raised the minimum competitive score (to re-partition).
-func scoreWindow(essential, nonEssential []msClause, prefix []float64, windowMax int, live *index.FixedBitSet, c *topScoreCollector, minComp float32) int {
+func scoreWindow(essential, nonEssential []msClause, prefix []float64, windowMax int, filter scorer, live *index.FixedBitSet, c *topScoreCollector, minComp float32) int {
+	var ftp twoPhase
+	if filter != nil {
+		ftp = filter.twoPhase()
+	}
 	for {
 		d := noMoreDocs
 		for i := range essential {
 			d = min(d, essential[i].doc)
+		}
+		if filter != nil && d != noMoreDocs && d <= windowMax {
+			f := filter.DocID()
+			if f < d {
+				f = filter.Advance(d)
+			}
+			if f > d {
+				// Leap-frog the essential clauses to the filter.
+				for i := range essential {
+					if e := &essential[i]; e.doc < f {
+						e.doc = e.s.Advance(f)
+					}
+				}
+				continue
+			}
+			if ftp != nil && !ftp.matches() {
+				for i := range essential {
+					if e := &essential[i]; e.doc == d {
+						e.doc = e.s.NextDoc()
+					}
+				}
+				continue
+			}
 		}
 		if d > windowMax || d == noMoreDocs {
 			if windowMax == noMoreDocs {

@@ -260,7 +260,22 @@ func testQueriesMatchOracle(t *testing.T, build leafBuilder) {
 // disjunctions and conjunctions of frequent terms, with nested clauses.
 func genPruningQuery(r *rand.Rand, o *oracleIndex) Query {
 	field := textFields[r.IntN(2)]
-	switch r.IntN(6) {
+	switch r.IntN(8) {
+	case 6, 7:
+		// match + filters: MaxScore with a filter (a term, a range that
+		// may verify by doc values, or both).
+		or := &BooleanQuery{}
+		for i, n := 0, 2+r.IntN(3); i < n; i++ {
+			or.Should = append(or.Should, &TermQuery{Field: "body", Term: word(r, 40)})
+		}
+		q := &BooleanQuery{Must: []Query{or}}
+		if r.IntN(2) == 0 {
+			q.Filter = append(q.Filter, &ConstantScoreQuery{Query: NewLongRange("num", int64(-r.IntN(50)), int64(r.IntN(50)), true, true)})
+		}
+		if len(q.Filter) == 0 || r.IntN(2) == 0 {
+			q.Filter = append(q.Filter, &TermQuery{Field: "body", Term: word(r, 10)})
+		}
+		return q
 	case 0:
 		return &TermQuery{Field: "body", Term: word(r, 8)}
 	case 1, 2:

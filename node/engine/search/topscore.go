@@ -119,8 +119,8 @@ func (s *Searcher) topScores(ctx context.Context, w weight, k int, threshold int
 			continue
 		}
 		c.docBase = lc.leaf.DocBase
-		if d, ok := sc.(*disjunctionScorer); ok && d.msm <= 1 && d.scoring {
-			maxScoreLeaf(d.subs, lc.leaf.Live, c)
+		if d, filter := maxScoreShape(sc); d != nil {
+			maxScoreLeaf(d.subs, filter, lc.leaf.Live, c)
 		} else if ts, ok := sc.(*termScorer); ok {
 			termTopScoresLeaf(ts, lc.leaf.Live, c)
 		} else {
@@ -201,4 +201,32 @@ func termTopScoresLeaf(s *termScorer, live *index.FixedBitSet, c *topScoreCollec
 		}
 		doc = pe.NextDoc()
 	}
+}
+
+// maxScoreShape recognises scorers MaxScore can run: a pure disjunction,
+// or a scoring disjunction AND non-scoring filters (bool{must: match,
+// filter: ...}); it returns the disjunction and the filters as one
+// scorer (nil if none).
+func maxScoreShape(sc scorer) (*disjunctionScorer, scorer) {
+	if d, ok := sc.(*disjunctionScorer); ok && d.msm <= 1 && d.scoring {
+		return d, nil
+	}
+	cs, ok := sc.(*conjunctionScorer)
+	if !ok || len(cs.scoring) != 1 {
+		return nil, nil
+	}
+	d, ok := cs.scoring[0].(*disjunctionScorer)
+	if !ok || d.msm > 1 || !d.scoring {
+		return nil, nil
+	}
+	var filters []scorer
+	for _, s := range cs.all {
+		if s != scorer(d) {
+			filters = append(filters, s)
+		}
+	}
+	if len(filters) == 1 {
+		return d, filters[0]
+	}
+	return d, newConjunctionScorer(filters, nil)
 }
