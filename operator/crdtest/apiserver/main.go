@@ -4,7 +4,7 @@
 // `kubectl apply --dry-run=server`. There is no scheduler or kubelet: objects
 // are stored and validated, pods never run.
 //
-//	go run ./operator/crdtest/apiserver --kubeconfig /tmp/kubeconfig
+//	go run ./operator/crdtest/apiserver --write-kubeconfig /tmp/kubeconfig
 package main
 
 import (
@@ -22,7 +22,8 @@ import (
 )
 
 func main() {
-	kubeconfig := flag.String("kubeconfig", "", "write an admin kubeconfig for the server to this `file` (required)")
+	// Not --kubeconfig: controller-runtime registers that flag globally.
+	kubeconfig := flag.String("write-kubeconfig", "", "write an admin kubeconfig for the server to this `file` (required)")
 	flag.Parse()
 	if *kubeconfig == "" {
 		flag.Usage()
