@@ -94,6 +94,7 @@ type queryContext struct {
 	s      *Searcher
 	fields map[string]*fieldStats
 	spare  []*fieldStats
+	leaf   leafContext
 }
 
 type fieldStats struct {
@@ -119,7 +120,7 @@ func (qc *queryContext) release() {
 		qc.spare = append(qc.spare, fs)
 	}
 	clear(qc.fields)
-	qc.s = nil
+	qc.s, qc.leaf = nil, leafContext{}
 	queryContextPool.Put(qc)
 }
 
@@ -180,23 +181,26 @@ func (s *Searcher) Search(ctx context.Context, q Query, req Request) (*TopDocs, 
 	if err != nil {
 		return nil, err
 	}
+	// One leaf context per search, reused across leaves (scorers do not
+	// keep it).
+	lc := &qc.leaf
 	switch {
 	case req.Size == 0:
-		return s.count(ctx, w, threshold)
+		return s.count(ctx, w, lc, threshold)
 	case len(req.Sort) == 0:
-		return s.topScores(ctx, w, req.Size, threshold)
+		return s.topScores(ctx, w, lc, req.Size, threshold)
 	default:
-		return s.topFields(ctx, w, req, threshold)
+		return s.topFields(ctx, w, lc, req, threshold)
 	}
 }
 
-func (s *Searcher) count(ctx context.Context, w weight, threshold int) (*TopDocs, error) {
+func (s *Searcher) count(ctx context.Context, w weight, lc *leafContext, threshold int) (*TopDocs, error) {
 	td := &TopDocs{}
 	for i := range s.leaves {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		lc := &leafContext{ord: i, leaf: &s.leaves[i]}
+		*lc = leafContext{ord: i, leaf: &s.leaves[i]}
 		if n := w.count(lc); n >= 0 {
 			td.TotalHits += int64(n)
 			continue

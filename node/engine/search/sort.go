@@ -320,7 +320,7 @@ func (c *topFieldCollector) results(scored bool) []Hit {
 	return hits
 }
 
-func (s *Searcher) topFields(ctx context.Context, w weight, req Request, threshold int) (*TopDocs, error) {
+func (s *Searcher) topFields(ctx context.Context, w weight, lc *leafContext, req Request, threshold int) (*TopDocs, error) {
 	n := len(req.Sort)
 	for _, f := range req.Sort {
 		if (f.Type == SortByNumeric || f.Type == SortByKeyword) && f.Field == "" {
@@ -347,7 +347,7 @@ func (s *Searcher) topFields(ctx context.Context, w weight, req Request, thresho
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		lc := &leafContext{ord: i, leaf: &s.leaves[i]}
+		*lc = leafContext{ord: i, leaf: &s.leaves[i]}
 		if docOrder && relation == RelationGreaterThanOrEqual {
 			break
 		}

@@ -102,7 +102,7 @@ func (c *topScoreCollector) results() []Hit {
 	return hits
 }
 
-func (s *Searcher) topScores(ctx context.Context, w weight, k int, threshold int) (*TopDocs, error) {
+func (s *Searcher) topScores(ctx context.Context, w weight, lc *leafContext, k int, threshold int) (*TopDocs, error) {
 	c := topScoreCollectorPool.Get().(*topScoreCollector)
 	*c = topScoreCollector{k: k, threshold: int64(threshold), heap: c.heap[:0]}
 	defer topScoreCollectorPool.Put(c)
@@ -110,7 +110,7 @@ func (s *Searcher) topScores(ctx context.Context, w weight, k int, threshold int
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		lc := &leafContext{ord: i, leaf: &s.leaves[i]}
+		*lc = leafContext{ord: i, leaf: &s.leaves[i]}
 		sc, err := w.scorer(lc)
 		if err != nil {
 			return nil, err
