@@ -1,6 +1,7 @@
 package deploy
 
 import (
+	"encoding/json"
 	"os"
 	"regexp"
 	"slices"
@@ -32,8 +33,14 @@ func documentedValues(t *testing.T, node *yaml.Node, prefix string) []string {
 	return paths
 }
 
-// TestChartValuesDocumented keeps values.yaml and the README's values table
-// in step: every value has a comment and a row, every row a value.
+// schemaNode is the part of a JSON schema the test walks.
+type schemaNode struct {
+	Properties map[string]*schemaNode `json:"properties"`
+}
+
+// TestChartValuesDocumented keeps values.yaml, the README's values table and
+// values.schema.json in step: every value has a comment, a row and a schema
+// property; every row is a value.
 func TestChartValuesDocumented(t *testing.T) {
 	data, err := os.ReadFile("../charts/sluice/values.yaml")
 	if err != nil {
@@ -64,6 +71,25 @@ func TestChartValuesDocumented(t *testing.T) {
 			t.Errorf("README.md documents %s, which values.yaml does not have", r)
 		}
 	}
+	// values.schema.json rejects unknown keys, so it must know every value.
+	data, err = os.ReadFile("../charts/sluice/values.schema.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var schema schemaNode
+	if err := json.Unmarshal(data, &schema); err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range values {
+		node := &schema
+		for _, k := range strings.Split(v, ".") {
+			if node = node.Properties[k]; node == nil {
+				t.Errorf("values.schema.json has no property for value %s", v)
+				break
+			}
+		}
+	}
+
 	if len(values) < 50 {
 		t.Errorf("found only %d values; is the walk broken?", len(values))
 	}
