@@ -2,7 +2,7 @@
 GO ?= go
 BIN := bin
 
-.PHONY: all build test fmt vet lint proto proto-check tools clean help
+.PHONY: all build test fmt vet lint proto proto-check crds chart-check tools clean help
 
 all: build
 
@@ -35,9 +35,18 @@ proto:
 proto-check:
 	scripts/gen-proto.sh check
 
-## tools: build the pinned developer tools into ~/.cache/sluice-tools
+## crds: regenerate deepcopy and CRD manifests from operator/api (commit the result)
+crds:
+	scripts/gen-crds.sh gen
+
+## chart-check: helm lint, and the chart and deploy/ applied (dry-run) to a real kube-apiserver
+chart-check:
+	scripts/check-chart.sh
+
+## tools: build the pinned developer tools (and the Kubernetes test binaries) into ~/.cache/sluice-tools
 tools:
 	scripts/tools.sh install
+	scripts/k8s-tools.sh >/dev/null
 
 clean:
 	rm -rf $(BIN)
