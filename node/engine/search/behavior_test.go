@@ -386,3 +386,41 @@ func TestRangeFilterVerifiesByDocValues(t *testing.T) {
 		qc.release()
 	}
 }
+
+// flakyCtx is live for its first Err call (the per-leaf check) and
+// cancelled afterwards, so only polling inside a leaf can notice.
+type flakyCtx struct {
+	context.Context
+	calls int
+}
+
+func (c *flakyCtx) Err() error {
+	if c.calls++; c.calls > 1 {
+		return context.Canceled
+	}
+	return nil
+}
+
+// TestCancelInsideLeaf: a search over one large segment stops when its
+// context ends, on every collection path.
+func TestCancelInsideLeaf(t *testing.T) {
+	r := rand.New(rand.NewPCG(8, 8))
+	docs := genDocs(r, 20000, 50, 0)
+	s := NewSearcher([]Leaf{{Reader: newMemLeaf(docs)}})
+	or := &BooleanQuery{Should: []Query{&TermQuery{Field: "body", Term: []byte("w2")}, &TermQuery{Field: "body", Term: []byte("w3")}}}
+	for _, tc := range []struct {
+		name string
+		q    Query
+		req  Request
+	}{
+		{"term top-k", &TermQuery{Field: "body", Term: []byte("w2")}, Request{Size: 10}},
+		{"maxscore", or, Request{Size: 10}},
+		{"generic", &MatchAllQuery{}, Request{Size: 10}},
+		{"count", or, Request{TotalHitsThreshold: math.MaxInt}},
+		{"sort", &MatchAllQuery{}, Request{Size: 10, Sort: []SortField{{Type: SortByNumeric, Field: "num"}}}},
+	} {
+		if _, err := s.Search(&flakyCtx{Context: context.Background()}, tc.q, tc.req); !errors.Is(err, context.Canceled) {
+			t.Errorf("%s: err = %v, want context.Canceled", tc.name, err)
+		}
+	}
+}

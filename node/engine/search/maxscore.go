@@ -111,6 +111,9 @@ func scoreWindow(essential, nonEssential []msClause, prefix []float64, windowMax
 		ftp = filter.twoPhase()
 	}
 	for {
+		if c.stop() {
+			return noMoreDocs
+		}
 		d := noMoreDocs
 		for i := range essential {
 			d = min(d, essential[i].doc)

@@ -196,6 +196,7 @@ func (s *Searcher) Search(ctx context.Context, q Query, req Request) (*TopDocs, 
 
 func (s *Searcher) count(ctx context.Context, w weight, lc *leafContext, threshold int) (*TopDocs, error) {
 	td := &TopDocs{}
+	it := &interrupt{ctx: ctx}
 	for i := range s.leaves {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -216,7 +217,10 @@ func (s *Searcher) count(ctx context.Context, w weight, lc *leafContext, thresho
 		if sc == nil {
 			continue
 		}
-		n, complete := countLeaf(sc, lc.leaf.Live, int64(threshold)-td.TotalHits)
+		n, complete := countLeaf(sc, lc.leaf.Live, int64(threshold)-td.TotalHits, it)
+		if it.err != nil {
+			return nil, it.err
+		}
 		td.TotalHits += n
 		if !complete {
 			td.Relation = RelationGreaterThanOrEqual
@@ -227,12 +231,15 @@ func (s *Searcher) count(ctx context.Context, w weight, lc *leafContext, thresho
 
 // countLeaf counts matches up to limit; complete is false if it stopped
 // with more matches left.
-func countLeaf(sc scorer, live *index.FixedBitSet, limit int64) (n int64, complete bool) {
+func countLeaf(sc scorer, live *index.FixedBitSet, limit int64, it *interrupt) (n int64, complete bool) {
 	tp := sc.twoPhase()
 	if limit <= 0 {
 		return 0, !hasNext(sc, live, tp)
 	}
 	for doc := sc.NextDoc(); doc != noMoreDocs; doc = sc.NextDoc() {
+		if it.stop() {
+			return n, false
+		}
 		if live != nil && !live.Get(doc) || tp != nil && !tp.matches() {
 			continue
 		}
@@ -257,4 +264,21 @@ func hasNext(sc scorer, live *index.FixedBitSet, tp twoPhase) bool {
 		}
 	}
 	return false
+}
+
+// interrupt polls a context every 4096 docs, so a timeout or cancellation
+// stops a search inside a large segment, not only between segments.
+type interrupt struct {
+	ctx context.Context
+	n   uint32
+	err error
+}
+
+func (it *interrupt) stop() bool {
+	it.n++
+	if it.n&4095 != 0 {
+		return false
+	}
+	it.err = it.ctx.Err()
+	return it.err != nil
 }

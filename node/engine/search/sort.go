@@ -152,6 +152,7 @@ type topFieldCollector struct {
 	bottomDirty bool
 	afterLocal  []localValue
 	spare       *fieldEntry
+	interrupt
 }
 
 // entryBefore orders heap entries by sort values then doc id.
@@ -330,8 +331,8 @@ func (s *Searcher) topFields(ctx context.Context, w weight, lc *leafContext, req
 	c := &topFieldCollector{
 		sort: req.Sort, k: req.Size, threshold: int64(threshold),
 		heap:     make([]*fieldEntry, 0, min(req.Size, 1024)),
-		afterDoc: req.SearchAfterDoc,
-		num:      make([]index.NumericDocValues, n), sorted: make([]index.SortedDocValues, n),
+		afterDoc: req.SearchAfterDoc, interrupt: interrupt{ctx: ctx},
+		num: make([]index.NumericDocValues, n), sorted: make([]index.SortedDocValues, n),
 		cand: make([]localValue, n), bottomLocal: make([]localValue, n),
 	}
 	if len(req.SearchAfter) > 0 {
@@ -362,6 +363,9 @@ func (s *Searcher) topFields(ctx context.Context, w weight, lc *leafContext, req
 		if !fieldSortLeaf(sc, lc.leaf, c, scored, docOrder) {
 			relation = RelationGreaterThanOrEqual
 		}
+		if c.err != nil {
+			return nil, c.err
+		}
 	}
 	return &TopDocs{TotalHits: c.totalHits, Relation: relation, Hits: c.results(scored)}, nil
 }
@@ -377,6 +381,9 @@ func fieldSortLeaf(sc scorer, leaf *Leaf, c *topFieldCollector, scored, docOrder
 	}
 	complete := true
 	for doc := sc.NextDoc(); doc != noMoreDocs; doc = sc.NextDoc() {
+		if c.stop() {
+			return false
+		}
 		if docOrder && c.totalHits >= c.threshold {
 			if len(c.heap) == c.k {
 				// doc is unexamined: it or a later doc makes the

@@ -31,6 +31,7 @@ type topScoreCollector struct {
 	threshold      int64
 	minCompetitive float32 // 0 until pruning starts
 	docBase        int
+	interrupt
 }
 
 func (c *topScoreCollector) collect(doc int, score float32) {
@@ -104,8 +105,11 @@ func (c *topScoreCollector) results() []Hit {
 
 func (s *Searcher) topScores(ctx context.Context, w weight, lc *leafContext, k int, threshold int) (*TopDocs, error) {
 	c := topScoreCollectorPool.Get().(*topScoreCollector)
-	*c = topScoreCollector{k: k, threshold: int64(threshold), heap: c.heap[:0]}
-	defer topScoreCollectorPool.Put(c)
+	*c = topScoreCollector{k: k, threshold: int64(threshold), heap: c.heap[:0], interrupt: interrupt{ctx: ctx}}
+	defer func() {
+		c.interrupt = interrupt{}
+		topScoreCollectorPool.Put(c)
+	}()
 	for i := range s.leaves {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -126,6 +130,9 @@ func (s *Searcher) topScores(ctx context.Context, w weight, lc *leafContext, k i
 		} else {
 			topScoresLeaf(sc, lc.leaf.Live, c)
 		}
+		if c.err != nil {
+			return nil, c.err
+		}
 	}
 	td := &TopDocs{TotalHits: c.totalHits, Hits: c.results()}
 	if c.minCompetitive > 0 {
@@ -144,6 +151,9 @@ func topScoresLeaf(sc scorer, live *index.FixedBitSet, c *topScoreCollector) {
 	var blockMax float32 = float32(math.Inf(1))
 	doc := sc.NextDoc()
 	for doc != noMoreDocs {
+		if c.stop() {
+			return
+		}
 		if c.minCompetitive > 0 {
 			if doc > upTo {
 				upTo = sc.advanceShallow(doc)
@@ -174,6 +184,9 @@ func termTopScoresLeaf(s *termScorer, live *index.FixedBitSet, c *topScoreCollec
 	var blockMax float32 = float32(math.Inf(1))
 	doc := pe.NextDoc()
 	for doc != noMoreDocs {
+		if c.stop() {
+			return
+		}
 		if c.minCompetitive > 0 {
 			if doc > upTo {
 				upTo = s.advanceShallow(doc)
