@@ -15,7 +15,10 @@
 // approximation and a match is confirmed afterwards, so a conjunction
 // leap-frogs on doc ids first (Advance on the rarest clause) and reads
 // positions only for docs every clause contains. Deleted docs are dropped
-// at collection, before any two-phase check or scoring.
+// at collection, before any two-phase check or scoring. A Searcher is safe
+// for concurrent searches (per-search state is pooled); a search polls its
+// context every 4,096 docs, so timeouts stop it inside a segment and it
+// returns the context's error.
 //
 // # Scoring
 //
