@@ -44,7 +44,7 @@ type posting struct {
 type perField struct {
 	info     index.FieldInfo
 	terms    termHash
-	postings []posting
+	postings paged[posting]
 
 	sumDocFreq, sumTTF int64
 	docCount           int
@@ -85,7 +85,7 @@ type DWPT struct {
 	byName  map[string]*perField
 	numDocs int32
 
-	stored     []storedRef
+	stored     paged[storedRef]
 	chunks     [][]byte
 	chunkBytes int64
 
@@ -268,12 +268,12 @@ func (f *perField) addDocsOnly(p *bytePool, term []byte, doc int32) {
 	id, isNew := f.terms.add(term)
 	if isNew {
 		start := p.newSlices(1)
-		f.postings = append(f.postings, posting{byteStart: start, docUpto: start, lastDoc: doc, lastDocCode: doc, freq: 1, docFreq: 1, ttf: 1})
+		f.postings.append(posting{byteStart: start, docUpto: start, lastDoc: doc, lastDocCode: doc, freq: 1, docFreq: 1, ttf: 1})
 		f.sumDocFreq++
 		f.sumTTF++
 		return
 	}
-	pt := &f.postings[id]
+	pt := f.postings.at(id)
 	if pt.lastDoc == doc {
 		return
 	}
@@ -295,12 +295,12 @@ func (f *perField) addWithPositions(p *bytePool, term []byte, doc, pos int32) {
 	if isNew {
 		start := p.newSlices(2)
 		posUpto := p.writeVInt(start+firstLevel, uint32(pos))
-		f.postings = append(f.postings, posting{byteStart: start, docUpto: start, posUpto: posUpto,
+		f.postings.append(posting{byteStart: start, docUpto: start, posUpto: posUpto,
 			lastDoc: doc, lastDocCode: doc, freq: 1, lastPos: pos, docFreq: 1, ttf: 1})
 		f.sumDocFreq++
 		return
 	}
-	pt := &f.postings[id]
+	pt := f.postings.at(id)
 	pt.ttf++
 	if pt.lastDoc == doc {
 		pt.freq++
@@ -373,7 +373,7 @@ func (d *DWPT) storeDoc(id, src []byte) {
 	c = append(c, id...)
 	c = append(c, src...)
 	d.chunks[len(d.chunks)-1] = c
-	d.stored = append(d.stored, ref)
+	d.stored.append(ref)
 }
 
 // DeleteID marks deleted every doc below docIDUpto whose _id is id and
@@ -387,7 +387,7 @@ func (d *DWPT) DeleteID(id []byte, docIDUpto int) int {
 		return 0
 	}
 	var it docIter
-	it.init(d.pool, &f.postings[t], false)
+	it.init(d.pool, f.postings.at(t), false)
 	before := d.delCount
 	for doc := it.next(); doc < docIDUpto && doc != index.NoMoreDocs; doc = it.next() {
 		d.DeleteDoc(doc)
@@ -434,10 +434,9 @@ func (d *DWPT) LiveDocs() *index.FixedBitSet {
 // RAMBytesUsed is the heap held by the DWPT: byte blocks, postings rows,
 // hash tables, norms, doc values and stored documents.
 func (d *DWPT) RAMBytesUsed() int64 {
-	const postingSize = 36
-	b := d.pool.ramBytes() + d.chunkBytes + int64(cap(d.stored))*16 + int64(cap(d.deleted))*8 + int64(len(d.fields))*256
+	b := d.pool.ramBytes() + d.chunkBytes + d.stored.ramBytes() + int64(cap(d.deleted))*8 + int64(len(d.fields))*256
 	for _, f := range d.fields {
-		b += f.terms.ramBytes() + int64(cap(f.postings))*postingSize + int64(cap(f.norms)) +
+		b += f.terms.ramBytes() + f.postings.ramBytes() + int64(cap(f.norms)) +
 			int64(cap(f.numeric))*8 + int64(cap(f.numericHas))*8 + f.sorted.ramBytes() + int64(cap(f.sortedOrd))*4
 	}
 	return b

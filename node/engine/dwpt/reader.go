@@ -41,7 +41,7 @@ func (d *DWPT) MaxDoc() int { return int(d.numDocs) }
 // Terms returns an indexed field's terms, or nil.
 func (d *DWPT) Terms(field string) index.Terms {
 	f := d.byName[field]
-	if f == nil || f.info.IndexOptions == index.IndexNone || len(f.postings) == 0 {
+	if f == nil || f.info.IndexOptions == index.IndexNone || f.postings.len() == 0 {
 		return nil
 	}
 	f.sortOnce.Do(func() { f.sortedIDs = sortTermIDs(&f.terms) })
@@ -150,10 +150,10 @@ func (m *memSorted) ValueCount() int          { return len(m.f.dvIDs) }
 type memStored struct{ d *DWPT }
 
 func (s memStored) Document(doc int, dst *index.StoredDoc) error {
-	if doc < 0 || doc >= len(s.d.stored) {
-		return fmt.Errorf("dwpt: stored doc %d out of range [0,%d)", doc, len(s.d.stored))
+	if doc < 0 || doc >= s.d.stored.len() {
+		return fmt.Errorf("dwpt: stored doc %d out of range [0,%d)", doc, s.d.stored.len())
 	}
-	r := s.d.stored[doc]
+	r := *s.d.stored.at(int32(doc))
 	c := s.d.chunks[r.chunk]
 	idEnd := r.off + r.idLen
 	srcEnd := idEnd + r.srcN
@@ -172,7 +172,7 @@ type memTerms struct {
 func (t *memTerms) Iterator() index.TermsEnum {
 	return &memTermsEnum{d: t.d, f: t.f, ord: -1}
 }
-func (t *memTerms) Size() int64                      { return int64(len(t.f.postings)) }
+func (t *memTerms) Size() int64                      { return int64(t.f.postings.len()) }
 func (t *memTerms) DocCount() int                    { return t.f.docCount }
 func (t *memTerms) SumDocFreq() int64                { return t.f.sumDocFreq }
 func (t *memTerms) SumTotalTermFreq() int64          { return t.f.sumTTF }
@@ -222,8 +222,8 @@ func (e *memTermsEnum) SeekCeil(target []byte) index.SeekStatus {
 }
 
 func (e *memTermsEnum) Term() []byte         { return e.f.terms.term(e.id()) }
-func (e *memTermsEnum) DocFreq() int         { return int(e.f.postings[e.id()].docFreq) }
-func (e *memTermsEnum) TotalTermFreq() int64 { return int64(e.f.postings[e.id()].ttf) }
+func (e *memTermsEnum) DocFreq() int         { return int(e.f.postings.at(e.id()).docFreq) }
+func (e *memTermsEnum) TotalTermFreq() int64 { return int64(e.f.postings.at(e.id()).ttf) }
 
 func (e *memTermsEnum) Postings(reuse index.PostingsEnum, flags index.PostingsFlags) index.PostingsEnum {
 	p, ok := reuse.(*memPostings)
@@ -273,7 +273,7 @@ type memPostings struct {
 }
 
 func (p *memPostings) reset(id int32, flags index.PostingsFlags) {
-	pt := &p.f.postings[id]
+	pt := p.f.postings.at(id)
 	opts := p.f.info.IndexOptions
 	p.docs.init(p.d.pool, pt, opts.HasFreqs())
 	p.wantPos = opts.HasPositions() && flags&index.PostingsPositions == index.PostingsPositions

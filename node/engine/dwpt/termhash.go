@@ -19,7 +19,7 @@ var hashSeed = maphash.MakeSeed()
 type termHash struct {
 	pool      *bytePool
 	slots     []hslot
-	textStart []int32 // term id -> address of its length-prefixed bytes
+	textStart paged[int32] // term id -> address of its length-prefixed bytes
 	mask      uint32
 }
 
@@ -37,11 +37,11 @@ func (h *termHash) init(pool *bytePool) {
 	h.mask = initialHashSize - 1
 }
 
-func (h *termHash) size() int { return len(h.textStart) }
+func (h *termHash) size() int { return h.textStart.len() }
 
 // term returns the bytes of term id, aliasing the pool.
 func (h *termHash) term(id int32) []byte {
-	b := h.pool.at(h.textStart[id])
+	b := h.pool.at(*h.textStart.at(id))
 	if b[0] < 0x80 {
 		return b[1 : 1+int(b[0])]
 	}
@@ -85,10 +85,10 @@ func (h *termHash) add(t []byte) (id int32, isNew bool) {
 		}
 		i = (i + 1) & h.mask
 	}
-	id = int32(len(h.textStart))
-	h.textStart = append(h.textStart, h.storeTerm(t))
+	id = int32(h.textStart.len())
+	h.textStart.append(h.storeTerm(t))
 	h.slots[i] = hslot{id: id + 1, hash: code}
-	if uint32(len(h.textStart))*2 > h.mask { // keep load <= 1/2
+	if uint32(h.textStart.len())*2 > h.mask { // keep load <= 1/2
 		h.rehash()
 	}
 	return id, true
@@ -130,5 +130,5 @@ func (h *termHash) rehash() {
 }
 
 func (h *termHash) ramBytes() int64 {
-	return int64(cap(h.slots))*8 + int64(cap(h.textStart))*4
+	return int64(cap(h.slots))*8 + h.textStart.ramBytes()
 }

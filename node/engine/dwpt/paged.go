@@ -1,0 +1,52 @@
+package dwpt
+
+import "unsafe"
+
+// paged is an append-only array stored in fixed pages, for the per-term and
+// per-doc rows that grow to millions of entries. Growing a plain slice by
+// 1.25x copies it and leaves the old backing array as garbage — ~4x the
+// final size allocated over a DWPT's life, and a transient 2.25x when it
+// grows; pages are never copied. The first page starts small and grows like
+// a slice, so the many small fields of a DWPT do not each pay a full page.
+type paged[T any] struct {
+	pages [][]T
+	n     int
+}
+
+const (
+	pageShift = 12
+	pageSize  = 1 << pageShift
+	pageMask  = pageSize - 1
+)
+
+func (p *paged[T]) len() int { return p.n }
+
+// at returns a pointer to element i (< len), valid until the DWPT is
+// released (pages never move once full; the first page may move while it
+// grows, so do not hold the pointer across append).
+func (p *paged[T]) at(i int32) *T { return &p.pages[i>>pageShift][i&pageMask] }
+
+func (p *paged[T]) append(v T) {
+	if p.n < pageSize {
+		if len(p.pages) == 0 {
+			p.pages = append(p.pages, nil)
+		}
+		p.pages[0] = append(p.pages[0], v)
+	} else {
+		if p.n&pageMask == 0 {
+			p.pages = append(p.pages, make([]T, 0, pageSize))
+		}
+		last := len(p.pages) - 1
+		p.pages[last] = append(p.pages[last], v)
+	}
+	p.n++
+}
+
+func (p *paged[T]) ramBytes() int64 {
+	var zero T
+	n := int64(cap(p.pages)) * 24
+	for _, pg := range p.pages {
+		n += int64(cap(pg)) * int64(unsafe.Sizeof(zero))
+	}
+	return n
+}
