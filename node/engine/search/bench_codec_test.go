@@ -341,3 +341,15 @@ func BenchmarkOr2FilteredTop10(b *testing.B) {
 	runBench(b, &BooleanQuery{Must: []Query{q.or2},
 		Filter: []Query{NewLongRange("len", 500, 5000, true, true)}}, Request{Size: 10})
 }
+
+// BenchmarkScanPage is one page of a point-in-time scan: match_all sorted
+// by _doc, 1,000 hits after a search_after in the middle of the index.
+func BenchmarkScanPage(b *testing.B) {
+	s := benchIndex(b)
+	mid := 0
+	for _, l := range s.leaves {
+		mid += l.Reader.MaxDoc()
+	}
+	runBench(b, &MatchAllQuery{}, Request{Size: 1000, Sort: []SortField{{Type: SortByDoc}},
+		SearchAfter: []SortValue{{Int: int64(mid / 2)}}, SearchAfterDoc: -1, TotalHitsThreshold: 1})
+}

@@ -328,6 +328,9 @@ func (s *Searcher) topFields(ctx context.Context, w weight, lc *leafContext, req
 			return nil, fmt.Errorf("%w: sort by doc values needs a field", ErrInvalidQuery)
 		}
 	}
+	if n == 1 && req.Sort[0].Type == SortByDoc && !req.Sort[0].Desc {
+		return s.docOrder(ctx, w, lc, req, threshold)
+	}
 	c := &topFieldCollector{
 		sort: req.Sort, k: req.Size, threshold: int64(threshold),
 		heap:     make([]*fieldEntry, 0, min(req.Size, 1024)),
@@ -409,4 +412,94 @@ func fieldSortLeaf(sc scorer, leaf *Leaf, c *topFieldCollector, scored, docOrder
 		c.collect(doc, score)
 	}
 	return complete
+}
+
+// docOrder serves a sort by _doc alone (scans, point-in-time paging): hits
+// arrive in order, so the first k matches after search_after are the page —
+// no heap, one allocation for all sort values — and once the threshold is
+// counted the search jumps to search_after and stops after k hits.
+func (s *Searcher) docOrder(ctx context.Context, w weight, lc *leafContext, req Request, threshold int) (*TopDocs, error) {
+	k, limit := req.Size, int64(threshold)
+	first := 0 // the first shard-local doc a hit may have
+	if len(req.SearchAfter) > 0 && !req.SearchAfter[0].Missing {
+		switch a := req.SearchAfter[0].Int; {
+		case a >= noMoreDocs:
+			first = noMoreDocs
+		case a < 0:
+		case req.SearchAfterDoc >= 0 && a > int64(req.SearchAfterDoc):
+			first = int(a) // a tie (the doc itself) after SearchAfterDoc
+		default:
+			first = int(a) + 1
+		}
+	}
+	td := &TopDocs{Hits: make([]Hit, 0, min(k, 1024))}
+	vals := make([]SortValue, min(k, 1024))
+	it := &interrupt{ctx: ctx}
+	done := false
+	for i := range s.leaves {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		*lc = leafContext{ord: i, leaf: &s.leaves[i]}
+		base, live := lc.leaf.DocBase, lc.leaf.Live
+		if td.TotalHits >= limit && base+lc.leaf.Reader.MaxDoc() <= first {
+			// Counted enough; nothing here can be a hit.
+			td.Relation = RelationGreaterThanOrEqual
+			continue
+		}
+		sc, err := w.scorer(lc)
+		if err != nil {
+			return nil, err
+		}
+		if sc == nil {
+			continue
+		}
+		tp := sc.twoPhase()
+		for doc := sc.NextDoc(); doc != noMoreDocs; {
+			if it.stop() {
+				return nil, it.err
+			}
+			if td.TotalHits >= limit {
+				if len(td.Hits) == k {
+					if matchesNow(doc, live, tp) || hasNext(sc, live, tp) {
+						td.Relation = RelationGreaterThanOrEqual
+					}
+					done = true
+					break
+				}
+				if base+doc < first {
+					td.Relation = RelationGreaterThanOrEqual
+					doc = sc.Advance(first - base)
+					continue
+				}
+			}
+			if matchesNow(doc, live, tp) {
+				td.TotalHits++
+				if base+doc >= first && len(td.Hits) < k {
+					if len(vals) == 0 {
+						vals = make([]SortValue, min(k-len(td.Hits), 1024))
+					}
+					vals[0].Int = int64(base + doc)
+					td.Hits = append(td.Hits, Hit{Doc: base + doc, Score: float32(math.NaN()), SortValues: vals[:1:1]})
+					vals = vals[1:]
+				}
+			}
+			doc = sc.NextDoc()
+		}
+		if done {
+			// Any match in a later leaf makes the count a lower bound.
+			for j := i + 1; j < len(s.leaves) && td.Relation == RelationEqual; j++ {
+				*lc = leafContext{ord: j, leaf: &s.leaves[j]}
+				sc, err := w.scorer(lc)
+				if err != nil {
+					return nil, err
+				}
+				if sc != nil && hasNext(sc, lc.leaf.Live, sc.twoPhase()) {
+					td.Relation = RelationGreaterThanOrEqual
+				}
+			}
+			break
+		}
+	}
+	return td, nil
 }

@@ -11,6 +11,9 @@ import (
 )
 
 func genSort(r *rand.Rand) []SortField {
+	if r.IntN(4) == 0 {
+		return []SortField{{Type: SortByDoc}} // scans: the heap-free path
+	}
 	var sort []SortField
 	for i, n := 0, 1+r.IntN(3); i < n; i++ {
 		f := SortField{Desc: r.IntN(2) == 0, MissingFirst: r.IntN(3) == 0}
