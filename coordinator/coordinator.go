@@ -95,6 +95,7 @@ type Coordinator struct {
 	grpc      *rpc.Server
 	cluster   Cluster
 	allocator *allocator.Allocator
+	data      server.DataPath
 
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -126,6 +127,7 @@ func New(cfg Config) (*Coordinator, error) {
 			return nil, fmt.Errorf("coordinator: data path: %w", err)
 		}
 	}
+	c.data = dp
 	c.allocator = allocator.New(allocator.Config{Store: store, Cache: cache, ID: cfg.ID,
 		SessionTTL: cfg.AllocatorSessionTTL, Logger: cfg.Logger.With("component", "allocator")})
 	c.grpc = rpc.NewServer(rpc.Options{Logger: cfg.Logger})
@@ -170,6 +172,10 @@ func (c *Coordinator) Start(ctx context.Context) error {
 	c.cancel = cancel
 	c.wg.Go(func() { _ = c.cluster.Cache.Run(bg) })
 	c.wg.Go(func() { _ = c.allocator.Run(bg) })
+	// A data path with background work (the reindex task runner) runs it until Stop.
+	if r, ok := c.data.(interface{ Run(context.Context) error }); ok {
+		c.wg.Go(func() { _ = r.Run(bg) })
+	}
 	c.wg.Go(func() {
 		if err := c.grpc.Serve(c.lis); err != nil {
 			c.cfg.Logger.Error("coordinator: serve", "err", err)

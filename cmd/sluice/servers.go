@@ -12,6 +12,7 @@ import (
 	"github.com/sluice-search/sluice/client"
 	"github.com/sluice-search/sluice/coordinator"
 	"github.com/sluice-search/sluice/coordinator/datapath"
+	"github.com/sluice-search/sluice/coordinator/reindex"
 	"github.com/sluice-search/sluice/devcluster"
 	"github.com/sluice-search/sluice/node"
 	nodeserver "github.com/sluice-search/sluice/node/server"
@@ -109,7 +110,7 @@ them, elected through etcd, is the allocator that places shards on nodes.`,
 				return err
 			}
 			c, err := coordinator.New(coordinator.Config{ID: id, Listen: f.listen, EtcdEndpoints: f.etcd,
-				Prefix: f.prefix, ClusterName: clusterName, Logger: log, DataPath: datapath.FromCluster(datapath.Options{})})
+				Prefix: f.prefix, ClusterName: clusterName, Logger: log, DataPath: reindex.WithTasks(datapath.FromCluster(datapath.Options{}), reindex.Options{})})
 			if err != nil {
 				return err
 			}
@@ -154,7 +155,7 @@ indices and data.`,
 			defer stacks.Close(context.Background())
 			c, err := devcluster.Start(cmd.Context(), devcluster.Config{DataDir: dataDir, Listen: listen,
 				EtcdURL: etcdURL, Nodes: nodes, Logger: log,
-				NodeHost: stacks.NodeHost, DataPath: datapath.FromCluster(datapath.Options{})})
+				NodeHost: stacks.NodeHost, DataPath: reindex.WithTasks(datapath.FromCluster(datapath.Options{}), reindex.Options{})})
 			if err != nil {
 				return err
 			}

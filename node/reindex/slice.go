@@ -148,7 +148,7 @@ func (cp *copyRun) run(ctx context.Context, next int) (err error) {
 			}
 			cp.copied++
 			next = base + d + 1
-			if cp.copied%chunkDocs == 0 && time.Since(lastCheckpoint) >= cp.interval {
+			if time.Since(lastCheckpoint) >= cp.interval {
 				if err := cp.checkpoint(ctx, next, false); err != nil {
 					return cp.cause(ctx, err)
 				}

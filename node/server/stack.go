@@ -12,15 +12,18 @@ import (
 	"github.com/sluice-search/sluice/cluster/meta"
 	"github.com/sluice-search/sluice/cluster/metadata"
 	"github.com/sluice-search/sluice/node"
+	"github.com/sluice-search/sluice/node/reindex"
 	"github.com/sluice-search/sluice/node/shard"
+	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
 )
 
 // Stack is a data node's data path: the shard host the routing watch
 // drives and the Node service over it. Build it before node.New (it gives
 // node.Config.Host and Register), then Attach the node's store.
 type Stack struct {
-	Host   *shard.Host
-	Server *Server
+	Host    *shard.Host
+	Server  *Server
+	Reindex *reindex.Runner // reindex slices and ingest (node/reindex)
 }
 
 // NewStack opens a shard host under dataDir and its Node service.
@@ -33,14 +36,16 @@ func NewStack(dataDir string, opts Options, logger *slog.Logger) (*Stack, error)
 		logger = slog.Default()
 	}
 	opts.Logger = logger
-	return &Stack{Host: h, Server: New(h, opts)}, nil
+	return &Stack{Host: h, Server: New(h, opts), Reindex: reindex.NewRunner(h, nil, reindex.Options{Logger: logger})}, nil
 }
 
 // ShardHost is the node.Config.Host.
 func (s *Stack) ShardHost() node.ShardHost { return shard.NodeHost{Host: s.Host} }
 
 // Register is the node.Config.Register.
-func (s *Stack) Register(g grpc.ServiceRegistrar) { s.Server.Register(g) }
+func (s *Stack) Register(g grpc.ServiceRegistrar) {
+	sluicev1.RegisterNodeServer(g, reindex.Wrap(s.Server, s.Reindex))
+}
 
 // Attach sends dynamic mapping updates to the cluster metadata in store.
 func (s *Stack) Attach(store *meta.Store) {
@@ -51,6 +56,7 @@ func (s *Stack) Attach(store *meta.Store) {
 // closes its shards on Stop; this is the backstop).
 func (s *Stack) Close(ctx context.Context) error {
 	s.Server.Close()
+	s.Reindex.Close()
 	return s.Host.CloseAll(ctx)
 }
 

@@ -1,0 +1,432 @@
+package reindex_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/durationpb"
+
+	"github.com/sluice-search/sluice/client"
+	"github.com/sluice-search/sluice/cluster/routing"
+	"github.com/sluice-search/sluice/coordinator"
+	"github.com/sluice-search/sluice/coordinator/datapath"
+	"github.com/sluice-search/sluice/coordinator/reindex"
+	"github.com/sluice-search/sluice/coordinator/server"
+	"github.com/sluice-search/sluice/devcluster"
+	"github.com/sluice-search/sluice/node"
+	nodeserver "github.com/sluice-search/sluice/node/server"
+	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
+)
+
+// testCluster is an in-process cluster (embedded etcd, a coordinator with
+// the data path and the task runner, 3 data nodes with engines) on
+// loopback; coordinators and nodes can be restarted on the same etcd and
+// data directories.
+type testCluster struct {
+	t      *testing.T
+	dc     *devcluster.Cluster
+	dir    string
+	log    *slog.Logger
+	cl     *client.Client
+	coord  *coordinator.Coordinator // the current coordinator
+	stacks []*nodeserver.Stack
+	gen    int
+}
+
+func dataPath(log *slog.Logger) func(coordinator.Cluster) (server.DataPath, error) {
+	return reindex.WithTasks(datapath.FromCluster(datapath.Options{Logger: log}), reindex.Options{
+		ProgressInterval: 50 * time.Millisecond, CheckpointInterval: 20 * time.Millisecond,
+		MaxRetryBackoff: 300 * time.Millisecond, SessionTTL: 2 * time.Second, BaselineBatch: 200, Logger: log})
+}
+
+func startCluster(t *testing.T) *testCluster {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	tc := &testCluster{t: t, dir: t.TempDir(), log: slog.New(slog.DiscardHandler)}
+	var err error
+	tc.dc, err = devcluster.Start(ctx, devcluster.Config{DataDir: tc.dir, Listen: "127.0.0.1:0", Nodes: 3,
+		LeaseTTL: 2 * time.Second, Logger: tc.log, DataPath: dataPath(tc.log),
+		NodeHost: func(dir string) (node.ShardHost, func(grpc.ServiceRegistrar), error) {
+			st, err := nodeserver.NewStack(dir, nodeserver.Options{}, tc.log)
+			if err != nil {
+				return nil, nil, err
+			}
+			tc.stacks = append(tc.stacks, st)
+			return st.ShardHost(), st.Register, nil
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tc.coord = tc.dc.Coordinator
+	t.Cleanup(func() {
+		tc.coord.Stop()
+		for _, n := range tc.dc.Nodes {
+			n.Stop()
+		}
+		for _, st := range tc.stacks {
+			_ = st.Close(context.Background())
+		}
+		tc.dc.Stop()
+	})
+	for i, n := range tc.dc.Nodes {
+		tc.stacks[i].Attach(n.Store())
+	}
+	tc.dial()
+	return tc
+}
+
+func (tc *testCluster) dial() {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	cl, err := client.Dial(ctx, tc.coord.Addr())
+	if err != nil {
+		tc.t.Fatal(err)
+	}
+	tc.cl = cl
+	tc.t.Cleanup(func() { cl.Close() })
+}
+
+// restartCoordinator stops the coordinator (its task runner stops mid-task)
+// and starts a new one on the same etcd.
+func (tc *testCluster) restartCoordinator() {
+	tc.coord.Stop()
+	tc.gen++
+	c, err := coordinator.New(coordinator.Config{ID: fmt.Sprintf("coordinator-r%d", tc.gen), Listen: "127.0.0.1:0",
+		EtcdEndpoints: tc.dc.EtcdEndpoints(), ClusterName: "test", DataPath: dataPath(tc.log),
+		AllocatorSessionTTL: 2 * time.Second, Logger: tc.log})
+	if err != nil {
+		tc.t.Fatal(err)
+	}
+	if err := c.Start(context.Background()); err != nil {
+		tc.t.Fatal(err)
+	}
+	tc.coord = c
+	tc.dial()
+}
+
+// restartNode stops data node i (committing its shards, dropping its
+// slices' streams and readers) and starts it again on its data dir.
+func (tc *testCluster) restartNode(i int) {
+	old := tc.dc.Nodes[i]
+	id := old.ID()
+	old.Stop()
+	_ = tc.stacks[i].Close(context.Background())
+	dir := filepath.Join(tc.dir, id)
+	st, err := nodeserver.NewStack(dir, nodeserver.Options{}, tc.log)
+	if err != nil {
+		tc.t.Fatal(err)
+	}
+	n, err := node.New(node.Config{ID: id, DataDir: dir, Listen: "127.0.0.1:0", EtcdEndpoints: tc.dc.EtcdEndpoints(),
+		LeaseTTL: 2 * time.Second, Host: st.ShardHost(), Register: st.Register, Logger: tc.log})
+	if err != nil {
+		tc.t.Fatal(err)
+	}
+	st.Attach(n.Store())
+	if err := n.Start(context.Background()); err != nil {
+		tc.t.Fatal(err)
+	}
+	tc.dc.Nodes[i], tc.stacks[i] = n, st
+}
+
+func (tc *testCluster) createIndex(name string, shards, routingShards int32) {
+	tc.t.Helper()
+	ctx := context.Background()
+	if _, err := tc.cl.CreateIndex(ctx, &sluicev1.CreateIndexRequest{Name: name, WaitForActiveShards: true,
+		Settings: &sluicev1.IndexSettings{NumberOfShards: shards, NumberOfRoutingShards: routingShards}}); err != nil {
+		tc.t.Fatal(err)
+	}
+	tc.waitGreen(name)
+}
+
+func (tc *testCluster) waitGreen(name string) {
+	tc.t.Helper()
+	h, err := tc.cl.ClusterHealth(context.Background(), &sluicev1.ClusterHealthRequest{Indices: []string{name},
+		WaitForStatus: sluicev1.HealthStatus_HEALTH_STATUS_GREEN, Timeout: durationpb.New(30 * time.Second)})
+	if err != nil || h.TimedOut {
+		tc.t.Fatalf("index %s not green: %v %v", name, h, err)
+	}
+}
+
+func docSource(i int) string {
+	return fmt.Sprintf(`{"title":"document number %d about rivers","n":%d,"tag":"t%d"}`, i, i, i%4)
+}
+
+// load bulk-indexes n docs and returns id -> source.
+func (tc *testCluster) load(index string, n int) map[string]string {
+	tc.t.Helper()
+	want := map[string]string{}
+	var items []*sluicev1.BulkItem
+	for i := range n {
+		id := fmt.Sprintf("doc-%05d", i)
+		want[id] = docSource(i)
+		items = append(items, &sluicev1.BulkItem{Action: sluicev1.BulkAction_BULK_ACTION_INDEX, Id: id, Source: []byte(docSource(i))})
+	}
+	for len(items) > 0 {
+		batch := items[:min(500, len(items))]
+		items = items[len(batch):]
+		resp, err := tc.cl.Bulk(context.Background(), &sluicev1.BulkRequest{Index: index, Items: batch, Refresh: sluicev1.RefreshPolicy_REFRESH_POLICY_IMMEDIATE})
+		if err != nil || resp.Errors {
+			tc.t.Fatalf("bulk: %v %v", err, resp)
+		}
+	}
+	return want
+}
+
+// contents scrolls an index: id -> source, failing on a duplicate.
+func (tc *testCluster) contents(index string) map[string]string {
+	tc.t.Helper()
+	ctx := context.Background()
+	if _, err := tc.cl.Refresh(ctx, &sluicev1.RefreshRequest{Indices: []string{index}}); err != nil {
+		tc.t.Fatal(err)
+	}
+	st, err := tc.cl.Scroll(ctx, &sluicev1.ScrollRequest{Indices: []string{index}})
+	if err != nil {
+		tc.t.Fatal(err)
+	}
+	got := map[string]string{}
+	for {
+		resp, err := st.Recv()
+		if errors.Is(err, io.EOF) {
+			return got
+		}
+		if err != nil {
+			tc.t.Fatal(err)
+		}
+		for _, d := range resp.Docs {
+			if _, dup := got[d.Id]; dup {
+				tc.t.Errorf("%s: doc %s twice", index, d.Id)
+			}
+			got[d.Id] = string(d.Source)
+		}
+	}
+}
+
+// exact checks that dest holds exactly want, with identical _source.
+func (tc *testCluster) exact(dest string, want map[string]string) {
+	tc.t.Helper()
+	got := tc.contents(dest)
+	if len(got) != len(want) {
+		tc.t.Errorf("%s holds %d docs, want %d", dest, len(got), len(want))
+	}
+	bad := 0
+	for id, src := range want {
+		if got[id] != src && bad < 5 {
+			bad++
+			tc.t.Errorf("%s: %s = %q, want %q", dest, id, got[id], src)
+		}
+	}
+}
+
+func (tc *testCluster) reindex(req *sluicev1.ReindexRequest) *sluicev1.Task {
+	tc.t.Helper()
+	resp, err := tc.cl.Reindex(context.Background(), req)
+	if err != nil {
+		tc.t.Fatal(err)
+	}
+	return resp.Task
+}
+
+// wait waits for a task's end through GetTask (whatever coordinator is up).
+func (tc *testCluster) wait(id string) *sluicev1.Task {
+	tc.t.Helper()
+	deadline := time.Now().Add(90 * time.Second)
+	for time.Now().Before(deadline) {
+		resp, err := tc.cl.GetTask(context.Background(), &sluicev1.GetTaskRequest{Id: id, WaitForCompletion: true, Timeout: durationpb.New(5 * time.Second)})
+		if err == nil && (resp.Task.State == sluicev1.TaskState_TASK_STATE_SUCCEEDED || resp.Task.State == sluicev1.TaskState_TASK_STATE_FAILED || resp.Task.State == sluicev1.TaskState_TASK_STATE_CANCELLED) {
+			return resp.Task
+		}
+	}
+	tc.t.Fatalf("task %s did not end", id)
+	return nil
+}
+
+// waitProgress waits until a task has copied at least n docs.
+func (tc *testCluster) waitProgress(id string, n int64) {
+	tc.t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		resp, err := tc.cl.GetTask(context.Background(), &sluicev1.GetTaskRequest{Id: id})
+		if err != nil {
+			tc.t.Fatal(err)
+		}
+		var copied int64
+		for _, s := range resp.Task.Reindex.Slices {
+			copied += s.Copied
+		}
+		if copied >= n {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	tc.t.Fatalf("task %s: no progress to %d docs", id, n)
+}
+
+func succeeded(t *testing.T, task *sluicev1.Task) {
+	t.Helper()
+	if task.State != sluicev1.TaskState_TASK_STATE_SUCCEEDED {
+		t.Fatalf("task %s ended %v: %v", task.Id, task.State, task.Error)
+	}
+}
+
+func TestReindexCluster(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a cluster")
+	}
+	tc := startCluster(t)
+	tc.createIndex("src", 2, 4)
+	want := tc.load("src", 1500)
+
+	t.Run("local exact", func(t *testing.T) {
+		task := tc.wait(tc.reindex(&sluicev1.ReindexRequest{Source: &sluicev1.ReindexSource{Index: "src"},
+			Dest: &sluicev1.ReindexDestination{Index: "local1"}}).Id)
+		succeeded(t, task)
+		if task.Reindex.Mode != sluicev1.ReindexMode_REINDEX_MODE_LOCAL || task.Reindex.Created != int64(len(want)) || task.Reindex.Total != int64(len(want)) {
+			t.Errorf("status %v", task.Reindex)
+		}
+		tc.exact("local1", want)
+	})
+
+	t.Run("x2 shards stays local", func(t *testing.T) {
+		task := tc.wait(tc.reindex(&sluicev1.ReindexRequest{Source: &sluicev1.ReindexSource{Index: "src"},
+			Dest:   &sluicev1.ReindexDestination{Index: "local2", Settings: &sluicev1.IndexSettings{NumberOfShards: 4}},
+			Slices: 4, Mode: sluicev1.ReindexMode_REINDEX_MODE_LOCAL, WaitForCompletion: true}).Id)
+		succeeded(t, task)
+		tc.exact("local2", want)
+		// Every destination shard lives on its source shard's node.
+		info, err := tc.cl.GetIndex(context.Background(), &sluicev1.GetIndexRequest{Name: "local2"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		src, err := tc.cl.GetIndex(context.Background(), &sluicev1.GetIndexRequest{Name: "src"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for d, sh := range info.Index.Shards {
+			s, _ := routing.SourceShard(routing.Params{Shards: 2, RoutingShards: 4}, routing.Params{Shards: 4, RoutingShards: 4}, d)
+			if sh.NodeId != src.Index.Shards[s].NodeId {
+				t.Errorf("destination shard %d on %s, its source shard %d on %s", d, sh.NodeId, s, src.Index.Shards[s].NodeId)
+			}
+		}
+	})
+
+	t.Run("non-multiple goes remote", func(t *testing.T) {
+		task := tc.wait(tc.reindex(&sluicev1.ReindexRequest{Source: &sluicev1.ReindexSource{Index: "src"},
+			Dest: &sluicev1.ReindexDestination{Index: "remote3", Settings: &sluicev1.IndexSettings{NumberOfShards: 3}}}).Id)
+		succeeded(t, task)
+		if task.Reindex.Mode != sluicev1.ReindexMode_REINDEX_MODE_REMOTE {
+			t.Errorf("mode %v", task.Reindex.Mode)
+		}
+		tc.exact("remote3", want)
+	})
+
+	t.Run("baseline", func(t *testing.T) {
+		task := tc.wait(tc.reindex(&sluicev1.ReindexRequest{Source: &sluicev1.ReindexSource{Index: "src"},
+			Dest: &sluicev1.ReindexDestination{Index: "base"}, Mode: sluicev1.ReindexMode_REINDEX_MODE_BASELINE}).Id)
+		succeeded(t, task)
+		tc.exact("base", want)
+	})
+
+	t.Run("query and alias swap", func(t *testing.T) {
+		if _, err := tc.cl.UpdateAliases(context.Background(), &sluicev1.UpdateAliasesRequest{Actions: []*sluicev1.AliasAction{
+			{Type: sluicev1.AliasActionType_ALIAS_ACTION_TYPE_ADD, Alias: "current", Index: "local1"}}}); err != nil {
+			t.Fatal(err)
+		}
+		q := &sluicev1.Query{Kind: &sluicev1.Query_Term{Term: &sluicev1.TermQuery{Field: "tag", Value: &sluicev1.FieldValue{Kind: &sluicev1.FieldValue_StringValue{StringValue: "t2"}}}}}
+		task := tc.wait(tc.reindex(&sluicev1.ReindexRequest{Source: &sluicev1.ReindexSource{Index: "src", Query: q},
+			Dest: &sluicev1.ReindexDestination{Index: "filtered"}, SwapAlias: "current"}).Id)
+		succeeded(t, task)
+		sub := map[string]string{}
+		for i := range len(want) {
+			if i%4 == 2 {
+				sub[fmt.Sprintf("doc-%05d", i)] = docSource(i)
+			}
+		}
+		tc.exact("filtered", sub)
+		a, err := tc.cl.GetIndex(context.Background(), &sluicev1.GetIndexRequest{Name: "current"})
+		if err != nil || a.Index.Name != "filtered" {
+			t.Errorf("alias current -> %v (%v), want filtered alone", a, err)
+		}
+	})
+
+	t.Run("cancel", func(t *testing.T) {
+		task := tc.reindex(&sluicev1.ReindexRequest{Source: &sluicev1.ReindexSource{Index: "src"},
+			Dest: &sluicev1.ReindexDestination{Index: "cancelled"}, RequestsPerSecond: 200})
+		tc.waitProgress(task.Id, 1)
+		start := time.Now()
+		if _, err := tc.cl.CancelTask(context.Background(), &sluicev1.CancelTaskRequest{Id: task.Id}); err != nil {
+			t.Fatal(err)
+		}
+		end := tc.wait(task.Id)
+		if end.State != sluicev1.TaskState_TASK_STATE_CANCELLED || time.Since(start) > 10*time.Second {
+			t.Errorf("cancel: %v after %v", end.State, time.Since(start))
+		}
+		if got := len(tc.contents("cancelled")); got == 0 || got >= len(want) {
+			t.Errorf("cancelled copy holds %d of %d docs", got, len(want))
+		}
+		if _, err := tc.cl.RethrottleTask(context.Background(), &sluicev1.RethrottleTaskRequest{Id: task.Id}); status.Code(err) != codes.InvalidArgument {
+			t.Errorf("rethrottle of an ended task: %v", err)
+		}
+	})
+
+	t.Run("rethrottle", func(t *testing.T) {
+		task := tc.reindex(&sluicev1.ReindexRequest{Source: &sluicev1.ReindexSource{Index: "src"},
+			Dest: &sluicev1.ReindexDestination{Index: "rethrottled"}, RequestsPerSecond: 20}) // 75 s at this rate
+		tc.waitProgress(task.Id, 1)
+		start := time.Now()
+		if _, err := tc.cl.RethrottleTask(context.Background(), &sluicev1.RethrottleTaskRequest{Id: task.Id, RequestsPerSecond: 0}); err != nil {
+			t.Fatal(err)
+		}
+		end := tc.wait(task.Id)
+		succeeded(t, end)
+		if el := time.Since(start); el > 20*time.Second {
+			t.Errorf("finished %v after rethrottle to unlimited", el)
+		}
+		tc.exact("rethrottled", want)
+	})
+
+	t.Run("coordinator restart", func(t *testing.T) {
+		task := tc.reindex(&sluicev1.ReindexRequest{Source: &sluicev1.ReindexSource{Index: "src"},
+			Dest: &sluicev1.ReindexDestination{Index: "coordrestart"}, RequestsPerSecond: 500})
+		tc.waitProgress(task.Id, 200)
+		tc.restartCoordinator()
+		if _, err := tc.cl.RethrottleTask(context.Background(), &sluicev1.RethrottleTaskRequest{Id: task.Id, RequestsPerSecond: 0}); err != nil {
+			t.Fatal(err)
+		}
+		succeeded(t, tc.wait(task.Id))
+		tc.exact("coordrestart", want)
+	})
+
+	t.Run("node restart", func(t *testing.T) {
+		task := tc.reindex(&sluicev1.ReindexRequest{Source: &sluicev1.ReindexSource{Index: "src"},
+			Dest:              &sluicev1.ReindexDestination{Index: "noderestart", Settings: &sluicev1.IndexSettings{NumberOfShards: 3}},
+			RequestsPerSecond: 500})
+		tc.waitProgress(task.Id, 200)
+		info, err := tc.cl.GetIndex(context.Background(), &sluicev1.GetIndexRequest{Name: "src"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, n := range tc.dc.Nodes {
+			if n.ID() == info.Index.Shards[0].NodeId {
+				tc.restartNode(i)
+			}
+		}
+		tc.waitGreen("src")
+		if _, err := tc.cl.RethrottleTask(context.Background(), &sluicev1.RethrottleTaskRequest{Id: task.Id, RequestsPerSecond: 0}); err != nil {
+			t.Fatal(err)
+		}
+		end := tc.wait(task.Id)
+		succeeded(t, end)
+		tc.exact("noderestart", want)
+		t.Logf("after node restart: %v", end.Reindex)
+	})
+}

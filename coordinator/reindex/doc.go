@@ -1,0 +1,70 @@
+// Package reindex is the coordinator side of reindex tasks: the Reindex,
+// GetTask, ListTasks, CancelTask and RethrottleTask RPCs (DataPath wraps a
+// coordinator data path with them; WithTasks plugs into
+// coordinator.Config.DataPath) and the task runner that executes tasks.
+// The data-node side is node/reindex.
+//
+// # Accepting a task (any coordinator)
+//
+// Reindex validates the request, resolves the source (an index, or an
+// alias of one index) and plans:
+//
+//   - the destination: an existing index, or one created now from the
+//     source's mapping and settings with the request's settings on top. A
+//     created destination keeps the source's routing shard count when its
+//     shard count is a multiple of the source's dividing it (a split), so
+//     every destination shard draws from one source shard
+//     (routing.SourceShard), and is then created with
+//     metadata.CreateOptions.ColocateWith: each destination shard placed on
+//     its source shard's node in the creating transaction;
+//   - the mode: AUTO is LOCAL when the layout is co-locatable, else REMOTE;
+//     LOCAL on a layout that is not is INVALID_ARGUMENT. LOCAL and REMOTE
+//     run the same node code: a node writes in-process into the destination
+//     shards it holds and streams the rest (ShardIngest). BASELINE scrolls
+//     and bulks through this coordinator's data path, as external tools do;
+//   - slices: auto (and anything below the source's shard count) is one per
+//     source shard; more subdivides shards by _id hash, as sliced scroll
+//     does; max_docs is shared out evenly.
+//
+// The task is stored PENDING under tasks/<id> as a ReindexTaskRecord (the
+// public Task, the request, the plan, per-slice checkpoints), and the RPC
+// answers at once, or when the task ends with wait_for_completion.
+//
+// # Running tasks (the elected task runner)
+//
+// Every coordinator's Manager campaigns in an etcd election
+// (election/reindex); the winner lists tasks/ and watches it, and runs each
+// task that has not ended — new ones, and RUNNING ones a previous runner
+// left behind, from their checkpoints. Its writes to a task record are
+// guarded by its leadership, so a deposed runner cannot overwrite its
+// successor. Other coordinators only write cancel_requested and
+// requests_per_second into the record; the runner sees them through the
+// watch: cancel stops the slices' streams (nodes stop within a document)
+// and ends the task CANCELLED; a rethrottle sends each running slice its
+// new share of the rate at once (RethrottleReindexSlice).
+//
+// A slice runs as RunReindexSlice on the node holding its source shard,
+// resuming from its checkpoint's cursor. Each streamed message is a
+// durable checkpoint (the node committed its writes first) and replaces
+// the slice's checkpoint in memory; progress is persisted every
+// ProgressInterval. A failed attempt — node gone, shard moving,
+// RESOURCE_EXHAUSTED — is retried with backoff from the last checkpoint;
+// conflicts under conflicts=abort and bad requests end the task FAILED, as
+// does a slice without progress for StallTimeout. A node that restarted
+// resumes by position if its source shard reopened with the same segments,
+// else the slice starts over (writes are idempotent by _id).
+//
+// # Verification and alias swap
+//
+// When every slice is done the task is VERIFYING: each destination shard
+// is refreshed and counted (ShardStats). If the destination was empty at
+// the start, the count must equal what the slices selected minus
+// documents that failed — per source shard when every destination shard
+// draws from one source shard, else in total; otherwise it must be at
+// least that. A mismatch fails the task with the numbers, and no alias is
+// swapped. Then swap_alias is pointed at the destination and away from
+// every other index in one metadata.UpdateAliases transaction.
+//
+// GetTask reports per-slice progress, created/updated/conflicts/failures,
+// docs/s over the last 10 s and the ETA at that rate.
+package reindex

@@ -1,0 +1,440 @@
+package reindex
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.etcd.io/etcd/client/v3/concurrency"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	"github.com/sluice-search/sluice/cluster/meta"
+	"github.com/sluice-search/sluice/cluster/metadata"
+	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
+)
+
+// Nodes gives Node clients by node id (cluster/nodeconn.Pool).
+type Nodes interface {
+	Client(nodeID string) (sluicev1.NodeClient, error)
+}
+
+// DocAPI is the coordinator's document API that baseline mode reindexes
+// through, as an external scroll + bulk tool would (the data path).
+type DocAPI interface {
+	Bulk(context.Context, *sluicev1.BulkRequest) (*sluicev1.BulkResponse, error)
+	Scroll(*sluicev1.ScrollRequest, sluicev1.Sluice_ScrollServer) error
+}
+
+// Options configure a Manager.
+type Options struct {
+	// ID names this coordinator as a task owner and election candidate.
+	ID string
+	// ProgressInterval: how often a running task persists its progress.
+	// Default 1 s.
+	ProgressInterval time.Duration
+	// CheckpointInterval asks nodes to checkpoint this often; 0 is the
+	// node's default.
+	CheckpointInterval time.Duration
+	// MaxRetryBackoff caps the wait between attempts of a failing slice.
+	// Default 5 s.
+	MaxRetryBackoff time.Duration
+	// StallTimeout fails a slice that makes no progress this long (its
+	// node gone for good, say). Default 10 minutes.
+	StallTimeout time.Duration
+	// SessionTTL of the task runner election. Default 10 s.
+	SessionTTL time.Duration
+	// BaselineBatch is the scroll and bulk size of baseline mode. Default 1000.
+	BaselineBatch int
+	Logger        *slog.Logger
+}
+
+// SetDefaults fills zero fields.
+func (o *Options) SetDefaults() {
+	if o.ID == "" {
+		o.ID = uuid.NewString()
+	}
+	if o.ProgressInterval <= 0 {
+		o.ProgressInterval = time.Second
+	}
+	if o.MaxRetryBackoff <= 0 {
+		o.MaxRetryBackoff = 5 * time.Second
+	}
+	if o.StallTimeout <= 0 {
+		o.StallTimeout = 10 * time.Minute
+	}
+	if o.SessionTTL <= 0 {
+		o.SessionTTL = 10 * time.Second
+	}
+	if o.BaselineBatch <= 0 {
+		o.BaselineBatch = 1000
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+}
+
+// Manager accepts reindex tasks on any coordinator and, on the one elected
+// task runner, runs them. See the package doc.
+type Manager struct {
+	store *meta.Store
+	tasks taskStore
+	cache *meta.Cache
+	nodes Nodes
+	md    *metadata.Service
+	docs  DocAPI
+	opts  Options
+	log   *slog.Logger
+	now   func() time.Time
+
+	mu      sync.Mutex
+	running map[string]*taskRun
+	leading bool
+}
+
+// New returns a Manager. docs may be nil (baseline mode is then refused).
+func New(store *meta.Store, cache *meta.Cache, nodes Nodes, md *metadata.Service, docs DocAPI, opts Options) *Manager {
+	opts.SetDefaults()
+	return &Manager{store: store, tasks: taskStore{store}, cache: cache, nodes: nodes, md: md, docs: docs,
+		opts: opts, log: opts.Logger, now: time.Now, running: map[string]*taskRun{}}
+}
+
+// electionKey is the task runner election's prefix.
+func (m *Manager) electionKey() string { return m.store.Keys.Prefix + "election/reindex" }
+
+// Reindex validates a request, creates the destination if needed, and
+// stores the task PENDING for the task runner; with wait_for_completion it
+// answers when the task has ended.
+func (m *Manager) Reindex(ctx context.Context, req *sluicev1.ReindexRequest) (*sluicev1.Task, error) {
+	if err := validate(req); err != nil {
+		return nil, err
+	}
+	if req.GetMode() == sluicev1.ReindexMode_REINDEX_MODE_BASELINE && m.docs == nil {
+		return nil, meta.Invalidf("mode BASELINE needs the coordinator's data path")
+	}
+	st, err := m.store.Load(ctx)
+	if err != nil {
+		return nil, err
+	}
+	src, err := st.ResolveOne(req.GetSource().GetIndex())
+	if err != nil {
+		return nil, err
+	}
+	plan := &sluicev1.ReindexPlan{SourceIndex: src.Name(), SourceUuid: src.UUID(), DestIndex: req.GetDest().GetIndex()}
+	if plan.DestIndex == plan.SourceIndex {
+		return nil, meta.Invalidf("reindex from [%s] into itself", plan.SourceIndex)
+	}
+	srcP := paramsOf(src.Meta.GetSettings())
+	if dst, ok := st.Indices[plan.DestIndex]; ok {
+		if req.GetDest().GetSettings() != nil || req.GetDest().GetMapping() != nil {
+			return nil, meta.Invalidf("dest [%s] exists: settings and mapping apply only to a destination the reindex creates", plan.DestIndex)
+		}
+		if plan.Mode, plan.Colocatable, err = chooseMode(req.GetMode(), srcP, paramsOf(dst.Meta.GetSettings())); err != nil {
+			return nil, err
+		}
+		plan.DestUuid = dst.UUID()
+		if plan.DestDocsAtStart, err = m.countDocs(ctx, st, dst); err != nil {
+			// Unknown: verification can only check a lower bound.
+			plan.DestDocsAtStart = -1
+		}
+	} else {
+		settings := destSettings(src.Meta.GetSettings(), req.GetDest().GetSettings())
+		if plan.Mode, plan.Colocatable, err = chooseMode(req.GetMode(), srcP, paramsOf(settings)); err != nil {
+			return nil, err
+		}
+		mapping := req.GetDest().GetMapping()
+		if mapping == nil {
+			mapping = src.Meta.GetMapping()
+		}
+		var opts metadata.CreateOptions
+		if plan.Mode == sluicev1.ReindexMode_REINDEX_MODE_LOCAL {
+			opts.ColocateWith = src.Name()
+		}
+		info, err := m.md.CreateIndex(ctx, &sluicev1.CreateIndexRequest{Name: plan.DestIndex, Settings: settings, Mapping: mapping}, opts)
+		if err != nil {
+			return nil, fmt.Errorf("create destination: %w", err)
+		}
+		plan.DestUuid, plan.DestCreated = info.GetUuid(), true
+	}
+	plan.Slices = planSlices(srcP.Shards, int(req.GetSlices()), req.GetMaxDocs())
+	now := timestamppb.New(m.now())
+	rec := &sluicev1.ReindexTaskRecord{Request: req, Plan: plan, RequestsPerSecond: req.GetRequestsPerSecond(),
+		Task: &sluicev1.Task{Id: uuid.NewString(), Type: "reindex", Description: description(req),
+			State: sluicev1.TaskState_TASK_STATE_PENDING, StartTime: now,
+			Reindex: &sluicev1.ReindexStatus{Mode: plan.Mode, SourceIndex: plan.SourceIndex, DestIndex: plan.DestIndex,
+				RequestsPerSecond: req.GetRequestsPerSecond()}}}
+	for _, s := range plan.Slices {
+		rec.Checkpoints = append(rec.Checkpoints, &sluicev1.ReindexCheckpoint{Slice: s.Slice})
+	}
+	publicView(rec)
+	if err := m.tasks.create(ctx, rec); err != nil {
+		return nil, err
+	}
+	m.log.Info("reindex task accepted", "task", rec.Task.Id, "source", plan.SourceIndex, "dest", plan.DestIndex,
+		"mode", plan.Mode, "slices", len(plan.Slices), "dest_created", plan.DestCreated)
+	if req.GetWaitForCompletion() {
+		return m.wait(ctx, rec.Task.Id)
+	}
+	return rec.Task, nil
+}
+
+// countDocs sums the live docs of an index's shards (after a refresh).
+func (m *Manager) countDocs(ctx context.Context, st *meta.State, x *meta.Index) (int64, error) {
+	counts, err := m.shardCounts(ctx, st, x)
+	if err != nil {
+		return 0, err
+	}
+	var n int64
+	for _, c := range counts {
+		n += c
+	}
+	return n, nil
+}
+
+// shardCounts refreshes every shard of an index and returns its live docs.
+func (m *Manager) shardCounts(ctx context.Context, st *meta.State, x *meta.Index) ([]int64, error) {
+	out := make([]int64, len(x.Shards))
+	for i, sh := range x.Shards {
+		if sh == nil || sh.Routing.GetState() != sluicev1.ShardState_SHARD_STATE_STARTED || !st.Live(sh.Routing.GetNodeId()) {
+			return nil, fmt.Errorf("index [%s] shard %d is not started", x.Name(), i)
+		}
+		cl, err := m.nodes.Client(sh.Routing.GetNodeId())
+		if err != nil {
+			return nil, err
+		}
+		id := &sluicev1.ShardID{IndexUuid: x.UUID(), Shard: int32(i)}
+		if _, err := cl.ShardRefresh(ctx, &sluicev1.ShardRefreshRequest{Shard: id}); err != nil {
+			return nil, fmt.Errorf("refresh [%s] shard %d: %w", x.Name(), i, err)
+		}
+		s, err := cl.ShardStats(ctx, &sluicev1.ShardStatsRequest{Shard: id})
+		if err != nil {
+			return nil, fmt.Errorf("stats of [%s] shard %d: %w", x.Name(), i, err)
+		}
+		out[i] = s.GetNumDocs()
+	}
+	return out, nil
+}
+
+// GetTask returns a task, waiting for its end if asked (30 s by default).
+func (m *Manager) GetTask(ctx context.Context, req *sluicev1.GetTaskRequest) (*sluicev1.Task, error) {
+	if !req.GetWaitForCompletion() {
+		rec, _, err := m.tasks.get(ctx, req.GetId())
+		if err != nil {
+			return nil, err
+		}
+		return rec.Task, nil
+	}
+	timeout := 30 * time.Second
+	if req.GetTimeout() != nil {
+		timeout = req.GetTimeout().AsDuration()
+	}
+	wctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	t, err := m.wait(wctx, req.GetId())
+	if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+		rec, _, err := m.tasks.get(ctx, req.GetId())
+		if err != nil {
+			return nil, err
+		}
+		return rec.Task, nil
+	}
+	return t, err
+}
+
+// wait watches a task until it ends.
+func (m *Manager) wait(ctx context.Context, id string) (*sluicev1.Task, error) {
+	for {
+		rec, rev, err := m.tasks.get(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		if terminal(rec.GetTask().GetState()) {
+			return rec.Task, nil
+		}
+		wctx, cancel := context.WithCancel(clientv3.WithRequireLeader(ctx))
+		w := m.store.Client.Watch(wctx, m.store.Keys.Task(id), clientv3.WithRev(rev+1))
+		select {
+		case <-w:
+		case <-ctx.Done():
+		}
+		cancel()
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// ListTasks lists tasks, newest first, optionally only in some states.
+func (m *Manager) ListTasks(ctx context.Context, req *sluicev1.ListTasksRequest) ([]*sluicev1.Task, error) {
+	recs, _, err := m.tasks.list(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []*sluicev1.Task
+	for _, r := range recs {
+		if len(req.GetStates()) == 0 || slices.Contains(req.GetStates(), r.GetTask().GetState()) {
+			out = append(out, r.Task)
+		}
+	}
+	return out, nil
+}
+
+// CancelTask asks the task runner to stop a task; an ended task is returned
+// as it is.
+func (m *Manager) CancelTask(ctx context.Context, id string) (*sluicev1.Task, error) {
+	rec, err := m.tasks.update(ctx, id, func(r *sluicev1.ReindexTaskRecord) error {
+		if terminal(r.GetTask().GetState()) || r.CancelRequested {
+			return errStop
+		}
+		r.CancelRequested = true
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return rec.Task, nil
+}
+
+// RethrottleTask changes a task's throttle; the runner passes it to the
+// running slices at once.
+func (m *Manager) RethrottleTask(ctx context.Context, id string, rps float32) (*sluicev1.Task, error) {
+	if rps < 0 {
+		return nil, meta.Invalidf("requests_per_second must be >= 0, got %v", rps)
+	}
+	rec, err := m.tasks.update(ctx, id, func(r *sluicev1.ReindexTaskRecord) error {
+		if terminal(r.GetTask().GetState()) {
+			return meta.Invalidf("task [%s] has ended (%v)", id, r.GetTask().GetState())
+		}
+		r.RequestsPerSecond = rps
+		r.Task.Reindex.RequestsPerSecond = rps
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return rec.Task, nil
+}
+
+// Run campaigns to be the task runner and, while elected, runs every task
+// that has not ended, until ctx ends.
+func (m *Manager) Run(ctx context.Context) error {
+	backoff := 100 * time.Millisecond
+	for ctx.Err() == nil {
+		err := m.campaign(ctx)
+		if ctx.Err() != nil {
+			break
+		}
+		m.log.Warn("reindex task runner: lost or failed the election; retrying", "err", err, "in", backoff)
+		select {
+		case <-time.After(backoff):
+		case <-ctx.Done():
+		}
+		backoff = min(2*backoff, 5*time.Second)
+	}
+	return ctx.Err()
+}
+
+// Leading reports whether this manager is the task runner.
+func (m *Manager) Leading() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.leading
+}
+
+func (m *Manager) campaign(ctx context.Context) error {
+	sess, err := concurrency.NewSession(m.store.Client, concurrency.WithTTL(int(m.opts.SessionTTL.Seconds())), concurrency.WithContext(ctx))
+	if err != nil {
+		return err
+	}
+	defer sess.Close()
+	e := concurrency.NewElection(sess, m.electionKey())
+	if err := e.Campaign(ctx, m.opts.ID); err != nil {
+		return err
+	}
+	lctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		select {
+		case <-sess.Done():
+			cancel()
+		case <-lctx.Done():
+		}
+	}()
+	guard := clientv3.Compare(clientv3.CreateRevision(e.Key()), "=", e.Rev())
+	m.log.Info("reindex task runner elected", "id", m.opts.ID)
+	err = m.lead(lctx, guard)
+	// Resign so a successor need not wait for the session to expire.
+	rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+	_ = e.Resign(rctx)
+	rcancel()
+	return err
+}
+
+// lead runs tasks while elected: every unfinished task gets a taskRun, and
+// changes written by other coordinators (cancel, rethrottle) reach it
+// through a watch on tasks/.
+func (m *Manager) lead(ctx context.Context, guard clientv3.Cmp) error {
+	var wg sync.WaitGroup
+	m.mu.Lock()
+	m.leading = true
+	m.mu.Unlock()
+	defer func() {
+		wg.Wait()
+		m.mu.Lock()
+		m.leading = false
+		m.mu.Unlock()
+	}()
+	recs, rev, err := m.tasks.list(ctx)
+	if err != nil {
+		return err
+	}
+	for _, r := range recs {
+		m.dispatch(ctx, &wg, guard, r)
+	}
+	w := m.store.Client.Watch(clientv3.WithRequireLeader(ctx), m.store.Keys.Tasks(), clientv3.WithPrefix(), clientv3.WithRev(rev+1))
+	for resp := range w {
+		if err := resp.Err(); err != nil {
+			return err
+		}
+		for _, ev := range resp.Events {
+			if ev.Type != clientv3.EventTypePut {
+				continue
+			}
+			rec := &sluicev1.ReindexTaskRecord{}
+			if err := meta.Unmarshal(ev.Kv.Value, rec); err != nil {
+				m.log.Warn("reindex: undecodable task record", "key", string(ev.Kv.Key), "err", err)
+				continue
+			}
+			m.dispatch(ctx, &wg, guard, rec)
+		}
+	}
+	return ctx.Err()
+}
+
+// dispatch starts a run for an unfinished task, or passes a running task's
+// external changes to its run.
+func (m *Manager) dispatch(ctx context.Context, wg *sync.WaitGroup, guard clientv3.Cmp, rec *sluicev1.ReindexTaskRecord) {
+	id := rec.GetTask().GetId()
+	m.mu.Lock()
+	run := m.running[id]
+	if run == nil && !terminal(rec.GetTask().GetState()) {
+		run = newTaskRun(m, guard, proto.Clone(rec).(*sluicev1.ReindexTaskRecord))
+		m.running[id] = run
+		wg.Go(func() {
+			run.run(ctx)
+			m.mu.Lock()
+			delete(m.running, id)
+			m.mu.Unlock()
+		})
+	}
+	m.mu.Unlock()
+	if run != nil {
+		run.external(rec)
+	}
+}

@@ -1,0 +1,92 @@
+package reindex
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/sluice-search/sluice/cluster/etcdtest"
+	"github.com/sluice-search/sluice/cluster/meta"
+	"github.com/sluice-search/sluice/cluster/metadata"
+	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
+)
+
+// TestTaskLifecycleInEtcd drives the Manager over a real etcd without data
+// nodes: requests are validated and planned, tasks persisted, listed,
+// rethrottled and cancelled, and the elected runner ends a cancelled task.
+func TestTaskLifecycleInEtcd(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	store := meta.NewStore(etcdtest.New(t), "")
+	md := metadata.New(store)
+	if _, err := md.CreateIndex(ctx, &sluicev1.CreateIndexRequest{Name: "src",
+		Settings: &sluicev1.IndexSettings{NumberOfShards: 2, NumberOfRoutingShards: 4}}, metadata.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	cache := meta.NewCache(store, slog.New(slog.DiscardHandler))
+	go func() { _ = cache.Run(ctx) }()
+	m := New(store, cache, nil, md, nil, Options{ID: "c1", SessionTTL: time.Second, Logger: slog.New(slog.DiscardHandler)})
+
+	bad := []*sluicev1.ReindexRequest{
+		{Dest: &sluicev1.ReindexDestination{Index: "d"}},
+		{Source: &sluicev1.ReindexSource{Index: "src"}},
+		{Source: &sluicev1.ReindexSource{Index: "src"}, Dest: &sluicev1.ReindexDestination{Index: "src"}},
+		{Source: &sluicev1.ReindexSource{Index: "nope"}, Dest: &sluicev1.ReindexDestination{Index: "d"}},
+		{Source: &sluicev1.ReindexSource{Index: "src"}, Dest: &sluicev1.ReindexDestination{Index: "d", Settings: &sluicev1.IndexSettings{NumberOfShards: 3}}, Mode: sluicev1.ReindexMode_REINDEX_MODE_LOCAL},
+		{Source: &sluicev1.ReindexSource{Index: "src"}, Dest: &sluicev1.ReindexDestination{Index: "d"}, Mode: sluicev1.ReindexMode_REINDEX_MODE_BASELINE},
+		{Source: &sluicev1.ReindexSource{Index: "src"}, Dest: &sluicev1.ReindexDestination{Index: "d"}, RequestsPerSecond: -1},
+	}
+	for i, req := range bad {
+		if _, err := m.Reindex(ctx, req); err == nil || !(errors.Is(err, meta.ErrInvalid) || errors.Is(err, meta.ErrNotFound)) {
+			t.Errorf("bad request %d: %v", i, err)
+		}
+	}
+
+	task, err := m.Reindex(ctx, &sluicev1.ReindexRequest{Source: &sluicev1.ReindexSource{Index: "src"},
+		Dest: &sluicev1.ReindexDestination{Index: "dst", Settings: &sluicev1.IndexSettings{NumberOfShards: 4}}, Slices: 8, RequestsPerSecond: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, _, err := m.tasks.get(ctx, task.Id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := rec.Plan; p.Mode != sluicev1.ReindexMode_REINDEX_MODE_LOCAL || !p.DestCreated || len(p.Slices) != 8 || len(rec.Checkpoints) != 8 ||
+		rec.Task.State != sluicev1.TaskState_TASK_STATE_PENDING {
+		t.Errorf("stored record %v", rec)
+	}
+	dst, err := md.GetIndex(ctx, "dst")
+	if err != nil || dst.Settings.NumberOfShards != 4 || dst.Settings.NumberOfRoutingShards != 4 {
+		t.Errorf("destination %v %v", dst, err)
+	}
+
+	if got, err := m.RethrottleTask(ctx, task.Id, 7); err != nil || got.Reindex.RequestsPerSecond != 7 {
+		t.Errorf("rethrottle: %v %v", got, err)
+	}
+	if got, err := m.CancelTask(ctx, task.Id); err != nil || got.State != sluicev1.TaskState_TASK_STATE_PENDING {
+		t.Errorf("cancel: %v %v", got, err)
+	}
+	if _, err := m.CancelTask(ctx, "nope"); !errors.Is(err, meta.ErrNotFound) {
+		t.Errorf("cancel unknown task: %v", err)
+	}
+	list, err := m.ListTasks(ctx, &sluicev1.ListTasksRequest{States: []sluicev1.TaskState{sluicev1.TaskState_TASK_STATE_PENDING}})
+	if err != nil || len(list) != 1 {
+		t.Errorf("list pending: %v %v", list, err)
+	}
+
+	// The runner picks the task up and ends it as cancelled.
+	rctx, stop := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { _ = m.Run(rctx); close(done) }()
+	end, err := m.GetTask(ctx, &sluicev1.GetTaskRequest{Id: task.Id, WaitForCompletion: true, Timeout: nil})
+	stop()
+	<-done
+	if err != nil || end.State != sluicev1.TaskState_TASK_STATE_CANCELLED || end.EndTime == nil {
+		t.Errorf("after the runner: %v %v", end, err)
+	}
+	if m.Leading() {
+		t.Error("still leading after Run returned")
+	}
+}

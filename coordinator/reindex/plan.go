@@ -1,0 +1,117 @@
+package reindex
+
+import (
+	"fmt"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/sluice-search/sluice/cluster/meta"
+	"github.com/sluice-search/sluice/cluster/routing"
+	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
+)
+
+func paramsOf(s *sluicev1.IndexSettings) routing.Params {
+	return routing.Params{Shards: int(s.GetNumberOfShards()), RoutingShards: int(s.GetNumberOfRoutingShards())}
+}
+
+// destSettings are a created destination's settings: the source's, with the
+// request's set fields on top. Unless the request fixes the routing shard
+// count, the destination keeps the source's when that makes it
+// co-locatable (its shard count a multiple of the source's and a divisor of
+// the routing shards) — so a split stays local — and otherwise routes over
+// its own shard count.
+func destSettings(src, req *sluicev1.IndexSettings) *sluicev1.IndexSettings {
+	out := proto.Clone(src).(*sluicev1.IndexSettings)
+	if req != nil {
+		proto.Merge(out, req)
+	}
+	if req.GetNumberOfRoutingShards() == 0 {
+		p := routing.Params{Shards: int(out.GetNumberOfShards()), RoutingShards: int(src.GetNumberOfRoutingShards())}
+		if routing.Colocatable(paramsOf(src), p) != nil {
+			p.RoutingShards = p.Shards
+		}
+		out.NumberOfRoutingShards = int32(p.RoutingShards)
+	}
+	return out
+}
+
+// chooseMode resolves the requested mode against the layout: AUTO is LOCAL
+// when every destination shard draws from one source shard, else REMOTE;
+// LOCAL on a layout that cannot be co-located is an error.
+func chooseMode(want sluicev1.ReindexMode, src, dst routing.Params) (mode sluicev1.ReindexMode, colocatable bool, err error) {
+	cerr := routing.Colocatable(src, dst)
+	colocatable = cerr == nil
+	switch want {
+	case sluicev1.ReindexMode_REINDEX_MODE_UNSPECIFIED, sluicev1.ReindexMode_REINDEX_MODE_AUTO:
+		if colocatable {
+			return sluicev1.ReindexMode_REINDEX_MODE_LOCAL, true, nil
+		}
+		return sluicev1.ReindexMode_REINDEX_MODE_REMOTE, false, nil
+	case sluicev1.ReindexMode_REINDEX_MODE_LOCAL:
+		if !colocatable {
+			return 0, false, meta.Invalidf("mode LOCAL: %v; use REMOTE or AUTO, or a destination shard count that is a multiple of %d dividing %d routing shards", cerr, src.Shards, src.RoutingShards)
+		}
+		return want, true, nil
+	case sluicev1.ReindexMode_REINDEX_MODE_REMOTE, sluicev1.ReindexMode_REINDEX_MODE_BASELINE:
+		return want, colocatable, nil
+	}
+	return 0, false, meta.Invalidf("unknown mode %v", want)
+}
+
+// planSlices cuts a source of n shards into slices as Elasticsearch's
+// sliced scroll does: auto (0) or fewer than n means one slice per shard;
+// more subdivides shards by _id hash, slice i reading shard i%n. max_docs
+// is shared out evenly; a slice whose share is 0 is left out.
+func planSlices(n, slices int, maxDocs int64) []*sluicev1.ReindexPlanSlice {
+	total := max(slices, n)
+	var out []*sluicev1.ReindexPlanSlice
+	for i := range total {
+		s := &sluicev1.ReindexPlanSlice{SourceShard: int32(i % n)}
+		inShard := total / n
+		if i%n < total%n {
+			inShard++
+		}
+		if inShard > 1 {
+			s.SubSlice = &sluicev1.Slice{Id: int32(i / n), Max: int32(inShard)}
+		}
+		if maxDocs > 0 {
+			s.MaxDocs = maxDocs / int64(total)
+			if int64(i) < maxDocs%int64(total) {
+				s.MaxDocs++
+			}
+			if s.MaxDocs == 0 {
+				continue
+			}
+		}
+		s.Slice = int32(len(out))
+		out = append(out, s)
+	}
+	return out
+}
+
+// validate checks what can be checked before reading the cluster state.
+func validate(req *sluicev1.ReindexRequest) error {
+	switch {
+	case req.GetSource().GetIndex() == "":
+		return meta.Invalidf("source.index is required")
+	case req.GetDest().GetIndex() == "":
+		return meta.Invalidf("dest.index is required")
+	case req.GetSlices() < 0:
+		return meta.Invalidf("slices must be >= 0 (0 is auto), got %d", req.GetSlices())
+	case req.GetRequestsPerSecond() < 0:
+		return meta.Invalidf("requests_per_second must be >= 0, got %v", req.GetRequestsPerSecond())
+	case req.GetMaxDocs() < 0:
+		return meta.Invalidf("max_docs must be >= 0, got %d", req.GetMaxDocs())
+	}
+	switch req.GetDest().GetOpType() {
+	case sluicev1.BulkAction_BULK_ACTION_UNSPECIFIED, sluicev1.BulkAction_BULK_ACTION_INDEX, sluicev1.BulkAction_BULK_ACTION_CREATE:
+	default:
+		return meta.Invalidf("dest.op_type must be INDEX or CREATE, got %v", req.GetDest().GetOpType())
+	}
+	return nil
+}
+
+// description is the task's human readable line.
+func description(req *sluicev1.ReindexRequest) string {
+	return fmt.Sprintf("reindex from [%s] to [%s]", req.GetSource().GetIndex(), req.GetDest().GetIndex())
+}
