@@ -25,7 +25,8 @@ import (
 // Corpus benchmarks: the first SLUICE_BENCH_DOCS (default 20000) documents
 // of ../shared/corpus/enwiki-1k.jsonl.zst, indexed through the Engine with
 // the real codec and mapping into a temp directory (FSDirectory behind the
-// NRT cache). Skipped when the corpus is absent.
+// NRT cache), merging on (SLUICE_BENCH_MERGES=off: off). Skipped when the
+// corpus is absent.
 
 var (
 	benchDocsOnce sync.Once
@@ -72,7 +73,8 @@ func openBenchEngine(b *testing.B, ramMB int) *Engine {
 		b.Fatal(err)
 	}
 	e, err := Open(context.Background(), Options{Path: b.TempDir(), Codec: codec.New(codec.Options{}), Parser: p,
-		RAMBufferBytes: int64(ramMB) << 20, RefreshInterval: -1})
+		RAMBufferBytes: int64(ramMB) << 20, RefreshInterval: -1,
+		DisableMerges: os.Getenv("SLUICE_BENCH_MERGES") == "off"})
 	if err != nil {
 		b.Fatal(err)
 	}
