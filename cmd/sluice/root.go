@@ -33,6 +33,8 @@ Kubernetes. This one binary runs every part of it, and is also its client.`,
 		newIndexCmd(),
 		newHealthCmd(),
 		newStateCmd(),
+		newReindexCmd(),
+		newTasksCmd(),
 	)
 	addGroups(root)
 	return root

@@ -1,0 +1,311 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"google.golang.org/protobuf/types/known/durationpb"
+
+	"github.com/sluice-search/sluice/client"
+	"github.com/sluice-search/sluice/operator/controllers/esjson"
+	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
+)
+
+func newReindexCmd() *cobra.Command {
+	var f clientFlags
+	var source, dest, slices, queryArg, swapAlias, mode, opType string
+	var shards, routingShards int32
+	var rps float32
+	var maxDocs int64
+	var proceed, wait bool
+	cmd := &cobra.Command{
+		Use:     "reindex --source A --dest B",
+		Short:   "Copy an index into another (new shard count, mapping) as a persistent task",
+		GroupID: groupClient,
+		Args:    cobra.NoArgs,
+		Long: `Copy the documents of an index into another as a task persisted in the
+cluster: it survives coordinator and data node restarts, resuming from its
+checkpoints. A destination that does not exist is created from the source's
+mapping and settings, with --shards on top.
+
+Modes: local copies each source shard into destination shards on the same node,
+in-process (possible when the destination's shard count is a multiple of the
+source's dividing its routing shards); remote streams documents node to node;
+baseline scrolls and bulks through the coordinator as other systems do; auto
+(default) picks local when it can, else remote.
+
+With --wait the command shows a progress bar and returns when the task ends
+(Ctrl-C stops waiting, not the task: see 'sluice tasks').`,
+		Example: `  sluice reindex --source books --dest books-v2 --wait
+  sluice reindex --source logs --dest logs-8 --shards 8 --slices auto --rps 5000
+  sluice reindex --source books --dest fiction --query '{"term":{"genre":"fiction"}}' --swap-alias current-books --wait`,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			req := &sluicev1.ReindexRequest{Source: &sluicev1.ReindexSource{Index: source},
+				Dest:              &sluicev1.ReindexDestination{Index: dest},
+				RequestsPerSecond: rps, MaxDocs: maxDocs, SwapAlias: swapAlias}
+			if shards != 0 || routingShards != 0 {
+				req.Dest.Settings = &sluicev1.IndexSettings{NumberOfShards: shards, NumberOfRoutingShards: routingShards}
+			}
+			if slices != "auto" && slices != "" {
+				var n int32
+				if _, err := fmt.Sscan(slices, &n); err != nil || n < 1 {
+					return fmt.Errorf("--slices must be auto or a positive number, got %q", slices)
+				}
+				req.Slices = n
+			}
+			m, ok := sluicev1.ReindexMode_value["REINDEX_MODE_"+strings.ToUpper(mode)]
+			if !ok {
+				return fmt.Errorf("--mode must be auto, local, remote or baseline, got %q", mode)
+			}
+			req.Mode = sluicev1.ReindexMode(m)
+			switch opType {
+			case "index":
+				req.Dest.OpType = sluicev1.BulkAction_BULK_ACTION_INDEX
+			case "create":
+				req.Dest.OpType = sluicev1.BulkAction_BULK_ACTION_CREATE
+			default:
+				return fmt.Errorf("--op-type must be index or create, got %q", opType)
+			}
+			if proceed {
+				req.Conflicts = sluicev1.ConflictPolicy_CONFLICT_POLICY_PROCEED
+			}
+			if queryArg != "" {
+				data := []byte(queryArg)
+				if path, ok := strings.CutPrefix(queryArg, "@"); ok {
+					var err error
+					if data, err = os.ReadFile(path); err != nil {
+						return fmt.Errorf("--query: %w", err)
+					}
+				}
+				q, err := esjson.Query(data)
+				if err != nil {
+					return fmt.Errorf("--query: %w", err)
+				}
+				req.Source.Query = q
+			}
+			ctx, c, done, err := f.dial(cmd)
+			if err != nil {
+				return err
+			}
+			defer done()
+			resp, err := c.Reindex(ctx, req)
+			if err != nil {
+				return rpcError(err)
+			}
+			if !wait {
+				fmt.Fprintf(cmd.OutOrStdout(), "task %s started (%s); follow it with: sluice tasks get %s\n", resp.Task.Id,
+					enumName(resp.Task.Reindex.GetMode(), "REINDEX_MODE_"), resp.Task.Id)
+				return nil
+			}
+			return follow(cmd.Context(), c, resp.Task.Id, cmd.OutOrStdout(), cmd.ErrOrStderr())
+		},
+	}
+	f.register(cmd)
+	cmd.Flags().StringVar(&source, "source", "", "source index or alias (required)")
+	cmd.Flags().StringVar(&dest, "dest", "", "destination index (required); created if missing")
+	cmd.Flags().Int32Var(&shards, "shards", 0, "shard count of a created destination (default: the source's)")
+	cmd.Flags().Int32Var(&routingShards, "routing-shards", 0, "routing shard count of a created destination (default: the source's when local reindex allows it)")
+	cmd.Flags().StringVar(&slices, "slices", "auto", "slices: auto (one per source shard) or a number (more subdivides shards)")
+	cmd.Flags().Float32Var(&rps, "rps", 0, "throttle in documents per second over the whole task (0: unlimited)")
+	cmd.Flags().StringVar(&queryArg, "query", "", "only documents matching this query (Elasticsearch query DSL JSON, or @file)")
+	cmd.Flags().StringVar(&swapAlias, "swap-alias", "", "after a verified success, point this alias at the destination only")
+	cmd.Flags().StringVar(&mode, "mode", "auto", "auto, local, remote or baseline")
+	cmd.Flags().StringVar(&opType, "op-type", "index", "index (overwrite) or create (existing ids are conflicts)")
+	cmd.Flags().BoolVar(&proceed, "proceed-on-conflicts", false, "count conflicts and go on instead of failing")
+	cmd.Flags().Int64Var(&maxDocs, "max-docs", 0, "copy at most this many documents (0: all)")
+	cmd.Flags().BoolVar(&wait, "wait", false, "show progress and wait for the task to end")
+	_ = cmd.MarkFlagRequired("source")
+	_ = cmd.MarkFlagRequired("dest")
+	return cmd
+}
+
+// follow polls a task, drawing a progress bar on errw, until it ends; a
+// task that did not succeed is an error.
+func follow(ctx context.Context, c *client.Client, id string, out, errw io.Writer) error {
+	tick := time.NewTicker(500 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		resp, err := c.GetTask(ctx, &sluicev1.GetTaskRequest{Id: id})
+		if err != nil {
+			return rpcError(err)
+		}
+		t := resp.Task
+		fmt.Fprintf(errw, "\r%s", progressLine(t))
+		if terminal(t.State) {
+			fmt.Fprintln(errw)
+			fmt.Fprintln(out, summary(t))
+			if t.State != sluicev1.TaskState_TASK_STATE_SUCCEEDED {
+				return fmt.Errorf("task %s %s: %s", t.Id, enumName(t.State, "TASK_STATE_"), t.GetError().GetReason())
+			}
+			return nil
+		}
+		select {
+		case <-tick.C:
+		case <-ctx.Done():
+			fmt.Fprintln(errw)
+			return fmt.Errorf("stopped waiting; the task goes on: sluice tasks get %s", id)
+		}
+	}
+}
+
+func terminal(s sluicev1.TaskState) bool {
+	return s == sluicev1.TaskState_TASK_STATE_SUCCEEDED || s == sluicev1.TaskState_TASK_STATE_FAILED || s == sluicev1.TaskState_TASK_STATE_CANCELLED
+}
+
+func copied(t *sluicev1.Task) int64 {
+	var n int64
+	for _, s := range t.GetReindex().GetSlices() {
+		n += s.Copied
+	}
+	return n
+}
+
+// progressLine renders "[=====>     ]  45.2%  1234/2730 docs  3400 docs/s  ETA 4s  running".
+func progressLine(t *sluicev1.Task) string {
+	const width = 30
+	r := t.GetReindex()
+	done, total := copied(t), r.GetTotal()
+	frac := 0.0
+	if total > 0 {
+		frac = min(1, float64(done)/float64(total))
+	} else if t.State == sluicev1.TaskState_TASK_STATE_SUCCEEDED {
+		frac = 1
+	}
+	fill := int(frac * width)
+	bar := strings.Repeat("=", fill)
+	if fill < width {
+		bar += ">" + strings.Repeat(" ", width-fill-1)
+	}
+	eta := "-"
+	if r.GetEta() != nil {
+		eta = r.GetEta().AsDuration().Round(time.Second).String()
+	}
+	return fmt.Sprintf("[%s] %5.1f%%  %d/%d docs  %.0f docs/s  ETA %s  %-10s", bar, 100*frac, done, total,
+		r.GetDocsPerSecond(), eta, enumName(t.State, "TASK_STATE_"))
+}
+
+func summary(t *sluicev1.Task) string {
+	r := t.GetReindex()
+	took := "-"
+	if t.EndTime != nil && t.StartTime != nil {
+		took = t.EndTime.AsTime().Sub(t.StartTime.AsTime()).Round(time.Millisecond).String()
+	}
+	return fmt.Sprintf("%s: %s in %s (%s mode) — created %d, updated %d, conflicts %d, failures %d of %d",
+		t.Id, enumName(t.State, "TASK_STATE_"), took, enumName(r.GetMode(), "REINDEX_MODE_"),
+		r.GetCreated(), r.GetUpdated(), r.GetVersionConflicts(), r.GetFailures(), r.GetTotal())
+}
+
+func newTasksCmd() *cobra.Command {
+	var f clientFlags
+	cmd := &cobra.Command{
+		Use:     "tasks",
+		Short:   "List, inspect, cancel and rethrottle tasks (reindex)",
+		GroupID: groupClient,
+	}
+	f.register(cmd)
+	var states []string
+	list := &cobra.Command{
+		Use:   "list",
+		Short: "List tasks, newest first",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			req := &sluicev1.ListTasksRequest{}
+			for _, s := range states {
+				v, ok := sluicev1.TaskState_value["TASK_STATE_"+strings.ToUpper(s)]
+				if !ok {
+					return fmt.Errorf("--state: unknown state %q", s)
+				}
+				req.States = append(req.States, sluicev1.TaskState(v))
+			}
+			ctx, c, done, err := f.dial(cmd)
+			if err != nil {
+				return err
+			}
+			defer done()
+			resp, err := c.ListTasks(ctx, req)
+			if err != nil {
+				return rpcError(err)
+			}
+			w := table(cmd.OutOrStdout())
+			fmt.Fprintln(w, "ID\tSTATE\tMODE\tPROGRESS\tDOCS/S\tDESCRIPTION")
+			for _, t := range resp.Tasks {
+				progress := fmt.Sprintf("%d/%d", copied(t), t.GetReindex().GetTotal())
+				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%.0f\t%s\n", t.Id, enumName(t.State, "TASK_STATE_"),
+					enumName(t.GetReindex().GetMode(), "REINDEX_MODE_"), progress, t.GetReindex().GetDocsPerSecond(), t.Description)
+			}
+			return w.Flush()
+		},
+	}
+	list.Flags().StringSliceVar(&states, "state", nil, "only tasks in these states (pending, running, verifying, succeeded, failed, cancelled)")
+	var wait bool
+	get := &cobra.Command{
+		Use:   "get ID",
+		Short: "Show a task with per-slice progress (--wait: follow it to its end)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx, c, done, err := f.dial(cmd)
+			if err != nil {
+				return err
+			}
+			defer done()
+			if wait {
+				return follow(cmd.Context(), c, args[0], cmd.OutOrStdout(), cmd.ErrOrStderr())
+			}
+			resp, err := c.GetTask(ctx, &sluicev1.GetTaskRequest{Id: args[0]})
+			if err != nil {
+				return rpcError(err)
+			}
+			return printJSON(cmd.OutOrStdout(), resp.Task)
+		},
+	}
+	get.Flags().BoolVar(&wait, "wait", false, "show progress until the task ends")
+	cancel := &cobra.Command{
+		Use:   "cancel ID",
+		Short: "Cancel a task (it stops promptly; what was copied stays)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx, c, done, err := f.dial(cmd)
+			if err != nil {
+				return err
+			}
+			defer done()
+			if _, err := c.CancelTask(ctx, &sluicev1.CancelTaskRequest{Id: args[0]}); err != nil {
+				return rpcError(err)
+			}
+			resp, err := c.GetTask(ctx, &sluicev1.GetTaskRequest{Id: args[0], WaitForCompletion: true, Timeout: durationpb.New(f.timeout / 2)})
+			if err != nil {
+				return rpcError(err)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "task %s: %s\n", args[0], enumName(resp.Task.State, "TASK_STATE_"))
+			return nil
+		},
+	}
+	var rps float32
+	rethrottle := &cobra.Command{
+		Use:   "rethrottle ID --rps N",
+		Short: "Change a running task's documents per second (0: unlimited), at once",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx, c, done, err := f.dial(cmd)
+			if err != nil {
+				return err
+			}
+			defer done()
+			resp, err := c.RethrottleTask(ctx, &sluicev1.RethrottleTaskRequest{Id: args[0], RequestsPerSecond: rps})
+			if err != nil {
+				return rpcError(err)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "task %s: requests per second %v\n", resp.Task.Id, resp.Task.GetReindex().GetRequestsPerSecond())
+			return nil
+		},
+	}
+	rethrottle.Flags().Float32Var(&rps, "rps", 0, "documents per second over the whole task (0: unlimited)")
+	_ = rethrottle.MarkFlagRequired("rps")
+	cmd.AddCommand(list, get, cancel, rethrottle)
+	return cmd
+}
