@@ -136,6 +136,12 @@ func RunIndex(ctx context.Context, cfg Config, threads int, dir string) (IndexRe
 // openEngine opens (or creates) the engine under dir with periodic refresh
 // off: the experiments refresh explicitly.
 func openEngine(ctx context.Context, m *mapping.Mapping, dir string, ramMB int) (*engine.Engine, error) {
+	return openEngineWith(ctx, m, dir, ramMB, nil)
+}
+
+// openEngineWith is openEngine with a caller-owned merge scheduler (nil:
+// the engine's default).
+func openEngineWith(ctx context.Context, m *mapping.Mapping, dir string, ramMB int, sched engine.MergeScheduler) (*engine.Engine, error) {
 	pp, err := newParserPool(m)
 	if err != nil {
 		return nil, err
@@ -146,6 +152,7 @@ func openEngine(ctx context.Context, m *mapping.Mapping, dir string, ramMB int) 
 		Parser:          pp,
 		RAMBufferBytes:  int64(ramMB) << 20,
 		RefreshInterval: -1,
+		MergeScheduler:  sched,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("open engine: %w", err)

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"github.com/sluice-search/sluice/node/engine"
 	"github.com/sluice-search/sluice/node/engine/document"
 	"github.com/sluice-search/sluice/node/engine/mapping"
+	"github.com/sluice-search/sluice/node/engine/mergescheduler"
 	"github.com/sluice-search/sluice/node/engine/search"
 )
 
@@ -25,6 +27,9 @@ type NRTConfig struct {
 	Term      string        // body term searched; default "route"
 	Searchers int           // search goroutines; default 1 (the peers' protocol)
 	Seed      uint64        // which docs are replaced; default 42
+	// MergeThrottle is the merge IO limit: "auto" (Lucene's adaptive
+	// throttle, the default), "off", or a fixed MB/s such as "20".
+	MergeThrottle string
 }
 
 func (c *NRTConfig) setDefaults() {
@@ -43,6 +48,27 @@ func (c *NRTConfig) setDefaults() {
 	if c.Seed == 0 {
 		c.Seed = 42
 	}
+	if c.MergeThrottle == "" {
+		c.MergeThrottle = "auto"
+	}
+}
+
+// newMergeScheduler builds the scheduler for a MergeThrottle setting.
+func newMergeScheduler(throttle string) (*mergescheduler.ConcurrentMergeScheduler, error) {
+	o := mergescheduler.Options{}
+	switch throttle {
+	case "auto":
+		o.Throttle = mergescheduler.AutoIOThrottle
+	case "off":
+		o.Throttle = mergescheduler.NoIOThrottle
+	default:
+		mb, err := strconv.ParseFloat(throttle, 64)
+		if err != nil || mb <= 0 {
+			return nil, errf("merge throttle %q: want auto, off or MB/s", throttle)
+		}
+		o.Throttle, o.FixedMBPerSec = mergescheduler.FixedIOThrottle, mb
+	}
+	return mergescheduler.New(o)
 }
 
 // NRTSecond is one second of the run: the reopen at its end and the
@@ -57,6 +83,7 @@ type NRTSecond struct {
 // NRTResult is one NRT run.
 type NRTResult struct {
 	Schema      string            `json:"schema"`
+	Throttle    string            `json:"merge_throttle"`
 	Docs        int               `json:"docs"`
 	Seconds     float64           `json:"seconds"`
 	Term        string            `json:"term"`
@@ -75,8 +102,8 @@ type NRTResult struct {
 // and runs the NRT protocol on it.
 func RunNRT(ctx context.Context, cfg Config, nc NRTConfig, src string) (NRTResult, error) {
 	nc.setDefaults()
-	res := NRTResult{Schema: schemaName(cfg.FullSource), Docs: len(cfg.Docs), Term: nc.Term}
-	dir := src + "-nrt"
+	res := NRTResult{Schema: schemaName(cfg.FullSource), Throttle: nc.MergeThrottle, Docs: len(cfg.Docs), Term: nc.Term}
+	dir := src + "-nrt-" + nc.MergeThrottle
 	if err := copyDir(src, dir); err != nil {
 		return res, err
 	}
@@ -85,7 +112,12 @@ func RunNRT(ctx context.Context, cfg Config, nc NRTConfig, src string) (NRTResul
 	if err != nil {
 		return res, err
 	}
-	e, err := openEngine(ctx, m, dir, cfg.RAMBufferMB)
+	sched, err := newMergeScheduler(nc.MergeThrottle)
+	if err != nil {
+		return res, err
+	}
+	defer sched.Close(context.Background())
+	e, err := openEngineWith(ctx, m, dir, cfg.RAMBufferMB, sched)
 	if err != nil {
 		return res, err
 	}
@@ -227,6 +259,10 @@ loop:
 		"flushes": fmt.Sprint(st.Flushes), "refreshes": fmt.Sprint(st.Refreshes),
 		"deleted_docs": fmt.Sprint(st.DeletedDocs), "segment_bytes": fmt.Sprint(st.SegmentBytes),
 	}
+	ms := sched.Stats()
+	res.Engine["merges_done"] = fmt.Sprint(ms.MergesDone)
+	res.Engine["merged_bytes"] = fmt.Sprint(ms.BytesWritten)
+	res.Engine["merge_throttled"] = ms.ThrottledTime.String()
 	return res, nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 
 	"github.com/sluice-search/sluice/bench/report"
 )
@@ -18,16 +19,20 @@ type Options struct {
 	// counts (default 2).
 	SourceRuns []int
 	NRT        NRTConfig
-	SkipNRT    bool
-	Out        string    // results directory
-	Log        io.Writer // progress lines
+	// NRTThrottles runs the NRT experiment once per merge throttle setting
+	// (see NRTConfig.MergeThrottle); default "off" then "auto", to show
+	// what throttling does to reopen spikes.
+	NRTThrottles []string
+	SkipNRT      bool
+	Out          string    // results directory
+	Log          io.Writer // progress lines
 }
 
 // Results is everything Run measured.
 type Results struct {
 	Corpus string        `json:"corpus"`
 	Index  []IndexResult `json:"index"`
-	NRT    *NRTResult    `json:"nrt,omitempty"`
+	NRT    []NRTResult   `json:"nrt,omitempty"`
 }
 
 // Run performs experiments 1 and 2 and writes results.json and plots to
@@ -83,17 +88,28 @@ func Run(ctx context.Context, o Options) (*Results, error) {
 			nrtSrc = dir
 		}
 	}
-	if !o.SkipNRT && nrtSrc != "" {
+	if len(o.NRTThrottles) == 0 {
+		o.NRTThrottles = []string{"off", "auto"}
+	}
+	for _, throttle := range o.NRTThrottles {
+		if o.SkipNRT || nrtSrc == "" {
+			break
+		}
 		cfg := o.Config
 		cfg.FullSource = false
-		fmt.Fprintf(o.Log, "nrt: updating at %.1f MB/s for %s, refresh every second, searching body:%s\n", o.NRT.RateMB, o.NRT.Duration, o.NRT.Term)
-		nr, err := RunNRT(ctx, cfg, o.NRT, nrtSrc)
+		nc := o.NRT
+		nc.MergeThrottle = throttle
+		nc.setDefaults()
+		fmt.Fprintf(o.Log, "nrt (merge throttle %s): updating at %.1f MB/s for %s, refresh every second, searching body:%s\n",
+			throttle, nc.RateMB, nc.Duration, nc.Term)
+		nr, err := RunNRT(ctx, cfg, nc, nrtSrc)
 		if err != nil {
-			return res, fmt.Errorf("nrt: %w", err)
+			return res, fmt.Errorf("nrt (merge throttle %s): %w", throttle, err)
 		}
-		res.NRT = &nr
-		fmt.Fprintf(o.Log, "nrt: reopen %s; %.0f QPS; %.0f updates/s (%.2f MB/s); %d segments at end\n",
-			nr.Reopen, nr.QPS, nr.UpdateDocsS, nr.UpdateMBs, nr.SegmentsEnd)
+		res.NRT = append(res.NRT, nr)
+		fmt.Fprintf(o.Log, "nrt (merge throttle %s): reopen %s; %.0f QPS; %.0f updates/s (%.2f MB/s); %d segments at end; merges %s, %s MB, throttled %s\n",
+			throttle, nr.Reopen, nr.QPS, nr.UpdateDocsS, nr.UpdateMBs, nr.SegmentsEnd,
+			nr.Engine["merges_done"], mb(nr.Engine["merged_bytes"]), nr.Engine["merge_throttled"])
 	}
 	return res, writeResults(o.Out, res)
 }
@@ -111,21 +127,31 @@ func writeResults(out string, res *Results) error {
 			return err
 		}
 	}
-	if res.NRT != nil && len(res.NRT.PerSecond) > 0 {
-		var t, ms, qps []float64
-		for _, s := range res.NRT.PerSecond {
+	if len(res.NRT) == 0 {
+		return nil
+	}
+	var reopen, qps []report.Series
+	for _, nr := range res.NRT {
+		var t, ms, q []float64
+		for _, s := range nr.PerSecond {
 			t = append(t, s.T)
 			ms = append(ms, s.ReopenMs)
-			qps = append(qps, float64(s.Queries))
+			q = append(q, float64(s.Queries))
 		}
-		if err := report.LinePlot(filepath.Join(out, "nrt-reopen.png"), "NRT reopen latency under 1 MB/s of updates",
-			"time (s)", "reopen (ms)", false, report.Series{Name: "reopen ms", X: t, Y: ms}); err != nil {
-			return err
-		}
-		if err := report.LinePlot(filepath.Join(out, "nrt-qps.png"), "Search throughput during NRT updates",
-			"time (s)", "queries / s", false, report.Series{Name: "QPS", X: t, Y: qps}); err != nil {
-			return err
-		}
+		name := "merge throttle " + nr.Throttle
+		reopen = append(reopen, report.Series{Name: name, X: t, Y: ms})
+		qps = append(qps, report.Series{Name: name, X: t, Y: q})
 	}
-	return nil
+	if err := report.LinePlot(filepath.Join(out, "nrt-reopen.png"), "NRT reopen latency under updates",
+		"time (s)", "reopen (ms)", false, reopen...); err != nil {
+		return err
+	}
+	return report.LinePlot(filepath.Join(out, "nrt-qps.png"), "Search throughput during NRT updates",
+		"time (s)", "queries / s", false, qps...)
+}
+
+// mb formats a byte count held as a decimal string in MB.
+func mb(bytes string) string {
+	n, _ := strconv.ParseFloat(bytes, 64)
+	return strconv.FormatFloat(n/1e6, 'f', 1, 64)
 }

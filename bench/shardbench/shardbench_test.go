@@ -21,7 +21,7 @@ func TestSmoke(t *testing.T) {
 		Config:     Config{Docs: docs, CorpusDesc: "generated", RAMBufferMB: 1},
 		Threads:    []int{1, 2},
 		SourceRuns: []int{1},
-		NRT:        NRTConfig{Duration: 2500 * time.Millisecond, RateMB: 2, Term: term},
+		NRT:        NRTConfig{Duration: 2 * time.Second, RateMB: 2, Term: term},
 		Out:        out,
 	})
 	if err != nil {
@@ -38,9 +38,13 @@ func TestSmoke(t *testing.T) {
 	if full, peer := res.Index[2], res.Index[0]; full.IndexMB <= peer.IndexMB {
 		t.Errorf("storing whole sources (%.2f MB) should take more room than id+title (%.2f MB)", full.IndexMB, peer.IndexMB)
 	}
-	n := res.NRT
-	if n == nil || n.Reopen.Count < 2 || n.Updates == 0 || n.QPS <= 0 || n.TermHits == 0 {
-		t.Fatalf("implausible NRT result %+v", n)
+	if len(res.NRT) != 2 || res.NRT[0].Throttle != "off" || res.NRT[1].Throttle != "auto" {
+		t.Fatalf("want NRT runs with merge throttle off then auto, got %d", len(res.NRT))
+	}
+	for _, n := range res.NRT {
+		if n.Reopen.Count < 2 || n.Updates == 0 || n.QPS <= 0 || n.TermHits == 0 {
+			t.Fatalf("implausible NRT result %+v", n)
+		}
 	}
 	for _, f := range []string{"shard.json", "index-docs-per-s.png", "nrt-reopen.png", "nrt-qps.png"} {
 		if st, err := os.Stat(filepath.Join(out, f)); err != nil || st.Size() == 0 {

@@ -69,6 +69,7 @@ func newBenchShardCmd() *cobra.Command {
 		ramMB      int
 		nrt        shardbench.NRTConfig
 		skipNRT    bool
+		throttles  []string
 		out        string
 		cpuProfile string
 	)
@@ -84,7 +85,9 @@ _source, which is what Sluice does in production.
 
 Experiment 2: from the 2-goroutine index, replace random docs by id at 1 MB/s
 of plain text, refresh once a second (timed), and search body:TERM top-10 in a
-loop; report reopen latency percentiles, QPS, and plot both over time.`,
+loop; report reopen latency percentiles, QPS, and plot both over time. The
+NRT run is repeated with merges unthrottled and throttled (--merge-throttle):
+throttling should remove the reopen spikes that big merges cause.`,
 		Example: `  sluice bench shard --docs 100000 --out bench-out/shard
   sluice bench shard --corpus generated --docs 20000 --nrt-seconds 10`,
 		Args: cobra.NoArgs,
@@ -108,13 +111,14 @@ loop; report reopen latency percentiles, QPS, and plot both over time.`,
 				defer pprof.StopCPUProfile()
 			}
 			_, err = shardbench.Run(cmd.Context(), shardbench.Options{
-				Config:     shardbench.Config{Docs: docs, CorpusDesc: desc, RAMBufferMB: ramMB},
-				Threads:    threads,
-				SourceRuns: sourceRuns,
-				NRT:        nrt,
-				SkipNRT:    skipNRT,
-				Out:        out,
-				Log:        cmd.OutOrStdout(),
+				Config:       shardbench.Config{Docs: docs, CorpusDesc: desc, RAMBufferMB: ramMB},
+				Threads:      threads,
+				SourceRuns:   sourceRuns,
+				NRT:          nrt,
+				NRTThrottles: throttles,
+				SkipNRT:      skipNRT,
+				Out:          out,
+				Log:          cmd.OutOrStdout(),
 			})
 			if err == nil {
 				fmt.Fprintf(cmd.OutOrStdout(), "results: %s\n", out)
@@ -131,6 +135,7 @@ loop; report reopen latency percentiles, QPS, and plot both over time.`,
 	f.Float64Var(&nrt.RateMB, "rate-mb", 1, "NRT update rate in MB/s of plain text")
 	f.StringVar(&nrt.Term, "term", "route", "body term the NRT search goroutine queries (the peers use route)")
 	f.IntVar(&nrt.Searchers, "searchers", 1, "NRT search goroutines")
+	f.StringSliceVar(&throttles, "merge-throttle", []string{"off", "auto"}, "run the NRT experiment once per merge IO throttle: off, auto (adaptive) or a fixed MB/s")
 	f.BoolVar(&skipNRT, "skip-nrt", false, "run experiment 1 only")
 	f.StringVar(&out, "out", "", "results directory (default bench-out/<timestamp>)")
 	f.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to this file")
