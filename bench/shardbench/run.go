@@ -24,8 +24,11 @@ type Options struct {
 	// what throttling does to reopen spikes.
 	NRTThrottles []string
 	SkipNRT      bool
-	Out          string    // results directory
-	Log          io.Writer // progress lines
+	// Query runs the query experiment on the 2-goroutine index when it has
+	// terms.
+	Query QueryConfig
+	Out   string    // results directory
+	Log   io.Writer // progress lines
 }
 
 // Results is everything Run measured.
@@ -33,6 +36,7 @@ type Results struct {
 	Corpus string        `json:"corpus"`
 	Index  []IndexResult `json:"index"`
 	NRT    []NRTResult   `json:"nrt,omitempty"`
+	Query  []QueryClass  `json:"query,omitempty"`
 }
 
 // Run performs experiments 1 and 2 and writes results.json and plots to
@@ -86,6 +90,16 @@ func Run(ctx context.Context, o Options) (*Results, error) {
 			ir.Schema, ir.Threads, ir.DocsPerSec, ir.MBPerSec, ir.SecondsCommit, ir.Flushes, ir.Segments, ir.IndexMB, ir.PeakRSSMB, ir.PeakOverCorpusMB)
 		if !r.full && (nrtSrc == "" || r.threads == 2) {
 			nrtSrc = dir
+		}
+	}
+	if len(o.Query.Terms) > 0 && nrtSrc != "" {
+		qs, err := RunQueries(ctx, o.Config, o.Query, nrtSrc)
+		if err != nil {
+			return res, fmt.Errorf("query: %w", err)
+		}
+		res.Query = qs
+		for _, q := range qs {
+			fmt.Fprintf(o.Log, "query %-4s top-10: p50 %.1f µs, p99 %.1f µs (%d samples, %d hits)\n", q.Class, q.P50us, q.P99us, q.Samples, q.Hits)
 		}
 	}
 	if len(o.NRTThrottles) == 0 {

@@ -22,7 +22,9 @@ func TestSmoke(t *testing.T) {
 		Threads:    []int{1, 2},
 		SourceRuns: []int{1},
 		NRT:        NRTConfig{Duration: 2 * time.Second, RateMB: 2, Term: term},
-		Out:        out,
+		Query: QueryConfig{WarmupRounds: 2, Rounds: 3, Terms: []QueryTerm{
+			{"freq", term}, {"freq", strings.Fields(docs[1].Body)[1]}, {"rare", "zzznotaword"}}},
+		Out: out,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -44,6 +46,16 @@ func TestSmoke(t *testing.T) {
 	for _, n := range res.NRT {
 		if n.Reopen.Count < 2 || n.Updates == 0 || n.QPS <= 0 || n.TermHits == 0 {
 			t.Fatalf("implausible NRT result %+v", n)
+		}
+	}
+	if len(res.Query) != 3 {
+		t.Fatalf("query classes: %+v", res.Query)
+	}
+	wantSamples := map[string]int{"freq": 2 * 3, "rare": 3, "or2": 3}
+	for _, q := range res.Query {
+		// The rare term is in no document; the others are common.
+		if q.Samples != wantSamples[q.Class] || (q.Class == "rare") != (q.Hits == 0) || q.P50us <= 0 {
+			t.Errorf("implausible query class %+v", q)
 		}
 	}
 	for _, f := range []string{"shard.json", "index-docs-per-s.png", "nrt-reopen.png", "nrt-qps.png"} {

@@ -70,6 +70,8 @@ func newBenchShardCmd() *cobra.Command {
 		nrt        shardbench.NRTConfig
 		skipNRT    bool
 		throttles  []string
+		termsFile  string
+		rounds     int
 		out        string
 		cpuProfile string
 	)
@@ -87,7 +89,12 @@ Experiment 2: from the 2-goroutine index, replace random docs by id at 1 MB/s
 of plain text, refresh once a second (timed), and search body:TERM top-10 in a
 loop; report reopen latency percentiles, QPS, and plot both over time. The
 NRT run is repeated with merges unthrottled and throttled (--merge-throttle):
-throttling should remove the reopen spikes that big merges cause.`,
+throttling should remove the reopen spikes that big merges cause.
+
+Query latency: on the 2-goroutine index, one goroutine runs each term of the
+peers' terms.tsv as a body TermQuery top-10 (frequent and rare classes) and
+pairs of frequent terms as 2-term OR queries; 200 warm-up then 200 measured
+rounds; median and p99 per class, comparable with the peers' "query" mode.`,
 		Example: `  sluice bench shard --docs 100000 --out bench-out/shard
   sluice bench shard --corpus generated --docs 20000 --nrt-seconds 10`,
 		Args: cobra.NoArgs,
@@ -98,6 +105,19 @@ throttling should remove the reopen spikes that big merges cause.`,
 			}
 			if out == "" {
 				out = filepath.Join("bench-out", time.Now().Format("20060102-150405"))
+			}
+			var qc shardbench.QueryConfig
+			if termsFile == "auto" {
+				wd, _ := os.Getwd()
+				if c := corpus.DefaultPath(wd); c != "" {
+					termsFile = filepath.Join(filepath.Dir(filepath.Dir(c)), "peers", "terms.tsv")
+				}
+			}
+			if termsFile != "" && termsFile != "auto" {
+				if qc.Terms, err = shardbench.LoadTerms(termsFile); err != nil {
+					return err
+				}
+				qc.WarmupRounds, qc.Rounds = rounds, rounds
 			}
 			if cpuProfile != "" {
 				f, err := os.Create(cpuProfile)
@@ -116,6 +136,7 @@ throttling should remove the reopen spikes that big merges cause.`,
 				SourceRuns:   sourceRuns,
 				NRT:          nrt,
 				NRTThrottles: throttles,
+				Query:        qc,
 				SkipNRT:      skipNRT,
 				Out:          out,
 				Log:          cmd.OutOrStdout(),
@@ -136,7 +157,9 @@ throttling should remove the reopen spikes that big merges cause.`,
 	f.StringVar(&nrt.Term, "term", "route", "body term the NRT search goroutine queries (the peers use route)")
 	f.IntVar(&nrt.Searchers, "searchers", 1, "NRT search goroutines")
 	f.StringSliceVar(&throttles, "merge-throttle", []string{"off", "auto"}, "run the NRT experiment once per merge IO throttle: off, auto (adaptive) or a fixed MB/s")
-	f.BoolVar(&skipNRT, "skip-nrt", false, "run experiment 1 only")
+	f.BoolVar(&skipNRT, "skip-nrt", false, "skip the NRT experiment")
+	f.StringVar(&termsFile, "terms", "auto", `query terms (class<TAB>term lines, the peers' terms.tsv); "auto" uses ../shared/peers/terms.tsv, "" skips the query experiment`)
+	f.IntVar(&rounds, "query-rounds", 200, "warm-up and measured rounds over the query terms (the peers use 200 each)")
 	f.StringVar(&out, "out", "", "results directory (default bench-out/<timestamp>)")
 	f.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to this file")
 	return cmd
