@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -355,6 +356,31 @@ func TestReindexCluster(t *testing.T) {
 		a, err := tc.cl.GetIndex(context.Background(), &sluicev1.GetIndexRequest{Name: "current"})
 		if err != nil || a.Index.Name != "filtered" {
 			t.Errorf("alias current -> %v (%v), want filtered alone", a, err)
+		}
+	})
+
+	t.Run("verification fails loudly", func(t *testing.T) {
+		// A document written into the (empty at the start) destination
+		// during the copy makes its count disagree: the task fails with the
+		// numbers and the alias stays where it was.
+		tc.createIndex("verified", 2, 4)
+		task := tc.reindex(&sluicev1.ReindexRequest{Source: &sluicev1.ReindexSource{Index: "src"},
+			Dest: &sluicev1.ReindexDestination{Index: "verified"}, RequestsPerSecond: 300, SwapAlias: "current"})
+		tc.waitProgress(task.Id, 1)
+		if resp, err := tc.cl.Bulk(context.Background(), &sluicev1.BulkRequest{Index: "verified", Items: []*sluicev1.BulkItem{
+			{Action: sluicev1.BulkAction_BULK_ACTION_INDEX, Id: "intruder", Source: []byte(`{"title":"not from the source"}`)}}}); err != nil || resp.Errors {
+			t.Fatal(err, resp)
+		}
+		if _, err := tc.cl.RethrottleTask(context.Background(), &sluicev1.RethrottleTaskRequest{Id: task.Id}); err != nil {
+			t.Fatal(err)
+		}
+		end := tc.wait(task.Id)
+		if end.State != sluicev1.TaskState_TASK_STATE_FAILED || !strings.Contains(end.GetError().GetReason(), "holds 1501") {
+			t.Errorf("ended %v: %v", end.State, end.GetError())
+		}
+		t.Logf("verification failure: %s", end.GetError().GetReason())
+		if a, err := tc.cl.GetIndex(context.Background(), &sluicev1.GetIndexRequest{Name: "current"}); err != nil || a.Index.Name != "filtered" {
+			t.Errorf("alias moved after a failed verification: %v %v", a.GetIndex().GetName(), err)
 		}
 	})
 
