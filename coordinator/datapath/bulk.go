@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/sync/semaphore"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -170,13 +171,7 @@ func (d *DataPath) shardBulk(ctx context.Context, g *shardGroup, refresh sluicev
 func (d *DataPath) sendGroup(ctx context.Context, t target, g *shardGroup, refresh sluicev1.RefreshPolicy, adm admission) ([]*sluicev1.BulkItemResult, error) {
 	b := d.budget(t.node)
 	need := min(g.bytes, d.opts.MaxInFlightBytesPerNode)
-	actx := ctx
-	if adm == admitOrReject {
-		var cancel context.CancelFunc
-		actx, cancel = context.WithTimeout(ctx, d.opts.AdmissionWait)
-		defer cancel()
-	}
-	if err := b.Acquire(actx, need); err != nil {
+	if err := d.admit(ctx, b, need, adm); err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
@@ -196,6 +191,21 @@ func (d *DataPath) sendGroup(ctx context.Context, t target, g *shardGroup, refre
 		return nil, fmt.Errorf("[%s][%d] on node %s: %d results for %d items", t.index, t.shard, t.node, len(resp.GetItems()), len(g.items))
 	}
 	return resp.GetItems(), nil
+}
+
+// admit takes need bytes of a node's budget: at once if free (Acquire
+// fails on a context that is already done, even with room), else waiting
+// at most AdmissionWait (unary) or as long as ctx allows (stream).
+func (d *DataPath) admit(ctx context.Context, b *semaphore.Weighted, need int64, adm admission) error {
+	if b.TryAcquire(need) {
+		return nil
+	}
+	if adm == admitOrReject {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, d.opts.AdmissionWait)
+		defer cancel()
+	}
+	return b.Acquire(ctx, need)
 }
 
 // notHere reports a node's NOT_FOUND "shard not open here", or a node that

@@ -1,11 +1,10 @@
-package datapath
+package datapath_test
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"slices"
 	"sync"
 	"testing"
@@ -17,66 +16,21 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/sluice-search/sluice/client"
-	"github.com/sluice-search/sluice/coordinator"
-	"github.com/sluice-search/sluice/coordinator/server"
-	"github.com/sluice-search/sluice/devcluster"
-	nodeserver "github.com/sluice-search/sluice/node/server"
+	"github.com/sluice-search/sluice/coordinator/datapath"
+	"github.com/sluice-search/sluice/coordinator/datapath/datapathtest"
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
 )
 
-// testCluster is embedded etcd, a coordinator with this data path and
-// three data nodes with real shard engines, in-process on loopback.
+// testCluster is a real cluster (datapathtest) with its data path.
 type testCluster struct {
-	*devcluster.Cluster
-	dp     *DataPath
+	*datapathtest.Cluster
+	dp     *datapath.DataPath
 	client *client.Client
 }
 
 func startCluster(t *testing.T) *testCluster {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	log := slog.New(slog.DiscardHandler)
-	tc := &testCluster{}
-	stacks := &nodeserver.StackSet{Logger: log}
-	c, err := devcluster.Start(ctx, devcluster.Config{DataDir: t.TempDir(), Listen: "127.0.0.1:0", Nodes: 3,
-		LeaseTTL: 2 * time.Second, Logger: log, NodeHost: stacks.NodeHost,
-		DataPath: func(cl coordinator.Cluster) (server.DataPath, error) {
-			tc.dp = New(cl.Cache, cl.Nodes, Options{Logger: log})
-			return tc.dp, nil
-		},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tc.Cluster = c
-	t.Cleanup(func() {
-		c.Stop()
-		stacks.Close(context.Background())
-	})
-	if err := stacks.Attach(c.Nodes); err != nil {
-		t.Fatal(err)
-	}
-	if tc.client, err = client.Dial(ctx, c.Addr()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { tc.client.Close() })
-	return tc
-}
-
-func (tc *testCluster) createIndex(t *testing.T, name string, shards int32, m *sluicev1.Mapping) {
-	t.Helper()
-	ctx := context.Background()
-	_, err := tc.client.CreateIndex(ctx, &sluicev1.CreateIndexRequest{Name: name, WaitForActiveShards: true,
-		Settings: &sluicev1.IndexSettings{NumberOfShards: shards}, Mapping: m})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := tc.client.ClusterHealth(ctx, &sluicev1.ClusterHealthRequest{Indices: []string{name},
-		WaitForStatus: sluicev1.HealthStatus_HEALTH_STATUS_GREEN, Timeout: durationpb.New(20 * time.Second)})
-	if err != nil || h.TimedOut {
-		t.Fatalf("index %s not green: %v %v", name, h, err)
-	}
+	c := datapathtest.Start(t, 3, datapath.Options{})
+	return &testCluster{Cluster: c, dp: c.DataPath, client: c.Client}
 }
 
 func docItems(from, to int) []*sluicev1.BulkItem {
@@ -112,7 +66,7 @@ func TestClusterDataPath(t *testing.T) {
 	tc := startCluster(t)
 	ctx := context.Background()
 	const index, shards, docs = "docs", 4, 1000
-	tc.createIndex(t, index, shards, textMapping())
+	tc.CreateIndex(t, index, shards, textMapping())
 
 	// Bulk in batches; the last waits for visibility.
 	for from := 0; from < docs; from += 250 {
@@ -291,16 +245,17 @@ func TestClusterDataPath(t *testing.T) {
 
 	t.Run("overload is RESOURCE_EXHAUSTED with RetryInfo", func(t *testing.T) {
 		// Fill every node's budget, as concurrent bulks would.
-		var held []string
+		var held []func()
 		for _, n := range tc.Nodes {
-			if !tc.dp.budget(n.ID()).TryAcquire(tc.dp.opts.MaxInFlightBytesPerNode) {
+			release, ok := datapath.HoldBudget(tc.dp, n.ID())
+			if !ok {
 				t.Fatal("budget already in use")
 			}
-			held = append(held, n.ID())
+			held = append(held, release)
 		}
 		_, err := tc.client.Bulk(ctx, &sluicev1.BulkRequest{Index: index, Items: docItems(3000, 3010)})
-		for _, id := range held {
-			tc.dp.budget(id).Release(tc.dp.opts.MaxInFlightBytesPerNode)
+		for _, release := range held {
+			release()
 		}
 		st := status.Convert(err)
 		if st.Code() != codes.ResourceExhausted {

@@ -1,0 +1,81 @@
+package bulkindexer_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc/codes"
+
+	"github.com/sluice-search/sluice/client/bulkindexer"
+	"github.com/sluice-search/sluice/coordinator/datapath"
+	"github.com/sluice-search/sluice/coordinator/datapath/datapathtest"
+	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
+)
+
+func item(i int) *sluicev1.BulkItem {
+	return &sluicev1.BulkItem{Action: sluicev1.BulkAction_BULK_ACTION_INDEX, Id: fmt.Sprintf("d%05d", i),
+		Source: fmt.Appendf(nil, `{"title":"doc %d","n":%d}`, i, i)}
+}
+
+func TestLoadReportsBadItemsAndRetriesOverload(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		opts     datapath.Options
+		workers  int
+		retrying bool
+	}{
+		{name: "plenty of room", workers: 4},
+		// Each node admits one small group at a time and rejects at
+		// once: batches keep bouncing and must be retried until done.
+		{name: "overloaded", opts: datapath.Options{MaxInFlightBytesPerNode: 8 << 10, AdmissionWait: time.Microsecond, RetryAfter: time.Millisecond}, workers: 6, retrying: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := datapathtest.Start(t, 2, tc.opts)
+			c.CreateIndex(t, "books", 4, nil)
+			var mu sync.Mutex
+			var failed []*sluicev1.BulkItemResult
+			ix, err := bulkindexer.New(bulkindexer.Config{Client: c.Client, Index: "books", BatchDocs: 100, Workers: tc.workers,
+				InitialBackoff: time.Millisecond, MaxBackoff: 100 * time.Millisecond, MaxRetries: 1000,
+				OnError: func(_ *sluicev1.BulkItem, r *sluicev1.BulkItemResult) {
+					mu.Lock()
+					failed = append(failed, r)
+					mu.Unlock()
+				}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx := context.Background()
+			const n = 3000
+			for i := range n {
+				it := item(i)
+				if i == 10 || i == 2000 {
+					it.Source = []byte(`{"title": broken`)
+				}
+				if err := ix.Add(ctx, it); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := ix.Close(ctx); err != nil {
+				t.Fatal(err)
+			}
+			st := ix.Stats()
+			if len(failed) != 2 || st.Failed != 2 || st.Created != n-2 || st.Added != n {
+				t.Fatalf("stats %+v, failures %v", st, failed)
+			}
+			for _, r := range failed {
+				if codes.Code(r.GetError().GetCode()) != codes.InvalidArgument {
+					t.Fatalf("bad item reported as %v", r)
+				}
+			}
+			if tc.retrying && st.Retries == 0 {
+				t.Fatal("the overloaded cluster never pushed back")
+			}
+			if got := c.Count(t, "books", nil); got != n-2 {
+				t.Fatalf("count = %d, want %d", got, n-2)
+			}
+		})
+	}
+}
