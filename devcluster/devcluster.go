@@ -39,7 +39,9 @@ type Config struct {
 	// EtcdURL is the embedded etcd's client URL; default a free loopback
 	// port. Fix it to let standalone `sluice node`s join.
 	EtcdURL string
-	// Nodes is the number of data nodes. Default 3.
+	// Nodes is the number of in-process data nodes; 0 runs etcd and the
+	// coordinator only, for separate `sluice node` processes to join
+	// (multi-process tests and benchmarks).
 	Nodes int
 	// NodeHost builds a data node's shard host and gRPC services; nil uses
 	// node.DirHost and an UNIMPLEMENTED Node service.
@@ -68,8 +70,8 @@ func Start(ctx context.Context, cfg Config) (_ *Cluster, err error) {
 	if cfg.DataDir == "" {
 		return nil, errors.New("devcluster: DataDir required")
 	}
-	if cfg.Nodes <= 0 {
-		cfg.Nodes = 3
+	if cfg.Nodes < 0 {
+		return nil, errors.New("devcluster: Nodes must be >= 0")
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()

@@ -175,7 +175,7 @@ indices and data.`,
 	cmd.Flags().StringVar(&dataDir, "data-dir", "./sluice-data", "directory for etcd and node data")
 	cmd.Flags().StringVar(&listen, "listen", client.DefaultAddr, "coordinator listen address")
 	cmd.Flags().StringVar(&etcdURL, "etcd-listen", "", "embedded etcd client URL, e.g. http://127.0.0.1:2379 (default: a free port)")
-	cmd.Flags().IntVar(&nodes, "nodes", 3, "number of data nodes")
+	cmd.Flags().IntVar(&nodes, "nodes", 3, "number of in-process data nodes; 0 runs etcd and the coordinator only, for separate `sluice node` processes to join (fix --etcd-listen then)")
 	cmd.Flags().StringVar(&logLevel, "log-level", "warn", "log level: debug, info, warn, error")
 	return cmd
 }
