@@ -35,6 +35,11 @@ Kubernetes. This one binary runs every part of it, and is also its client.`,
 		newStateCmd(),
 		newReindexCmd(),
 		newTasksCmd(),
+		newBulkCmd(),
+		newGetCmd(),
+		newSearchCmd(),
+		newScrollCmd(),
+		newRefreshCmd(),
 	)
 	addGroups(root)
 	return root

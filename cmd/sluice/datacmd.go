@@ -1,0 +1,689 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/klauspost/compress/zstd"
+	"github.com/spf13/cobra"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/types/known/durationpb"
+
+	"github.com/sluice-search/sluice/client"
+	"github.com/sluice-search/sluice/client/bulkindexer"
+	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
+)
+
+// The document commands: bulk, get, search, scroll, refresh.
+
+func parseRefresh(s string) (sluicev1.RefreshPolicy, error) {
+	switch s {
+	case "", "false", "none":
+		return sluicev1.RefreshPolicy_REFRESH_POLICY_NONE, nil
+	case "wait_for":
+		return sluicev1.RefreshPolicy_REFRESH_POLICY_WAIT_FOR, nil
+	case "true", "immediate":
+		return sluicev1.RefreshPolicy_REFRESH_POLICY_IMMEDIATE, nil
+	}
+	return 0, fmt.Errorf("--refresh must be none, wait_for or immediate, got %q", s)
+}
+
+func newBulkCmd() *cobra.Command {
+	var f clientFlags
+	var index, idField, refresh string
+	var batchDocs, batchMB, workers, maxErrors int
+	cmd := &cobra.Command{
+		Use:     "bulk FILE.jsonl[.zst] --index NAME",
+		Short:   "Load documents from a JSON-lines file (optionally zstd-compressed)",
+		GroupID: groupClient,
+		Args:    cobra.ExactArgs(1),
+		Long: `Load documents into an index through the Bulk API.
+
+Input: one JSON object per line, each line a whole document (its _source).
+The document id is the value of the top-level field named by --id-field
+(default "id"; a string or a number); the field stays in the source. With
+--id-field "" every document gets a generated id. FILE may be zstd-compressed
+(.zst) or "-" for standard input. (This is not Elasticsearch's action/source
+pair format: each line is a document, so corpus files load as they are.)
+
+Documents are batched and sent by several workers; when the cluster sheds
+load (RESOURCE_EXHAUSTED) the affected documents are retried with
+exponential backoff, so nothing is dropped. Documents that fail for good
+(malformed JSON, a value that does not fit the mapping, an unknown index) are
+reported on stderr with their line number, and the command exits non-zero.
+Progress (docs, docs/s, ETA from the file position) goes to stderr.`,
+		Example: `  sluice bulk ../shared/corpus/enwiki-1k.jsonl.zst --index wiki
+  sluice bulk docs.jsonl --index books --id-field isbn --refresh wait_for
+  zcat dump.jsonl.gz | sluice bulk - --index logs --id-field ""`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if index == "" {
+				return errors.New("--index is required")
+			}
+			policy, err := parseRefresh(refresh)
+			if err != nil {
+				return err
+			}
+			in, size, closeIn, err := openInput(args[0])
+			if err != nil {
+				return err
+			}
+			defer closeIn()
+			// No --timeout for a load: it ends when the input does.
+			ctx := cmd.Context()
+			c, err := client.Dial(ctx, f.addr)
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			return runBulk(ctx, c, in, size, bulkOptions{index: index, idField: idField, refresh: policy,
+				batchDocs: batchDocs, batchBytes: batchMB << 20, workers: workers, maxErrors: maxErrors},
+				cmd.OutOrStdout(), cmd.ErrOrStderr())
+		},
+	}
+	f.register(cmd)
+	cmd.Flags().StringVar(&index, "index", "", "target index or write alias (required)")
+	cmd.Flags().StringVar(&idField, "id-field", "id", `top-level field holding the document id; "" generates ids`)
+	cmd.Flags().StringVar(&refresh, "refresh", "none", "visibility when done: none, wait_for or immediate")
+	cmd.Flags().IntVar(&batchDocs, "batch-docs", 1000, "documents per Bulk request")
+	cmd.Flags().IntVar(&batchMB, "batch-mb", 5, "MiB of sources per Bulk request")
+	cmd.Flags().IntVar(&workers, "workers", 4, "concurrent Bulk requests")
+	cmd.Flags().IntVar(&maxErrors, "max-errors", 20, "failed documents to print (all are counted)")
+	return cmd
+}
+
+type bulkOptions struct {
+	index, idField        string
+	refresh               sluicev1.RefreshPolicy
+	batchDocs, batchBytes int
+	workers, maxErrors    int
+}
+
+// countingReader counts bytes read from the file, for the ETA.
+type countingReader struct {
+	r io.Reader
+	n atomic.Int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n.Add(int64(n))
+	return n, err
+}
+
+// openInput opens a plain or .zst file, or stdin for "-"; size is the file
+// size (0 if unknown). The reader counts file bytes consumed.
+func openInput(path string) (*inputReader, int64, func(), error) {
+	var f *os.File
+	var size int64
+	if path == "-" {
+		f = os.Stdin
+	} else {
+		var err error
+		if f, err = os.Open(path); err != nil {
+			return nil, 0, nil, err
+		}
+		if st, err := f.Stat(); err == nil {
+			size = st.Size()
+		}
+	}
+	cr := &countingReader{r: f}
+	ir := &inputReader{counted: cr, r: cr}
+	closeFn := func() { f.Close() }
+	if strings.HasSuffix(path, ".zst") {
+		zr, err := zstd.NewReader(cr)
+		if err != nil {
+			f.Close()
+			return nil, 0, nil, err
+		}
+		ir.r = zr
+		closeFn = func() { zr.Close(); f.Close() }
+	}
+	return ir, size, closeFn, nil
+}
+
+type inputReader struct {
+	counted *countingReader
+	r       io.Reader
+}
+
+func (ir *inputReader) Read(p []byte) (int, error) { return ir.r.Read(p) }
+
+// docID extracts the id field of a JSON document line.
+func docID(line []byte, field string) (string, error) {
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(line, &top); err != nil {
+		return "", fmt.Errorf("not a JSON object: %w", err)
+	}
+	raw, ok := top[field]
+	if !ok {
+		return "", fmt.Errorf("no %q field", field)
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err == nil {
+		return s, nil
+	}
+	var n json.Number
+	if err := json.Unmarshal(raw, &n); err == nil {
+		return n.String(), nil
+	}
+	return "", fmt.Errorf("field %q is not a string or a number", field)
+}
+
+func runBulk(ctx context.Context, c *client.Client, in *inputReader, size int64, o bulkOptions, stdout, stderr io.Writer) error {
+	var errMu sync.Mutex
+	printed := 0
+	report := func(line any, reason string) {
+		errMu.Lock()
+		defer errMu.Unlock()
+		if printed < o.maxErrors {
+			fmt.Fprintf(stderr, "\nline %v: %s\n", line, reason)
+		} else if printed == o.maxErrors {
+			fmt.Fprintln(stderr, "\n(more failures are counted, not printed)")
+		}
+		printed++
+	}
+	// Input line of every item in flight, for error reports.
+	var lines sync.Map // *BulkItem -> int
+	ix, err := bulkindexer.New(bulkindexer.Config{Client: c, Index: o.index, BatchDocs: o.batchDocs, BatchBytes: o.batchBytes,
+		Workers: o.workers, Refresh: o.refresh,
+		OnSuccess: func(it *sluicev1.BulkItem, _ *sluicev1.BulkItemResult) { lines.Delete(it) },
+		OnError: func(it *sluicev1.BulkItem, r *sluicev1.BulkItemResult) {
+			n, _ := lines.LoadAndDelete(it)
+			report(n, fmt.Sprintf("id %q: %s", r.GetId(), r.GetError().GetReason()))
+		}})
+	if err != nil {
+		return err
+	}
+	prog := newProgress(stderr, size, func() int64 { return in.counted.n.Load() }, func() int64 { s := ix.Stats(); return s.Added - s.Failed })
+	defer prog.stop()
+	br := bufio.NewReaderSize(in, 1<<20)
+	var local int64 // lines rejected before sending
+	for lineNo := 1; ; lineNo++ {
+		line, rerr := br.ReadBytes('\n')
+		if line = bytes.TrimSpace(line); len(line) > 0 {
+			it := &sluicev1.BulkItem{Action: sluicev1.BulkAction_BULK_ACTION_INDEX, Source: line}
+			var err error
+			if o.idField != "" {
+				it.Id, err = docID(line, o.idField)
+			}
+			if err != nil {
+				report(lineNo, err.Error())
+				local++
+			} else {
+				lines.Store(it, lineNo)
+				if err := ix.Add(ctx, it); err != nil {
+					return err
+				}
+			}
+		}
+		if rerr == io.EOF {
+			break
+		}
+		if rerr != nil {
+			return rerr
+		}
+	}
+	cerr := ix.Close(ctx)
+	prog.stop()
+	st := ix.Stats()
+	fmt.Fprintf(stdout, "%d documents: %d created, %d updated, %d failed in %s (%.0f docs/s)\n",
+		st.Added+local, st.Created, st.Updated, st.Failed+local, prog.elapsed().Round(time.Millisecond), float64(st.Created+st.Updated)/prog.elapsed().Seconds())
+	if cerr != nil {
+		return rpcError(cerr)
+	}
+	if st.Failed+local > 0 {
+		return fmt.Errorf("%d documents failed", st.Failed+local)
+	}
+	return nil
+}
+
+// progress prints a status line to stderr every second.
+type progress struct {
+	w       io.Writer
+	size    int64
+	pos     func() int64
+	docs    func() int64
+	start   time.Time
+	tty     bool
+	done    chan struct{}
+	stopped sync.Once
+	wg      sync.WaitGroup
+	end     time.Time
+}
+
+func newProgress(w io.Writer, size int64, pos, docs func() int64) *progress {
+	p := &progress{w: w, size: size, pos: pos, docs: docs, start: time.Now(), done: make(chan struct{})}
+	if f, ok := w.(*os.File); ok {
+		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
+			p.tty = true
+		}
+	}
+	p.wg.Go(p.run)
+	return p
+}
+
+func (p *progress) run() {
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	n := 0
+	for {
+		select {
+		case <-p.done:
+			return
+		case <-t.C:
+			n++
+			if p.tty || n%5 == 0 {
+				p.print()
+			}
+		}
+	}
+}
+
+func (p *progress) print() {
+	el := time.Since(p.start)
+	docs := p.docs()
+	rate := float64(docs) / el.Seconds()
+	line := fmt.Sprintf("%d docs  %.0f docs/s  %s", docs, rate, el.Round(time.Second))
+	if pos := p.pos(); p.size > 0 && pos > 0 {
+		frac := float64(pos) / float64(p.size)
+		eta := time.Duration(float64(el) * (1 - frac) / frac)
+		line += fmt.Sprintf("  %.1f%%  ETA %s", 100*frac, eta.Round(time.Second))
+	}
+	if p.tty {
+		fmt.Fprintf(p.w, "\r%-78s", line)
+	} else {
+		fmt.Fprintln(p.w, line)
+	}
+}
+
+func (p *progress) stop() {
+	p.stopped.Do(func() {
+		close(p.done)
+		p.wg.Wait()
+		p.end = time.Now()
+		if p.tty {
+			fmt.Fprint(p.w, "\r"+strings.Repeat(" ", 78)+"\r")
+		}
+	})
+}
+
+func (p *progress) elapsed() time.Duration {
+	if p.end.IsZero() {
+		return time.Since(p.start)
+	}
+	return p.end.Sub(p.start)
+}
+
+func newGetCmd() *cobra.Command {
+	var f clientFlags
+	var routing string
+	var refresh bool
+	cmd := &cobra.Command{
+		Use:     "get INDEX ID",
+		Short:   "Print a document's source by id",
+		GroupID: groupClient,
+		Args:    cobra.ExactArgs(2),
+		Long: `Print the _source of one document. Reads the latest refresh; --refresh
+refreshes the document's shard first when the id was written since (a
+realtime get). Exits non-zero if the document does not exist.`,
+		Example: `  sluice get books 978-0-14-044913-6
+  sluice get logs abc --routing tenant-7 --refresh`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx, c, done, err := f.dial(cmd)
+			if err != nil {
+				return err
+			}
+			defer done()
+			resp, err := c.Get(ctx, &sluicev1.GetRequest{Index: args[0], Id: args[1], Routing: routing, Refresh: refresh})
+			if err != nil {
+				return rpcError(err)
+			}
+			if !resp.Found {
+				return fmt.Errorf("document [%s] not found in [%s]", args[1], resp.Index)
+			}
+			_, err = fmt.Fprintln(cmd.OutOrStdout(), string(resp.Source))
+			return err
+		},
+	}
+	f.register(cmd)
+	cmd.Flags().StringVar(&routing, "routing", "", "routing value the document was indexed with")
+	cmd.Flags().BoolVar(&refresh, "refresh", false, "refresh the shard first if the document changed since the last refresh")
+	return cmd
+}
+
+func newSearchCmd() *cobra.Command {
+	var f clientFlags
+	var jsonQuery, field, output string
+	var size, from int32
+	var sorts []string
+	var noSource bool
+	cmd := &cobra.Command{
+		Use:     "search INDEX[,INDEX...] [QUERY]",
+		Short:   "Search indices with a query string or a JSON query",
+		GroupID: groupClient,
+		Args:    cobra.RangeArgs(1, 2),
+		Long: `Search one or more indices (or aliases) and print the hits, one JSON line each:
+{"_index", "_id", "_score", "_source"} (with --output json: the whole response).
+
+QUERY is a simple query string:
+  field:value    a match query on that field (analyzed like the field)
+  free text      a match query on --field, or on every text field of the
+                 indices when --field is not given
+  (nothing)      match_all
+--json takes a query in the protobuf JSON form of sluice.v1.Query instead,
+for example {"bool": {"must": [{"match": {"field": "title", "query": "go"}}],
+"filter": [{"range": {"field": "year", "gte": {"longValue": 2000}}}]}}.
+--sort takes field[:asc|desc] keys (also _score and _doc); repeat it for
+several keys.`,
+		Example: `  sluice search wiki 'title:anarchism'
+  sluice search wiki 'river delta' --size 3
+  sluice search books --json '{"term": {"field": "isbn", "value": {"stringValue": "123"}}}'
+  sluice search books --sort year:desc --sort _doc --size 20`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx, c, done, err := f.dial(cmd)
+			if err != nil {
+				return err
+			}
+			defer done()
+			indices := strings.Split(args[0], ",")
+			req := &sluicev1.SearchRequest{Indices: indices, Size: size, From: from}
+			if noSource {
+				req.FetchSource = new(bool)
+			}
+			switch {
+			case jsonQuery != "":
+				req.Query = &sluicev1.Query{}
+				if err := protojson.Unmarshal([]byte(jsonQuery), req.Query); err != nil {
+					return fmt.Errorf("--json: %w", err)
+				}
+			case len(args) == 2 && strings.TrimSpace(args[1]) != "":
+				if req.Query, err = queryString(ctx, c, indices, args[1], field); err != nil {
+					return err
+				}
+			}
+			for _, s := range sorts {
+				sf, err := parseSort(s)
+				if err != nil {
+					return err
+				}
+				req.Sort = append(req.Sort, sf)
+			}
+			resp, err := c.Search(ctx, req)
+			if err != nil {
+				return rpcError(err)
+			}
+			if output == "json" {
+				return printJSON(cmd.OutOrStdout(), resp)
+			}
+			return printHits(cmd.OutOrStdout(), cmd.ErrOrStderr(), resp)
+		},
+	}
+	f.register(cmd)
+	cmd.Flags().StringVar(&jsonQuery, "json", "", "query as sluice.v1.Query in protobuf JSON")
+	cmd.Flags().StringVar(&field, "field", "", "field for free-text queries (default: every text field)")
+	cmd.Flags().Int32Var(&size, "size", 10, "hits to return")
+	cmd.Flags().Int32Var(&from, "from", 0, "hits to skip")
+	cmd.Flags().StringArrayVar(&sorts, "sort", nil, "sort key field[:asc|desc]; repeatable")
+	cmd.Flags().BoolVar(&noSource, "no-source", false, "do not fetch _source")
+	cmd.Flags().StringVar(&output, "output", "hits", "hits (JSON lines) or json (the whole response)")
+	return cmd
+}
+
+// queryString turns "field:value" or free text into a query.
+func queryString(ctx context.Context, c *client.Client, indices []string, q, field string) (*sluicev1.Query, error) {
+	match := func(f, text string) *sluicev1.Query {
+		return &sluicev1.Query{Kind: &sluicev1.Query_Match{Match: &sluicev1.MatchQuery{Field: f, Query: text}}}
+	}
+	if i := strings.IndexByte(q, ':'); i > 0 && !strings.ContainsAny(q[:i], " \t") {
+		return match(q[:i], q[i+1:]), nil
+	}
+	if field != "" {
+		return match(field, q), nil
+	}
+	// Free text over every text field of the indices.
+	seen := map[string]bool{}
+	b := &sluicev1.BoolQuery{}
+	for _, name := range indices {
+		resp, err := c.GetIndex(ctx, &sluicev1.GetIndexRequest{Name: name})
+		if err != nil {
+			return nil, rpcError(err)
+		}
+		for f, m := range resp.Index.GetMapping().GetProperties() {
+			if m.GetType() == sluicev1.FieldType_FIELD_TYPE_TEXT && !seen[f] {
+				seen[f] = true
+				b.Should = append(b.Should, match(f, q))
+			}
+		}
+	}
+	if len(b.Should) == 0 {
+		return nil, errors.New("the indices have no text field: give a field (field:value or --field)")
+	}
+	return &sluicev1.Query{Kind: &sluicev1.Query_Bool{Bool: b}}, nil
+}
+
+func parseSort(s string) (*sluicev1.SortField, error) {
+	name, order, _ := strings.Cut(s, ":")
+	sf := &sluicev1.SortField{Field: name}
+	switch order {
+	case "":
+	case "asc":
+		sf.Order = sluicev1.SortOrder_SORT_ORDER_ASC
+	case "desc":
+		sf.Order = sluicev1.SortOrder_SORT_ORDER_DESC
+	default:
+		return nil, fmt.Errorf("--sort %q: order must be asc or desc", s)
+	}
+	return sf, nil
+}
+
+// hitLine is a hit as printed.
+type hitLine struct {
+	Index  string          `json:"_index"`
+	ID     string          `json:"_id"`
+	Score  float32         `json:"_score"`
+	Source json.RawMessage `json:"_source,omitempty"`
+}
+
+func printHits(w, info io.Writer, resp *sluicev1.SearchResponse) error {
+	rel := "="
+	if resp.GetTotal().GetRelation() == sluicev1.TotalHitsRelation_TOTAL_HITS_RELATION_GTE {
+		rel = ">="
+	}
+	fmt.Fprintf(info, "hits %s %d, %d shards (%d failed), took %s\n", rel, resp.GetTotal().GetValue(),
+		resp.GetShards().GetTotal(), resp.GetShards().GetFailed(), resp.GetTook().AsDuration().Round(time.Microsecond))
+	for _, fl := range resp.GetShards().GetFailures() {
+		fmt.Fprintf(info, "  shard [%s][%d]: %s\n", fl.GetIndex(), fl.GetShard(), fl.GetError().GetReason())
+	}
+	enc := json.NewEncoder(w)
+	for _, h := range resp.GetHits() {
+		if err := enc.Encode(hitLine{Index: h.Index, ID: h.Id, Score: h.Score, Source: h.Source}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func newScrollCmd() *cobra.Command {
+	var f clientFlags
+	var jsonQuery, out string
+	var slices, batch int32
+	var sourceOnly bool
+	cmd := &cobra.Command{
+		Use:     "scroll INDEX[,INDEX...]",
+		Short:   "Export every document (or those matching a query) as JSON lines",
+		GroupID: groupClient,
+		Args:    cobra.ExactArgs(1),
+		Long: `Export documents in index order through the Scroll API, one JSON line each:
+{"_index", "_id", "_source"}, or just the source with --source-only (which
+"sluice bulk" reads back when the id is a field of the source).
+
+--slices N reads N disjoint slices in parallel (a sliced scroll over one
+point-in-time): together they return every document exactly once. A broken
+stream is resumed from its last cursor, so a long export survives a
+coordinator restart.`,
+		Example: `  sluice scroll wiki -o wiki.jsonl --slices 4
+  sluice scroll books --json '{"range": {"field": "year", "lt": {"longValue": 1900}}}' --source-only`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			c, err := client.Dial(ctx, f.addr)
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			var q *sluicev1.Query
+			if jsonQuery != "" {
+				q = &sluicev1.Query{}
+				if err := protojson.Unmarshal([]byte(jsonQuery), q); err != nil {
+					return fmt.Errorf("--json: %w", err)
+				}
+			}
+			w := cmd.OutOrStdout()
+			if out != "" && out != "-" {
+				fw, err := os.Create(out)
+				if err != nil {
+					return err
+				}
+				defer fw.Close()
+				w = fw
+			}
+			n, err := runScroll(ctx, c, strings.Split(args[0], ","), q, slices, batch, sourceOnly, w, cmd.ErrOrStderr())
+			if err != nil {
+				return rpcError(err)
+			}
+			fmt.Fprintf(cmd.ErrOrStderr(), "%d documents exported\n", n)
+			return nil
+		},
+	}
+	f.register(cmd)
+	cmd.Flags().StringVar(&jsonQuery, "json", "", "only documents matching this sluice.v1.Query (protobuf JSON)")
+	cmd.Flags().StringVarP(&out, "output", "o", "-", "output file (- for stdout)")
+	cmd.Flags().Int32Var(&slices, "slices", 1, "parallel slices")
+	cmd.Flags().Int32Var(&batch, "batch", 1000, "documents per streamed batch")
+	cmd.Flags().BoolVar(&sourceOnly, "source-only", false, "write only each document's source")
+	return cmd
+}
+
+// runScroll exports with n parallel slices over one point-in-time.
+func runScroll(ctx context.Context, c *client.Client, indices []string, q *sluicev1.Query, n, batch int32, sourceOnly bool, w io.Writer, info io.Writer) (int64, error) {
+	if n < 1 {
+		return 0, errors.New("--slices must be >= 1")
+	}
+	pit, err := c.OpenPointInTime(ctx, &sluicev1.OpenPointInTimeRequest{Indices: indices, KeepAlive: durationpb.New(5 * time.Minute)})
+	if err != nil {
+		return 0, err
+	}
+	defer c.ClosePointInTime(context.WithoutCancel(ctx), &sluicev1.ClosePointInTimeRequest{Id: pit.Id})
+	bw := bufio.NewWriterSize(w, 1<<20)
+	var mu sync.Mutex
+	var total atomic.Int64
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for id := range n {
+		wg.Go(func() {
+			req := &sluicev1.ScrollRequest{Pit: &sluicev1.PointInTime{Id: pit.Id}, Query: q, BatchSize: batch}
+			if n > 1 {
+				req.Slice = &sluicev1.Slice{Id: id, Max: n}
+			}
+			errs[id] = scrollSlice(ctx, c, req, func(docs []*sluicev1.ScrollDoc) error {
+				var buf bytes.Buffer
+				for _, d := range docs {
+					if sourceOnly {
+						buf.Write(d.Source)
+						buf.WriteByte('\n')
+						continue
+					}
+					b, err := json.Marshal(hitLine{Index: d.Index, ID: d.Id, Source: d.Source})
+					if err != nil {
+						return err
+					}
+					buf.Write(b)
+					buf.WriteByte('\n')
+				}
+				total.Add(int64(len(docs)))
+				mu.Lock()
+				defer mu.Unlock()
+				_, err := bw.Write(buf.Bytes())
+				return err
+			})
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return total.Load(), err
+	}
+	return total.Load(), bw.Flush()
+}
+
+// scrollSlice reads one slice, resuming from the last cursor when the
+// stream breaks (up to a few times in a row without progress).
+func scrollSlice(ctx context.Context, c *client.Client, req *sluicev1.ScrollRequest, emit func([]*sluicev1.ScrollDoc) error) error {
+	failures := 0
+	for {
+		stream, err := c.Scroll(ctx, req)
+		if err == nil {
+			for {
+				var r *sluicev1.ScrollResponse
+				if r, err = stream.Recv(); err != nil {
+					break
+				}
+				if err = emit(r.Docs); err != nil {
+					return err
+				}
+				req.Cursor, failures = r.Cursor, 0
+			}
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+		}
+		if failures++; failures > 3 || ctx.Err() != nil {
+			return err
+		}
+		time.Sleep(time.Duration(failures) * 200 * time.Millisecond)
+	}
+}
+
+func newRefreshCmd() *cobra.Command {
+	var f clientFlags
+	cmd := &cobra.Command{
+		Use:     "refresh [INDEX...]",
+		Short:   "Make every acknowledged write searchable now",
+		GroupID: groupClient,
+		Long: `Refresh indices (all when none is named): writes acknowledged before the
+call become visible to search and get. Indices refresh on their own every
+refresh_interval (1s by default); use this in scripts and tests.`,
+		Example: `  sluice refresh books
+  sluice refresh`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx, c, done, err := f.dial(cmd)
+			if err != nil {
+				return err
+			}
+			defer done()
+			resp, err := c.Refresh(ctx, &sluicev1.RefreshRequest{Indices: args})
+			if err != nil {
+				return rpcError(err)
+			}
+			s := resp.GetShards()
+			fmt.Fprintf(cmd.OutOrStdout(), "refreshed %d of %d shards\n", s.GetSuccessful(), s.GetTotal())
+			if s.GetFailed() > 0 {
+				for _, fl := range s.GetFailures() {
+					fmt.Fprintf(cmd.ErrOrStderr(), "  shard [%s][%d]: %s\n", fl.GetIndex(), fl.GetShard(), fl.GetError().GetReason())
+				}
+				return fmt.Errorf("%d shards failed to refresh", s.GetFailed())
+			}
+			return nil
+		},
+	}
+	f.register(cmd)
+	return cmd
+}
