@@ -11,6 +11,7 @@ import (
 
 	"github.com/sluice-search/sluice/bench/corpus"
 	"github.com/sluice-search/sluice/bench/loadbench"
+	"github.com/sluice-search/sluice/bench/reindexbench"
 	"github.com/sluice-search/sluice/bench/shardbench"
 )
 
@@ -24,7 +25,7 @@ to an output directory. Numbers from different runs on a shared machine do not
 compare; compare ratios within one run, and run the peers' harnesses
 (../shared/peers) back to back with these.`,
 	}
-	cmd.AddCommand(newBenchShardCmd(), newBenchLoadCmd())
+	cmd.AddCommand(newBenchShardCmd(), newBenchLoadCmd(), newBenchReindexCmd())
 	return cmd
 }
 
@@ -241,5 +242,55 @@ end.`,
 	f.BoolVar(&o.NoIndexing, "no-indexing", false, "measure queries without background indexing")
 	f.DurationVar(&o.SLO, "slo", 50*time.Millisecond, "p99 latency bound that defines capacity")
 	f.StringVar(&o.Out, "out", "", "results directory (default bench-out/<timestamp>)")
+	return cmd
+}
+
+func newBenchReindexCmd() *cobra.Command {
+	var (
+		cf          corpusFlags
+		nodes, shds int
+		out         string
+	)
+	cmd := &cobra.Command{
+		Use:   "reindex",
+		Short: "Reindex strategies on a multi-process cluster (experiment 4)",
+		Long: `Start a cluster of separate processes on loopback (sluice dev --nodes 0 for
+etcd and the coordinator, plus one sluice node process per data node), bulk
+load the corpus into a source index, then copy it four ways:
+
+  a  scroll + bulk through the coordinator, one slice (what other systems do)
+  b  the same, sliced and in parallel
+  c  local: each node copies its source shards into co-located destination
+     shards in-process
+  d  local into twice the shard count (a split; still local)
+
+and report docs/s, MB/s, wall time (request to verified success) and the
+ratio to (a), next to the cluster's raw bulk-loading rate.`,
+		Example: `  sluice bench reindex --docs 100000 --out bench-out/reindex`,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			docs, desc, err := cf.load(cmd)
+			if err != nil {
+				return err
+			}
+			exe, err := os.Executable()
+			if err != nil {
+				return err
+			}
+			if out == "" {
+				out = filepath.Join("bench-out", time.Now().Format("20060102-150405"))
+			}
+			if _, err := reindexbench.Execute(cmd.Context(), reindexbench.Options{Binary: exe, Nodes: nodes, Shards: shds,
+				Docs: docs, CorpusDesc: desc, Out: out, Log: cmd.OutOrStdout()}); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "results: %s\n", out)
+			return nil
+		},
+	}
+	cf.register(cmd)
+	cmd.Flags().IntVar(&nodes, "nodes", 3, "data node processes")
+	cmd.Flags().IntVar(&shds, "shards", 3, "source index shards (routing shards are twice this)")
+	cmd.Flags().StringVar(&out, "out", "", "results directory (default bench-out/<timestamp>)")
 	return cmd
 }

@@ -1,0 +1,223 @@
+// Package reindexbench is experiment 4 of BENCHMARKS.md: copying an index
+// on a multi-process cluster (embedded etcd + coordinator, and separate data
+// node processes) four ways — (a) scroll + bulk through the coordinator in
+// one slice, the baseline every other system ships; (b) the same, sliced and
+// in parallel; (c) local: each node copies its source shards into
+// co-located destination shards in-process; (d) local into twice the shard
+// count (a split, still local thanks to routing shards) — reporting docs/s,
+// MB/s, wall time and the ratio to (a), and the raw bulk-indexing rate of
+// the same cluster for comparison.
+package reindexbench
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/sluice-search/sluice/bench/corpus"
+	"github.com/sluice-search/sluice/bench/report"
+	"github.com/sluice-search/sluice/client"
+	"github.com/sluice-search/sluice/client/bulkindexer"
+	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
+)
+
+// Options configure a run.
+type Options struct {
+	Binary     string // the sluice binary to run the cluster with
+	Nodes      int    // data node processes; default 3
+	Shards     int    // source shards; default 3
+	Docs       []corpus.Doc
+	CorpusDesc string
+	Out        string
+	Log        io.Writer
+}
+
+// Run is one reindex strategy's outcome.
+type Run struct {
+	Name       string  `json:"name"`
+	Mode       string  `json:"mode"`
+	Slices     int     `json:"slices"`
+	DestShards int     `json:"dest_shards"`
+	Docs       int64   `json:"docs"`
+	Seconds    float64 `json:"seconds"`
+	DocsPerSec float64 `json:"docs_per_s"`
+	MBPerSec   float64 `json:"mb_per_s"`
+	Ratio      float64 `json:"ratio_to_baseline"`
+	ModeChosen string  `json:"mode_chosen"`
+}
+
+// Result is the whole experiment.
+type Result struct {
+	Corpus       string  `json:"corpus"`
+	Nodes        int     `json:"nodes"`
+	SourceShards int     `json:"source_shards"`
+	Docs         int     `json:"docs"`
+	SourceMB     float64 `json:"source_mb"`
+	BulkSeconds  float64 `json:"bulk_seconds"`
+	BulkDocsPerS float64 `json:"bulk_docs_per_s"`
+	Runs         []Run   `json:"runs"`
+}
+
+// Execute runs the experiment.
+func Execute(ctx context.Context, o Options) (*Result, error) {
+	if o.Nodes <= 0 {
+		o.Nodes = 3
+	}
+	if o.Shards <= 0 {
+		o.Shards = 3
+	}
+	if o.Log == nil {
+		o.Log = io.Discard
+	}
+	dir, err := os.MkdirTemp("", "sluice-bench-reindex-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	cl, err := startCluster(ctx, o.Binary, dir, o.Nodes)
+	if err != nil {
+		return nil, err
+	}
+	defer cl.Stop()
+	c, err := client.Dial(ctx, cl.Addr)
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+
+	res := &Result{Corpus: o.CorpusDesc, Nodes: o.Nodes, SourceShards: o.Shards, Docs: len(o.Docs)}
+	var srcBytes int64
+	for _, d := range o.Docs {
+		srcBytes += int64(len(d.Source))
+	}
+	res.SourceMB = float64(srcBytes) / 1e6
+	fmt.Fprintf(o.Log, "cluster: coordinator %s, %d node processes; corpus %s (%.1f MB of JSON)\n", cl.Addr, o.Nodes, o.CorpusDesc, res.SourceMB)
+
+	// The source: routing shards at twice the shard count, so a copy into
+	// 2x shards is a split whose every destination shard reads one source
+	// shard (run d).
+	if _, err := c.CreateIndex(ctx, &sluicev1.CreateIndexRequest{
+		Name: "src",
+		Settings: &sluicev1.IndexSettings{NumberOfShards: int32(o.Shards), NumberOfRoutingShards: int32(2 * o.Shards),
+			TranslogDurability: sluicev1.TranslogDurability_TRANSLOG_DURABILITY_ASYNC},
+		Mapping: &sluicev1.Mapping{Properties: map[string]*sluicev1.FieldMapping{
+			"id":    {Type: sluicev1.FieldType_FIELD_TYPE_KEYWORD},
+			"title": {Type: sluicev1.FieldType_FIELD_TYPE_TEXT},
+			"body":  {Type: sluicev1.FieldType_FIELD_TYPE_TEXT},
+		}},
+		WaitForActiveShards: true,
+	}); err != nil {
+		return nil, fmt.Errorf("create source: %w", err)
+	}
+	start := time.Now()
+	if err := load(ctx, c, o.Docs); err != nil {
+		return nil, err
+	}
+	res.BulkSeconds = time.Since(start).Seconds()
+	res.BulkDocsPerS = float64(len(o.Docs)) / res.BulkSeconds
+	fmt.Fprintf(o.Log, "bulk load through the coordinator: %d docs in %.1fs = %.0f docs/s\n", len(o.Docs), res.BulkSeconds, res.BulkDocsPerS)
+
+	runs := []Run{
+		{Name: "a: scroll+bulk (baseline)", Mode: "baseline", Slices: 1, DestShards: o.Shards},
+		{Name: "b: sliced+parallel scroll+bulk", Mode: "baseline", Slices: o.Shards, DestShards: o.Shards},
+		{Name: "c: local", Mode: "local", DestShards: o.Shards},
+		{Name: "d: local, 2x shards", Mode: "local", DestShards: 2 * o.Shards},
+	}
+	for i := range runs {
+		r := &runs[i]
+		if err := reindex(ctx, c, r, fmt.Sprintf("dst-%d", i), srcBytes); err != nil {
+			return res, fmt.Errorf("%s: %w", r.Name, err)
+		}
+		if int(r.Docs) != len(o.Docs) {
+			return res, fmt.Errorf("%s copied %d docs, want %d", r.Name, r.Docs, len(o.Docs))
+		}
+		r.Ratio = r.DocsPerSec / runs[0].DocsPerSec
+		res.Runs = append(res.Runs, *r)
+		fmt.Fprintf(o.Log, "%-32s %7.1fs %9.0f docs/s %7.1f MB/s  x%.1f (mode %s)\n", r.Name, r.Seconds, r.DocsPerSec, r.MBPerSec, r.Ratio, r.ModeChosen)
+	}
+	return res, write(o.Out, res)
+}
+
+func load(ctx context.Context, c *client.Client, docs []corpus.Doc) error {
+	var mu sync.Mutex // OnError runs on the indexer's workers
+	var failed error
+	ix, err := bulkindexer.New(bulkindexer.Config{Client: c, Index: "src", Workers: 4,
+		OnError: func(item *sluicev1.BulkItem, res *sluicev1.BulkItemResult) {
+			mu.Lock()
+			defer mu.Unlock()
+			if failed == nil {
+				failed = fmt.Errorf("item %s: %s", item.Id, res.GetError().GetReason())
+			}
+		}})
+	if err != nil {
+		return err
+	}
+	for _, d := range docs {
+		if err := ix.Add(ctx, &sluicev1.BulkItem{Action: sluicev1.BulkAction_BULK_ACTION_INDEX, Id: d.ID, Source: d.Source}); err != nil {
+			return err
+		}
+	}
+	if err := ix.Close(ctx); err != nil {
+		return err
+	}
+	if failed != nil {
+		return failed
+	}
+	_, err = c.Refresh(ctx, &sluicev1.RefreshRequest{Indices: []string{"src"}})
+	return err
+}
+
+func reindex(ctx context.Context, c *client.Client, r *Run, dest string, srcBytes int64) error {
+	mode := map[string]sluicev1.ReindexMode{"baseline": sluicev1.ReindexMode_REINDEX_MODE_BASELINE,
+		"local": sluicev1.ReindexMode_REINDEX_MODE_LOCAL}[r.Mode]
+	start := time.Now()
+	resp, err := c.Reindex(ctx, &sluicev1.ReindexRequest{
+		Source: &sluicev1.ReindexSource{Index: "src"},
+		Dest: &sluicev1.ReindexDestination{Index: dest,
+			Settings: &sluicev1.IndexSettings{NumberOfShards: int32(r.DestShards)}},
+		Slices: int32(r.Slices),
+		Mode:   mode,
+	})
+	if err != nil {
+		return err
+	}
+	id := resp.GetTask().GetId()
+	for {
+		t, err := c.GetTask(ctx, &sluicev1.GetTaskRequest{Id: id, WaitForCompletion: true})
+		if err != nil {
+			return err
+		}
+		task := t.GetTask()
+		switch task.GetState() {
+		case sluicev1.TaskState_TASK_STATE_SUCCEEDED:
+			took := time.Since(start)
+			st := task.GetReindex()
+			r.Docs = st.GetCreated() + st.GetUpdated()
+			r.Seconds = took.Seconds()
+			r.DocsPerSec = float64(r.Docs) / took.Seconds()
+			r.MBPerSec = float64(srcBytes) / 1e6 / took.Seconds()
+			r.ModeChosen = st.GetMode().String()
+			return nil
+		case sluicev1.TaskState_TASK_STATE_FAILED, sluicev1.TaskState_TASK_STATE_CANCELLED:
+			return fmt.Errorf("task %s ended %s: %s", id, task.GetState(), task.GetError().GetReason())
+		}
+	}
+}
+
+func write(out string, res *Result) error {
+	if out == "" {
+		return nil
+	}
+	if err := report.WriteJSON(out, "reindex.json", res); err != nil {
+		return err
+	}
+	bars := []report.Bar{{Label: "bulk load", Value: res.BulkDocsPerS}}
+	for _, r := range res.Runs {
+		bars = append(bars, report.Bar{Label: r.Name[:1] + " " + r.Mode + fmt.Sprintf(" %dsh", r.DestShards), Value: r.DocsPerSec})
+	}
+	return report.BarChart(filepath.Join(out, "reindex-docs-per-s.png"), "Reindex strategies (docs/s)", "docs/s", bars...)
+}

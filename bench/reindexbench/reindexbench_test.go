@@ -1,0 +1,50 @@
+package reindexbench
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/sluice-search/sluice/bench/corpus"
+)
+
+// TestSmoke runs the experiment on a small generated corpus against real
+// processes: it checks every strategy copies every document and the outputs
+// are written, not how fast anything is.
+func TestSmoke(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary and starts a multi-process cluster")
+	}
+	bin := filepath.Join(t.TempDir(), "sluice")
+	build := exec.Command("go", "build", "-o", bin, "github.com/sluice-search/sluice/cmd/sluice")
+	build.Stderr = os.Stderr
+	if err := build.Run(); err != nil {
+		t.Fatalf("build sluice: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	out := t.TempDir()
+	res, err := Execute(ctx, Options{Binary: bin, Docs: corpus.Generate(600, 2), CorpusDesc: "generated", Out: out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Runs) != 4 || res.BulkDocsPerS <= 0 {
+		t.Fatalf("result %+v", res)
+	}
+	for _, r := range res.Runs {
+		if r.Docs != 600 || r.DocsPerSec <= 0 {
+			t.Errorf("%s: %+v", r.Name, r)
+		}
+	}
+	if res.Runs[2].ModeChosen != "REINDEX_MODE_LOCAL" || res.Runs[3].ModeChosen != "REINDEX_MODE_LOCAL" {
+		t.Errorf("local runs did not run locally: %s, %s", res.Runs[2].ModeChosen, res.Runs[3].ModeChosen)
+	}
+	for _, f := range []string{"reindex.json", "reindex-docs-per-s.png"} {
+		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
+			t.Error(err)
+		}
+	}
+}
