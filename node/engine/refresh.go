@@ -50,6 +50,12 @@ func (w *IndexWriter) Refresh(ctx context.Context, applyDeletes bool) (RefreshRe
 	start := time.Now()
 	w.refreshMu.Lock()
 	defer w.refreshMu.Unlock()
+	gate := make(chan struct{})
+	w.refreshGate.Store(&gate) // merges yield while we run
+	defer func() {
+		w.refreshGate.Store(nil)
+		close(gate)
+	}()
 
 	w.mu.Lock()
 	if w.closed {

@@ -117,6 +117,7 @@ type IndexWriter struct {
 	closeCtx      context.Context // cancelled by Close: aborts merges
 	closeCancel   context.CancelFunc
 	closedFlag    atomic.Bool
+	refreshGate   atomic.Pointer[chan struct{}] // set while a refresh runs; closed when it ends
 	current       atomic.Pointer[Reader]
 	version       int64
 

@@ -591,3 +591,28 @@ func TestStallWhenFlushingFallsBehind(t *testing.T) {
 		t.Fatalf("%d docs visible, want 1200", r.NumDocs())
 	}
 }
+
+func TestMergeWritesYieldToRefresh(t *testing.T) {
+	ti := newTestWriter(t, 16<<20)
+	w := ti.w
+	w.yieldToRefresh(context.Background()) // no refresh: returns at once
+	gate := make(chan struct{})
+	w.refreshGate.Store(&gate)
+	done := make(chan struct{})
+	go func() {
+		w.yieldToRefresh(context.Background())
+		close(done)
+	}()
+	select {
+	case <-done:
+		t.Fatal("merge write did not wait for the running refresh")
+	case <-time.After(20 * time.Millisecond):
+	}
+	w.refreshGate.Store(nil)
+	close(gate)
+	select {
+	case <-done:
+	case <-time.After(time.Second):
+		t.Fatal("merge write still waiting after the refresh ended")
+	}
+}
