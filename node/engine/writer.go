@@ -645,6 +645,18 @@ func (w *IndexWriter) Acquire() *Reader {
 	}
 }
 
+// AdvanceSeqNo makes the next operation's sequence number at least seq.
+// Translog replay calls it before re-applying each recorded operation, so
+// replayed operations keep their original numbers even across gaps (an
+// operation that got a number but never reached the translog).
+func (w *IndexWriter) AdvanceSeqNo(seq int64) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.seqNo < seq-1 {
+		w.seqNo = seq - 1
+	}
+}
+
 // MaxSeqNo is the sequence number of the latest completed operation.
 func (w *IndexWriter) MaxSeqNo() int64 {
 	w.mu.Lock()

@@ -616,3 +616,17 @@ func TestMergeWritesYieldToRefresh(t *testing.T) {
 		t.Fatal("merge write still waiting after the refresh ended")
 	}
 }
+
+func TestAdvanceSeqNo(t *testing.T) {
+	ctx := context.Background()
+	ti := newTestWriter(t, 16<<20)
+	var doc document.Document
+	ti.w.AdvanceSeqNo(10)
+	if seq, _, _ := ti.w.Update(ctx, []byte("a"), makeDoc(&doc, "a", 1, 1)); seq != 10 {
+		t.Fatalf("seq %d after AdvanceSeqNo(10)", seq)
+	}
+	ti.w.AdvanceSeqNo(5) // never goes back
+	if seq, _, _ := ti.w.Delete(ctx, []byte("a")); seq != 11 {
+		t.Fatalf("seq %d after AdvanceSeqNo(5)", seq)
+	}
+}
