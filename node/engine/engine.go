@@ -15,6 +15,7 @@ import (
 	"github.com/sluice-search/sluice/node/engine/mergepolicy"
 	"github.com/sluice-search/sluice/node/engine/mergescheduler"
 	"github.com/sluice-search/sluice/node/engine/store"
+	"github.com/sluice-search/sluice/node/engine/translog"
 )
 
 // DocParser turns an _id and a JSON _source into a parsed Document (the
@@ -72,10 +73,14 @@ type Options struct {
 	MergeScheduler      MergeScheduler
 	DisableMerges       bool
 	MergedSegmentWarmer func(ctx context.Context, r index.LeafReader) error
+
+	// Durability: the translog, periodic commits, checks at open.
+	TranslogOptions
 }
 
 // SetDefaults fills zero fields.
 func (o *Options) SetDefaults() {
+	o.TranslogOptions.setDefaults(o.Path)
 	if o.RAMBufferBytes == 0 {
 		o.RAMBufferBytes = DefaultRAMBufferBytes
 	}
@@ -106,6 +111,7 @@ type Engine struct {
 	ownScheduler *mergescheduler.ConcurrentMergeScheduler
 	docs         sync.Pool // *document.Document
 	refresher    *refresher
+	dur          durability
 }
 
 // Result is the outcome of Index or Delete.
@@ -170,6 +176,11 @@ func Open(ctx context.Context, opts Options) (*Engine, error) {
 	}
 	e.w = w
 	e.docs.New = func() any { return new(document.Document) }
+	if err := e.openTranslog(ctx); err != nil {
+		w.Close()
+		e.closeOwned(ctx)
+		return nil, err
+	}
 	e.refresher = newRefresher(e, opts.RefreshInterval, opts.WaitRefreshDelay)
 	return e, nil
 }
@@ -177,8 +188,14 @@ func Open(ctx context.Context, opts Options) (*Engine, error) {
 // Writer exposes the IndexWriter (for the translog, commits and merges).
 func (e *Engine) Writer() *IndexWriter { return e.w }
 
-// Index parses source and adds or replaces the document with this id.
+// Index parses source and adds or replaces the document with this id. It
+// returns once the operation is in the translog (and, with Request
+// durability, fsynced).
 func (e *Engine) Index(ctx context.Context, id, source []byte) (Result, error) {
+	return e.index(ctx, nil, id, source)
+}
+
+func (e *Engine) index(ctx context.Context, b *Bulk, id, source []byte) (Result, error) {
 	doc, err := e.parse(id, source)
 	if err != nil {
 		return Result{}, err
@@ -186,6 +203,9 @@ func (e *Engine) Index(ctx context.Context, id, source []byte) (Result, error) {
 	defer e.docs.Put(doc)
 	seq, created, err := e.w.Update(ctx, id, doc)
 	if err != nil {
+		return Result{}, err
+	}
+	if err := e.logOp(ctx, b, translog.OpIndex, seq, id, source); err != nil {
 		return Result{}, err
 	}
 	e.refresher.checkBuffered()
@@ -196,6 +216,10 @@ func (e *Engine) Index(ctx context.Context, id, source []byte) (Result, error) {
 // (op_type=create), atomically; otherwise the error wraps
 // ErrDocumentExists.
 func (e *Engine) Create(ctx context.Context, id, source []byte) (Result, error) {
+	return e.create(ctx, nil, id, source)
+}
+
+func (e *Engine) create(ctx context.Context, b *Bulk, id, source []byte) (Result, error) {
 	doc, err := e.parse(id, source)
 	if err != nil {
 		return Result{}, err
@@ -203,6 +227,9 @@ func (e *Engine) Create(ctx context.Context, id, source []byte) (Result, error) 
 	defer e.docs.Put(doc)
 	seq, err := e.w.Create(ctx, doc)
 	if err != nil {
+		return Result{}, err
+	}
+	if err := e.logOp(ctx, b, translog.OpIndex, seq, id, source); err != nil {
 		return Result{}, err
 	}
 	e.refresher.checkBuffered()
@@ -228,8 +255,15 @@ func (e *Engine) parse(id, source []byte) (*document.Document, error) {
 
 // Delete deletes the document with this id.
 func (e *Engine) Delete(ctx context.Context, id []byte) (Result, error) {
+	return e.delete(ctx, nil, id)
+}
+
+func (e *Engine) delete(ctx context.Context, b *Bulk, id []byte) (Result, error) {
 	seq, found, err := e.w.Delete(ctx, id)
 	if err != nil {
+		return Result{}, err
+	}
+	if err := e.logOp(ctx, b, translog.OpDelete, seq, id, nil); err != nil {
 		return Result{}, err
 	}
 	e.refresher.checkBuffered()
@@ -296,10 +330,11 @@ func (e *Engine) Get(ctx context.Context, id []byte, opts GetOptions) (source []
 	return slices.Clone(sd.Source), true, nil
 }
 
-// Commit makes every completed operation durable and returns the commit
-// point (see IndexWriter.Commit).
+// Commit makes every completed operation durable in the index and returns
+// the commit point (see IndexWriter.Commit), then trims the translog
+// generations it made redundant.
 func (e *Engine) Commit(ctx context.Context, opts CommitOptions) (*SegmentInfos, error) {
-	return e.w.Commit(ctx, opts)
+	return e.commit(ctx, opts)
 }
 
 // SetRefreshInterval changes the automatic refresh interval; negative
@@ -367,16 +402,18 @@ func (e *Engine) Stats() Stats {
 	return s
 }
 
-// Close stops the refresher, aborts merges and closes the writer.
-// Buffered, unrefreshed operations are discarded: call Commit first to keep
-// them (durability is Commit's and the translog's job).
+// Close stops the refresher and the committer, aborts merges, closes the
+// writer and then the translog. Buffered, uncommitted operations stay in
+// the translog and are replayed by the next Open (without a translog they
+// are discarded: call Commit first to keep them).
 func (e *Engine) Close(ctx context.Context) error {
 	e.refresher.close()
-	var err error
+	err := e.closeDurability(false)
 	if e.ownScheduler != nil {
-		err = e.ownScheduler.Close(ctx)
+		err = errors.Join(err, e.ownScheduler.Close(ctx))
 	}
 	err = errors.Join(err, e.w.Close())
+	err = errors.Join(err, e.closeDurability(true))
 	if e.ownDir {
 		err = errors.Join(err, e.dir.Close())
 	}

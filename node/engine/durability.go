@@ -1,0 +1,353 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/sluice-search/sluice/node/engine/translog"
+)
+
+// Defaults for TranslogOptions.
+const (
+	// DefaultCommitTranslogBytes: commit once the uncommitted translog
+	// exceeds 512 MB (Elasticsearch's flush_threshold_size), bounding
+	// replay time after a crash.
+	DefaultCommitTranslogBytes = 512 << 20
+	// DefaultCommitInterval: commit operations older than 5 minutes
+	// (Elasticsearch's flush after inactivity is the same order).
+	DefaultCommitInterval = 5 * time.Minute
+	// commitCheckInterval is how often the committer looks at the
+	// translog's size and the last commit's age.
+	commitCheckInterval = time.Second
+)
+
+// Commit point user data written by Engine.Commit. The highest sequence
+// number a commit holds is SegmentInfos.SeqNo: replay starts above it.
+const (
+	// UserDataTranslogUUID names the translog whose operations above the
+	// commit's SeqNo complete it; Open refuses another translog.
+	UserDataTranslogUUID = "translog_uuid"
+	// UserDataTranslogGeneration is the translog generation current when
+	// the commit started: older generations hold only operations the
+	// commit covers (up to the writers in flight at the roll).
+	UserDataTranslogGeneration = "translog_generation"
+)
+
+// TranslogOptions configure the engine's durability (embedded in Options).
+type TranslogOptions struct {
+	// TranslogPath is the shard's translog directory; default
+	// <Path>/translog. An engine with neither (Directory only, as in unit
+	// tests) has no translog: only Commit makes operations durable.
+	TranslogPath string
+	// Durability: translog.Request (default) acknowledges an operation
+	// after the fsync covering it (concurrent writers share fsyncs);
+	// translog.Async fsyncs every SyncInterval, and a crash may lose that
+	// much.
+	Durability translog.Durability
+	// SyncInterval is the background fsync period (default 5 s); with
+	// Request durability it only bounds how long a Bulk nobody Syncs
+	// stays volatile.
+	SyncInterval time.Duration
+	// CommitTranslogBytes: commit when the uncommitted translog exceeds
+	// this many bytes (default DefaultCommitTranslogBytes; negative: never
+	// by size).
+	CommitTranslogBytes int64
+	// CommitInterval: commit when operations have been uncommitted this
+	// long (default DefaultCommitInterval; negative: never by time).
+	CommitInterval time.Duration
+	// CheckIntegrityOnOpen verifies every committed segment end to end
+	// (codec CheckIntegrity: full checksums and a decode of every
+	// structure) before Open returns, instead of the header, footer and
+	// small-file checksums OpenSegment always does (Elasticsearch's
+	// index.shard.check_on_startup).
+	CheckIntegrityOnOpen bool
+}
+
+func (o *TranslogOptions) setDefaults(indexPath string) {
+	if o.TranslogPath == "" && indexPath != "" {
+		o.TranslogPath = filepath.Join(indexPath, "translog")
+	}
+	if o.SyncInterval <= 0 {
+		o.SyncInterval = 5 * time.Second
+	}
+	if o.CommitTranslogBytes == 0 {
+		o.CommitTranslogBytes = DefaultCommitTranslogBytes
+	}
+	if o.CommitInterval == 0 {
+		o.CommitInterval = DefaultCommitInterval
+	}
+}
+
+// durability is the Engine's translog state.
+type durability struct {
+	tl *translog.Translog // nil: no translog
+
+	// Operations appending hold mu shared; closing the translog holds it
+	// exclusively, so an operation never meets a closed translog halfway.
+	mu     sync.RWMutex
+	closed bool
+	failed error // an append failed: operations may be missing from the log
+
+	commitMu   sync.Mutex // serialises Engine.Commit (user and periodic)
+	lastCommit time.Time
+
+	stop     chan struct{}
+	stopOnce sync.Once
+	done     chan struct{}
+}
+
+// logOp appends an operation the writer has applied with sequence number
+// seq. With Request durability and no bulk it returns once the operation is
+// fsynced; in a bulk it records the location for Bulk.Sync. A failed append
+// fails the engine for writes: the operation is applied but not logged, so
+// nothing after it may be acknowledged.
+func (e *Engine) logOp(ctx context.Context, b *Bulk, typ translog.OpType, seq int64, id, source []byte) error {
+	d := &e.dur
+	if d.tl == nil {
+		return nil
+	}
+	d.mu.RLock()
+	if d.closed {
+		d.mu.RUnlock()
+		return ErrClosed
+	}
+	if d.failed != nil {
+		d.mu.RUnlock()
+		return fmt.Errorf("engine: translog failed earlier: %w", d.failed)
+	}
+	op := translog.Op{Type: typ, SeqNo: uint64(seq), ID: id, Source: source}
+	loc, err := d.tl.Add(ctx, &op)
+	d.mu.RUnlock()
+	if err != nil {
+		e.failTranslog(err)
+		return fmt.Errorf("engine: translog append of seq %d: %w", seq, err)
+	}
+	if b != nil {
+		b.record(loc)
+		return nil
+	}
+	if e.opts.Durability == translog.Request {
+		if err := d.tl.SyncTo(ctx, loc); err != nil {
+			if ctx.Err() == nil {
+				e.failTranslog(err)
+			}
+			return fmt.Errorf("engine: translog sync of seq %d: %w", seq, err)
+		}
+	}
+	return nil
+}
+
+// failTranslog stops writes after a translog failure (Lucene's tragic
+// event): the writer refuses new documents and logOp every operation.
+func (e *Engine) failTranslog(err error) {
+	d := &e.dur
+	d.mu.Lock()
+	if d.failed == nil && !d.closed {
+		d.failed = err
+		e.opts.Logger.Error("engine: translog failed; engine closed for writes", "err", err)
+	}
+	d.mu.Unlock()
+	e.w.mu.Lock()
+	if e.w.tragedy == nil {
+		e.w.tragedy = fmt.Errorf("translog: %w", err)
+	}
+	e.w.mu.Unlock()
+}
+
+// Sync fsyncs every operation appended to the translog so far (for a
+// caller that batched operations without a Bulk).
+func (e *Engine) Sync(ctx context.Context) error {
+	d := &e.dur
+	if d.tl == nil {
+		return nil
+	}
+	if err := d.tl.Sync(ctx); err != nil {
+		return fmt.Errorf("engine: translog sync: %w", err)
+	}
+	return nil
+}
+
+// TranslogStats returns the translog's statistics (zero without one).
+func (e *Engine) TranslogStats() translog.Stats {
+	if e.dur.tl == nil {
+		return translog.Stats{}
+	}
+	return e.dur.tl.Stats()
+}
+
+// Bulk groups operations so that they share one fsync (a bulk request):
+// its Index, Create and Delete append to the translog and return without
+// waiting for the disk; Sync then waits, once, for an fsync covering all
+// of them. Acknowledge the bulk's operations only after Sync returns nil.
+// Safe for concurrent use.
+type Bulk struct {
+	e    *Engine
+	mu   sync.Mutex
+	last translog.Location
+}
+
+// NewBulk starts a bulk.
+func (e *Engine) NewBulk() *Bulk { return &Bulk{e: e} }
+
+// Index is Engine.Index without the fsync (see Bulk).
+func (b *Bulk) Index(ctx context.Context, id, source []byte) (Result, error) {
+	return b.e.index(ctx, b, id, source)
+}
+
+// Create is Engine.Create without the fsync (see Bulk).
+func (b *Bulk) Create(ctx context.Context, id, source []byte) (Result, error) {
+	return b.e.create(ctx, b, id, source)
+}
+
+// Delete is Engine.Delete without the fsync (see Bulk).
+func (b *Bulk) Delete(ctx context.Context, id []byte) (Result, error) {
+	return b.e.delete(ctx, b, id)
+}
+
+func (b *Bulk) record(loc translog.Location) {
+	b.mu.Lock()
+	if loc.Generation > b.last.Generation ||
+		loc.Generation == b.last.Generation && loc.Offset+loc.Size > b.last.Offset+b.last.Size {
+		b.last = loc
+	}
+	b.mu.Unlock()
+}
+
+// Sync returns once every operation of the bulk so far is durable: with
+// Request durability after one (shared) fsync, with Async at once.
+func (b *Bulk) Sync(ctx context.Context) error {
+	d := &b.e.dur
+	if d.tl == nil || b.e.opts.Durability != translog.Request {
+		return nil
+	}
+	b.mu.Lock()
+	loc := b.last
+	b.mu.Unlock()
+	if err := d.tl.SyncTo(ctx, loc); err != nil {
+		return fmt.Errorf("engine: bulk sync: %w", err)
+	}
+	return nil
+}
+
+// commit is Engine.Commit: roll the translog, commit the index with the
+// translog's identity in the user data, then trim the generations the
+// commit made redundant. Trimming only after the commit point is durable
+// keeps every operation recoverable from one or the other at every moment.
+func (e *Engine) commit(ctx context.Context, opts CommitOptions) (*SegmentInfos, error) {
+	d := &e.dur
+	d.commitMu.Lock()
+	defer d.commitMu.Unlock()
+	if d.tl == nil {
+		return e.w.Commit(ctx, opts)
+	}
+	// Rolling first lets the trim drop whole generations: everything in
+	// the old ones was appended before the commit's refresh.
+	if err := d.tl.Roll(ctx); err != nil {
+		return nil, fmt.Errorf("engine: commit: roll translog: %w", err)
+	}
+	ud := maps.Clone(opts.UserData)
+	if ud == nil {
+		ud = make(map[string]string, 2)
+	}
+	ud[UserDataTranslogUUID] = d.tl.UUID().String()
+	ud[UserDataTranslogGeneration] = strconv.FormatUint(d.tl.Stats().CurrentGen, 10)
+	si, err := e.w.Commit(ctx, CommitOptions{UserData: ud})
+	if err != nil {
+		return nil, err
+	}
+	d.lastCommit = time.Now()
+	if err := d.tl.TrimBelow(ctx, uint64(si.SeqNo)+1); err != nil {
+		return si, fmt.Errorf("engine: commit %d is durable but trimming the translog failed: %w", si.Generation, err)
+	}
+	return si, nil
+}
+
+// committer commits when the uncommitted translog grows past
+// CommitTranslogBytes or operations stay uncommitted for CommitInterval.
+func (e *Engine) committer() {
+	d := &e.dur
+	defer close(d.done)
+	every := commitCheckInterval
+	if iv := e.opts.CommitInterval; iv > 0 && iv < every {
+		every = iv
+	}
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	for {
+		select {
+		case <-d.stop:
+			return
+		case <-tick.C:
+		}
+		reason := e.commitDue()
+		if reason == "" {
+			continue
+		}
+		start := time.Now()
+		si, err := e.commit(context.Background(), CommitOptions{})
+		switch {
+		case errors.Is(err, ErrClosed) || errors.Is(err, translog.ErrClosed):
+			return
+		case err != nil:
+			e.opts.Logger.Error("engine: periodic commit failed", "reason", reason, "err", err)
+		default:
+			e.opts.Logger.Debug("engine: periodic commit", "reason", reason, "generation", si.Generation,
+				"seq_no", si.SeqNo, "took", time.Since(start))
+		}
+	}
+}
+
+// commitDue says why a periodic commit is due, or "".
+func (e *Engine) commitDue() string {
+	d := &e.dur
+	var committed int64
+	if last := e.w.LastCommit(); last != nil {
+		committed = last.SeqNo
+	}
+	if e.w.MaxSeqNo() <= committed {
+		return ""
+	}
+	if limit := e.opts.CommitTranslogBytes; limit > 0 && d.tl.Stats().UncommittedBytes >= limit {
+		return "translog size"
+	}
+	d.commitMu.Lock()
+	last := d.lastCommit
+	d.commitMu.Unlock()
+	if iv := e.opts.CommitInterval; iv > 0 && time.Since(last) >= iv {
+		return "interval"
+	}
+	return ""
+}
+
+// closeDurability stops the committer (before the writer closes) and,
+// with closeLog, closes the translog (after the writer closed, so no
+// operation is between the writer and the log).
+func (e *Engine) closeDurability(closeLog bool) error {
+	d := &e.dur
+	if d.tl == nil {
+		return nil
+	}
+	if d.stop != nil {
+		d.stopOnce.Do(func() { close(d.stop) })
+		<-d.done
+	}
+	if !closeLog {
+		return nil
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		return nil
+	}
+	d.closed = true
+	if err := d.tl.Close(); err != nil && d.failed == nil {
+		return fmt.Errorf("engine: close translog: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,180 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/sluice-search/sluice/node/engine/index"
+	"github.com/sluice-search/sluice/node/engine/store"
+	"github.com/sluice-search/sluice/node/engine/translog"
+)
+
+// integrityChecker is implemented by codecs that can verify a segment end
+// to end (codec.Codec).
+type integrityChecker interface {
+	CheckIntegrity(dir store.Directory, info *index.SegmentInfo) error
+}
+
+// openTranslog runs during Open, after the writer loaded the last commit:
+// it optionally verifies the committed segments, opens the translog
+// (truncating a torn tail, refusing corruption), replays the operations
+// the commit lacks, refreshes, and starts the periodic committer.
+func (e *Engine) openTranslog(ctx context.Context) error {
+	if e.opts.CheckIntegrityOnOpen {
+		if err := e.checkCommitIntegrity(); err != nil {
+			return err
+		}
+	}
+	if e.opts.TranslogPath == "" {
+		return nil
+	}
+	// The translog syncs in the background every SyncInterval; Request
+	// durability additionally waits for a sync per operation or bulk
+	// (logOp, Bulk.Sync), which lets a bulk append without fsyncing.
+	tl, err := translog.Open(ctx, e.opts.TranslogPath, translog.Options{Durability: translog.Async,
+		SyncInterval: e.opts.SyncInterval, Logger: e.opts.Logger})
+	if err != nil {
+		return fmt.Errorf("engine: open translog %s: %w", e.opts.TranslogPath, err)
+	}
+	if err := e.replayTranslog(ctx, tl); err != nil {
+		tl.Close()
+		return err
+	}
+	e.dur.tl = tl
+	e.dur.lastCommit = time.Now()
+	e.dur.stop, e.dur.done = make(chan struct{}), make(chan struct{})
+	go e.committer()
+	return nil
+}
+
+// checkCommitIntegrity runs the codec's full check on every segment of the
+// last commit.
+func (e *Engine) checkCommitIntegrity() error {
+	si := e.w.LastCommit()
+	if si == nil {
+		return nil
+	}
+	ic, ok := e.opts.Codec.(integrityChecker)
+	if !ok {
+		e.opts.Logger.Warn("engine: codec cannot check integrity; skipped", "codec", e.opts.Codec.Name())
+		return nil
+	}
+	for i := range si.Segments {
+		info := si.Segments[i].Info
+		if err := ic.CheckIntegrity(e.dir, &info); err != nil {
+			return fmt.Errorf("engine: commit %d: segment %s: %w", si.Generation, info.Name, err)
+		}
+	}
+	return nil
+}
+
+// replayTranslog applies the translog's operations above the last
+// commit's SeqNo. The translog is in append order, not sequence order
+// (concurrent writers append after taking their numbers), so a first pass
+// finds each id's highest sequence number and the second applies only that
+// operation: the last write per id wins by seqNo, as it did before the
+// crash, whatever order the records landed in. Replayed operations take
+// fresh sequence numbers from the writer (they are not logged again);
+// afterwards the writer continues after the highest number seen, so new
+// operations outrank every logged one on the next replay.
+func (e *Engine) replayTranslog(ctx context.Context, tl *translog.Translog) error {
+	var from int64
+	last := e.w.LastCommit()
+	if last != nil {
+		from = last.SeqNo
+		if want, ok := last.UserData[UserDataTranslogUUID]; ok && want != tl.UUID().String() {
+			return fmt.Errorf("engine: translog %s is %s but commit %d needs %s: %w",
+				e.opts.TranslogPath, tl.UUID(), last.Generation, want, translog.ErrCorrupt)
+		}
+	}
+	start := time.Now()
+	latest := make(map[string]int64)
+	maxSeen := from
+	var total int
+	err := scanTranslog(ctx, tl, from, func(op *translog.Op) error {
+		total++
+		seq := int64(op.SeqNo)
+		maxSeen = max(maxSeen, seq)
+		if op.Type == translog.OpNoOp {
+			return nil
+		}
+		if s, ok := latest[string(op.ID)]; !ok || seq > s {
+			latest[string(op.ID)] = seq
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if total == 0 {
+		return nil
+	}
+	var applied int
+	err = scanTranslog(ctx, tl, from, func(op *translog.Op) error {
+		if op.Type == translog.OpNoOp || latest[string(op.ID)] != int64(op.SeqNo) {
+			return nil
+		}
+		applied++
+		return e.replayOp(ctx, op)
+	})
+	if err != nil {
+		return err
+	}
+	e.w.mu.Lock()
+	e.w.seqNo = max(e.w.seqNo, maxSeen)
+	e.w.mu.Unlock()
+	if _, err := e.w.Refresh(ctx, true); err != nil {
+		return fmt.Errorf("engine: refresh after translog replay: %w", err)
+	}
+	e.opts.Logger.Info("engine: recovered from translog", "from_seq_no", from, "max_seq_no", maxSeen,
+		"ops", total, "applied", applied, "truncated_bytes", tl.Stats().TruncatedBytes, "took", time.Since(start))
+	return nil
+}
+
+// scanTranslog calls fn for every retained operation above seq.
+func scanTranslog(ctx context.Context, tl *translog.Translog, above int64, fn func(*translog.Op) error) error {
+	snap, err := tl.Snapshot(ctx, uint64(above)+1)
+	if err != nil {
+		return fmt.Errorf("engine: translog snapshot: %w", err)
+	}
+	defer snap.Close()
+	for n := 0; ; n++ {
+		if n%1024 == 0 && ctx.Err() != nil {
+			return ctx.Err()
+		}
+		op, err := snap.Next()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("engine: translog replay: %w", err)
+		}
+		if err := fn(op); err != nil {
+			return err
+		}
+	}
+}
+
+// replayOp applies one logged operation to the writer without logging it.
+func (e *Engine) replayOp(ctx context.Context, op *translog.Op) error {
+	switch op.Type {
+	case translog.OpDelete:
+		if _, _, err := e.w.Delete(ctx, op.ID); err != nil {
+			return fmt.Errorf("engine: replay delete %q (seq %d): %w", op.ID, op.SeqNo, err)
+		}
+	case translog.OpIndex:
+		doc, err := e.parse(op.ID, op.Source)
+		if err != nil {
+			return fmt.Errorf("engine: replay seq %d: %w", op.SeqNo, err)
+		}
+		_, _, err = e.w.Update(ctx, op.ID, doc)
+		e.docs.Put(doc)
+		if err != nil {
+			return fmt.Errorf("engine: replay index %q (seq %d): %w", op.ID, op.SeqNo, err)
+		}
+	}
+	return nil
+}
