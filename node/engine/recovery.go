@@ -123,9 +123,7 @@ func (e *Engine) replayTranslog(ctx context.Context, tl *translog.Translog) erro
 	if err != nil {
 		return err
 	}
-	e.w.mu.Lock()
-	e.w.seqNo = max(e.w.seqNo, maxSeen)
-	e.w.mu.Unlock()
+	e.w.AdvanceSeqNo(maxSeen + 1)
 	if _, err := e.w.Refresh(ctx, true); err != nil {
 		return fmt.Errorf("engine: refresh after translog replay: %w", err)
 	}
