@@ -181,6 +181,19 @@ func (e *Engine) TranslogStats() translog.Stats {
 	return e.dur.tl.Stats()
 }
 
+// DocWriter is what a data path writes through: an *Engine (each operation
+// durable when it returns) or a *Bulk (durable after Bulk.Sync).
+type DocWriter interface {
+	Index(ctx context.Context, id, source []byte) (Result, error)
+	Create(ctx context.Context, id, source []byte) (Result, error)
+	Delete(ctx context.Context, id []byte) (Result, error)
+}
+
+var (
+	_ DocWriter = (*Engine)(nil)
+	_ DocWriter = (*Bulk)(nil)
+)
+
 // Bulk groups operations so that they share one fsync (a bulk request):
 // its Index, Create and Delete append to the translog and return without
 // waiting for the disk; Sync then waits, once, for an fsync covering all
