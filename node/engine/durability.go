@@ -125,7 +125,11 @@ func (e *Engine) logOp(ctx context.Context, b *Bulk, typ translog.OpType, seq in
 	loc, err := d.tl.Add(ctx, &op)
 	d.mu.RUnlock()
 	if err != nil {
-		e.failTranslog(err)
+		// A cancelled context can only interrupt the roll after the
+		// append: the operation is logged, just not acknowledged.
+		if ctx.Err() == nil || !errors.Is(err, ctx.Err()) {
+			e.failTranslog(err)
+		}
 		return fmt.Errorf("engine: translog append of seq %d: %w", seq, err)
 	}
 	if b != nil {

@@ -395,3 +395,25 @@ func TestOpenDamaged(t *testing.T) {
 		})
 	}
 }
+
+// TestTranslogFailureStopsWrites: once an append fails, the engine refuses
+// every later write rather than acknowledge operations it cannot log.
+func TestTranslogFailureStopsWrites(t *testing.T) {
+	ctx := context.Background()
+	e := mustOpenDurable(t, t.TempDir(), Options{})
+	defer e.Close(ctx)
+	applyOps(t, e, []engineOp{{id: "a", title: "a"}})
+	e.dur.tl.Close() // the log goes away under the engine
+	if _, err := e.Index(ctx, []byte("b"), []byte(`{}`)); !errors.Is(err, translog.ErrClosed) {
+		t.Fatalf("append to a closed translog: %v", err)
+	}
+	for name, op := range map[string]func() error{
+		"index":  func() error { _, err := e.Index(ctx, []byte("c"), []byte(`{}`)); return err },
+		"delete": func() error { _, err := e.Delete(ctx, []byte("a")); return err },
+		"bulk":   func() error { _, err := e.NewBulk().Index(ctx, []byte("d"), []byte(`{}`)); return err },
+	} {
+		if err := op(); err == nil || !strings.Contains(err.Error(), "translog") {
+			t.Errorf("%s after the translog failed: %v", name, err)
+		}
+	}
+}
