@@ -10,6 +10,7 @@ package conditions
 
 import (
 	"strings"
+	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -141,4 +142,16 @@ func ClusterReason(err error) (reason string, retry bool) {
 	default:
 		return ReasonClusterError, true
 	}
+}
+
+// Backoff is the retry delay after a failed call to the cluster: half the
+// time Degraded has been True, from 2 s up to 1 min, so a long outage is
+// not hammered and a short one is noticed quickly. It needs no memory
+// beyond the resource's own status.
+func Backoff(conds []metav1.Condition) time.Duration {
+	c := meta.FindStatusCondition(conds, v1alpha1.ConditionDegraded)
+	if c == nil || c.Status != metav1.ConditionTrue {
+		return 2 * time.Second
+	}
+	return min(max(time.Since(c.LastTransitionTime.Time)/2, 2*time.Second), time.Minute)
 }
