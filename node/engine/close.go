@@ -47,5 +47,6 @@ func (w *IndexWriter) Close() error {
 	w.segs = nil
 	// Acquire after Close gets an empty reader rather than a released one.
 	w.current.Swap(newReader(nil, w.refreshed.Load(), w.version+1)).Release()
+	w.releasing.Wait()
 	return nil
 }

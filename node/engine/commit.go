@@ -245,6 +245,24 @@ func isIndexFile(name string) bool {
 	return strings.HasPrefix(name, "_") || strings.HasPrefix(name, commitPrefix) || strings.HasPrefix(name, pendingPrefix)
 }
 
+// deleteUnreferenced deletes the engine's files in the directory that keep
+// is missing: flushes and merges a crash left behind. Their names would
+// otherwise collide with the segments the writer names next.
+func (w *IndexWriter) deleteUnreferenced(keep []string) error {
+	names, err := w.dir.ListAll()
+	if err != nil {
+		return fmt.Errorf("engine: list index files: %w", err)
+	}
+	for _, n := range names {
+		if isIndexFile(n) && !slices.Contains(keep, n) {
+			if err := w.dir.DeleteFile(n); err != nil {
+				w.log.Warn("engine: deleting unreferenced file", "file", n, "err", err)
+			}
+		}
+	}
+	return nil
+}
+
 // loadCommit opens the segments of si into the writer, which must be new,
 // and deletes index files the commit does not reference (left by a crash
 // between flush and commit).
@@ -278,16 +296,8 @@ func (w *IndexWriter) loadCommit(si *SegmentInfos) error {
 	}
 	files := si.Files()
 	w.fd.incRef(files)
-	names, err := w.dir.ListAll()
-	if err != nil {
-		return fail(fmt.Errorf("engine: list index files: %w", err))
-	}
-	for _, n := range names {
-		if isIndexFile(n) && !slices.Contains(files, n) {
-			if err := w.dir.DeleteFile(n); err != nil {
-				w.log.Warn("engine: deleting unreferenced file", "file", n, "err", err)
-			}
-		}
+	if err := w.deleteUnreferenced(files); err != nil {
+		return fail(err)
 	}
 	w.segs = segs
 	w.seqNo = si.SeqNo

@@ -134,3 +134,34 @@ func TestIDBloom(t *testing.T) {
 		t.Fatalf("%d false positives in 10000", fp)
 	}
 }
+
+func TestOpenWithoutCommitDeletesLeftovers(t *testing.T) {
+	ctx := context.Background()
+	dir := store.NewRAMDirectory()
+	open := func() *IndexWriter {
+		w, err := NewIndexWriter(WriterOptions{Directory: dir, Codec: testCodec(t)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return w
+	}
+	// A process flushes a segment and dies before any commit: its files
+	// stay behind.
+	w := open()
+	var doc document.Document
+	w.Update(ctx, []byte("a"), makeDoc(&doc, "a", 1, 3))
+	mustRefresh(t, w, true)
+	leftovers := segFiles(w.Acquire())
+	// (no Close: a crash)
+	w2 := open()
+	defer w2.Close()
+	for _, f := range leftovers {
+		if dir.FileExists(f) {
+			t.Fatalf("leftover %s not deleted", f)
+		}
+	}
+	w2.Update(ctx, []byte("b"), makeDoc(&doc, "b", 1, 3))
+	if _, err := w2.Refresh(ctx, true); err != nil {
+		t.Fatalf("flush after reopening over leftovers: %v", err)
+	}
+}

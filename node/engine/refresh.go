@@ -155,7 +155,7 @@ func (w *IndexWriter) Refresh(ctx context.Context, applyDeletes bool) (RefreshRe
 	w.refreshedCh = make(chan struct{})
 	w.mu.Unlock()
 	if changed {
-		old.Release()
+		w.releaseAsync(old)
 		w.maybeMergeLocked()
 	}
 	res.Took = time.Since(start)
@@ -164,6 +164,12 @@ func (w *IndexWriter) Refresh(ctx context.Context, applyDeletes bool) (RefreshRe
 	w.stats.observeRefresh(res.Took)
 	return res, nil
 }
+
+// releaseAsync drops the writer's reference to a replaced reader off the
+// refresh path: if no search holds it, that closes the segment readers only
+// it used (unmapping them) and deletes their files, which for large
+// merged-away segments takes long enough to show in refresh latency.
+func (w *IndexWriter) releaseAsync(r *Reader) { w.releasing.Go(r.Release) }
 
 // flushingThrough reports whether a flush of generation <= gen is running.
 func (w *IndexWriter) flushingThrough(gen int64) bool {

@@ -118,6 +118,7 @@ type IndexWriter struct {
 	closeCancel   context.CancelFunc
 	closedFlag    atomic.Bool
 	refreshGate   atomic.Pointer[chan struct{}] // set while a refresh runs; closed when it ends
+	releasing     sync.WaitGroup                // replaced readers being released
 	current       atomic.Pointer[Reader]
 	version       int64
 
@@ -202,6 +203,8 @@ func NewIndexWriter(opts WriterOptions) (*IndexWriter, error) {
 		if err := w.loadCommit(si); err != nil {
 			return nil, err
 		}
+	} else if err := w.deleteUnreferenced(nil); err != nil {
+		return nil, err
 	}
 	return w, nil
 }

@@ -314,6 +314,7 @@ func TestHeldReaderKeepsFiles(t *testing.T) {
 		t.Fatalf("held reader changed: %v", got)
 	}
 	held.Release()
+	ti.w.releasing.Wait() // the writer drops replaced readers in the background
 	for _, f := range files {
 		if ti.dir.FileExists(f) {
 			t.Fatalf("file %s survives its last reader", f)
