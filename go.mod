@@ -143,4 +143,7 @@ require (
 	sigs.k8s.io/yaml v1.6.0 // indirect
 )
 
-tool go.etcd.io/etcd/server/v3
+tool (
+	github.com/onsi/ginkgo/v2/ginkgo
+	go.etcd.io/etcd/server/v3
+)

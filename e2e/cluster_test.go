@@ -1,0 +1,176 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	. "github.com/onsi/gomega"
+
+	"github.com/sluice-search/sluice/client"
+	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
+)
+
+// proc is one cluster process.
+type proc struct {
+	name string
+	bin  string
+	args []string
+	log  string
+	cmd  *exec.Cmd
+	exit chan struct{}
+}
+
+func (p *proc) start() {
+	f, err := os.OpenFile(p.log, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	Expect(err).NotTo(HaveOccurred())
+	p.cmd = exec.Command(p.bin, p.args...)
+	p.cmd.Stdout, p.cmd.Stderr = f, f
+	Expect(p.cmd.Start()).To(Succeed(), "start %s", p.name)
+	p.exit = make(chan struct{})
+	go func() {
+		_ = p.cmd.Wait()
+		f.Close()
+		close(p.exit)
+	}()
+}
+
+// kill sends sig and waits for the process to end.
+func (p *proc) kill(sig syscall.Signal) {
+	if p.cmd == nil {
+		return
+	}
+	select {
+	case <-p.exit:
+		return
+	default:
+	}
+	_ = p.cmd.Process.Signal(sig)
+	select {
+	case <-p.exit:
+	case <-time.After(30 * time.Second):
+		_ = p.cmd.Process.Kill()
+		<-p.exit
+	}
+}
+
+// freePort picks an unused loopback port.
+func freePort() int {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	Expect(err).NotTo(HaveOccurred())
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// cluster is etcd, coordinators and data nodes as processes.
+type cluster struct {
+	dir          string
+	sluice, etcd string
+	etcdURL      string
+	etcdProc     *proc
+	coords       map[string]*proc // by coordinator id
+	coordAddr    map[string]string
+	nodes        []*proc
+}
+
+func build(dir string) (sluice, etcd string) {
+	sluice, etcd = filepath.Join(dir, "bin", "sluice"), filepath.Join(dir, "bin", "etcd")
+	for _, b := range [][]string{{sluice, "./cmd/sluice"}, {etcd, "go.etcd.io/etcd/server/v3"}} {
+		cmd := exec.Command("go", "build", "-o", b[0], b[1])
+		cmd.Dir = ".."
+		out, err := cmd.CombinedOutput()
+		Expect(err).NotTo(HaveOccurred(), "go build %s: %s", b[1], out)
+	}
+	return sluice, etcd
+}
+
+func startCluster(dir string, nodes int) *cluster {
+	c := &cluster{dir: dir, coords: map[string]*proc{}, coordAddr: map[string]string{}}
+	c.sluice, c.etcd = build(dir)
+	cport, pport := freePort(), freePort()
+	c.etcdURL = fmt.Sprintf("http://127.0.0.1:%d", cport)
+	peer := fmt.Sprintf("http://127.0.0.1:%d", pport)
+	c.etcdProc = &proc{name: "etcd", bin: c.etcd, log: filepath.Join(dir, "etcd.log"), args: []string{
+		"--name", "e2e", "--data-dir", filepath.Join(dir, "etcd"),
+		"--listen-client-urls", c.etcdURL, "--advertise-client-urls", c.etcdURL,
+		"--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer, "--initial-cluster", "e2e=" + peer,
+		"--unsafe-no-fsync", "--log-level", "error"}}
+	c.etcdProc.start()
+	c.startCoordinator("coord-a")
+	for i := range nodes {
+		id := fmt.Sprintf("node-%d", i+1)
+		p := &proc{name: id, bin: c.sluice, log: filepath.Join(dir, id+".log"), args: []string{"node",
+			"--etcd", c.etcdURL, "--listen", fmt.Sprintf("127.0.0.1:%d", freePort()),
+			"--data-dir", filepath.Join(dir, id), "--node-id", id, "--log-level", "info"}}
+		p.start()
+		c.nodes = append(c.nodes, p)
+	}
+	Eventually(func() int {
+		st, err := c.state("coord-a")
+		if err != nil {
+			return -1
+		}
+		return len(st.Nodes)
+	}, 60*time.Second, 200*time.Millisecond).Should(Equal(nodes), "data nodes registered")
+	return c
+}
+
+func (c *cluster) startCoordinator(id string) {
+	addr := c.coordAddr[id]
+	if addr == "" {
+		addr = fmt.Sprintf("127.0.0.1:%d", freePort())
+		c.coordAddr[id] = addr
+	}
+	p := &proc{name: id, bin: c.sluice, log: filepath.Join(c.dir, id+".log"), args: []string{"coordinator",
+		"--etcd", c.etcdURL, "--listen", addr, "--node-id", id, "--log-level", "info"}}
+	p.start()
+	c.coords[id] = p
+	Eventually(func() error {
+		_, err := c.state(id)
+		return err
+	}, 30*time.Second, 100*time.Millisecond).Should(Succeed(), "coordinator %s serving", id)
+}
+
+// dial connects to a coordinator.
+func (c *cluster) dial(id string) *client.Client {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	cl, err := client.Dial(ctx, c.coordAddr[id])
+	Expect(err).NotTo(HaveOccurred())
+	return cl
+}
+
+func (c *cluster) state(id string) (*sluicev1.ClusterStateResponse, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	cl, err := client.Dial(ctx, c.coordAddr[id])
+	if err != nil {
+		return nil, err
+	}
+	defer cl.Close()
+	return cl.ClusterState(ctx, &sluicev1.ClusterStateRequest{})
+}
+
+// cli runs the sluice CLI against a coordinator.
+func (c *cluster) cli(coord string, args ...string) (string, error) {
+	cmd := exec.Command(c.sluice, append(args, "--addr", c.coordAddr[coord])...)
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+func (c *cluster) stop() {
+	for _, p := range c.coords {
+		p.kill(syscall.SIGTERM)
+	}
+	for _, p := range c.nodes {
+		p.kill(syscall.SIGTERM)
+	}
+	if c.etcdProc != nil {
+		c.etcdProc.kill(syscall.SIGTERM)
+	}
+}
