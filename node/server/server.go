@@ -97,9 +97,12 @@ func (s *Server) ShardBulk(ctx context.Context, req *sluicev1.ShardBulkRequest) 
 	}
 	items := req.GetItems()
 	results := make([]*sluicev1.BulkItemResult, len(items))
+	// One translog fsync covers the whole request (engine.Bulk): items
+	// are acknowledged only after it.
+	b := sh.Engine().NewBulk()
 	par := min(s.opts.BulkParallelism, len(items))
 	if par <= 1 {
-		s.applyItems(ctx, sh, req, results, nil, 0, 1)
+		s.applyItems(ctx, sh, b, req, results, nil, 0)
 	} else {
 		// Partition by id so one id's operations apply in request order.
 		parts := make([]uint8, len(items))
@@ -108,9 +111,13 @@ func (s *Server) ShardBulk(ctx context.Context, req *sluicev1.ShardBulkRequest) 
 		}
 		var wg sync.WaitGroup
 		for p := range par {
-			wg.Go(func() { s.applyItems(ctx, sh, req, results, parts, uint8(p), par) })
+			wg.Go(func() { s.applyItems(ctx, sh, b, req, results, parts, uint8(p)) })
 		}
 		wg.Wait()
+	}
+	if err := b.Sync(ctx); err != nil {
+		// Applied but not durable: nothing may be acknowledged.
+		return nil, toStatus(fmt.Errorf("shard %v: bulk not durable: %w", sh.ID(), err))
 	}
 	var maxSeq int64 = -1
 	for _, r := range results {
@@ -134,14 +141,14 @@ func (s *Server) ShardBulk(ctx context.Context, req *sluicev1.ShardBulkRequest) 
 }
 
 // applyItems applies the items of partition p (all when parts is nil).
-func (s *Server) applyItems(ctx context.Context, sh *shard.Shard, req *sluicev1.ShardBulkRequest, results []*sluicev1.BulkItemResult, parts []uint8, p uint8, _ int) {
+func (s *Server) applyItems(ctx context.Context, sh *shard.Shard, b *engine.Bulk, req *sluicev1.ShardBulkRequest, results []*sluicev1.BulkItemResult, parts []uint8, p uint8) {
 	for i, it := range req.GetItems() {
 		if parts != nil && parts[i] != p {
 			continue
 		}
 		r := &sluicev1.BulkItemResult{Action: it.GetAction(), Index: req.GetIndex(), Id: it.GetId(), Shard: req.GetShard().GetShard()}
 		results[i] = r
-		res, err := applyItem(ctx, sh, it)
+		res, err := applyItem(ctx, sh, b, it)
 		if err != nil {
 			r.Status, r.Error = sluicev1.BulkItemStatus_BULK_ITEM_STATUS_ERROR, detail(err)
 			continue
@@ -160,7 +167,7 @@ func (s *Server) applyItems(ctx context.Context, sh *shard.Shard, req *sluicev1.
 	}
 }
 
-func applyItem(ctx context.Context, sh *shard.Shard, it *sluicev1.BulkItem) (engine.Result, error) {
+func applyItem(ctx context.Context, sh *shard.Shard, b *engine.Bulk, it *sluicev1.BulkItem) (engine.Result, error) {
 	if it.GetId() == "" {
 		return engine.Result{}, fmt.Errorf("%w: item has no id", errBadRequest)
 	}
@@ -169,9 +176,9 @@ func applyItem(ctx context.Context, sh *shard.Shard, it *sluicev1.BulkItem) (eng
 		if len(it.GetSource()) == 0 {
 			return engine.Result{}, fmt.Errorf("%w: %v of %q has no source", errBadRequest, it.GetAction(), it.GetId())
 		}
-		return sh.IndexDoc(ctx, []byte(it.GetId()), it.GetSource(), it.GetAction() == sluicev1.BulkAction_BULK_ACTION_CREATE)
+		return sh.IndexDocVia(ctx, b, []byte(it.GetId()), it.GetSource(), it.GetAction() == sluicev1.BulkAction_BULK_ACTION_CREATE)
 	case sluicev1.BulkAction_BULK_ACTION_DELETE:
-		return sh.DeleteDoc(ctx, []byte(it.GetId()))
+		return sh.DeleteDocVia(ctx, b, []byte(it.GetId()))
 	}
 	return engine.Result{}, fmt.Errorf("%w: unknown bulk action %v", errBadRequest, it.GetAction())
 }

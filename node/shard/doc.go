@@ -8,8 +8,13 @@
 // routing table assigns it to the node; opening an open shard is a no-op.
 // Host.Close commits and closes it (shard moved away, node shutting down);
 // Host.Delete closes it without committing and removes its directory (index
-// deleted). Until the translog is integrated (issue 4), writes acknowledged
-// after the last commit are lost if the process dies without Close.
+// deleted). Writes are durable through the engine's translog when they
+// return (IndexDoc, DeleteDoc), or at the Sync of the engine.Bulk they went
+// through (IndexDocVia, DeleteDocVia: one fsync per bulk request); a
+// restarted shard replays the translog above its last commit.
+//
+// Create-only writes (IndexDoc with createOnly) use engine.Create, atomic
+// per id, and fail with ErrConflict when the id exists.
 //
 // # Dynamic mapping updates
 //

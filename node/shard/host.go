@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"hash/maphash"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -147,7 +146,7 @@ func (h *Host) Open(ctx context.Context, meta Meta) (*Shard, error) {
 	updater := h.opts.Updater
 	h.mu.RUnlock()
 	s := &Shard{id: meta.ID, index: meta.Index, path: h.Path(meta.ID), updater: updater,
-		logger: h.opts.Logger.With("shard", meta.ID.String()), seed: maphash.MakeSeed()}
+		logger: h.opts.Logger.With("shard", meta.ID.String())}
 	s.mapping.Store(m)
 	if err := os.MkdirAll(s.path, 0o755); err != nil {
 		return nil, fmt.Errorf("shard %v: %w", meta.ID, err)

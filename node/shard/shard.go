@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"hash/maphash"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -58,11 +57,7 @@ type Shard struct {
 	mapping  atomic.Pointer[mapping.Mapping]
 	parsers  sync.Pool // *mapping.Parser
 	updateMu sync.Mutex
-	// idLocks serialize writes to one id while a create-only write checks
-	// for existence, so two creates of one id cannot both succeed.
-	idLocks [64]sync.Mutex
-	seed    maphash.Seed
-	closed  atomic.Bool
+	closed   atomic.Bool
 }
 
 // ID returns the shard's id.
@@ -77,26 +72,40 @@ func (s *Shard) Engine() *engine.Engine { return s.eng }
 // Mapping returns the shard's current mapping.
 func (s *Shard) Mapping() *mapping.Mapping { return s.mapping.Load() }
 
-// IndexDoc indexes source under id, replacing any document with the id
-// unless createOnly, when an existing id fails with ErrConflict. New fields
-// are published to the cluster first (see the package doc). Errors from the
-// document itself wrap mapping.ErrDocument, mapping.ErrStrict or
-// mapping.ErrConflict in a *mapping.FieldError.
+// Ops is where a shard's operations go: the engine itself (each one
+// durable before it returns) or an engine.Bulk (durable at its Sync).
+type Ops interface {
+	Index(ctx context.Context, id, source []byte) (engine.Result, error)
+	Create(ctx context.Context, id, source []byte) (engine.Result, error)
+	Delete(ctx context.Context, id []byte) (engine.Result, error)
+}
+
+// IndexDoc indexes source under id, durably before it returns, replacing
+// any document with the id unless createOnly, when an existing id fails
+// with ErrConflict. New fields are published to the cluster first (see the
+// package doc). Errors from the document itself wrap mapping.ErrDocument,
+// mapping.ErrStrict or mapping.ErrConflict in a *mapping.FieldError.
 func (s *Shard) IndexDoc(ctx context.Context, id, source []byte, createOnly bool) (engine.Result, error) {
-	if createOnly {
-		mu := &s.idLocks[maphash.Bytes(s.seed, id)%uint64(len(s.idLocks))]
-		mu.Lock()
-		defer mu.Unlock()
-		_, found, err := s.eng.Get(ctx, id, engine.GetOptions{Realtime: true})
-		if err != nil {
-			return engine.Result{}, err
-		}
-		if found {
-			return engine.Result{}, fmt.Errorf("[%s]: %w", id, ErrConflict)
-		}
+	return s.IndexDocVia(ctx, nil, id, source, createOnly)
+}
+
+// IndexDocVia is IndexDoc through ops (nil: the engine), e.g. an
+// engine.Bulk whose Sync makes a batch durable with one fsync.
+func (s *Shard) IndexDocVia(ctx context.Context, ops Ops, id, source []byte, createOnly bool) (engine.Result, error) {
+	if ops == nil {
+		ops = s.eng
 	}
 	for range maxMappingRetries {
-		res, err := s.eng.Index(ctx, id, source)
+		var res engine.Result
+		var err error
+		if createOnly {
+			res, err = ops.Create(ctx, id, source)
+		} else {
+			res, err = ops.Index(ctx, id, source)
+		}
+		if errors.Is(err, engine.ErrDocumentExists) {
+			return res, fmt.Errorf("[%s]: %w", id, ErrConflict)
+		}
 		var mu *MappingUpdateError
 		if !errors.As(err, &mu) {
 			return res, err
@@ -108,9 +117,17 @@ func (s *Shard) IndexDoc(ctx context.Context, id, source []byte, createOnly bool
 	return engine.Result{}, fmt.Errorf("shard %v: document %q: mapping kept changing under it", s.id, id)
 }
 
-// DeleteDoc deletes the document with id.
+// DeleteDoc deletes the document with id, durably before it returns.
 func (s *Shard) DeleteDoc(ctx context.Context, id []byte) (engine.Result, error) {
-	return s.eng.Delete(ctx, id)
+	return s.DeleteDocVia(ctx, nil, id)
+}
+
+// DeleteDocVia is DeleteDoc through ops (nil: the engine).
+func (s *Shard) DeleteDocVia(ctx context.Context, ops Ops, id []byte) (engine.Result, error) {
+	if ops == nil {
+		ops = s.eng
+	}
+	return ops.Delete(ctx, id)
 }
 
 // applyUpdate merges a parser's dynamic update into the shard's mapping,
