@@ -24,7 +24,10 @@ import (
 // TestCrashChild — indexes, updates, creates and deletes with Request
 // durability from several goroutines, in single operations and bulks, and
 // commits now and then; it prints every operation before it starts and
-// again once acknowledged. The parent SIGKILLs it at a random moment,
+// again once acknowledged, with its seqNo. Most ids belong to one
+// goroutine; a few are shared, so concurrent writes to one id land in the
+// translog out of seqNo order and replay must still let the highest
+// acknowledged seqNo win. The parent SIGKILLs it at a random moment,
 // reopens the index (with a full integrity check) and checks that every
 // acknowledged operation's effect is there, and that every document is one
 // that was sent: for each id, the live state is its last acknowledged
@@ -38,6 +41,7 @@ const (
 	envCrashSeed  = "SLUICE_CRASH_SEED"
 	crashWriters  = 3
 	crashIDs      = 200 // per writer
+	crashShared   = 10  // ids every writer writes
 )
 
 // crashSource is the _source of version ver of id: the parent recomputes
@@ -110,6 +114,9 @@ func TestCrashChild(t *testing.T) {
 				var acks []string
 				for range ops {
 					id := fmt.Sprintf("%d-%d", g, r.IntN(crashIDs))
+					if r.IntN(6) == 0 {
+						id = fmt.Sprintf("s-%d", r.IntN(crashShared))
+					}
 					ver := fmt.Sprintf("%d.%d.%d", seed, g, n)
 					n++
 					kind := "I"
@@ -120,20 +127,19 @@ func TestCrashChild(t *testing.T) {
 						kind = "C"
 					}
 					out.printf("S %s %s %s", id, kind, ver)
+					var w DocWriter = e
+					if b != nil {
+						w = b
+					}
+					var res Result
 					var err error
-					switch {
-					case kind == "D" && b != nil:
-						_, err = b.Delete(ctx, []byte(id))
-					case kind == "D":
-						_, err = e.Delete(ctx, []byte(id))
-					case kind == "C" && b != nil:
-						_, err = b.Create(ctx, []byte(id), []byte(crashSource(id, ver)))
-					case kind == "C":
-						_, err = e.Create(ctx, []byte(id), []byte(crashSource(id, ver)))
-					case b != nil:
-						_, err = b.Index(ctx, []byte(id), []byte(crashSource(id, ver)))
+					switch kind {
+					case "D":
+						res, err = w.Delete(ctx, []byte(id))
+					case "C":
+						res, err = w.Create(ctx, []byte(id), []byte(crashSource(id, ver)))
 					default:
-						_, err = e.Index(ctx, []byte(id), []byte(crashSource(id, ver)))
+						res, err = w.Index(ctx, []byte(id), []byte(crashSource(id, ver)))
 					}
 					switch {
 					case errors.Is(err, ErrDocumentExists):
@@ -141,9 +147,9 @@ func TestCrashChild(t *testing.T) {
 					case err != nil:
 						fail(err)
 					case b != nil:
-						acks = append(acks, id+" "+ver)
+						acks = append(acks, fmt.Sprintf("%s %s %d", id, ver, res.SeqNo))
 					default:
-						out.printf("A %s %s", id, ver)
+						out.printf("A %s %s %d", id, ver, res.SeqNo)
 					}
 				}
 				if b != nil {
@@ -185,10 +191,18 @@ func (op crashOp) effect() docState {
 	return docState{present: true, ver: op.ver}
 }
 
+// ackedState is an id's acknowledged state: the effect of the acknowledged
+// operation with the highest seqNo (0: from the previous round, whose
+// numbers are all lower).
+type ackedState struct {
+	docState
+	seq int64
+}
+
 // crashRound is what the parent learned from one child's output.
 type crashRound struct {
-	acked       map[string]docState  // last acknowledged state per id
-	pending     map[string][]crashOp // started, not acknowledged
+	acked       map[string]ackedState // per id
+	pending     map[string][]crashOp  // started, not acknowledged
 	ackedOps    int
 	commits     int  // commits begun
 	inCommit    bool // killed between "C n" and "c n"
@@ -197,9 +211,9 @@ type crashRound struct {
 
 // parseCrashOutput replays the child's lines over the state before.
 func parseCrashOutput(lines []string, before map[string]docState) (*crashRound, error) {
-	cr := &crashRound{acked: make(map[string]docState, len(before)), pending: map[string][]crashOp{}}
+	cr := &crashRound{acked: make(map[string]ackedState, len(before)), pending: map[string][]crashOp{}}
 	for id, s := range before {
-		cr.acked[id] = s
+		cr.acked[id] = ackedState{docState: s}
 	}
 	take := func(id, ver string) (crashOp, error) {
 		for i, op := range cr.pending[id] {
@@ -232,7 +246,13 @@ func parseCrashOutput(lines []string, before map[string]docState) (*crashRound, 
 				return nil, err
 			}
 			if f[0] == "A" {
-				cr.acked[f[1]] = op.effect()
+				seq, err := strconv.ParseInt(f[3], 10, 64)
+				if err != nil {
+					return nil, fmt.Errorf("line %q: %v", line, err)
+				}
+				if seq > cr.acked[f[1]].seq {
+					cr.acked[f[1]] = ackedState{docState: op.effect(), seq: seq}
+				}
 				cr.ackedOps++
 			}
 		default:
@@ -331,7 +351,7 @@ func verifyCrashRound(t *testing.T, dir string, cr *crashRound) (map[string]docS
 	}
 	for id := range ids {
 		got, want := now[id], cr.acked[id]
-		if got == want {
+		if got == want.docState {
 			continue
 		}
 		explained := false
@@ -340,7 +360,7 @@ func verifyCrashRound(t *testing.T, dir string, cr *crashRound) (map[string]docS
 		}
 		if !explained {
 			lost++
-			t.Errorf("id %s: recovered %v, last acknowledged %v, in flight %v", id, got, want, cr.pending[id])
+			t.Errorf("id %s: recovered %v, acknowledged %v (seq %d), in flight %v", id, got, want.docState, want.seq, cr.pending[id])
 		}
 	}
 	return now, lost
