@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"time"
 
 	"github.com/sluice-search/sluice/node/engine/index"
@@ -76,10 +77,13 @@ func (e *Engine) checkCommitIntegrity() error {
 // (concurrent writers append after taking their numbers), so a first pass
 // finds each id's highest sequence number and the second applies only that
 // operation: the last write per id wins by seqNo, as it did before the
-// crash, whatever order the records landed in. Replayed operations take
-// fresh sequence numbers from the writer (they are not logged again);
-// afterwards the writer continues after the highest number seen, so new
-// operations outrank every logged one on the next replay.
+// crash, whatever order the records landed in. The second pass applies
+// them in seqNo order, each with its recorded number (AdvanceSeqNo skips
+// the gaps superseded or never-logged operations leave), holding back only
+// the few records that arrived ahead of a lower number. Replayed operations
+// are not logged again; afterwards the writer continues after the highest
+// number seen, so new operations outrank every logged one on the next
+// replay.
 func (e *Engine) replayTranslog(ctx context.Context, tl *translog.Translog) error {
 	var from int64
 	last := e.w.LastCommit()
@@ -112,16 +116,44 @@ func (e *Engine) replayTranslog(ctx context.Context, tl *translog.Translog) erro
 	if total == 0 {
 		return nil
 	}
+	order := make([]int64, 0, len(latest))
+	for _, seq := range latest {
+		order = append(order, seq)
+	}
+	slices.Sort(order)
+	held := make(map[int64]translog.Op)
 	var applied int
 	err = scanTranslog(ctx, tl, from, func(op *translog.Op) error {
 		if op.Type == translog.OpNoOp || latest[string(op.ID)] != int64(op.SeqNo) {
 			return nil
 		}
-		applied++
-		return e.replayOp(ctx, op)
+		if int64(op.SeqNo) != order[applied] {
+			// Ahead of a lower number still to come: keep a copy (the
+			// snapshot reuses its buffer).
+			held[int64(op.SeqNo)] = translog.Op{Type: op.Type, SeqNo: op.SeqNo,
+				ID: slices.Clone(op.ID), Source: slices.Clone(op.Source)}
+			return nil
+		}
+		if err := e.replayOp(ctx, op); err != nil {
+			return err
+		}
+		for applied++; applied < len(order); applied++ {
+			h, ok := held[order[applied]]
+			if !ok {
+				break
+			}
+			delete(held, order[applied])
+			if err := e.replayOp(ctx, &h); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 	if err != nil {
 		return err
+	}
+	if applied != len(order) {
+		return fmt.Errorf("engine: translog replay applied %d of %d operations: %w", applied, len(order), translog.ErrCorrupt)
 	}
 	e.w.AdvanceSeqNo(maxSeen + 1)
 	if _, err := e.w.Refresh(ctx, true); err != nil {
@@ -156,23 +188,29 @@ func scanTranslog(ctx context.Context, tl *translog.Translog, above int64, fn fu
 	}
 }
 
-// replayOp applies one logged operation to the writer without logging it.
+// replayOp applies one logged operation to the writer, with its recorded
+// sequence number, without logging it.
 func (e *Engine) replayOp(ctx context.Context, op *translog.Op) error {
+	want := int64(op.SeqNo)
+	e.w.AdvanceSeqNo(want)
+	var seq int64
+	var err error
 	switch op.Type {
 	case translog.OpDelete:
-		if _, _, err := e.w.Delete(ctx, op.ID); err != nil {
-			return fmt.Errorf("engine: replay delete %q (seq %d): %w", op.ID, op.SeqNo, err)
-		}
+		seq, _, err = e.w.Delete(ctx, op.ID)
 	case translog.OpIndex:
-		doc, err := e.parse(op.ID, op.Source)
-		if err != nil {
-			return fmt.Errorf("engine: replay seq %d: %w", op.SeqNo, err)
+		doc, perr := e.parse(op.ID, op.Source)
+		if perr != nil {
+			return fmt.Errorf("engine: replay seq %d: %w", want, perr)
 		}
-		_, _, err = e.w.Update(ctx, op.ID, doc)
+		seq, _, err = e.w.Update(ctx, op.ID, doc)
 		e.docs.Put(doc)
-		if err != nil {
-			return fmt.Errorf("engine: replay index %q (seq %d): %w", op.ID, op.SeqNo, err)
-		}
+	}
+	if err != nil {
+		return fmt.Errorf("engine: replay %v %q (seq %d): %w", op.Type, op.ID, want, err)
+	}
+	if seq != want {
+		return fmt.Errorf("engine: replay of seq %d got seq %d", want, seq)
 	}
 	return nil
 }
