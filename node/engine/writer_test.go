@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/sluice-search/sluice/node/engine/document"
+	"github.com/sluice-search/sluice/node/engine/dwpt"
 	"github.com/sluice-search/sluice/node/engine/index"
 	"github.com/sluice-search/sluice/node/engine/mergepolicy"
 	"github.com/sluice-search/sluice/node/engine/mergescheduler"
@@ -551,7 +552,11 @@ func TestStallWhenFlushingFallsBehind(t *testing.T) {
 	ctx := context.Background()
 	const budget = 1 << 20
 	dir := store.NewRAMDirectory()
-	w, err := NewIndexWriter(WriterOptions{Directory: dir, Codec: slowCodec{testCodec(t), 100 * time.Millisecond}, RAMBufferBytes: budget})
+	// Goroutines that flush stop indexing, so flushing bytes outgrow twice
+	// the budget only with enough goroutines: each newly marked DWPT holds
+	// ~budget/(goroutines still indexing), and the harmonic sum passes 2
+	// from 4 goroutines on; 12 make it certain.
+	w, err := NewIndexWriter(WriterOptions{Directory: dir, Codec: slowCodec{testCodec(t), 200 * time.Millisecond}, RAMBufferBytes: budget})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -559,10 +564,11 @@ func TestStallWhenFlushingFallsBehind(t *testing.T) {
 	pad := strings.Repeat(" ", 4000)
 	var wg sync.WaitGroup
 	var maxRAM atomic.Int64
-	for g := range 4 {
+	const goroutines, perG = 12, 150
+	for g := range goroutines {
 		wg.Go(func() {
 			var doc document.Document
-			for i := range 300 {
+			for i := range perG {
 				makeDoc(&doc, fmt.Sprintf("%d-%d", g, i), i, 5)
 				doc.Source = append(doc.Source, pad...)
 				if _, err := w.Add(ctx, &doc); err != nil {
@@ -577,19 +583,26 @@ func TestStallWhenFlushingFallsBehind(t *testing.T) {
 	}
 	wg.Wait()
 	if w.stats.stalls.Load() == 0 {
-		t.Fatal("indexing never stalled although flushes were 100 ms each")
+		t.Fatal("indexing never stalled although flushes were 200 ms each")
 	}
-	// Stalled goroutines wait once pending+flushing bytes pass twice the
-	// budget; each may still add one doc and hold one DWPT.
-	t.Logf("max buffered RAM %d, %d stalls", maxRAM.Load(), w.stats.stalls.Load())
-	if m := maxRAM.Load(); m > 4*budget {
-		t.Fatalf("buffered RAM reached %d with a %d budget", m, budget)
+	// Pending+flushing bytes stop new checkouts past twice the budget;
+	// active DWPTs hold up to the budget, and each goroutine may hold one
+	// fresh DWPT (its first blocks and stored-fields chunk) with a doc.
+	fresh := dwpt.New(nil)
+	var doc document.Document
+	makeDoc(&doc, "x", 1, 5)
+	doc.Source = append(doc.Source, pad...)
+	fresh.AddDocument(&doc)
+	bound := 3*budget + goroutines*fresh.RAMBytesUsed()
+	t.Logf("max buffered RAM %d (bound %d), %d stalls", maxRAM.Load(), bound, w.stats.stalls.Load())
+	if m := maxRAM.Load(); m > bound {
+		t.Fatalf("buffered RAM reached %d, above %d", m, bound)
 	}
 	mustRefresh(t, w, true)
 	r := w.Acquire()
 	defer r.Release()
-	if r.NumDocs() != 1200 {
-		t.Fatalf("%d docs visible, want 1200", r.NumDocs())
+	if r.NumDocs() != goroutines*perG {
+		t.Fatalf("%d docs visible, want %d", r.NumDocs(), goroutines*perG)
 	}
 }
 
