@@ -11,16 +11,21 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
 	sluiceclient "github.com/sluice-search/sluice/client"
+	"github.com/sluice-search/sluice/coordinator/datapath"
+	"github.com/sluice-search/sluice/coordinator/reindex"
 	"github.com/sluice-search/sluice/devcluster"
+	nodeserver "github.com/sluice-search/sluice/node/server"
 	"github.com/sluice-search/sluice/operator/crdtest"
 	"github.com/sluice-search/sluice/operator/manager"
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
@@ -51,6 +56,7 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	if crdtest.Skipped() {
 		Skip(crdtest.SkipEnv + "=1: not starting kube-apiserver")
 	}
+	ctrl.SetLogger(logr.FromSlogHandler(quietLogger().Handler()))
 	env, cfg, err := crdtest.Start()
 	Expect(err).NotTo(HaveOccurred())
 	DeferCleanup(env.Stop)
@@ -60,18 +66,14 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	Expect(err).NotTo(HaveOccurred())
 	k8s, err = client.New(cfg, client.Options{Scheme: scheme})
 	Expect(err).NotTo(HaveOccurred())
-	for _, ns := range []string{namespace, unreachableNamespace} {
+	for _, ns := range []string{namespace, unreachableNamespace, noReindexNamespace} {
 		Expect(k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
 	}
 
-	// The Sluice cluster: embedded etcd, a coordinator and three data
-	// nodes on loopback. (When the data path and reindex land, pass their
-	// factories here through devcluster.Config.NodeHost / DataPath.)
-	cluster, err = devcluster.Start(ctx, devcluster.Config{
-		DataDir: GinkgoT().TempDir(), Listen: "127.0.0.1:0", Nodes: 3, Logger: quietLogger(),
-	})
-	Expect(err).NotTo(HaveOccurred())
-	DeferCleanup(cluster.Stop)
+	// The Sluice cluster, wired as `sluice dev` wires it: embedded etcd, a
+	// coordinator with the data path and reindex tasks, three data nodes
+	// with shard engines.
+	cluster = startCluster(ctx, true)
 	sluice, err = sluiceclient.Dial(ctx, cluster.Addr())
 	Expect(err).NotTo(HaveOccurred())
 	DeferCleanup(sluice.Close)
@@ -79,6 +81,33 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	operator = startOperator(namespace, cluster.Addr())
 	DeferCleanup(func() { operator.stop() })
 }, NodeTimeout(90*time.Second))
+
+// startCluster starts a dev cluster on a free port; without withData its
+// coordinator answers every document and task RPC with UNIMPLEMENTED, as
+// a cluster without reindex support does.
+func startCluster(ctx context.Context, withData bool) *devcluster.Cluster {
+	GinkgoHelper()
+	cfg := devcluster.Config{DataDir: GinkgoT().TempDir(), Listen: "127.0.0.1:0", Nodes: 3, Logger: quietLogger()}
+	var stacks *nodeserver.StackSet
+	if withData {
+		stacks = &nodeserver.StackSet{Logger: cfg.Logger}
+		cfg.NodeHost = stacks.NodeHost
+		cfg.DataPath = reindex.WithTasks(datapath.FromCluster(datapath.Options{}), reindex.Options{Logger: cfg.Logger,
+			// Frequent checkpoints, so progress shows within a few seconds
+			// of copying.
+			CheckpointInterval: 300 * time.Millisecond, ProgressInterval: 300 * time.Millisecond})
+		// Cleanups run last-registered first: the shard engines close
+		// after the cluster has stopped, as in `sluice dev`.
+		DeferCleanup(stacks.Close)
+	}
+	c, err := devcluster.Start(ctx, cfg)
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(c.Stop)
+	if stacks != nil {
+		Expect(stacks.Attach(c.Nodes)).To(Succeed())
+	}
+	return c
+}
 
 // quietLogger keeps the servers' and the operator's logs out of the test
 // output unless SLUICE_E2E_LOG=1.

@@ -178,6 +178,10 @@ func (o *Operator) Close() error {
 
 // Run builds the operator, runs it until ctx ends and cleans up.
 func Run(ctx context.Context, opts Options) error {
+	if opts.Logger != nil {
+		// controller-runtime's packages log through this global too.
+		ctrl.SetLogger(logr.FromSlogHandler(opts.Logger.Handler()))
+	}
 	o, err := New(opts)
 	if err != nil {
 		return err
