@@ -241,14 +241,6 @@ func (r *reader) byte1() byte {
 	return r.b[r.off-1]
 }
 
-func (r *reader) u32() uint32 {
-	if len(r.b)-r.off < 4 {
-		r.fail("unexpected end")
-		return 0
-	}
-	r.off += 4
-	return binary.LittleEndian.Uint32(r.b[r.off-4:])
-}
 
 func (r *reader) u64() uint64 {
 	if len(r.b)-r.off < 8 {

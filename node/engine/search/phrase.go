@@ -222,8 +222,8 @@ func (s *phraseScorer) matches() bool {
 
 // exactPhraseFreq counts the values present in every sorted list.
 func exactPhraseFreq(pos [][]int) int {
-	var cursors [16]int
-	cur := cursors[:0]
+	var cursors [16]int // no allocation for phrases of up to 16 terms
+	var cur []int
 	if len(pos) > len(cursors) {
 		cur = make([]int, len(pos))
 	} else {
