@@ -68,12 +68,16 @@ func Run(ctx context.Context, o Options) (*Results, error) {
 		full    bool
 		threads int
 	}
-	var runs []run
+	var runs []run // a goroutine count of 0 means no such run
 	for _, t := range o.Threads {
-		runs = append(runs, run{false, t})
+		if t > 0 {
+			runs = append(runs, run{false, t})
+		}
 	}
 	for _, t := range o.SourceRuns {
-		runs = append(runs, run{true, t})
+		if t > 0 {
+			runs = append(runs, run{true, t})
+		}
 	}
 	nrtSrc := ""
 	for _, r := range runs {

@@ -150,8 +150,8 @@ rounds; median and p99 per class, comparable with the peers' "query" mode.`,
 	}
 	cf.register(cmd)
 	f := cmd.Flags()
-	f.IntSliceVar(&threads, "threads", []int{1, 2, 4}, "indexing goroutine counts to run (peer schema)")
-	f.IntSliceVar(&sourceRuns, "source-threads", []int{2}, "goroutine counts to run with the whole JSON stored as _source (empty: none)")
+	f.IntSliceVar(&threads, "threads", []int{1, 2, 4}, "indexing goroutine counts to run (peer schema); 0: none")
+	f.IntSliceVar(&sourceRuns, "source-threads", []int{2}, "goroutine counts to run with the whole JSON stored as _source; 0: none")
 	f.IntVar(&ramMB, "ram-mb", 256, "indexing RAM buffer in MB (the peers use 256)")
 	f.DurationVar(&nrt.Duration, "nrt-seconds", 60*time.Second, "length of the NRT run")
 	f.Float64Var(&nrt.RateMB, "rate-mb", 1, "NRT update rate in MB/s of plain text")
