@@ -241,7 +241,6 @@ func (r *reader) byte1() byte {
 	return r.b[r.off-1]
 }
 
-
 func (r *reader) u64() uint64 {
 	if len(r.b)-r.off < 8 {
 		r.fail("unexpected end")
