@@ -66,3 +66,17 @@ func table(w io.Writer) *tabwriter.Writer { return tabwriter.NewWriter(w, 0, 4, 
 func enumName(s fmt.Stringer, prefix string) string {
 	return strings.ToLower(strings.TrimPrefix(s.String(), prefix))
 }
+
+// inlineOrFile returns a flag's value, or the contents of the file it names
+// when it starts with @ (as curl's -d @file).
+func inlineOrFile(flag, value string) ([]byte, error) {
+	path, ok := strings.CutPrefix(value, "@")
+	if !ok {
+		return []byte(value), nil
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("--%s: %w", flag, err)
+	}
+	return data, nil
+}

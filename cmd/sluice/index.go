@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -49,12 +48,9 @@ simple.`,
 			req := &sluicev1.CreateIndexRequest{Name: args[0], Aliases: aliases, WaitForActiveShards: wait,
 				Settings: &sluicev1.IndexSettings{NumberOfShards: shards, NumberOfRoutingShards: routingShards, NumberOfReplicas: replicas}}
 			if mappingArg != "" {
-				data := []byte(mappingArg)
-				if path, ok := strings.CutPrefix(mappingArg, "@"); ok {
-					var err error
-					if data, err = os.ReadFile(path); err != nil {
-						return fmt.Errorf("--mapping: %w", err)
-					}
+				data, err := inlineOrFile("mapping", mappingArg)
+				if err != nil {
+					return err
 				}
 				m, err := client.ParseMapping(data)
 				if err != nil {

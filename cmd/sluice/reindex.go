@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"time"
 
@@ -75,12 +74,9 @@ With --wait the command shows a progress bar and returns when the task ends
 				req.Conflicts = sluicev1.ConflictPolicy_CONFLICT_POLICY_PROCEED
 			}
 			if queryArg != "" {
-				data := []byte(queryArg)
-				if path, ok := strings.CutPrefix(queryArg, "@"); ok {
-					var err error
-					if data, err = os.ReadFile(path); err != nil {
-						return fmt.Errorf("--query: %w", err)
-					}
+				data, err := inlineOrFile("query", queryArg)
+				if err != nil {
+					return err
 				}
 				q, err := esjson.Query(data)
 				if err != nil {
