@@ -223,6 +223,26 @@ var _ = Describe("Reindex", func() {
 		Entry("with its status lost, found again through ListTasks", "lost", true),
 	)
 
+	It("starts a new task for a Reindex deleted and applied again, not the old one's", func(ctx SpecContext) {
+		sourceIndex(ctx, "again-src", 1, 50)
+		rx := newReindex("again", "again-src", "again-dst", 0)
+		Expect(k8s.Create(ctx, rx)).To(Succeed())
+		expectSucceeded(ctx, rx)
+		first := rx.Status.TaskID
+		Expect(k8s.Delete(ctx, rx)).To(Succeed())
+		expectGone(ctx, rx)
+		deleteIndex(ctx, "again-dst")
+
+		rx = newReindex("again", "again-src", "again-dst", 0)
+		Expect(k8s.Create(ctx, rx)).To(Succeed())
+		expectSucceeded(ctx, rx)
+		Expect(rx.Status.TaskID).NotTo(Equal(first))
+		Expect(rx.Status.Created).To(BeEquivalentTo(50))
+		Expect(k8s.Delete(ctx, rx)).To(Succeed())
+		expectGone(ctx, rx)
+		deleteIndex(ctx, "again-dst")
+	})
+
 	It("waits for a destination that does not exist yet when it is not to create it", func(ctx SpecContext) {
 		sourceIndex(ctx, "wait-src", 1, 100)
 		rx := newReindex("wait", "wait-src", "wait-dst", 0)

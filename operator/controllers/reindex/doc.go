@@ -19,8 +19,11 @@
 //
 //   - it is a reindex into spec.destination.index, from spec.source.index
 //     (or the index that name resolves to, when it is an alias);
-//   - it started no earlier than 30 s before the resource was created (the
-//     slack covers clock skew between the API server and the cluster);
+//   - it started no earlier than 5 s before the resource was created (the
+//     slack covers clock skew between the API server and the cluster),
+//     and, if it has ended, ended after the resource was created (so a
+//     resource deleted and applied again does not adopt the task of its
+//     predecessor);
 //   - no other Reindex resource records it in status.taskID.
 //
 // Among several, the earliest started wins. The public API has no field to

@@ -220,6 +220,11 @@ func (r *Reconciler) find(ctx context.Context, rx *v1alpha1.Reindex) (*sluicev1.
 		if t.GetStartTime() != nil && t.GetStartTime().AsTime().Before(notBefore) {
 			continue
 		}
+		// A task that ended before this resource existed belongs to an
+		// earlier resource of the same name (deleted, then applied again).
+		if t.GetEndTime() != nil && t.GetEndTime().AsTime().Before(rx.CreationTimestamp.Time) {
+			continue
+		}
 		if st.GetSourceIndex() != src {
 			if resolved == "" {
 				// The spec may name an alias; the task records the index.
