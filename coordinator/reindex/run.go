@@ -246,6 +246,14 @@ func (r *taskRun) copyAll(ctx context.Context) error {
 // waitDest waits until every destination shard is started.
 func (r *taskRun) waitDest(ctx context.Context) error {
 	uuid := r.rec.Plan.DestUuid
+	// The cache follows etcd through a watch and may not have seen the
+	// destination this task just created: read etcd itself before treating
+	// "not in the cache" as "deleted".
+	if r.m.cache.State().ByUUID[uuid] == nil {
+		if _, err := r.m.cache.Refresh(ctx); err != nil {
+			return err
+		}
+	}
 	_, err := r.m.cache.WaitFor(ctx, func(st *meta.State) bool {
 		x := st.ByUUID[uuid]
 		return x == nil || meta.IndexHealth(x) == sluicev1.HealthStatus_HEALTH_STATUS_GREEN
