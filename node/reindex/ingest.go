@@ -66,12 +66,13 @@ func (r *Runner) ShardIngest(stream grpc.ClientStreamingServer[sluicev1.ShardIng
 func (r *Runner) applyBatch(ctx context.Context, sh *shard.Shard, docs []*sluicev1.IngestDoc, createOnly bool, c *counters) error {
 	n := min(r.opts.Workers, len(docs))
 	errs := make([]error, n)
+	b := sh.Engine().NewBulk() // one fsync for the batch
 	var wg sync.WaitGroup
 	for w := range n {
 		wg.Go(func() {
 			for i := w; i < len(docs); i += n {
 				d := docs[i]
-				if err := applyDoc(ctx, sh, []byte(d.GetId()), d.GetSource(), createOnly, false, c); err != nil {
+				if err := applyDoc(ctx, sh, b, []byte(d.GetId()), d.GetSource(), createOnly, false, c); err != nil {
 					errs[w] = err
 					return
 				}
@@ -79,7 +80,10 @@ func (r *Runner) applyBatch(ctx context.Context, sh *shard.Shard, docs []*sluice
 		})
 	}
 	wg.Wait()
-	return errors.Join(errs...)
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	return b.Sync(ctx)
 }
 
 // ingestStream sends one destination shard's documents to its node.
