@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	grpcprom "github.com/grpc-ecosystem/go-grpc-middleware/providers/prometheus"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 
@@ -58,6 +59,8 @@ type Config struct {
 	// AllocatorSessionTTL: how long a dead allocator holds the role. Default 10s.
 	AllocatorSessionTTL time.Duration
 	Logger              *slog.Logger
+	// Metrics, if set, instruments the gRPC server for Prometheus.
+	Metrics *grpcprom.ServerMetrics
 }
 
 // SetDefaults fills unset fields.
@@ -130,7 +133,7 @@ func New(cfg Config) (*Coordinator, error) {
 	c.data = dp
 	c.allocator = allocator.New(allocator.Config{Store: store, Cache: cache, ID: cfg.ID,
 		SessionTTL: cfg.AllocatorSessionTTL, Logger: cfg.Logger.With("component", "allocator")})
-	c.grpc = rpc.NewServer(rpc.Options{Logger: cfg.Logger})
+	c.grpc = rpc.NewServer(rpc.Options{Logger: cfg.Logger, Metrics: cfg.Metrics})
 	server.New(server.Config{
 		Metadata: c.cluster.Metadata, Cache: cache, DataPath: dp, ClusterName: cfg.ClusterName,
 		Leader: func(ctx context.Context) (string, error) { return allocator.Leader(ctx, c.etcd, store.Keys) },

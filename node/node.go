@@ -30,6 +30,7 @@ import (
 	"sync"
 	"time"
 
+	grpcprom "github.com/grpc-ecosystem/go-grpc-middleware/providers/prometheus"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 	"google.golang.org/grpc"
@@ -71,6 +72,8 @@ type Config struct {
 	// server. Default: an UNIMPLEMENTED Node service.
 	Register func(grpc.ServiceRegistrar)
 	Logger   *slog.Logger
+	// Metrics, if set, instruments the gRPC server for Prometheus.
+	Metrics *grpcprom.ServerMetrics
 }
 
 // Node is a running data node.
@@ -135,7 +138,7 @@ func New(cfg Config) (_ *Node, err error) {
 	if n.lis, err = net.Listen("tcp", cfg.Listen); err != nil {
 		return nil, fmt.Errorf("node: listen: %w", err)
 	}
-	n.grpc = rpc.NewServer(rpc.Options{Logger: n.cfg.Logger})
+	n.grpc = rpc.NewServer(rpc.Options{Logger: n.cfg.Logger, Metrics: n.cfg.Metrics})
 	if cfg.Register != nil {
 		cfg.Register(n.grpc)
 	} else {

@@ -10,6 +10,7 @@ import (
 	"runtime/debug"
 	"time"
 
+	grpcprom "github.com/grpc-ecosystem/go-grpc-middleware/providers/prometheus"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/health"
@@ -30,6 +31,8 @@ type Options struct {
 	MaxMessageBytes int
 	// SlowCall logs calls taking longer at info level. Default 1s.
 	SlowCall time.Duration
+	// Metrics, if set, counts and times every call for Prometheus.
+	Metrics *grpcprom.ServerMetrics
 }
 
 // Server is a gRPC server with its health service.
@@ -52,6 +55,13 @@ func NewServer(o Options) *Server {
 		o.SlowCall = time.Second
 	}
 	l := &callLogger{log: o.Logger, slow: o.SlowCall}
+	unary := []grpc.UnaryServerInterceptor{l.unary, recoverUnary(o.Logger)}
+	stream := []grpc.StreamServerInterceptor{l.stream, recoverStream(o.Logger)}
+	if o.Metrics != nil {
+		// Outermost, so a recovered panic is counted with its INTERNAL code.
+		unary = append([]grpc.UnaryServerInterceptor{o.Metrics.UnaryServerInterceptor()}, unary...)
+		stream = append([]grpc.StreamServerInterceptor{o.Metrics.StreamServerInterceptor()}, stream...)
+	}
 	s := grpc.NewServer(
 		grpc.MaxRecvMsgSize(o.MaxMessageBytes),
 		grpc.MaxSendMsgSize(o.MaxMessageBytes),
@@ -59,8 +69,8 @@ func NewServer(o Options) *Server {
 		// allow it rather than closing their connections.
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 10 * time.Second, PermitWithoutStream: true}),
 		grpc.KeepaliveParams(keepalive.ServerParameters{Time: time.Minute, Timeout: 20 * time.Second}),
-		grpc.ChainUnaryInterceptor(l.unary, recoverUnary(o.Logger)),
-		grpc.ChainStreamInterceptor(l.stream, recoverStream(o.Logger)),
+		grpc.ChainUnaryInterceptor(unary...),
+		grpc.ChainStreamInterceptor(stream...),
 	)
 	h := health.NewServer()
 	h.SetServingStatus("", healthpb.HealthCheckResponse_NOT_SERVING)

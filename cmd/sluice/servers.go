@@ -7,9 +7,12 @@ import (
 	"os"
 	"strings"
 
+	grpcprom "github.com/grpc-ecosystem/go-grpc-middleware/providers/prometheus"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
 
 	"github.com/sluice-search/sluice/client"
+	"github.com/sluice-search/sluice/cluster/telemetry"
 	"github.com/sluice-search/sluice/coordinator"
 	"github.com/sluice-search/sluice/coordinator/datapath"
 	"github.com/sluice-search/sluice/coordinator/reindex"
@@ -21,10 +24,11 @@ import (
 // serverFlags are shared by `sluice node` and `sluice coordinator`; the
 // names are also used by the Helm chart.
 type serverFlags struct {
-	etcd     []string
-	prefix   string
-	listen   string
-	logLevel string
+	etcd          []string
+	prefix        string
+	listen        string
+	logLevel      string
+	metricsListen string
 }
 
 func (f *serverFlags) register(cmd *cobra.Command, defaultListen string) {
@@ -32,6 +36,31 @@ func (f *serverFlags) register(cmd *cobra.Command, defaultListen string) {
 	cmd.Flags().StringVar(&f.prefix, "etcd-prefix", "/sluice/", "key prefix of this cluster in etcd")
 	cmd.Flags().StringVar(&f.listen, "listen", defaultListen, "gRPC listen address")
 	cmd.Flags().StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn, error")
+	cmd.Flags().StringVar(&f.metricsListen, "metrics-listen", "", "serve Prometheus metrics on this address at /metrics, e.g. :9100 (default: off)")
+}
+
+// startMetrics serves the process's metrics when --metrics-listen is set;
+// it returns nil when it is not.
+func (f *serverFlags) startMetrics(ctx context.Context, log *slog.Logger, extra ...prometheus.Collector) (*telemetry.Telemetry, error) {
+	if f.metricsListen == "" {
+		return nil, nil
+	}
+	t := telemetry.New()
+	t.Registry.MustRegister(extra...)
+	addr, err := t.Serve(ctx, f.metricsListen, log)
+	if err != nil {
+		return nil, err
+	}
+	log.Info("serving metrics", "addr", addr.String(), "path", "/metrics")
+	return t, nil
+}
+
+// grpcMetrics is t's gRPC server instrumentation, nil without metrics.
+func grpcMetrics(t *telemetry.Telemetry) *grpcprom.ServerMetrics {
+	if t == nil {
+		return nil
+	}
+	return t.GRPC
 }
 
 func newLogger(level string) (*slog.Logger, error) {
@@ -68,9 +97,13 @@ the node deregisters).`,
 				return err
 			}
 			defer stack.Close(context.Background())
+			tel, err := f.startMetrics(cmd.Context(), log, stack.Host.Collector())
+			if err != nil {
+				return err
+			}
 			n, err := node.New(node.Config{ID: id, DataDir: dataDir, Listen: f.listen, Advertise: advertise,
 				Zone: zone, EtcdEndpoints: f.etcd, Prefix: f.prefix, Logger: log,
-				Host: stack.ShardHost(), Register: stack.Register})
+				Host: stack.ShardHost(), Register: stack.Register, Metrics: grpcMetrics(tel)})
 			if err != nil {
 				return err
 			}
@@ -109,8 +142,13 @@ them, elected through etcd, is the allocator that places shards on nodes.`,
 			if err != nil {
 				return err
 			}
+			tel, err := f.startMetrics(cmd.Context(), log)
+			if err != nil {
+				return err
+			}
 			c, err := coordinator.New(coordinator.Config{ID: id, Listen: f.listen, EtcdEndpoints: f.etcd,
-				Prefix: f.prefix, ClusterName: clusterName, Logger: log, DataPath: reindex.WithTasks(datapath.FromCluster(datapath.Options{}), reindex.Options{})})
+				Prefix: f.prefix, ClusterName: clusterName, Logger: log, Metrics: grpcMetrics(tel),
+				DataPath: reindex.WithTasks(datapath.FromCluster(datapath.Options{}), reindex.Options{})})
 			if err != nil {
 				return err
 			}

@@ -1,0 +1,67 @@
+package shard
+
+import (
+	"strconv"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Collector exposes every open shard's engine and translog statistics to
+// Prometheus, labelled by index name and shard number; it reads Stats at
+// scrape time, so it costs nothing between scrapes.
+func (h *Host) Collector() prometheus.Collector { return hostCollector{h} }
+
+type hostCollector struct{ h *Host }
+
+var (
+	labels       = []string{"index", "shard"}
+	descDocs     = prometheus.NewDesc("sluice_shard_docs", "Live documents as of the last refresh.", labels, nil)
+	descDeleted  = prometheus.NewDesc("sluice_shard_deleted_docs", "Deleted documents not yet merged away.", labels, nil)
+	descSegments = prometheus.NewDesc("sluice_shard_segments", "Segments in the current reader.", labels, nil)
+	descSegBytes = prometheus.NewDesc("sluice_shard_segment_bytes", "Bytes of the current reader's segment files.", labels, nil)
+	descRAM      = prometheus.NewDesc("sluice_shard_indexing_buffer_bytes", "Bytes of buffered, not yet flushed documents.", labels, nil)
+	descRefresh  = prometheus.NewDesc("sluice_shard_refreshes_total", "Refreshes.", labels, nil)
+	descRefreshS = prometheus.NewDesc("sluice_shard_refresh_seconds_total", "Time spent refreshing.", labels, nil)
+	descRefresh9 = prometheus.NewDesc("sluice_shard_refresh_p99_seconds", "p99 latency of the recent refreshes.", labels, nil)
+	descFlushes  = prometheus.NewDesc("sluice_shard_flushes_total", "In-memory segments flushed.", labels, nil)
+	descStalls   = prometheus.NewDesc("sluice_shard_indexing_stalls_total", "Times indexing stalled for flushing to catch up.", labels, nil)
+	descSeqNo    = prometheus.NewDesc("sluice_shard_max_seq_no", "Highest sequence number assigned.", labels, nil)
+	descTlogOps  = prometheus.NewDesc("sluice_shard_translog_uncommitted_ops", "Translog operations not yet covered by a commit.", labels, nil)
+	descTlogB    = prometheus.NewDesc("sluice_shard_translog_bytes", "Bytes of retained translog.", labels, nil)
+	descFsyncs   = prometheus.NewDesc("sluice_shard_translog_fsyncs_total", "Translog fsyncs.", labels, nil)
+)
+
+func (c hostCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{descDocs, descDeleted, descSegments, descSegBytes, descRAM, descRefresh,
+		descRefreshS, descRefresh9, descFlushes, descStalls, descSeqNo, descTlogOps, descTlogB, descFsyncs} {
+		ch <- d
+	}
+}
+
+func (c hostCollector) Collect(ch chan<- prometheus.Metric) {
+	for _, s := range c.h.Shards() {
+		lv := []string{s.Index(), strconv.Itoa(s.ID().Shard)}
+		st := s.Engine().Stats()
+		tl := s.Engine().TranslogStats()
+		gauge := func(d *prometheus.Desc, v float64) {
+			ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, lv...)
+		}
+		counter := func(d *prometheus.Desc, v float64) {
+			ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, v, lv...)
+		}
+		gauge(descDocs, float64(st.NumDocs))
+		gauge(descDeleted, float64(st.DeletedDocs))
+		gauge(descSegments, float64(st.Segments))
+		gauge(descSegBytes, float64(st.SegmentBytes))
+		gauge(descRAM, float64(st.IndexingRAMBytes))
+		counter(descRefresh, float64(st.Refreshes))
+		counter(descRefreshS, st.RefreshTime.Seconds())
+		gauge(descRefresh9, st.RefreshP99.Seconds())
+		counter(descFlushes, float64(st.Flushes))
+		counter(descStalls, float64(st.Stalls))
+		gauge(descSeqNo, float64(st.SeqNo))
+		gauge(descTlogOps, float64(tl.UncommittedOps))
+		gauge(descTlogB, float64(tl.SizeBytes))
+		counter(descFsyncs, float64(tl.Fsyncs))
+	}
+}

@@ -1,0 +1,55 @@
+package shard
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+)
+
+func TestCollectorReportsEachShard(t *testing.T) {
+	ctx := context.Background()
+	h := newHost(t, nil)
+	for shard, docs := range []int{5, 8} {
+		s, err := h.Open(ctx, Meta{ID: ID{IndexUUID: "u1", Shard: shard}, Index: "books"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range docs {
+			if _, err := s.IndexDoc(ctx, fmt.Appendf(nil, "%d", i), fmt.Appendf(nil, `{"n":%d}`, i), false); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := s.Engine().Refresh(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := `
+# HELP sluice_shard_docs Live documents as of the last refresh.
+# TYPE sluice_shard_docs gauge
+sluice_shard_docs{index="books",shard="0"} 5
+sluice_shard_docs{index="books",shard="1"} 8
+`
+	if err := testutil.CollectAndCompare(h.Collector(), strings.NewReader(want), "sluice_shard_docs"); err != nil {
+		t.Fatal(err)
+	}
+	// Sequence numbers start at 1.
+	if err := testutil.CollectAndCompare(h.Collector(), strings.NewReader(`
+# HELP sluice_shard_max_seq_no Highest sequence number assigned.
+# TYPE sluice_shard_max_seq_no gauge
+sluice_shard_max_seq_no{index="books",shard="0"} 5
+sluice_shard_max_seq_no{index="books",shard="1"} 8
+`), "sluice_shard_max_seq_no"); err != nil {
+		t.Fatal(err)
+	}
+	// Every described metric is collected once per shard, and the
+	// collector passes the registry's consistency checks.
+	if n := testutil.CollectAndCount(h.Collector()); n != 2*14 {
+		t.Fatalf("collected %d metrics, want %d", n, 2*14)
+	}
+	if problems, err := testutil.CollectAndLint(h.Collector()); err != nil || len(problems) > 0 {
+		t.Fatalf("lint: %v %v", problems, err)
+	}
+}
