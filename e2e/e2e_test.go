@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"google.golang.org/protobuf/proto"
 	"io"
 	"os"
 	"path/filepath"
@@ -109,7 +110,7 @@ func count(index string, q *sluicev1.Query) int64 {
 
 // search counts without refreshing.
 func search(index string, q *sluicev1.Query) int64 {
-	r, err := cl.Search(context.Background(), &sluicev1.SearchRequest{Indices: []string{index}, Query: q, TrackTotalHits: -1, Size: 1})
+	r, err := cl.Search(context.Background(), &sluicev1.SearchRequest{Indices: []string{index}, Query: q, TrackTotalHits: -1, Size: proto.Int32(0)})
 	Expect(err).NotTo(HaveOccurred())
 	Expect(r.Shards.Failed).To(BeZero(), "shard failures: %v", r.Shards.Failures)
 	return r.Total.Value

@@ -13,6 +13,7 @@ package loadbench
 import (
 	"context"
 	"fmt"
+	"google.golang.org/protobuf/proto"
 	"io"
 	"math"
 	"math/rand/v2"
@@ -218,7 +219,7 @@ func runLevel(ctx context.Context, c *client.Client, o Options, qps float64, d t
 			rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 			_, err := c.Search(rctx, &sluicev1.SearchRequest{
 				Indices: []string{o.Index},
-				Size:    10,
+				Size:    proto.Int32(10),
 				Query: &sluicev1.Query{Kind: &sluicev1.Query_Match{Match: &sluicev1.MatchQuery{
 					Field: "body", Query: term}}},
 			})

@@ -396,7 +396,7 @@ several keys.`,
 			}
 			defer done()
 			indices := strings.Split(args[0], ",")
-			req := &sluicev1.SearchRequest{Indices: indices, Size: size, From: from}
+			req := &sluicev1.SearchRequest{Indices: indices, Size: &size, From: from}
 			if noSource {
 				req.FetchSource = new(bool)
 			}
@@ -431,7 +431,7 @@ several keys.`,
 	f.register(cmd)
 	cmd.Flags().StringVar(&jsonQuery, "json", "", "query as sluice.v1.Query in protobuf JSON")
 	cmd.Flags().StringVar(&field, "field", "", "field for free-text queries (default: every text field)")
-	cmd.Flags().Int32Var(&size, "size", 10, "hits to return")
+	cmd.Flags().Int32Var(&size, "size", 10, "hits to return; 0 prints only the count")
 	cmd.Flags().Int32Var(&from, "from", 0, "hits to skip")
 	cmd.Flags().StringArrayVar(&sorts, "sort", nil, "sort key field[:asc|desc]; repeatable")
 	cmd.Flags().BoolVar(&noSource, "no-source", false, "do not fetch _source")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"google.golang.org/protobuf/proto"
 	"io"
 	"slices"
 	"sync"
@@ -52,12 +53,15 @@ func textMapping() *sluicev1.Mapping {
 
 func count(t *testing.T, c *client.Client, index string, q *sluicev1.Query) int64 {
 	t.Helper()
-	r, err := c.Search(context.Background(), &sluicev1.SearchRequest{Indices: []string{index}, Query: q, TrackTotalHits: -1, Size: 1})
+	r, err := c.Search(context.Background(), &sluicev1.SearchRequest{Indices: []string{index}, Query: q, TrackTotalHits: -1, Size: proto.Int32(0)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if r.Shards.Failed != 0 {
 		t.Fatalf("shard failures: %v", r.Shards.Failures)
+	}
+	if len(r.Hits) != 0 {
+		t.Fatalf("size 0 returned %d hits; it should only count", len(r.Hits))
 	}
 	return r.Total.Value
 }
@@ -94,7 +98,7 @@ func TestClusterDataPath(t *testing.T) {
 		if n := count(t, tc.client, index, q); n != docs/3 {
 			t.Fatalf("lakes: %d, want %d", n, docs/3)
 		}
-		r, err := tc.client.Search(ctx, &sluicev1.SearchRequest{Indices: []string{index}, Size: 5, From: 3,
+		r, err := tc.client.Search(ctx, &sluicev1.SearchRequest{Indices: []string{index}, Size: proto.Int32(5), From: 3,
 			Sort: []*sluicev1.SortField{{Field: "n", Order: sluicev1.SortOrder_SORT_ORDER_DESC}}})
 		if err != nil {
 			t.Fatal(err)
@@ -134,7 +138,7 @@ func TestClusterDataPath(t *testing.T) {
 		var after *sluicev1.SearchAfter
 		var last *sluicev1.Hit
 		for {
-			r, err := tc.client.Search(ctx, &sluicev1.SearchRequest{Pit: &sluicev1.PointInTime{Id: pit.Id}, Size: 77, Sort: sort, SearchAfter: after})
+			r, err := tc.client.Search(ctx, &sluicev1.SearchRequest{Pit: &sluicev1.PointInTime{Id: pit.Id}, Size: proto.Int32(77), Sort: sort, SearchAfter: after})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -51,9 +51,10 @@ func (d *DataPath) Search(ctx context.Context, req *sluicev1.SearchRequest) (*sl
 
 func (d *DataPath) search(ctx context.Context, req *sluicev1.SearchRequest) (*sluicev1.SearchResponse, error) {
 	start := time.Now()
-	size, from := int(req.GetSize()), int(req.GetFrom())
-	if size == 0 {
-		size = defaultSize
+	// Unset size means the default; an explicit 0 counts only.
+	size, from := defaultSize, int(req.GetFrom())
+	if req.Size != nil {
+		size = int(req.GetSize())
 	}
 	switch {
 	case size < 0 || from < 0:

@@ -5,6 +5,7 @@ package datapathtest
 
 import (
 	"context"
+	"google.golang.org/protobuf/proto"
 	"log/slog"
 	"testing"
 	"time"
@@ -87,7 +88,7 @@ func (tc *Cluster) Count(t testing.TB, index string, q *sluicev1.Query) int64 {
 	if _, err := tc.Client.Refresh(ctx, &sluicev1.RefreshRequest{Indices: []string{index}}); err != nil {
 		t.Fatal(err)
 	}
-	r, err := tc.Client.Search(ctx, &sluicev1.SearchRequest{Indices: []string{index}, Query: q, TrackTotalHits: -1, Size: 1})
+	r, err := tc.Client.Search(ctx, &sluicev1.SearchRequest{Indices: []string{index}, Query: q, TrackTotalHits: -1, Size: proto.Int32(0)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2199,8 +2199,9 @@ type SearchRequest struct {
 	Indices []string `protobuf:"bytes,1,rep,name=indices,proto3" json:"indices,omitempty"`
 	// The query; unset matches all.
 	Query *Query `protobuf:"bytes,2,opt,name=query,proto3" json:"query,omitempty"`
-	// Number of hits to return; default 10, at most 10,000.
-	Size int32 `protobuf:"varint,3,opt,name=size,proto3" json:"size,omitempty"`
+	// Number of hits to return; unset means 10, at most 10,000. An explicit 0 returns only the
+	// total count (no hits, no fetch phase), as Elasticsearch's size=0.
+	Size *int32 `protobuf:"varint,3,opt,name=size,proto3,oneof" json:"size,omitempty"`
 	// Number of hits to skip (from + size at most 10,000; use search_after to go deeper).
 	From int32 `protobuf:"varint,4,opt,name=from,proto3" json:"from,omitempty"`
 	// Sort keys; unset sorts by score.
@@ -2266,8 +2267,8 @@ func (x *SearchRequest) GetQuery() *Query {
 }
 
 func (x *SearchRequest) GetSize() int32 {
-	if x != nil {
-		return x.Size
+	if x != nil && x.Size != nil {
+		return *x.Size
 	}
 	return 0
 }
@@ -4771,11 +4772,11 @@ const file_sluice_v1_sluice_proto_rawDesc = "" +
 	"\vPointInTime\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x128\n" +
 	"\n" +
-	"keep_alive\x18\x02 \x01(\v2\x19.google.protobuf.DurationR\tkeepAlive\"\xba\x03\n" +
+	"keep_alive\x18\x02 \x01(\v2\x19.google.protobuf.DurationR\tkeepAlive\"\xc8\x03\n" +
 	"\rSearchRequest\x12\x18\n" +
 	"\aindices\x18\x01 \x03(\tR\aindices\x12&\n" +
-	"\x05query\x18\x02 \x01(\v2\x10.sluice.v1.QueryR\x05query\x12\x12\n" +
-	"\x04size\x18\x03 \x01(\x05R\x04size\x12\x12\n" +
+	"\x05query\x18\x02 \x01(\v2\x10.sluice.v1.QueryR\x05query\x12\x17\n" +
+	"\x04size\x18\x03 \x01(\x05H\x00R\x04size\x88\x01\x01\x12\x12\n" +
 	"\x04from\x18\x04 \x01(\x05R\x04from\x12(\n" +
 	"\x04sort\x18\x05 \x03(\v2\x14.sluice.v1.SortFieldR\x04sort\x129\n" +
 	"\fsearch_after\x18\x06 \x01(\v2\x16.sluice.v1.SearchAfterR\vsearchAfter\x12(\n" +
@@ -4783,8 +4784,9 @@ const file_sluice_v1_sluice_proto_rawDesc = "" +
 	"\x10track_total_hits\x18\b \x01(\x05R\x0etrackTotalHits\x123\n" +
 	"\atimeout\x18\t \x01(\v2\x19.google.protobuf.DurationR\atimeout\x12&\n" +
 	"\ffetch_source\x18\n" +
-	" \x01(\bH\x00R\vfetchSource\x88\x01\x01\x12\x18\n" +
-	"\arouting\x18\v \x01(\tR\aroutingB\x0f\n" +
+	" \x01(\bH\x01R\vfetchSource\x88\x01\x01\x12\x18\n" +
+	"\arouting\x18\v \x01(\tR\aroutingB\a\n" +
+	"\x05_sizeB\x0f\n" +
 	"\r_fetch_source\"[\n" +
 	"\tTotalHits\x12\x14\n" +
 	"\x05value\x18\x01 \x01(\x03R\x05value\x128\n" +
