@@ -68,7 +68,8 @@ type Options struct {
 	// TieredMergePolicy and a ConcurrentMergeScheduler with Lucene's
 	// defaults, owned (and closed) by the engine; a scheduler passed in is
 	// the caller's to close (after the engine). DisableMerges turns merging
-	// off.
+	// off. MergedSegmentWarmer runs on each merged segment before it is
+	// published; default WarmSegment.
 	MergePolicy         MergePolicy
 	MergeScheduler      MergeScheduler
 	DisableMerges       bool
@@ -136,6 +137,9 @@ func Open(ctx context.Context, opts Options) (*Engine, error) {
 	e := &Engine{opts: opts, dir: opts.Directory}
 	wopts := WriterOptions{Codec: opts.Codec, RAMBufferBytes: opts.RAMBufferBytes, Logger: opts.Logger,
 		MergedSegmentWarmer: opts.MergedSegmentWarmer}
+	if wopts.MergedSegmentWarmer == nil {
+		wopts.MergedSegmentWarmer = WarmSegment
+	}
 	if !opts.DisableMerges {
 		wopts.Merger = DefaultMerger
 		wopts.MergePolicy = opts.MergePolicy
