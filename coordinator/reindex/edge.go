@@ -2,12 +2,7 @@ package reindex
 
 import (
 	"context"
-	"errors"
 
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
-
-	"github.com/sluice-search/sluice/cluster/meta"
 	"github.com/sluice-search/sluice/coordinator"
 	"github.com/sluice-search/sluice/coordinator/server"
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
@@ -49,7 +44,7 @@ func (d *DataPath) Run(ctx context.Context) error { return d.Manager.Run(ctx) }
 func (d *DataPath) Reindex(ctx context.Context, req *sluicev1.ReindexRequest) (*sluicev1.ReindexResponse, error) {
 	t, err := d.Manager.Reindex(ctx, req)
 	if err != nil {
-		return nil, toStatus(err)
+		return nil, server.ToStatus(err)
 	}
 	return &sluicev1.ReindexResponse{Task: t}, nil
 }
@@ -58,7 +53,7 @@ func (d *DataPath) Reindex(ctx context.Context, req *sluicev1.ReindexRequest) (*
 func (d *DataPath) GetTask(ctx context.Context, req *sluicev1.GetTaskRequest) (*sluicev1.GetTaskResponse, error) {
 	t, err := d.Manager.GetTask(ctx, req)
 	if err != nil {
-		return nil, toStatus(err)
+		return nil, server.ToStatus(err)
 	}
 	return &sluicev1.GetTaskResponse{Task: t}, nil
 }
@@ -67,7 +62,7 @@ func (d *DataPath) GetTask(ctx context.Context, req *sluicev1.GetTaskRequest) (*
 func (d *DataPath) ListTasks(ctx context.Context, req *sluicev1.ListTasksRequest) (*sluicev1.ListTasksResponse, error) {
 	ts, err := d.Manager.ListTasks(ctx, req)
 	if err != nil {
-		return nil, toStatus(err)
+		return nil, server.ToStatus(err)
 	}
 	return &sluicev1.ListTasksResponse{Tasks: ts}, nil
 }
@@ -76,7 +71,7 @@ func (d *DataPath) ListTasks(ctx context.Context, req *sluicev1.ListTasksRequest
 func (d *DataPath) CancelTask(ctx context.Context, req *sluicev1.CancelTaskRequest) (*sluicev1.CancelTaskResponse, error) {
 	t, err := d.Manager.CancelTask(ctx, req.GetId())
 	if err != nil {
-		return nil, toStatus(err)
+		return nil, server.ToStatus(err)
 	}
 	return &sluicev1.CancelTaskResponse{Task: t}, nil
 }
@@ -85,30 +80,7 @@ func (d *DataPath) CancelTask(ctx context.Context, req *sluicev1.CancelTaskReque
 func (d *DataPath) RethrottleTask(ctx context.Context, req *sluicev1.RethrottleTaskRequest) (*sluicev1.RethrottleTaskResponse, error) {
 	t, err := d.Manager.RethrottleTask(ctx, req.GetId(), req.GetRequestsPerSecond())
 	if err != nil {
-		return nil, toStatus(err)
+		return nil, server.ToStatus(err)
 	}
 	return &sluicev1.RethrottleTaskResponse{Task: t}, nil
-}
-
-// toStatus maps the core's errors to gRPC codes.
-func toStatus(err error) error {
-	if _, ok := status.FromError(err); ok {
-		return err
-	}
-	c := codes.Internal
-	switch {
-	case errors.Is(err, meta.ErrInvalid):
-		c = codes.InvalidArgument
-	case errors.Is(err, meta.ErrNotFound):
-		c = codes.NotFound
-	case errors.Is(err, meta.ErrAlreadyExists):
-		c = codes.AlreadyExists
-	case errors.Is(err, meta.ErrConflict):
-		c = codes.Aborted
-	case errors.Is(err, context.Canceled):
-		c = codes.Canceled
-	case errors.Is(err, context.DeadlineExceeded):
-		c = codes.DeadlineExceeded
-	}
-	return status.Error(c, err.Error())
 }

@@ -10,9 +10,9 @@ import (
 	"github.com/sluice-search/sluice/cluster/meta"
 )
 
-// toStatus maps a core error to a gRPC status: the one place where typed
+// ToStatus maps a core error to a gRPC status: the one place where typed
 // errors become codes.
-func toStatus(err error) error {
+func ToStatus(err error) error {
 	if err == nil {
 		return nil
 	}

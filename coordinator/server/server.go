@@ -59,7 +59,7 @@ func (s *Server) Register(g grpc.ServiceRegistrar) { sluicev1.RegisterSluiceServ
 func (s *Server) CreateIndex(ctx context.Context, req *sluicev1.CreateIndexRequest) (*sluicev1.CreateIndexResponse, error) {
 	info, err := s.meta.CreateIndex(ctx, req, metadata.CreateOptions{})
 	if err != nil {
-		return nil, toStatus(err)
+		return nil, ToStatus(err)
 	}
 	resp := &sluicev1.CreateIndexResponse{Index: info}
 	if req.GetWaitForActiveShards() {
@@ -75,7 +75,7 @@ func (s *Server) CreateIndex(ctx context.Context, req *sluicev1.CreateIndexReque
 			resp.ShardsAcknowledged = true
 			resp.Index = st.Info(st.Indices[req.GetName()])
 		} else if ctx.Err() != nil {
-			return nil, toStatus(ctx.Err())
+			return nil, ToStatus(ctx.Err())
 		}
 	}
 	return resp, nil
@@ -85,7 +85,7 @@ func (s *Server) CreateIndex(ctx context.Context, req *sluicev1.CreateIndexReque
 func (s *Server) DeleteIndex(ctx context.Context, req *sluicev1.DeleteIndexRequest) (*sluicev1.DeleteIndexResponse, error) {
 	uuid, err := s.meta.DeleteIndex(ctx, req.GetName())
 	if err != nil {
-		return nil, toStatus(err)
+		return nil, ToStatus(err)
 	}
 	return &sluicev1.DeleteIndexResponse{Uuid: uuid}, nil
 }
@@ -94,7 +94,7 @@ func (s *Server) DeleteIndex(ctx context.Context, req *sluicev1.DeleteIndexReque
 func (s *Server) GetIndex(ctx context.Context, req *sluicev1.GetIndexRequest) (*sluicev1.GetIndexResponse, error) {
 	info, err := s.meta.GetIndex(ctx, req.GetName())
 	if err != nil {
-		return nil, toStatus(err)
+		return nil, ToStatus(err)
 	}
 	if req.GetIncludeStats() {
 		if err := s.data.IndexStats(ctx, []*sluicev1.IndexInfo{info}); err != nil {
@@ -108,7 +108,7 @@ func (s *Server) GetIndex(ctx context.Context, req *sluicev1.GetIndexRequest) (*
 func (s *Server) ListIndices(ctx context.Context, req *sluicev1.ListIndicesRequest) (*sluicev1.ListIndicesResponse, error) {
 	infos, err := s.meta.ListIndices(ctx, req.GetPrefix())
 	if err != nil {
-		return nil, toStatus(err)
+		return nil, ToStatus(err)
 	}
 	if req.GetIncludeStats() && len(infos) > 0 {
 		if err := s.data.IndexStats(ctx, infos); err != nil {
@@ -125,7 +125,7 @@ func (s *Server) UpdateIndexSettings(ctx context.Context, req *sluicev1.UpdateIn
 	}
 	info, err := s.meta.UpdateSettings(ctx, req.GetName(), req.GetSettings())
 	if err != nil {
-		return nil, toStatus(err)
+		return nil, ToStatus(err)
 	}
 	return &sluicev1.UpdateIndexSettingsResponse{Index: info}, nil
 }
@@ -137,7 +137,7 @@ func (s *Server) PutMapping(ctx context.Context, req *sluicev1.PutMappingRequest
 	}
 	info, err := s.meta.PutMapping(ctx, req.GetName(), req.GetMapping())
 	if err != nil {
-		return nil, toStatus(err)
+		return nil, ToStatus(err)
 	}
 	return &sluicev1.PutMappingResponse{Index: info}, nil
 }
@@ -145,7 +145,7 @@ func (s *Server) PutMapping(ctx context.Context, req *sluicev1.PutMappingRequest
 // UpdateAliases applies alias actions atomically.
 func (s *Server) UpdateAliases(ctx context.Context, req *sluicev1.UpdateAliasesRequest) (*sluicev1.UpdateAliasesResponse, error) {
 	if err := s.meta.UpdateAliases(ctx, req.GetActions()); err != nil {
-		return nil, toStatus(err)
+		return nil, ToStatus(err)
 	}
 	return &sluicev1.UpdateAliasesResponse{}, nil
 }
@@ -154,7 +154,7 @@ func (s *Server) UpdateAliases(ctx context.Context, req *sluicev1.UpdateAliasesR
 func (s *Server) ListAliases(ctx context.Context, req *sluicev1.ListAliasesRequest) (*sluicev1.ListAliasesResponse, error) {
 	as, err := s.meta.ListAliases(ctx, req.GetPrefix())
 	if err != nil {
-		return nil, toStatus(err)
+		return nil, ToStatus(err)
 	}
 	return &sluicev1.ListAliasesResponse{Aliases: as}, nil
 }
@@ -165,11 +165,11 @@ func (s *Server) ClusterHealth(ctx context.Context, req *sluicev1.ClusterHealthR
 	// CreateIndex on this coordinator sees the index.
 	st, err := s.cache.Refresh(ctx)
 	if err != nil {
-		return nil, toStatus(err)
+		return nil, ToStatus(err)
 	}
 	for _, name := range req.GetIndices() {
 		if _, err := st.Resolve(name); err != nil {
-			return nil, toStatus(err)
+			return nil, ToStatus(err)
 		}
 	}
 	want := req.GetWaitForStatus()
@@ -189,7 +189,7 @@ func (s *Server) ClusterHealth(ctx context.Context, req *sluicev1.ClusterHealthR
 	})
 	if err != nil {
 		if ctx.Err() != nil {
-			return nil, toStatus(ctx.Err())
+			return nil, ToStatus(ctx.Err())
 		}
 		h.TimedOut = true
 	}
@@ -200,11 +200,11 @@ func (s *Server) ClusterHealth(ctx context.Context, req *sluicev1.ClusterHealthR
 func (s *Server) ClusterState(ctx context.Context, _ *sluicev1.ClusterStateRequest) (*sluicev1.ClusterStateResponse, error) {
 	st, err := s.meta.Store.Load(ctx)
 	if err != nil {
-		return nil, toStatus(err)
+		return nil, ToStatus(err)
 	}
 	leader, err := s.leader(ctx)
 	if err != nil {
-		return nil, toStatus(err)
+		return nil, ToStatus(err)
 	}
 	return State(st, s.clusterName, leader), nil
 }
