@@ -1,0 +1,435 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+	"unicode"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/sluice-search/sluice/client"
+	"github.com/sluice-search/sluice/cluster/meta"
+	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
+)
+
+// The reindex suite copies one source index, loaded once from the corpus
+// slice, in every way the task supports, and checks each copy by scrolling
+// both sides: every _id exactly once, with byte-identical _source.
+const (
+	rxSource       = "rx-src"
+	rxShards       = 3
+	rxRoutingShard = 2 * rxShards // so a ×2 destination stays local
+)
+
+var _ = Describe("reindex on a 3-node cluster", Ordered, func() {
+	ctx := context.Background()
+	var source map[string][]byte // _id → _source of rxSource
+
+	BeforeAll(func() {
+		createIndex(rxSource, rxShards, &sluicev1.IndexSettings{NumberOfRoutingShards: rxRoutingShard}, nil)
+		out, err := c.cli(coord, "bulk", corpusFile, "--index", rxSource, "--refresh", "wait_for")
+		Expect(err).NotTo(HaveOccurred(), out)
+		source = scrollSources(rxSource, nil)
+		Expect(source).To(HaveLen(corpusDocs))
+	})
+
+	It("copies every document exactly once with identical _source, locally", func() {
+		t := reindex(&sluicev1.ReindexRequest{Source: &sluicev1.ReindexSource{Index: rxSource},
+			Dest: &sluicev1.ReindexDestination{Index: "rx-local"}})
+		t = expectSucceeded(t.Id, 60*time.Second)
+		Expect(t.Reindex.Mode).To(Equal(sluicev1.ReindexMode_REINDEX_MODE_LOCAL))
+		Expect(t.Reindex.Created).To(Equal(int64(corpusDocs)))
+		Expect(t.Reindex.Failures).To(BeZero())
+		expectExact("rx-local", source)
+	})
+
+	It("stays local when the destination has twice the shards", func() {
+		t := reindex(&sluicev1.ReindexRequest{Source: &sluicev1.ReindexSource{Index: rxSource},
+			Dest: &sluicev1.ReindexDestination{Index: "rx-x2", Settings: &sluicev1.IndexSettings{NumberOfShards: 2 * rxShards}}})
+		t = expectSucceeded(t.Id, 60*time.Second)
+		Expect(t.Reindex.Mode).To(Equal(sluicev1.ReindexMode_REINDEX_MODE_LOCAL))
+		ix, err := cl.GetIndex(ctx, &sluicev1.GetIndexRequest{Name: "rx-x2"})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(ix.Index.Settings.NumberOfShards).To(Equal(int32(2 * rxShards)))
+		expectExact("rx-x2", source)
+	})
+
+	It("streams node to node when the shard count is not a multiple, and is still exact", func() {
+		t := reindex(&sluicev1.ReindexRequest{Source: &sluicev1.ReindexSource{Index: rxSource},
+			Dest: &sluicev1.ReindexDestination{Index: "rx-remote", Settings: &sluicev1.IndexSettings{NumberOfShards: rxShards + 1}}})
+		t = expectSucceeded(t.Id, 60*time.Second)
+		Expect(t.Reindex.Mode).To(Equal(sluicev1.ReindexMode_REINDEX_MODE_REMOTE))
+		expectExact("rx-remote", source)
+	})
+
+	It("copies exactly the documents a query selects", func() {
+		// An alphabetic word of the first title (by _id) that has one: it
+		// matches at least that document and, the corpus being varied, not
+		// all of them.
+		ids := slices.Sorted(maps.Keys(source))
+		var word string
+		for _, id := range ids {
+			var d struct{ Title string }
+			Expect(json.Unmarshal(source[id], &d)).To(Succeed())
+			for _, f := range strings.Fields(d.Title) {
+				if len(f) >= 4 && strings.IndexFunc(f, func(r rune) bool { return !unicode.IsLetter(r) }) < 0 {
+					word = strings.ToLower(f)
+					break
+				}
+			}
+			if word != "" {
+				break
+			}
+		}
+		q := &sluicev1.Query{Kind: &sluicev1.Query_Match{Match: &sluicev1.MatchQuery{Field: "title", Query: word}}}
+		want := scrollSources(rxSource, q)
+		Expect(len(want)).To(BeNumerically(">", 0), "query title:%s", word)
+		Expect(len(want)).To(BeNumerically("<", corpusDocs), "query title:%s", word)
+
+		t := reindex(&sluicev1.ReindexRequest{Source: &sluicev1.ReindexSource{Index: rxSource, Query: q},
+			Dest: &sluicev1.ReindexDestination{Index: "rx-filtered"}})
+		t = expectSucceeded(t.Id, 60*time.Second)
+		Expect(t.Reindex.Total).To(Equal(int64(len(want))))
+		expectExact("rx-filtered", want)
+	})
+
+	It("points the swap alias at the destination only, after success", func() {
+		createIndex("rx-old", 1, nil, nil)
+		_, err := cl.UpdateAliases(ctx, &sluicev1.UpdateAliasesRequest{Actions: []*sluicev1.AliasAction{
+			{Type: sluicev1.AliasActionType_ALIAS_ACTION_TYPE_ADD, Alias: "rx-live", Index: rxSource},
+			{Type: sluicev1.AliasActionType_ALIAS_ACTION_TYPE_ADD, Alias: "rx-live", Index: "rx-old", IsWriteIndex: true},
+		}})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(aliasIndices("rx-live")).To(ConsistOf(rxSource, "rx-old"))
+
+		wctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+		defer cancel()
+		r, err := cl.Reindex(wctx, &sluicev1.ReindexRequest{Source: &sluicev1.ReindexSource{Index: rxSource},
+			Dest: &sluicev1.ReindexDestination{Index: "rx-swapped"}, SwapAlias: "rx-live", WaitForCompletion: true})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(r.Task.State).To(Equal(sluicev1.TaskState_TASK_STATE_SUCCEEDED), "task %s: %v", r.Task.Id, r.Task.Error)
+		Expect(aliasIndices("rx-live")).To(Equal([]string{"rx-swapped"}))
+		expectExact("rx-live", source)
+	})
+
+	It("cancels promptly and leaves the destination consistent", func() {
+		// 50 docs/s: the copy would take minutes.
+		t := reindex(&sluicev1.ReindexRequest{Source: &sluicev1.ReindexSource{Index: rxSource},
+			Dest: &sluicev1.ReindexDestination{Index: "rx-cancelled"}, RequestsPerSecond: 50})
+		waitState(t.Id, sluicev1.TaskState_TASK_STATE_RUNNING)
+		asked := time.Now()
+		_, err := cl.CancelTask(ctx, &sluicev1.CancelTaskRequest{Id: t.Id})
+		Expect(err).NotTo(HaveOccurred())
+		t = waitEnded(t.Id, 5*time.Second)
+		Expect(t.State).To(Equal(sluicev1.TaskState_TASK_STATE_CANCELLED), "task error: %v", t.Error)
+		GinkgoWriter.Printf("cancelled in %s\n", time.Since(asked))
+
+		// Nothing is written after the task ended, and what was written is
+		// a subset of the source, each document once and unchanged.
+		n := count("rx-cancelled", nil)
+		Expect(n).To(BeNumerically("<", corpusDocs))
+		Consistently(func() int64 { return count("rx-cancelled", nil) }, time.Second, 200*time.Millisecond).Should(Equal(n))
+		got := scrollSources("rx-cancelled", nil)
+		Expect(got).To(HaveLen(int(n)))
+		for id, src := range got {
+			want, ok := source[id]
+			Expect(ok).To(BeTrue(), "%s is not in the source", id)
+			Expect(bytes.Equal(src, want)).To(BeTrue(), "_source of %s differs", id)
+		}
+	})
+
+	It("applies a rethrottle at once", func() {
+		const slow = 20 // docs/s: corpusDocs would take minutes
+		t := reindex(&sluicev1.ReindexRequest{Source: &sluicev1.ReindexSource{Index: rxSource},
+			Dest: &sluicev1.ReindexDestination{Index: "rx-rethrottled"}, RequestsPerSecond: slow})
+		t = waitState(t.Id, sluicev1.TaskState_TASK_STATE_RUNNING)
+		Expect(t.Reindex.RequestsPerSecond).To(BeNumerically("==", slow))
+		r, err := cl.RethrottleTask(ctx, &sluicev1.RethrottleTaskRequest{Id: t.Id, RequestsPerSecond: 0})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(r.Task.Reindex.RequestsPerSecond).To(BeZero())
+		// At the old rate the rest takes over 4 minutes.
+		t = expectSucceeded(t.Id, 30*time.Second)
+		Expect(t.Reindex.RequestsPerSecond).To(BeZero())
+		expectExact("rx-rethrottled", source)
+	})
+
+	It("resumes after SIGKILL of a data node running a slice and finishes exact", func() {
+		// 500 docs/s: the first checkpoints (every 5 s on the nodes) come
+		// well before the end.
+		t := reindex(&sluicev1.ReindexRequest{Source: &sluicev1.ReindexSource{Index: rxSource},
+			Dest: &sluicev1.ReindexDestination{Index: "rx-nodekill"}, RequestsPerSecond: 500})
+		t = waitCheckpointed(t.Id)
+		victimID := t.Reindex.Slices[0].NodeId
+		var victim *proc
+		for _, p := range c.nodes {
+			if p.name == victimID {
+				victim = p
+			}
+		}
+		Expect(victim).NotTo(BeNil(), "slice 0 runs on unknown node %q", victimID)
+		GinkgoWriter.Printf("killing %s at %d/%d copied\n", victimID, copiedDocs(t), t.Reindex.Total)
+		victim.kill(syscall.SIGKILL)
+		victim.start()
+
+		t = expectSucceeded(t.Id, 60*time.Second)
+		Expect(t.Reindex.Mode).To(Equal(sluicev1.ReindexMode_REINDEX_MODE_LOCAL))
+		// Resuming by position needs the source shard to reopen with the
+		// same segments; starting the slice over is allowed (idempotent
+		// writes), so this is reported, and exactness is what is checked.
+		GinkgoWriter.Printf("slice restarts from the beginning: %d\n", sliceRestarts(t.Id))
+		waitGreen(rxSource, "rx-nodekill")
+		expectExact("rx-nodekill", source)
+	})
+
+	It("resumes on another coordinator after SIGKILL of the one running the task, and finishes exact", func() {
+		const extra = "coord-rx"
+		c.startCoordinator(extra)
+		DeferCleanup(func() {
+			// Leave the coordinators as found, even after a failure: coord
+			// up and allocating, extra stopped.
+			select {
+			case <-c.coords[coord].exit:
+				c.startCoordinator(coord)
+				cl.Close()
+				cl = c.dial(coord)
+			default:
+			}
+			c.coords[extra].kill(syscall.SIGTERM)
+			Eventually(func() string {
+				st, err := c.state(coord)
+				if err != nil {
+					return ""
+				}
+				return st.Allocator
+			}, 60*time.Second, 200*time.Millisecond).Should(Equal(coord))
+		})
+
+		t := reindex(&sluicev1.ReindexRequest{Source: &sluicev1.ReindexSource{Index: rxSource},
+			Dest: &sluicev1.ReindexDestination{Index: "rx-coordkill"}, RequestsPerSecond: 500})
+		t = waitCheckpointed(t.Id)
+		owner := taskOwner(t.Id)
+		victim := coordinatorWithManager(owner, coord, extra)
+		survivor := extra
+		if victim == extra {
+			survivor = coord
+		}
+		GinkgoWriter.Printf("killing %s (task runner %s) at %d/%d copied\n", victim, owner, copiedDocs(t), t.Reindex.Total)
+		c.coords[victim].kill(syscall.SIGKILL)
+
+		other := c.dial(survivor)
+		defer other.Close()
+		// The victim stays down until the end: the survivor ran the rest.
+		expectSucceededVia(other, t.Id, 60*time.Second)
+		// The nodes kept each slice's reader: the survivor resumed every
+		// slice from its checkpoint, none from the beginning.
+		Expect(sliceRestarts(t.Id)).To(BeZero())
+
+		c.startCoordinator(victim)
+		if victim == coord {
+			cl.Close()
+			cl = c.dial(coord)
+		}
+		expectExact("rx-coordkill", source)
+	})
+})
+
+// reindex starts a task and returns it as accepted.
+func reindex(req *sluicev1.ReindexRequest) *sluicev1.Task {
+	r, err := cl.Reindex(context.Background(), req)
+	Expect(err).NotTo(HaveOccurred())
+	return r.Task
+}
+
+func getTask(via *client.Client, id string) (*sluicev1.Task, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	r, err := via.GetTask(ctx, &sluicev1.GetTaskRequest{Id: id})
+	if err != nil {
+		return nil, err
+	}
+	return r.Task, nil
+}
+
+func ended(s sluicev1.TaskState) bool {
+	return s == sluicev1.TaskState_TASK_STATE_SUCCEEDED || s == sluicev1.TaskState_TASK_STATE_FAILED ||
+		s == sluicev1.TaskState_TASK_STATE_CANCELLED
+}
+
+// waitEndedVia polls the task until it ends.
+func waitEndedVia(via *client.Client, id string, timeout time.Duration) *sluicev1.Task {
+	var t *sluicev1.Task
+	Eventually(func(g Gomega) {
+		var err error
+		t, err = getTask(via, id)
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(ended(t.State)).To(BeTrue(), "task %s %s, %d/%d copied", id, t.State, copiedDocs(t), t.GetReindex().GetTotal())
+	}, timeout, 100*time.Millisecond).Should(Succeed())
+	return t
+}
+
+func waitEnded(id string, timeout time.Duration) *sluicev1.Task { return waitEndedVia(cl, id, timeout) }
+
+func expectSucceededVia(via *client.Client, id string, timeout time.Duration) *sluicev1.Task {
+	t := waitEndedVia(via, id, timeout)
+	Expect(t.State).To(Equal(sluicev1.TaskState_TASK_STATE_SUCCEEDED), "task %s: %v", id, t.Error)
+	GinkgoWriter.Printf("task %s: %s mode, %d docs in %s\n", id, t.Reindex.Mode, t.Reindex.Total,
+		t.EndTime.AsTime().Sub(t.StartTime.AsTime()).Round(time.Millisecond))
+	return t
+}
+
+func expectSucceeded(id string, timeout time.Duration) *sluicev1.Task {
+	return expectSucceededVia(cl, id, timeout)
+}
+
+// waitState polls until the task is in state s (failing if it ends first).
+func waitState(id string, s sluicev1.TaskState) *sluicev1.Task {
+	var t *sluicev1.Task
+	Eventually(func(g Gomega) sluicev1.TaskState {
+		var err error
+		t, err = getTask(cl, id)
+		g.Expect(err).NotTo(HaveOccurred())
+		if s != t.State {
+			g.Expect(ended(t.State)).To(BeFalse(), "task %s ended %s: %v", id, t.State, t.Error)
+		}
+		return t.State
+	}, 30*time.Second, 50*time.Millisecond).Should(Equal(s))
+	return t
+}
+
+// waitCheckpointed polls until some slice has a durable checkpoint while the
+// task still runs: the moment to interrupt it.
+func waitCheckpointed(id string) *sluicev1.Task {
+	var t *sluicev1.Task
+	Eventually(func(g Gomega) int64 {
+		var err error
+		t, err = getTask(cl, id)
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(t.State).To(Equal(sluicev1.TaskState_TASK_STATE_RUNNING), "task %s: %v", id, t.Error)
+		return copiedDocs(t)
+	}, 30*time.Second, 100*time.Millisecond).Should(BeNumerically(">", 0))
+	Expect(copiedDocs(t)).To(BeNumerically("<", t.Reindex.Total), "the task got too far to be interrupted")
+	return t
+}
+
+func copiedDocs(t *sluicev1.Task) int64 {
+	var n int64
+	for _, s := range t.GetReindex().GetSlices() {
+		n += s.Copied
+	}
+	return n
+}
+
+// taskRecord reads the task's record from etcd, where the runner's identity
+// (not part of the public Task) lives.
+func taskRecord(id string) *sluicev1.ReindexTaskRecord {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	ec, err := clientv3.New(clientv3.Config{Endpoints: []string{c.etcdURL}, DialTimeout: 5 * time.Second})
+	Expect(err).NotTo(HaveOccurred())
+	defer ec.Close()
+	resp, err := ec.Get(ctx, meta.NewKeys("").Task(id))
+	Expect(err).NotTo(HaveOccurred())
+	Expect(resp.Kvs).To(HaveLen(1), "task %s in etcd", id)
+	rec := &sluicev1.ReindexTaskRecord{}
+	Expect(meta.Unmarshal(resp.Kvs[0].Value, rec)).To(Succeed())
+	return rec
+}
+
+func taskOwner(id string) string {
+	owner := taskRecord(id).Owner
+	Expect(owner).NotTo(BeEmpty(), "task %s has no runner", id)
+	return owner
+}
+
+// sliceRestarts sums the times the task's slices started over.
+func sliceRestarts(id string) int32 {
+	var n int32
+	for _, cp := range taskRecord(id).Checkpoints {
+		n += cp.Restarts
+	}
+	return n
+}
+
+// coordinatorWithManager finds which of the coordinators' processes runs
+// the task manager (the reindex runner) with this id: its log names it when
+// it is elected.
+func coordinatorWithManager(managerID string, ids ...string) string {
+	var found string
+	Eventually(func() string {
+		for _, id := range ids {
+			b, err := os.ReadFile(filepath.Join(c.dir, id+".log"))
+			if err == nil && bytes.Contains(b, []byte(managerID)) {
+				found = id
+				return id
+			}
+		}
+		return ""
+	}, 5*time.Second, 100*time.Millisecond).ShouldNot(BeEmpty(), "no coordinator log names runner %s", managerID)
+	return found
+}
+
+func aliasIndices(alias string) []string {
+	r, err := cl.ListAliases(context.Background(), &sluicev1.ListAliasesRequest{Prefix: alias})
+	Expect(err).NotTo(HaveOccurred())
+	for _, a := range r.Aliases {
+		if a.Alias == alias {
+			return a.Indices
+		}
+	}
+	return nil
+}
+
+// scrollSources reads every document of index (matching q) with its
+// _source, failing on an _id returned twice.
+func scrollSources(index string, q *sluicev1.Query) map[string][]byte {
+	stream, err := cl.Scroll(context.Background(), &sluicev1.ScrollRequest{Indices: []string{index}, Query: q, BatchSize: 500})
+	Expect(err).NotTo(HaveOccurred())
+	docs := map[string][]byte{}
+	for {
+		r, err := stream.Recv()
+		if err == io.EOF {
+			return docs
+		}
+		Expect(err).NotTo(HaveOccurred())
+		for _, d := range r.Docs {
+			// A plain lookup: HaveKey scans the map by reflection.
+			_, dup := docs[d.Id]
+			Expect(dup).To(BeFalse(), "%s: _id %s returned twice", index, d.Id)
+			docs[d.Id] = d.Source
+		}
+	}
+}
+
+// expectExact checks that index holds exactly want: every _id once, each
+// _source byte-identical.
+func expectExact(index string, want map[string][]byte) {
+	_, err := cl.Refresh(context.Background(), &sluicev1.RefreshRequest{Indices: []string{index}})
+	Expect(err).NotTo(HaveOccurred())
+	got := scrollSources(index, nil)
+	var missing, differ []string
+	for id, src := range want {
+		g, ok := got[id]
+		switch {
+		case !ok:
+			missing = append(missing, id)
+		case !bytes.Equal(g, src):
+			differ = append(differ, id)
+		}
+	}
+	Expect(missing).To(BeEmpty(), "%s: %d documents missing", index, len(missing))
+	Expect(differ).To(BeEmpty(), "%s: %d documents with a different _source", index, len(differ))
+	Expect(got).To(HaveLen(len(want)), "%s: documents not in the source", index)
+	Expect(count(index, nil)).To(Equal(int64(len(want))), fmt.Sprintf("%s: search count", index))
+}
