@@ -41,7 +41,7 @@ func newSelection(ctx context.Context, r *engine.Reader, subID, subMax int, q se
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
-			and(sel.bits[i], subSliceBits(l.Reader, subID, subMax))
+			and(sel.bits[i], search.IDBits(l.Reader, func(docID []byte) bool { return inSubSlice(docID, subID, subMax) }))
 		}
 	}
 	if q != nil {
@@ -83,28 +83,6 @@ func (s *selection) truncate(n int64) {
 		}
 	}
 	s.total = kept
-}
-
-// subSliceBits marks a leaf's docs whose _id is in the sub-slice, reading
-// the _id term dictionary rather than stored fields.
-func subSliceBits(r index.LeafReader, id, max int) *index.FixedBitSet {
-	b := index.NewFixedBitSet(r.MaxDoc())
-	terms := r.Terms(index.IDField)
-	if terms == nil {
-		return b
-	}
-	te := terms.Iterator()
-	var pe index.PostingsEnum
-	for te.Next() {
-		if !inSubSlice(te.Term(), id, max) {
-			continue
-		}
-		pe = te.Postings(pe, index.PostingsDocs)
-		for d := pe.NextDoc(); d != index.NoMoreDocs; d = pe.NextDoc() {
-			b.Set(d)
-		}
-	}
-	return b
 }
 
 // matches runs q over the reader without scoring, in doc order, one page at

@@ -65,7 +65,7 @@ func (c *readerCtx) selectionFor(ctx context.Context, sl *sluicev1.Slice, q sear
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
-			sel.bits[i] = intersect(sel.bits[i], sliceBits(l.Reader, int(sl.GetId()), int(sl.GetMax())))
+			sel.bits[i] = intersect(sel.bits[i], search.IDBits(l.Reader, func(docID []byte) bool { return InSlice(docID, int(sl.GetId()), int(sl.GetMax())) }))
 		}
 	}
 	if q != nil {
@@ -94,28 +94,6 @@ func intersect(a, b *index.FixedBitSet) *index.FixedBitSet {
 		out[i] = aw[i] & bw[i]
 	}
 	return index.FixedBitSetFromWords(out, a.Len())
-}
-
-// sliceBits marks the docs of a leaf whose _id falls in the slice, from the
-// _id term dictionary (no stored fields read).
-func sliceBits(r index.LeafReader, id, max int) *index.FixedBitSet {
-	b := index.NewFixedBitSet(r.MaxDoc())
-	terms := r.Terms(index.IDField)
-	if terms == nil {
-		return b
-	}
-	te := terms.Iterator()
-	var pe index.PostingsEnum
-	for te.Next() {
-		if !InSlice(te.Term(), id, max) {
-			continue
-		}
-		pe = te.Postings(pe, index.PostingsDocs)
-		for d := pe.NextDoc(); d != index.NoMoreDocs; d = pe.NextDoc() {
-			b.Set(d)
-		}
-	}
-	return b
 }
 
 // matchBits runs q over the reader in doc order, without scoring, paging by
