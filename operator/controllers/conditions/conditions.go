@@ -15,8 +15,10 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/sluice-search/sluice/operator/api/v1alpha1"
 )
@@ -154,4 +156,17 @@ func Backoff(conds []metav1.Condition) time.Duration {
 		return 2 * time.Second
 	}
 	return min(max(time.Since(c.LastTransitionTime.Time)/2, 2*time.Second), time.Minute)
+}
+
+// ConflictRetry is the requeue after a write conflict on the resource.
+const ConflictRetry = 200 * time.Millisecond
+
+// RequeueOnConflict turns an optimistic-concurrency conflict into a quiet,
+// prompt requeue (someone else wrote the resource: read it again); other
+// errors are returned for controller-runtime's backoff.
+func RequeueOnConflict(err error) (ctrl.Result, error) {
+	if apierrors.IsConflict(err) {
+		return ctrl.Result{RequeueAfter: ConflictRetry}, nil
+	}
+	return ctrl.Result{}, err
 }

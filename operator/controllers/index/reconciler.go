@@ -13,7 +13,6 @@ import (
 	"google.golang.org/grpc/status"
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -39,8 +38,6 @@ const (
 	unassignedGrace = time.Minute
 	// callTimeout bounds every call to the cluster.
 	callTimeout = 10 * time.Second
-	// conflictRetry is the requeue after a write conflict on the resource.
-	conflictRetry = 200 * time.Millisecond
 )
 
 // Reconciler reconciles Index resources.
@@ -67,7 +64,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if !controllerutil.ContainsFinalizer(&ix, Finalizer) {
 		controllerutil.AddFinalizer(&ix, Finalizer)
 		if err := r.Client.Update(ctx, &ix); err != nil {
-			return requeueOnConflict(err)
+			return conditions.RequeueOnConflict(err)
 		}
 	}
 	before := ix.Status.DeepCopy()
@@ -76,7 +73,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	conditions.Set(&ix.Status.Conditions, ix.Generation, res.status)
 	if !apiequality.Semantic.DeepEqual(before, &ix.Status) {
 		if err := r.Client.Status().Update(ctx, &ix); err != nil {
-			return requeueOnConflict(err)
+			return conditions.RequeueOnConflict(err)
 		}
 	}
 	return ctrl.Result{RequeueAfter: res.requeue}, nil
@@ -401,7 +398,7 @@ func (r *Reconciler) finalize(ctx context.Context, ix *v1alpha1.Index) (ctrl.Res
 	}
 	controllerutil.RemoveFinalizer(ix, Finalizer)
 	if err := r.Client.Update(ctx, ix); err != nil {
-		return requeueOnConflict(client.IgnoreNotFound(err))
+		return conditions.RequeueOnConflict(client.IgnoreNotFound(err))
 	}
 	return ctrl.Result{}, nil
 }
@@ -418,7 +415,7 @@ func (r *Reconciler) finalizeFailed(ctx context.Context, ix *v1alpha1.Index, err
 		Degraded:    conditions.Cond{True: true, Reason: reason, Message: msg},
 	})
 	if err := r.Client.Status().Update(ctx, ix); err != nil {
-		return requeueOnConflict(client.IgnoreNotFound(err))
+		return conditions.RequeueOnConflict(client.IgnoreNotFound(err))
 	}
 	return ctrl.Result{RequeueAfter: after}, nil
 }
@@ -427,15 +424,6 @@ func (r *Reconciler) event(ix *v1alpha1.Index, typ, reason, action, note string,
 	if r.Recorder != nil {
 		r.Recorder.Eventf(ix, nil, typ, reason, action, note, args...)
 	}
-}
-
-// requeueOnConflict turns an optimistic-concurrency conflict into a quiet,
-// prompt requeue: someone else wrote the resource, so read it again.
-func requeueOnConflict(err error) (ctrl.Result, error) {
-	if apierrors.IsConflict(err) {
-		return ctrl.Result{RequeueAfter: conflictRetry}, nil
-	}
-	return ctrl.Result{}, err
 }
 
 func aliasNames(in []v1alpha1.IndexName) []string {

@@ -10,7 +10,6 @@ import (
 	"google.golang.org/grpc/status"
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/client-go/util/retry"
@@ -35,8 +34,6 @@ const (
 	// task may have started (clock skew between API server and cluster).
 	adoptSlack  = 30 * time.Second
 	callTimeout = 10 * time.Second
-	// conflictRetry is the requeue after a write conflict on the resource.
-	conflictRetry = 200 * time.Millisecond
 )
 
 // Reconciler reconciles Reindex resources.
@@ -67,7 +64,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if !controllerutil.ContainsFinalizer(&rx, Finalizer) {
 		controllerutil.AddFinalizer(&rx, Finalizer)
 		if err := r.Client.Update(ctx, &rx); err != nil {
-			return requeueOnConflict(err)
+			return conditions.RequeueOnConflict(err)
 		}
 	}
 	before := rx.Status.DeepCopy()
@@ -76,7 +73,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	conditions.Set(&rx.Status.Conditions, rx.Generation, res.status)
 	if !apiequality.Semantic.DeepEqual(before, &rx.Status) {
 		if err := r.Client.Status().Update(ctx, &rx); err != nil {
-			return requeueOnConflict(err)
+			return conditions.RequeueOnConflict(err)
 		}
 	}
 	if terminal(rx.Status.Phase) {
@@ -483,7 +480,7 @@ func (r *Reconciler) finalize(ctx context.Context, rx *v1alpha1.Reindex) (ctrl.R
 			res := r.clusterError(rx, "Cancel", "cancelling task "+id, err)
 			conditions.Set(&rx.Status.Conditions, rx.Generation, res.status)
 			if err := r.Client.Status().Update(ctx, rx); err != nil {
-				return requeueOnConflict(client.IgnoreNotFound(err))
+				return conditions.RequeueOnConflict(client.IgnoreNotFound(err))
 			}
 			return ctrl.Result{RequeueAfter: res.requeue}, nil
 		}
@@ -495,7 +492,7 @@ func (r *Reconciler) finalize(ctx context.Context, rx *v1alpha1.Reindex) (ctrl.R
 func (r *Reconciler) release(ctx context.Context, rx *v1alpha1.Reindex) (ctrl.Result, error) {
 	if controllerutil.RemoveFinalizer(rx, Finalizer) {
 		if err := r.Client.Update(ctx, rx); err != nil {
-			return requeueOnConflict(client.IgnoreNotFound(err))
+			return conditions.RequeueOnConflict(client.IgnoreNotFound(err))
 		}
 	}
 	return ctrl.Result{}, nil
@@ -505,11 +502,4 @@ func (r *Reconciler) event(rx *v1alpha1.Reindex, typ, reason, action, note strin
 	if r.Recorder != nil {
 		r.Recorder.Eventf(rx, nil, typ, reason, action, note, args...)
 	}
-}
-
-func requeueOnConflict(err error) (ctrl.Result, error) {
-	if apierrors.IsConflict(err) {
-		return ctrl.Result{RequeueAfter: conflictRetry}, nil
-	}
-	return ctrl.Result{}, err
 }
