@@ -196,7 +196,7 @@ func RunNRT(ctx context.Context, cfg Config, nc NRTConfig, src string) (NRTResul
 			for runCtx.Err() == nil {
 				r := e.Acquire()
 				if cached == nil || r.Version() != cached.Version() {
-					searcher = search.NewSearcher(searchLeaves(r))
+					searcher = search.NewSearcher(r.Leaves())
 					cached = r
 				}
 				td, err := searcher.Search(runCtx, q, search.Request{Size: 10})
@@ -265,16 +265,6 @@ loop:
 	res.Engine["merged_bytes"] = fmt.Sprint(ms.BytesWritten)
 	res.Engine["merge_throttled"] = ms.ThrottledTime.String()
 	return res, nil
-}
-
-// searchLeaves converts a reader's leaves for the searcher.
-func searchLeaves(r *engine.Reader) []search.Leaf {
-	ls := r.Leaves()
-	out := make([]search.Leaf, len(ls))
-	for i, l := range ls {
-		out[i] = search.Leaf{Reader: l.Reader, Live: l.Live, DocBase: l.DocBase}
-	}
-	return out
 }
 
 // copyDir copies a committed engine directory, subdirectories (the

@@ -83,7 +83,7 @@ func RunQueries(ctx context.Context, cfg Config, qc QueryConfig, dir string) ([]
 	}
 	r := e.Acquire()
 	defer r.Release()
-	s := search.NewSearcher(searchLeaves(r))
+	s := search.NewSearcher(r.Leaves())
 
 	type query struct {
 		class string

@@ -6,17 +6,14 @@ import (
 	"sync/atomic"
 
 	"github.com/sluice-search/sluice/node/engine/index"
+	"github.com/sluice-search/sluice/node/engine/search"
 )
 
-// Leaf is one segment of a point-in-time Reader.
-type Leaf struct {
-	Reader index.LeafReader
-	// Live marks the live docs; nil means every doc is live. It is
-	// immutable: later deletes go to a copy.
-	Live *index.FixedBitSet
-	// DocBase is the index-wide id of the leaf's doc 0.
-	DocBase int
-}
+// Leaf is one segment of a point-in-time Reader: its LeafReader, its live
+// docs (nil: all live; immutable, later deletes go to a copy) and the
+// index-wide id of its doc 0. It is the searcher's Leaf, so a Reader's
+// leaves are searched as they are.
+type Leaf = search.Leaf
 
 // Reader is a ref-counted point-in-time view of the index (Lucene's
 // StandardDirectoryReader as handed out by a SearcherManager). It stays

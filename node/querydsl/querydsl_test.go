@@ -66,11 +66,7 @@ func openSearcher(t *testing.T) (*search.Searcher, *engine.Reader) {
 	}
 	r := s.Engine().Acquire()
 	t.Cleanup(r.Release)
-	leaves := make([]search.Leaf, len(r.Leaves()))
-	for i, l := range r.Leaves() {
-		leaves[i] = search.Leaf{Reader: l.Reader, Live: l.Live, DocBase: l.DocBase}
-	}
-	return search.NewSearcher(leaves), r
+	return search.NewSearcher(r.Leaves()), r
 }
 
 func ids(t *testing.T, s *search.Searcher, r *engine.Reader, q search.Query) []string {

@@ -89,13 +89,11 @@ func (s *selection) truncate(n int64) {
 // a time, and marks the hits per leaf.
 func matches(ctx context.Context, r *engine.Reader, q search.Query) ([]*index.FixedBitSet, error) {
 	leaves := r.Leaves()
-	sl := make([]search.Leaf, len(leaves))
 	out := make([]*index.FixedBitSet, len(leaves))
 	for i, l := range leaves {
-		sl[i] = search.Leaf{Reader: l.Reader, Live: l.Live, DocBase: l.DocBase}
 		out[i] = index.NewFixedBitSet(l.Reader.MaxDoc())
 	}
-	s := search.NewSearcher(sl)
+	s := search.NewSearcher(leaves)
 	const page = 8192
 	req := search.Request{Size: page, Sort: []search.SortField{{Type: search.SortByDoc}}, SearchAfterDoc: -1, TotalHitsThreshold: 1}
 	leaf := 0

@@ -85,10 +85,9 @@ func (g *registry) pin(s *shard.Shard, r *engine.Reader, keepAlive time.Duration
 	c := &readerCtx{id: g.next, shard: s, reader: r, keepAlive: keepAlive, expires: time.Now().Add(keepAlive), uses: 1}
 	g.open[c.id] = c
 	g.mu.Unlock()
-	leaves := make([]search.Leaf, len(r.Leaves()))
+	leaves := r.Leaves()
 	c.docBases = make([]int, len(leaves))
-	for i, l := range r.Leaves() {
-		leaves[i] = search.Leaf{Reader: l.Reader, Live: l.Live, DocBase: l.DocBase}
+	for i, l := range leaves {
 		c.docBases[i] = l.DocBase
 	}
 	c.searcher = search.NewSearcher(leaves)
