@@ -142,7 +142,7 @@ func openEngine(ctx context.Context, m *mapping.Mapping, dir string, ramMB int) 
 // openEngineWith is openEngine with a caller-owned merge scheduler (nil:
 // the engine's default).
 func openEngineWith(ctx context.Context, m *mapping.Mapping, dir string, ramMB int, sched engine.MergeScheduler) (*engine.Engine, error) {
-	pp, err := newParserPool(m)
+	pp, err := engine.NewMappingParser(m)
 	if err != nil {
 		return nil, err
 	}
