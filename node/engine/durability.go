@@ -107,7 +107,7 @@ type durability struct {
 // fsynced; in a bulk it records the location for Bulk.Sync. A failed append
 // fails the engine for writes: the operation is applied but not logged, so
 // nothing after it may be acknowledged.
-func (e *Engine) logOp(ctx context.Context, b *Bulk, typ translog.OpType, seq int64, id, source []byte) error {
+func (e *Engine) logOp(ctx context.Context, b *Bulk, op *translog.Op) error {
 	d := &e.dur
 	if d.tl == nil {
 		return nil
@@ -121,8 +121,8 @@ func (e *Engine) logOp(ctx context.Context, b *Bulk, typ translog.OpType, seq in
 		d.mu.RUnlock()
 		return fmt.Errorf("engine: translog failed earlier: %w", d.failed)
 	}
-	op := translog.Op{Type: typ, SeqNo: uint64(seq), ID: id, Source: source}
-	loc, err := d.tl.Add(ctx, &op)
+	seq := op.SeqNo
+	loc, err := d.tl.Add(ctx, op)
 	d.mu.RUnlock()
 	if err != nil {
 		// A cancelled context can only interrupt the roll after the
@@ -189,7 +189,9 @@ func (e *Engine) TranslogStats() translog.Stats {
 // durable when it returns) or a *Bulk (durable after Bulk.Sync).
 type DocWriter interface {
 	Index(ctx context.Context, id, source []byte) (Result, error)
+	IndexRouted(ctx context.Context, id, routing, source []byte) (Result, error)
 	Create(ctx context.Context, id, source []byte) (Result, error)
+	CreateRouted(ctx context.Context, id, routing, source []byte) (Result, error)
 	Delete(ctx context.Context, id []byte) (Result, error)
 }
 
@@ -214,12 +216,22 @@ func (e *Engine) NewBulk() *Bulk { return &Bulk{e: e} }
 
 // Index is Engine.Index without the fsync (see Bulk).
 func (b *Bulk) Index(ctx context.Context, id, source []byte) (Result, error) {
-	return b.e.index(ctx, b, id, source)
+	return b.e.index(ctx, b, id, nil, source)
+}
+
+// IndexRouted is Engine.IndexRouted without the fsync (see Bulk).
+func (b *Bulk) IndexRouted(ctx context.Context, id, routing, source []byte) (Result, error) {
+	return b.e.index(ctx, b, id, routing, source)
 }
 
 // Create is Engine.Create without the fsync (see Bulk).
 func (b *Bulk) Create(ctx context.Context, id, source []byte) (Result, error) {
-	return b.e.create(ctx, b, id, source)
+	return b.e.create(ctx, b, id, nil, source)
+}
+
+// CreateRouted is Engine.CreateRouted without the fsync (see Bulk).
+func (b *Bulk) CreateRouted(ctx context.Context, id, routing, source []byte) (Result, error) {
+	return b.e.create(ctx, b, id, routing, source)
 }
 
 // Delete is Engine.Delete without the fsync (see Bulk).

@@ -196,11 +196,19 @@ func (e *Engine) Writer() *IndexWriter { return e.w }
 // returns once the operation is in the translog (and, with Request
 // durability, fsynced).
 func (e *Engine) Index(ctx context.Context, id, source []byte) (Result, error) {
-	return e.index(ctx, nil, id, source)
+	return e.index(ctx, nil, id, nil, source)
 }
 
-func (e *Engine) index(ctx context.Context, b *Bulk, id, source []byte) (Result, error) {
-	doc, err := e.parse(id, source)
+// IndexRouted is Index of a document indexed with a custom routing value:
+// the routing is stored with it (_routing, in the translog and the stored
+// fields), so gets, hits and reindex can report and keep it. Empty routing
+// is Index.
+func (e *Engine) IndexRouted(ctx context.Context, id, routing, source []byte) (Result, error) {
+	return e.index(ctx, nil, id, routing, source)
+}
+
+func (e *Engine) index(ctx context.Context, b *Bulk, id, routing, source []byte) (Result, error) {
+	doc, err := e.parse(id, routing, source)
 	if err != nil {
 		return Result{}, err
 	}
@@ -209,7 +217,7 @@ func (e *Engine) index(ctx context.Context, b *Bulk, id, source []byte) (Result,
 	if err != nil {
 		return Result{}, err
 	}
-	if err := e.logOp(ctx, b, translog.OpIndex, seq, id, source); err != nil {
+	if err := e.logOp(ctx, b, &translog.Op{Type: translog.OpIndex, SeqNo: uint64(seq), ID: id, Routing: routing, Source: source}); err != nil {
 		return Result{}, err
 	}
 	e.refresher.checkBuffered()
@@ -220,11 +228,16 @@ func (e *Engine) index(ctx context.Context, b *Bulk, id, source []byte) (Result,
 // (op_type=create), atomically; otherwise the error wraps
 // ErrDocumentExists.
 func (e *Engine) Create(ctx context.Context, id, source []byte) (Result, error) {
-	return e.create(ctx, nil, id, source)
+	return e.create(ctx, nil, id, nil, source)
 }
 
-func (e *Engine) create(ctx context.Context, b *Bulk, id, source []byte) (Result, error) {
-	doc, err := e.parse(id, source)
+// CreateRouted is Create with a custom routing value (see IndexRouted).
+func (e *Engine) CreateRouted(ctx context.Context, id, routing, source []byte) (Result, error) {
+	return e.create(ctx, nil, id, routing, source)
+}
+
+func (e *Engine) create(ctx context.Context, b *Bulk, id, routing, source []byte) (Result, error) {
+	doc, err := e.parse(id, routing, source)
 	if err != nil {
 		return Result{}, err
 	}
@@ -233,7 +246,7 @@ func (e *Engine) create(ctx context.Context, b *Bulk, id, source []byte) (Result
 	if err != nil {
 		return Result{}, err
 	}
-	if err := e.logOp(ctx, b, translog.OpIndex, seq, id, source); err != nil {
+	if err := e.logOp(ctx, b, &translog.Op{Type: translog.OpIndex, SeqNo: uint64(seq), ID: id, Routing: routing, Source: source}); err != nil {
 		return Result{}, err
 	}
 	e.refresher.checkBuffered()
@@ -241,7 +254,7 @@ func (e *Engine) create(ctx context.Context, b *Bulk, id, source []byte) (Result
 }
 
 // parse fills a pooled Document; the caller puts it back.
-func (e *Engine) parse(id, source []byte) (*document.Document, error) {
+func (e *Engine) parse(id, routing, source []byte) (*document.Document, error) {
 	doc := e.docs.Get().(*document.Document)
 	doc.Reset()
 	if err := e.opts.Parser.Parse(id, source, doc); err != nil {
@@ -254,6 +267,7 @@ func (e *Engine) parse(id, source []byte) (*document.Document, error) {
 	if len(doc.Source) == 0 {
 		doc.Source = append(doc.Source, source...)
 	}
+	doc.Routing = append(doc.Routing[:0], routing...)
 	return doc, nil
 }
 
@@ -267,7 +281,7 @@ func (e *Engine) delete(ctx context.Context, b *Bulk, id []byte) (Result, error)
 	if err != nil {
 		return Result{}, err
 	}
-	if err := e.logOp(ctx, b, translog.OpDelete, seq, id, nil); err != nil {
+	if err := e.logOp(ctx, b, &translog.Op{Type: translog.OpDelete, SeqNo: uint64(seq), ID: id}); err != nil {
 		return Result{}, err
 	}
 	e.refresher.checkBuffered()
@@ -313,25 +327,33 @@ type GetOptions struct {
 // Get returns the _source of the live document with id, from the latest
 // refresh (or after refreshing, with Realtime).
 func (e *Engine) Get(ctx context.Context, id []byte, opts GetOptions) (source []byte, found bool, err error) {
+	sd, found, err := e.GetDocument(ctx, id, opts)
+	return sd.Source, found, err
+}
+
+// GetDocument is Get returning the whole stored document (_id, _routing,
+// _source); its slices are the caller's.
+func (e *Engine) GetDocument(ctx context.Context, id []byte, opts GetOptions) (doc index.StoredDoc, found bool, err error) {
 	if opts.Realtime {
 		if seq, ok := e.w.pendingSeq(id); ok {
 			e.refresher.addWaiter(true)
 			if err := e.w.WaitForGeneration(ctx, seq); err != nil {
-				return nil, false, err
+				return index.StoredDoc{}, false, err
 			}
 		}
 	}
 	r := e.w.Acquire()
 	defer r.Release()
-	leaf, doc, ok := r.LookupID(id)
+	leaf, d, ok := r.LookupID(id)
 	if !ok {
-		return nil, false, nil
+		return index.StoredDoc{}, false, nil
 	}
-	var sd index.StoredDoc
-	if err := r.Document(leaf, doc, &sd); err != nil {
-		return nil, false, fmt.Errorf("engine: get %q: %w", id, err)
+	// A fresh StoredDoc: readers copy into dst's buffers, which are then
+	// the caller's.
+	if err := r.Document(leaf, d, &doc); err != nil {
+		return index.StoredDoc{}, false, fmt.Errorf("engine: get %q: %w", id, err)
 	}
-	return slices.Clone(sd.Source), true, nil
+	return doc, true, nil
 }
 
 // Commit makes every completed operation durable in the index and returns

@@ -131,7 +131,7 @@ func (e *Engine) replayTranslog(ctx context.Context, tl *translog.Translog) erro
 			// Ahead of a lower number still to come: keep a copy (the
 			// snapshot reuses its buffer).
 			held[int64(op.SeqNo)] = translog.Op{Type: op.Type, SeqNo: op.SeqNo,
-				ID: slices.Clone(op.ID), Source: slices.Clone(op.Source)}
+				ID: slices.Clone(op.ID), Routing: slices.Clone(op.Routing), Source: slices.Clone(op.Source)}
 			return nil
 		}
 		if err := e.replayOp(ctx, op); err != nil {
@@ -199,7 +199,7 @@ func (e *Engine) replayOp(ctx context.Context, op *translog.Op) error {
 	case translog.OpDelete:
 		seq, _, err = e.w.Delete(ctx, op.ID)
 	case translog.OpIndex:
-		doc, perr := e.parse(op.ID, op.Source)
+		doc, perr := e.parse(op.ID, op.Routing, op.Source)
 		if perr != nil {
 			return fmt.Errorf("engine: replay seq %d: %w", want, perr)
 		}

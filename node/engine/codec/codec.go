@@ -118,7 +118,7 @@ func (c *Codec) ReadLiveDocs(dir store.Directory, info *index.SegmentInfo, gen i
 	}
 	defer in.Close()
 	data := in.Bytes()
-	body, err := checkHeader(data, name, extLiveDocs, info.ID)
+	body, _, err := checkHeader(data, name, extLiveDocs, info.ID)
 	if err != nil {
 		return nil, err
 	}

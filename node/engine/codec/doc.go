@@ -42,12 +42,24 @@
 //     values, bit-packed with random access by one unaligned 8-byte load.
 //     Sorted doc values: u32 offsets + term bytes, and ord+1 per doc
 //     bit-packed (0 = no value).
-//   - _N.fdt  stored fields (_id, _source) in blocks of >= 16 KiB
-//     compressed with S2 (default) or zstd-fastest, then a (first doc,
-//     offset) index. A StoredFieldsReader caches its last decompressed
-//     block, so reading docs in order decompresses each block once.
+//   - _N.fdt  stored fields (_id, _routing, _source) in blocks of >= 16
+//     KiB compressed with S2 (default) or zstd-fastest, then a (first doc,
+//     offset) index. A doc is uvarint(len(_id)<<1 | hasRouting), _id, the
+//     routing (uvarint length + bytes) only if the flag is set, then
+//     uvarint len(_source), _source: docs routed by _id pay nothing for
+//     _routing. A StoredFieldsReader caches its last decompressed block, so
+//     reading docs in order decompresses each block once.
 //   - _N_<gen>.liv  live docs: maxDoc and the bitset's words; checksummed
 //     in full when read.
+//
+// # Versions
+//
+// The header's format version is 2 since stored fields carry _routing;
+// version 1 .fdt files (no flag bit in the _id length) are still read, so
+// segments written before stay openable. testdata/golden holds a small
+// segment of every version; TestGoldenSegments opens each one (regenerate
+// the current one with -update-golden after a format change, and bump
+// formatVersion when the bytes change).
 //
 // # Choices, measured
 //

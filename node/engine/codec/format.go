@@ -14,10 +14,14 @@ import (
 const Name = "Sluice10"
 
 const (
-	formatVersion = 1
-	headerMagic   = 0x534c4331 // "SLC1"
-	footerMagic   = ^uint32(headerMagic)
-	footerLen     = 16 // magic u32, algorithm u32 (0 = CRC32 IEEE), checksum u64
+	// formatVersion is written into every header; readers accept
+	// minFormatVersion..formatVersion. 2: stored-fields docs may carry a
+	// _routing (flag bit in the _id length).
+	formatVersion    = 2
+	minFormatVersion = 1
+	headerMagic      = 0x534c4331 // "SLC1"
+	footerMagic      = ^uint32(headerMagic)
+	footerLen        = 16 // magic u32, algorithm u32 (0 = CRC32 IEEE), checksum u64
 )
 
 // File extensions of a segment's files.
@@ -52,41 +56,43 @@ func appendHeader(b []byte, id index.SegmentID, ext string) []byte {
 }
 
 // checkHeader verifies the header and the footer's framing (not the
-// checksum) and returns the body: the bytes between them.
-func checkHeader(data []byte, file, ext string, id index.SegmentID) ([]byte, error) {
+// checksum) and returns the body, the bytes between them, and the file's
+// format version.
+func checkHeader(data []byte, file, ext string, id index.SegmentID) (body []byte, version int, err error) {
 	hl := headerLen(ext)
 	if len(data) < hl+footerLen {
-		return nil, corruptf(file, 0, "file too short (%d bytes)", len(data))
+		return nil, 0, corruptf(file, 0, "file too short (%d bytes)", len(data))
 	}
 	if m := binary.LittleEndian.Uint32(data); m != headerMagic {
-		return nil, corruptf(file, 0, "bad header magic %#x", m)
+		return nil, 0, corruptf(file, 0, "bad header magic %#x", m)
 	}
 	if int(data[4]) != len(Name) || string(data[5:5+len(Name)]) != Name {
-		return nil, corruptf(file, 4, "codec name is not %s", Name)
+		return nil, 0, corruptf(file, 4, "codec name is not %s", Name)
 	}
 	off := 5 + len(Name)
-	if v := binary.LittleEndian.Uint32(data[off:]); v != formatVersion {
-		return nil, corruptf(file, off, "unsupported format version %d", v)
+	v := binary.LittleEndian.Uint32(data[off:])
+	if v < minFormatVersion || v > formatVersion {
+		return nil, 0, corruptf(file, off, "unsupported format version %d (this build reads %d to %d)", v, minFormatVersion, formatVersion)
 	}
 	off += 4
 	if string(data[off:off+16]) != string(id[:]) {
-		return nil, corruptf(file, off, "segment ID mismatch (file from another segment)")
+		return nil, 0, corruptf(file, off, "segment ID mismatch (file from another segment)")
 	}
 	off += 16
 	if int(data[off]) != len(ext) || string(data[off+1:off+1+len(ext)]) != ext {
-		return nil, corruptf(file, off, "suffix is not %q", ext)
+		return nil, 0, corruptf(file, off, "suffix is not %q", ext)
 	}
 	end := len(data) - footerLen
 	if m := binary.LittleEndian.Uint32(data[end:]); m != footerMagic {
-		return nil, corruptf(file, end, "bad footer magic %#x", m)
+		return nil, 0, corruptf(file, end, "bad footer magic %#x", m)
 	}
 	if a := binary.LittleEndian.Uint32(data[end+4:]); a != 0 {
-		return nil, corruptf(file, end+4, "unknown checksum algorithm %d", a)
+		return nil, 0, corruptf(file, end+4, "unknown checksum algorithm %d", a)
 	}
 	if binary.LittleEndian.Uint64(data[end+8:])>>32 != 0 {
-		return nil, corruptf(file, end+8, "checksum has high bits set")
+		return nil, 0, corruptf(file, end+8, "checksum has high bits set")
 	}
-	return data[hl:end], nil
+	return data[hl:end], int(v), nil
 }
 
 // verifyChecksum checks the CRC32 footer over the whole file.

@@ -78,12 +78,16 @@ func FuzzPostings(f *testing.F) {
 
 // FuzzStoredBlock decodes arbitrary bytes as a stored-fields block.
 func FuzzStoredBlock(f *testing.F) {
-	f.Add([]byte{2, 5, 5, 'h', 'e', 'l', 'l', 'o'}, uint8(1), uint8(3))
-	f.Fuzz(func(t *testing.T, body []byte, comp uint8, maxDoc uint8) {
+	f.Add([]byte{2, 5, 5, 'h', 'e', 'l', 'l', 'o'}, uint8(1), uint8(3), false)
+	raw := appendStoredDoc(nil, &index.StoredDoc{ID: []byte("a"), Routing: []byte("r"), Source: []byte("{}")})
+	block, _ := compress(CompressionS2, nil, raw)
+	block = append(appendUvarint(appendUvarint(appendUvarint(nil, 1), uint64(len(raw))), uint64(len(block))), block...)
+	f.Add(block, uint8(1), uint8(0), true)
+	f.Fuzz(func(t *testing.T, body []byte, comp uint8, maxDoc uint8, routing bool) {
 		md := int(maxDoc%8) + 1
 		idx := appendU32(nil, 0)
 		idx = appendU64(idx, 0)
-		m := &storedMeta{file: "_f.fdt", comp: Compression(1 + comp%2), body: body, index: idx, numBlocks: 1, maxDoc: md}
+		m := &storedMeta{file: "_f.fdt", comp: Compression(1 + comp%2), body: body, index: idx, numBlocks: 1, maxDoc: md, routing: routing}
 		s := &storedReader{m: m, block: -1}
 		var doc index.StoredDoc
 		for d := 0; d < md; d++ {

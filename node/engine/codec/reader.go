@@ -24,9 +24,10 @@ type segmentReader struct {
 	// termsFile names .tim in errors without building the name per lookup.
 	termsFile string
 
-	fields  map[string]*fieldReader
-	stored  storedMeta
-	heapEst int64
+	fields        map[string]*fieldReader
+	stored        storedMeta
+	storedVersion int // format version of .fdt: 1 has no _routing
+	heapEst       int64
 }
 
 type fieldReader struct {
@@ -60,9 +61,12 @@ func openSegment(dir store.Directory, info *index.SegmentInfo) (_ *segmentReader
 		}
 		sr.inputs = append(sr.inputs, in)
 		data := in.Bytes()
-		body, err := checkHeader(data, name, ext, info.ID)
+		body, version, err := checkHeader(data, name, ext, info.ID)
 		if err != nil {
 			return nil, err
+		}
+		if ext == extStored {
+			sr.storedVersion = version
 		}
 		// Metadata and the term dictionary are read without further
 		// checks on every lookup (the FST decoder trusts its bytes), so
@@ -138,7 +142,7 @@ func (sr *segmentReader) readMeta() error {
 			f.sorted = readSortedMeta(r, sr.bodies[extDV], sr.maxDoc)
 		}
 	}
-	sr.stored = readStoredMeta(r, sr.bodies[extStored], sr.maxDoc, fileName(sr.info.Name, extStored))
+	sr.stored = readStoredMeta(r, sr.bodies[extStored], sr.maxDoc, fileName(sr.info.Name, extStored), sr.storedVersion >= 2)
 	if r.err == nil && r.off != len(r.b) {
 		r.fail("%d trailing bytes", len(r.b)-r.off)
 	}

@@ -10,6 +10,10 @@ import (
 
 // storedMeta locates the stored-fields blocks: an index of (first doc u32,
 // offset u64) per block at the end of .fdt.
+//
+// A doc in a block is uvarint(len(_id)<<1 | hasRouting), _id, [uvarint
+// len(_routing), _routing], uvarint len(_source), _source: only docs with a
+// routing pay for it. Format version 1 has no flag bit: uvarint len(_id).
 type storedMeta struct {
 	file      string
 	comp      Compression
@@ -17,12 +21,13 @@ type storedMeta struct {
 	index     []byte
 	numBlocks int
 	maxDoc    int
+	routing   bool // docs carry the routing flag (format version >= 2)
 }
 
 const storedIndexEntry = 12
 
-func readStoredMeta(r *reader, body []byte, maxDoc int, file string) storedMeta {
-	m := storedMeta{file: file, body: body, maxDoc: maxDoc}
+func readStoredMeta(r *reader, body []byte, maxDoc int, file string, routing bool) storedMeta {
+	m := storedMeta{file: file, body: body, maxDoc: maxDoc, routing: routing}
 	m.comp = Compression(r.byte1())
 	m.numBlocks = r.uint(maxDoc, "stored block count")
 	m.index = r.region2(body, storedIndexEntry*m.numBlocks, "stored index")
@@ -85,8 +90,7 @@ func (s *storedReader) loadBlock(b int) error {
 	br := reader{b: raw, file: m.file}
 	for i := 0; i < numDoc; i++ {
 		s.starts = append(s.starts, int32(br.off))
-		br.bytes(br.uint(len(raw), "id length"))
-		br.bytes(br.uint(len(raw), "source length"))
+		m.readDoc(&br, len(raw))
 	}
 	if br.err != nil || br.off != len(raw) {
 		return s.corrupt(int(off64), "block %d: docs do not fill the block", b)
@@ -113,8 +117,7 @@ func (s *storedReader) Document(doc int, dst *index.StoredDoc) error {
 		}
 	}
 	r := reader{b: s.raw, off: int(s.starts[doc-s.first]), file: s.m.file}
-	id := r.bytes(r.uint(len(s.raw), "id length"))
-	src := r.bytes(r.uint(len(s.raw), "source length"))
+	id, routing, src := m.readDoc(&r, len(s.raw))
 	if r.err != nil {
 		s.block = -1
 		return fmt.Errorf("stored block %d: %w", s.block, r.err)
@@ -122,6 +125,38 @@ func (s *storedReader) Document(doc int, dst *index.StoredDoc) error {
 	// Copied into dst's buffers (allocation-free once they have grown)
 	// so callers may keep or modify them without touching the cache.
 	dst.ID = append(dst.ID[:0], id...)
+	dst.Routing = append(dst.Routing[:0], routing...)
 	dst.Source = append(dst.Source[:0], src...)
 	return nil
+}
+
+// readDoc decodes one doc of a block; r.err is set if it does not fit.
+func (m *storedMeta) readDoc(r *reader, limit int) (id, routing, src []byte) {
+	n := r.uint(2*limit+1, "id length")
+	if m.routing {
+		id = r.bytes(n >> 1)
+		if n&1 != 0 {
+			routing = r.bytes(r.uint(limit, "routing length"))
+		}
+	} else {
+		id = r.bytes(n)
+	}
+	src = r.bytes(r.uint(limit, "source length"))
+	return id, routing, src
+}
+
+// appendStoredDoc encodes one doc of a block (the format storedMeta reads).
+func appendStoredDoc(raw []byte, sd *index.StoredDoc) []byte {
+	n := uint64(len(sd.ID)) << 1
+	if len(sd.Routing) > 0 {
+		n |= 1
+	}
+	raw = appendUvarint(raw, n)
+	raw = append(raw, sd.ID...)
+	if len(sd.Routing) > 0 {
+		raw = appendUvarint(raw, uint64(len(sd.Routing)))
+		raw = append(raw, sd.Routing...)
+	}
+	raw = appendUvarint(raw, uint64(len(sd.Source)))
+	return append(raw, sd.Source...)
 }

@@ -293,10 +293,7 @@ func (w *segmentWriter) writeStored() error {
 		if err := sf.Document(d, &sd); err != nil {
 			return fmt.Errorf("stored fields of doc %d: %w", d, err)
 		}
-		raw = appendUvarint(raw, uint64(len(sd.ID)))
-		raw = append(raw, sd.ID...)
-		raw = appendUvarint(raw, uint64(len(sd.Source)))
-		raw = append(raw, sd.Source...)
+		raw = appendStoredDoc(raw, &sd)
 		if len(raw) >= w.opts.StoredBlockSize {
 			if err := flush(d + 1); err != nil {
 				return err

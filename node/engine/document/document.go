@@ -79,9 +79,12 @@ type Field struct {
 
 // Document is a parsed document ready for the indexing chain.
 type Document struct {
-	ID     []byte // the _id
-	Source []byte // the original JSON (_source), stored compressed
-	Fields []Field
+	ID []byte // the _id
+	// Routing is the custom routing value the document was indexed with
+	// (_routing), stored next to _id; empty when it is routed by _id.
+	Routing []byte
+	Source  []byte // the original JSON (_source), stored compressed
+	Fields  []Field
 	// Terms is the arena that producers (the mapping's Parser) append term
 	// and keyword bytes to; Token.Term and Field.Keywords alias it, so a
 	// reused Document parses without allocating. Consumers ignore it.
@@ -91,6 +94,7 @@ type Document struct {
 // Reset empties d for reuse, keeping its buffers.
 func (d *Document) Reset() {
 	d.ID = d.ID[:0]
+	d.Routing = d.Routing[:0]
 	d.Source = d.Source[:0]
 	for i := range d.Fields {
 		f := &d.Fields[i]

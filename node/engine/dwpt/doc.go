@@ -19,7 +19,7 @@
 //     last position, doc freq, total term freq.
 //   - norms ([]uint8), numeric doc values ([]int64 + presence bits), sorted
 //     doc values (a second termHash of values + per-doc value id), and stored
-//     _id/_source appended to 256 KiB chunks.
+//     _id/_routing/_source appended to 256 KiB chunks.
 //
 // Streams: the doc stream of a text field holds (docDelta<<1 | freq==1)
 // [freq]; of a docs-only field (keyword, numerics, _id) the doc delta. The

@@ -67,10 +67,13 @@ type perField struct {
 	dvOrdOf   []int32 // value id -> ord
 }
 
-// storedRef locates a doc's stored _id and _source in the stored chunks.
+// storedRef locates a doc's stored _id, _routing and _source, consecutive
+// in the stored chunks. Lengths of _id and _routing are at most
+// MaxTermLength, so they share a word and the ref stays 16 bytes.
 type storedRef struct {
-	chunk, off  int32
-	idLen, srcN int32
+	chunk, off        int32
+	idLen, routingLen uint16
+	srcN              int32
 }
 
 const storedChunkSize = 256 << 10
@@ -144,6 +147,9 @@ func (d *DWPT) validate(doc *document.Document) error {
 	}
 	if len(doc.ID) > MaxTermLength {
 		return fmt.Errorf("%w: _id longer than %d bytes", ErrInvalidDocument, MaxTermLength)
+	}
+	if len(doc.Routing) > MaxTermLength {
+		return fmt.Errorf("%w: _routing longer than %d bytes", ErrInvalidDocument, MaxTermLength)
 	}
 	if d.numDocs >= MaxDocs {
 		return ErrFull
@@ -241,7 +247,7 @@ func (d *DWPT) AddDocument(doc *document.Document) (int, error) {
 			}
 		}
 	}
-	d.storeDoc(doc.ID, doc.Source)
+	d.storeDoc(doc.ID, doc.Routing, doc.Source)
 	d.numDocs++
 	return int(docID), nil
 }
@@ -357,8 +363,8 @@ func (f *perField) setSorted(doc int32, vals [][]byte) {
 	f.sortedOrd = append(f.sortedOrd, id)
 }
 
-func (d *DWPT) storeDoc(id, src []byte) {
-	n := len(id) + len(src)
+func (d *DWPT) storeDoc(id, routing, src []byte) {
+	n := len(id) + len(routing) + len(src)
 	var c []byte
 	if len(d.chunks) > 0 {
 		c = d.chunks[len(d.chunks)-1]
@@ -369,8 +375,9 @@ func (d *DWPT) storeDoc(id, src []byte) {
 		d.chunks = append(d.chunks, c)
 		d.chunkBytes += int64(size)
 	}
-	ref := storedRef{chunk: int32(len(d.chunks) - 1), off: int32(len(c)), idLen: int32(len(id)), srcN: int32(len(src))}
+	ref := storedRef{chunk: int32(len(d.chunks) - 1), off: int32(len(c)), idLen: uint16(len(id)), routingLen: uint16(len(routing)), srcN: int32(len(src))}
 	c = append(c, id...)
+	c = append(c, routing...)
 	c = append(c, src...)
 	d.chunks[len(d.chunks)-1] = c
 	d.stored.append(ref)

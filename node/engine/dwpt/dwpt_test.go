@@ -55,7 +55,10 @@ func randomDoc(r *rand.Rand, doc *document.Document, docID int, m *model) {
 	doc.Reset()
 	doc.ID = fmt.Appendf(doc.ID, "id-%d", r.IntN(docID+10))
 	doc.Source = fmt.Appendf(doc.Source, `{"n":%d}`, docID)
-	m.stored = append(m.stored, index.StoredDoc{ID: bytes.Clone(doc.ID), Source: bytes.Clone(doc.Source)})
+	if r.IntN(3) == 0 {
+		doc.Routing = fmt.Appendf(doc.Routing, "tenant-%d", r.IntN(5))
+	}
+	m.stored = append(m.stored, index.StoredDoc{ID: bytes.Clone(doc.ID), Routing: bytes.Clone(doc.Routing), Source: bytes.Clone(doc.Source)})
 	m.add(docID, string(doc.ID), index.IDField, 0, false)
 	schema := []struct {
 		name string
@@ -208,8 +211,8 @@ func checkAgainstModel(t *testing.T, r *rand.Rand, d *DWPT, m *model) {
 		if err := sf.Document(doc, &sd); err != nil {
 			t.Fatal(err)
 		}
-		if !bytes.Equal(sd.ID, want.ID) || !bytes.Equal(sd.Source, want.Source) {
-			t.Fatalf("stored doc %d: %q %q want %q %q", doc, sd.ID, sd.Source, want.ID, want.Source)
+		if !bytes.Equal(sd.ID, want.ID) || !bytes.Equal(sd.Routing, want.Routing) || !bytes.Equal(sd.Source, want.Source) {
+			t.Fatalf("stored doc %d: %q %q %q want %q %q %q", doc, sd.ID, sd.Routing, sd.Source, want.ID, want.Routing, want.Source)
 		}
 	}
 }
@@ -347,6 +350,7 @@ func TestRejectsInvalidDocuments(t *testing.T) {
 		{"bad type", document.Document{ID: []byte("1"), Fields: []document.Field{{Name: "a", Type: 99}}}},
 		{"type conflict", document.Document{ID: []byte("1"), Fields: []document.Field{{Name: "k", Type: document.Long}}}},
 		{"long term", document.Document{ID: []byte("1"), Fields: []document.Field{{Name: "t", Type: document.Text, Tokens: []document.Token{{Term: []byte(long)}}}}}},
+		{"long routing", document.Document{ID: []byte("1"), Routing: []byte(long)}},
 		{"positions backwards", document.Document{ID: []byte("1"), Fields: []document.Field{{Name: "t", Type: document.Text,
 			Tokens: []document.Token{{Term: []byte("a"), Position: 3}, {Term: []byte("b"), Position: 1}}}}}},
 	}

@@ -110,7 +110,7 @@ func (d *DWPT) SortedDocValues(field string) index.SortedDocValues {
 	return &memSorted{f: f}
 }
 
-// StoredFields returns a reader of the buffered _id and _source.
+// StoredFields returns a reader of the buffered _id, _routing and _source.
 func (d *DWPT) StoredFields() index.StoredFieldsReader { return memStored{d} }
 
 type memNorms []uint8
@@ -155,12 +155,14 @@ func (s memStored) Document(doc int, dst *index.StoredDoc) error {
 	}
 	r := *s.d.stored.at(int32(doc))
 	c := s.d.chunks[r.chunk]
-	idEnd := r.off + r.idLen
-	srcEnd := idEnd + r.srcN
+	idEnd := r.off + int32(r.idLen)
+	routingEnd := idEnd + int32(r.routingLen)
+	srcEnd := routingEnd + r.srcN
 	// Full slice expressions: a caller appending to dst's slices must not
 	// write into the chunk.
 	dst.ID = c[r.off:idEnd:idEnd]
-	dst.Source = c[idEnd:srcEnd:srcEnd]
+	dst.Routing = c[idEnd:routingEnd:routingEnd]
+	dst.Source = c[routingEnd:srcEnd:srcEnd]
 	return nil
 }
 

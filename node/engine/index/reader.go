@@ -143,10 +143,13 @@ type SortedDocValues interface {
 	ValueCount() int
 }
 
-// StoredDoc is a stored document: its _id and original JSON _source.
+// StoredDoc is a stored document: its _id, the custom routing value it was
+// indexed with (_routing; empty when it was routed by _id) and its original
+// JSON _source.
 type StoredDoc struct {
-	ID     []byte
-	Source []byte
+	ID      []byte
+	Routing []byte
+	Source  []byte
 }
 
 // StoredFieldsReader reads stored documents; used by one goroutine.

@@ -320,8 +320,8 @@ func checkStored(t testing.TB, r *rand.Rand, want, got index.LeafReader) {
 		if err := gs.Document(d, &b); err != nil {
 			t.Fatalf("doc %d: %v", d, err)
 		}
-		if !bytes.Equal(a.ID, b.ID) || !bytes.Equal(a.Source, b.Source) {
-			t.Fatalf("doc %d: stored %q/%d bytes, want %q/%d bytes", d, b.ID, len(b.Source), a.ID, len(a.Source))
+		if !bytes.Equal(a.ID, b.ID) || !bytes.Equal(a.Routing, b.Routing) || !bytes.Equal(a.Source, b.Source) {
+			t.Fatalf("doc %d: stored %q routing %q/%d bytes, want %q routing %q/%d bytes", d, b.ID, b.Routing, len(b.Source), a.ID, a.Routing, len(a.Source))
 		}
 	}
 }

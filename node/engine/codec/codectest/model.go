@@ -116,6 +116,7 @@ type modelStored []index.StoredDoc
 
 func (s modelStored) Document(doc int, dst *index.StoredDoc) error {
 	dst.ID = append(dst.ID[:0], s[doc].ID...)
+	dst.Routing = append(dst.Routing[:0], s[doc].Routing...)
 	dst.Source = append(dst.Source[:0], s[doc].Source...)
 	return nil
 }

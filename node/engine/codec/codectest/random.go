@@ -57,8 +57,8 @@ func pickDocs(r *rand.Rand, docs, n int) []int {
 // Random builds a random model: one field per index-options level (one of
 // them sparse, in few docs), an _id field of singletons, a numeric and a
 // sorted doc-values field, a dense/sparse numeric field, and stored _id and
-// _source for every doc. The empty term is included: Lucene allows it and
-// so does the FST.
+// _source for every doc, with a _routing for about a third of them. The
+// empty term is included: Lucene allows it and so does the FST.
 func Random(r *rand.Rand, o RandomOptions) *Model {
 	m := &Model{Docs: o.Docs}
 	add := func(info index.FieldInfo) *Field {
@@ -205,6 +205,20 @@ func Random(r *rand.Rand, o RandomOptions) *Model {
 			t.Postings = append(t.Postings, Posting{Doc: d, Freq: 1})
 		}
 		sorted.Terms = append(sorted.Terms, t)
+	}
+	// _routing on about a third of the docs, drawn last so the rest of the
+	// model does not depend on it; sometimes long (a multi-byte length).
+	for d := range m.Stored {
+		if r.IntN(3) == 0 {
+			n := 1 + r.IntN(12)
+			if r.IntN(20) == 0 {
+				n = 100 + r.IntN(300)
+			}
+			m.Stored[d].Routing = randTerm(r, "tenant-0123456789", n)
+			if len(m.Stored[d].Routing) == 0 {
+				m.Stored[d].Routing = []byte("t")
+			}
+		}
 	}
 	m.Finish()
 	return m
