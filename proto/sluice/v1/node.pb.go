@@ -266,7 +266,9 @@ type ShardGetResponse struct {
 	// Whether it exists.
 	Found bool `protobuf:"varint,1,opt,name=found,proto3" json:"found,omitempty"`
 	// Its original JSON.
-	Source        []byte `protobuf:"bytes,2,opt,name=source,proto3" json:"source,omitempty"`
+	Source []byte `protobuf:"bytes,2,opt,name=source,proto3" json:"source,omitempty"`
+	// The routing value the document was indexed with (_routing); empty when it was routed by its id.
+	Routing       string `protobuf:"bytes,3,opt,name=routing,proto3" json:"routing,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -313,6 +315,13 @@ func (x *ShardGetResponse) GetSource() []byte {
 		return x.Source
 	}
 	return nil
+}
+
+func (x *ShardGetResponse) GetRouting() string {
+	if x != nil {
+		return x.Routing
+	}
+	return ""
 }
 
 // ShardSearchRequest is the query phase on one shard.
@@ -662,7 +671,9 @@ type FetchedDoc struct {
 	// The document id.
 	Id string `protobuf:"bytes,2,opt,name=id,proto3" json:"id,omitempty"`
 	// The original JSON.
-	Source        []byte `protobuf:"bytes,3,opt,name=source,proto3" json:"source,omitempty"`
+	Source []byte `protobuf:"bytes,3,opt,name=source,proto3" json:"source,omitempty"`
+	// The routing value the document was indexed with (_routing); empty when it was routed by its id.
+	Routing       string `protobuf:"bytes,4,opt,name=routing,proto3" json:"routing,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -716,6 +727,13 @@ func (x *FetchedDoc) GetSource() []byte {
 		return x.Source
 	}
 	return nil
+}
+
+func (x *FetchedDoc) GetRouting() string {
+	if x != nil {
+		return x.Routing
+	}
+	return ""
 }
 
 // ShardFetchResponse carries fetched documents in request order.
@@ -1406,8 +1424,11 @@ type RunReindexSliceRequest struct {
 	// How often the slice makes its destination writes durable and reports a checkpoint; unset:
 	// the node's default (5 s).
 	CheckpointInterval *durationpb.Duration `protobuf:"bytes,16,opt,name=checkpoint_interval,json=checkpointInterval,proto3" json:"checkpoint_interval,omitempty"`
-	unknownFields      protoimpl.UnknownFields
-	sizeCache          protoimpl.SizeCache
+	// Routing of the copied documents, ReindexDestination.routing as validated by the
+	// coordinator: "" or "keep", "discard", "=value".
+	Routing       string `protobuf:"bytes,17,opt,name=routing,proto3" json:"routing,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *RunReindexSliceRequest) Reset() {
@@ -1550,6 +1571,13 @@ func (x *RunReindexSliceRequest) GetCheckpointInterval() *durationpb.Duration {
 		return x.CheckpointInterval
 	}
 	return nil
+}
+
+func (x *RunReindexSliceRequest) GetRouting() string {
+	if x != nil {
+		return x.Routing
+	}
+	return ""
 }
 
 // RunReindexSliceResponse reports slice progress; the last message has done set.
@@ -2468,10 +2496,11 @@ const file_sluice_v1_node_proto_rawDesc = "" +
 	"\x0fShardGetRequest\x12(\n" +
 	"\x05shard\x18\x01 \x01(\v2\x12.sluice.v1.ShardIDR\x05shard\x12\x0e\n" +
 	"\x02id\x18\x02 \x01(\tR\x02id\x12\x18\n" +
-	"\arefresh\x18\x03 \x01(\bR\arefresh\"@\n" +
+	"\arefresh\x18\x03 \x01(\bR\arefresh\"Z\n" +
 	"\x10ShardGetResponse\x12\x14\n" +
 	"\x05found\x18\x01 \x01(\bR\x05found\x12\x16\n" +
-	"\x06source\x18\x02 \x01(\fR\x06source\"\xdb\x02\n" +
+	"\x06source\x18\x02 \x01(\fR\x06source\x12\x18\n" +
+	"\arouting\x18\x03 \x01(\tR\arouting\"\xdb\x02\n" +
 	"\x12ShardSearchRequest\x12(\n" +
 	"\x05shard\x18\x01 \x01(\v2\x12.sluice.v1.ShardIDR\x05shard\x12&\n" +
 	"\x05query\x18\x02 \x01(\v2\x10.sluice.v1.QueryR\x05query\x12\x12\n" +
@@ -2496,12 +2525,13 @@ const file_sluice_v1_node_proto_rawDesc = "" +
 	"\treader_id\x18\x02 \x01(\x04R\breaderId\x12\x12\n" +
 	"\x04docs\x18\x03 \x03(\x05R\x04docs\x12!\n" +
 	"\ffetch_source\x18\x04 \x01(\bR\vfetchSource\x12\x18\n" +
-	"\arelease\x18\x05 \x01(\bR\arelease\"F\n" +
+	"\arelease\x18\x05 \x01(\bR\arelease\"`\n" +
 	"\n" +
 	"FetchedDoc\x12\x10\n" +
 	"\x03doc\x18\x01 \x01(\x05R\x03doc\x12\x0e\n" +
 	"\x02id\x18\x02 \x01(\tR\x02id\x12\x16\n" +
-	"\x06source\x18\x03 \x01(\fR\x06source\"?\n" +
+	"\x06source\x18\x03 \x01(\fR\x06source\x12\x18\n" +
+	"\arouting\x18\x04 \x01(\tR\arouting\"?\n" +
 	"\x12ShardFetchResponse\x12)\n" +
 	"\x04docs\x18\x01 \x03(\v2\x15.sluice.v1.FetchedDocR\x04docs\"?\n" +
 	"\x13ShardRefreshRequest\x12(\n" +
@@ -2543,7 +2573,7 @@ const file_sluice_v1_node_proto_rawDesc = "" +
 	"\x10store_size_bytes\x18\x04 \x01(\x03R\x0estoreSizeBytes\x12\x1c\n" +
 	"\n" +
 	"max_seq_no\x18\x05 \x01(\x03R\bmaxSeqNo\x12$\n" +
-	"\x0edurable_seq_no\x18\x06 \x01(\x03R\fdurableSeqNo\"\x82\x06\n" +
+	"\x0edurable_seq_no\x18\x06 \x01(\x03R\fdurableSeqNo\"\x9c\x06\n" +
 	"\x16RunReindexSliceRequest\x12\x17\n" +
 	"\atask_id\x18\x01 \x01(\tR\x06taskId\x12\x14\n" +
 	"\x05slice\x18\x02 \x01(\x05R\x05slice\x12*\n" +
@@ -2564,7 +2594,8 @@ const file_sluice_v1_node_proto_rawDesc = "" +
 	"\x06cursor\x18\r \x01(\fR\x06cursor\x12\x19\n" +
 	"\bmax_docs\x18\x0e \x01(\x03R\amaxDocs\x120\n" +
 	"\x14proceed_on_conflicts\x18\x0f \x01(\bR\x12proceedOnConflicts\x12J\n" +
-	"\x13checkpoint_interval\x18\x10 \x01(\v2\x19.google.protobuf.DurationR\x12checkpointInterval\x1a<\n" +
+	"\x13checkpoint_interval\x18\x10 \x01(\v2\x19.google.protobuf.DurationR\x12checkpointInterval\x12\x18\n" +
+	"\arouting\x18\x11 \x01(\tR\arouting\x1a<\n" +
 	"\x0eDestNodesEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\x05R\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x89\x03\n" +

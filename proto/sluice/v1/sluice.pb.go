@@ -2074,7 +2074,9 @@ type GetResponse struct {
 	// The document id.
 	Id string `protobuf:"bytes,3,opt,name=id,proto3" json:"id,omitempty"`
 	// The document's original JSON.
-	Source        []byte `protobuf:"bytes,4,opt,name=source,proto3" json:"source,omitempty"`
+	Source []byte `protobuf:"bytes,4,opt,name=source,proto3" json:"source,omitempty"`
+	// The routing value the document was indexed with (_routing); empty when it was routed by its id.
+	Routing       string `protobuf:"bytes,5,opt,name=routing,proto3" json:"routing,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2135,6 +2137,13 @@ func (x *GetResponse) GetSource() []byte {
 		return x.Source
 	}
 	return nil
+}
+
+func (x *GetResponse) GetRouting() string {
+	if x != nil {
+		return x.Routing
+	}
+	return ""
 }
 
 // PointInTime refers to an open point-in-time.
@@ -2398,7 +2407,9 @@ type Hit struct {
 	// The hit's sort values, for search_after.
 	Sort []*SortValue `protobuf:"bytes,5,rep,name=sort,proto3" json:"sort,omitempty"`
 	// The shard the hit came from.
-	Shard         int32 `protobuf:"varint,6,opt,name=shard,proto3" json:"shard,omitempty"`
+	Shard int32 `protobuf:"varint,6,opt,name=shard,proto3" json:"shard,omitempty"`
+	// The routing value the document was indexed with (_routing); empty when it was routed by its id.
+	Routing       string `protobuf:"bytes,7,opt,name=routing,proto3" json:"routing,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2473,6 +2484,13 @@ func (x *Hit) GetShard() int32 {
 		return x.Shard
 	}
 	return 0
+}
+
+func (x *Hit) GetRouting() string {
+	if x != nil {
+		return x.Routing
+	}
+	return ""
 }
 
 // SearchResponse carries hits.
@@ -2942,7 +2960,9 @@ type ScrollDoc struct {
 	// The document id.
 	Id string `protobuf:"bytes,2,opt,name=id,proto3" json:"id,omitempty"`
 	// The document's original JSON.
-	Source        []byte `protobuf:"bytes,3,opt,name=source,proto3" json:"source,omitempty"`
+	Source []byte `protobuf:"bytes,3,opt,name=source,proto3" json:"source,omitempty"`
+	// The routing value the document was indexed with (_routing); empty when it was routed by its id.
+	Routing       string `protobuf:"bytes,4,opt,name=routing,proto3" json:"routing,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2996,6 +3016,13 @@ func (x *ScrollDoc) GetSource() []byte {
 		return x.Source
 	}
 	return nil
+}
+
+func (x *ScrollDoc) GetRouting() string {
+	if x != nil {
+		return x.Routing
+	}
+	return ""
 }
 
 // ScrollResponse is one batch of a scroll stream.
@@ -3221,7 +3248,12 @@ type ReindexDestination struct {
 	Mapping *Mapping `protobuf:"bytes,3,opt,name=mapping,proto3" json:"mapping,omitempty"`
 	// BULK_ACTION_INDEX (default) overwrites documents with the same id; BULK_ACTION_CREATE
 	// only creates and counts existing ids as conflicts.
-	OpType        BulkAction `protobuf:"varint,4,opt,name=op_type,json=opType,proto3,enum=sluice.v1.BulkAction" json:"op_type,omitempty"`
+	OpType BulkAction `protobuf:"varint,4,opt,name=op_type,json=opType,proto3,enum=sluice.v1.BulkAction" json:"op_type,omitempty"`
+	// How copied documents are routed, as Elasticsearch's dest.routing: "keep" (default, also
+	// empty) routes each document by the routing it was indexed with (its id if none) and
+	// stores that routing; "discard" routes every document by its id and stores none; "=value"
+	// routes and stores every document with value.
+	Routing       string `protobuf:"bytes,5,opt,name=routing,proto3" json:"routing,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3282,6 +3314,13 @@ func (x *ReindexDestination) GetOpType() BulkAction {
 		return x.OpType
 	}
 	return BulkAction_BULK_ACTION_UNSPECIFIED
+}
+
+func (x *ReindexDestination) GetRouting() string {
+	if x != nil {
+		return x.Routing
+	}
+	return ""
 }
 
 // ReindexRequest starts a reindex task.
@@ -4763,12 +4802,13 @@ const file_sluice_v1_sluice_proto_rawDesc = "" +
 	"\x05index\x18\x01 \x01(\tR\x05index\x12\x0e\n" +
 	"\x02id\x18\x02 \x01(\tR\x02id\x12\x18\n" +
 	"\arouting\x18\x03 \x01(\tR\arouting\x12\x18\n" +
-	"\arefresh\x18\x04 \x01(\bR\arefresh\"a\n" +
+	"\arefresh\x18\x04 \x01(\bR\arefresh\"{\n" +
 	"\vGetResponse\x12\x14\n" +
 	"\x05found\x18\x01 \x01(\bR\x05found\x12\x14\n" +
 	"\x05index\x18\x02 \x01(\tR\x05index\x12\x0e\n" +
 	"\x02id\x18\x03 \x01(\tR\x02id\x12\x16\n" +
-	"\x06source\x18\x04 \x01(\fR\x06source\"W\n" +
+	"\x06source\x18\x04 \x01(\fR\x06source\x12\x18\n" +
+	"\arouting\x18\x05 \x01(\tR\arouting\"W\n" +
 	"\vPointInTime\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x128\n" +
 	"\n" +
@@ -4790,14 +4830,15 @@ const file_sluice_v1_sluice_proto_rawDesc = "" +
 	"\r_fetch_source\"[\n" +
 	"\tTotalHits\x12\x14\n" +
 	"\x05value\x18\x01 \x01(\x03R\x05value\x128\n" +
-	"\brelation\x18\x02 \x01(\x0e2\x1c.sluice.v1.TotalHitsRelationR\brelation\"\x99\x01\n" +
+	"\brelation\x18\x02 \x01(\x0e2\x1c.sluice.v1.TotalHitsRelationR\brelation\"\xb3\x01\n" +
 	"\x03Hit\x12\x14\n" +
 	"\x05index\x18\x01 \x01(\tR\x05index\x12\x0e\n" +
 	"\x02id\x18\x02 \x01(\tR\x02id\x12\x14\n" +
 	"\x05score\x18\x03 \x01(\x02R\x05score\x12\x16\n" +
 	"\x06source\x18\x04 \x01(\fR\x06source\x12(\n" +
 	"\x04sort\x18\x05 \x03(\v2\x14.sluice.v1.SortValueR\x04sort\x12\x14\n" +
-	"\x05shard\x18\x06 \x01(\x05R\x05shard\"\x92\x02\n" +
+	"\x05shard\x18\x06 \x01(\x05R\x05shard\x12\x18\n" +
+	"\arouting\x18\a \x01(\tR\arouting\"\x92\x02\n" +
 	"\x0eSearchResponse\x12*\n" +
 	"\x05total\x18\x01 \x01(\v2\x14.sluice.v1.TotalHitsR\x05total\x12\"\n" +
 	"\x04hits\x18\x02 \x03(\v2\x0e.sluice.v1.HitR\x04hits\x12\x1b\n" +
@@ -4829,11 +4870,12 @@ const file_sluice_v1_sluice_proto_rawDesc = "" +
 	"batch_size\x18\x05 \x01(\x05R\tbatchSize\x12\x16\n" +
 	"\x06cursor\x18\x06 \x01(\fR\x06cursor\x12&\n" +
 	"\ffetch_source\x18\a \x01(\bH\x00R\vfetchSource\x88\x01\x01B\x0f\n" +
-	"\r_fetch_source\"I\n" +
+	"\r_fetch_source\"c\n" +
 	"\tScrollDoc\x12\x14\n" +
 	"\x05index\x18\x01 \x01(\tR\x05index\x12\x0e\n" +
 	"\x02id\x18\x02 \x01(\tR\x02id\x12\x16\n" +
-	"\x06source\x18\x03 \x01(\fR\x06source\"h\n" +
+	"\x06source\x18\x03 \x01(\fR\x06source\x12\x18\n" +
+	"\arouting\x18\x04 \x01(\tR\arouting\"h\n" +
 	"\x0eScrollResponse\x12(\n" +
 	"\x04docs\x18\x01 \x03(\v2\x14.sluice.v1.ScrollDocR\x04docs\x12\x16\n" +
 	"\x06cursor\x18\x02 \x01(\fR\x06cursor\x12\x14\n" +
@@ -4844,12 +4886,13 @@ const file_sluice_v1_sluice_proto_rawDesc = "" +
 	"\x06shards\x18\x01 \x01(\v2\x18.sluice.v1.ShardsSummaryR\x06shards\"M\n" +
 	"\rReindexSource\x12\x14\n" +
 	"\x05index\x18\x01 \x01(\tR\x05index\x12&\n" +
-	"\x05query\x18\x02 \x01(\v2\x10.sluice.v1.QueryR\x05query\"\xbe\x01\n" +
+	"\x05query\x18\x02 \x01(\v2\x10.sluice.v1.QueryR\x05query\"\xd8\x01\n" +
 	"\x12ReindexDestination\x12\x14\n" +
 	"\x05index\x18\x01 \x01(\tR\x05index\x124\n" +
 	"\bsettings\x18\x02 \x01(\v2\x18.sluice.v1.IndexSettingsR\bsettings\x12,\n" +
 	"\amapping\x18\x03 \x01(\v2\x12.sluice.v1.MappingR\amapping\x12.\n" +
-	"\aop_type\x18\x04 \x01(\x0e2\x15.sluice.v1.BulkActionR\x06opType\"\x8c\x03\n" +
+	"\aop_type\x18\x04 \x01(\x0e2\x15.sluice.v1.BulkActionR\x06opType\x12\x18\n" +
+	"\arouting\x18\x05 \x01(\tR\arouting\"\x8c\x03\n" +
 	"\x0eReindexRequest\x120\n" +
 	"\x06source\x18\x01 \x01(\v2\x18.sluice.v1.ReindexSourceR\x06source\x121\n" +
 	"\x04dest\x18\x02 \x01(\v2\x1d.sluice.v1.ReindexDestinationR\x04dest\x12\x16\n" +
