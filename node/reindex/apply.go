@@ -51,8 +51,8 @@ var errConflictAbort = errors.New("version conflict, document already exists (co
 // Only errors that should stop the copy are returned: a document that does
 // not fit the mapping is a counted failure, a conflict too unless
 // abortOnConflict.
-func applyDoc(ctx context.Context, sh *shard.Shard, ops shard.Ops, id, source []byte, createOnly, abortOnConflict bool, c *counters) error {
-	res, err := sh.IndexDocVia(ctx, ops, id, source, createOnly)
+func applyDoc(ctx context.Context, sh *shard.Shard, ops shard.Ops, id, routing, source []byte, createOnly, abortOnConflict bool, c *counters) error {
+	res, err := sh.IndexDocVia(ctx, ops, id, routing, source, createOnly)
 	switch {
 	case err == nil:
 		if res.Created {
@@ -81,24 +81,25 @@ func applyDoc(ctx context.Context, sh *shard.Shard, ops shard.Ops, id, source []
 type chunk struct {
 	sh   *shard.Shard
 	buf  []byte
-	ends []int // id end, source end, id end, ...
+	ends []int // id end, routing end, source end, id end, ...
 }
 
-func (ch *chunk) add(id, source []byte) {
-	ch.buf = append(ch.buf, id...)
-	ch.ends = append(ch.ends, len(ch.buf))
-	ch.buf = append(ch.buf, source...)
-	ch.ends = append(ch.ends, len(ch.buf))
+func (ch *chunk) add(id, routing, source []byte) {
+	for _, b := range [...][]byte{id, routing, source} {
+		ch.buf = append(ch.buf, b...)
+		ch.ends = append(ch.ends, len(ch.buf))
+	}
 }
 
-func (ch *chunk) len() int { return len(ch.ends) / 2 }
+func (ch *chunk) len() int { return len(ch.ends) / 3 }
 
-func (ch *chunk) doc(i int) (id, source []byte) {
+func (ch *chunk) doc(i int) (id, routing, source []byte) {
 	start := 0
 	if i > 0 {
-		start = ch.ends[2*i-1]
+		start = ch.ends[3*i-1]
 	}
-	return ch.buf[start:ch.ends[2*i]], ch.buf[ch.ends[2*i]:ch.ends[2*i+1]]
+	e := ch.ends[3*i : 3*i+3]
+	return ch.buf[start:e[0]], ch.buf[e[0]:e[1]], ch.buf[e[1]:e[2]]
 }
 
 func (ch *chunk) reset() { ch.buf, ch.ends = ch.buf[:0], ch.ends[:0] }
@@ -142,8 +143,8 @@ func (w *writers) loop() {
 				ok = false
 				break
 			}
-			id, src := ch.doc(i)
-			if err := applyDoc(w.ctx, ch.sh, b, id, src, w.createOnly, w.abortOnConflict, w.c); err != nil {
+			id, routing, src := ch.doc(i)
+			if err := applyDoc(w.ctx, ch.sh, b, id, routing, src, w.createOnly, w.abortOnConflict, w.c); err != nil {
 				w.fail(err)
 				ok = false
 				break

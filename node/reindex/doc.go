@@ -14,9 +14,13 @@
 //     _id term dictionary) ∩ query matches (a doc-order search, no scoring),
 //     cut to the first max_docs in index order. The selection is a pure
 //     function of the reader and the request.
-//  2. Reads the selected docs in index order from stored fields — _id and
-//     the original _source bytes, no JSON decoding — and routes each by
-//     hash(_id) over the destination's routing shards. A destination shard
+//  2. Reads the selected docs in index order from stored fields — _id,
+//     _routing and the original _source bytes, no JSON decoding — and
+//     routes each as a bulk would, by hash(routing or _id) over the
+//     destination's routing shards, where the routing is the document's
+//     own unless the request's DestRouting discards or replaces it
+//     (Elasticsearch's dest.routing keep | discard | =value); the routing
+//     travels with the document and is stored with it. A destination shard
 //     open on this node is written in-process (Shard.IndexDoc: parsed once,
 //     with the destination's mapping) by a pool of writer goroutines; any
 //     other goes into that shard's ShardIngest stream to its node, in binary

@@ -72,7 +72,7 @@ func (r *Runner) applyBatch(ctx context.Context, sh *shard.Shard, docs []*sluice
 		wg.Go(func() {
 			for i := w; i < len(docs); i += n {
 				d := docs[i]
-				if err := applyDoc(ctx, sh, b, []byte(d.GetId()), d.GetSource(), createOnly, false, c); err != nil {
+				if err := applyDoc(ctx, sh, b, []byte(d.GetId()), []byte(d.GetRouting()), d.GetSource(), createOnly, false, c); err != nil {
 					errs[w] = err
 					return
 				}
@@ -96,12 +96,12 @@ type ingestStream struct {
 	bytes  int
 }
 
-func (s *ingestStream) add(id, source []byte) {
+func (s *ingestStream) add(id, routing, source []byte) {
 	if s.batch == nil {
 		s.batch = &sluicev1.ShardIngestRequest{}
 	}
-	s.batch.Docs = append(s.batch.Docs, &sluicev1.IngestDoc{Id: string(id), Source: append([]byte(nil), source...)})
-	s.bytes += len(id) + len(source)
+	s.batch.Docs = append(s.batch.Docs, &sluicev1.IngestDoc{Id: string(id), Routing: string(routing), Source: append([]byte(nil), source...)})
+	s.bytes += len(id) + len(routing) + len(source)
 }
 
 // flush sends the pending batch, opening the stream first if needed. Send

@@ -16,6 +16,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/sluice-search/sluice/cluster/routing"
+	"github.com/sluice-search/sluice/node/engine"
 	"github.com/sluice-search/sluice/node/engine/index"
 	"github.com/sluice-search/sluice/node/shard"
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
@@ -97,8 +98,9 @@ func load(t *testing.T, nodes []*testNode, uuid string, p routing.Params, n int)
 }
 
 type destDoc struct {
-	shard  int
-	source string
+	shard   int
+	source  string
+	routing string
 }
 
 // contents refreshes the destination shards and reads every live doc.
@@ -132,7 +134,7 @@ func contents(t *testing.T, nodes []*testNode, uuid string, shards int) map[stri
 				if prev, dup := got[string(sd.ID)]; dup {
 					t.Errorf("doc %s twice: shards %d and %d", sd.ID, prev.shard, d)
 				}
-				got[string(sd.ID)] = destDoc{d, string(sd.Source)}
+				got[string(sd.ID)] = destDoc{d, string(sd.Source), string(sd.Routing)}
 			}
 		}
 		rd.Release()
@@ -482,4 +484,143 @@ func FuzzDecodeCursor(f *testing.F) {
 			t.Errorf("%x decodes to %v which encodes to %x", b, c, c.encode())
 		}
 	})
+}
+
+// TestRoutedCopy: documents indexed with a custom routing are copied to
+// the destination shard their routing maps to, with the routing stored,
+// so a get with the routing finds them there — locally and through
+// ShardIngest — unless the request discards or replaces the routing.
+func TestRoutedCopy(t *testing.T) {
+	tests := []struct {
+		name    string
+		remote  bool
+		routing string
+		// want is the destination routing of a doc stored with routing r.
+		want func(r string) string
+	}{
+		{"local keep", false, "", func(r string) string { return r }},
+		{"local discard", false, "discard", func(string) string { return "" }},
+		{"local value", false, "=fixed", func(string) string { return "fixed" }},
+		{"remote keep", true, "keep", func(r string) string { return r }},
+		{"remote value", true, "=fixed", func(string) string { return "fixed" }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := context.Background()
+			a := startNode(t)
+			nodes := []*testNode{a, a}
+			srcP := routing.Params{Shards: 2, RoutingShards: 4}
+			dstP := routing.Params{Shards: 4, RoutingShards: 4}
+			var addrs map[int32]string
+			a.open(t, "src", "src", 0, 1)
+			if tt.remote {
+				b := startNode(t)
+				nodes = []*testNode{a, b}
+				dstP = routing.Params{Shards: 3, RoutingShards: 3}
+				b.open(t, "src", "src", 1)
+				a.open(t, "dst", "dst", 0)
+				b.open(t, "dst", "dst", 1, 2)
+				addrs = map[int32]string{0: a.addr, 1: b.addr, 2: b.addr}
+			} else {
+				a.open(t, "dst", "dst", 0, 1, 2, 3)
+			}
+			// Two of three docs routed by tenant: their source shard is
+			// the tenant's, not their id's.
+			stored := map[string]string{}
+			for i := range 300 {
+				id := fmt.Sprintf("d%05d", i)
+				key, r := id, ""
+				if i%3 != 0 {
+					r = fmt.Sprintf("tenant-%d", i%7)
+					key = r
+				}
+				s := routing.Shard(key, srcP)
+				sh, err := nodes[s].host.Get(shard.ID{IndexUUID: "src", Shard: s})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := sh.IndexDocVia(ctx, nil, []byte(id), []byte(r), []byte(docSource(i)), false); err != nil {
+					t.Fatal(err)
+				}
+				stored[id] = r
+			}
+			for s := range srcP.Shards {
+				sh, _ := nodes[s].host.Get(shard.ID{IndexUUID: "src", Shard: s})
+				if _, err := sh.Engine().Refresh(ctx); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for s, n := range nodes {
+				req := sliceReq("src", s, "dst", dstP, addrs)
+				req.Routing = tt.routing
+				if last, _, err := runSlice(ctx, n.client, req); err != nil || !last.Done || last.Created != last.Total {
+					t.Fatalf("slice %d: %v %v", s, last, err)
+				}
+			}
+			got := contents(t, nodes, "dst", dstP.Shards)
+			if len(got) != len(stored) {
+				t.Fatalf("destination holds %d docs, source %d", len(got), len(stored))
+			}
+			for id, r := range stored {
+				wantR := tt.want(r)
+				key := id
+				if wantR != "" {
+					key = wantR
+				}
+				g := got[id]
+				if g.routing != wantR || g.shard != routing.Shard(key, dstP) {
+					t.Fatalf("%s (source routing %q): in shard %d with routing %q, want shard %d routing %q", id, r, g.shard, g.routing, routing.Shard(key, dstP), wantR)
+				}
+			}
+			// A get with the routing goes to routing.Shard(routing) and
+			// finds the doc there.
+			for id, r := range stored {
+				if r == "" || tt.want(r) != r {
+					continue
+				}
+				d := routing.Shard(r, dstP)
+				var sh *shard.Shard
+				for _, n := range nodes {
+					if s, err := n.host.Get(shard.ID{IndexUUID: "dst", Shard: d}); err == nil {
+						sh = s
+					}
+				}
+				doc, found, err := sh.Engine().GetDocument(ctx, []byte(id), engine.GetOptions{})
+				if err != nil || !found || string(doc.Routing) != r {
+					t.Fatalf("get %s with routing %s (shard %d): found=%v routing %q, %v", id, r, d, found, doc.Routing, err)
+				}
+			}
+		})
+	}
+}
+
+func TestParseDestRouting(t *testing.T) {
+	tests := []struct {
+		in      string
+		stored  string
+		want    string
+		keeps   bool
+		wantErr bool
+	}{
+		{"", "t1", "t1", true, false},
+		{"keep", "", "", true, false},
+		{"keep", "t1", "t1", true, false},
+		{"discard", "t1", "", false, false},
+		{"=v", "t1", "v", false, false},
+		{"=v", "", "v", false, false},
+		{"=", "", "", false, true},
+		{"Keep", "", "", false, true},
+	}
+	for _, tt := range tests {
+		r, err := ParseDestRouting(tt.in)
+		if (err != nil) != tt.wantErr {
+			t.Fatalf("%q: err %v", tt.in, err)
+		}
+		if err != nil {
+			continue
+		}
+		if got := string(r.Of([]byte(tt.stored))); got != tt.want || r.Keeps() != tt.keeps {
+			t.Errorf("%q of %q: %q keeps=%v, want %q keeps=%v", tt.in, tt.stored, got, r.Keeps(), tt.want, tt.keeps)
+		}
+	}
 }

@@ -36,6 +36,10 @@ func (r *Runner) RunReindexSlice(req *sluicev1.RunReindexSliceRequest, stream gr
 	if err := dst.Validate(); err != nil {
 		return status.Errorf(codes.InvalidArgument, "reindex slice: destination: %v", err)
 	}
+	destRouting, err := ParseDestRouting(req.GetRouting())
+	if err != nil {
+		return status.Errorf(codes.InvalidArgument, "reindex slice: %v", err)
+	}
 	src, err := r.host.Get(shard.ID{IndexUUID: srcID.GetIndexUuid(), Shard: int(srcID.GetShard())})
 	if err != nil {
 		return statusOf(err)
@@ -82,7 +86,7 @@ func (r *Runner) RunReindexSlice(req *sluicev1.RunReindexSliceRequest, stream gr
 	if ci := req.GetCheckpointInterval(); ci != nil && ci.AsDuration() > 0 {
 		interval = ci.AsDuration()
 	}
-	cp := &copyRun{r: r, req: req, dst: dst, sel: sel, rd: rd, fp: fp, th: th, interval: interval,
+	cp := &copyRun{r: r, req: req, dst: dst, routing: destRouting, sel: sel, rd: rd, fp: fp, th: th, interval: interval,
 		stream: stream, restarted: restarted, local: map[int]*shard.Shard{}, remote: map[int]*ingestStream{}}
 	err = cp.run(ctx, next)
 	done = err == nil
@@ -94,6 +98,7 @@ type copyRun struct {
 	r         *Runner
 	req       *sluicev1.RunReindexSliceRequest
 	dst       routing.Params
+	routing   DestRouting
 	sel       *selection
 	rd        *engine.Reader
 	fp        uint64
@@ -143,7 +148,7 @@ func (cp *copyRun) run(ctx context.Context, next int) (err error) {
 			if err := stored.Document(d, &sd); err != nil {
 				return fmt.Errorf("source shard %v: doc %d: %w", cp.req.GetSource(), base+d, err)
 			}
-			if err := cp.route(ctx, sd.ID, sd.Source); err != nil {
+			if err := cp.route(ctx, sd.ID, cp.routing.Of(sd.Routing), sd.Source); err != nil {
 				return cp.cause(ctx, err)
 			}
 			cp.copied++
@@ -177,17 +182,22 @@ func (cp *copyRun) cause(ctx context.Context, err error) error {
 	return err
 }
 
-// route sends a document to its destination shard: in-process when the
-// shard is open here, else into that shard's ingest stream.
-func (cp *copyRun) route(ctx context.Context, id, source []byte) error {
-	d := routing.Shard(string(id), cp.dst)
+// route sends a document to its destination shard, by its routing value
+// (nil: its id) as a bulk would: in-process when the shard is open here,
+// else into that shard's ingest stream.
+func (cp *copyRun) route(ctx context.Context, id, rt, source []byte) error {
+	key := id
+	if len(rt) > 0 {
+		key = rt
+	}
+	d := routing.Shard(string(key), cp.dst)
 	if sh, ok := cp.localShard(d); ok {
 		ch := cp.chunks[d]
 		if ch == nil {
 			ch = cp.w.get(sh)
 			cp.chunks[d] = ch
 		}
-		ch.add(id, source)
+		ch.add(id, rt, source)
 		if ch.len() == chunkDocs {
 			cp.w.submit(ch)
 			delete(cp.chunks, d)
@@ -204,7 +214,7 @@ func (cp *copyRun) route(ctx context.Context, id, source []byte) error {
 			shard: &sluicev1.ShardID{IndexUuid: cp.req.GetDestIndexUuid(), Shard: int32(d)}}
 		cp.remote[d] = s
 	}
-	s.add(id, source)
+	s.add(id, rt, source)
 	if len(s.batch.Docs) >= cp.r.opts.BatchDocs || s.bytes >= cp.r.opts.BatchBytes {
 		return s.flush(ctx, cp.r)
 	}

@@ -40,18 +40,18 @@ func (c *readerCtx) leafOf(doc int) (leaf, local int, ok bool) {
 	return leaf, doc - c.docBases[leaf], true
 }
 
-// document reads a doc's stored _id and _source (copies).
-func (c *readerCtx) document(doc int) (id, source []byte, err error) {
+// document reads a doc's stored _id, _routing and _source (copies).
+func (c *readerCtx) document(doc int) (index.StoredDoc, error) {
 	leaf, local, ok := c.leafOf(doc)
 	if !ok {
-		return nil, nil, fmt.Errorf("%w: doc %d is outside the reader (max %d)", errBadRequest, doc, c.reader.MaxDoc())
+		return index.StoredDoc{}, fmt.Errorf("%w: doc %d is outside the reader (max %d)", errBadRequest, doc, c.reader.MaxDoc())
 	}
 	var sd index.StoredDoc
 	if err := c.reader.Document(leaf, local, &sd); err != nil {
-		return nil, nil, err
+		return index.StoredDoc{}, err
 	}
 	// The stored-fields reader may reuse its buffers: copy.
-	return slices.Clone(sd.ID), slices.Clone(sd.Source), nil
+	return index.StoredDoc{ID: slices.Clone(sd.ID), Routing: slices.Clone(sd.Routing), Source: slices.Clone(sd.Source)}, nil
 }
 
 // registry holds the node's pinned readers.

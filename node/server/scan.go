@@ -204,7 +204,7 @@ func (s *Server) ShardScan(req *sluicev1.ShardScanRequest, stream sluicev1.Node_
 			if err := stored.Document(d, &sd); err != nil {
 				return toStatus(fmt.Errorf("shard %v: scan doc %d: %w", sh.ID(), base+d, err))
 			}
-			fd := &sluicev1.FetchedDoc{Doc: int32(base + d), Id: string(sd.ID)}
+			fd := &sluicev1.FetchedDoc{Doc: int32(base + d), Id: string(sd.ID), Routing: string(sd.Routing)}
 			if req.GetFetchSource() {
 				fd.Source = append([]byte(nil), sd.Source...)
 			}

@@ -176,7 +176,7 @@ func applyItem(ctx context.Context, sh *shard.Shard, b *engine.Bulk, it *sluicev
 		if len(it.GetSource()) == 0 {
 			return engine.Result{}, fmt.Errorf("%w: %v of %q has no source", errBadRequest, it.GetAction(), it.GetId())
 		}
-		return sh.IndexDocVia(ctx, b, []byte(it.GetId()), it.GetSource(), it.GetAction() == sluicev1.BulkAction_BULK_ACTION_CREATE)
+		return sh.IndexDocVia(ctx, b, []byte(it.GetId()), []byte(it.GetRouting()), it.GetSource(), it.GetAction() == sluicev1.BulkAction_BULK_ACTION_CREATE)
 	case sluicev1.BulkAction_BULK_ACTION_DELETE:
 		return sh.DeleteDocVia(ctx, b, []byte(it.GetId()))
 	}
@@ -189,11 +189,11 @@ func (s *Server) ShardGet(ctx context.Context, req *sluicev1.ShardGetRequest) (*
 	if err != nil {
 		return nil, toStatus(err)
 	}
-	src, found, err := sh.Engine().Get(ctx, []byte(req.GetId()), engine.GetOptions{Realtime: req.GetRefresh()})
+	doc, found, err := sh.Engine().GetDocument(ctx, []byte(req.GetId()), engine.GetOptions{Realtime: req.GetRefresh()})
 	if err != nil {
 		return nil, toStatus(err)
 	}
-	return &sluicev1.ShardGetResponse{Found: found, Source: src}, nil
+	return &sluicev1.ShardGetResponse{Found: found, Source: doc.Source, Routing: string(doc.Routing)}, nil
 }
 
 // ShardRefresh refreshes a shard.
@@ -365,13 +365,13 @@ func (s *Server) ShardFetch(ctx context.Context, req *sluicev1.ShardFetchRequest
 		if err := ctx.Err(); err != nil {
 			return nil, toStatus(err)
 		}
-		id, src, err := c.document(int(d))
+		sd, err := c.document(int(d))
 		if err != nil {
 			return nil, toStatus(err)
 		}
-		fd := &sluicev1.FetchedDoc{Doc: d, Id: string(id)}
+		fd := &sluicev1.FetchedDoc{Doc: d, Id: string(sd.ID), Routing: string(sd.Routing)}
 		if req.GetFetchSource() {
-			fd.Source = src
+			fd.Source = sd.Source
 		}
 		resp.Docs[i] = fd
 	}

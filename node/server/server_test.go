@@ -358,3 +358,75 @@ func FuzzDecodeCursor(f *testing.F) {
 		}
 	})
 }
+
+// TestRoutingStoredAndReturned: a bulk item's routing is stored with the
+// document and comes back from get, fetch and scan.
+func TestRoutingStoredAndReturned(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t, Options{BulkParallelism: 3})
+	items := indexItems(30)
+	routingOf := func(i int) string {
+		if i%2 == 0 {
+			return ""
+		}
+		return fmt.Sprintf("tenant-%d", i%4)
+	}
+	for i, it := range items {
+		it.Routing = routingOf(i)
+	}
+	f.bulk(t, items, sluicev1.RefreshPolicy_REFRESH_POLICY_IMMEDIATE)
+	want := map[string]string{}
+	for i, it := range items {
+		want[it.Id] = routingOf(i)
+	}
+	for id, r := range want {
+		g, err := f.client.ShardGet(ctx, &sluicev1.ShardGetRequest{Shard: sid, Id: id})
+		if err != nil || !g.Found || g.Routing != r {
+			t.Fatalf("get %s: %v %v, want routing %q", id, g, err, r)
+		}
+	}
+	resp, err := f.client.ShardSearch(ctx, &sluicev1.ShardSearchRequest{Shard: sid, Size: 30})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var docs []int32
+	for _, h := range resp.Hits {
+		docs = append(docs, h.Doc)
+	}
+	fr, err := f.client.ShardFetch(ctx, &sluicev1.ShardFetchRequest{Shard: sid, ReaderId: resp.ReaderId, Docs: docs, Release: true})
+	if err != nil || len(fr.Docs) != len(want) {
+		t.Fatalf("fetch: %d docs, %v", len(fr.GetDocs()), err)
+	}
+	for _, d := range fr.Docs {
+		if d.Routing != want[d.Id] || len(d.Source) != 0 {
+			t.Fatalf("fetch %s: routing %q (want %q), %d source bytes without fetch_source", d.Id, d.Routing, want[d.Id], len(d.Source))
+		}
+	}
+	open, err := f.client.OpenShardReader(ctx, &sluicev1.OpenShardReaderRequest{Shard: sid, KeepAlive: durationpb.New(time.Minute)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stream, err := f.client.ShardScan(ctx, &sluicev1.ShardScanRequest{Shard: sid, ReaderId: open.ReaderId, BatchSize: 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for {
+		r, err := stream.Recv()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range r.Docs {
+			if d.Routing != want[d.Id] {
+				t.Fatalf("scan %s: routing %q, want %q", d.Id, d.Routing, want[d.Id])
+			}
+			n++
+		}
+	}
+	if n != len(want) {
+		t.Fatalf("scan returned %d docs, want %d", n, len(want))
+	}
+}

@@ -75,8 +75,8 @@ func (s *Shard) Mapping() *mapping.Mapping { return s.mapping.Load() }
 // Ops is where a shard's operations go: the engine itself (each one
 // durable before it returns) or an engine.Bulk (durable at its Sync).
 type Ops interface {
-	Index(ctx context.Context, id, source []byte) (engine.Result, error)
-	Create(ctx context.Context, id, source []byte) (engine.Result, error)
+	IndexRouted(ctx context.Context, id, routing, source []byte) (engine.Result, error)
+	CreateRouted(ctx context.Context, id, routing, source []byte) (engine.Result, error)
 	Delete(ctx context.Context, id []byte) (engine.Result, error)
 }
 
@@ -86,12 +86,14 @@ type Ops interface {
 // package doc). Errors from the document itself wrap mapping.ErrDocument,
 // mapping.ErrStrict or mapping.ErrConflict in a *mapping.FieldError.
 func (s *Shard) IndexDoc(ctx context.Context, id, source []byte, createOnly bool) (engine.Result, error) {
-	return s.IndexDocVia(ctx, nil, id, source, createOnly)
+	return s.IndexDocVia(ctx, nil, id, nil, source, createOnly)
 }
 
 // IndexDocVia is IndexDoc through ops (nil: the engine), e.g. an
-// engine.Bulk whose Sync makes a batch durable with one fsync.
-func (s *Shard) IndexDocVia(ctx context.Context, ops Ops, id, source []byte, createOnly bool) (engine.Result, error) {
+// engine.Bulk whose Sync makes a batch durable with one fsync, of a
+// document indexed with a custom routing value (nil: routed by id), which
+// the engine stores with it.
+func (s *Shard) IndexDocVia(ctx context.Context, ops Ops, id, routing, source []byte, createOnly bool) (engine.Result, error) {
 	if ops == nil {
 		ops = s.eng
 	}
@@ -99,9 +101,9 @@ func (s *Shard) IndexDocVia(ctx context.Context, ops Ops, id, source []byte, cre
 		var res engine.Result
 		var err error
 		if createOnly {
-			res, err = ops.Create(ctx, id, source)
+			res, err = ops.CreateRouted(ctx, id, routing, source)
 		} else {
-			res, err = ops.Index(ctx, id, source)
+			res, err = ops.IndexRouted(ctx, id, routing, source)
 		}
 		if errors.Is(err, engine.ErrDocumentExists) {
 			return res, fmt.Errorf("[%s]: %w", id, ErrConflict)
