@@ -35,6 +35,21 @@
 // absorbs them. A merge's own ctx makes MaybeStall return at once, so a merge
 // that registers follow-up merges cannot deadlock.
 //
+// # A budget across shards
+//
+// MaxThreadCount is per scheduler, and an engine (a shard) has its own. So
+// small merges (under 50 MiB, never throttled in auto mode) also take a
+// slot of a Budget shared by every scheduler of the process (ProcessBudget:
+// max(1, GOMAXPROCS/2) slots; Options.Budget for another), the smallest
+// waiting merge first. Without it, a node with many shards, or `sluice dev`
+// with three nodes in one process, ran one full-speed merge per shard at
+// once: on 2 cores such bursts took both cores for a few hundred ms and
+// made searches wait (`sluice bench load` at 200 and 400 qps with 1 MB/s
+// of indexing, two A/B pairs: p99 158–303 ms without the budget, 17–99 ms
+// with it). A merge waiting for a slot counts as started, so MaybeStall's
+// backpressure still applies; big merges and fixed-rate merges take no
+// slot (their rate already bounds them).
+//
 // # IO throttle
 //
 // Each merge writes through its RateLimiter: a writer calls Pause every

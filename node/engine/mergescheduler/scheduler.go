@@ -74,6 +74,10 @@ type Options struct {
 	ForceMergeMBPerSec float64
 	// Logger receives throttle changes (debug) and merge failures (warn).
 	Logger *slog.Logger
+	// Budget caps small unthrottled merges across the schedulers sharing
+	// it (see Budget); default ProcessBudget(). NewBudget(n) gives a
+	// private one.
+	Budget *Budget
 }
 
 // SetDefaults fills zero fields.
@@ -86,6 +90,9 @@ func (o *Options) SetDefaults() {
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
+	}
+	if o.Budget == nil {
+		o.Budget = ProcessBudget()
 	}
 }
 
@@ -229,9 +236,25 @@ func (s *ConcurrentMergeScheduler) start(t *task) {
 	ctx := context.WithValue(s.ctx, mergeCtxKey{}, s)
 	go func() {
 		defer s.wg.Done()
+		if s.budgeted(t) {
+			release, waited := s.opts.Budget.acquire(ctx, t.m.EstimatedBytes)
+			defer release()
+			s.mu.Lock()
+			s.stats.BudgetWaitTime += waited
+			s.mu.Unlock()
+		}
 		err := t.m.Run(ctx, t.rl)
 		s.finish(t, err)
 	}()
+}
+
+// budgeted says whether t takes a Budget slot: small merges that no IO
+// throttle slows down. Big merges are bounded by MaxThreadCount and the
+// throttle instead, and must not hold a slot small merges wait for.
+func (s *ConcurrentMergeScheduler) budgeted(t *task) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return !t.m.Forced && t.m.EstimatedBytes < MinBigMergeBytes && s.throttle != FixedIOThrottle
 }
 
 func (s *ConcurrentMergeScheduler) finish(t *task, err error) {
@@ -472,6 +495,8 @@ type Stats struct {
 	BytesWritten  int64         // merge output, finished and running merges
 	ThrottledTime time.Duration // merges slept to hold the rate
 	StoppedTime   time.Duration // merges stopped for MaxThreadCount
+	// BudgetWaitTime: small merges waited for a slot of the shared Budget.
+	BudgetWaitTime time.Duration
 }
 
 // Stats returns a snapshot.

@@ -18,6 +18,11 @@ const mb = int64(1) << 20
 func newScheduler(t *testing.T, o Options) *ConcurrentMergeScheduler {
 	t.Helper()
 	o.Logger = slog.New(slog.DiscardHandler)
+	if o.Budget == nil {
+		// These tests are about one scheduler's own rules; budget_test.go
+		// covers the shared Budget.
+		o.Budget = NewBudget(1 << 10)
+	}
 	s, err := New(o)
 	if err != nil {
 		t.Fatal(err)
