@@ -2,7 +2,10 @@
 // registry per process with the Go runtime and process collectors, gRPC
 // server metrics (requests, codes, handling-time histograms) and whatever
 // the process adds (a data node adds its shards' engine statistics), served
-// on /metrics by a small HTTP server that stops with its context.
+// on /metrics by a small HTTP server that stops with its context. With
+// EnablePprof the same server also serves the Go profiler under
+// /debug/pprof/ (off by default: profiles expose internals and cost CPU
+// while taken).
 package telemetry
 
 import (
@@ -12,6 +15,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"time"
 
 	grpcprom "github.com/grpc-ecosystem/go-grpc-middleware/providers/prometheus"
@@ -25,6 +29,8 @@ type Telemetry struct {
 	Registry *prometheus.Registry
 	// GRPC instruments a gRPC server (pass it to rpc.Options.Metrics).
 	GRPC *grpcprom.ServerMetrics
+	// EnablePprof adds /debug/pprof/ to the server Serve starts.
+	EnablePprof bool
 }
 
 // New returns a registry with runtime, process and gRPC server metrics.
@@ -51,6 +57,13 @@ func (t *Telemetry) Serve(ctx context.Context, addr string, log *slog.Logger) (n
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(t.Registry, promhttp.HandlerOpts{Registry: t.Registry}))
+	if t.EnablePprof {
+		mux.HandleFunc("/debug/pprof/", pprof.Index)
+		mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	}
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {

@@ -89,3 +89,32 @@ func TestServeReportsBindErrors(t *testing.T) {
 		t.Fatal("serving on a taken address did not fail")
 	}
 }
+
+// TestPprofOnlyWhenEnabled: the profiler is served only when asked for.
+func TestPprofOnlyWhenEnabled(t *testing.T) {
+	for _, tt := range []struct {
+		enable bool
+		want   int
+	}{{false, http.StatusNotFound}, {true, http.StatusOK}} {
+		ctx, cancel := context.WithCancel(context.Background())
+		tel := telemetry.New()
+		tel.EnablePprof = tt.enable
+		addr, err := tel.Serve(ctx, "127.0.0.1:0", slog.Default())
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := http.Get("http://" + addr.String() + "/debug/pprof/heap?debug=1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != tt.want {
+			t.Errorf("EnablePprof=%v: /debug/pprof/heap answered %d, want %d", tt.enable, resp.StatusCode, tt.want)
+		}
+		if tt.enable && !strings.Contains(string(body), "heap profile") {
+			t.Errorf("EnablePprof: /debug/pprof/heap is not a heap profile: %.100s", body)
+		}
+		cancel()
+	}
+}

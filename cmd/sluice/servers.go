@@ -29,6 +29,7 @@ type serverFlags struct {
 	listen        string
 	logLevel      string
 	metricsListen string
+	enablePprof   bool
 }
 
 func (f *serverFlags) register(cmd *cobra.Command, defaultListen string) {
@@ -37,21 +38,30 @@ func (f *serverFlags) register(cmd *cobra.Command, defaultListen string) {
 	cmd.Flags().StringVar(&f.listen, "listen", defaultListen, "gRPC listen address")
 	cmd.Flags().StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	cmd.Flags().StringVar(&f.metricsListen, "metrics-listen", "", "serve Prometheus metrics on this address at /metrics, e.g. :9100 (default: off)")
+	cmd.Flags().BoolVar(&f.enablePprof, "enable-pprof", false, "also serve the Go profiler at /debug/pprof/ on --metrics-listen")
 }
 
 // startMetrics serves the process's metrics when --metrics-listen is set;
 // it returns nil when it is not.
 func (f *serverFlags) startMetrics(ctx context.Context, log *slog.Logger, extra ...prometheus.Collector) (*telemetry.Telemetry, error) {
-	if f.metricsListen == "" {
+	return startMetrics(ctx, log, f.metricsListen, f.enablePprof, extra...)
+}
+
+func startMetrics(ctx context.Context, log *slog.Logger, listen string, enablePprof bool, extra ...prometheus.Collector) (*telemetry.Telemetry, error) {
+	if listen == "" {
+		if enablePprof {
+			return nil, fmt.Errorf("--enable-pprof needs --metrics-listen")
+		}
 		return nil, nil
 	}
 	t := telemetry.New()
+	t.EnablePprof = enablePprof
 	t.Registry.MustRegister(extra...)
-	addr, err := t.Serve(ctx, f.metricsListen, log)
+	addr, err := t.Serve(ctx, listen, log)
 	if err != nil {
 		return nil, err
 	}
-	log.Info("serving metrics", "addr", addr.String(), "path", "/metrics")
+	log.Info("serving metrics", "addr", addr.String(), "path", "/metrics", "pprof", enablePprof)
 	return t, nil
 }
 
@@ -168,8 +178,9 @@ them, elected through etcd, is the allocator that places shards on nodes.`,
 }
 
 func newDevCmd() *cobra.Command {
-	var dataDir, listen, etcdURL, logLevel string
+	var dataDir, listen, etcdURL, logLevel, metricsListen string
 	var nodes int
+	var enablePprof bool
 	cmd := &cobra.Command{
 		Use:     "dev",
 		Short:   "Run a whole cluster in one process (embedded etcd, a coordinator, N nodes)",
@@ -187,6 +198,11 @@ indices and data.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			log, err := newLogger(logLevel)
 			if err != nil {
+				return err
+			}
+			// Process-wide metrics only: the in-process nodes would
+			// register the same per-shard series.
+			if _, err := startMetrics(cmd.Context(), log, metricsListen, enablePprof); err != nil {
 				return err
 			}
 			stacks := &nodeserver.StackSet{Logger: log}
@@ -215,5 +231,7 @@ indices and data.`,
 	cmd.Flags().StringVar(&etcdURL, "etcd-listen", "", "embedded etcd client URL, e.g. http://127.0.0.1:2379 (default: a free port)")
 	cmd.Flags().IntVar(&nodes, "nodes", 3, "number of in-process data nodes; 0 runs etcd and the coordinator only, for separate `sluice node` processes to join (fix --etcd-listen then)")
 	cmd.Flags().StringVar(&logLevel, "log-level", "warn", "log level: debug, info, warn, error")
+	cmd.Flags().StringVar(&metricsListen, "metrics-listen", "", "serve the process's Go runtime and process metrics at /metrics on this address (default: off)")
+	cmd.Flags().BoolVar(&enablePprof, "enable-pprof", false, "also serve the Go profiler at /debug/pprof/ on --metrics-listen")
 	return cmd
 }
