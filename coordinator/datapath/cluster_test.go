@@ -1,6 +1,7 @@
 package datapath_test
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -17,6 +18,7 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/sluice-search/sluice/client"
+	"github.com/sluice-search/sluice/cluster/routing"
 	"github.com/sluice-search/sluice/coordinator/datapath"
 	"github.com/sluice-search/sluice/coordinator/datapath/datapathtest"
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
@@ -199,6 +201,77 @@ func TestClusterDataPath(t *testing.T) {
 					t.Fatalf("%d slices: %s read %d times", max, d, n)
 				}
 			}
+		}
+	})
+
+	t.Run("routing stored and returned", func(t *testing.T) {
+		// A separate index: the counts above stay exact.
+		const routed = "routed"
+		tc.CreateIndex(t, routed, shards, textMapping())
+		p := routing.Params{Shards: shards, RoutingShards: shards}
+		want := map[string]string{} // id -> routing
+		items := docItems(0, 60)
+		for i, it := range items {
+			if i%3 != 0 {
+				it.Routing = fmt.Sprintf("tenant-%d", i%4)
+			}
+			want[it.Id] = it.Routing
+		}
+		resp, err := tc.client.Bulk(ctx, &sluicev1.BulkRequest{Index: routed, Items: items, Refresh: sluicev1.RefreshPolicy_REFRESH_POLICY_WAIT_FOR})
+		if err != nil || resp.Errors {
+			t.Fatalf("bulk: %v %v", resp, err)
+		}
+		for i, r := range resp.Items {
+			key := items[i].Id
+			if items[i].Routing != "" {
+				key = items[i].Routing
+			}
+			if int(r.Shard) != routing.Shard(key, p) {
+				t.Fatalf("%s went to shard %d, routes to %d", r.Id, r.Shard, routing.Shard(key, p))
+			}
+		}
+		for id, r := range want {
+			g, err := tc.client.Get(ctx, &sluicev1.GetRequest{Index: routed, Id: id, Routing: r})
+			if err != nil || !g.Found || g.Routing != r {
+				t.Fatalf("get %s routing %q: %v %v", id, r, g, err)
+			}
+			// Without its routing a get looks in the shard of the id.
+			g, err = tc.client.Get(ctx, &sluicev1.GetRequest{Index: routed, Id: id})
+			if err != nil || g.Found != (routing.Shard(id, p) == routing.Shard(cmp.Or(r, id), p)) {
+				t.Fatalf("get %s without routing: %v %v", id, g, err)
+			}
+		}
+		sr, err := tc.client.Search(ctx, &sluicev1.SearchRequest{Indices: []string{routed}, Routing: "tenant-1", Size: proto.Int32(100)})
+		if err != nil || len(sr.Hits) == 0 {
+			t.Fatalf("routed search: %v %v", sr, err)
+		}
+		for _, h := range sr.Hits {
+			if h.Routing != want[h.Id] || int(h.Shard) != routing.Shard("tenant-1", p) {
+				t.Fatalf("hit %s: routing %q shard %d, want %q shard %d", h.Id, h.Routing, h.Shard, want[h.Id], routing.Shard("tenant-1", p))
+			}
+		}
+		stream, err := tc.client.Scroll(ctx, &sluicev1.ScrollRequest{Indices: []string{routed}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for {
+			r, err := stream.Recv()
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, d := range r.Docs {
+				if d.Routing != want[d.Id] {
+					t.Fatalf("scroll %s: routing %q, want %q", d.Id, d.Routing, want[d.Id])
+				}
+				n++
+			}
+		}
+		if n != len(want) {
+			t.Fatalf("scroll read %d docs, want %d", n, len(want))
 		}
 	})
 

@@ -46,7 +46,7 @@ func (d *DataPath) get(ctx context.Context, req *sluicev1.GetRequest) (*sluicev1
 	if err != nil {
 		return nil, err
 	}
-	return &sluicev1.GetResponse{Found: resp.GetFound(), Index: x.Name(), Id: req.GetId(), Source: resp.GetSource()}, nil
+	return &sluicev1.GetResponse{Found: resp.GetFound(), Index: x.Name(), Id: req.GetId(), Source: resp.GetSource(), Routing: resp.GetRouting()}, nil
 }
 
 // onShard calls fn with the client of t's node, following the shard for a

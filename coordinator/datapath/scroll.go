@@ -203,7 +203,7 @@ func (d *DataPath) scroll(ctx context.Context, req *sluicev1.ScrollRequest, send
 			}
 			out := &sluicev1.ScrollResponse{Total: cur.total, Docs: make([]*sluicev1.ScrollDoc, len(r.GetDocs()))}
 			for k, doc := range r.GetDocs() {
-				out.Docs[k] = &sluicev1.ScrollDoc{Index: s.shard.pit.index, Id: doc.GetId(), Source: doc.GetSource()}
+				out.Docs[k] = &sluicev1.ScrollDoc{Index: s.shard.pit.index, Id: doc.GetId(), Source: doc.GetSource(), Routing: doc.GetRouting()}
 			}
 			cur.pos, cur.shard = i, r.GetCursor()
 			out.Cursor = cur.encode()

@@ -125,7 +125,7 @@ func (d *DataPath) search(ctx context.Context, req *sluicev1.SearchRequest) (*sl
 	for i, h := range hits {
 		fd := docs[i]
 		resp.Hits[i] = &sluicev1.Hit{Index: h.sr.t.index, Id: fd.GetId(), Score: h.hit.GetScore(), Source: fd.GetSource(),
-			Sort: h.hit.GetSort(), Shard: int32(h.sr.t.shard)}
+			Sort: h.hit.GetSort(), Shard: int32(h.sr.t.shard), Routing: fd.GetRouting()}
 	}
 	resp.Took = durationpb.New(time.Since(start))
 	return resp, nil
