@@ -55,6 +55,11 @@ func (r *taskRun) baselineAttempt(ctx context.Context, s *sluicev1.ReindexPlanSl
 		opType = sluicev1.BulkAction_BULK_ACTION_INDEX
 	}
 	abort := r.rec.Request.GetConflicts() != sluicev1.ConflictPolicy_CONFLICT_POLICY_PROCEED
+	// Validated when the task was accepted.
+	destRouting, err := noderindex.ParseDestRouting(r.rec.Request.GetDest().GetRouting())
+	if err != nil {
+		return false, status.Error(codes.InvalidArgument, err.Error())
+	}
 	var total int64
 	reachedMax := false
 	send := func(resp *sluicev1.ScrollResponse) error {
@@ -73,7 +78,8 @@ func (r *taskRun) baselineAttempt(ctx context.Context, s *sluicev1.ReindexPlanSl
 			if err := th.Wait(ctx); err != nil {
 				return err
 			}
-			items[i] = &sluicev1.BulkItem{Action: opType, Index: plan.DestIndex, Id: d.GetId(), Source: d.GetSource()}
+			items[i] = &sluicev1.BulkItem{Action: opType, Index: plan.DestIndex, Id: d.GetId(), Source: d.GetSource(),
+				Routing: string(destRouting.Of([]byte(d.GetRouting())))}
 		}
 		var samples []*sluicev1.ShardFailure
 		if err := r.bulk(ctx, items, run, &samples); err != nil {

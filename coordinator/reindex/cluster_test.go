@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/sluice-search/sluice/client"
@@ -162,6 +163,46 @@ func docSource(i int) string {
 	return fmt.Sprintf(`{"title":"document number %d about rivers","n":%d,"tag":"t%d"}`, i, i, i%4)
 }
 
+// docRouting is the custom routing doc-i is indexed with; "" for two in
+// three docs (routed by _id).
+func docRouting(i int) string {
+	if i%3 != 1 {
+		return ""
+	}
+	return fmt.Sprintf("tenant-%d", i%5)
+}
+
+// checkRouting checks that every doc of index reports the routing
+// dest.routing gives it (of maps the source routing to it) and that a get
+// with that routing finds it: it sits in the shard its routing maps to.
+func (tc *testCluster) checkRouting(index string, of func(string) string) {
+	tc.t.Helper()
+	ctx := context.Background()
+	got := map[string]string{}
+	for _, d := range tc.scroll(index, false) {
+		got[d.Id] = d.Routing
+	}
+	for id, r := range got {
+		var i int
+		if _, err := fmt.Sscanf(id, "doc-%d", &i); err != nil {
+			tc.t.Fatalf("%s: unexpected doc %s", index, id)
+		}
+		want := of(docRouting(i))
+		if r != want {
+			tc.t.Fatalf("%s: %s has routing %q, want %q", index, id, r, want)
+		}
+		if want == "" {
+			continue
+		}
+		g, err := tc.cl.Get(ctx, &sluicev1.GetRequest{Index: index, Id: id, Routing: want})
+		if err != nil || !g.Found || g.Routing != want {
+			tc.t.Fatalf("%s: get %s with routing %q: %v %v", index, id, want, g, err)
+		}
+	}
+}
+
+func keep(r string) string { return r }
+
 // load bulk-indexes n docs and returns id -> source.
 func (tc *testCluster) load(index string, n int) map[string]string {
 	tc.t.Helper()
@@ -170,7 +211,7 @@ func (tc *testCluster) load(index string, n int) map[string]string {
 	for i := range n {
 		id := fmt.Sprintf("doc-%05d", i)
 		want[id] = docSource(i)
-		items = append(items, &sluicev1.BulkItem{Action: sluicev1.BulkAction_BULK_ACTION_INDEX, Id: id, Source: []byte(docSource(i))})
+		items = append(items, &sluicev1.BulkItem{Action: sluicev1.BulkAction_BULK_ACTION_INDEX, Id: id, Source: []byte(docSource(i)), Routing: docRouting(i)})
 	}
 	for len(items) > 0 {
 		batch := items[:min(500, len(items))]
@@ -190,25 +231,33 @@ func (tc *testCluster) contents(index string) map[string]string {
 	if _, err := tc.cl.Refresh(ctx, &sluicev1.RefreshRequest{Indices: []string{index}}); err != nil {
 		tc.t.Fatal(err)
 	}
-	st, err := tc.cl.Scroll(ctx, &sluicev1.ScrollRequest{Indices: []string{index}})
+	got := map[string]string{}
+	for _, d := range tc.scroll(index, true) {
+		if _, dup := got[d.Id]; dup {
+			tc.t.Errorf("%s: doc %s twice", index, d.Id)
+		}
+		got[d.Id] = string(d.Source)
+	}
+	return got
+}
+
+// scroll reads every document of index.
+func (tc *testCluster) scroll(index string, source bool) []*sluicev1.ScrollDoc {
+	tc.t.Helper()
+	st, err := tc.cl.Scroll(context.Background(), &sluicev1.ScrollRequest{Indices: []string{index}, FetchSource: proto.Bool(source)})
 	if err != nil {
 		tc.t.Fatal(err)
 	}
-	got := map[string]string{}
+	var docs []*sluicev1.ScrollDoc
 	for {
 		resp, err := st.Recv()
 		if errors.Is(err, io.EOF) {
-			return got
+			return docs
 		}
 		if err != nil {
 			tc.t.Fatal(err)
 		}
-		for _, d := range resp.Docs {
-			if _, dup := got[d.Id]; dup {
-				tc.t.Errorf("%s: doc %s twice", index, d.Id)
-			}
-			got[d.Id] = string(d.Source)
-		}
+		docs = append(docs, resp.Docs...)
 	}
 }
 
@@ -295,6 +344,7 @@ func TestReindexCluster(t *testing.T) {
 			t.Errorf("status %v", task.Reindex)
 		}
 		tc.exact("local1", want)
+		tc.checkRouting("local1", keep)
 	})
 
 	t.Run("x2 shards stays local", func(t *testing.T) {
@@ -303,6 +353,7 @@ func TestReindexCluster(t *testing.T) {
 			Slices: 4, Mode: sluicev1.ReindexMode_REINDEX_MODE_LOCAL, WaitForCompletion: true}).Id)
 		succeeded(t, task)
 		tc.exact("local2", want)
+		tc.checkRouting("local2", keep)
 		// Every destination shard lives on its source shard's node.
 		info, err := tc.cl.GetIndex(context.Background(), &sluicev1.GetIndexRequest{Name: "local2"})
 		if err != nil {
@@ -328,6 +379,7 @@ func TestReindexCluster(t *testing.T) {
 			t.Errorf("mode %v", task.Reindex.Mode)
 		}
 		tc.exact("remote3", want)
+		tc.checkRouting("remote3", keep)
 	})
 
 	t.Run("baseline", func(t *testing.T) {
@@ -335,6 +387,30 @@ func TestReindexCluster(t *testing.T) {
 			Dest: &sluicev1.ReindexDestination{Index: "base"}, Mode: sluicev1.ReindexMode_REINDEX_MODE_BASELINE}).Id)
 		succeeded(t, task)
 		tc.exact("base", want)
+		tc.checkRouting("base", keep)
+	})
+
+	t.Run("dest routing discard and =value", func(t *testing.T) {
+		// Routing replaced or dropped: documents leave their source
+		// shard's destination shards, so verification counts in total.
+		for _, tt := range []struct {
+			dest, routing string
+			mode          sluicev1.ReindexMode
+			of            func(string) string
+		}{
+			{"discarded", "discard", sluicev1.ReindexMode_REINDEX_MODE_LOCAL, func(string) string { return "" }},
+			{"fixed", "=fixed", sluicev1.ReindexMode_REINDEX_MODE_BASELINE, func(string) string { return "fixed" }},
+		} {
+			task := tc.wait(tc.reindex(&sluicev1.ReindexRequest{Source: &sluicev1.ReindexSource{Index: "src"},
+				Dest: &sluicev1.ReindexDestination{Index: tt.dest, Routing: tt.routing}, Mode: tt.mode}).Id)
+			succeeded(t, task)
+			tc.exact(tt.dest, want)
+			tc.checkRouting(tt.dest, tt.of)
+		}
+		if _, err := tc.cl.Reindex(context.Background(), &sluicev1.ReindexRequest{Source: &sluicev1.ReindexSource{Index: "src"},
+			Dest: &sluicev1.ReindexDestination{Index: "bad", Routing: "tenant"}}); status.Code(err) != codes.InvalidArgument {
+			t.Errorf("dest.routing without =: %v", err)
+		}
 	})
 
 	t.Run("query and alias swap", func(t *testing.T) {

@@ -24,7 +24,14 @@
 //     and bulks through this coordinator's data path, as external tools do;
 //   - slices: auto (and anything below the source's shard count) is one per
 //     source shard; more subdivides shards by _id hash, as sliced scroll
-//     does; max_docs is shared out evenly.
+//     does; max_docs is shared out evenly;
+//   - routing (dest.routing, as Elasticsearch): "keep" (the default) copies
+//     each document with the routing it was stored with and routes it by
+//     that routing (its _id if none), as a bulk would — so a get or search
+//     with the routing finds it in the destination, and a split layout
+//     stays co-located; "discard" routes by _id and stores none; "=value"
+//     gives every document value. In all modes alike: nodes apply it
+//     (noderindex.DestRouting), BASELINE sets each bulk item's routing.
 //
 // The task is stored PENDING under tasks/<id> as a ReindexTaskRecord (the
 // public Task, the request, the plan, per-slice checkpoints), and the RPC
@@ -60,7 +67,8 @@
 // is refreshed and counted (ShardStats). If the destination was empty at
 // the start, the count must equal what the slices selected minus
 // documents that failed — per source shard when every destination shard
-// draws from one source shard, else in total; otherwise it must be at
+// draws from one source shard (a co-locatable layout with routing kept),
+// else in total; otherwise it must be at
 // least that. A mismatch fails the task with the numbers, and no alias is
 // swapped. Then swap_alias is pointed at the destination and away from
 // every other index in one metadata.UpdateAliases transaction.

@@ -162,6 +162,7 @@ func (m *Manager) Reindex(ctx context.Context, req *sluicev1.ReindexRequest) (*s
 		}
 		plan.DestUuid, plan.DestCreated = info.GetUuid(), true
 	}
+	plan.Colocatable = plan.Colocatable && keepsRouting(req)
 	plan.Slices = planSlices(srcP.Shards, int(req.GetSlices()), req.GetMaxDocs())
 	now := timestamppb.New(m.now())
 	rec := &sluicev1.ReindexTaskRecord{Request: req, Plan: plan, RequestsPerSecond: req.GetRequestsPerSecond(),

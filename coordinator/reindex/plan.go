@@ -7,6 +7,7 @@ import (
 
 	"github.com/sluice-search/sluice/cluster/meta"
 	"github.com/sluice-search/sluice/cluster/routing"
+	noderindex "github.com/sluice-search/sluice/node/reindex"
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
 )
 
@@ -108,7 +109,18 @@ func validate(req *sluicev1.ReindexRequest) error {
 	default:
 		return meta.Invalidf("dest.op_type must be INDEX or CREATE, got %v", req.GetDest().GetOpType())
 	}
+	if _, err := noderindex.ParseDestRouting(req.GetDest().GetRouting()); err != nil {
+		return meta.Invalidf("dest.%v", err)
+	}
 	return nil
+}
+
+// keepsRouting reports whether a (validated) request keeps each document's
+// routing: only then does every destination shard of a colocatable layout
+// draw from one source shard.
+func keepsRouting(req *sluicev1.ReindexRequest) bool {
+	r, err := noderindex.ParseDestRouting(req.GetDest().GetRouting())
+	return err == nil && r.Keeps()
 }
 
 // description is the task's human readable line.

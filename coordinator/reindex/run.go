@@ -354,7 +354,8 @@ func (r *taskRun) nodeAttempt(ctx context.Context, s *sluicev1.ReindexPlanSlice)
 		DestIndexUuid: plan.DestUuid, DestIndex: plan.DestIndex,
 		DestRoutingShards: int32(dp.RoutingShards), DestShards: int32(dp.Shards), DestNodes: destNodes,
 		OpType: r.rec.Request.GetDest().GetOpType(), Cursor: base.Cursor, MaxDocs: s.MaxDocs,
-		ProceedOnConflicts: r.rec.Request.GetConflicts() == sluicev1.ConflictPolicy_CONFLICT_POLICY_PROCEED}
+		ProceedOnConflicts: r.rec.Request.GetConflicts() == sluicev1.ConflictPolicy_CONFLICT_POLICY_PROCEED,
+		Routing:            r.rec.Request.GetDest().GetRouting()}
 	if ci := r.m.opts.CheckpointInterval; ci > 0 {
 		req.CheckpointInterval = durationpb.New(ci)
 	}
@@ -566,7 +567,7 @@ func (r *taskRun) verify(ctx context.Context) error {
 		return nil
 	}
 	dstP := paramsOf(dst.Meta.GetSettings())
-	if routing.Colocatable(srcP, dstP) == nil {
+	if routing.Colocatable(srcP, dstP) == nil && keepsRouting(r.rec.Request) {
 		got := make([]int64, srcP.Shards)
 		for d, c := range counts {
 			s, _ := routing.SourceShard(srcP, dstP, d)
