@@ -8,6 +8,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"io"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -172,6 +173,43 @@ func TestClusterDataPath(t *testing.T) {
 		}
 		tc.client.Bulk(ctx, &sluicev1.BulkRequest{Index: index, Refresh: sluicev1.RefreshPolicy_REFRESH_POLICY_IMMEDIATE,
 			Items: []*sluicev1.BulkItem{{Action: sluicev1.BulkAction_BULK_ACTION_DELETE, Id: "doc-5000"}}})
+	})
+
+	t.Run("pit keep_alive from search", func(t *testing.T) {
+		open := func() string {
+			pit, err := tc.client.OpenPointInTime(ctx, &sluicev1.OpenPointInTimeRequest{Indices: []string{index}, KeepAlive: durationpb.New(time.Second)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return pit.Id
+		}
+		extended, plain := open(), open()
+		defer tc.client.ClosePointInTime(ctx, &sluicev1.ClosePointInTimeRequest{Id: extended})
+		search := func(id string, ka *durationpb.Duration) error {
+			_, err := tc.client.Search(ctx, &sluicev1.SearchRequest{Pit: &sluicev1.PointInTime{Id: id, KeepAlive: ka}, Size: proto.Int32(1)})
+			return err
+		}
+		if err := search(extended, durationpb.New(time.Minute)); err != nil {
+			t.Fatal(err)
+		}
+		if err := search(plain, nil); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(2500 * time.Millisecond) // > 1 s keep-alive + the nodes' 1 s reaper
+		if err := search(extended, nil); err != nil {
+			t.Errorf("a PIT searched with keep_alive 1m expired after its original 1s: %v", err)
+		}
+		if err := search(plain, nil); status.Code(err) != codes.NotFound {
+			t.Errorf("a PIT with keep-alive 1s, unused for 2.5s: %v, want NotFound", err)
+		}
+		err := search(extended, durationpb.New(48*time.Hour))
+		if status.Code(err) != codes.InvalidArgument || !strings.Contains(err.Error(), "pit.keep_alive") {
+			t.Errorf("keep_alive 48h: %v, want InvalidArgument naming pit.keep_alive", err)
+		}
+		_, err = tc.client.OpenPointInTime(ctx, &sluicev1.OpenPointInTimeRequest{Indices: []string{index}, KeepAlive: durationpb.New(25 * time.Hour)})
+		if status.Code(err) != codes.InvalidArgument {
+			t.Errorf("open with keep_alive 25h: %v, want InvalidArgument", err)
+		}
 	})
 
 	t.Run("sliced scroll exactly once", func(t *testing.T) {

@@ -3,6 +3,7 @@ package datapath
 import (
 	"context"
 	"errors"
+	"regexp"
 
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
@@ -45,7 +46,7 @@ func (d *DataPath) toStatus(err error) error {
 		return nil
 	}
 	c := code(err)
-	st := status.New(c, err.Error())
+	st := status.New(c, reason(err))
 	if c == codes.ResourceExhausted {
 		if withInfo, derr := st.WithDetails(&errdetails.RetryInfo{RetryDelay: durationpb.New(d.opts.RetryAfter)}); derr == nil {
 			st = withInfo
@@ -54,9 +55,17 @@ func (d *DataPath) toStatus(err error) error {
 	return st.Err()
 }
 
+// statusPrefix is how a gRPC status error prints itself.
+var statusPrefix = regexp.MustCompile(`rpc error: code = \w+ desc = `)
+
+// reason is err's text for users: a node's status error relayed by the
+// coordinator (and maybe by a node before it) is its message, not "rpc
+// error: code = NotFound desc = rpc error: code = NotFound desc = ...".
+func reason(err error) string { return statusPrefix.ReplaceAllString(err.Error(), "") }
+
 // errorDetail describes a per-item or per-shard failure.
 func errorDetail(err error) *sluicev1.ErrorDetail {
-	ed := &sluicev1.ErrorDetail{Code: int32(code(err)), Reason: err.Error()}
+	ed := &sluicev1.ErrorDetail{Code: int32(code(err)), Reason: reason(err)}
 	var qe *querydsl.Error
 	if errors.As(err, &qe) {
 		ed.Field = qe.Field

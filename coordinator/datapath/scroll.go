@@ -128,6 +128,9 @@ func (d *DataPath) scroll(ctx context.Context, req *sluicev1.ScrollRequest, send
 		}
 	}
 	pitID, keepAlive := req.GetPit().GetId(), req.GetPit().GetKeepAlive().AsDuration()
+	if err := checkKeepAlive("pit.keep_alive", keepAlive); err != nil {
+		return err
+	}
 	switch {
 	case pitID != "":
 		cur.ownPIT = ""

@@ -66,6 +66,9 @@ func (d *DataPath) search(ctx context.Context, req *sluicev1.SearchRequest) (*sl
 	case len(req.GetSearchAfter().GetValues()) > 0 && len(req.GetSearchAfter().GetValues()) != len(req.GetSort()):
 		return nil, invalidf("search_after has %d values for %d sort keys", len(req.GetSearchAfter().GetValues()), len(req.GetSort()))
 	}
+	if err := checkKeepAlive("pit.keep_alive", req.GetPit().GetKeepAlive().AsDuration()); err != nil {
+		return nil, err
+	}
 	st, err := d.state(ctx)
 	if err != nil {
 		return nil, err
@@ -223,6 +226,9 @@ func (d *DataPath) queryPhase(ctx context.Context, ts []searchTarget, req *sluic
 		wg.Go(func() {
 			sreq := &sluicev1.ShardSearchRequest{Shard: t.id(), Query: req.GetQuery(), Size: int32(k), Sort: req.GetSort(),
 				TrackTotalHits: req.GetTrackTotalHits(), ReaderId: t.reader, Timeout: req.GetTimeout()}
+			if t.reader != 0 {
+				sreq.KeepAlive = req.GetPit().GetKeepAlive()
+			}
 			if after := req.GetSearchAfter(); after != nil {
 				sreq.SearchAfter = shardSearchAfter(req.GetSort(), after, t.pos)
 			}

@@ -255,7 +255,7 @@ func (s *Server) ShardSearch(ctx context.Context, req *sluicev1.ShardSearchReque
 	}
 	var c *readerCtx
 	if req.GetReaderId() != 0 {
-		c, err = s.readers.use(sh, req.GetReaderId(), 0)
+		c, err = s.readers.use(sh, req.GetReaderId(), req.GetKeepAlive().AsDuration())
 	} else {
 		c, err = s.readers.pin(sh, sh.Engine().Acquire(), s.opts.SearchKeepAlive)
 	}

@@ -343,7 +343,10 @@ type ShardSearchRequest struct {
 	// for the fetch phase.
 	ReaderId uint64 `protobuf:"varint,7,opt,name=reader_id,json=readerId,proto3" json:"reader_id,omitempty"`
 	// Time limit for this shard.
-	Timeout       *durationpb.Duration `protobuf:"bytes,8,opt,name=timeout,proto3" json:"timeout,omitempty"`
+	Timeout *durationpb.Duration `protobuf:"bytes,8,opt,name=timeout,proto3" json:"timeout,omitempty"`
+	// With reader_id: keep the reader at least this long after this use (a point-in-time
+	// search's keep_alive); unset keeps the reader's own keep-alive.
+	KeepAlive     *durationpb.Duration `protobuf:"bytes,9,opt,name=keep_alive,json=keepAlive,proto3" json:"keep_alive,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -430,6 +433,13 @@ func (x *ShardSearchRequest) GetReaderId() uint64 {
 func (x *ShardSearchRequest) GetTimeout() *durationpb.Duration {
 	if x != nil {
 		return x.Timeout
+	}
+	return nil
+}
+
+func (x *ShardSearchRequest) GetKeepAlive() *durationpb.Duration {
+	if x != nil {
+		return x.KeepAlive
 	}
 	return nil
 }
@@ -2500,7 +2510,7 @@ const file_sluice_v1_node_proto_rawDesc = "" +
 	"\x10ShardGetResponse\x12\x14\n" +
 	"\x05found\x18\x01 \x01(\bR\x05found\x12\x16\n" +
 	"\x06source\x18\x02 \x01(\fR\x06source\x12\x18\n" +
-	"\arouting\x18\x03 \x01(\tR\arouting\"\xdb\x02\n" +
+	"\arouting\x18\x03 \x01(\tR\arouting\"\x95\x03\n" +
 	"\x12ShardSearchRequest\x12(\n" +
 	"\x05shard\x18\x01 \x01(\v2\x12.sluice.v1.ShardIDR\x05shard\x12&\n" +
 	"\x05query\x18\x02 \x01(\v2\x10.sluice.v1.QueryR\x05query\x12\x12\n" +
@@ -2509,7 +2519,9 @@ const file_sluice_v1_node_proto_rawDesc = "" +
 	"\fsearch_after\x18\x05 \x01(\v2\x16.sluice.v1.SearchAfterR\vsearchAfter\x12(\n" +
 	"\x10track_total_hits\x18\x06 \x01(\x05R\x0etrackTotalHits\x12\x1b\n" +
 	"\treader_id\x18\a \x01(\x04R\breaderId\x123\n" +
-	"\atimeout\x18\b \x01(\v2\x19.google.protobuf.DurationR\atimeout\"\\\n" +
+	"\atimeout\x18\b \x01(\v2\x19.google.protobuf.DurationR\atimeout\x128\n" +
+	"\n" +
+	"keep_alive\x18\t \x01(\v2\x19.google.protobuf.DurationR\tkeepAlive\"\\\n" +
 	"\bShardHit\x12\x10\n" +
 	"\x03doc\x18\x01 \x01(\x05R\x03doc\x12\x14\n" +
 	"\x05score\x18\x02 \x01(\x02R\x05score\x12(\n" +
@@ -2761,70 +2773,71 @@ var file_sluice_v1_node_proto_depIdxs = []int32{
 	37, // 7: sluice.v1.ShardSearchRequest.sort:type_name -> sluice.v1.SortField
 	38, // 8: sluice.v1.ShardSearchRequest.search_after:type_name -> sluice.v1.SearchAfter
 	39, // 9: sluice.v1.ShardSearchRequest.timeout:type_name -> google.protobuf.Duration
-	40, // 10: sluice.v1.ShardHit.sort:type_name -> sluice.v1.SortValue
-	6,  // 11: sluice.v1.ShardSearchResponse.hits:type_name -> sluice.v1.ShardHit
-	41, // 12: sluice.v1.ShardSearchResponse.total:type_name -> sluice.v1.TotalHits
-	0,  // 13: sluice.v1.ShardFetchRequest.shard:type_name -> sluice.v1.ShardID
-	9,  // 14: sluice.v1.ShardFetchResponse.docs:type_name -> sluice.v1.FetchedDoc
-	0,  // 15: sluice.v1.ShardRefreshRequest.shard:type_name -> sluice.v1.ShardID
-	0,  // 16: sluice.v1.OpenShardReaderRequest.shard:type_name -> sluice.v1.ShardID
-	39, // 17: sluice.v1.OpenShardReaderRequest.keep_alive:type_name -> google.protobuf.Duration
-	0,  // 18: sluice.v1.CloseShardReaderRequest.shard:type_name -> sluice.v1.ShardID
-	0,  // 19: sluice.v1.ShardScanRequest.shard:type_name -> sluice.v1.ShardID
-	36, // 20: sluice.v1.ShardScanRequest.query:type_name -> sluice.v1.Query
-	42, // 21: sluice.v1.ShardScanRequest.slice:type_name -> sluice.v1.Slice
-	39, // 22: sluice.v1.ShardScanRequest.keep_alive:type_name -> google.protobuf.Duration
-	9,  // 23: sluice.v1.ShardScanResponse.docs:type_name -> sluice.v1.FetchedDoc
-	0,  // 24: sluice.v1.ShardStatsRequest.shard:type_name -> sluice.v1.ShardID
-	0,  // 25: sluice.v1.RunReindexSliceRequest.source:type_name -> sluice.v1.ShardID
-	42, // 26: sluice.v1.RunReindexSliceRequest.sub_slice:type_name -> sluice.v1.Slice
-	36, // 27: sluice.v1.RunReindexSliceRequest.query:type_name -> sluice.v1.Query
-	32, // 28: sluice.v1.RunReindexSliceRequest.dest_nodes:type_name -> sluice.v1.RunReindexSliceRequest.DestNodesEntry
-	43, // 29: sluice.v1.RunReindexSliceRequest.op_type:type_name -> sluice.v1.BulkAction
-	39, // 30: sluice.v1.RunReindexSliceRequest.checkpoint_interval:type_name -> google.protobuf.Duration
-	44, // 31: sluice.v1.RunReindexSliceResponse.failure_samples:type_name -> sluice.v1.ShardFailure
-	39, // 32: sluice.v1.RunReindexSliceResponse.throttled:type_name -> google.protobuf.Duration
-	0,  // 33: sluice.v1.ShardIngestRequest.shard:type_name -> sluice.v1.ShardID
-	43, // 34: sluice.v1.ShardIngestRequest.op_type:type_name -> sluice.v1.BulkAction
-	25, // 35: sluice.v1.ShardIngestRequest.docs:type_name -> sluice.v1.IngestDoc
-	44, // 36: sluice.v1.ShardIngestResponse.failure_samples:type_name -> sluice.v1.ShardFailure
-	45, // 37: sluice.v1.ReindexTaskRecord.task:type_name -> sluice.v1.Task
-	46, // 38: sluice.v1.ReindexTaskRecord.request:type_name -> sluice.v1.ReindexRequest
-	29, // 39: sluice.v1.ReindexTaskRecord.plan:type_name -> sluice.v1.ReindexPlan
-	31, // 40: sluice.v1.ReindexTaskRecord.checkpoints:type_name -> sluice.v1.ReindexCheckpoint
-	47, // 41: sluice.v1.ReindexPlan.mode:type_name -> sluice.v1.ReindexMode
-	30, // 42: sluice.v1.ReindexPlan.slices:type_name -> sluice.v1.ReindexPlanSlice
-	42, // 43: sluice.v1.ReindexPlanSlice.sub_slice:type_name -> sluice.v1.Slice
-	39, // 44: sluice.v1.ReindexCheckpoint.throttled:type_name -> google.protobuf.Duration
-	1,  // 45: sluice.v1.Node.ShardBulk:input_type -> sluice.v1.ShardBulkRequest
-	3,  // 46: sluice.v1.Node.ShardGet:input_type -> sluice.v1.ShardGetRequest
-	5,  // 47: sluice.v1.Node.ShardSearch:input_type -> sluice.v1.ShardSearchRequest
-	8,  // 48: sluice.v1.Node.ShardFetch:input_type -> sluice.v1.ShardFetchRequest
-	11, // 49: sluice.v1.Node.ShardRefresh:input_type -> sluice.v1.ShardRefreshRequest
-	13, // 50: sluice.v1.Node.OpenShardReader:input_type -> sluice.v1.OpenShardReaderRequest
-	15, // 51: sluice.v1.Node.CloseShardReader:input_type -> sluice.v1.CloseShardReaderRequest
-	17, // 52: sluice.v1.Node.ShardScan:input_type -> sluice.v1.ShardScanRequest
-	19, // 53: sluice.v1.Node.ShardStats:input_type -> sluice.v1.ShardStatsRequest
-	21, // 54: sluice.v1.Node.RunReindexSlice:input_type -> sluice.v1.RunReindexSliceRequest
-	26, // 55: sluice.v1.Node.ShardIngest:input_type -> sluice.v1.ShardIngestRequest
-	23, // 56: sluice.v1.Node.RethrottleReindexSlice:input_type -> sluice.v1.RethrottleReindexSliceRequest
-	2,  // 57: sluice.v1.Node.ShardBulk:output_type -> sluice.v1.ShardBulkResponse
-	4,  // 58: sluice.v1.Node.ShardGet:output_type -> sluice.v1.ShardGetResponse
-	7,  // 59: sluice.v1.Node.ShardSearch:output_type -> sluice.v1.ShardSearchResponse
-	10, // 60: sluice.v1.Node.ShardFetch:output_type -> sluice.v1.ShardFetchResponse
-	12, // 61: sluice.v1.Node.ShardRefresh:output_type -> sluice.v1.ShardRefreshResponse
-	14, // 62: sluice.v1.Node.OpenShardReader:output_type -> sluice.v1.OpenShardReaderResponse
-	16, // 63: sluice.v1.Node.CloseShardReader:output_type -> sluice.v1.CloseShardReaderResponse
-	18, // 64: sluice.v1.Node.ShardScan:output_type -> sluice.v1.ShardScanResponse
-	20, // 65: sluice.v1.Node.ShardStats:output_type -> sluice.v1.ShardStatsResponse
-	22, // 66: sluice.v1.Node.RunReindexSlice:output_type -> sluice.v1.RunReindexSliceResponse
-	27, // 67: sluice.v1.Node.ShardIngest:output_type -> sluice.v1.ShardIngestResponse
-	24, // 68: sluice.v1.Node.RethrottleReindexSlice:output_type -> sluice.v1.RethrottleReindexSliceResponse
-	57, // [57:69] is the sub-list for method output_type
-	45, // [45:57] is the sub-list for method input_type
-	45, // [45:45] is the sub-list for extension type_name
-	45, // [45:45] is the sub-list for extension extendee
-	0,  // [0:45] is the sub-list for field type_name
+	39, // 10: sluice.v1.ShardSearchRequest.keep_alive:type_name -> google.protobuf.Duration
+	40, // 11: sluice.v1.ShardHit.sort:type_name -> sluice.v1.SortValue
+	6,  // 12: sluice.v1.ShardSearchResponse.hits:type_name -> sluice.v1.ShardHit
+	41, // 13: sluice.v1.ShardSearchResponse.total:type_name -> sluice.v1.TotalHits
+	0,  // 14: sluice.v1.ShardFetchRequest.shard:type_name -> sluice.v1.ShardID
+	9,  // 15: sluice.v1.ShardFetchResponse.docs:type_name -> sluice.v1.FetchedDoc
+	0,  // 16: sluice.v1.ShardRefreshRequest.shard:type_name -> sluice.v1.ShardID
+	0,  // 17: sluice.v1.OpenShardReaderRequest.shard:type_name -> sluice.v1.ShardID
+	39, // 18: sluice.v1.OpenShardReaderRequest.keep_alive:type_name -> google.protobuf.Duration
+	0,  // 19: sluice.v1.CloseShardReaderRequest.shard:type_name -> sluice.v1.ShardID
+	0,  // 20: sluice.v1.ShardScanRequest.shard:type_name -> sluice.v1.ShardID
+	36, // 21: sluice.v1.ShardScanRequest.query:type_name -> sluice.v1.Query
+	42, // 22: sluice.v1.ShardScanRequest.slice:type_name -> sluice.v1.Slice
+	39, // 23: sluice.v1.ShardScanRequest.keep_alive:type_name -> google.protobuf.Duration
+	9,  // 24: sluice.v1.ShardScanResponse.docs:type_name -> sluice.v1.FetchedDoc
+	0,  // 25: sluice.v1.ShardStatsRequest.shard:type_name -> sluice.v1.ShardID
+	0,  // 26: sluice.v1.RunReindexSliceRequest.source:type_name -> sluice.v1.ShardID
+	42, // 27: sluice.v1.RunReindexSliceRequest.sub_slice:type_name -> sluice.v1.Slice
+	36, // 28: sluice.v1.RunReindexSliceRequest.query:type_name -> sluice.v1.Query
+	32, // 29: sluice.v1.RunReindexSliceRequest.dest_nodes:type_name -> sluice.v1.RunReindexSliceRequest.DestNodesEntry
+	43, // 30: sluice.v1.RunReindexSliceRequest.op_type:type_name -> sluice.v1.BulkAction
+	39, // 31: sluice.v1.RunReindexSliceRequest.checkpoint_interval:type_name -> google.protobuf.Duration
+	44, // 32: sluice.v1.RunReindexSliceResponse.failure_samples:type_name -> sluice.v1.ShardFailure
+	39, // 33: sluice.v1.RunReindexSliceResponse.throttled:type_name -> google.protobuf.Duration
+	0,  // 34: sluice.v1.ShardIngestRequest.shard:type_name -> sluice.v1.ShardID
+	43, // 35: sluice.v1.ShardIngestRequest.op_type:type_name -> sluice.v1.BulkAction
+	25, // 36: sluice.v1.ShardIngestRequest.docs:type_name -> sluice.v1.IngestDoc
+	44, // 37: sluice.v1.ShardIngestResponse.failure_samples:type_name -> sluice.v1.ShardFailure
+	45, // 38: sluice.v1.ReindexTaskRecord.task:type_name -> sluice.v1.Task
+	46, // 39: sluice.v1.ReindexTaskRecord.request:type_name -> sluice.v1.ReindexRequest
+	29, // 40: sluice.v1.ReindexTaskRecord.plan:type_name -> sluice.v1.ReindexPlan
+	31, // 41: sluice.v1.ReindexTaskRecord.checkpoints:type_name -> sluice.v1.ReindexCheckpoint
+	47, // 42: sluice.v1.ReindexPlan.mode:type_name -> sluice.v1.ReindexMode
+	30, // 43: sluice.v1.ReindexPlan.slices:type_name -> sluice.v1.ReindexPlanSlice
+	42, // 44: sluice.v1.ReindexPlanSlice.sub_slice:type_name -> sluice.v1.Slice
+	39, // 45: sluice.v1.ReindexCheckpoint.throttled:type_name -> google.protobuf.Duration
+	1,  // 46: sluice.v1.Node.ShardBulk:input_type -> sluice.v1.ShardBulkRequest
+	3,  // 47: sluice.v1.Node.ShardGet:input_type -> sluice.v1.ShardGetRequest
+	5,  // 48: sluice.v1.Node.ShardSearch:input_type -> sluice.v1.ShardSearchRequest
+	8,  // 49: sluice.v1.Node.ShardFetch:input_type -> sluice.v1.ShardFetchRequest
+	11, // 50: sluice.v1.Node.ShardRefresh:input_type -> sluice.v1.ShardRefreshRequest
+	13, // 51: sluice.v1.Node.OpenShardReader:input_type -> sluice.v1.OpenShardReaderRequest
+	15, // 52: sluice.v1.Node.CloseShardReader:input_type -> sluice.v1.CloseShardReaderRequest
+	17, // 53: sluice.v1.Node.ShardScan:input_type -> sluice.v1.ShardScanRequest
+	19, // 54: sluice.v1.Node.ShardStats:input_type -> sluice.v1.ShardStatsRequest
+	21, // 55: sluice.v1.Node.RunReindexSlice:input_type -> sluice.v1.RunReindexSliceRequest
+	26, // 56: sluice.v1.Node.ShardIngest:input_type -> sluice.v1.ShardIngestRequest
+	23, // 57: sluice.v1.Node.RethrottleReindexSlice:input_type -> sluice.v1.RethrottleReindexSliceRequest
+	2,  // 58: sluice.v1.Node.ShardBulk:output_type -> sluice.v1.ShardBulkResponse
+	4,  // 59: sluice.v1.Node.ShardGet:output_type -> sluice.v1.ShardGetResponse
+	7,  // 60: sluice.v1.Node.ShardSearch:output_type -> sluice.v1.ShardSearchResponse
+	10, // 61: sluice.v1.Node.ShardFetch:output_type -> sluice.v1.ShardFetchResponse
+	12, // 62: sluice.v1.Node.ShardRefresh:output_type -> sluice.v1.ShardRefreshResponse
+	14, // 63: sluice.v1.Node.OpenShardReader:output_type -> sluice.v1.OpenShardReaderResponse
+	16, // 64: sluice.v1.Node.CloseShardReader:output_type -> sluice.v1.CloseShardReaderResponse
+	18, // 65: sluice.v1.Node.ShardScan:output_type -> sluice.v1.ShardScanResponse
+	20, // 66: sluice.v1.Node.ShardStats:output_type -> sluice.v1.ShardStatsResponse
+	22, // 67: sluice.v1.Node.RunReindexSlice:output_type -> sluice.v1.RunReindexSliceResponse
+	27, // 68: sluice.v1.Node.ShardIngest:output_type -> sluice.v1.ShardIngestResponse
+	24, // 69: sluice.v1.Node.RethrottleReindexSlice:output_type -> sluice.v1.RethrottleReindexSliceResponse
+	58, // [58:70] is the sub-list for method output_type
+	46, // [46:58] is the sub-list for method input_type
+	46, // [46:46] is the sub-list for extension type_name
+	46, // [46:46] is the sub-list for extension extendee
+	0,  // [0:46] is the sub-list for field type_name
 }
 
 func init() { file_sluice_v1_node_proto_init() }
