@@ -2151,7 +2151,8 @@ type PointInTime struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The id returned by OpenPointInTime.
 	Id string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
-	// Extends the point-in-time's keep-alive by this much from now; unset keeps it.
+	// Extends the point-in-time's keep-alive by this much from now; unset keeps it. At most
+	// 24h.
 	KeepAlive     *durationpb.Duration `protobuf:"bytes,2,opt,name=keep_alive,json=keepAlive,proto3" json:"keep_alive,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -2598,7 +2599,7 @@ type OpenPointInTimeRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Index names or aliases.
 	Indices []string `protobuf:"bytes,1,rep,name=indices,proto3" json:"indices,omitempty"`
-	// How long the view is kept without use; required. Every use can extend it.
+	// How long the view is kept without use; required, at most 24h. Every use can extend it.
 	KeepAlive     *durationpb.Duration `protobuf:"bytes,2,opt,name=keep_alive,json=keepAlive,proto3" json:"keep_alive,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
