@@ -1,10 +1,14 @@
 package main
 
 import (
+	"bytes"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
 )
 
 func TestInlineOrFile(t *testing.T) {
@@ -30,5 +34,22 @@ func TestInlineOrFile(t *testing.T) {
 		if err != nil || string(got) != tc.want {
 			t.Errorf("%q: got %q, %v", tc.value, got, err)
 		}
+	}
+}
+
+func TestPrintHitsRouting(t *testing.T) {
+	resp := &sluicev1.SearchResponse{Total: &sluicev1.TotalHits{Value: 2}, Hits: []*sluicev1.Hit{
+		{Index: "logs", Id: "a", Score: 1.5, Routing: "tenant-7", Source: []byte(`{"x":1}`)},
+		{Index: "logs", Id: "b", Score: 1, Source: []byte(`{"x":2}`)},
+	}}
+	var out bytes.Buffer
+	if err := printHits(&out, io.Discard, resp); err != nil {
+		t.Fatal(err)
+	}
+	want := `{"_index":"logs","_id":"a","_score":1.5,"_routing":"tenant-7","_source":{"x":1}}
+{"_index":"logs","_id":"b","_score":1,"_source":{"x":2}}
+`
+	if out.String() != want {
+		t.Errorf("got\n%s\nwant\n%s", out.String(), want)
 	}
 }

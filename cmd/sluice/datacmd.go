@@ -373,7 +373,8 @@ func newSearchCmd() *cobra.Command {
 		GroupID: groupClient,
 		Args:    cobra.RangeArgs(1, 2),
 		Long: `Search one or more indices (or aliases) and print the hits, one JSON line each:
-{"_index", "_id", "_score", "_source"} (with --output json: the whole response).
+{"_index", "_id", "_score", "_routing" (if any), "_source"} (with --output json:
+the whole response).
 
 QUERY is a simple query string:
   field:value    a match query on that field (analyzed like the field)
@@ -488,10 +489,11 @@ func parseSort(s string) (*sluicev1.SortField, error) {
 
 // hitLine is a hit as printed.
 type hitLine struct {
-	Index  string          `json:"_index"`
-	ID     string          `json:"_id"`
-	Score  float32         `json:"_score"`
-	Source json.RawMessage `json:"_source,omitempty"`
+	Index   string          `json:"_index"`
+	ID      string          `json:"_id"`
+	Score   float32         `json:"_score"`
+	Routing string          `json:"_routing,omitempty"`
+	Source  json.RawMessage `json:"_source,omitempty"`
 }
 
 func printHits(w, info io.Writer, resp *sluicev1.SearchResponse) error {
@@ -506,7 +508,7 @@ func printHits(w, info io.Writer, resp *sluicev1.SearchResponse) error {
 	}
 	enc := json.NewEncoder(w)
 	for _, h := range resp.GetHits() {
-		if err := enc.Encode(hitLine{Index: h.Index, ID: h.Id, Score: h.Score, Source: h.Source}); err != nil {
+		if err := enc.Encode(hitLine{Index: h.Index, ID: h.Id, Score: h.Score, Routing: h.Routing, Source: h.Source}); err != nil {
 			return err
 		}
 	}
@@ -524,8 +526,9 @@ func newScrollCmd() *cobra.Command {
 		GroupID: groupClient,
 		Args:    cobra.ExactArgs(1),
 		Long: `Export documents in index order through the Scroll API, one JSON line each:
-{"_index", "_id", "_source"}, or just the source with --source-only (which
-"sluice bulk" reads back when the id is a field of the source).
+{"_index", "_id", "_routing" (if any), "_source"}, or just the source with
+--source-only (which "sluice bulk" reads back when the id is a field of the
+source).
 
 --slices N reads N disjoint slices in parallel (a sliced scroll over one
 point-in-time): together they return every document exactly once. A broken
@@ -602,7 +605,7 @@ func runScroll(ctx context.Context, c *client.Client, indices []string, q *sluic
 						buf.WriteByte('\n')
 						continue
 					}
-					b, err := json.Marshal(hitLine{Index: d.Index, ID: d.Id, Source: d.Source})
+					b, err := json.Marshal(hitLine{Index: d.Index, ID: d.Id, Routing: d.Routing, Source: d.Source})
 					if err != nil {
 						return err
 					}

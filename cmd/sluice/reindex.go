@@ -17,7 +17,7 @@ import (
 
 func newReindexCmd() *cobra.Command {
 	var f clientFlags
-	var source, dest, slices, queryArg, swapAlias, mode, opType string
+	var source, dest, slices, queryArg, swapAlias, mode, opType, destRouting string
 	var shards, routingShards int32
 	var rps float32
 	var maxDocs int64
@@ -38,6 +38,10 @@ source's dividing its routing shards); remote streams documents node to node;
 baseline scrolls and bulks through the coordinator as other systems do; auto
 (default) picks local when it can, else remote.
 
+Documents keep the routing they were indexed with (--routing keep), so a get
+or search with it finds them in the destination; --routing discard routes
+them by id, --routing =VALUE gives them all VALUE.
+
 With --wait the command shows a progress bar and returns when the task ends
 (Ctrl-C stops waiting, not the task: see 'sluice tasks').`,
 		Example: `  sluice reindex --source books --dest books-v2 --wait
@@ -45,7 +49,7 @@ With --wait the command shows a progress bar and returns when the task ends
   sluice reindex --source books --dest fiction --query '{"term":{"genre":"fiction"}}' --swap-alias current-books --wait`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			req := &sluicev1.ReindexRequest{Source: &sluicev1.ReindexSource{Index: source},
-				Dest:              &sluicev1.ReindexDestination{Index: dest},
+				Dest:              &sluicev1.ReindexDestination{Index: dest, Routing: destRouting},
 				RequestsPerSecond: rps, MaxDocs: maxDocs, SwapAlias: swapAlias}
 			if shards != 0 || routingShards != 0 {
 				req.Dest.Settings = &sluicev1.IndexSettings{NumberOfShards: shards, NumberOfRoutingShards: routingShards}
@@ -112,6 +116,7 @@ With --wait the command shows a progress bar and returns when the task ends
 	cmd.Flags().StringVar(&swapAlias, "swap-alias", "", "after a verified success, point this alias at the destination only")
 	cmd.Flags().StringVar(&mode, "mode", "auto", "auto, local, remote or baseline")
 	cmd.Flags().StringVar(&opType, "op-type", "index", "index (overwrite) or create (existing ids are conflicts)")
+	cmd.Flags().StringVar(&destRouting, "routing", "keep", "keep (each document's own routing), discard (route by id) or =VALUE")
 	cmd.Flags().BoolVar(&proceed, "proceed-on-conflicts", false, "count conflicts and go on instead of failing")
 	cmd.Flags().Int64Var(&maxDocs, "max-docs", 0, "copy at most this many documents (0: all)")
 	cmd.Flags().BoolVar(&wait, "wait", false, "show progress and wait for the task to end")
