@@ -15,6 +15,8 @@
 // order. Item problems the coordinator can see (no such index, invalid
 // name, no id for a delete) fail just that item; document problems
 // (malformed JSON, mapping conflicts) come back from the node per item.
+// The item's routing travels with it and the shard's engine stores it
+// (_routing); Get, search hits and Scroll return it.
 //
 // Backpressure: each node has a budget of in-flight bulk bytes (a
 // weighted semaphore). Unary Bulk waits at most Options.AdmissionWait for

@@ -14,7 +14,9 @@
 // restarted shard replays the translog above its last commit.
 //
 // Create-only writes (IndexDoc with createOnly) use engine.Create, atomic
-// per id, and fail with ErrConflict when the id exists.
+// per id, and fail with ErrConflict when the id exists. IndexDocVia takes
+// the document's custom routing (a bulk item's, or a reindexed document's),
+// which the engine stores with it (_routing).
 //
 // # Dynamic mapping updates
 //
