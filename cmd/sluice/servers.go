@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"strings"
+	"time"
 
 	grpcprom "github.com/grpc-ecosystem/go-grpc-middleware/providers/prometheus"
 	"github.com/prometheus/client_golang/prometheus"
@@ -137,6 +138,7 @@ the node deregisters).`,
 func newCoordinatorCmd() *cobra.Command {
 	var f serverFlags
 	var id, clusterName string
+	var taskRetention time.Duration
 	cmd := &cobra.Command{
 		Use:     "coordinator",
 		Short:   "Run a coordinator: the public gRPC API",
@@ -158,7 +160,7 @@ them, elected through etcd, is the allocator that places shards on nodes.`,
 			}
 			c, err := coordinator.New(coordinator.Config{ID: id, Listen: f.listen, EtcdEndpoints: f.etcd,
 				Prefix: f.prefix, ClusterName: clusterName, Logger: log, Metrics: grpcMetrics(tel),
-				DataPath: reindex.WithTasks(datapath.FromCluster(datapath.Options{}), reindex.Options{})})
+				DataPath: reindex.WithTasks(datapath.FromCluster(datapath.Options{}), reindex.Options{TaskRetention: taskRetention})})
 			if err != nil {
 				return err
 			}
@@ -174,6 +176,7 @@ them, elected through etcd, is the allocator that places shards on nodes.`,
 	f.register(cmd, coordinator.DefaultListen)
 	cmd.Flags().StringVar(&id, "node-id", "", "coordinator id in the allocator election (default: hostname + random suffix)")
 	cmd.Flags().StringVar(&clusterName, "cluster-name", "sluice", "cluster name reported by health and state")
+	cmd.Flags().DurationVar(&taskRetention, "task-retention", reindex.DefaultTaskRetention, "how long finished reindex tasks stay listed before they are deleted from etcd; negative keeps them forever")
 	return cmd
 }
 

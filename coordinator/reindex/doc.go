@@ -75,4 +75,11 @@
 //
 // GetTask reports per-slice progress, created/updated/conflicts/failures,
 // docs/s over the last 10 s and the ETA at that rate.
+//
+// # Retention
+//
+// Finished task records stay readable (GetTask, ListTasks) for
+// Options.TaskRetention after they end — a week by default — and the task
+// runner then deletes them, so tasks/ does not grow forever. The deletion
+// is guarded by the record's revision and the runner's leadership.
 package reindex

@@ -52,8 +52,17 @@ type Options struct {
 	SessionTTL time.Duration
 	// BaselineBatch is the scroll and bulk size of baseline mode. Default 1000.
 	BaselineBatch int
+	// TaskRetention: the task runner deletes a finished task's record
+	// (succeeded, failed or cancelled) this long after it ended, so tasks/
+	// in etcd does not grow with every reindex ever run. Default
+	// DefaultTaskRetention; negative keeps records forever.
+	TaskRetention time.Duration
 	Logger        *slog.Logger
 }
+
+// DefaultTaskRetention keeps finished tasks a week: long enough to look a
+// result up after a weekend.
+const DefaultTaskRetention = 7 * 24 * time.Hour
 
 // SetDefaults fills zero fields.
 func (o *Options) SetDefaults() {
@@ -74,6 +83,9 @@ func (o *Options) SetDefaults() {
 	}
 	if o.BaselineBatch <= 0 {
 		o.BaselineBatch = 1000
+	}
+	if o.TaskRetention == 0 {
+		o.TaskRetention = DefaultTaskRetention
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
@@ -398,6 +410,9 @@ func (m *Manager) lead(ctx context.Context, guard clientv3.Cmp) error {
 	for _, r := range recs {
 		m.dispatch(ctx, &wg, guard, r)
 	}
+	if m.opts.TaskRetention > 0 {
+		wg.Go(func() { m.sweepFinished(ctx, guard) })
+	}
 	w := m.store.Client.Watch(clientv3.WithRequireLeader(ctx), m.store.Keys.Tasks(), clientv3.WithPrefix(), clientv3.WithRev(rev+1))
 	for resp := range w {
 		if err := resp.Err(); err != nil {
@@ -416,6 +431,35 @@ func (m *Manager) lead(ctx context.Context, guard clientv3.Cmp) error {
 		}
 	}
 	return ctx.Err()
+}
+
+// sweepFinished deletes finished tasks past TaskRetention, now and then
+// periodically, while this manager leads.
+func (m *Manager) sweepFinished(ctx context.Context, guard clientv3.Cmp) {
+	every := min(time.Hour, max(m.opts.TaskRetention/4, 10*time.Millisecond))
+	for {
+		recs, _, err := m.tasks.list(ctx)
+		if err != nil && ctx.Err() == nil {
+			m.log.Warn("reindex: listing tasks to expire", "err", err)
+		}
+		for _, r := range recs {
+			t := r.GetTask()
+			if !terminal(t.GetState()) || t.GetEndTime() == nil || m.now().Sub(t.GetEndTime().AsTime()) < m.opts.TaskRetention {
+				continue
+			}
+			switch err := m.tasks.deleteFinished(ctx, t.GetId(), guard); {
+			case err == nil:
+				m.log.Info("reindex: expired finished task", "task", t.GetId(), "state", t.GetState(), "ended", t.GetEndTime().AsTime())
+			case ctx.Err() == nil:
+				m.log.Warn("reindex: expiring finished task", "task", t.GetId(), "err", err)
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(every):
+		}
+	}
 }
 
 // dispatch starts a run for an unfinished task, or passes a running task's

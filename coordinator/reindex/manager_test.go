@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"slices"
 	"testing"
 	"time"
+
+	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/sluice-search/sluice/cluster/etcdtest"
 	"github.com/sluice-search/sluice/cluster/meta"
@@ -88,5 +91,61 @@ func TestTaskLifecycleInEtcd(t *testing.T) {
 	}
 	if m.Leading() {
 		t.Error("still leading after Run returned")
+	}
+}
+
+// TestFinishedTasksExpire: the task runner deletes finished task records
+// past the retention, and keeps recent ones.
+func TestFinishedTasksExpire(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	store := meta.NewStore(etcdtest.New(t), "")
+	cache := meta.NewCache(store, slog.New(slog.DiscardHandler))
+	go func() { _ = cache.Run(ctx) }()
+	m := New(store, cache, nil, metadata.New(store), nil, Options{ID: "c1", SessionTTL: time.Second,
+		TaskRetention: time.Hour, Logger: slog.New(slog.DiscardHandler)})
+	now := time.Now()
+	for _, tt := range []struct {
+		id    string
+		state sluicev1.TaskState
+		ended time.Duration // ago; 0: still running
+	}{
+		{"old-ok", sluicev1.TaskState_TASK_STATE_SUCCEEDED, 2 * time.Hour},
+		{"old-cancelled", sluicev1.TaskState_TASK_STATE_CANCELLED, 3 * time.Hour},
+		{"recent-failed", sluicev1.TaskState_TASK_STATE_FAILED, 10 * time.Minute},
+	} {
+		task := &sluicev1.Task{Id: tt.id, State: tt.state, StartTime: timestamppb.New(now.Add(-tt.ended - time.Minute))}
+		if tt.ended > 0 {
+			task.EndTime = timestamppb.New(now.Add(-tt.ended))
+		}
+		if err := m.tasks.create(ctx, &sluicev1.ReindexTaskRecord{Task: task}); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	rctx, stop := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { _ = m.Run(rctx); close(done) }()
+	defer func() { stop(); <-done }()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		list, err := m.ListTasks(ctx, &sluicev1.ListTasksRequest{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for _, task := range list {
+			ids = append(ids, task.Id)
+		}
+		if slices.Equal(ids, []string{"recent-failed"}) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("tasks after the sweep: %v, want only recent-failed", ids)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if _, err := m.GetTask(ctx, &sluicev1.GetTaskRequest{Id: "old-ok"}); !errors.Is(err, meta.ErrNotFound) {
+		t.Errorf("get an expired task: %v, want not found", err)
 	}
 }

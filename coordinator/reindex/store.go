@@ -101,6 +101,24 @@ func (ts taskStore) update(ctx context.Context, id string, fn func(*sluicev1.Rei
 	}
 }
 
+// deleteFinished deletes a finished task's record, unless it changed since
+// it was read or this coordinator no longer leads (guard).
+func (ts taskStore) deleteFinished(ctx context.Context, id string, guard clientv3.Cmp) error {
+	rec, rev, err := ts.get(ctx, id)
+	if err != nil {
+		return err
+	}
+	if !terminal(rec.GetTask().GetState()) {
+		return fmt.Errorf("task %s is %v, not finished", id, rec.GetTask().GetState())
+	}
+	var t meta.Txn
+	key := ts.s.Keys.Task(id)
+	t.Unchanged(key, rev)
+	t.If(guard)
+	t.Delete(key)
+	return ts.s.Commit(ctx, &t)
+}
+
 // errNotLeader: this coordinator no longer runs tasks.
 var errNotLeader = errors.New("no longer the task runner")
 
