@@ -105,6 +105,48 @@ var _ = Describe("reindex on a 3-node cluster", Ordered, func() {
 		expectExact("rx-filtered", want)
 	})
 
+	It("keeps each document's routing, so a get with it finds the copy, locally and node to node", func() {
+		const src = "rx-routed"
+		createIndex(src, rxShards, &sluicev1.IndexSettings{NumberOfRoutingShards: rxRoutingShard}, nil)
+		routed := map[string]string{} // _id → routing, for the routed half
+		var items []*sluicev1.BulkItem
+		for i := range 300 {
+			it := &sluicev1.BulkItem{Action: sluicev1.BulkAction_BULK_ACTION_INDEX, Id: fmt.Sprintf("r%04d", i),
+				Source: fmt.Appendf(nil, `{"title":"routed document %d"}`, i)}
+			if i%2 == 0 {
+				it.Routing = fmt.Sprintf("tenant-%d", i%7)
+				routed[it.Id] = it.Routing
+			}
+			items = append(items, it)
+		}
+		r, err := cl.Bulk(ctx, &sluicev1.BulkRequest{Index: src, Items: items, Refresh: sluicev1.RefreshPolicy_REFRESH_POLICY_WAIT_FOR})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(r.Errors).To(BeFalse())
+		for _, tc := range []struct {
+			dest   string
+			shards int32
+			mode   sluicev1.ReindexMode
+		}{{"rx-routed-x2", 2 * rxShards, sluicev1.ReindexMode_REINDEX_MODE_LOCAL}, {"rx-routed-remote", rxShards + 1, sluicev1.ReindexMode_REINDEX_MODE_REMOTE}} {
+			t := reindex(&sluicev1.ReindexRequest{Source: &sluicev1.ReindexSource{Index: src},
+				Dest: &sluicev1.ReindexDestination{Index: tc.dest, Settings: &sluicev1.IndexSettings{NumberOfShards: tc.shards}}})
+			t = expectSucceeded(t.Id, 60*time.Second)
+			Expect(t.Reindex.Mode).To(Equal(tc.mode))
+			for id, rt := range routed {
+				g, err := cl.Get(ctx, &sluicev1.GetRequest{Index: tc.dest, Id: id, Routing: rt})
+				Expect(err).NotTo(HaveOccurred())
+				Expect(g.Found).To(BeTrue(), "%s: get %s with routing %s", tc.dest, id, rt)
+				Expect(g.Routing).To(Equal(rt))
+			}
+		}
+		out, err := c.cli(coord, "get", "rx-routed-remote", "r0002", "--routing", "tenant-2")
+		Expect(err).NotTo(HaveOccurred(), out)
+		Expect(out).To(ContainSubstring("routed document 2"))
+		out, err = c.cli(coord, "search", "rx-routed-remote", "title:routed", "--size", "300")
+		Expect(err).NotTo(HaveOccurred(), out)
+		Expect(out).To(ContainSubstring(`"_id":"r0002","_score":`))
+		Expect(out).To(ContainSubstring(`"_routing":"tenant-2"`))
+	})
+
 	It("points the swap alias at the destination only, after success", func() {
 		createIndex("rx-old", 1, nil, nil)
 		_, err := cl.UpdateAliases(ctx, &sluicev1.UpdateAliasesRequest{Actions: []*sluicev1.AliasAction{
