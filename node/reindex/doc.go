@@ -34,12 +34,15 @@
 //     before it answers) — and only then streams a progress message with
 //     the cursor and the counters since the run began.
 //
-// The cursor is (layout fingerprint, next doc). A slice resumed with a
-// cursor continues in the reader it came from if the node still holds it
-// (kept for ReaderKeepAlive after an interrupted run, as when the
-// coordinator died), or in the shard's current reader if its segment
-// layout hashes the same (a restarted node whose source shard reopened from
-// the same commit). Otherwise doc positions mean nothing and the slice
+// The cursor is (layout fingerprint, next doc). A slice starting afresh
+// commits its source shard and pins a reader of exactly the committed
+// segments, so the layout it reads is the one the shard reopens with after
+// a crash. A slice resumed with a cursor continues in the reader it came
+// from if the node still holds it (kept for ReaderKeepAlive after an
+// interrupted run, as when the coordinator died), or in the shard's current
+// reader if its segment layout hashes the same (a restarted node: the
+// shard reopened from that commit). Otherwise — the source was written to
+// or merged and committed since — doc positions mean nothing and the slice
 // starts over, saying so (restarted): writes are idempotent by _id, so the
 // destination still ends with every document exactly once.
 //

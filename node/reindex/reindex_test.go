@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"os"
 	"testing"
 	"time"
 
@@ -332,6 +333,83 @@ func TestResume(t *testing.T) {
 	}
 }
 
+// TestResumeAfterCrash: a source shard whose documents were refreshed but
+// never committed is committed when a slice starts, so the node's crash
+// image (its files on disk, as after SIGKILL: the last commit plus the
+// translog) reopens with the same segments and the slice resumes by
+// position rather than starting over.
+func TestResumeAfterCrash(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	host, err := shard.NewHost(shard.HostOptions{DataDir: dir, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer host.CloseAll(ctx)
+	n := &testNode{host: host, runner: NewRunner(host, nil, Options{CheckpointInterval: 10 * time.Millisecond})}
+	defer n.runner.Close()
+	p := routing.Params{Shards: 1, RoutingShards: 1}
+	n.open(t, "src", "src", 0)
+	n.open(t, "dst", "dst", 0)
+	want := load(t, []*testNode{n}, "src", p, 500) // refreshed, not committed
+	// A second segment: replaying the translog would make one.
+	src, _ := host.Get(shard.ID{IndexUUID: "src"})
+	for i := range 100 {
+		id := fmt.Sprintf("e%05d", i)
+		if _, err := src.IndexDoc(ctx, []byte(id), []byte(docSource(i)), false); err != nil {
+			t.Fatal(err)
+		}
+		want[id] = docSource(i)
+	}
+	if _, err := src.Engine().Refresh(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	req := &sluicev1.RunReindexSliceRequest{Source: &sluicev1.ShardID{IndexUuid: "src"}, DestIndexUuid: "dst",
+		DestShards: 1, DestRoutingShards: 1, RequestsPerSecond: 2000}
+	rctx, cancel := context.WithCancel(ctx)
+	fs := &fakeStream{ctx: rctx, onSend: cancel} // stop after the first checkpoint
+	_ = n.runner.RunReindexSlice(req, fs)
+	first := fs.last()
+	if first == nil || first.Done || first.Copied == 0 {
+		t.Fatalf("first checkpoint %v", first)
+	}
+
+	// The crash image: what is on disk now, opened by a new node.
+	crashed := t.TempDir()
+	if err := os.CopyFS(crashed, os.DirFS(dir)); err != nil {
+		t.Fatal(err)
+	}
+	host2, err := shard.NewHost(shard.HostOptions{DataDir: crashed, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer host2.CloseAll(ctx)
+	n2 := &testNode{host: host2, runner: NewRunner(host2, nil, Options{CheckpointInterval: time.Hour})}
+	defer n2.runner.Close()
+	for _, uuid := range []string{"src", "dst"} {
+		// The mapping with its dynamic updates, as etcd would hand it over.
+		sh, err := host.Get(shard.ID{IndexUUID: uuid})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := host2.Open(ctx, shard.Meta{ID: shard.ID{IndexUUID: uuid}, Index: uuid, Mapping: sh.Mapping()}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	req.RequestsPerSecond, req.Cursor = 0, first.Cursor
+	fs = &fakeStream{ctx: ctx}
+	if err := n2.runner.RunReindexSlice(req, fs); err != nil {
+		t.Fatal(err)
+	}
+	if m := fs.last(); m.Restarted || !m.Done || m.Copied != int64(len(want))-first.Copied {
+		t.Errorf("after the crash: restarted %v, copied %d, want %d resumed from the checkpoint", m.Restarted, m.Copied, int64(len(want))-first.Copied)
+	}
+	if got := contents(t, []*testNode{n2}, "dst", 1); len(got) != len(want) {
+		t.Errorf("destination holds %d docs, want %d", len(got), len(want))
+	}
+}
+
 func TestRethrottleTakesEffectAtOnce(t *testing.T) {
 	ctx := context.Background()
 	n := startNode(t)
@@ -448,16 +526,25 @@ func waitFor(t *testing.T, cond func() bool) {
 // fakeStream collects a slice's messages when calling the Runner directly.
 type fakeStream struct {
 	grpc.ServerStream
-	ctx  context.Context
-	msgs []*sluicev1.RunReindexSliceResponse
+	ctx    context.Context
+	msgs   []*sluicev1.RunReindexSliceResponse
+	onSend func() // called after each message, e.g. to stop the run
 }
 
 func (f *fakeStream) Context() context.Context { return f.ctx }
 func (f *fakeStream) Send(m *sluicev1.RunReindexSliceResponse) error {
 	f.msgs = append(f.msgs, m)
+	if f.onSend != nil {
+		f.onSend()
+	}
 	return nil
 }
-func (f *fakeStream) last() *sluicev1.RunReindexSliceResponse { return f.msgs[len(f.msgs)-1] }
+func (f *fakeStream) last() *sluicev1.RunReindexSliceResponse {
+	if len(f.msgs) == 0 {
+		return nil
+	}
+	return f.msgs[len(f.msgs)-1]
+}
 
 func TestCursorRoundTrip(t *testing.T) {
 	for _, c := range []cursor{{0, 0}, {1 << 63, 12345}, {42, 1<<31 - 1}} {

@@ -139,10 +139,10 @@ func (r *Runner) client(addr string) (sluicev1.NodeClient, error) {
 }
 
 // pin returns the reader a slice runs in and where to start: the kept
-// reader if the cursor came from it, else the shard's latest reader — at
-// the cursor's position if its layout is the cursor's, else from the
-// start (restarted).
-func (r *Runner) pin(key sliceKey, src *shard.Shard, raw []byte) (rd *engine.Reader, fp uint64, next int, restarted bool, err error) {
+// reader if the cursor came from it, else the shard's latest reader at the
+// cursor's position if its layout is the cursor's, else a freshly
+// committed reader from the start (restarted, if there was a cursor).
+func (r *Runner) pin(ctx context.Context, key sliceKey, src *shard.Shard, raw []byte) (rd *engine.Reader, fp uint64, next int, restarted bool, err error) {
 	cur, hasCursor, err := decodeCursor(raw)
 	if err != nil {
 		return nil, 0, 0, false, status.Error(codes.InvalidArgument, err.Error())
@@ -163,13 +163,61 @@ func (r *Runner) pin(key sliceKey, src *shard.Shard, raw []byte) (rd *engine.Rea
 		rd.Release()
 		return nil, 0, 0, false, status.Error(codes.Internal, err.Error())
 	}
-	if !hasCursor {
-		return rd, fp, 0, false, nil
-	}
-	if fp == cur.fingerprint {
+	if hasCursor && fp == cur.fingerprint {
 		return rd, fp, cur.next, false, nil
 	}
-	return rd, fp, 0, true, nil
+	// A fresh start: pin a committed layout, so that a node killed
+	// mid-copy reopens the shard with these very segments and the slice
+	// resumes by position instead of starting over.
+	rd.Release()
+	if rd, err = pinCommitted(ctx, src); err != nil {
+		return nil, 0, 0, false, statusOf(err)
+	}
+	if fp, err = fingerprint(rd); err != nil {
+		rd.Release()
+		return nil, 0, 0, false, status.Error(codes.Internal, err.Error())
+	}
+	return rd, fp, 0, hasCursor, nil
+}
+
+// pinCommitted commits the source shard and returns a reader of exactly
+// the committed segments (what the shard reopens with after a crash). A
+// merge or a write landing between the commit and the pin changes the
+// layout: then try again, and after a few attempts take the current
+// reader — correct either way, only a resume after a crash would start
+// over.
+func pinCommitted(ctx context.Context, src *shard.Shard) (*engine.Reader, error) {
+	for attempt := 0; ; attempt++ {
+		si, err := src.Engine().Commit(ctx, engine.CommitOptions{})
+		if err != nil {
+			return nil, fmt.Errorf("source shard %v: commit before copying: %w", src.ID(), err)
+		}
+		rd := src.Engine().Acquire()
+		if sameLayout(rd, si) || attempt == 2 {
+			return rd, nil
+		}
+		rd.Release()
+	}
+}
+
+// sameLayout says whether rd's segments are those of commit si, with the
+// same deletes.
+func sameLayout(rd *engine.Reader, si *engine.SegmentInfos) bool {
+	leaves := rd.Leaves()
+	if len(leaves) != len(si.Segments) {
+		return false
+	}
+	for i, l := range leaves {
+		cs := si.Segments[i]
+		deleted := 0
+		if l.Live != nil {
+			deleted = l.Reader.MaxDoc() - l.Live.Cardinality()
+		}
+		if l.Reader.MaxDoc() != cs.Info.MaxDoc || deleted != cs.DelCount {
+			return false
+		}
+	}
+	return true
 }
 
 // keep holds a slice's reader for a resume, until the keep-alive passes.

@@ -56,7 +56,7 @@ func (r *Runner) RunReindexSlice(req *sluicev1.RunReindexSliceRequest, stream gr
 		r.mu.Unlock()
 	}()
 
-	rd, fp, next, restarted, err := r.pin(key, src, req.GetCursor())
+	rd, fp, next, restarted, err := r.pin(ctx, key, src, req.GetCursor())
 	if err != nil {
 		return err
 	}
