@@ -530,5 +530,10 @@ func TestReindexCluster(t *testing.T) {
 		succeeded(t, end)
 		tc.exact("noderestart", want)
 		t.Logf("after node restart: %v", end.Reindex)
+		for _, sl := range end.Reindex.Slices {
+			if sl.Restarts != 0 {
+				t.Errorf("slice %d started over %d times after its node restarted; want a resume from its checkpoint", sl.Slice, sl.Restarts)
+			}
+		}
 	})
 }

@@ -481,7 +481,7 @@ func publicView(rec *sluicev1.ReindexTaskRecord) {
 			state = sluicev1.TaskState_TASK_STATE_RUNNING
 		}
 		st.Slices = append(st.Slices, &sluicev1.SliceStatus{Slice: cp.GetSlice(), SourceShard: rec.Plan.Slices[i].GetSourceShard(),
-			NodeId: cp.GetNodeId(), State: state, Total: cp.GetTotal(), Copied: cp.GetCopied()})
+			NodeId: cp.GetNodeId(), State: state, Total: cp.GetTotal(), Copied: cp.GetCopied(), Restarts: cp.GetRestarts()})
 	}
 	st.Throttled = durationpb.New(throttled)
 	st.RequestsPerSecond = rec.GetRequestsPerSecond()

@@ -3504,7 +3504,12 @@ type SliceStatus struct {
 	// Documents it will copy.
 	Total int64 `protobuf:"varint,5,opt,name=total,proto3" json:"total,omitempty"`
 	// Documents copied so far (persisted with the checkpoint).
-	Copied        int64 `protobuf:"varint,6,opt,name=copied,proto3" json:"copied,omitempty"`
+	Copied int64 `protobuf:"varint,6,opt,name=copied,proto3" json:"copied,omitempty"`
+	// Times the slice started over instead of resuming from its checkpoint: after its node
+	// restarted, the source shard reopened with a different segment layout (it was written to,
+	// or merged and committed, during the copy). Writes are idempotent by _id, so the result is
+	// still exact; only the work is repeated.
+	Restarts      int32 `protobuf:"varint,7,opt,name=restarts,proto3" json:"restarts,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3577,6 +3582,13 @@ func (x *SliceStatus) GetTotal() int64 {
 func (x *SliceStatus) GetCopied() int64 {
 	if x != nil {
 		return x.Copied
+	}
+	return 0
+}
+
+func (x *SliceStatus) GetRestarts() int32 {
+	if x != nil {
+		return x.Restarts
 	}
 	return 0
 }
@@ -4906,14 +4918,15 @@ const file_sluice_v1_sluice_proto_rawDesc = "" +
 	"\x04mode\x18\b \x01(\x0e2\x16.sluice.v1.ReindexModeR\x04mode\x12.\n" +
 	"\x13wait_for_completion\x18\t \x01(\bR\x11waitForCompletion\"6\n" +
 	"\x0fReindexResponse\x12#\n" +
-	"\x04task\x18\x01 \x01(\v2\x0f.sluice.v1.TaskR\x04task\"\xb9\x01\n" +
+	"\x04task\x18\x01 \x01(\v2\x0f.sluice.v1.TaskR\x04task\"\xd5\x01\n" +
 	"\vSliceStatus\x12\x14\n" +
 	"\x05slice\x18\x01 \x01(\x05R\x05slice\x12!\n" +
 	"\fsource_shard\x18\x02 \x01(\x05R\vsourceShard\x12\x17\n" +
 	"\anode_id\x18\x03 \x01(\tR\x06nodeId\x12*\n" +
 	"\x05state\x18\x04 \x01(\x0e2\x14.sluice.v1.TaskStateR\x05state\x12\x14\n" +
 	"\x05total\x18\x05 \x01(\x03R\x05total\x12\x16\n" +
-	"\x06copied\x18\x06 \x01(\x03R\x06copied\"\xc0\x04\n" +
+	"\x06copied\x18\x06 \x01(\x03R\x06copied\x12\x1a\n" +
+	"\brestarts\x18\a \x01(\x05R\brestarts\"\xc0\x04\n" +
 	"\rReindexStatus\x12\x14\n" +
 	"\x05total\x18\x01 \x01(\x03R\x05total\x12\x18\n" +
 	"\acreated\x18\x02 \x01(\x03R\acreated\x12\x18\n" +
