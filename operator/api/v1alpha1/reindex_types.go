@@ -33,6 +33,14 @@ type ReindexDestination struct {
 	// copied node-locally (mode local).
 	// +optional
 	Create *IndexParameters `json:"create,omitempty"`
+
+	// Routing is how copied documents are routed, as Elasticsearch's
+	// dest.routing: "keep" (the default) routes each document by the
+	// routing it was indexed with and stores it; "discard" routes by _id
+	// and stores none; "=value" routes and stores every document with value.
+	// +kubebuilder:validation:XValidation:rule="self == 'keep' || self == 'discard' || (self.startsWith('=') && size(self) > 1)",message="must be keep, discard or =value"
+	// +optional
+	Routing string `json:"routing,omitempty"`
 }
 
 // ReindexMode chooses how documents travel from source to destination.

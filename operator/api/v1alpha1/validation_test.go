@@ -174,6 +174,8 @@ var _ = Describe("creating", func() {
 		Entry("swapAlias naming the destination", "reindex.yaml", "spec.swapAlias", "must differ", "products-v2", "spec", "swapAlias"),
 		Entry("a replica in the created destination", "reindex.yaml", "spec.destination.create.replicas", "not supported yet", int64(2), "spec", "destination", "create", "replicas"),
 		Entry("created destination's routing shards not a multiple", "reindex.yaml", "spec.destination.create.routingShards", "multiple of shards", int64(6), "spec", "destination", "create", "routingShards"),
+		Entry("destination routing not keep, discard or =value", "reindex.yaml", "spec.destination.routing", "keep, discard or =value", "tenant", "spec", "destination", "routing"),
+		Entry("destination routing = without a value", "reindex.yaml", "spec.destination.routing", "keep, discard or =value", "=", "spec", "destination", "routing"),
 	)
 })
 

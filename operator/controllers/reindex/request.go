@@ -16,7 +16,7 @@ func Request(rx *v1alpha1.Reindex) (*sluicev1.ReindexRequest, error) {
 	spec := &rx.Spec
 	req := &sluicev1.ReindexRequest{
 		Source:            &sluicev1.ReindexSource{Index: string(spec.Source.Index)},
-		Dest:              &sluicev1.ReindexDestination{Index: string(spec.Destination.Index)},
+		Dest:              &sluicev1.ReindexDestination{Index: string(spec.Destination.Index), Routing: spec.Destination.Routing},
 		RequestsPerSecond: requestsPerSecond(spec),
 	}
 	if spec.Source.Query != nil {

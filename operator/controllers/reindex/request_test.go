@@ -31,6 +31,7 @@ func TestRequest(t *testing.T) {
 	full.Spec.Conflicts = v1alpha1.ConflictsProceed
 	full.Spec.MaxDocs = ptr[int64](10)
 	full.Spec.SwapAlias = ptr[v1alpha1.IndexName]("live")
+	full.Spec.Destination.Routing = "=tenant-7"
 	auto := base()
 	auto.Spec.Slices = ptr(intstr.FromString("auto"))
 
@@ -46,7 +47,7 @@ func TestRequest(t *testing.T) {
 		{"everything", full, &sluicev1.ReindexRequest{
 			Source: &sluicev1.ReindexSource{Index: "a", Query: &sluicev1.Query{Kind: &sluicev1.Query_Term{Term: &sluicev1.TermQuery{Field: "published",
 				Value: &sluicev1.FieldValue{Kind: &sluicev1.FieldValue_BoolValue{BoolValue: true}}}}}},
-			Dest:   &sluicev1.ReindexDestination{Index: "b", Settings: &sluicev1.IndexSettings{NumberOfShards: 4}},
+			Dest:   &sluicev1.ReindexDestination{Index: "b", Settings: &sluicev1.IndexSettings{NumberOfShards: 4}, Routing: "=tenant-7"},
 			Slices: 8, RequestsPerSecond: 500, Mode: sluicev1.ReindexMode_REINDEX_MODE_LOCAL,
 			Conflicts: sluicev1.ConflictPolicy_CONFLICT_POLICY_PROCEED, MaxDocs: 10, SwapAlias: "live"}},
 	}
