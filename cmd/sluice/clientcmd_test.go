@@ -53,3 +53,31 @@ func TestPrintHitsRouting(t *testing.T) {
 		t.Errorf("got\n%s\nwant\n%s", out.String(), want)
 	}
 }
+
+func TestLineKeys(t *testing.T) {
+	for _, tt := range []struct {
+		line, idField, routingField string
+		id, routing, err            string
+	}{
+		{`{"id":"a1","t":"x"}`, "id", "", "a1", "", ""},
+		{`{"isbn":978,"t":"x"}`, "isbn", "", "978", "", ""},
+		{`{"id":"a1","tenant":"t7"}`, "id", "tenant", "a1", "t7", ""},
+		{`{"id":"a1","tenant":42}`, "id", "tenant", "a1", "42", ""},
+		{`{"id":"a1"}`, "id", "tenant", "a1", "", ""}, // no routing: routed by id
+		{`{"tenant":"t7"}`, "", "tenant", "", "t7", ""},
+		{`{"t":"x"}`, "id", "", "", "", `no "id" field`},
+		{`{"id":"a1","tenant":{"x":1}}`, "id", "tenant", "", "", `field "tenant" is not a string or a number`},
+		{`[1,2]`, "id", "", "", "", "not a JSON object"},
+	} {
+		id, routing, err := lineKeys([]byte(tt.line), tt.idField, tt.routingField)
+		if tt.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.err) {
+				t.Errorf("%s: err %v, want %q", tt.line, err, tt.err)
+			}
+			continue
+		}
+		if err != nil || id != tt.id || routing != tt.routing {
+			t.Errorf("%s: (%q, %q, %v), want (%q, %q)", tt.line, id, routing, err, tt.id, tt.routing)
+		}
+	}
+}

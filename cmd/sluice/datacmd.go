@@ -40,7 +40,7 @@ func parseRefresh(s string) (sluicev1.RefreshPolicy, error) {
 
 func newBulkCmd() *cobra.Command {
 	var f clientFlags
-	var index, idField, refresh string
+	var index, idField, routingField, refresh string
 	var batchDocs, batchMB, workers, maxErrors int
 	cmd := &cobra.Command{
 		Use:     "bulk FILE.jsonl[.zst] --index NAME",
@@ -52,7 +52,9 @@ func newBulkCmd() *cobra.Command {
 Input: one JSON object per line, each line a whole document (its _source).
 The document id is the value of the top-level field named by --id-field
 (default "id"; a string or a number); the field stays in the source. With
---id-field "" every document gets a generated id. FILE may be zstd-compressed
+--id-field "" every document gets a generated id. With --routing-field, that
+top-level field's value is the document's custom routing (a line without it
+is routed by its id). FILE may be zstd-compressed
 (.zst) or "-" for standard input. (This is not Elasticsearch's action/source
 pair format: each line is a document, so corpus files load as they are.)
 
@@ -85,7 +87,7 @@ Progress (docs, docs/s, ETA from the file position) goes to stderr.`,
 				return err
 			}
 			defer c.Close()
-			return runBulk(ctx, c, in, size, bulkOptions{index: index, idField: idField, refresh: policy,
+			return runBulk(ctx, c, in, size, bulkOptions{index: index, idField: idField, routingField: routingField, refresh: policy,
 				batchDocs: batchDocs, batchBytes: batchMB << 20, workers: workers, maxErrors: maxErrors},
 				cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
@@ -93,6 +95,7 @@ Progress (docs, docs/s, ETA from the file position) goes to stderr.`,
 	f.register(cmd)
 	cmd.Flags().StringVar(&index, "index", "", "target index or write alias (required)")
 	cmd.Flags().StringVar(&idField, "id-field", "id", `top-level field holding the document id; "" generates ids`)
+	cmd.Flags().StringVar(&routingField, "routing-field", "", "top-level field holding the document's custom routing (default: none, route by id)")
 	cmd.Flags().StringVar(&refresh, "refresh", "none", "visibility when done: none, wait_for or immediate")
 	cmd.Flags().IntVar(&batchDocs, "batch-docs", 1000, "documents per Bulk request")
 	cmd.Flags().IntVar(&batchMB, "batch-mb", 5, "MiB of sources per Bulk request")
@@ -103,6 +106,7 @@ Progress (docs, docs/s, ETA from the file position) goes to stderr.`,
 
 type bulkOptions struct {
 	index, idField        string
+	routingField          string
 	refresh               sluicev1.RefreshPolicy
 	batchDocs, batchBytes int
 	workers, maxErrors    int
@@ -159,15 +163,33 @@ type inputReader struct {
 func (ir *inputReader) Read(p []byte) (int, error) { return ir.r.Read(p) }
 
 // docID extracts the id field of a JSON document line.
-func docID(line []byte, field string) (string, error) {
+// lineKeys reads a document's id and routing from top-level fields of its
+// line (either field name may be ""): the id field must be there; the
+// routing field may be missing.
+func lineKeys(line []byte, idField, routingField string) (id, routing string, err error) {
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(line, &top); err != nil {
-		return "", fmt.Errorf("not a JSON object: %w", err)
+		return "", "", fmt.Errorf("not a JSON object: %w", err)
 	}
-	raw, ok := top[field]
-	if !ok {
-		return "", fmt.Errorf("no %q field", field)
+	if idField != "" {
+		raw, ok := top[idField]
+		if !ok {
+			return "", "", fmt.Errorf("no %q field", idField)
+		}
+		if id, err = scalarString(raw, idField); err != nil {
+			return "", "", err
+		}
 	}
+	if raw, ok := top[routingField]; ok && routingField != "" {
+		if routing, err = scalarString(raw, routingField); err != nil {
+			return "", "", err
+		}
+	}
+	return id, routing, nil
+}
+
+// scalarString is a JSON string's value or a JSON number's text.
+func scalarString(raw json.RawMessage, field string) (string, error) {
 	var s string
 	if err := json.Unmarshal(raw, &s); err == nil {
 		return s, nil
@@ -213,8 +235,8 @@ func runBulk(ctx context.Context, c *client.Client, in *inputReader, size int64,
 		if line = bytes.TrimSpace(line); len(line) > 0 {
 			it := &sluicev1.BulkItem{Action: sluicev1.BulkAction_BULK_ACTION_INDEX, Source: line}
 			var err error
-			if o.idField != "" {
-				it.Id, err = docID(line, o.idField)
+			if o.idField != "" || o.routingField != "" {
+				it.Id, it.Routing, err = lineKeys(line, o.idField, o.routingField)
 			}
 			if err != nil {
 				report(lineNo, err.Error())
