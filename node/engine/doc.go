@@ -99,6 +99,26 @@
 // Indexing goroutines that flush call MaybeStall, so indexing waits when
 // merges fall too far behind.
 //
+// # Refresh versus merges
+//
+// Refresh never waits for a merge: merges take refreshMu only to commit
+// (swap the merged segment in, a walk over the inputs' deletes) and to
+// unregister, never while writing. The reverse is bounded: while a refresh
+// runs, running merges pause at their next checkpoint — every 64 KiB a
+// merge writes (the IOContext throttle, before the rate limiter), every
+// 256 terms of the merged view (the _id field writes nothing while its
+// singleton terms go into the in-memory term dictionary), and between
+// opening, bloom-filtering and warming the merged segment — and resume when
+// the refresh publishes (mergeyield.go). On a small machine the refresh's
+// flush otherwise shares the cores with merges, and an IO rate limit does
+// not help: the contention is CPU. Limits keep merges keeping up: one
+// refresh pauses them at most MaxMergeYield (1 s), over time they spend at
+// most MergeYieldShare (0.5) of wall-clock time paused, and no pause starts
+// while merging is behind: indexing stalled in MaybeStall, merges queued
+// beyond MaxMergeCount, or big merges stopped beyond MaxThreadCount. Stats counts
+// the refreshes that paused merges, those that could not, and the time
+// merges waited. Measured in docs/benchmarks.md section 2.
+//
 // # Commit points
 //
 // Commit (Lucene's commit; durability, not visibility) refreshes, writes a

@@ -74,6 +74,15 @@ type Options struct {
 	MergeScheduler      MergeScheduler
 	DisableMerges       bool
 	MergedSegmentWarmer func(ctx context.Context, r index.LeafReader) error
+	// MergeYieldShare: while a refresh runs, running merges pause at their
+	// next write or term-dictionary checkpoint so the refresh does not
+	// share the cores with them; over time merges spend at most this
+	// fraction of wall-clock time paused, and never while merging is behind
+	// (indexing stalled on merges, merges queued or stopped). Default DefaultMergeYieldShare; negative
+	// disables pausing. MaxMergeYield bounds one pause (default
+	// DefaultMaxMergeYield): a longer refresh lets merges resume.
+	MergeYieldShare float64
+	MaxMergeYield   time.Duration
 
 	// Durability: the translog, periodic commits, checks at open.
 	TranslogOptions
@@ -99,6 +108,12 @@ func (o *Options) SetDefaults() {
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
+	}
+	if o.MergeYieldShare == 0 {
+		o.MergeYieldShare = DefaultMergeYieldShare
+	}
+	if o.MaxMergeYield <= 0 {
+		o.MaxMergeYield = DefaultMaxMergeYield
 	}
 }
 
@@ -179,6 +194,7 @@ func Open(ctx context.Context, opts Options) (*Engine, error) {
 		return nil, err
 	}
 	e.w = w
+	w.yield.configure(opts.MergeYieldShare, opts.MaxMergeYield)
 	e.docs.New = func() any { return new(document.Document) }
 	if err := e.openTranslog(ctx); err != nil {
 		w.Close()
@@ -388,6 +404,12 @@ type Stats struct {
 	FilesDeleted                       int64
 	Merges, MergesFailed               int64
 	MergeTime                          time.Duration
+	// Merges pausing for refreshes (Options.MergeYieldShare): refreshes
+	// that paused them, refreshes during merges that did not (budget
+	// spent or merges behind), and the time merges waited, summed over
+	// merges.
+	MergeYields, MergeYieldsSkipped int64
+	MergeYieldTime                  time.Duration
 }
 
 // Stats returns current counters.
@@ -425,6 +447,8 @@ func (e *Engine) Stats() Stats {
 	s.FilesDeleted = w.fd.deleted.Load()
 	s.Merges, s.MergesFailed = w.stats.merges.Load(), w.stats.mergesFailed.Load()
 	s.MergeTime = time.Duration(w.stats.mergeNanos.Load())
+	s.MergeYields, s.MergeYieldsSkipped = w.yield.pauses.Load(), w.yield.skipped.Load()
+	s.MergeYieldTime = time.Duration(w.yield.pausedNS.Load())
 	return s
 }
 

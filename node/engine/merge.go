@@ -146,13 +146,14 @@ func (w *IndexWriter) runMerge(ctx context.Context, m *oneMerge, rl *mergeschedu
 	if err != nil {
 		return fmt.Errorf("engine: merge: %w", err)
 	}
+	merged = yieldingReader{LeafReader: merged, check: func() { w.yield.wait(ctx) }}
 	info, err := w.newSegmentInfo(merged.MaxDoc(), "merge", start)
 	if err != nil {
 		return err
 	}
 	name := info.Name
 	ioctx := store.IOContext{Kind: store.IOMerge, EstimatedSize: m.estimated, Throttle: func(n int) error {
-		w.yieldToRefresh(ctx)
+		w.yield.wait(ctx)
 		_, err := rl.Pause(int64(n))
 		return err
 	}}
@@ -163,7 +164,9 @@ func (w *IndexWriter) runMerge(ctx context.Context, m *oneMerge, rl *mergeschedu
 	if err != nil {
 		return fmt.Errorf("engine: open merged segment %s: %w", name, err)
 	}
+	w.yield.wait(ctx) // building the _id bloom filter reads every id
 	seg = newSegState(info, r, w.fd, w.dir)
+	w.yield.wait(ctx)
 	if warm := w.opts.MergedSegmentWarmer; warm != nil {
 		if err := warm(ctx, r); err != nil {
 			return fmt.Errorf("engine: warm merged segment %s: %w", name, err)
@@ -182,28 +185,6 @@ func (w *IndexWriter) runMerge(ctx context.Context, m *oneMerge, rl *mergeschedu
 	w.stats.mergeNanos.Add(int64(time.Since(start)))
 	w.maybeMergeLocked()
 	return nil
-}
-
-// maxRefreshYield bounds how long one merge write waits for a refresh.
-const maxRefreshYield = 250 * time.Millisecond
-
-// yieldToRefresh holds a merge at its next write while a refresh runs (up
-// to maxRefreshYield): on a small machine a merge and a refresh compete for
-// the same cores, and the refresh is what readers and wait_for callers are
-// waiting on. Merges lose a little time; refresh latency stops spiking when
-// a large merge runs.
-func (w *IndexWriter) yieldToRefresh(ctx context.Context) {
-	gate := w.refreshGate.Load()
-	if gate == nil {
-		return
-	}
-	t := time.NewTimer(maxRefreshYield)
-	defer t.Stop()
-	select {
-	case <-*gate:
-	case <-t.C:
-	case <-ctx.Done():
-	}
 }
 
 // commitMergeLocked replaces m's inputs by seg in the segment list

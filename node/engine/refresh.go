@@ -50,12 +50,9 @@ func (w *IndexWriter) Refresh(ctx context.Context, applyDeletes bool) (RefreshRe
 	start := time.Now()
 	w.refreshMu.Lock()
 	defer w.refreshMu.Unlock()
-	gate := make(chan struct{})
-	w.refreshGate.Store(&gate) // merges yield while we run
-	defer func() {
-		w.refreshGate.Store(nil)
-		close(gate)
-	}()
+	// Running merges pause until we publish (see mergeYield).
+	resume := w.yield.begin(len(w.merging) > 0, w.mergesBehind)
+	defer resume()
 
 	w.mu.Lock()
 	if w.closed {
@@ -154,6 +151,7 @@ func (w *IndexWriter) Refresh(ctx context.Context, applyDeletes bool) (RefreshRe
 	close(w.refreshedCh)
 	w.refreshedCh = make(chan struct{})
 	w.mu.Unlock()
+	resume()
 	if changed {
 		w.releaseAsync(old)
 		w.maybeMergeLocked()

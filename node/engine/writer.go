@@ -117,8 +117,8 @@ type IndexWriter struct {
 	closeCtx      context.Context // cancelled by Close: aborts merges
 	closeCancel   context.CancelFunc
 	closedFlag    atomic.Bool
-	refreshGate   atomic.Pointer[chan struct{}] // set while a refresh runs; closed when it ends
-	releasing     sync.WaitGroup                // replaced readers being released
+	yield         mergeYield     // merges pause while a refresh runs
+	releasing     sync.WaitGroup // replaced readers being released
 	current       atomic.Pointer[Reader]
 	version       int64
 

@@ -90,4 +90,16 @@
 //     warn level (the Run func already sees its own error).
 //   - Merges only pause where they write: CPU work between writes is not
 //     throttled (as in Lucene, where only IndexOutput is rate limited).
+//
+// # Refresh comes first
+//
+// The engine also pauses merges while a refresh runs (node/engine's
+// mergeyield.go, Options.MergeYieldShare): its IOContext throttle callback
+// waits for the refresh before calling Pause, and its merged view adds
+// checkpoints where a merge writes nothing for long. On 2 cores the reopen
+// spikes during big merges came from CPU contention, which no MB/s limit
+// removes. This package does not see those pauses: they count neither as
+// throttled nor as stopped time here; the engine's Stats.MergeYieldTime
+// does. Backpressure still works: the engine does not pause merges while
+// Stats shows a backlog (Stalled, Pending or Stopped above zero).
 package mergescheduler
