@@ -139,21 +139,24 @@ func openEngine(ctx context.Context, m *mapping.Mapping, dir string, ramMB int) 
 	return openEngineWith(ctx, m, dir, ramMB, nil)
 }
 
-// openEngineWith is openEngine with a caller-owned merge scheduler (nil:
-// the engine's default).
-func openEngineWith(ctx context.Context, m *mapping.Mapping, dir string, ramMB int, sched engine.MergeScheduler) (*engine.Engine, error) {
+// openEngineWith is openEngine with engine options adjusted by set (nil:
+// the defaults), such as a caller-owned merge scheduler.
+func openEngineWith(ctx context.Context, m *mapping.Mapping, dir string, ramMB int, set func(*engine.Options)) (*engine.Engine, error) {
 	pp, err := engine.NewMappingParser(m)
 	if err != nil {
 		return nil, err
 	}
-	e, err := engine.Open(ctx, engine.Options{
+	opts := engine.Options{
 		Path:            dir,
 		Codec:           codec.New(codec.Options{}),
 		Parser:          pp,
 		RAMBufferBytes:  int64(ramMB) << 20,
 		RefreshInterval: -1,
-		MergeScheduler:  sched,
-	})
+	}
+	if set != nil {
+		set(&opts)
+	}
+	e, err := engine.Open(ctx, opts)
 	if err != nil {
 		return nil, fmt.Errorf("open engine: %w", err)
 	}

@@ -8,9 +8,13 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime/trace"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/sluice-search/sluice/bench/report"
@@ -31,7 +35,18 @@ type NRTConfig struct {
 	// MergeThrottle is the merge IO limit: "auto" (Lucene's adaptive
 	// throttle, the default), "off", or a fixed MB/s such as "20".
 	MergeThrottle string
+	// NoMergeYield turns off merges pausing while a refresh runs
+	// (engine.Options.MergeYieldShare), which is on by default.
+	NoMergeYield bool
+	// TraceSlowDir, if set, keeps a runtime/trace flight recorder running
+	// and writes its window to this directory after each reopen slower
+	// than twice the median so far (at most maxSlowTraces): what ran on
+	// the cores while the refresh waited.
+	TraceSlowDir string
 }
+
+// maxSlowTraces bounds the traces one run writes (each is a few MB).
+const maxSlowTraces = 5
 
 func (c *NRTConfig) setDefaults() {
 	if c.Duration <= 0 {
@@ -77,23 +92,41 @@ func newMergeScheduler(throttle string) (*mergescheduler.ConcurrentMergeSchedule
 type NRTSecond struct {
 	T        float64 `json:"t_s"`
 	ReopenMs float64 `json:"reopen_ms"`
+	// The reopen's phases (engine.RefreshResult): waiting for the refresh
+	// lock and in-flight operations, flushing, applying deletes and
+	// publishing.
+	SwapMs   float64 `json:"swap_ms"`
+	FlushMs  float64 `json:"flush_ms"`
+	ApplyMs  float64 `json:"apply_deletes_ms"`
 	Queries  int64   `json:"queries"`
 	Segments int     `json:"segments"`
+	// Merges running after the reopen, and whether the reopen paused them.
+	Merges       int  `json:"merges_running"`
+	PausedMerges bool `json:"paused_merges"`
+	// ForeignCPU is the CPU (in cores) used during the second by other
+	// processes: the machine may be shared, and their load moves reopen
+	// latency as much as merges do.
+	ForeignCPU float64 `json:"foreign_cpu_cores"`
 }
 
 // NRTResult is one NRT run.
 type NRTResult struct {
-	Schema      string            `json:"schema"`
-	Throttle    string            `json:"merge_throttle"`
-	Docs        int               `json:"docs"`
-	Seconds     float64           `json:"seconds"`
-	Term        string            `json:"term"`
-	Reopen      report.Latencies  `json:"reopen"`
+	Schema     string           `json:"schema"`
+	Throttle   string           `json:"merge_throttle"`
+	MergeYield bool             `json:"merge_yield"`
+	Docs       int              `json:"docs"`
+	Seconds    float64          `json:"seconds"`
+	Term       string           `json:"term"`
+	Reopen     report.Latencies `json:"reopen"`
+	// ReopenQuiet: the reopens of seconds in which other processes used
+	// under quietForeignCPU cores (the machine may be shared).
+	ReopenQuiet report.Latencies  `json:"reopen_quiet"`
 	Updates     int64             `json:"updates"`
 	UpdateDocsS float64           `json:"update_docs_per_s"`
 	UpdateMBs   float64           `json:"update_mb_per_s"`
 	QPS         float64           `json:"qps"`
 	SegmentsEnd int               `json:"segments_end"`
+	ForeignCPU  float64           `json:"foreign_cpu_cores"` // mean over the run; see NRTSecond
 	TermHits    int64             `json:"term_hits"`
 	PerSecond   []NRTSecond       `json:"per_second"`
 	Engine      map[string]string `json:"engine_stats"`
@@ -103,7 +136,8 @@ type NRTResult struct {
 // and runs the NRT protocol on it.
 func RunNRT(ctx context.Context, cfg Config, nc NRTConfig, src string) (NRTResult, error) {
 	nc.setDefaults()
-	res := NRTResult{Schema: schemaName(cfg.FullSource), Throttle: nc.MergeThrottle, Docs: len(cfg.Docs), Term: nc.Term}
+	res := NRTResult{Schema: schemaName(cfg.FullSource), Throttle: nc.MergeThrottle, MergeYield: !nc.NoMergeYield,
+		Docs: len(cfg.Docs), Term: nc.Term}
 	dir := src + "-nrt-" + nc.MergeThrottle
 	if err := copyDir(src, dir); err != nil {
 		return res, err
@@ -118,7 +152,12 @@ func RunNRT(ctx context.Context, cfg Config, nc NRTConfig, src string) (NRTResul
 		return res, err
 	}
 	defer sched.Close(context.Background())
-	e, err := openEngineWith(ctx, m, dir, cfg.RAMBufferMB, sched)
+	e, err := openEngineWith(ctx, m, dir, cfg.RAMBufferMB, func(o *engine.Options) {
+		o.MergeScheduler = sched
+		if nc.NoMergeYield {
+			o.MergeYieldShare = -1
+		}
+	})
 	if err != nil {
 		return res, err
 	}
@@ -214,10 +253,17 @@ func RunNRT(ctx context.Context, cfg Config, nc NRTConfig, src string) (NRTResul
 	}
 
 	// Reopen once per wall-clock second and time it.
+	slow, err := newSlowTracer(nc.TraceSlowDir, nc.MergeThrottle)
+	if err != nil {
+		return res, err
+	}
+	defer slow.stop()
 	var reopens []time.Duration
+	cpu0 := sampleCPU()
+	lastCPU := cpu0
 	start := time.Now()
 	tick := time.NewTicker(time.Second)
-	lastQ := int64(0)
+	lastQ, lastYields := int64(0), int64(0)
 loop:
 	for time.Since(start) < nc.Duration {
 		select {
@@ -226,17 +272,28 @@ loop:
 		case <-tick.C:
 		}
 		t0 := time.Now()
-		if _, err := e.Refresh(runCtx); err != nil {
+		region := trace.StartRegion(runCtx, "reopen")
+		rr, err := e.Refresh(runCtx)
+		region.End()
+		if err != nil {
 			fail(fmt.Errorf("refresh: %w", err))
 			break
 		}
 		took := time.Since(t0)
 		reopens = append(reopens, took)
+		if err := slow.observe(took, reopens); err != nil {
+			fail(err)
+			break
+		}
 		q := queries.Load()
 		st := e.Stats()
+		cpu := sampleCPU()
 		res.PerSecond = append(res.PerSecond, NRTSecond{T: time.Since(start).Seconds(),
-			ReopenMs: float64(took) / 1e6, Queries: q - lastQ, Segments: st.Segments})
-		lastQ = q
+			ReopenMs: float64(took) / 1e6, SwapMs: float64(rr.SwapWait) / 1e6, FlushMs: float64(rr.Flush) / 1e6,
+			ApplyMs: float64(rr.ApplyDeletes) / 1e6, Queries: q - lastQ, Segments: st.Segments,
+			Merges: sched.Stats().Running, PausedMerges: st.MergeYields > lastYields,
+			ForeignCPU: cpu.foreignSince(lastCPU)})
+		lastQ, lastCPU, lastYields = q, cpu, st.MergeYields
 	}
 	tick.Stop()
 	elapsed := time.Since(start)
@@ -249,12 +306,20 @@ loop:
 	}
 	st := e.Stats()
 	res.Seconds = elapsed.Seconds()
+	var quiet []time.Duration
+	for _, ps := range res.PerSecond {
+		if ps.ForeignCPU < quietForeignCPU {
+			quiet = append(quiet, time.Duration(ps.ReopenMs*1e6))
+		}
+	}
+	res.ReopenQuiet = report.Summarize(quiet)
 	res.Reopen = report.Summarize(reopens)
 	res.Updates = updates.Load()
 	res.UpdateDocsS = float64(res.Updates) / elapsed.Seconds()
 	res.UpdateMBs = mbps(updatedBytes.Load(), elapsed)
 	res.QPS = float64(queries.Load()) / elapsed.Seconds()
 	res.SegmentsEnd = st.Segments
+	res.ForeignCPU = sampleCPU().foreignSince(cpu0)
 	res.TermHits = termHits.Load()
 	res.Engine = map[string]string{
 		"flushes": fmt.Sprint(st.Flushes), "refreshes": fmt.Sprint(st.Refreshes),
@@ -264,6 +329,10 @@ loop:
 	res.Engine["merges_done"] = fmt.Sprint(ms.MergesDone)
 	res.Engine["merged_bytes"] = fmt.Sprint(ms.BytesWritten)
 	res.Engine["merge_throttled"] = ms.ThrottledTime.String()
+	res.Engine["merge_yields"] = fmt.Sprint(st.MergeYields)
+	res.Engine["merge_yields_skipped"] = fmt.Sprint(st.MergeYieldsSkipped)
+	res.Engine["merge_yield_time"] = st.MergeYieldTime.String()
+	res.Engine["merge_time"] = st.MergeTime.String()
 	return res, nil
 }
 
@@ -304,4 +373,104 @@ func copyFile(src, dst string) error {
 		return err
 	}
 	return out.Close()
+}
+
+// slowTracer writes flight-recorder traces of slow reopens.
+type slowTracer struct {
+	fr      *trace.FlightRecorder
+	dir     string
+	name    string
+	written int
+}
+
+func newSlowTracer(dir, name string) (*slowTracer, error) {
+	if dir == "" {
+		return &slowTracer{}, nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	fr := trace.NewFlightRecorder(trace.FlightRecorderConfig{MinAge: 2 * time.Second, MaxBytes: 64 << 20})
+	if err := fr.Start(); err != nil {
+		return nil, fmt.Errorf("flight recorder: %w", err)
+	}
+	return &slowTracer{fr: fr, dir: dir, name: name}, nil
+}
+
+// observe writes a trace if took is more than twice the median of all
+// reopens so far (which include took, the last one).
+func (s *slowTracer) observe(took time.Duration, all []time.Duration) error {
+	if s.fr == nil || s.written >= maxSlowTraces || len(all) < 5 {
+		return nil
+	}
+	sorted := slices.Clone(all)
+	slices.Sort(sorted)
+	if took <= 2*sorted[len(sorted)/2] {
+		return nil
+	}
+	s.written++
+	f, err := os.Create(filepath.Join(s.dir, fmt.Sprintf("slow-%s-%d-%dms.trace", s.name, len(all), took.Milliseconds())))
+	if err != nil {
+		return err
+	}
+	if _, err := s.fr.WriteTo(f); err != nil {
+		f.Close()
+		return fmt.Errorf("write trace: %w", err)
+	}
+	return f.Close()
+}
+
+func (s *slowTracer) stop() {
+	if s.fr != nil {
+		s.fr.Stop()
+	}
+}
+
+// cpuSample is the machine's busy CPU time (/proc/stat) and this process's
+// (getrusage) at one moment; busy is zero where /proc/stat is missing.
+type cpuSample struct {
+	at         time.Time
+	busy, self time.Duration
+}
+
+// quietForeignCPU: a second in which other processes used less CPU than
+// this (in cores) counts as quiet.
+const quietForeignCPU = 0.25
+
+// clockTick is /proc/stat's unit (USER_HZ, 100 on Linux).
+const clockTick = 10 * time.Millisecond
+
+func sampleCPU() cpuSample {
+	s := cpuSample{at: time.Now()}
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) == nil {
+		s.self = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	}
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return s
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	f := strings.Fields(line)
+	if len(f) < 9 || f[0] != "cpu" {
+		return s
+	}
+	// user nice system idle iowait irq softirq steal: all but idle, iowait.
+	for i, v := range f[1:9] {
+		if i == 3 || i == 4 {
+			continue
+		}
+		n, _ := strconv.ParseInt(v, 10, 64)
+		s.busy += time.Duration(n) * clockTick
+	}
+	return s
+}
+
+// foreignSince is the CPU other processes used since prev, in cores.
+func (s cpuSample) foreignSince(prev cpuSample) float64 {
+	wall := s.at.Sub(prev.at)
+	if s.busy == 0 || prev.busy == 0 || wall <= 0 {
+		return 0
+	}
+	return max(0, float64((s.busy-prev.busy)-(s.self-prev.self))/float64(wall))
 }

@@ -118,16 +118,17 @@ func Run(ctx context.Context, o Options) (*Results, error) {
 		nc := o.NRT
 		nc.MergeThrottle = throttle
 		nc.setDefaults()
-		fmt.Fprintf(o.Log, "nrt (merge throttle %s): updating at %.1f MB/s for %s, refresh every second, searching body:%s\n",
-			throttle, nc.RateMB, nc.Duration, nc.Term)
+		fmt.Fprintf(o.Log, "nrt (merge throttle %s, merges yield to refresh: %t): updating at %.1f MB/s for %s, refresh every second, searching body:%s\n",
+			throttle, !nc.NoMergeYield, nc.RateMB, nc.Duration, nc.Term)
 		nr, err := RunNRT(ctx, cfg, nc, nrtSrc)
 		if err != nil {
 			return res, fmt.Errorf("nrt (merge throttle %s): %w", throttle, err)
 		}
 		res.NRT = append(res.NRT, nr)
-		fmt.Fprintf(o.Log, "nrt (merge throttle %s): reopen %s; %.0f QPS; %.0f updates/s (%.2f MB/s); %d segments at end; merges %s, %s MB, throttled %s\n",
+		fmt.Fprintf(o.Log, "nrt (merge throttle %s): reopen %s; %.0f QPS; %.0f updates/s (%.2f MB/s); %d segments at end; merges %s, %s MB, throttled %s, paused for %s of %s refreshes for %s; other processes used %.2f cores; quiet seconds: reopen %s\n",
 			throttle, nr.Reopen, nr.QPS, nr.UpdateDocsS, nr.UpdateMBs, nr.SegmentsEnd,
-			nr.Engine["merges_done"], mb(nr.Engine["merged_bytes"]), nr.Engine["merge_throttled"])
+			nr.Engine["merges_done"], mb(nr.Engine["merged_bytes"]), nr.Engine["merge_throttled"],
+			nr.Engine["merge_yields"], nr.Engine["refreshes"], nr.Engine["merge_yield_time"], nr.ForeignCPU, nr.ReopenQuiet)
 	}
 	return res, writeResults(o.Out, res)
 }

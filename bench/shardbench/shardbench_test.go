@@ -44,8 +44,13 @@ func TestSmoke(t *testing.T) {
 		t.Fatalf("want NRT runs with merge throttle off then auto, got %d", len(res.NRT))
 	}
 	for _, n := range res.NRT {
-		if n.Reopen.Count < 2 || n.Updates == 0 || n.QPS <= 0 || n.TermHits == 0 {
+		if n.Reopen.Count < 2 || n.Updates == 0 || n.QPS <= 0 || n.TermHits == 0 || !n.MergeYield {
 			t.Fatalf("implausible NRT result %+v", n)
+		}
+		for _, ps := range n.PerSecond {
+			if phases := ps.SwapMs + ps.FlushMs + ps.ApplyMs; phases > ps.ReopenMs+0.01 || ps.ForeignCPU < 0 {
+				t.Errorf("implausible second %+v: phases sum to %.2f ms", ps, phases)
+			}
 		}
 	}
 	if len(res.Query) != 3 {
@@ -62,5 +67,41 @@ func TestSmoke(t *testing.T) {
 		if st, err := os.Stat(filepath.Join(out, f)); err != nil || st.Size() == 0 {
 			t.Errorf("missing output %s: %v", f, err)
 		}
+	}
+}
+
+func TestSlowTracer(t *testing.T) {
+	ms := func(v ...int) []time.Duration {
+		var out []time.Duration
+		for _, x := range v {
+			out = append(out, time.Duration(x)*time.Millisecond)
+		}
+		return out
+	}
+	tests := []struct {
+		name string
+		all  []time.Duration // the last one is the reopen observed
+		want bool
+	}{
+		{"more than twice the median", ms(10, 10, 10, 10, 10, 25), true},
+		{"under twice the median", ms(10, 10, 10, 10, 10, 19), false},
+		{"too few reopens yet", ms(10, 10, 50), false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			s, err := newSlowTracer(dir, "x")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.stop()
+			if err := s.observe(tt.all[len(tt.all)-1], tt.all); err != nil {
+				t.Fatal(err)
+			}
+			files, _ := filepath.Glob(filepath.Join(dir, "*.trace"))
+			if got := len(files) == 1; got != tt.want {
+				t.Fatalf("traces %v, want one: %v", files, tt.want)
+			}
+		})
 	}
 }

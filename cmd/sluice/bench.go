@@ -70,6 +70,7 @@ func newBenchShardCmd() *cobra.Command {
 		ramMB      int
 		nrt        shardbench.NRTConfig
 		skipNRT    bool
+		mergeYield bool
 		throttles  []string
 		termsFile  string
 		rounds     int
@@ -89,8 +90,10 @@ _source, which is what Sluice does in production.
 Experiment 2: from the 2-goroutine index, replace random docs by id at 1 MB/s
 of plain text, refresh once a second (timed), and search body:TERM top-10 in a
 loop; report reopen latency percentiles, QPS, and plot both over time. The
-NRT run is repeated with merges unthrottled and throttled (--merge-throttle):
-throttling should remove the reopen spikes that big merges cause.
+NRT run is repeated with merges unthrottled and throttled (--merge-throttle);
+merges pause while a refresh runs unless --merge-yield=false. Per second the
+JSON has the reopen's phases and the CPU other processes used (the machine
+may be shared); --nrt-trace-slow keeps execution traces of slow reopens.
 
 Query latency: on the 2-goroutine index, one goroutine runs each term of the
 peers' terms.tsv as a body TermQuery top-10 (frequent and rare classes) and
@@ -131,6 +134,7 @@ rounds; median and p99 per class, comparable with the peers' "query" mode.`,
 				}
 				defer pprof.StopCPUProfile()
 			}
+			nrt.NoMergeYield = !mergeYield
 			_, err = shardbench.Run(cmd.Context(), shardbench.Options{
 				Config:       shardbench.Config{Docs: docs, CorpusDesc: desc, RAMBufferMB: ramMB},
 				Threads:      threads,
@@ -157,6 +161,8 @@ rounds; median and p99 per class, comparable with the peers' "query" mode.`,
 	f.Float64Var(&nrt.RateMB, "rate-mb", 1, "NRT update rate in MB/s of plain text")
 	f.StringVar(&nrt.Term, "term", "route", "body term the NRT search goroutine queries (the peers use route)")
 	f.IntVar(&nrt.Searchers, "searchers", 1, "NRT search goroutines")
+	f.BoolVar(&mergeYield, "merge-yield", true, "pause merges while a refresh runs (engine.Options.MergeYieldShare); false compares without")
+	f.StringVar(&nrt.TraceSlowDir, "nrt-trace-slow", "", "write runtime/trace flight-recorder windows of reopens slower than 2x the median to this directory (go tool trace)")
 	f.StringSliceVar(&throttles, "merge-throttle", []string{"off", "auto"}, "run the NRT experiment once per merge IO throttle: off, auto (adaptive) or a fixed MB/s")
 	f.BoolVar(&skipNRT, "skip-nrt", false, "skip the NRT experiment")
 	f.StringVar(&termsFile, "terms", "auto", `query terms (class<TAB>term lines, the peers' terms.tsv); "auto" uses ../shared/peers/terms.tsv, "" skips the query experiment`)
