@@ -65,7 +65,9 @@ func (c *Codec) WriteSegment(ctx context.Context, dir store.Directory, info *ind
 	if src.MaxDoc() != info.MaxDoc {
 		return fmt.Errorf("codec: segment %s: source has %d docs, info says %d", info.Name, src.MaxDoc(), info.MaxDoc)
 	}
-	w := &segmentWriter{opts: &c.opts, ctx: ctx, dir: dir, info: info, src: src, ioctx: ioctx}
+	w := &segmentWriter{opts: &c.opts, ctx: ctx, dir: dir, info: info, src: src, ioctx: ioctx,
+		writerScratch: scratchPool.Get().(*writerScratch)}
+	defer scratchPool.Put(w.writerScratch)
 	if err := w.write(); err != nil {
 		w.cleanup()
 		return fmt.Errorf("codec: write segment %s: %w", info.Name, err)

@@ -74,6 +74,16 @@
 // path. .fdt is mmap'd with MADV_RANDOM (store.Advise): cold fetches
 // measured 2-4x faster without read-ahead; other files keep the default.
 //
+// Flushing a DWPT: its position streams are already in the .pos encoding
+// (per doc, freq uvarint deltas from 0), so a source whose TermsEnum offers
+// AppendRawPositions hands each term's stream over whole; the writer only
+// decodes docs and freqs, counts varints to find where each 128-doc block
+// starts and checks the stream holds exactly the term's total freq.
+// TestRawPositionsSameSegment checks the result is byte-identical to
+// decoding; on the corpus a flush takes ~20% less CPU. The per-term and
+// per-field scratch (term metadata, FST buffer and builder) is pooled
+// across segments, so a flush makes little garbage.
+//
 // The empty term is allowed (Lucene allows it; the FST stores it).
 //
 // Read paths allocate nothing in steady state: enums are reused through

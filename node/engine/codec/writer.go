@@ -3,7 +3,10 @@ package codec
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"fmt"
+	"math/bits"
+	"sync"
 
 	"github.com/blevesearch/vellum"
 	"github.com/sluice-search/sluice/node/engine/codec/packed"
@@ -28,16 +31,27 @@ type segmentWriter struct {
 	outs                               []*output
 	meta, tim, doc, pos, nvd, dvd, fdt *output
 
-	// Reused per term / per field.
-	docs, freqs  []uint32
-	blockPosFP   []int
-	termMeta     []byte
-	fstBuf       bytes.Buffer
-	fst          *vellum.Builder
+	*writerScratch
 	docsWithTerm *index.FixedBitSet
 	block        [packed.BlockSize]uint32
-	scratch      []byte
 }
+
+// writerScratch is what a segmentWriter reuses per term and per field. It is
+// pooled across segments too: a large flush grows the term metadata and the
+// FST buffer to tens of MB, and the FST builder keeps a node registry, which
+// would otherwise be garbage after every flush (and, while no GC runs, fresh
+// memory for the next one).
+type writerScratch struct {
+	docs, freqs []uint32
+	blockPosFP  []int
+	termMeta    []byte
+	posRaw      []byte // one term's raw positions (copyRawPositions)
+	fstBuf      bytes.Buffer
+	fst         *vellum.Builder
+	scratch     []byte
+}
+
+var scratchPool = sync.Pool{New: func() any { return new(writerScratch) }}
 
 func (w *segmentWriter) create(ext string) (*output, error) {
 	name := fileName(w.info.Name, ext)
@@ -162,6 +176,14 @@ func (w *segmentWriter) writeTerms(fi *index.FieldInfo) error {
 	clear(dw.Words())
 	var numTerms, sumDocFreq, sumTTF int64
 	te := terms.Iterator()
+	// A source whose position streams are already encoded as ours (a DWPT)
+	// hands them over whole: only docs and freqs are decoded.
+	raw, isRaw := te.(rawPositionsEnum)
+	if !hasPos {
+		isRaw = false
+	} else if isRaw {
+		flags = index.PostingsFreqs
+	}
 	var pe index.PostingsEnum
 	maxDoc := w.src.MaxDoc()
 	for te.Next() {
@@ -181,7 +203,7 @@ func (w *segmentWriter) writeTerms(fi *index.FieldInfo) error {
 					return fmt.Errorf("term %q doc %d: freq %d", te.Term(), d, f)
 				}
 			}
-			if hasPos {
+			if hasPos && !isRaw {
 				if len(w.docs)%packed.BlockSize == 0 {
 					w.blockPosFP = append(w.blockPosFP, w.pos.pos()-posStart)
 				}
@@ -204,6 +226,11 @@ func (w *segmentWriter) writeTerms(fi *index.FieldInfo) error {
 		df := len(w.docs)
 		if df == 0 {
 			continue // every doc of the term deleted (merges)
+		}
+		if isRaw {
+			if err := w.copyRawPositions(raw, ttf); err != nil {
+				return fmt.Errorf("term %q: %w", te.Term(), err)
+			}
 		}
 		if err := w.fst.Insert(te.Term(), uint64(len(w.termMeta))); err != nil {
 			return fmt.Errorf("term %q: %w", te.Term(), err)
@@ -232,6 +259,73 @@ func (w *segmentWriter) writeTerms(fi *index.FieldInfo) error {
 	w.meta.uvarint(uint64(w.fstBuf.Len()))
 	w.tim.write(w.fstBuf.Bytes())
 	return w.tim.err
+}
+
+// rawPositionsEnum is a TermsEnum that can append the current term's whole
+// position stream in this codec's .pos encoding: per doc in order, its freq
+// positions as uvarint deltas from 0.
+type rawPositionsEnum interface {
+	AppendRawPositions(dst []byte) []byte
+}
+
+// copyRawPositions writes the current term's raw positions to .pos and
+// records where each block of packed.BlockSize docs starts in them (the
+// freqs say how many varints each doc has). The stream must hold exactly ttf
+// positions.
+func (w *segmentWriter) copyRawPositions(raw rawPositionsEnum, ttf int64) error {
+	b := raw.AppendRawPositions(w.posRaw[:0])
+	w.posRaw = b
+	if n := countVarints(b); int64(n) != ttf || (len(b) > 0 && b[len(b)-1] >= 0x80) {
+		return fmt.Errorf("raw positions: %d complete varints in %d bytes, want %d", n, len(b), ttf)
+	}
+	off, want := 0, 0
+	for lo := 0; lo < len(w.freqs); lo += packed.BlockSize {
+		for _, f := range w.freqs[max(lo-packed.BlockSize, 0):lo] {
+			want += int(f)
+		}
+		var skipped int
+		off, skipped = skipVarints(b, off, want)
+		want -= skipped
+		w.blockPosFP = append(w.blockPosFP, off)
+	}
+	w.pos.write(b)
+	return nil
+}
+
+const varintHighBits = 0x8080808080808080
+
+// countVarints counts the bytes that end a varint (high bit clear).
+func countVarints(b []byte) int {
+	n, i := 0, 0
+	for ; i+8 <= len(b); i += 8 {
+		n += bits.OnesCount64(^binary.LittleEndian.Uint64(b[i:]) & varintHighBits)
+	}
+	for ; i < len(b); i++ {
+		if b[i] < 0x80 {
+			n++
+		}
+	}
+	return n
+}
+
+// skipVarints returns the offset just past the first n varints of b from
+// off, and how many it skipped (n unless b ends first).
+func skipVarints(b []byte, off, n int) (int, int) {
+	left := n
+	for left > 0 && off < len(b) {
+		if off+8 <= len(b) {
+			if t := bits.OnesCount64(^binary.LittleEndian.Uint64(b[off:]) & varintHighBits); t < left {
+				left -= t
+				off += 8
+				continue
+			}
+		}
+		if b[off] < 0x80 {
+			left--
+		}
+		off++
+	}
+	return off, n - left
 }
 
 func (w *segmentWriter) appendMeta(v uint64) { w.termMeta = appendUvarint(w.termMeta, v) }

@@ -240,3 +240,20 @@ func (r *sliceReader) readVInt() uint32 {
 	}
 	return v
 }
+
+// appendRest appends the bytes from the read address to the end of the
+// stream, a run of whole slices at a time.
+func (r *sliceReader) appendRest(dst []byte) []byte {
+	for {
+		// A slice never crosses a block, so its readable bytes are one run.
+		lo := r.upto & blockMask
+		dst = append(dst, r.buf[lo:lo+(r.limit-r.upto)]...)
+		r.upto = r.limit
+		if r.eof() {
+			return dst
+		}
+		next := int32(binary.LittleEndian.Uint32(r.buf[r.limit&blockMask:]))
+		r.level = nextLevel[r.level]
+		r.setSlice(next)
+	}
+}

@@ -35,5 +35,9 @@
 //
 // RAMBytesUsed sums the capacities of everything above, so the writer's
 // flush policy sees what the heap actually holds; released blocks are
-// recycled through an Allocator shared by a writer's DWPTs.
+// recycled through an Allocator shared by a writer's DWPTs, and full row
+// pages, hash tables, stored chunks and flush-time sort arrays through
+// sync.Pools (recycle.go), which keep nothing an idle writer does not reuse
+// across two GCs. A flush copies each term's position stream to the codec
+// as raw bytes (AppendRawPositions): it is already in the .pos encoding.
 package dwpt

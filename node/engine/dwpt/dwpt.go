@@ -105,6 +105,7 @@ type DWPT struct {
 // blocks).
 func New(alloc *Allocator) *DWPT {
 	d := &DWPT{pool: &bytePool{alloc: alloc}, byName: make(map[string]*perField)}
+	d.stored.pool = &refPages
 	d.field(index.IDField, document.Keyword, true)
 	return d
 }
@@ -118,6 +119,7 @@ func (d *DWPT) field(name string, typ document.FieldType, isID bool) *perField {
 		return f
 	}
 	f := &perField{lastDocSeen: -1, validatedDoc: -1}
+	f.postings.pool = &postingPages
 	f.info = index.FieldInfo{Name: name, Number: len(d.fields), Type: typ}
 	switch {
 	case isID:
@@ -371,7 +373,11 @@ func (d *DWPT) storeDoc(id, routing, src []byte) {
 	}
 	if c == nil || len(c)+n > cap(c) {
 		size := max(storedChunkSize, n)
-		c = make([]byte, 0, size)
+		if size == storedChunkSize {
+			c = chunkPool.get(size)
+		} else {
+			c = make([]byte, 0, size)
+		}
 		d.chunks = append(d.chunks, c)
 		d.chunkBytes += int64(size)
 	}
@@ -453,6 +459,18 @@ func (d *DWPT) RAMBytesUsed() int64 {
 // every enum or slice it handed out) must not be used afterwards.
 func (d *DWPT) Release() {
 	d.pool.release()
+	for _, f := range d.fields {
+		f.terms.release()
+		f.sorted.release()
+		f.postings.release()
+		for _, s := range [][]int32{f.sortedIDs, f.dvIDs, f.dvOrdOf} {
+			int32Arrays.put(s)
+		}
+	}
+	for _, c := range d.chunks {
+		chunkPool.put(c, storedChunkSize)
+	}
+	d.stored.release()
 	d.fields = nil
 	d.byName = nil
 	d.chunks = nil

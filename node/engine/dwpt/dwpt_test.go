@@ -439,3 +439,27 @@ func TestRAMBytesUsedTracksHeap(t *testing.T) {
 	}
 	runtime.KeepAlive(d)
 }
+
+// TestRecycledArraysStartClean: DWPTs built after others were released take
+// their pages, hash tables and chunks from the pools (recycle.go); stale
+// contents must never show through.
+func TestRecycledArraysStartClean(t *testing.T) {
+	seed := rand.Uint64()
+	t.Logf("seed %d", seed)
+	r := rand.New(rand.NewPCG(seed, 2))
+	alloc := NewAllocator(1 << 20)
+	// Enough docs for several full pages of doc rows and terms.
+	for gen, numDocs := range []int{9000, 5000, 9000, 300} {
+		d := New(alloc)
+		m := newModel()
+		var doc document.Document
+		for i := range numDocs {
+			randomDoc(r, &doc, i, m)
+			if _, err := d.AddDocument(&doc); err != nil {
+				t.Fatalf("generation %d doc %d: %v", gen, i, err)
+			}
+		}
+		checkAgainstModel(t, r, d, m)
+		d.Release()
+	}
+}

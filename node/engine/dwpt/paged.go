@@ -11,6 +11,7 @@ import "unsafe"
 type paged[T any] struct {
 	pages [][]T
 	n     int
+	pool  *slabPool[T] // recycles full pages (nil: none)
 }
 
 const (
@@ -31,10 +32,16 @@ func (p *paged[T]) append(v T) {
 		if len(p.pages) == 0 {
 			p.pages = append(p.pages, nil)
 		}
+		first := p.pages[0]
+		if len(first) == cap(first) && 2*cap(first) >= pageSize {
+			// Past half a page the first page becomes a full one, so it
+			// can be recycled with the others.
+			p.pages[0] = append(p.newPage(), first...)
+		}
 		p.pages[0] = append(p.pages[0], v)
 	} else {
 		if p.n&pageMask == 0 {
-			p.pages = append(p.pages, make([]T, 0, pageSize))
+			p.pages = append(p.pages, p.newPage())
 		}
 		last := len(p.pages) - 1
 		p.pages[last] = append(p.pages[last], v)
@@ -49,4 +56,21 @@ func (p *paged[T]) ramBytes() int64 {
 		n += int64(cap(pg)) * int64(unsafe.Sizeof(zero))
 	}
 	return n
+}
+
+func (p *paged[T]) newPage() []T {
+	if p.pool == nil {
+		return make([]T, 0, pageSize)
+	}
+	return p.pool.get(pageSize)
+}
+
+// release hands full pages to the pool; the array is empty afterwards.
+func (p *paged[T]) release() {
+	if p.pool != nil {
+		for _, pg := range p.pages {
+			p.pool.put(pg, pageSize)
+		}
+	}
+	p.pages, p.n = nil, 0
 }

@@ -52,28 +52,34 @@ func (d *DWPT) Terms(field string) index.Terms {
 // their first 8 bytes as a big-endian integer, the bytes compared only on a
 // tie: most terms are short, so the sort rarely chases term bytes through
 // the pool (that made sorting a visible part of flush).
+//
+// The key and result arrays come from pools (recycle.go): both are as long
+// as the field has terms, which for a large flush is tens of MB.
 func sortTermIDs(h *termHash) []int32 {
-	type key struct {
-		prefix uint64
-		id     int32
-	}
-	keys := make([]key, h.size())
+	keys := sortKeys.get(h.size())
 	for i := range keys {
 		var b [8]byte
 		copy(b[:], h.term(int32(i)))
-		keys[i] = key{binary.BigEndian.Uint64(b[:]), int32(i)}
+		keys[i] = sortKey{binary.BigEndian.Uint64(b[:]), int32(i)}
 	}
-	slices.SortFunc(keys, func(a, b key) int {
+	slices.SortFunc(keys, func(a, b sortKey) int {
 		if a.prefix != b.prefix {
 			return cmp.Compare(a.prefix, b.prefix)
 		}
 		return bytes.Compare(h.term(a.id), h.term(b.id))
 	})
-	ids := make([]int32, len(keys))
+	ids := int32Arrays.get(len(keys))
 	for i, k := range keys {
 		ids[i] = k.id
 	}
+	sortKeys.put(keys)
 	return ids
+}
+
+// sortKey orders term ids by the first 8 bytes of their term.
+type sortKey struct {
+	prefix uint64
+	id     int32
 }
 
 // Norms returns a text field's encoded lengths, or nil.
@@ -102,7 +108,7 @@ func (d *DWPT) SortedDocValues(field string) index.SortedDocValues {
 	}
 	f.dvOnce.Do(func() {
 		f.dvIDs = sortTermIDs(&f.sorted)
-		f.dvOrdOf = make([]int32, len(f.dvIDs))
+		f.dvOrdOf = int32Arrays.get(len(f.dvIDs))
 		for ord, id := range f.dvIDs {
 			f.dvOrdOf[id] = int32(ord)
 		}
@@ -226,6 +232,22 @@ func (e *memTermsEnum) SeekCeil(target []byte) index.SeekStatus {
 func (e *memTermsEnum) Term() []byte         { return e.f.terms.term(e.id()) }
 func (e *memTermsEnum) DocFreq() int         { return int(e.f.postings.at(e.id()).docFreq) }
 func (e *memTermsEnum) TotalTermFreq() int64 { return int64(e.f.postings.at(e.id()).ttf) }
+
+// AppendRawPositions appends the current term's whole position stream:
+// for each doc in order, its freq positions as uvarint deltas starting from
+// 0 — the encoding the codec writes to its .pos file, so a flush copies the
+// bytes slice by slice instead of decoding and re-encoding every position.
+// Only text fields (IndexDocsFreqsPositions) have one; others append
+// nothing.
+func (e *memTermsEnum) AppendRawPositions(dst []byte) []byte {
+	if !e.f.info.IndexOptions.HasPositions() {
+		return dst
+	}
+	pt := e.f.postings.at(e.id())
+	var r sliceReader
+	r.init(e.d.pool, pt.byteStart+firstLevel, pt.posUpto)
+	return r.appendRest(dst)
+}
 
 func (e *memTermsEnum) Postings(reuse index.PostingsEnum, flags index.PostingsFlags) index.PostingsEnum {
 	p, ok := reuse.(*memPostings)

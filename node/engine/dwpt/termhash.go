@@ -33,7 +33,9 @@ const initialHashSize = 16
 
 func (h *termHash) init(pool *bytePool) {
 	h.pool = pool
-	h.slots = make([]hslot, initialHashSize)
+	h.textStart.pool = &int32Pages
+	h.slots = slotTables.get(initialHashSize)
+	clear(h.slots)
 	h.mask = initialHashSize - 1
 }
 
@@ -114,7 +116,8 @@ func (h *termHash) storeTerm(t []byte) int32 {
 
 func (h *termHash) rehash() {
 	n := uint32(len(h.slots)) * 2
-	slots := make([]hslot, n)
+	slots := slotTables.get(int(n))
+	clear(slots)
 	mask := n - 1
 	for _, s := range h.slots {
 		if s.id == 0 {
@@ -126,9 +129,19 @@ func (h *termHash) rehash() {
 		}
 		slots[j] = s
 	}
+	slotTables.put(h.slots)
 	h.slots, h.mask = slots, mask
 }
 
 func (h *termHash) ramBytes() int64 {
 	return int64(cap(h.slots))*8 + h.textStart.ramBytes()
+}
+
+// release recycles the table and the term addresses.
+func (h *termHash) release() {
+	if h.slots != nil {
+		slotTables.put(h.slots)
+	}
+	h.textStart.release()
+	h.slots, h.mask = nil, 0
 }
