@@ -605,3 +605,49 @@ func TestStallWhenFlushingFallsBehind(t *testing.T) {
 		t.Fatalf("%d docs visible, want %d", r.NumDocs(), goroutines*perG)
 	}
 }
+
+// TestRAMBudgetFlushesEvenDWPTsTogether: when the budget is exceeded, DWPTs
+// nearly as large as the largest are flushed with it, so DWPTs filled at
+// the same rate stay even instead of staggering (which left one DWPT with
+// most of the buffer, flushed by one goroutine, at every commit).
+func TestRAMBudgetFlushesEvenDWPTsTogether(t *testing.T) {
+	ctx := context.Background()
+	const budget = 1 << 20
+	for _, tc := range []struct {
+		name     string
+		small    float64 // size of the smaller DWPT relative to the larger
+		wantBoth bool
+	}{{"even", 0.9, true}, {"uneven", 0.4, false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			ti := newTestWriter(t, budget)
+			a, err := ti.w.checkout(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := ti.w.checkout(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var doc document.Document
+			fill := func(pt *perThread, bytes int64) {
+				for i := 0; pt.dwpt.RAMBytesUsed() < bytes; i++ {
+					makeDoc(&doc, fmt.Sprintf("%p-%d", pt, i), i, 10)
+					doc.Source = append(doc.Source, strings.Repeat(" ", 1000)...)
+					if _, err := pt.dwpt.AddDocument(&doc); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			fill(b, budget*7/10)
+			fill(a, int64(float64(b.dwpt.RAMBytesUsed())*tc.small))
+			ti.w.checkin(ctx, a, false) // within budget alone
+			ti.w.checkin(ctx, b, false) // over: the largest is flushed here
+			ti.w.mu.Lock()
+			taken := int(ti.w.stats.flushes.Load()) + len(ti.w.pending)
+			ti.w.mu.Unlock()
+			if want := map[bool]int{true: 2, false: 1}[tc.wantBoth]; taken != want {
+				t.Fatalf("DWPTs of %d and %d bytes: %d flushed or pending, want %d", a.ram, b.ram, taken, want)
+			}
+		})
+	}
+}
