@@ -107,8 +107,10 @@
 // runs, running merges pause at their next checkpoint — every 64 KiB a
 // merge writes (the IOContext throttle, before the rate limiter), every
 // 256 terms of the merged view (the _id field writes nothing while its
-// singleton terms go into the in-memory term dictionary), and between
-// opening, bloom-filtering and warming the merged segment — and resume when
+// singleton terms go into the in-memory term dictionary), every 256 ids
+// while the merged segment's _id bloom filter is built (a trace of a slow
+// reopen showed that step alone taking a core for 60 ms), and before
+// warming — and resume when
 // the refresh publishes (mergeyield.go). On a small machine the refresh's
 // flush otherwise shares the cores with merges, and an IO rate limit does
 // not help: the contention is CPU. Limits keep merges keeping up: one

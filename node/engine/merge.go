@@ -146,14 +146,15 @@ func (w *IndexWriter) runMerge(ctx context.Context, m *oneMerge, rl *mergeschedu
 	if err != nil {
 		return fmt.Errorf("engine: merge: %w", err)
 	}
-	merged = yieldingReader{LeafReader: merged, check: func() { w.yield.wait(ctx) }}
+	check := func() { w.yield.wait(ctx) }
+	merged = yieldingReader{LeafReader: merged, check: check}
 	info, err := w.newSegmentInfo(merged.MaxDoc(), "merge", start)
 	if err != nil {
 		return err
 	}
 	name := info.Name
 	ioctx := store.IOContext{Kind: store.IOMerge, EstimatedSize: m.estimated, Throttle: func(n int) error {
-		w.yield.wait(ctx)
+		check()
 		_, err := rl.Pause(int64(n))
 		return err
 	}}
@@ -164,8 +165,10 @@ func (w *IndexWriter) runMerge(ctx context.Context, m *oneMerge, rl *mergeschedu
 	if err != nil {
 		return fmt.Errorf("engine: open merged segment %s: %w", name, err)
 	}
-	w.yield.wait(ctx) // building the _id bloom filter reads every id
-	seg = newSegState(info, r, w.fd, w.dir)
+	// The _id bloom filter reads every id: as long as a merge's write of a
+	// small field, so it pauses for refreshes too.
+	seg = newSegStateNoBloom(info, r, w.fd, w.dir)
+	seg.bloom = newIDBloom(yieldingReader{LeafReader: r, check: check})
 	w.yield.wait(ctx)
 	if warm := w.opts.MergedSegmentWarmer; warm != nil {
 		if err := warm(ctx, r); err != nil {

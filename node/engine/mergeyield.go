@@ -30,8 +30,8 @@ const (
 // refresh is what searchers and refresh=wait_for callers are waiting on;
 // a merge only loses the refresh's duration. Merges pause at their next
 // checkpoint: every merge write (64 KiB, through the IOContext throttle),
-// every yieldCheckTerms terms of the merged view, and between the steps
-// that follow the write (open, bloom filter, warm).
+// every yieldCheckTerms terms of the merged view, every yieldCheckTerms ids
+// while the merged segment's _id bloom filter is built, and before warming.
 //
 // The pause is bounded so merges keep up: one refresh pauses merges for at
 // most maxPause, and over time merges spend at most share of wall-clock

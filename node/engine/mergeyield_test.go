@@ -236,6 +236,17 @@ func TestYieldingTermsEnumChecks(t *testing.T) {
 			if yr.Terms("no-such-field") != nil {
 				t.Fatal("missing field has terms")
 			}
+			// Merges build the _id bloom filter through the same wrapper.
+			checks = 0
+			b := newIDBloom(yr)
+			for i := range tt.docs {
+				if id := fmt.Sprintf("id%05d", i); !b.mayContain([]byte(id)) {
+					t.Fatalf("bloom built through the checkpoints misses %s", id)
+				}
+			}
+			if checks != tt.wantChecks {
+				t.Fatalf("bloom build: %d checks, want %d", checks, tt.wantChecks)
+			}
 		})
 	}
 }

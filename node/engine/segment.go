@@ -41,6 +41,14 @@ type segState struct {
 }
 
 func newSegState(info *index.SegmentInfo, r index.SegmentReader, fd *fileDeleter, dir store.Directory) *segState {
+	s := newSegStateNoBloom(info, r, fd, dir)
+	s.bloom = newIDBloom(r)
+	return s
+}
+
+// newSegStateNoBloom leaves the bloom filter to the caller (merges build it
+// with pause checkpoints).
+func newSegStateNoBloom(info *index.SegmentInfo, r index.SegmentReader, fd *fileDeleter, dir store.Directory) *segState {
 	s := &segState{info: info, reader: r, fd: fd, files: append([]string(nil), info.Files...)}
 	s.refs.Store(1)
 	fd.incRef(s.files)
@@ -49,7 +57,6 @@ func newSegState(info *index.SegmentInfo, r index.SegmentReader, fd *fileDeleter
 			s.sizeBytes += n
 		}
 	}
-	s.bloom = newIDBloom(r)
 	return s
 }
 
