@@ -26,10 +26,15 @@ var updateGolden = flag.Bool("update-golden", false, "write testdata/golden/v<fo
 var goldenID = index.SegmentID{0x51, 0x75, 0x69, 0x63, 0x65, 0x67, 0x6f, 0x6c, 0x64, 0x65, 0x6e, 0x2d, 0x73, 0x65, 0x67, 0x31}
 
 // goldenModel is the content of the golden segment written by format
-// version v: a few docs with _id, a keyword field and _source; from
-// version 2 on some docs carry a _routing.
+// version v: docs with _id, a keyword field and _source; from version 2 on
+// some docs carry a _routing, and there are 300 docs with a text field
+// whose postings span several blocks (skip entries, freqs, positions,
+// norms), so the postings layout of every version stays covered.
 func goldenModel(v int) *codectest.Model {
-	const docs = 5
+	docs := 5
+	if v >= 2 {
+		docs = 300
+	}
 	m := &codectest.Model{Docs: docs}
 	id := &codectest.Field{Info: index.FieldInfo{Name: index.IDField, Type: document.Keyword, IndexOptions: index.IndexDocs}}
 	tag := &codectest.Field{Info: index.FieldInfo{Name: "tag", Number: 1, Type: document.Keyword, IndexOptions: index.IndexDocs, DocValues: index.DocValuesSorted},
@@ -52,8 +57,38 @@ func goldenModel(v int) *codectest.Model {
 	}
 	tag.Terms = []codectest.Term{{Term: []byte("even"), Postings: even}, {Term: []byte("odd"), Postings: odd}}
 	m.Fields = []*codectest.Field{id, tag}
+	if v >= 2 {
+		m.Fields = append(m.Fields, goldenBody(docs))
+	}
 	m.Finish()
 	return m
+}
+
+// goldenBody is a deterministic text field: "all" in every doc (three
+// blocks: 128, 128 and a tail of 44), "third" in every third doc (one
+// block), "one" in a single doc. Freqs and lengths vary independently, so
+// a block's competitive (freq, norm) pairs are several.
+func goldenBody(docs int) *codectest.Field {
+	f := &codectest.Field{Info: index.FieldInfo{Name: "body", Number: 2, Type: document.Text, IndexOptions: index.IndexDocsFreqsPositions, HasNorms: true}}
+	all := codectest.Term{Term: []byte("all")}
+	third := codectest.Term{Term: []byte("third")}
+	one := codectest.Term{Term: []byte("one"), Postings: []codectest.Posting{{Doc: 7, Freq: 2, Positions: []int{1, 4}}}}
+	posting := func(d, freq int) codectest.Posting {
+		p := codectest.Posting{Doc: d, Freq: freq}
+		for i := range freq {
+			p.Positions = append(p.Positions, 2*i+d%2)
+		}
+		return p
+	}
+	for d := range docs {
+		all.Postings = append(all.Postings, posting(d, 1+(d*7)%11))
+		if d%3 == 0 {
+			third.Postings = append(third.Postings, posting(d, 1+(d*5)%4))
+		}
+		f.Norms = append(f.Norms, index.EncodeNorm(30+(d*37)%500))
+	}
+	f.Terms = []codectest.Term{all, one, third}
+	return f
 }
 
 func goldenInfo(maxDoc int) *index.SegmentInfo {
