@@ -2,7 +2,9 @@ package codectest
 
 import (
 	"bytes"
+	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/sluice-search/sluice/node/engine/index"
@@ -12,7 +14,9 @@ import (
 // the whole read API: field infos; per field the statistics, term order,
 // SeekExact/SeekCeil for present and absent terms, postings in layers (docs,
 // +freqs, +positions) by full and partial iteration with random Advance
-// targets, AdvanceShallow/BlockMax as upper bounds; norms, doc values and
+// targets, AdvanceShallow/BlockMax as upper bounds and, for every term,
+// the competitive impacts of every block an AdvanceShallow walk visits
+// (index.BlockImpactsEnum) against the model's; norms, doc values and
 // stored fields.
 func Check(t testing.TB, r *rand.Rand, want, got index.LeafReader) {
 	t.Helper()
@@ -77,8 +81,8 @@ func checkTerms(t testing.TB, r *rand.Rand, field string, want, got index.LeafRe
 		if r.IntN(4) == 0 {
 			flags := layers(opts)[r.IntN(len(layers(opts)))]
 			comparePostings(t, r, field, we.Term(), flags, we.Postings(nil, flags), ge.Postings(nil, flags), true)
-			checkImpacts(t, r, field, we.Term(), opts, norms, we.Postings(nil, index.PostingsFreqs), ge.Impacts(index.PostingsFreqs))
 		}
+		checkImpacts(t, r, field, we.Term(), opts, norms, we.Postings(nil, index.PostingsFreqs), ge.Impacts(index.PostingsFreqs))
 	}
 	// Seeks: present terms, mutations of them (mostly absent), random bytes.
 	we, ge = wt.Iterator(), gt.Iterator()
@@ -206,7 +210,9 @@ func comparePostings(t testing.TB, r *rand.Rand, field string, term []byte, flag
 }
 
 // checkImpacts walks the impacts enum by AdvanceShallow and checks every
-// doc of each block against BlockMax; also checks Advance on the same enum.
+// doc of each block against BlockMax and, when the enum keeps them
+// (index.BlockImpactsEnum), against the block's competitive impacts (see
+// checkBlockImpacts); also checks Advance on the same enum.
 func checkImpacts(t testing.TB, r *rand.Rand, field string, term []byte, opts index.IndexOptions, norms index.NormsReader, w index.PostingsEnum, g index.ImpactsEnum) {
 	var docs []int
 	var freqs []int
@@ -214,13 +220,21 @@ func checkImpacts(t testing.TB, r *rand.Rand, field string, term []byte, opts in
 		docs = append(docs, d)
 		freqs = append(freqs, w.Freq())
 	}
+	bi, _ := g.(index.BlockImpactsEnum)
+	var imps []index.Impact
 	target := 0
 	i := 0
+	prevUpTo := -1 // the last doc of the block before the current one, or below
 	for target != index.NoMoreDocs {
 		upTo := g.AdvanceShallow(target)
 		if upTo < target {
 			t.Fatalf("field %q term %q: AdvanceShallow(%d)=%d", field, term, target, upTo)
 		}
+		if bi != nil {
+			imps = bi.BlockImpacts(imps[:0])
+			checkBlockImpacts(t, field, term, norms, docs, freqs, imps, prevUpTo, target, upTo)
+		}
+		prevUpTo = upTo
 		maxFreq, minNorm := g.BlockMax()
 		for ; i < len(docs) && docs[i] <= upTo; i++ {
 			if docs[i] < target {
@@ -256,6 +270,108 @@ func checkImpacts(t testing.TB, r *rand.Rand, field string, term []byte, opts in
 			i = 0
 		}
 	}
+}
+
+// ExactImpacts is how many competitive impacts per block a codec must keep
+// exactly; beyond it a codec may store a coarser set (see
+// checkBlockImpacts).
+const ExactImpacts = 16
+
+// checkBlockImpacts checks the competitive impacts imps of the block that
+// holds target and ends at upTo. Its docs are some of (prevUpTo, upTo]:
+// all of those when target == prevUpTo+1 (the block right after the last
+// one), and at least those in [target, upTo] otherwise. It checks that
+//   - imps is a competitive set: freqs and norms strictly increasing;
+//   - every doc known to be in the block is dominated by a pair (freq >=,
+//     norm <=): the set bounds every score in the block;
+//   - no value is invented: each pair's freq and norm occur among the
+//     block's possible docs;
+//   - when the block's docs are known exactly, the set is the exact
+//     competitive set if that has at most ExactImpacts pairs, otherwise a
+//     smaller set each of whose pairs dominates one of it (a codec may
+//     merge pairs to cap the size, never loosen more).
+func checkBlockImpacts(t testing.TB, field string, term []byte, norms index.NormsReader, docs, freqs []int, imps []index.Impact, prevUpTo, target, upTo int) {
+	t.Helper()
+	fail := func(format string, args ...any) {
+		t.Helper()
+		t.Fatalf("field %q term %q block (%d, %d] at %d: impacts %v: %s", field, term, prevUpTo, upTo, target, imps, fmt.Sprintf(format, args...))
+	}
+	if len(imps) == 0 {
+		fail("empty")
+	}
+	for j := 1; j < len(imps); j++ {
+		if imps[j].Freq <= imps[j-1].Freq || imps[j].Norm <= imps[j-1].Norm {
+			fail("not strictly increasing")
+		}
+	}
+	normOf := func(d int) uint8 {
+		if norms == nil {
+			return 0
+		}
+		return norms.Norm(d)
+	}
+	var block []index.Impact // every doc of (prevUpTo, upTo]
+	lo, _ := slices.BinarySearch(docs, prevUpTo+1)
+	for k := lo; k < len(docs) && docs[k] <= upTo; k++ {
+		d := docs[k]
+		im := index.Impact{Freq: freqs[k], Norm: normOf(d)}
+		block = append(block, im)
+		if d >= target && !dominated(im, imps) {
+			fail("doc %d %v is above every pair", d, im)
+		}
+	}
+	for _, p := range imps {
+		freqSeen, normSeen := false, false
+		for _, im := range block {
+			freqSeen = freqSeen || im.Freq == p.Freq
+			normSeen = normSeen || im.Norm == p.Norm
+		}
+		if !freqSeen || !normSeen {
+			fail("pair %v: no doc has its freq (%v) or its norm (%v)", p, freqSeen, normSeen)
+		}
+	}
+	if target != prevUpTo+1 {
+		return
+	}
+	front := Competitive(block)
+	if len(imps) >= len(front) || len(front) <= ExactImpacts {
+		if !slices.Equal(imps, front) {
+			fail("want the competitive set %v", front)
+		}
+		return
+	}
+	for _, p := range imps {
+		if !slices.ContainsFunc(front, func(im index.Impact) bool { return dominated(im, []index.Impact{p}) }) {
+			fail("pair %v dominates no competitive pair of %v", p, front)
+		}
+	}
+}
+
+// dominated reports whether some pair of set has at least im's freq and at
+// most its norm.
+func dominated(im index.Impact, set []index.Impact) bool {
+	for _, p := range set {
+		if p.Freq >= im.Freq && p.Norm <= im.Norm {
+			return true
+		}
+	}
+	return false
+}
+
+// Competitive is the competitive set of a block's (freq, norm) pairs by
+// brute force, the model codecs are checked against: the distinct pairs no
+// other pair dominates, ordered by freq.
+func Competitive(all []index.Impact) []index.Impact {
+	var out []index.Impact
+	for _, a := range all {
+		if slices.ContainsFunc(all, func(b index.Impact) bool { return b != a && b.Freq >= a.Freq && b.Norm <= a.Norm }) ||
+			slices.Contains(out, a) {
+			continue
+		}
+		out = append(out, a)
+	}
+	slices.SortFunc(out, func(a, b index.Impact) int { return a.Freq - b.Freq })
+	return out
 }
 
 func checkValues(t testing.TB, field string, want, got index.LeafReader) {
