@@ -28,9 +28,14 @@ func exercise(sr index.SegmentReader) {
 					}
 				}
 				ie := te.Impacts(index.PostingsFreqs)
+				bi, _ := ie.(index.BlockImpactsEnum)
+				var imps []index.Impact
 				for target, i := 0, 0; target != index.NoMoreDocs && i < 1000; i++ {
 					up := ie.AdvanceShallow(target)
 					ie.BlockMax()
+					if bi != nil {
+						imps = bi.BlockImpacts(imps[:0])
+					}
 					if up == index.NoMoreDocs {
 						break
 					}

@@ -22,17 +22,41 @@
 //     (with freqs), then
 //     docFreq == 1 ("pulsing"): the doc itself, pos offset, norm byte — an
 //     _id lookup is one FST seek and no postings read;
-//     one block (<= 128 docs): .doc offset, .pos offset, maxFreq, minNorm;
+//     one block (<= 128 docs): .doc offset, .pos offset, the block's
+//     competitive impacts (below; omitted when the field has neither
+//     freqs nor norms);
 //     more blocks: .doc offset, .pos offset, offset of the skip entries.
 //   - _N.doc  per term: blocks of 128 docs — width byte + doc deltas-1
 //     frame-of-reference bit-packed (package packed), width byte + freqs-1
 //     packed — then a tail of < 128 docs as vints (delta-1 <<1 | freq==1,
 //     freq if not 1); then, for terms of more than one block, one fixed
-//     25-byte skip entry per block: last doc, max freq, block offset,
-//     positions offset, min norm. Advance gallops + binary-searches the
+//     29-byte skip entry per block: last doc u32, max freq u32, block
+//     offset u64, positions offset u64, min norm u8, impacts offset u32;
+//     then the impacts region: each block's competitive impacts, which the
+//     impacts offset points into. Advance gallops + binary-searches the
 //     entries (logarithmic in the distance skipped) and decodes only the
-//     target block; AdvanceShallow/BlockMax read entries without decoding,
-//     giving block-max WAND exact per-block maxFreq/minNorm.
+//     target block; AdvanceShallow/BlockMax/BlockImpacts read entries and
+//     impacts without decoding docs.
+//
+// # Impacts
+//
+// A block's competitive impacts (Lucene's impacts) are its (freq, norm)
+// pairs that no other doc of the block dominates — a doc with at least the
+// freq and at most the norm. BM25 grows with freq and falls with length,
+// so the best score over them is the block's exact max score for any
+// query's idf and avgdl, where BM25(max freq, min norm) pairs the largest
+// freq with the shortest doc even when no doc has both: on the corpus's
+// frequent terms that loose bound let many times more blocks through
+// block-max pruning. The writer finds the set per block with a best-freq-
+// per-norm table and one pass over the norms in order (impactAccumulator),
+// caps it at 32 pairs by merging the two pairs closest in norm into one
+// dominating both (coarser, still a bound; real blocks stay well below),
+// and encodes it: uvarint count, then per pair, from (freq 0, norm -1),
+// uvarint((freqDelta-1)<<1 | normDelta != 1) and, if that bit is set,
+// uvarint(normDelta-2) — one or two bytes a pair. The skip entry keeps max
+// freq and min norm too, so BlockMax stays a fixed-offset read. The skip
+// data has one level: a scorer's bound beyond the current block is the
+// term's global max score.
 //   - _N.pos  positions as vint deltas per doc, read lazily: docs whose
 //     positions are not read are skipped by counting vint terminators.
 //   - _N.nvd  norms per field: constant, dense (one byte per doc) or sparse
@@ -54,12 +78,17 @@
 //
 // # Versions
 //
-// The header's format version is 2 since stored fields carry _routing;
-// version 1 .fdt files (no flag bit in the _id length) are still read, so
-// segments written before stay openable. testdata/golden holds a small
-// segment of every version; TestGoldenSegments opens each one (regenerate
-// the current one with -update-golden after a format change, and bump
-// formatVersion when the bytes change).
+// The header's format version is 3 since postings keep impacts; version 2
+// added _routing to stored fields. Older files stay readable: version 1
+// .fdt files have no flag bit in the _id length; version 1-2 .doc skip
+// entries are 25 bytes (no impacts offset, no impacts region) and one-block
+// terms' metadata holds maxFreq (with freqs) and minNorm (with norms)
+// instead of impacts — their impacts enums offer BlockMax only, not
+// index.BlockImpactsEnum. testdata/golden holds a small segment of every
+// version (from 2 on with multi-block postings); TestGoldenSegments opens
+// each one (regenerate the current one with -update-golden after a format
+// change, and bump formatVersion when the bytes change). CheckIntegrity
+// recomputes every block's impacts from its docs and norms.
 //
 // # Choices, measured
 //

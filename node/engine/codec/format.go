@@ -16,8 +16,10 @@ const Name = "Sluice10"
 const (
 	// formatVersion is written into every header; readers accept
 	// minFormatVersion..formatVersion. 2: stored-fields docs may carry a
-	// _routing (flag bit in the _id length).
-	formatVersion    = 2
+	// _routing (flag bit in the _id length). 3: postings keep each block's
+	// competitive impacts (skip entries grow an impacts offset; one-block
+	// terms' metadata holds the impacts instead of maxFreq, minNorm).
+	formatVersion    = 3
 	minFormatVersion = 1
 	headerMagic      = 0x534c4331 // "SLC1"
 	footerMagic      = ^uint32(headerMagic)

@@ -29,19 +29,26 @@ func FuzzUvarint(f *testing.F) {
 
 // fuzzField builds a field reader over arbitrary term metadata and postings
 // bytes, for the decoders that read files not checksummed at open.
-func fuzzField(meta, doc, pos []byte, opts index.IndexOptions, maxDoc int) *fieldReader {
-	seg := &segmentReader{info: &index.SegmentInfo{Name: "_f"}, maxDoc: maxDoc, doc: doc, pos: pos, termsFile: "_f.tim"}
+// v2 selects the layout of format version 2 (no impacts).
+func fuzzField(meta, doc, pos []byte, opts index.IndexOptions, maxDoc int, v2 bool) *fieldReader {
+	seg := &segmentReader{info: &index.SegmentInfo{Name: "_f"}, maxDoc: maxDoc, doc: doc, pos: pos, termsFile: "_f.tim",
+		impacts: !v2, skipSize: skipEntrySize}
+	if v2 {
+		seg.skipSize = skipEntrySizeV2
+	}
 	fi := &index.FieldInfo{Name: "f", IndexOptions: opts, HasNorms: opts.HasPositions()}
 	return &fieldReader{seg: seg, info: fi, termMeta: meta, hasFreqs: opts.HasFreqs(), hasPos: opts.HasPositions(), hasTerms: true}
 }
 
-// FuzzPostings decodes arbitrary term metadata and postings bytes: no
-// panics, docs strictly increasing below maxDoc.
+// FuzzPostings decodes arbitrary term metadata and postings bytes, in the
+// layouts of format versions 2 and 3: no panics, docs strictly increasing
+// below maxDoc, impacts strictly increasing.
 func FuzzPostings(f *testing.F) {
-	f.Add([]byte{3, 0, 0}, []byte{1, 2, 3, 4, 5, 6}, []byte{1, 1, 1}, uint8(3), uint16(100), uint16(7))
-	f.Add([]byte{200, 1, 0, 0, 0}, make([]byte, 600), []byte{}, uint8(1), uint16(1000), uint16(300))
-	f.Fuzz(func(t *testing.T, meta, doc, pos []byte, opts uint8, maxDoc uint16, target uint16) {
-		fr := fuzzField(meta, doc, pos, index.IndexOptions(1+opts%3), int(maxDoc)+1)
+	f.Add([]byte{3, 0, 0}, []byte{1, 2, 3, 4, 5, 6}, []byte{1, 1, 1}, uint8(3), uint16(100), uint16(7), false)
+	f.Add([]byte{200, 1, 0, 0, 0}, make([]byte, 600), []byte{}, uint8(1), uint16(1000), uint16(300), true)
+	f.Add([]byte{5, 4, 0, 0, 2, 1, 3, 0}, []byte{1, 2, 3, 4, 5, 6}, []byte{1, 1, 1}, uint8(2), uint16(100), uint16(7), false)
+	f.Fuzz(func(t *testing.T, meta, doc, pos []byte, opts uint8, maxDoc uint16, target uint16, v2 bool) {
+		fr := fuzzField(meta, doc, pos, index.IndexOptions(1+opts%3), int(maxDoc)+1, v2)
 		var ts termState
 		if fr.decodeTermState(0, &ts) != nil {
 			return
@@ -70,8 +77,18 @@ func FuzzPostings(f *testing.F) {
 			}
 			ie := &postingsEnum{f: fr}
 			ie.reset(&ts, flags)
-			ie.AdvanceShallow(int(target))
-			ie.BlockMax()
+			for up, i := ie.AdvanceShallow(int(target)), 0; i < 1000; up, i = ie.AdvanceShallow(up+1), i+1 {
+				ie.BlockMax()
+				imps := ie.BlockImpacts(nil)
+				for j := 1; j < len(imps); j++ {
+					if imps[j].Freq <= imps[j-1].Freq || imps[j].Norm <= imps[j-1].Norm {
+						t.Fatalf("impacts %v not increasing", imps)
+					}
+				}
+				if up == index.NoMoreDocs {
+					break
+				}
+			}
 		}
 	})
 }

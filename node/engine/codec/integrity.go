@@ -3,6 +3,7 @@ package codec
 import (
 	"encoding/binary"
 	"fmt"
+	"slices"
 
 	"github.com/sluice-search/sluice/node/engine/codec/packed"
 	"github.com/sluice-search/sluice/node/engine/index"
@@ -46,6 +47,8 @@ func (f *fieldReader) checkPostings() error {
 	docs := index.NewFixedBitSet(f.seg.maxDoc)
 	var numTerms, sumDF, sumTTF int64
 	var prev []byte
+	var acc impactAccumulator
+	var stored []index.Impact
 	for te.Next() {
 		term := te.Term()
 		if numTerms > 0 && string(term) <= string(prev) {
@@ -61,9 +64,24 @@ func (f *fieldReader) checkPostings() error {
 			if d <= last {
 				return pe.failErr("term %q: docs out of order", term)
 			}
+			var norm uint8
+			if f.norms != nil {
+				norm = f.norms.Norm(d)
+			}
+			acc.add(uint32(pe.Freq()), norm)
 			if n%packed.BlockSize == packed.BlockSize-1 || n == pe.ts.docFreq-1 {
-				if pe.nBlocks > 1 && pe.skipLastDoc(n/packed.BlockSize) != d {
-					return pe.failErr("term %q: skip entry %d says last doc %d, block has %d", term, n/packed.BlockSize, pe.skipLastDoc(n/packed.BlockSize), d)
+				b := n / packed.BlockSize
+				if pe.nBlocks > 1 && pe.skipLastDoc(b) != d {
+					return pe.failErr("term %q: skip entry %d says last doc %d, block has %d", term, b, pe.skipLastDoc(b), d)
+				}
+				// The stored impacts must be the block's competitive
+				// set, and BlockMax its max freq and min norm.
+				want := acc.finish()
+				stored = pe.blockImpacts(b, stored[:0])
+				maxFreq, minNorm := pe.blockMax(b)
+				if pe.err == nil && f.seg.impacts && !slices.Equal(stored, want) ||
+					maxFreq != want[len(want)-1].Freq || minNorm != want[0].Norm {
+					return pe.failErr("term %q block %d: impacts %v (max freq %d, min norm %d), docs give %v", term, b, stored, maxFreq, minNorm, want)
 				}
 			}
 			last = d

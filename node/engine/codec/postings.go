@@ -42,8 +42,9 @@ type postingsEnum struct {
 	posLeft  int
 	position int
 
-	shallow int // block AdvanceShallow is on
-	err     error
+	shallow  int // block AdvanceShallow is on
+	skipSize int // the segment's skip entry size
+	err      error
 }
 
 // Err reports corruption met while decoding (the enum then ends with
@@ -63,6 +64,7 @@ func (p *postingsEnum) reset(ts *termState, flags index.PostingsFlags) {
 	p.doc = -1
 	p.posFP, p.posIdx, p.posSkip, p.posLeft, p.position = ts.posStart, 0, 0, 0, 0
 	p.shallow = 0
+	p.skipSize = p.f.seg.skipSize
 	p.err = nil
 }
 
@@ -207,7 +209,7 @@ func (p *postingsEnum) NextDoc() int {
 
 // skipLastDoc is the last doc of block b, from its skip entry.
 func (p *postingsEnum) skipLastDoc(b int) int {
-	return int(binary.LittleEndian.Uint32(p.f.seg.doc[p.ts.skip+b*skipEntrySize:]))
+	return int(binary.LittleEndian.Uint32(p.f.seg.doc[p.ts.skip+b*p.skipSize:]))
 }
 
 // findBlock returns the first block >= from whose last doc is >= target,
@@ -246,9 +248,9 @@ func (p *postingsEnum) Advance(target int) int {
 			return p.doc
 		}
 		if b > p.block+1 {
-			e := p.f.seg.doc[p.ts.skip+(b-1)*skipEntrySize:]
+			e := p.f.seg.doc[p.ts.skip+(b-1)*p.skipSize:]
 			p.prevDoc = int(binary.LittleEndian.Uint32(e))
-			cur := p.f.seg.doc[p.ts.skip+b*skipEntrySize:]
+			cur := p.f.seg.doc[p.ts.skip+b*p.skipSize:]
 			docOff, posOff := binary.LittleEndian.Uint64(cur[8:]), binary.LittleEndian.Uint64(cur[16:])
 			if docOff >= uint64(len(p.f.seg.doc)) || posOff > uint64(len(p.f.seg.pos)) {
 				return p.fail("skip entry %d points past the end", b)
@@ -328,10 +330,43 @@ func (p *postingsEnum) AdvanceShallow(target int) int {
 }
 
 // BlockMax implements index.ImpactsEnum.
-func (p *postingsEnum) BlockMax() (maxFreq int, minNorm uint8) {
+func (p *postingsEnum) BlockMax() (maxFreq int, minNorm uint8) { return p.blockMax(p.shallow) }
+
+func (p *postingsEnum) blockMax(b int) (maxFreq int, minNorm uint8) {
 	if p.nBlocks == 1 {
 		return p.ts.maxFreq, p.ts.minNorm
 	}
-	e := p.f.seg.doc[p.ts.skip+p.shallow*skipEntrySize:]
+	e := p.f.seg.doc[p.ts.skip+b*p.skipSize:]
 	return int(binary.LittleEndian.Uint32(e[4:])), e[24]
+}
+
+// BlockImpacts implements index.BlockImpactsEnum: the competitive impacts
+// of the block AdvanceShallow is on, appended to dst. Segments of format
+// version 2 have none stored and give the BlockMax pair, a valid but looser
+// bound. Corrupt impacts end the enum (Err) and give the BlockMax pair.
+func (p *postingsEnum) BlockImpacts(dst []index.Impact) []index.Impact {
+	return p.blockImpacts(p.shallow, dst)
+}
+
+func (p *postingsEnum) blockImpacts(b int, dst []index.Impact) []index.Impact {
+	seg := p.f.seg
+	switch {
+	case p.ts.docFreq == 1 || !seg.impacts || p.ts.impacts < 0:
+	case p.nBlocks == 1:
+		if out, _, ok := decodeImpacts(p.f.termMeta, p.ts.impacts, dst); ok {
+			return out
+		}
+		p.fail("bad impacts in term metadata")
+	default:
+		e := seg.doc[p.ts.skip+b*p.skipSize:]
+		off := uint64(p.ts.impacts) + uint64(binary.LittleEndian.Uint32(e[25:]))
+		if off < uint64(len(seg.doc)) {
+			if out, _, ok := decodeImpacts(seg.doc, int(off), dst); ok {
+				return out
+			}
+		}
+		p.fail("bad impacts of block %d", b)
+	}
+	f, n := p.blockMax(b)
+	return append(dst, index.Impact{Freq: f, Norm: n})
 }

@@ -23,6 +23,10 @@ type segmentReader struct {
 	pos    []byte            // body of .pos
 	// termsFile names .tim in errors without building the name per lookup.
 	termsFile string
+	// impacts: the postings keep competitive impacts per block (format
+	// version 3); skipSize is the skip entry size of the version.
+	impacts  bool
+	skipSize int
 
 	fields        map[string]*fieldReader
 	stored        storedMeta
@@ -53,6 +57,7 @@ func openSegment(dir store.Directory, info *index.SegmentInfo) (_ *segmentReader
 			sr.Close()
 		}
 	}()
+	termsVersion := 0
 	for _, ext := range []string{extMeta, extTerms, extDocs, extPos, extNorms, extDV, extStored} {
 		name := fileName(info.Name, ext)
 		in, err := dir.OpenInput(name)
@@ -65,8 +70,22 @@ func openSegment(dir store.Directory, info *index.SegmentInfo) (_ *segmentReader
 		if err != nil {
 			return nil, err
 		}
-		if ext == extStored {
+		switch ext {
+		case extStored:
 			sr.storedVersion = version
+		case extTerms:
+			termsVersion = version
+		case extDocs:
+			// .tim's one-block entries and .doc's skip entries follow
+			// one layout, so their versions agree on impacts.
+			sr.impacts = version >= 3
+			if (termsVersion >= 3) != sr.impacts {
+				return nil, corruptf(name, 5+len(Name), "format version %d disagrees with the term dictionary's (%d)", version, termsVersion)
+			}
+			sr.skipSize = skipEntrySizeV2
+			if sr.impacts {
+				sr.skipSize = skipEntrySize
+			}
 		}
 		// Metadata and the term dictionary are read without further
 		// checks on every lookup (the FST decoder trusts its bytes), so

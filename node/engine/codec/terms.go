@@ -19,6 +19,11 @@ type termState struct {
 	skip     int // offset of skip entries in .doc body (more than one block)
 	maxFreq  int // impacts of a one-block term
 	minNorm  uint8
+	// impacts is where the competitive impacts start (format version 3):
+	// in the field's term metadata for a one-block term (-1 when the
+	// field has neither freqs nor norms), in .doc after the skip entries
+	// for more blocks.
+	impacts int
 }
 
 func (ts *termState) blocks() int { return (ts.docFreq + packed.BlockSize - 1) / packed.BlockSize }
@@ -58,12 +63,19 @@ func (f *fieldReader) decodeTermState(off uint64, ts *termState) error {
 	if f.hasPos {
 		ts.posStart = r.uint(len(seg.pos), "positions offset")
 	}
-	if ts.blocks() > 1 {
+	switch {
+	case ts.blocks() > 1:
 		ts.skip = r.uint(len(seg.doc), "skip offset")
-		if r.err == nil && len(seg.doc)-ts.skip < ts.blocks()*skipEntrySize {
+		if r.err == nil && len(seg.doc)-ts.skip < ts.blocks()*seg.skipSize {
 			r.fail("skip entries past end of postings")
 		}
-	} else {
+		ts.impacts = ts.skip + ts.blocks()*seg.skipSize
+	case seg.impacts:
+		ts.maxFreq, ts.impacts = 1, -1
+		if f.hasFreqs || f.info.HasNorms {
+			f.decodeOneBlockImpacts(&r, ts)
+		}
+	default:
 		ts.maxFreq = 1
 		if f.hasFreqs {
 			ts.maxFreq = r.uint(math.MaxInt32, "max freq")
@@ -73,6 +85,20 @@ func (f *fieldReader) decodeTermState(off uint64, ts *termState) error {
 		}
 	}
 	return r.err
+}
+
+// decodeOneBlockImpacts reads a one-block term's competitive impacts from
+// its metadata entry (validating them) and derives maxFreq and minNorm.
+func (f *fieldReader) decodeOneBlockImpacts(r *reader, ts *termState) {
+	var buf [maxBlockImpacts]index.Impact
+	imps, n, ok := decodeImpacts(r.b, r.off, buf[:0])
+	if !ok || (!f.hasFreqs && imps[len(imps)-1].Freq != 1) || (!f.info.HasNorms && imps[0].Norm != 0) {
+		r.fail("bad impacts")
+		return
+	}
+	ts.impacts = r.off
+	r.off += n
+	ts.maxFreq, ts.minNorm = imps[len(imps)-1].Freq, imps[0].Norm
 }
 
 // termsEnum walks the FST. SeekExact uses a vellum.Reader (a single
@@ -177,5 +203,16 @@ func (e *termsEnum) Postings(reuse index.PostingsEnum, flags index.PostingsFlags
 func (e *termsEnum) Impacts(flags index.PostingsFlags) index.ImpactsEnum {
 	pe := &postingsEnum{f: e.f}
 	pe.reset(&e.ts, flags)
+	if !e.f.seg.impacts {
+		return blockMaxOnly{pe}
+	}
 	return pe
 }
+
+// blockMaxOnly hides BlockImpacts for segments written before format
+// version 3, which store only (max freq, min norm) per block: scorers then
+// use BlockMax, and no caller mistakes that pair for a competitive set.
+type blockMaxOnly struct{ index.ImpactsEnum }
+
+// Err reports corruption met while decoding, as postingsEnum.Err.
+func (b blockMaxOnly) Err() error { return b.ImpactsEnum.(*postingsEnum).Err() }

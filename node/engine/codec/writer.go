@@ -16,8 +16,13 @@ import (
 
 // skipEntrySize is one skip entry per block of a term with more than one
 // block: lastDoc u32, maxFreq u32, docOff u64 (block start relative to the
-// term's doc start), posOff u64 (relative to the term's pos start), minNorm u8.
-const skipEntrySize = 25
+// term's doc start), posOff u64 (relative to the term's pos start), minNorm
+// u8, then from format version 3 impOff u32: where the block's competitive
+// impacts start in the term's impacts region, which follows the entries.
+const (
+	skipEntrySize   = 29
+	skipEntrySizeV2 = 25
+)
 
 type segmentWriter struct {
 	opts  *Options
@@ -34,6 +39,14 @@ type segmentWriter struct {
 	*writerScratch
 	docsWithTerm *index.FixedBitSet
 	block        [packed.BlockSize]uint32
+	impacts      postingsImpacts
+}
+
+// postingsImpacts is the writer's per-term impacts state: the accumulator
+// and the term's impacts region, written after its skip entries.
+type postingsImpacts struct {
+	acc    impactAccumulator
+	region []byte
 }
 
 // writerScratch is what a segmentWriter reuses per term and per field. It is
@@ -357,24 +370,21 @@ func (w *segmentWriter) writePostings(hasFreqs, hasPos bool, norms index.NormsRe
 		w.appendMeta(uint64(posStart))
 	}
 	nBlocks := (df + packed.BlockSize - 1) / packed.BlockSize
-	// Per block: maxFreq, minNorm, start offset; kept in scratch as skip
-	// entries (written after the blocks).
+	// Per block: skip entry (last doc, maxFreq, offsets, minNorm, impacts
+	// offset) kept in scratch, competitive impacts in the impacts region;
+	// both written after the blocks.
 	skip := w.scratch[:0]
+	imp := &w.impacts
+	imp.region = imp.region[:0]
 	prev := -1
 	o := w.doc
 	for b := 0; b < nBlocks; b++ {
 		lo, hi := b*packed.BlockSize, min((b+1)*packed.BlockSize, df)
 		blockStart := o.pos() - docStart
-		maxFreq, minNorm := uint32(0), uint8(255)
-		for i := lo; i < hi; i++ {
-			maxFreq = max(maxFreq, freqs[i])
-			if norms != nil {
-				minNorm = min(minNorm, norms.Norm(int(docs[i])))
-			}
-		}
-		if norms == nil {
-			minNorm = 0
-		}
+		impacts := imp.block(docs[lo:hi], freqs[lo:hi], norms)
+		// The competitive set's last freq is the block's max freq, its
+		// first norm the block's min norm.
+		maxFreq, minNorm := uint32(impacts[len(impacts)-1].Freq), impacts[0].Norm
 		if hi-lo == packed.BlockSize {
 			blk := &w.block
 			for i := range blk {
@@ -410,11 +420,10 @@ func (w *segmentWriter) writePostings(hasFreqs, hasPos bool, norms index.NormsRe
 		}
 		o.maybeFlush()
 		if nBlocks == 1 {
-			if hasFreqs {
-				w.appendMeta(uint64(maxFreq))
-			}
-			if norms != nil {
-				w.termMeta = append(w.termMeta, minNorm)
+			// One block: its impacts live in the term metadata, so a
+			// rare term's bound costs no .doc read.
+			if hasFreqs || norms != nil {
+				w.termMeta = appendImpacts(w.termMeta, impacts)
 			}
 			return
 		}
@@ -427,8 +436,24 @@ func (w *segmentWriter) writePostings(hasFreqs, hasPos bool, norms index.NormsRe
 		skip = appendU64(skip, uint64(blockStart))
 		skip = appendU64(skip, uint64(posOff))
 		skip = append(skip, minNorm)
+		skip = appendU32(skip, uint32(len(imp.region)))
+		imp.region = appendImpacts(imp.region, impacts)
 	}
 	w.appendMeta(uint64(o.pos()))
 	o.write(skip)
+	o.write(imp.region)
 	w.scratch = skip[:0]
+}
+
+// block returns the competitive (freq, norm) pairs of one block's docs;
+// norm 0 for every doc when the field has no norms.
+func (p *postingsImpacts) block(docs, freqs []uint32, norms index.NormsReader) []index.Impact {
+	for i, d := range docs {
+		var n uint8
+		if norms != nil {
+			n = norms.Norm(int(d))
+		}
+		p.acc.add(freqs[i], n)
+	}
+	return p.acc.finish()
 }
