@@ -122,37 +122,9 @@ func TestGoldenSegments(t *testing.T) {
 		}
 		seen[v] = true
 		t.Run(e.Name(), func(t *testing.T) {
-			// Copied out of testdata: opening must not touch checked-in files.
-			tmp := t.TempDir()
-			files, err := os.ReadDir(filepath.Join(root, e.Name()))
-			if err != nil {
-				t.Fatal(err)
-			}
-			info := goldenInfo(goldenModel(v).MaxDoc())
-			info.Codec = Name
-			for _, f := range files {
-				b, err := os.ReadFile(filepath.Join(root, e.Name(), f.Name()))
-				if err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(filepath.Join(tmp, f.Name()), b, 0o644); err != nil {
-					t.Fatal(err)
-				}
-				info.Files = append(info.Files, f.Name())
-			}
-			fs, err := store.NewFSDirectory(tmp)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer fs.Close()
-			c := New(Options{})
-			sr, err := c.OpenSegment(fs, info)
-			if err != nil {
-				t.Fatalf("open a version %d segment: %v", v, err)
-			}
-			defer sr.Close()
+			sr := openGolden(t, v)
 			codectest.Check(t, rand.New(rand.NewPCG(1, 2)), goldenModel(v), sr)
-			if err := c.CheckIntegrity(fs, info); err != nil {
+			if err := sr.CheckIntegrity(); err != nil {
 				t.Fatal(err)
 			}
 		})
@@ -160,4 +132,39 @@ func TestGoldenSegments(t *testing.T) {
 	if !seen[formatVersion] {
 		t.Errorf("no golden segment of the current format version %d: run go test -run TestGoldenSegments -update-golden", formatVersion)
 	}
+}
+
+// openGolden opens the golden segment of format version v from a copy
+// (opening must not touch checked-in files); it is closed with the test.
+func openGolden(t *testing.T, v int) *segmentReader {
+	t.Helper()
+	dir := filepath.Join("testdata", "golden", "v"+strconv.Itoa(v))
+	tmp := t.TempDir()
+	files, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info := goldenInfo(goldenModel(v).MaxDoc())
+	info.Codec = Name
+	for _, f := range files {
+		b, err := os.ReadFile(filepath.Join(dir, f.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(tmp, f.Name()), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		info.Files = append(info.Files, f.Name())
+	}
+	fs, err := store.NewFSDirectory(tmp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { fs.Close() })
+	sr, err := openSegment(fs, info)
+	if err != nil {
+		t.Fatalf("open a version %d segment: %v", v, err)
+	}
+	t.Cleanup(func() { sr.Close() })
+	return sr
 }

@@ -2,6 +2,7 @@ package codec
 
 import (
 	"slices"
+	"strconv"
 	"testing"
 
 	"github.com/sluice-search/sluice/node/engine/codec/codectest"
@@ -156,4 +157,46 @@ func canonicalVarints(b []byte) bool {
 		}
 	}
 	return true
+}
+
+// TestReuseImpactsAllocs checks that a recycled impacts enum costs no
+// allocation, for segments with impacts (v3) and without (the v2 golden
+// segment), and that BlockImpacts into a buffer with room allocates nothing.
+func TestReuseImpactsAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates")
+	}
+	for _, v := range []int{2, formatVersion} {
+		t.Run(strconv.Itoa(v), func(t *testing.T) {
+			sr := openGolden(t, v)
+			te := sr.Terms("body").Iterator()
+			ir := te.(index.ImpactsReuser)
+			if !te.SeekExact([]byte("all")) {
+				t.Fatal("term missing")
+			}
+			ie := ir.ReuseImpacts(nil, index.PostingsFreqs)
+			_, hasImpacts := ie.(index.BlockImpactsEnum)
+			if hasImpacts != (v >= 3) {
+				t.Fatalf("version %d enum implements BlockImpactsEnum: %v", v, hasImpacts)
+			}
+			buf := make([]index.Impact, 0, maxBlockImpacts)
+			allocs := testing.AllocsPerRun(100, func() {
+				te.SeekExact([]byte("all"))
+				ie = ir.ReuseImpacts(ie, index.PostingsFreqs)
+				for up := ie.AdvanceShallow(0); ; up = ie.AdvanceShallow(up + 1) {
+					if bi, ok := ie.(index.BlockImpactsEnum); ok {
+						buf = bi.BlockImpacts(buf[:0])
+					}
+					if up == index.NoMoreDocs {
+						break
+					}
+				}
+				for d := ie.NextDoc(); d != index.NoMoreDocs; d = ie.NextDoc() {
+				}
+			})
+			if allocs != 0 {
+				t.Fatalf("%v allocations per reuse", allocs)
+			}
+		})
+	}
 }

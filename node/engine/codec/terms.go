@@ -201,18 +201,35 @@ func (e *termsEnum) Postings(reuse index.PostingsEnum, flags index.PostingsFlags
 }
 
 func (e *termsEnum) Impacts(flags index.PostingsFlags) index.ImpactsEnum {
-	pe := &postingsEnum{f: e.f}
-	pe.reset(&e.ts, flags)
+	return e.ReuseImpacts(nil, flags)
+}
+
+// ReuseImpacts implements index.ImpactsReuser.
+func (e *termsEnum) ReuseImpacts(reuse index.ImpactsEnum, flags index.PostingsFlags) index.ImpactsEnum {
 	if !e.f.seg.impacts {
-		return blockMaxOnly{pe}
+		b, ok := reuse.(*blockMaxOnly)
+		if !ok || b == nil || b.pe.f != e.f {
+			pe := &postingsEnum{f: e.f}
+			b = &blockMaxOnly{ImpactsEnum: pe, pe: pe}
+		}
+		b.pe.reset(&e.ts, flags)
+		return b
 	}
+	pe, ok := reuse.(*postingsEnum)
+	if !ok || pe == nil || pe.f != e.f {
+		pe = &postingsEnum{f: e.f}
+	}
+	pe.reset(&e.ts, flags)
 	return pe
 }
 
 // blockMaxOnly hides BlockImpacts for segments written before format
 // version 3, which store only (max freq, min norm) per block: scorers then
 // use BlockMax, and no caller mistakes that pair for a competitive set.
-type blockMaxOnly struct{ index.ImpactsEnum }
+type blockMaxOnly struct {
+	index.ImpactsEnum // pe: only the interface's methods are promoted
+	pe                *postingsEnum
+}
 
 // Err reports corruption met while decoding, as postingsEnum.Err.
-func (b blockMaxOnly) Err() error { return b.ImpactsEnum.(*postingsEnum).Err() }
+func (b *blockMaxOnly) Err() error { return b.pe.Err() }

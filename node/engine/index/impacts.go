@@ -20,3 +20,13 @@ type BlockImpactsEnum interface {
 	// AdvanceShallow last positioned on to dst and returns it.
 	BlockImpacts(dst []Impact) []Impact
 }
+
+// ImpactsReuser is optionally implemented by a TermsEnum whose impacts
+// enums can be recycled, as Postings recycles with its reuse argument:
+// ReuseImpacts is Impacts for the current term, resetting reuse (an enum
+// a TermsEnum of the same Terms returned earlier, no longer in use)
+// instead of allocating when it can. Top-k searches pool their enums
+// through it so a query does not allocate one per term and segment.
+type ImpactsReuser interface {
+	ReuseImpacts(reuse ImpactsEnum, flags PostingsFlags) ImpactsEnum
+}

@@ -61,6 +61,7 @@ func checkTerms(t testing.TB, r *rand.Rand, field string, want, got index.LeafRe
 	we, ge := wt.Iterator(), gt.Iterator()
 	var terms [][]byte
 	var reuse index.PostingsEnum
+	var reuseImpacts index.ImpactsEnum
 	for {
 		wok, gok := we.Next(), ge.Next()
 		if wok != gok {
@@ -82,7 +83,13 @@ func checkTerms(t testing.TB, r *rand.Rand, field string, want, got index.LeafRe
 			flags := layers(opts)[r.IntN(len(layers(opts)))]
 			comparePostings(t, r, field, we.Term(), flags, we.Postings(nil, flags), ge.Postings(nil, flags), true)
 		}
-		checkImpacts(t, r, field, we.Term(), opts, norms, we.Postings(nil, index.PostingsFreqs), ge.Impacts(index.PostingsFreqs))
+		gi := ge.Impacts(index.PostingsFreqs)
+		if ir, ok := ge.(index.ImpactsReuser); ok && r.IntN(2) == 0 {
+			// A recycled enum must read like a fresh one.
+			reuseImpacts = ir.ReuseImpacts(reuseImpacts, index.PostingsFreqs)
+			gi = reuseImpacts
+		}
+		checkImpacts(t, r, field, we.Term(), opts, norms, we.Postings(nil, index.PostingsFreqs), gi)
 	}
 	// Seeks: present terms, mutations of them (mostly absent), random bytes.
 	we, ge = wt.Iterator(), gt.Iterator()
