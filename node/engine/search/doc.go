@@ -45,10 +45,12 @@
 // is the minimum competitive score, and scorers skip what cannot beat it:
 //
 //   - a term (and an exact phrase, a conjunction, must+should) checks the
-//     per-block bound of its impacts — BM25(block max freq, block min
-//     norm), for a conjunction the sum of its clauses' bounds — and jumps
-//     whole blocks of 128 docs (Lucene's ImpactsDISI / block-max
-//     conjunction);
+//     per-block bound of its impacts — for a term the best BM25 over the
+//     block's competitive (freq, norm) pairs when the codec keeps them
+//     (index.BlockImpactsEnum: the block's exact max score), else
+//     BM25(block max freq, block min norm); for a conjunction the sum of
+//     its clauses' bounds — and jumps whole blocks of 128 docs (Lucene's
+//     ImpactsDISI / block-max conjunction);
 //   - a pure disjunction — alone or filtered, bool{must: match, filter:
 //     ...} — runs block-max MaxScore (Lucene 9.9's MaxScoreBulkScorer): in
 //     windows ending at block boundaries the clauses whose summed bounds
@@ -56,6 +58,10 @@
 //     docs are visited (leap-frogging with the filter), and non-essential
 //     clauses are consulted per candidate only while the score can still
 //     compete.
+//
+// Term scorers' impacts enums are recycled across the searches of one
+// Searcher (index.ImpactsReuser, pooled per leaf and field with the query
+// context), so a top-k term query allocates no postings enum.
 //
 // Once pruning starts the count is a lower bound (Relation "gte"). The
 // value reported is the number of docs actually counted (>= the

@@ -55,7 +55,7 @@ type TermQuery struct {
 func (q *TermQuery) String() string { return fmt.Sprintf("%s:%q", q.Field, q.Term) }
 
 func (q *TermQuery) createWeight(qc *queryContext, mode scoreMode, boost float32) (weight, error) {
-	w := &termWeight{field: q.Field, mode: mode, enums: make([]index.TermsEnum, len(qc.s.leaves))}
+	w := &termWeight{qc: qc, field: q.Field, mode: mode, enums: make([]index.TermsEnum, len(qc.s.leaves))}
 	var df int64
 	for i := range qc.s.leaves {
 		terms := qc.s.leaves[i].Reader.Terms(q.Field)
@@ -82,6 +82,7 @@ func (q *TermQuery) createWeight(qc *queryContext, mode scoreMode, boost float32
 }
 
 type termWeight struct {
+	qc      *queryContext
 	field   string
 	mode    scoreMode
 	enums   []index.TermsEnum
@@ -99,7 +100,8 @@ func (w *termWeight) scorer(lc *leafContext) (scorer, error) {
 	}
 	s := &termScorer{sim: w.sim, blockEnd: -1, norms: lc.leaf.Reader.Norms(w.field)}
 	if w.mode.topScores {
-		s.imp = te.Impacts(index.PostingsFreqs)
+		s.imp = w.qc.impacts.get(lc.ord, w.field, te, index.PostingsFreqs)
+		s.impacts = s.impactsBuf[:0]
 		s.pe = s.imp
 	} else {
 		s.pe = te.Postings(nil, index.PostingsFreqs)

@@ -146,7 +146,10 @@ type termScorer struct {
 	norms    index.NormsReader // nil: field without norms
 	blockEnd int               // last doc of the block AdvanceShallow positioned on
 	blockMax float32
-	impacts  []index.Impact // scratch for BlockImpacts
+	impacts  []index.Impact // scratch for BlockImpacts, impactsBuf at first
+	// Room for the competitive impacts of most blocks (the corpus's
+	// largest has 9), so scoring them allocates nothing.
+	impactsBuf [16]index.Impact
 }
 
 func (s *termScorer) DocID() int             { return s.pe.DocID() }

@@ -95,6 +95,69 @@ type queryContext struct {
 	fields map[string]*fieldStats
 	spare  []*fieldStats
 	leaf   leafContext
+
+	impacts impactsPool
+}
+
+// impactsPool recycles impacts enums across the searches of one Searcher
+// through index.ImpactsReuser, so top-k term scorers do not allocate one
+// per term and leaf: used holds the enums handed out by the current search,
+// spare the ones of earlier searches on of, by (leaf, field).
+type impactsPool struct {
+	used  []usedImpacts
+	spare map[impactsKey][]index.ImpactsEnum
+	of    *Searcher
+}
+
+type impactsKey struct {
+	ord   int
+	field string
+}
+
+type usedImpacts struct {
+	key impactsKey
+	ie  index.ImpactsEnum
+}
+
+// reset prepares the pool for a search on s.
+func (p *impactsPool) reset(s *Searcher) {
+	if p.of != s {
+		// Leaf ordinals mean other segments now.
+		clear(p.spare)
+		p.of = s
+	}
+	if p.spare == nil {
+		p.spare = make(map[impactsKey][]index.ImpactsEnum, 2)
+	}
+}
+
+// get returns the impacts enum of te's current term in leaf ord, recycling
+// a spare one when te is an index.ImpactsReuser. The enum is the search's
+// until release.
+func (p *impactsPool) get(ord int, field string, te index.TermsEnum, flags index.PostingsFlags) index.ImpactsEnum {
+	ir, ok := te.(index.ImpactsReuser)
+	if !ok {
+		return te.Impacts(flags)
+	}
+	k := impactsKey{ord: ord, field: field}
+	var reuse index.ImpactsEnum
+	if sp := p.spare[k]; len(sp) > 0 {
+		reuse = sp[len(sp)-1]
+		sp[len(sp)-1] = nil
+		p.spare[k] = sp[:len(sp)-1]
+	}
+	ie := ir.ReuseImpacts(reuse, flags)
+	p.used = append(p.used, usedImpacts{key: k, ie: ie})
+	return ie
+}
+
+// release makes the enums of the search spare (the search is over).
+func (p *impactsPool) release() {
+	for _, u := range p.used {
+		p.spare[u.key] = append(p.spare[u.key], u.ie)
+	}
+	clear(p.used)
+	p.used = p.used[:0]
 }
 
 type fieldStats struct {
@@ -110,6 +173,7 @@ var queryContextPool = sync.Pool{New: func() any {
 func newQueryContext(s *Searcher) *queryContext {
 	qc := queryContextPool.Get().(*queryContext)
 	qc.s = s
+	qc.impacts.reset(s)
 	return qc
 }
 
@@ -120,6 +184,7 @@ func (qc *queryContext) release() {
 		qc.spare = append(qc.spare, fs)
 	}
 	clear(qc.fields)
+	qc.impacts.release()
 	qc.s, qc.leaf = nil, leafContext{}
 	queryContextPool.Put(qc)
 }
