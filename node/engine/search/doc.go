@@ -50,7 +50,10 @@
 //     (index.BlockImpactsEnum: the block's exact max score), else
 //     BM25(block max freq, block min norm); for a conjunction the sum of
 //     its clauses' bounds — and jumps whole blocks of 128 docs (Lucene's
-//     ImpactsDISI / block-max conjunction);
+//     ImpactsDISI / block-max conjunction): advanceShallow walks the skip
+//     data past every block that cannot compete and only the next block
+//     that can is decoded (for the peers' frequent terms on the corpus,
+//     706 of 2,594 blocks, vs 2,178 with the (max freq, min norm) bound);
 //   - a pure disjunction — alone or filtered, bool{must: match, filter:
 //     ...} — runs block-max MaxScore (Lucene 9.9's MaxScoreBulkScorer): in
 //     windows ending at block boundaries the clauses whose summed bounds

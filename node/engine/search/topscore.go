@@ -160,10 +160,11 @@ func topScoresLeaf(sc scorer, live *index.FixedBitSet, c *topScoreCollector) {
 				blockMax = sc.maxScore(upTo)
 			}
 			if blockMax < c.minCompetitive {
-				if upTo == noMoreDocs {
+				var target int
+				if target, upTo, blockMax = competitiveTarget(sc, upTo, c.minCompetitive); target == noMoreDocs {
 					return
 				}
-				doc = sc.Advance(upTo + 1)
+				doc = sc.Advance(target)
 				continue
 			}
 		}
@@ -172,6 +173,23 @@ func topScoresLeaf(sc scorer, live *index.FixedBitSet, c *topScoreCollector) {
 		}
 		doc = sc.NextDoc()
 	}
+}
+
+// competitiveTarget skips, by skip data alone, the blocks after the one
+// ending at upTo whose score bound cannot reach minComp (Lucene's
+// ImpactsDISI.advanceTarget): it returns the first doc id worth an Advance,
+// the end of its block and the block's bound, or noMoreDocs. Advancing
+// block by block instead would decode every block just to learn that it
+// cannot compete.
+func competitiveTarget(sc scorer, upTo int, minComp float32) (target, end int, bound float32) {
+	for upTo != noMoreDocs {
+		target = upTo + 1
+		upTo = sc.advanceShallow(target)
+		if bound = sc.maxScore(upTo); bound >= minComp {
+			return target, upTo, bound
+		}
+	}
+	return noMoreDocs, noMoreDocs, 0
 }
 
 // termTopScoresLeaf is topScoresLeaf specialised for one term, the most
@@ -193,10 +211,11 @@ func termTopScoresLeaf(s *termScorer, live *index.FixedBitSet, c *topScoreCollec
 				blockMax = s.maxScore(upTo)
 			}
 			if blockMax < c.minCompetitive {
-				if upTo == noMoreDocs {
+				var target int
+				if target, upTo, blockMax = competitiveTarget(s, upTo, c.minCompetitive); target == noMoreDocs {
 					return
 				}
-				doc = pe.Advance(upTo + 1)
+				doc = pe.Advance(target)
 				continue
 			}
 		}
