@@ -38,6 +38,8 @@
 // recycled through an Allocator shared by a writer's DWPTs, and full row
 // pages, hash tables, stored chunks and flush-time sort arrays through
 // sync.Pools (recycle.go), which keep nothing an idle writer does not reuse
-// across two GCs. A flush copies each term's position stream to the codec
+// across two GCs; when nothing has been pooled for IdleRelease (30 s), a
+// watcher runs those two GCs and returns the memory to the OS, rather than
+// waiting for Go's forced GC every 2 minutes. A flush copies each term's position stream to the codec
 // as raw bytes (AppendRawPositions): it is already in the .pos encoding.
 package dwpt

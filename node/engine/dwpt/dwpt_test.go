@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sluice-search/sluice/node/engine/document"
 	"github.com/sluice-search/sluice/node/engine/index"
@@ -465,5 +466,31 @@ func TestRecycledArraysStartClean(t *testing.T) {
 		}
 		checkAgainstModel(t, r, d, m)
 		d.Release()
+	}
+}
+
+func TestIdleReleaseDue(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	var r idleRelease
+	r.last.Store(t0.UnixNano())
+	if r.due(t0.Add(time.Hour), time.Second) {
+		t.Fatal("due with nothing pooled")
+	}
+	r.pooled.Store(true)
+	for _, tt := range []struct {
+		after time.Duration
+		want  bool
+	}{
+		{500 * time.Millisecond, false}, // still indexing
+		{time.Second, true},             // idle long enough: release
+		{2 * time.Second, false},        // released once per idle period
+	} {
+		if got := r.due(t0.Add(tt.after), time.Second); got != tt.want {
+			t.Errorf("due %v after the last put = %v, want %v", tt.after, got, tt.want)
+		}
+	}
+	r.pooled.Store(true) // pooled again: another release
+	if !r.due(t0.Add(3*time.Second), time.Second) {
+		t.Error("not due after pooling again")
 	}
 }

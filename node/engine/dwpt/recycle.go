@@ -2,7 +2,11 @@ package dwpt
 
 import (
 	"math/bits"
+	"runtime"
+	"runtime/debug"
 	"sync"
+	"sync/atomic"
+	"time"
 )
 
 // Recycling of a DWPT's large arrays other than byte blocks. Bulk indexing
@@ -31,6 +35,7 @@ func (s *slabPool[T]) get(n int) []T {
 func (s *slabPool[T]) put(b []T, n int) {
 	if cap(b) == n {
 		s.p.Put(&b)
+		idlePools.filled(time.Now())
 	}
 }
 
@@ -60,3 +65,44 @@ var (
 	sortKeys     classPool[sortKey]
 	int32Arrays  classPool[int32]
 )
+
+// Releasing the pools when indexing stops. A sync.Pool empties only after
+// two GC cycles without reuse, and an idle Go process runs a GC only every
+// 2 minutes, so after a bulk load the recycled arrays (hundreds of MB for a
+// few shards) stayed resident for up to 4 minutes. Once nothing has been
+// put back for IdleRelease, a watcher runs the two collections itself and
+// returns the memory to the OS. It costs two GCs per idle period, on a heap
+// that has just stopped growing.
+const IdleRelease = 30 * time.Second
+
+type idleRelease struct {
+	once   sync.Once
+	last   atomic.Int64 // unix nanos of the last put
+	pooled atomic.Bool  // something was pooled since the last release
+}
+
+var idlePools idleRelease
+
+func (r *idleRelease) filled(now time.Time) {
+	r.last.Store(now.UnixNano())
+	r.pooled.Store(true)
+	r.once.Do(func() { go r.watch(IdleRelease) })
+}
+
+// due reports whether the pools were filled and then left alone for idle;
+// it clears the flag, so one idle period releases once.
+func (r *idleRelease) due(now time.Time, idle time.Duration) bool {
+	if !r.pooled.Load() || now.Sub(time.Unix(0, r.last.Load())) < idle {
+		return false
+	}
+	return r.pooled.CompareAndSwap(true, false)
+}
+
+func (r *idleRelease) watch(idle time.Duration) {
+	for range time.Tick(idle / 3) {
+		if r.due(time.Now(), idle) {
+			runtime.GC()         // pooled arrays move to the pools' victim caches
+			debug.FreeOSMemory() // which this cycle drops, then unmaps
+		}
+	}
+}
