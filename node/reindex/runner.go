@@ -158,26 +158,36 @@ func (r *Runner) pin(ctx context.Context, key sliceKey, src *shard.Shard, raw []
 		}
 		kr.reader.Release()
 	}
-	rd = src.Engine().Acquire()
-	if fp, err = fingerprint(rd); err != nil {
+	if hasCursor {
+		if rd, fp, err = pinFingerprinted(src.Engine().Acquire()); err != nil {
+			return nil, 0, 0, false, err
+		}
+		if fp == cur.fingerprint {
+			return rd, fp, cur.next, false, nil
+		}
 		rd.Release()
-		return nil, 0, 0, false, status.Error(codes.Internal, err.Error())
-	}
-	if hasCursor && fp == cur.fingerprint {
-		return rd, fp, cur.next, false, nil
 	}
 	// A fresh start: pin a committed layout, so that a node killed
 	// mid-copy reopens the shard with these very segments and the slice
 	// resumes by position instead of starting over.
-	rd.Release()
 	if rd, err = pinCommitted(ctx, src); err != nil {
 		return nil, 0, 0, false, statusOf(err)
 	}
-	if fp, err = fingerprint(rd); err != nil {
-		rd.Release()
-		return nil, 0, 0, false, status.Error(codes.Internal, err.Error())
+	if rd, fp, err = pinFingerprinted(rd); err != nil {
+		return nil, 0, 0, false, err
 	}
 	return rd, fp, 0, hasCursor, nil
+}
+
+// pinFingerprinted returns rd with its layout fingerprint, or releases it
+// on error.
+func pinFingerprinted(rd *engine.Reader) (*engine.Reader, uint64, error) {
+	fp, err := fingerprint(rd)
+	if err != nil {
+		rd.Release()
+		return nil, 0, status.Error(codes.Internal, err.Error())
+	}
+	return rd, fp, nil
 }
 
 // pinCommitted commits the source shard and returns a reader of exactly
