@@ -32,15 +32,17 @@ func (f *clientFlags) register(cmd *cobra.Command) {
 	cmd.PersistentFlags().DurationVar(&f.timeout, "timeout", 30*time.Second, "time limit for the command")
 }
 
-// dial connects and returns a context bounded by --timeout.
-func (f *clientFlags) dial(cmd *cobra.Command) (context.Context, *client.Client, func(), error) {
+// call dials the coordinator and runs fn with the connection and a context
+// bounded by --timeout, closing both after.
+func (f *clientFlags) call(cmd *cobra.Command, fn func(ctx context.Context, c *client.Client) error) error {
 	ctx, cancel := context.WithTimeout(cmd.Context(), f.timeout)
+	defer cancel()
 	c, err := client.Dial(ctx, f.addr)
 	if err != nil {
-		cancel()
-		return nil, nil, nil, err
+		return err
 	}
-	return ctx, c, func() { c.Close(); cancel() }, nil
+	defer c.Close()
+	return fn(ctx, c)
 }
 
 // rpcError makes a gRPC error readable: "NotFound: no such index [x]".

@@ -361,20 +361,17 @@ realtime get). Exits non-zero if the document does not exist.`,
 		Example: `  sluice get books 978-0-14-044913-6
   sluice get logs abc --routing tenant-7 --refresh`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx, c, done, err := f.dial(cmd)
-			if err != nil {
+			return f.call(cmd, func(ctx context.Context, c *client.Client) error {
+				resp, err := c.Get(ctx, &sluicev1.GetRequest{Index: args[0], Id: args[1], Routing: routing, Refresh: refresh})
+				if err != nil {
+					return rpcError(err)
+				}
+				if !resp.Found {
+					return fmt.Errorf("document [%s] not found in [%s]", args[1], resp.Index)
+				}
+				_, err = fmt.Fprintln(cmd.OutOrStdout(), string(resp.Source))
 				return err
-			}
-			defer done()
-			resp, err := c.Get(ctx, &sluicev1.GetRequest{Index: args[0], Id: args[1], Routing: routing, Refresh: refresh})
-			if err != nil {
-				return rpcError(err)
-			}
-			if !resp.Found {
-				return fmt.Errorf("document [%s] not found in [%s]", args[1], resp.Index)
-			}
-			_, err = fmt.Fprintln(cmd.OutOrStdout(), string(resp.Source))
-			return err
+			})
 		},
 	}
 	f.register(cmd)
@@ -413,42 +410,40 @@ several keys.`,
   sluice search books --json '{"term": {"field": "isbn", "value": {"stringValue": "123"}}}'
   sluice search books --sort year:desc --sort _doc --size 20`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx, c, done, err := f.dial(cmd)
-			if err != nil {
-				return err
-			}
-			defer done()
-			indices := strings.Split(args[0], ",")
-			req := &sluicev1.SearchRequest{Indices: indices, Size: &size, From: from}
-			if noSource {
-				req.FetchSource = new(bool)
-			}
-			switch {
-			case jsonQuery != "":
-				req.Query = &sluicev1.Query{}
-				if err := protojson.Unmarshal([]byte(jsonQuery), req.Query); err != nil {
-					return fmt.Errorf("--json: %w", err)
+			return f.call(cmd, func(ctx context.Context, c *client.Client) error {
+				indices := strings.Split(args[0], ",")
+				req := &sluicev1.SearchRequest{Indices: indices, Size: &size, From: from}
+				if noSource {
+					req.FetchSource = new(bool)
 				}
-			case len(args) == 2 && strings.TrimSpace(args[1]) != "":
-				if req.Query, err = queryString(ctx, c, indices, args[1], field); err != nil {
-					return err
+				switch {
+				case jsonQuery != "":
+					req.Query = &sluicev1.Query{}
+					if err := protojson.Unmarshal([]byte(jsonQuery), req.Query); err != nil {
+						return fmt.Errorf("--json: %w", err)
+					}
+				case len(args) == 2 && strings.TrimSpace(args[1]) != "":
+					var err error
+					if req.Query, err = queryString(ctx, c, indices, args[1], field); err != nil {
+						return err
+					}
 				}
-			}
-			for _, s := range sorts {
-				sf, err := parseSort(s)
+				for _, s := range sorts {
+					sf, err := parseSort(s)
+					if err != nil {
+						return err
+					}
+					req.Sort = append(req.Sort, sf)
+				}
+				resp, err := c.Search(ctx, req)
 				if err != nil {
-					return err
+					return rpcError(err)
 				}
-				req.Sort = append(req.Sort, sf)
-			}
-			resp, err := c.Search(ctx, req)
-			if err != nil {
-				return rpcError(err)
-			}
-			if output == "json" {
-				return printJSON(cmd.OutOrStdout(), resp)
-			}
-			return printHits(cmd.OutOrStdout(), cmd.ErrOrStderr(), resp)
+				if output == "json" {
+					return printJSON(cmd.OutOrStdout(), resp)
+				}
+				return printHits(cmd.OutOrStdout(), cmd.ErrOrStderr(), resp)
+			})
 		},
 	}
 	f.register(cmd)
@@ -689,24 +684,21 @@ refresh_interval (1s by default); use this in scripts and tests.`,
 		Example: `  sluice refresh books
   sluice refresh`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx, c, done, err := f.dial(cmd)
-			if err != nil {
-				return err
-			}
-			defer done()
-			resp, err := c.Refresh(ctx, &sluicev1.RefreshRequest{Indices: args})
-			if err != nil {
-				return rpcError(err)
-			}
-			s := resp.GetShards()
-			fmt.Fprintf(cmd.OutOrStdout(), "refreshed %d of %d shards\n", s.GetSuccessful(), s.GetTotal())
-			if s.GetFailed() > 0 {
-				for _, fl := range s.GetFailures() {
-					fmt.Fprintf(cmd.ErrOrStderr(), "  shard [%s][%d]: %s\n", fl.GetIndex(), fl.GetShard(), fl.GetError().GetReason())
+			return f.call(cmd, func(ctx context.Context, c *client.Client) error {
+				resp, err := c.Refresh(ctx, &sluicev1.RefreshRequest{Indices: args})
+				if err != nil {
+					return rpcError(err)
 				}
-				return fmt.Errorf("%d shards failed to refresh", s.GetFailed())
-			}
-			return nil
+				s := resp.GetShards()
+				fmt.Fprintf(cmd.OutOrStdout(), "refreshed %d of %d shards\n", s.GetSuccessful(), s.GetTotal())
+				if s.GetFailed() > 0 {
+					for _, fl := range s.GetFailures() {
+						fmt.Fprintf(cmd.ErrOrStderr(), "  shard [%s][%d]: %s\n", fl.GetIndex(), fl.GetShard(), fl.GetError().GetReason())
+					}
+					return fmt.Errorf("%d shards failed to refresh", s.GetFailed())
+				}
+				return nil
+			})
 		},
 	}
 	f.register(cmd)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 	"google.golang.org/protobuf/types/known/durationpb"
 
+	"github.com/sluice-search/sluice/client"
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
 )
 
@@ -37,24 +39,21 @@ func newHealthCmd() *cobra.Command {
 					f.timeout = waitTimeout + 5*time.Second
 				}
 			}
-			ctx, c, done, err := f.dial(cmd)
-			if err != nil {
+			return f.call(cmd, func(ctx context.Context, c *client.Client) error {
+				h, err := c.ClusterHealth(ctx, req)
+				if err != nil {
+					return rpcError(err)
+				}
+				if asJSON {
+					err = printJSON(cmd.OutOrStdout(), h)
+				} else {
+					err = printHealth(cmd.OutOrStdout(), h)
+				}
+				if err == nil && h.TimedOut {
+					err = fmt.Errorf("timed out waiting for %s; status is %s", waitFor, enumName(h.Status, "HEALTH_STATUS_"))
+				}
 				return err
-			}
-			defer done()
-			h, err := c.ClusterHealth(ctx, req)
-			if err != nil {
-				return rpcError(err)
-			}
-			if asJSON {
-				err = printJSON(cmd.OutOrStdout(), h)
-			} else {
-				err = printHealth(cmd.OutOrStdout(), h)
-			}
-			if err == nil && h.TimedOut {
-				err = fmt.Errorf("timed out waiting for %s; status is %s", waitFor, enumName(h.Status, "HEALTH_STATUS_"))
-			}
-			return err
+			})
 		},
 	}
 	f.register(cmd)
@@ -114,19 +113,16 @@ func newStateCmd() *cobra.Command {
   sluice state --json | jq '.indices[].shards'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx, c, done, err := f.dial(cmd)
-			if err != nil {
-				return err
-			}
-			defer done()
-			st, err := c.ClusterState(ctx, &sluicev1.ClusterStateRequest{})
-			if err != nil {
-				return rpcError(err)
-			}
-			if asJSON {
-				return printJSON(cmd.OutOrStdout(), st)
-			}
-			return printState(cmd.OutOrStdout(), st)
+			return f.call(cmd, func(ctx context.Context, c *client.Client) error {
+				st, err := c.ClusterState(ctx, &sluicev1.ClusterStateRequest{})
+				if err != nil {
+					return rpcError(err)
+				}
+				if asJSON {
+					return printJSON(cmd.OutOrStdout(), st)
+				}
+				return printState(cmd.OutOrStdout(), st)
+			})
 		},
 	}
 	f.register(cmd)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
@@ -58,20 +59,17 @@ simple.`,
 				}
 				req.Mapping = m
 			}
-			ctx, c, done, err := f.dial(cmd)
-			if err != nil {
-				return err
-			}
-			defer done()
-			resp, err := c.CreateIndex(ctx, req)
-			if err != nil {
-				return rpcError(err)
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "created index %s (uuid %s, %d shards)\n", resp.Index.Name, resp.Index.Uuid, len(resp.Index.Shards))
-			if wait && !resp.ShardsAcknowledged {
-				fmt.Fprintln(cmd.OutOrStdout(), "warning: not every shard started in time; see `sluice health`")
-			}
-			return nil
+			return f.call(cmd, func(ctx context.Context, c *client.Client) error {
+				resp, err := c.CreateIndex(ctx, req)
+				if err != nil {
+					return rpcError(err)
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "created index %s (uuid %s, %d shards)\n", resp.Index.Name, resp.Index.Uuid, len(resp.Index.Shards))
+				if wait && !resp.ShardsAcknowledged {
+					fmt.Fprintln(cmd.OutOrStdout(), "warning: not every shard started in time; see `sluice health`")
+				}
+				return nil
+			})
 		},
 	}
 	cmd.Flags().Int32Var(&shards, "shards", 1, "number of primary shards (1..1024)")
@@ -90,17 +88,14 @@ func newIndexDeleteCmd(f *clientFlags) *cobra.Command {
 		Example: `  sluice index delete books`,
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx, c, done, err := f.dial(cmd)
-			if err != nil {
-				return err
-			}
-			defer done()
-			resp, err := c.DeleteIndex(ctx, &sluicev1.DeleteIndexRequest{Name: args[0]})
-			if err != nil {
-				return rpcError(err)
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "deleted index %s (uuid %s)\n", args[0], resp.Uuid)
-			return nil
+			return f.call(cmd, func(ctx context.Context, c *client.Client) error {
+				resp, err := c.DeleteIndex(ctx, &sluicev1.DeleteIndexRequest{Name: args[0]})
+				if err != nil {
+					return rpcError(err)
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "deleted index %s (uuid %s)\n", args[0], resp.Uuid)
+				return nil
+			})
 		},
 	}
 }
@@ -114,16 +109,13 @@ func newIndexGetCmd(f *clientFlags) *cobra.Command {
   sluice index get logs            # an alias pointing at one index works too`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx, c, done, err := f.dial(cmd)
-			if err != nil {
-				return err
-			}
-			defer done()
-			resp, err := c.GetIndex(ctx, &sluicev1.GetIndexRequest{Name: args[0], IncludeStats: stats})
-			if err != nil {
-				return rpcError(err)
-			}
-			return printJSON(cmd.OutOrStdout(), resp.Index)
+			return f.call(cmd, func(ctx context.Context, c *client.Client) error {
+				resp, err := c.GetIndex(ctx, &sluicev1.GetIndexRequest{Name: args[0], IncludeStats: stats})
+				if err != nil {
+					return rpcError(err)
+				}
+				return printJSON(cmd.OutOrStdout(), resp.Index)
+			})
 		},
 	}
 	cmd.Flags().BoolVar(&stats, "stats", false, "include document counts and sizes")
@@ -139,29 +131,26 @@ func newIndexListCmd(f *clientFlags) *cobra.Command {
   sluice index list logs-`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx, c, done, err := f.dial(cmd)
-			if err != nil {
-				return err
-			}
-			defer done()
-			req := &sluicev1.ListIndicesRequest{}
-			if len(args) == 1 {
-				req.Prefix = args[0]
-			}
-			resp, err := c.ListIndices(ctx, req)
-			if err != nil {
-				return rpcError(err)
-			}
-			if asJSON {
-				return printJSON(cmd.OutOrStdout(), resp)
-			}
-			w := table(cmd.OutOrStdout())
-			fmt.Fprintln(w, "NAME\tHEALTH\tSHARDS\tROUTING SHARDS\tALIASES\tUUID")
-			for _, x := range resp.Indices {
-				fmt.Fprintf(w, "%s\t%s\t%d\t%d\t%s\t%s\n", x.Name, enumName(x.Health, "HEALTH_STATUS_"),
-					x.Settings.GetNumberOfShards(), x.Settings.GetNumberOfRoutingShards(), strings.Join(x.Aliases, ","), x.Uuid)
-			}
-			return w.Flush()
+			return f.call(cmd, func(ctx context.Context, c *client.Client) error {
+				req := &sluicev1.ListIndicesRequest{}
+				if len(args) == 1 {
+					req.Prefix = args[0]
+				}
+				resp, err := c.ListIndices(ctx, req)
+				if err != nil {
+					return rpcError(err)
+				}
+				if asJSON {
+					return printJSON(cmd.OutOrStdout(), resp)
+				}
+				w := table(cmd.OutOrStdout())
+				fmt.Fprintln(w, "NAME\tHEALTH\tSHARDS\tROUTING SHARDS\tALIASES\tUUID")
+				for _, x := range resp.Indices {
+					fmt.Fprintf(w, "%s\t%s\t%d\t%d\t%s\t%s\n", x.Name, enumName(x.Health, "HEALTH_STATUS_"),
+						x.Settings.GetNumberOfShards(), x.Settings.GetNumberOfRoutingShards(), strings.Join(x.Aliases, ","), x.Uuid)
+				}
+				return w.Flush()
+			})
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")

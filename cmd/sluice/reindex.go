@@ -88,21 +88,18 @@ With --wait the command shows a progress bar and returns when the task ends
 				}
 				req.Source.Query = q
 			}
-			ctx, c, done, err := f.dial(cmd)
-			if err != nil {
-				return err
-			}
-			defer done()
-			resp, err := c.Reindex(ctx, req)
-			if err != nil {
-				return rpcError(err)
-			}
-			if !wait {
-				fmt.Fprintf(cmd.OutOrStdout(), "task %s started (%s); follow it with: sluice tasks get %s\n", resp.Task.Id,
-					enumName(resp.Task.Reindex.GetMode(), "REINDEX_MODE_"), resp.Task.Id)
-				return nil
-			}
-			return follow(cmd.Context(), c, resp.Task.Id, cmd.OutOrStdout(), cmd.ErrOrStderr())
+			return f.call(cmd, func(ctx context.Context, c *client.Client) error {
+				resp, err := c.Reindex(ctx, req)
+				if err != nil {
+					return rpcError(err)
+				}
+				if !wait {
+					fmt.Fprintf(cmd.OutOrStdout(), "task %s started (%s); follow it with: sluice tasks get %s\n", resp.Task.Id,
+						enumName(resp.Task.Reindex.GetMode(), "REINDEX_MODE_"), resp.Task.Id)
+					return nil
+				}
+				return follow(cmd.Context(), c, resp.Task.Id, cmd.OutOrStdout(), cmd.ErrOrStderr())
+			})
 		},
 	}
 	f.register(cmd)
@@ -223,23 +220,20 @@ func newTasksCmd() *cobra.Command {
 				}
 				req.States = append(req.States, sluicev1.TaskState(v))
 			}
-			ctx, c, done, err := f.dial(cmd)
-			if err != nil {
-				return err
-			}
-			defer done()
-			resp, err := c.ListTasks(ctx, req)
-			if err != nil {
-				return rpcError(err)
-			}
-			w := table(cmd.OutOrStdout())
-			fmt.Fprintln(w, "ID\tSTATE\tMODE\tPROGRESS\tDOCS/S\tDESCRIPTION")
-			for _, t := range resp.Tasks {
-				progress := fmt.Sprintf("%d/%d", copied(t), t.GetReindex().GetTotal())
-				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%.0f\t%s\n", t.Id, enumName(t.State, "TASK_STATE_"),
-					enumName(t.GetReindex().GetMode(), "REINDEX_MODE_"), progress, t.GetReindex().GetDocsPerSecond(), t.Description)
-			}
-			return w.Flush()
+			return f.call(cmd, func(ctx context.Context, c *client.Client) error {
+				resp, err := c.ListTasks(ctx, req)
+				if err != nil {
+					return rpcError(err)
+				}
+				w := table(cmd.OutOrStdout())
+				fmt.Fprintln(w, "ID\tSTATE\tMODE\tPROGRESS\tDOCS/S\tDESCRIPTION")
+				for _, t := range resp.Tasks {
+					progress := fmt.Sprintf("%d/%d", copied(t), t.GetReindex().GetTotal())
+					fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%.0f\t%s\n", t.Id, enumName(t.State, "TASK_STATE_"),
+						enumName(t.GetReindex().GetMode(), "REINDEX_MODE_"), progress, t.GetReindex().GetDocsPerSecond(), t.Description)
+				}
+				return w.Flush()
+			})
 		},
 	}
 	list.Flags().StringSliceVar(&states, "state", nil, "only tasks in these states (pending, running, verifying, succeeded, failed, cancelled)")
@@ -249,19 +243,16 @@ func newTasksCmd() *cobra.Command {
 		Short: "Show a task with per-slice progress (--wait: follow it to its end)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx, c, done, err := f.dial(cmd)
-			if err != nil {
-				return err
-			}
-			defer done()
-			if wait {
-				return follow(cmd.Context(), c, args[0], cmd.OutOrStdout(), cmd.ErrOrStderr())
-			}
-			resp, err := c.GetTask(ctx, &sluicev1.GetTaskRequest{Id: args[0]})
-			if err != nil {
-				return rpcError(err)
-			}
-			return printJSON(cmd.OutOrStdout(), resp.Task)
+			return f.call(cmd, func(ctx context.Context, c *client.Client) error {
+				if wait {
+					return follow(cmd.Context(), c, args[0], cmd.OutOrStdout(), cmd.ErrOrStderr())
+				}
+				resp, err := c.GetTask(ctx, &sluicev1.GetTaskRequest{Id: args[0]})
+				if err != nil {
+					return rpcError(err)
+				}
+				return printJSON(cmd.OutOrStdout(), resp.Task)
+			})
 		},
 	}
 	get.Flags().BoolVar(&wait, "wait", false, "show progress until the task ends")
@@ -270,20 +261,17 @@ func newTasksCmd() *cobra.Command {
 		Short: "Cancel a task (it stops promptly; what was copied stays)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx, c, done, err := f.dial(cmd)
-			if err != nil {
-				return err
-			}
-			defer done()
-			if _, err := c.CancelTask(ctx, &sluicev1.CancelTaskRequest{Id: args[0]}); err != nil {
-				return rpcError(err)
-			}
-			resp, err := c.GetTask(ctx, &sluicev1.GetTaskRequest{Id: args[0], WaitForCompletion: true, Timeout: durationpb.New(f.timeout / 2)})
-			if err != nil {
-				return rpcError(err)
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "task %s: %s\n", args[0], enumName(resp.Task.State, "TASK_STATE_"))
-			return nil
+			return f.call(cmd, func(ctx context.Context, c *client.Client) error {
+				if _, err := c.CancelTask(ctx, &sluicev1.CancelTaskRequest{Id: args[0]}); err != nil {
+					return rpcError(err)
+				}
+				resp, err := c.GetTask(ctx, &sluicev1.GetTaskRequest{Id: args[0], WaitForCompletion: true, Timeout: durationpb.New(f.timeout / 2)})
+				if err != nil {
+					return rpcError(err)
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "task %s: %s\n", args[0], enumName(resp.Task.State, "TASK_STATE_"))
+				return nil
+			})
 		},
 	}
 	var rps float32
@@ -292,17 +280,14 @@ func newTasksCmd() *cobra.Command {
 		Short: "Change a running task's documents per second (0: unlimited), at once",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx, c, done, err := f.dial(cmd)
-			if err != nil {
-				return err
-			}
-			defer done()
-			resp, err := c.RethrottleTask(ctx, &sluicev1.RethrottleTaskRequest{Id: args[0], RequestsPerSecond: rps})
-			if err != nil {
-				return rpcError(err)
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "task %s: requests per second %v\n", resp.Task.Id, resp.Task.GetReindex().GetRequestsPerSecond())
-			return nil
+			return f.call(cmd, func(ctx context.Context, c *client.Client) error {
+				resp, err := c.RethrottleTask(ctx, &sluicev1.RethrottleTaskRequest{Id: args[0], RequestsPerSecond: rps})
+				if err != nil {
+					return rpcError(err)
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "task %s: requests per second %v\n", resp.Task.Id, resp.Task.GetReindex().GetRequestsPerSecond())
+				return nil
+			})
 		},
 	}
 	rethrottle.Flags().Float32Var(&rps, "rps", 0, "documents per second over the whole task (0: unlimited)")
