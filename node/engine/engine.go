@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sluice-search/sluice/node/engine/codec"
+	"github.com/sluice-search/sluice/node/engine/cpubudget"
 	"github.com/sluice-search/sluice/node/engine/document"
 	"github.com/sluice-search/sluice/node/engine/index"
 	"github.com/sluice-search/sluice/node/engine/mergepolicy"
@@ -83,6 +84,11 @@ type Options struct {
 	// DefaultMaxMergeYield): a longer refresh lets merges resume.
 	MergeYieldShare float64
 	MaxMergeYield   time.Duration
+	// CPUBudget: refresh flushes, and the small merges of the default
+	// scheduler, run only while they hold one of its slots, so background
+	// work leaves cores to searches (package cpubudget). Default
+	// cpubudget.Process(), shared by every engine of the process.
+	CPUBudget *cpubudget.Budget
 
 	// Durability: the translog, periodic commits, checks at open.
 	TranslogOptions
@@ -114,6 +120,9 @@ func (o *Options) SetDefaults() {
 	}
 	if o.MaxMergeYield <= 0 {
 		o.MaxMergeYield = DefaultMaxMergeYield
+	}
+	if o.CPUBudget == nil {
+		o.CPUBudget = cpubudget.Process()
 	}
 }
 
@@ -151,7 +160,7 @@ func Open(ctx context.Context, opts Options) (*Engine, error) {
 	}
 	e := &Engine{opts: opts, dir: opts.Directory}
 	wopts := WriterOptions{Codec: opts.Codec, RAMBufferBytes: opts.RAMBufferBytes, Logger: opts.Logger,
-		MergedSegmentWarmer: opts.MergedSegmentWarmer}
+		MergedSegmentWarmer: opts.MergedSegmentWarmer, CPUBudget: opts.CPUBudget}
 	if wopts.MergedSegmentWarmer == nil {
 		wopts.MergedSegmentWarmer = WarmSegment
 	}
@@ -167,7 +176,7 @@ func Open(ctx context.Context, opts Options) (*Engine, error) {
 		}
 		wopts.MergeScheduler = opts.MergeScheduler
 		if wopts.MergeScheduler == nil {
-			s, err := mergescheduler.New(mergescheduler.Options{Logger: opts.Logger})
+			s, err := mergescheduler.New(mergescheduler.Options{Logger: opts.Logger, Budget: opts.CPUBudget})
 			if err != nil {
 				return nil, err
 			}
@@ -395,10 +404,12 @@ type Stats struct {
 	Flushes                      int64
 	FlushedBytes                 int64
 	FlushTime                    time.Duration
-	Stalls                       int64
-	StallTime                    time.Duration
-	Refreshes                    int64
-	RefreshTime                  time.Duration
+	// FlushBudgetWait: refresh flushes waited for a CPUBudget slot.
+	FlushBudgetWait time.Duration
+	Stalls          int64
+	StallTime       time.Duration
+	Refreshes       int64
+	RefreshTime     time.Duration
 	// Latencies of the most recent refreshes (up to 256) and the max ever.
 	RefreshP50, RefreshP99, RefreshMax time.Duration
 	FilesDeleted                       int64
@@ -433,6 +444,7 @@ func (e *Engine) Stats() Stats {
 	s.Flushes = w.stats.flushes.Load()
 	s.FlushedBytes = w.stats.flushedBytes.Load()
 	s.FlushTime = time.Duration(w.stats.flushNanos.Load())
+	s.FlushBudgetWait = time.Duration(w.stats.flushBudgetWaitNanos.Load())
 	s.Stalls = w.stats.stalls.Load()
 	s.StallTime = time.Duration(w.stats.stallNanos.Load())
 	s.Refreshes = w.stats.refreshes.Load()

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/sluice-search/sluice/node/engine/cpubudget"
 	"github.com/sluice-search/sluice/node/engine/index"
 	"github.com/sluice-search/sluice/node/engine/mergepolicy"
 	"github.com/sluice-search/sluice/node/engine/mergescheduler"
@@ -125,12 +126,17 @@ func (w *IndexWriter) runMerge(ctx context.Context, m *oneMerge, rl *mergeschedu
 	defer cancel()
 	stop := context.AfterFunc(w.closeCtx, cancel) // Close aborts merges
 	defer stop()
+	// A small merge holds a CPU budget slot (see cpubudget); it must never
+	// hold one while it waits for refreshMu or for a refresh, whose
+	// flushes may be waiting for that slot.
+	slot := cpubudget.FromContext(ctx)
 	var seg *segState
 	defer func() {
 		if err != nil {
 			if seg != nil {
 				seg.decRef()
 			}
+			slot.Release()
 			w.refreshMu.Lock()
 			w.releaseMergeLocked(m)
 			w.refreshMu.Unlock()
@@ -146,7 +152,15 @@ func (w *IndexWriter) runMerge(ctx context.Context, m *oneMerge, rl *mergeschedu
 	if err != nil {
 		return fmt.Errorf("engine: merge: %w", err)
 	}
-	check := func() { w.yield.wait(ctx) }
+	check := func() {
+		if w.yield.pausing() {
+			slot.Release()
+			w.yield.wait(ctx)
+			slot.Reacquire(ctx)
+			return
+		}
+		slot.Yield(ctx)
+	}
 	merged = yieldingReader{LeafReader: merged, check: check}
 	info, err := w.newSegmentInfo(merged.MaxDoc(), "merge", start)
 	if err != nil {
@@ -169,7 +183,7 @@ func (w *IndexWriter) runMerge(ctx context.Context, m *oneMerge, rl *mergeschedu
 	// small field, so it pauses for refreshes too.
 	seg = newSegStateNoBloom(info, r, w.fd, w.dir)
 	seg.bloom = newIDBloom(yieldingReader{LeafReader: r, check: check})
-	w.yield.wait(ctx)
+	check()
 	if warm := w.opts.MergedSegmentWarmer; warm != nil {
 		if err := warm(ctx, r); err != nil {
 			return fmt.Errorf("engine: warm merged segment %s: %w", name, err)
@@ -178,6 +192,7 @@ func (w *IndexWriter) runMerge(ctx context.Context, m *oneMerge, rl *mergeschedu
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("engine: merge into %s aborted: %w", name, err)
 	}
+	slot.Release()
 	w.refreshMu.Lock()
 	defer w.refreshMu.Unlock()
 	if w.isClosed() {

@@ -115,6 +115,9 @@ func (y *mergeYield) resume(gate *chan struct{}) {
 	close(*gate)
 }
 
+// pausing reports whether a pause is on: wait would block.
+func (y *mergeYield) pausing() bool { return y.gate.Load() != nil }
+
 // wait is a merge's checkpoint: it blocks while a pause is on, or until
 // ctx ends (the caller then sees ctx's error at its next check). No pause:
 // one atomic load.

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/sluice-search/sluice/node/engine/cpubudget"
 )
 
 // RefreshResult describes one refresh.
@@ -91,9 +93,17 @@ func (w *IndexWriter) Refresh(ctx context.Context, applyDeletes bool) (RefreshRe
 	w.cond.Broadcast()
 	w.mu.Unlock()
 
+	// Each flush waits for a slot of the CPU budget, ahead of any merge:
+	// the refreshes of many shards then take turns instead of taking every
+	// core at once.
 	var wg sync.WaitGroup
 	for _, pt := range toFlush {
-		wg.Go(func() { w.flushOne(ctx, pt) })
+		wg.Go(func() {
+			slot, waited := w.opts.CPUBudget.Acquire(ctx, cpubudget.Flush, pt.ram)
+			defer slot.Release()
+			w.stats.flushBudgetWaitNanos.Add(int64(waited))
+			w.flushOne(ctx, pt)
+		})
 	}
 	wg.Wait()
 

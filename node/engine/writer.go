@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/sluice-search/sluice/node/engine/cpubudget"
 	"github.com/sluice-search/sluice/node/engine/document"
 	"github.com/sluice-search/sluice/node/engine/dwpt"
 	"github.com/sluice-search/sluice/node/engine/index"
@@ -48,10 +49,16 @@ type WriterOptions struct {
 	// MergedSegmentWarmer, if set, runs on a merged segment before it can
 	// become visible (e.g. to load its term index).
 	MergedSegmentWarmer func(ctx context.Context, r index.LeafReader) error
+	// CPUBudget: a refresh's flushes each hold a slot of it while they
+	// write (package cpubudget). Default cpubudget.Process().
+	CPUBudget *cpubudget.Budget
 }
 
 // SetDefaults fills zero fields.
 func (o *WriterOptions) SetDefaults() {
+	if o.CPUBudget == nil {
+		o.CPUBudget = cpubudget.Process()
+	}
 	if o.RAMBufferBytes == 0 {
 		o.RAMBufferBytes = DefaultRAMBufferBytes
 	}
@@ -146,6 +153,8 @@ type writerStats struct {
 	merges       atomic.Int64
 	mergeNanos   atomic.Int64
 	mergesFailed atomic.Int64
+
+	flushBudgetWaitNanos atomic.Int64
 
 	mu     sync.Mutex
 	recent [256]time.Duration // ring of the latest refresh latencies

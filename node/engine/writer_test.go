@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluice-search/sluice/node/engine/cpubudget"
 	"github.com/sluice-search/sluice/node/engine/document"
 	"github.com/sluice-search/sluice/node/engine/dwpt"
 	"github.com/sluice-search/sluice/node/engine/index"
@@ -49,7 +50,7 @@ func withMerges(t testing.TB, opts WriterOptions) WriterOptions {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sched, err := mergescheduler.New(mergescheduler.Options{})
+	sched, err := mergescheduler.New(mergescheduler.Options{Budget: opts.CPUBudget})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -410,6 +411,18 @@ func TestConcurrentModel(t *testing.T) {
 		}
 		if n := ti.w.stats.mergesFailed.Load(); n != 0 {
 			t.Fatalf("%d merges failed", n)
+		}
+	})
+	// Refresh flushes and merges share one CPU budget slot: merges hand it
+	// to flushes and give it up before they take refreshMu, so nothing
+	// deadlocks, and merges still run.
+	t.Run("merges with a one-slot CPU budget", func(t *testing.T) {
+		ti := testConcurrentModel(t, withMerges(t, WriterOptions{RAMBufferBytes: 2 << 20, CPUBudget: cpubudget.New(1)}))
+		if ti.w.stats.merges.Load() == 0 {
+			t.Fatal("no merge ran")
+		}
+		if h, w := ti.w.opts.CPUBudget.InUse(); w != 0 {
+			t.Fatalf("budget: %d held, %d waiting after the run", h, w)
 		}
 	})
 }

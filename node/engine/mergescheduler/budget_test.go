@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 	"time"
+
+	"github.com/sluice-search/sluice/node/engine/cpubudget"
 )
 
 func isStarted(m *testMerge) bool {
@@ -19,7 +21,7 @@ func isStarted(m *testMerge) bool {
 // budget of one run one small merge at a time between them, the smallest
 // waiting one next; big and fixed-rate merges do not take a slot.
 func TestBudgetSharedAcrossSchedulers(t *testing.T) {
-	b := NewBudget(1)
+	b := cpubudget.New(1)
 	s1 := newScheduler(t, Options{Budget: b})
 	s2 := newScheduler(t, Options{Budget: b})
 
@@ -84,7 +86,7 @@ func TestBudgetSharedAcrossSchedulers(t *testing.T) {
 // scheduler closes is still run once (aborted), as Submit promises, and
 // gives up its place in the queue.
 func TestBudgetWaiterRunsOnClose(t *testing.T) {
-	b := NewBudget(1)
+	b := cpubudget.New(1)
 	s1 := newScheduler(t, Options{Budget: b})
 	s2, err := New(Options{Budget: b})
 	if err != nil {
@@ -114,23 +116,15 @@ func TestBudgetWaiterRunsOnClose(t *testing.T) {
 	}
 	close(hold.release)
 	waitFor(t, "hold to finish", func() bool { return s1.Stats().Running == 0 })
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.used != 0 || len(b.waiters) != 0 {
-		t.Errorf("budget leaked: used %d, waiters %d", b.used, len(b.waiters))
+	if held, waiting := b.InUse(); held != 0 || waiting != 0 {
+		t.Errorf("budget leaked: %d held, %d waiting", held, waiting)
 	}
 }
 
-func TestProcessBudget(t *testing.T) {
-	if n := ProcessBudget().Slots(); n < 1 {
-		t.Fatalf("ProcessBudget has %d slots", n)
-	}
-	if a, b := ProcessBudget(), ProcessBudget(); a != b {
-		t.Fatal("ProcessBudget is not one budget per process")
-	}
+func TestSchedulersShareTheProcessBudget(t *testing.T) {
 	var o Options
 	o.SetDefaults()
-	if o.Budget != ProcessBudget() {
+	if o.Budget != cpubudget.Process() {
 		t.Error("schedulers do not share the process budget by default")
 	}
 }

@@ -39,9 +39,11 @@
 //
 // MaxThreadCount is per scheduler, and an engine (a shard) has its own. So
 // small merges (under 50 MiB, never throttled in auto mode) also take a
-// slot of a Budget shared by every scheduler of the process (ProcessBudget:
-// max(1, GOMAXPROCS/2) slots; Options.Budget for another), the smallest
-// waiting merge first. Without it, a node with many shards, or `sluice dev`
+// slot of a cpubudget.Budget shared by every scheduler of the process,
+// and by refresh flushes (cpubudget.Process: max(1, GOMAXPROCS/2) slots;
+// Options.Budget for another), the smallest waiting merge first, after
+// waiting flushes; a merge hands its slot to a waiting flush at its next
+// checkpoint. Without it, a node with many shards, or `sluice dev`
 // with three nodes in one process, ran one full-speed merge per shard at
 // once: on 2 cores such bursts took both cores for a few hundred ms and
 // made searches wait (`sluice bench load` at 200 and 400 qps with 1 MB/s

@@ -11,6 +11,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/sluice-search/sluice/node/engine/cpubudget"
 )
 
 // Auto IO throttle constants, from Lucene's ConcurrentMergeScheduler.
@@ -75,9 +77,9 @@ type Options struct {
 	// Logger receives throttle changes (debug) and merge failures (warn).
 	Logger *slog.Logger
 	// Budget caps small unthrottled merges across the schedulers sharing
-	// it (see Budget); default ProcessBudget(). NewBudget(n) gives a
-	// private one.
-	Budget *Budget
+	// it, together with refresh flushes (package cpubudget); default
+	// cpubudget.Process(). cpubudget.New(n) gives a private one.
+	Budget *cpubudget.Budget
 }
 
 // SetDefaults fills zero fields.
@@ -92,7 +94,7 @@ func (o *Options) SetDefaults() {
 		o.Logger = slog.Default()
 	}
 	if o.Budget == nil {
-		o.Budget = ProcessBudget()
+		o.Budget = cpubudget.Process()
 	}
 }
 
@@ -237,8 +239,10 @@ func (s *ConcurrentMergeScheduler) start(t *task) {
 	go func() {
 		defer s.wg.Done()
 		if s.budgeted(t) {
-			release, waited := s.opts.Budget.acquire(ctx, t.m.EstimatedBytes)
-			defer release()
+			slot, waited := s.opts.Budget.Acquire(ctx, cpubudget.Merge, t.m.EstimatedBytes)
+			defer slot.Release()
+			// The merge's checkpoints hand the slot to waiting flushes.
+			ctx = cpubudget.WithSlot(ctx, slot)
 			s.mu.Lock()
 			s.stats.BudgetWaitTime += waited
 			s.mu.Unlock()

@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/sluice-search/sluice/node/engine/cpubudget"
 )
 
 const mb = int64(1) << 20
@@ -21,7 +23,7 @@ func newScheduler(t *testing.T, o Options) *ConcurrentMergeScheduler {
 	if o.Budget == nil {
 		// These tests are about one scheduler's own rules; budget_test.go
 		// covers the shared Budget.
-		o.Budget = NewBudget(1 << 10)
+		o.Budget = cpubudget.New(1 << 10)
 	}
 	s, err := New(o)
 	if err != nil {
