@@ -136,5 +136,9 @@ func (r *Reader) Document(leaf, doc int, dst *index.StoredDoc) error {
 	if leaf < 0 || leaf >= len(r.leaves) {
 		return fmt.Errorf("engine: leaf %d out of range", leaf)
 	}
-	return r.leaves[leaf].Reader.StoredFields().Document(doc, dst)
+	lr := r.leaves[leaf].Reader
+	if d, ok := lr.(index.DocumentReader); ok {
+		return d.Document(doc, dst)
+	}
+	return lr.StoredFields().Document(doc, dst)
 }

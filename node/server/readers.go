@@ -2,7 +2,6 @@ package server
 
 import (
 	"fmt"
-	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -46,12 +45,13 @@ func (c *readerCtx) document(doc int) (index.StoredDoc, error) {
 	if !ok {
 		return index.StoredDoc{}, fmt.Errorf("%w: doc %d is outside the reader (max %d)", errBadRequest, doc, c.reader.MaxDoc())
 	}
+	// A fresh StoredDoc: the reader copies into its buffers, which are
+	// then ours.
 	var sd index.StoredDoc
 	if err := c.reader.Document(leaf, local, &sd); err != nil {
 		return index.StoredDoc{}, err
 	}
-	// The stored-fields reader may reuse its buffers: copy.
-	return index.StoredDoc{ID: slices.Clone(sd.ID), Routing: slices.Clone(sd.Routing), Source: slices.Clone(sd.Source)}, nil
+	return sd, nil
 }
 
 // registry holds the node's pinned readers.

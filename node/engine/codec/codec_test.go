@@ -1,6 +1,7 @@
 package codec
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -227,5 +228,76 @@ func TestConcurrentReaders(t *testing.T) {
 		if h := <-got; h != want {
 			t.Fatalf("concurrent reader digest %x, want %x", h, want)
 		}
+	}
+}
+
+// TestRandomAccessDocument: the pooled single-document path reads every
+// doc right in random order from several goroutines at once, hands out
+// buffers the caller owns, and (without the race detector, which makes
+// sync.Pool drop items on purpose) allocates nothing once warm.
+func TestRandomAccessDocument(t *testing.T) {
+	r := codectest.Rand(t)
+	m := codectest.Random(r, codectest.RandomOptions{Docs: 600, RandomTerms: 10, MaxFreq: 3, SourceSize: 2000})
+	c := New(Options{StoredBlockSize: 4 << 10}) // many blocks
+	dir := store.NewRAMDirectory()
+	info := newInfo(r, "_r", m.MaxDoc())
+	writeModel(t, c, dir, info, m)
+	lr, err := c.OpenSegment(dir, info)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lr.Close()
+	dr, ok := lr.(index.DocumentReader)
+	if !ok {
+		t.Fatal("segment reader does not implement index.DocumentReader")
+	}
+	seed := r.Uint64()
+	errs := make(chan error, 4)
+	for g := range 4 {
+		go func() {
+			gr := rand.New(rand.NewPCG(seed, uint64(g)))
+			var kept []index.StoredDoc
+			for range 2000 {
+				doc := gr.IntN(m.MaxDoc())
+				var sd index.StoredDoc
+				if err := dr.Document(doc, &sd); err != nil {
+					errs <- err
+					return
+				}
+				want := m.Stored[doc]
+				if !bytes.Equal(sd.ID, want.ID) || !bytes.Equal(sd.Source, want.Source) || !bytes.Equal(sd.Routing, want.Routing) {
+					errs <- fmt.Errorf("doc %d: got id %q, want %q (or its source or routing differs)", doc, sd.ID, want.ID)
+					return
+				}
+				kept = append(kept, sd)
+			}
+			// Buffers handed out earlier were not overwritten by later reads.
+			for _, sd := range kept[:10] {
+				if len(sd.ID) == 0 {
+					errs <- fmt.Errorf("a kept doc lost its id")
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range 4 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if raceEnabled {
+		return
+	}
+	var sd index.StoredDoc
+	i := 0
+	allocs := testing.AllocsPerRun(200, func() {
+		i = (i + 97) % m.MaxDoc()
+		if err := dr.Document(i, &sd); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if allocs > 0.1 {
+		t.Fatalf("%.2f allocations per warm Document, want 0", allocs)
 	}
 }

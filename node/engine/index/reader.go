@@ -158,3 +158,11 @@ type StoredFieldsReader interface {
 	// valid until the next call.
 	Document(doc int, dst *StoredDoc) error
 }
+
+// DocumentReader is implemented by leaf readers that read single
+// documents more cheaply than a fresh StoredFieldsReader per call (random
+// access: gets, fetch phases). Document copies into dst's buffers, as
+// StoredFieldsReader.Document does.
+type DocumentReader interface {
+	Document(doc int, dst *StoredDoc) error
+}
