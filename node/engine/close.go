@@ -44,7 +44,10 @@ func (w *IndexWriter) Close() error {
 	for _, s := range w.segs {
 		s.decRef()
 	}
-	w.segs = nil
+	for _, s := range w.pendingAdds {
+		s.decRef()
+	}
+	w.segs, w.pendingAdds = nil, nil
 	// Acquire after Close gets an empty reader rather than a released one.
 	w.current.Swap(newReader(nil, w.refreshed.Load(), w.version+1)).Release()
 	w.releasing.Wait()

@@ -147,14 +147,19 @@ func (w *IndexWriter) Commit(ctx context.Context, opts CommitOptions) (*SegmentI
 		return nil, err
 	}
 	// Snapshot the refreshed segments: hold a reader so none is closed
-	// while we write and sync.
+	// while we write and sync. The AddIndexes markers are read with it,
+	// under refreshMu, so the commit records exactly the adds its segments
+	// hold.
+	w.refreshMu.Lock()
 	r := w.Acquire()
+	userData := withAddMarkers(opts.UserData, w.addMarkers)
+	w.refreshMu.Unlock()
 	defer r.Release()
 
 	w.mu.Lock()
 	counter := w.segCounter
 	w.mu.Unlock()
-	si := &SegmentInfos{SeqNo: r.SeqNo(), Counter: counter, UserData: opts.UserData}
+	si := &SegmentInfos{SeqNo: r.SeqNo(), Counter: counter, UserData: userData}
 	if w.commit.last != nil {
 		si.Generation = w.commit.last.Generation + 1
 	} else {
@@ -300,6 +305,7 @@ func (w *IndexWriter) loadCommit(si *SegmentInfos) error {
 		return fail(err)
 	}
 	w.segs = segs
+	w.addMarkers = addMarkersFrom(si)
 	w.seqNo = si.SeqNo
 	w.segCounter = si.Counter
 	w.commit = commitState{last: si, files: files}

@@ -144,6 +144,26 @@
 // "pending_segments_"), and continues sequence numbers from its SeqNo. Segment
 // file formats are the codec's (node/engine/codec).
 //
+// # Adding segments of another index
+//
+// AddIndexes (Lucene's addIndexes(CodecReader...) without the merge;
+// Elasticsearch's _clone/_split) adds the segments of a point-in-time
+// Reader of another index with the same codec and mapping, without
+// re-analysing anything: each segment's files are hard-linked
+// (store.LinkOrCopy; copied across file systems) under a fresh name from
+// this writer's counter, keeping the segment ID the codec checks in every
+// file header; every file's checksum is verified before the segment is
+// opened; its live docs are the source's live docs a Keep function accepts
+// (a split keeps the docs that route to this shard); the _id Bloom filter
+// is built at open like any segment's. A refresh publishes the segments
+// together with a marker, and every later commit records the marker in its
+// user data (UserDataAddedPrefix), so an add already published or
+// committed is not done twice, and a crash before the commit leaves
+// neither segments nor marker. The added docs take no sequence numbers
+// and are not in the translog: the commit is what makes them durable
+// (Engine.AddIndexes commits). Docs a split rejected are ordinary
+// deletes: the merge policy's DeletesPctAllowed rule merges them away.
+//
 // # Durability
 //
 // With a translog (Options.Path or TranslogPath; durability.go) every

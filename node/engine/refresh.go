@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"maps"
 	"sync"
 	"time"
 
@@ -128,9 +129,21 @@ func (w *IndexWriter) Refresh(ctx context.Context, applyDeletes bool) (RefreshRe
 	w.mu.Unlock()
 	flushed := time.Now()
 
-	changed := len(newSegs) > 0 || w.segsDirty
+	changed := len(newSegs) > 0 || w.segsDirty || len(w.pendingAdds) > 0
 	w.segsDirty = false
-	segs := append(append(make([]*segState, 0, len(w.segs)+len(newSegs)), w.segs...), newSegs...)
+	// Segments added by AddIndexes go before this refresh's flushes, and
+	// their markers are published with them (Commit reads both under
+	// refreshMu).
+	segs := make([]*segState, 0, len(w.segs)+len(w.pendingAdds)+len(newSegs))
+	segs = append(append(append(segs, w.segs...), w.pendingAdds...), newSegs...)
+	w.pendingAdds = nil
+	if len(w.pendingMarkers) > 0 {
+		if w.addMarkers == nil {
+			w.addMarkers = map[string]string{}
+		}
+		maps.Copy(w.addMarkers, w.pendingMarkers)
+		w.pendingMarkers = nil
+	}
 	kept := segs[:0]
 	for _, s := range segs {
 		if applyDeletes && s.applyDeletes(boundary) > 0 {

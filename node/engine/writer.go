@@ -116,18 +116,24 @@ type IndexWriter struct {
 
 	// refreshMu serialises refreshes and merge commits, and guards
 	// segState writer fields, segs and merging.
-	refreshMu     sync.Mutex
-	segs          []*segState // the index's segments as of the last refresh
-	segsDirty     bool        // a merge changed segs since the last refresh
-	merging       map[*segState]bool
-	mergesRunning sync.WaitGroup
-	closeCtx      context.Context // cancelled by Close: aborts merges
-	closeCancel   context.CancelFunc
-	closedFlag    atomic.Bool
-	yield         mergeYield     // merges pause while a refresh runs
-	releasing     sync.WaitGroup // replaced readers being released
-	current       atomic.Pointer[Reader]
-	version       int64
+	refreshMu sync.Mutex
+	segs      []*segState // the index's segments as of the last refresh
+	segsDirty bool        // a merge changed segs since the last refresh
+	merging   map[*segState]bool
+	// AddIndexes: segments waiting for the next refresh to publish them,
+	// with their markers; markers published (or loaded from the last
+	// commit), which every commit records.
+	pendingAdds    []*segState
+	pendingMarkers map[string]string
+	addMarkers     map[string]string
+	mergesRunning  sync.WaitGroup
+	closeCtx       context.Context // cancelled by Close: aborts merges
+	closeCancel    context.CancelFunc
+	closedFlag     atomic.Bool
+	yield          mergeYield     // merges pause while a refresh runs
+	releasing      sync.WaitGroup // replaced readers being released
+	current        atomic.Pointer[Reader]
+	version        int64
 
 	// bufferedBytes approximates the version map and queued deletes, which
 	// only a refresh releases.

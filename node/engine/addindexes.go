@@ -1,0 +1,290 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"strings"
+	"time"
+
+	"github.com/sluice-search/sluice/node/engine/index"
+	"github.com/sluice-search/sluice/node/engine/store"
+)
+
+// UserDataAddedPrefix starts the commit user-data key of every AddIndexes
+// marker: "added_indexes:" + marker.
+const UserDataAddedPrefix = "added_indexes:"
+
+// AddIndexesOptions tune AddIndexes.
+type AddIndexesOptions struct {
+	// Marker names this add (a reindex uses task/slice/destination shard).
+	// Every later commit records it in its user data, published together
+	// with the segments; when the writer already has it — from its last
+	// commit, or an earlier AddIndexes — nothing is added, so a rerun after
+	// a crash or a resumed copy never adds twice. Required.
+	Marker string
+	// Keep, if set, is asked for every live doc of the source with its
+	// stored fields (valid only during the call); docs it rejects are
+	// deleted in the added copy (a split: each destination shard keeps the
+	// docs that route to it). nil keeps every live doc.
+	Keep func(doc *index.StoredDoc) bool
+}
+
+// AddIndexesResult describes one AddIndexes.
+type AddIndexesResult struct {
+	// AlreadyAdded: the marker was present and nothing was done.
+	AlreadyAdded bool
+	// Segments added (segments left without a live doc are skipped).
+	Segments int
+	// Docs: live docs added. Dropped: source live docs Keep rejected.
+	Docs, Dropped int
+	// Files hard-linked, and copied where a link was impossible.
+	Linked, Copied int
+}
+
+// checksumVerifier is implemented by codecs that can verify the checksum of
+// every file of a segment without decoding it (codec.Codec).
+type checksumVerifier interface {
+	VerifyChecksums(dir store.Directory, info *index.SegmentInfo) error
+}
+
+// AddIndexes adds the segments of src, a point-in-time reader of another
+// index written with the same codec (and the same mapping: nothing is
+// re-analysed), to this index without rewriting them (Lucene's
+// addIndexes(CodecReader...) without the merge; Elasticsearch's
+// _clone/_split). Each segment's files are hard-linked into this directory
+// (copied when linking fails) under a fresh name from this writer's
+// counter; the segment keeps its ID, which the codec checks in every file
+// header (headers do not name the segment). Each file's checksum is
+// verified before the segment is opened, so a corrupt source is detected,
+// not served. The copy's live docs are the source's live docs that Keep
+// accepts. The segments are published at once by a refresh, together with
+// the marker; they become durable at the next commit, which records the
+// marker (Engine.AddIndexes commits).
+//
+// The added docs carry no sequence numbers and are not in the translog:
+// a crash before the commit leaves their files unreferenced (deleted at
+// open) and the marker absent, so the add is redone; after it, they are in
+// the commit. Operations on this index concurrent with the add are ordered
+// before it: the add does not check ids against existing docs, so the
+// caller must not add ids the index holds (a reindex adds into an empty
+// destination).
+func (w *IndexWriter) AddIndexes(ctx context.Context, src *Reader, opts AddIndexesOptions) (AddIndexesResult, error) {
+	var res AddIndexesResult
+	if opts.Marker == "" {
+		return res, errors.New("engine: AddIndexes needs a marker")
+	}
+	if w.HasAddMarker(opts.Marker) {
+		res.AlreadyAdded = true
+		return res, nil
+	}
+	var added []*segState
+	fail := func(err error) (AddIndexesResult, error) {
+		for _, s := range added {
+			s.decRef()
+		}
+		return AddIndexesResult{}, err
+	}
+	for i, s := range src.segs {
+		if err := ctx.Err(); err != nil {
+			return fail(err)
+		}
+		if s.info.Codec != w.codec.Name() {
+			return fail(fmt.Errorf("engine: add segment %s: codec %s, this index writes %s", s.info.Name, s.info.Codec, w.codec.Name()))
+		}
+		live, dropped, err := keptDocs(src.leaves[i], opts.Keep)
+		if err != nil {
+			return fail(fmt.Errorf("engine: add segment %s: %w", s.info.Name, err))
+		}
+		res.Dropped += dropped
+		n := s.info.MaxDoc
+		if live != nil {
+			n = live.Cardinality()
+		}
+		if n == 0 {
+			continue
+		}
+		if n == s.info.MaxDoc {
+			live = nil
+		}
+		seg, linked, err := w.linkSegment(s)
+		if err != nil {
+			return fail(err)
+		}
+		added = append(added, seg)
+		res.Linked += linked
+		res.Copied += len(seg.files) - linked
+		if live != nil {
+			seg.live, seg.delCount = live, seg.info.MaxDoc-n
+		}
+		res.Segments++
+		res.Docs += n
+	}
+
+	w.refreshMu.Lock()
+	if w.hasAddMarkerLocked(opts.Marker) {
+		w.refreshMu.Unlock()
+		for _, s := range added {
+			s.decRef()
+		}
+		return AddIndexesResult{AlreadyAdded: true}, nil
+	}
+	w.mu.Lock()
+	closed := w.closed
+	for _, s := range added {
+		s.delCursor = w.delTail // deletes queued from now on apply to them
+	}
+	w.mu.Unlock()
+	if closed {
+		w.refreshMu.Unlock()
+		return fail(ErrClosed)
+	}
+	w.pendingAdds = append(w.pendingAdds, added...)
+	if w.pendingMarkers == nil {
+		w.pendingMarkers = map[string]string{}
+	}
+	w.pendingMarkers[opts.Marker] = fmt.Sprintf("%d docs %d segments %s", res.Docs, res.Segments, time.Now().UTC().Format(time.RFC3339))
+	w.refreshMu.Unlock()
+	// The refresh publishes the segments with the marker (whichever
+	// refresh runs first does).
+	if _, err := w.Refresh(ctx, true); err != nil {
+		return res, err
+	}
+	return res, nil
+}
+
+// keptDocs returns the live docs of leaf that keep accepts (nil: all of
+// the segment's docs) and how many live docs keep rejected.
+func keptDocs(leaf Leaf, keep func(*index.StoredDoc) bool) (*index.FixedBitSet, int, error) {
+	if keep == nil {
+		if leaf.Live == nil {
+			return nil, 0, nil
+		}
+		return leaf.Live.Clone(), 0, nil
+	}
+	maxDoc := leaf.Reader.MaxDoc()
+	live := index.NewFixedBitSet(maxDoc)
+	stored := leaf.Reader.StoredFields()
+	var sd index.StoredDoc
+	dropped := 0
+	for d := range maxDoc {
+		if leaf.Live != nil && !leaf.Live.Get(d) {
+			continue
+		}
+		if err := stored.Document(d, &sd); err != nil {
+			return nil, 0, fmt.Errorf("doc %d: %w", d, err)
+		}
+		if keep(&sd) {
+			live.Set(d)
+		} else {
+			dropped++
+		}
+	}
+	return live, dropped, nil
+}
+
+// linkSegment brings the core files of s into this directory under a new
+// segment name, verifies their checksums and opens the segment. It returns
+// the segment (all docs live; the caller sets its live docs) and how many
+// files were hard-linked.
+func (w *IndexWriter) linkSegment(s *segState) (*segState, int, error) {
+	w.mu.Lock()
+	w.segCounter++
+	name := segmentName(w.segCounter)
+	w.mu.Unlock()
+	info := &index.SegmentInfo{Name: name, ID: s.info.ID, MaxDoc: s.info.MaxDoc, Codec: s.info.Codec,
+		Diagnostics: maps.Clone(s.info.Diagnostics)}
+	if info.Diagnostics == nil {
+		info.Diagnostics = map[string]string{}
+	}
+	info.Diagnostics["source"] = "add_indexes"
+	info.Diagnostics["added_from"] = s.info.Name
+	info.Diagnostics["timestamp"] = time.Now().UTC().Format(time.RFC3339Nano)
+	// Files are "<segment>.<ext>" (codec.fileName): the extension carries
+	// over, the name is ours.
+	linked := 0
+	cleanup := func(err error) (*segState, int, error) {
+		for _, f := range info.Files {
+			w.dir.DeleteFile(f)
+		}
+		return nil, 0, err
+	}
+	for _, f := range s.info.Files {
+		ext, ok := strings.CutPrefix(f, s.info.Name+".")
+		if !ok {
+			return cleanup(fmt.Errorf("engine: add segment %s: file %s is not named after it", s.info.Name, f))
+		}
+		to := name + "." + ext
+		ok, err := store.LinkOrCopy(s.fd.dir, f, w.dir, to)
+		if err != nil {
+			return cleanup(fmt.Errorf("engine: add segment %s as %s: %w", s.info.Name, name, err))
+		}
+		info.Files = append(info.Files, to)
+		if ok {
+			linked++
+		}
+	}
+	if cv, ok := w.codec.(checksumVerifier); ok {
+		if err := cv.VerifyChecksums(w.dir, info); err != nil {
+			return cleanup(fmt.Errorf("engine: add segment %s as %s: %w", s.info.Name, name, err))
+		}
+	}
+	r, err := w.codec.OpenSegment(w.dir, info)
+	if err != nil {
+		return cleanup(fmt.Errorf("engine: add segment %s as %s: open: %w", s.info.Name, name, err))
+	}
+	return newSegState(info, r, w.fd, w.dir), linked, nil
+}
+
+// HasAddMarker reports whether an AddIndexes with this marker has been
+// published (or loaded from the last commit).
+func (w *IndexWriter) HasAddMarker(marker string) bool {
+	w.refreshMu.Lock()
+	defer w.refreshMu.Unlock()
+	return w.hasAddMarkerLocked(marker)
+}
+
+func (w *IndexWriter) hasAddMarkerLocked(marker string) bool {
+	_, done := w.addMarkers[marker]
+	_, pending := w.pendingMarkers[marker]
+	return done || pending
+}
+
+// addMarkersFrom reads the markers a commit recorded.
+func addMarkersFrom(si *SegmentInfos) map[string]string {
+	m := map[string]string{}
+	for k, v := range si.UserData {
+		if marker, ok := strings.CutPrefix(k, UserDataAddedPrefix); ok {
+			m[marker] = v
+		}
+	}
+	return m
+}
+
+// withAddMarkers returns user data with every published marker added.
+func withAddMarkers(ud, markers map[string]string) map[string]string {
+	if len(markers) == 0 {
+		return ud
+	}
+	out := make(map[string]string, len(ud)+len(markers))
+	maps.Copy(out, ud)
+	for m, v := range markers {
+		out[UserDataAddedPrefix+m] = v
+	}
+	return out
+}
+
+// AddIndexes is IndexWriter.AddIndexes followed by a commit, so the added
+// segments and the marker are durable (one commit point records both) when
+// it returns. A marker already present returns at once.
+func (e *Engine) AddIndexes(ctx context.Context, src *Reader, opts AddIndexesOptions) (AddIndexesResult, error) {
+	res, err := e.w.AddIndexes(ctx, src, opts)
+	if err != nil || res.AlreadyAdded {
+		return res, err
+	}
+	if _, err := e.Commit(ctx, CommitOptions{}); err != nil {
+		return res, fmt.Errorf("engine: commit added segments: %w", err)
+	}
+	return res, nil
+}
