@@ -371,6 +371,82 @@ func TestReindexCluster(t *testing.T) {
 		}
 	})
 
+	t.Run("copy method", func(t *testing.T) {
+		ctx := context.Background()
+		info, err := tc.cl.GetIndex(ctx, &sluicev1.GetIndexRequest{Name: "src"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The source's mapping declared again (other JSON, same canonical
+		// form), and one with another analyzer.
+		same := proto.Clone(info.Index.Mapping).(*sluicev1.Mapping)
+		other := proto.Clone(info.Index.Mapping).(*sluicev1.Mapping)
+		other.Properties["title"] = &sluicev1.FieldMapping{Type: sluicev1.FieldType_FIELD_TYPE_TEXT, Analyzer: "whitespace"}
+		segs := sluicev1.ReindexCopyMethod_REINDEX_COPY_METHOD_SEGMENTS
+		docs := sluicev1.ReindexCopyMethod_REINDEX_COPY_METHOD_DOCUMENTS
+		q := &sluicev1.Query{Kind: &sluicev1.Query_Term{Term: &sluicev1.TermQuery{Field: "tag", Value: &sluicev1.FieldValue{Kind: &sluicev1.FieldValue_StringValue{StringValue: "t2"}}}}}
+		for _, tt := range []struct {
+			name    string
+			req     *sluicev1.ReindexRequest
+			want    sluicev1.ReindexCopyMethod
+			reason  string // in the fallback reason (AUTO) or the refusal (SEGMENTS)
+			refused bool
+		}{
+			{name: "auto x1", req: &sluicev1.ReindexRequest{Dest: &sluicev1.ReindexDestination{Index: "seg1"}}, want: segs},
+			{name: "segments x2", req: &sluicev1.ReindexRequest{Dest: &sluicev1.ReindexDestination{Index: "seg2",
+				Settings: &sluicev1.IndexSettings{NumberOfShards: 4}, Mapping: same}, CopyMethod: segs}, want: segs},
+			{name: "auto throttled", req: &sluicev1.ReindexRequest{Dest: &sluicev1.ReindexDestination{Index: "segrps"},
+				RequestsPerSecond: 100000}, want: docs, reason: "requests_per_second"},
+			{name: "auto other mapping", req: &sluicev1.ReindexRequest{Dest: &sluicev1.ReindexDestination{Index: "segmap", Mapping: other}},
+				want: docs, reason: "mapping"},
+			{name: "documents asked", req: &sluicev1.ReindexRequest{Dest: &sluicev1.ReindexDestination{Index: "segdocs"}, CopyMethod: docs}, want: docs},
+			{name: "segments with a query", req: &sluicev1.ReindexRequest{Source: &sluicev1.ReindexSource{Query: q},
+				Dest: &sluicev1.ReindexDestination{Index: "segq"}, CopyMethod: segs}, refused: true, reason: "query"},
+			{name: "segments remote", req: &sluicev1.ReindexRequest{Dest: &sluicev1.ReindexDestination{Index: "segremote",
+				Settings: &sluicev1.IndexSettings{NumberOfShards: 3}}, CopyMethod: segs}, refused: true, reason: "LOCAL"},
+			{name: "segments discarding routing", req: &sluicev1.ReindexRequest{Dest: &sluicev1.ReindexDestination{Index: "segdiscard",
+				Routing: "discard"}, CopyMethod: segs}, refused: true, reason: "routing"},
+		} {
+			t.Run(tt.name, func(t *testing.T) {
+				req := tt.req
+				if req.Source == nil {
+					req.Source = &sluicev1.ReindexSource{}
+				}
+				req.Source.Index = "src"
+				resp, err := tc.cl.Reindex(ctx, req)
+				if tt.refused {
+					if status.Code(err) != codes.InvalidArgument || !strings.Contains(err.Error(), tt.reason) {
+						t.Fatalf("want INVALID_ARGUMENT naming %q, got %v", tt.reason, err)
+					}
+					if _, err := tc.cl.GetIndex(ctx, &sluicev1.GetIndexRequest{Name: req.Dest.Index}); err == nil {
+						t.Errorf("refused task left index %s behind", req.Dest.Index)
+					}
+					return
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				task := tc.wait(resp.Task.Id)
+				succeeded(t, task)
+				st := task.Reindex
+				if st.CopyMethod != tt.want || !strings.Contains(st.CopyMethodReason, tt.reason) || (tt.reason == "") != (st.CopyMethodReason == "") {
+					t.Errorf("copy method %v (%q), want %v naming %q", st.CopyMethod, st.CopyMethodReason, tt.want, tt.reason)
+				}
+				for _, sl := range st.Slices {
+					if sl.CopyMethod != tt.want {
+						t.Errorf("slice %d copied %v, want %v", sl.Slice, sl.CopyMethod, tt.want)
+					}
+				}
+				if st.Created != int64(len(want)) || st.Total != int64(len(want)) {
+					t.Errorf("status %v", st)
+				}
+				t.Logf("%s: %v %q", tt.name, st.CopyMethod, st.CopyMethodReason)
+				tc.exact(req.Dest.Index, want)
+				tc.checkRouting(req.Dest.Index, keep)
+			})
+		}
+	})
+
 	t.Run("non-multiple goes remote", func(t *testing.T) {
 		task := tc.wait(tc.reindex(&sluicev1.ReindexRequest{Source: &sluicev1.ReindexSource{Index: "src"},
 			Dest: &sluicev1.ReindexDestination{Index: "remote3", Settings: &sluicev1.IndexSettings{NumberOfShards: 3}}}).Id)

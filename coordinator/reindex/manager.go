@@ -155,6 +155,9 @@ func (m *Manager) Reindex(ctx context.Context, req *sluicev1.ReindexRequest) (*s
 			// Unknown: verification can only check a lower bound.
 			plan.DestDocsAtStart = -1
 		}
+		if plan.CopyMethod, plan.CopyMethodReason, err = chooseCopyMethod(req, plan, srcP, src.Meta.GetMapping(), dst.Meta.GetMapping()); err != nil {
+			return nil, err
+		}
 	} else {
 		settings := destSettings(src.Meta.GetSettings(), req.GetDest().GetSettings())
 		if plan.Mode, plan.Colocatable, err = chooseMode(req.GetMode(), srcP, paramsOf(settings)); err != nil {
@@ -163,6 +166,11 @@ func (m *Manager) Reindex(ctx context.Context, req *sluicev1.ReindexRequest) (*s
 		mapping := req.GetDest().GetMapping()
 		if mapping == nil {
 			mapping = src.Meta.GetMapping()
+		}
+		// Decided before the destination exists: SEGMENTS on a task that
+		// cannot use them is refused without leaving an index behind.
+		if plan.CopyMethod, plan.CopyMethodReason, err = chooseCopyMethod(req, plan, srcP, src.Meta.GetMapping(), mapping); err != nil {
+			return nil, err
 		}
 		var opts metadata.CreateOptions
 		if plan.Mode == sluicev1.ReindexMode_REINDEX_MODE_LOCAL {
@@ -181,7 +189,7 @@ func (m *Manager) Reindex(ctx context.Context, req *sluicev1.ReindexRequest) (*s
 		Task: &sluicev1.Task{Id: uuid.NewString(), Type: "reindex", Description: description(req),
 			State: sluicev1.TaskState_TASK_STATE_PENDING, StartTime: now,
 			Reindex: &sluicev1.ReindexStatus{Mode: plan.Mode, SourceIndex: plan.SourceIndex, DestIndex: plan.DestIndex,
-				RequestsPerSecond: req.GetRequestsPerSecond()}}}
+				RequestsPerSecond: req.GetRequestsPerSecond(), CopyMethod: plan.CopyMethod, CopyMethodReason: plan.CopyMethodReason}}}
 	for _, s := range plan.Slices {
 		rec.Checkpoints = append(rec.Checkpoints, &sluicev1.ReindexCheckpoint{Slice: s.Slice})
 	}
@@ -190,7 +198,8 @@ func (m *Manager) Reindex(ctx context.Context, req *sluicev1.ReindexRequest) (*s
 		return nil, err
 	}
 	m.log.Info("reindex task accepted", "task", rec.Task.Id, "source", plan.SourceIndex, "dest", plan.DestIndex,
-		"mode", plan.Mode, "slices", len(plan.Slices), "dest_created", plan.DestCreated)
+		"mode", plan.Mode, "copy_method", plan.CopyMethod, "copy_method_reason", plan.CopyMethodReason,
+		"slices", len(plan.Slices), "dest_created", plan.DestCreated)
 	if req.GetWaitForCompletion() {
 		return m.wait(ctx, rec.Task.Id)
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/sluice-search/sluice/cluster/meta"
 	"github.com/sluice-search/sluice/cluster/routing"
+	"github.com/sluice-search/sluice/node/querydsl"
 	noderindex "github.com/sluice-search/sluice/node/reindex"
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
 )
@@ -59,6 +60,79 @@ func chooseMode(want sluicev1.ReindexMode, src, dst routing.Params) (mode sluice
 	return 0, false, meta.Invalidf("unknown mode %v", want)
 }
 
+// chooseCopyMethod decides whether a task copies segments or documents.
+// Segments (each source shard's committed segments added into its
+// co-located destination shards, nothing re-analysed) need a task that
+// changes nothing about how documents are indexed or which are copied:
+//
+//   - mode LOCAL and a co-locatable layout with dest.routing "keep" (plan.Colocatable
+//     already folds the routing in), so every destination shard draws
+//     from one source shard on the same node;
+//   - no more slices than source shards (a segment is not cut by _id hash);
+//   - no query and no max_docs (segments carry every live doc);
+//   - no requests_per_second: a throttled task asked for a gentle,
+//     document-paced copy;
+//   - a destination that is empty (created by the task, or existing with
+//     no documents) and whose mapping equals the source's, compared in
+//     canonical form (fields, types, analyzers, options), not as JSON.
+//
+// AUTO falls back to documents and says why; SEGMENTS refuses with
+// INVALID_ARGUMENT naming the reason; DOCUMENTS is today's copy. The
+// mode must be decided (plan.Mode, plan.Colocatable, plan.DestDocsAtStart
+// for an existing destination).
+func chooseCopyMethod(req *sluicev1.ReindexRequest, plan *sluicev1.ReindexPlan, src routing.Params, srcMapping, dstMapping *sluicev1.Mapping) (sluicev1.ReindexCopyMethod, string, error) {
+	want := req.GetCopyMethod()
+	if want == sluicev1.ReindexCopyMethod_REINDEX_COPY_METHOD_DOCUMENTS {
+		return want, "", nil
+	}
+	reason := segmentIneligible(req, plan, src, srcMapping, dstMapping)
+	switch {
+	case reason == "":
+		return sluicev1.ReindexCopyMethod_REINDEX_COPY_METHOD_SEGMENTS, "", nil
+	case want == sluicev1.ReindexCopyMethod_REINDEX_COPY_METHOD_SEGMENTS:
+		return 0, "", meta.Invalidf("copy_method SEGMENTS: %s; use AUTO or DOCUMENTS", reason)
+	}
+	return sluicev1.ReindexCopyMethod_REINDEX_COPY_METHOD_DOCUMENTS, reason, nil
+}
+
+// segmentIneligible says why a task cannot copy segments, or "".
+func segmentIneligible(req *sluicev1.ReindexRequest, plan *sluicev1.ReindexPlan, src routing.Params, srcMapping, dstMapping *sluicev1.Mapping) string {
+	switch {
+	case plan.GetMode() != sluicev1.ReindexMode_REINDEX_MODE_LOCAL:
+		return fmt.Sprintf("mode is %v, segments need LOCAL", plan.GetMode())
+	case !keepsRouting(req):
+		return "dest.routing is not keep"
+	case !plan.GetColocatable():
+		return "destination shards do not each draw from one source shard"
+	case int(req.GetSlices()) > src.Shards:
+		return fmt.Sprintf("%d slices subdivide the %d source shards", req.GetSlices(), src.Shards)
+	case req.GetSource().GetQuery() != nil && req.GetSource().GetQuery().GetMatchAll() == nil:
+		return "a query selects the documents"
+	case req.GetMaxDocs() > 0:
+		return "max_docs limits the documents"
+	case req.GetRequestsPerSecond() > 0:
+		return "requests_per_second throttles the copy"
+	case plan.GetDestDocsAtStart() != 0:
+		return "the destination holds documents"
+	}
+	a, aerr := canonicalMapping(srcMapping)
+	b, berr := canonicalMapping(dstMapping)
+	if aerr != nil || berr != nil || !proto.Equal(a, b) {
+		return "the destination's mapping differs from the source's"
+	}
+	return ""
+}
+
+// canonicalMapping is a mapping in the one form equal mappings share
+// (defaults filled, fields sorted), however they were declared.
+func canonicalMapping(m *sluicev1.Mapping) (*sluicev1.Mapping, error) {
+	mm, err := querydsl.MappingFromProto(m)
+	if err != nil {
+		return nil, err
+	}
+	return querydsl.MappingToProto(mm), nil
+}
+
 // planSlices cuts a source of n shards into slices as Elasticsearch's
 // sliced scroll does: auto (0) or fewer than n means one slice per shard;
 // more subdivides shards by _id hash, slice i reading shard i%n. max_docs
@@ -103,6 +177,9 @@ func validate(req *sluicev1.ReindexRequest) error {
 		return meta.Invalidf("requests_per_second must be >= 0, got %v", req.GetRequestsPerSecond())
 	case req.GetMaxDocs() < 0:
 		return meta.Invalidf("max_docs must be >= 0, got %d", req.GetMaxDocs())
+	}
+	if _, ok := sluicev1.ReindexCopyMethod_name[int32(req.GetCopyMethod())]; !ok {
+		return meta.Invalidf("unknown copy_method %v", req.GetCopyMethod())
 	}
 	switch req.GetDest().GetOpType() {
 	case sluicev1.BulkAction_BULK_ACTION_UNSPECIFIED, sluicev1.BulkAction_BULK_ACTION_INDEX, sluicev1.BulkAction_BULK_ACTION_CREATE:

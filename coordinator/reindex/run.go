@@ -355,7 +355,8 @@ func (r *taskRun) nodeAttempt(ctx context.Context, s *sluicev1.ReindexPlanSlice)
 		DestRoutingShards: int32(dp.RoutingShards), DestShards: int32(dp.Shards), DestNodes: destNodes,
 		OpType: r.rec.Request.GetDest().GetOpType(), Cursor: base.Cursor, MaxDocs: s.MaxDocs,
 		ProceedOnConflicts: r.rec.Request.GetConflicts() == sluicev1.ConflictPolicy_CONFLICT_POLICY_PROCEED,
-		Routing:            r.rec.Request.GetDest().GetRouting()}
+		Routing:            r.rec.Request.GetDest().GetRouting(),
+		CopyMethod:         plan.GetCopyMethod(), SourceShards: src.Meta.GetSettings().GetNumberOfShards()}
 	if ci := r.m.opts.CheckpointInterval; ci > 0 {
 		req.CheckpointInterval = durationpb.New(ci)
 	}
@@ -385,7 +386,8 @@ func (r *taskRun) nodeAttempt(ctx context.Context, s *sluicev1.ReindexPlanSlice)
 		}
 		r.apply(s.Slice, base, nodeID, msg.GetRestarted(), msg.GetCursor(), msg.GetDone(), msg.GetTotal(), msg.GetThrottled().AsDuration(),
 			&sluicev1.ReindexCheckpoint{Copied: msg.GetCopied(), Created: msg.GetCreated(), Updated: msg.GetUpdated(),
-				VersionConflicts: msg.GetVersionConflicts(), Failures: msg.GetFailures()}, msg.GetFailureSamples())
+				VersionConflicts: msg.GetVersionConflicts(), Failures: msg.GetFailures(),
+				CopyMethod: msg.GetCopyMethod(), CopyMethodReason: msg.GetCopyMethodReason()}, msg.GetFailureSamples())
 		progressed = true
 	}
 }
@@ -404,6 +406,7 @@ func (r *taskRun) apply(slice int32, base *sluicev1.ReindexCheckpoint, nodeID st
 	cp.VersionConflicts += run.VersionConflicts
 	cp.Failures += run.Failures
 	cp.Cursor, cp.Done, cp.Total, cp.NodeId = cursor, done, total, nodeID
+	cp.CopyMethod, cp.CopyMethodReason = run.CopyMethod, run.CopyMethodReason
 	cp.Throttled = durationpb.New(base.GetThrottled().AsDuration() + throttled)
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -481,7 +484,11 @@ func publicView(rec *sluicev1.ReindexTaskRecord) {
 			state = sluicev1.TaskState_TASK_STATE_RUNNING
 		}
 		st.Slices = append(st.Slices, &sluicev1.SliceStatus{Slice: cp.GetSlice(), SourceShard: rec.Plan.Slices[i].GetSourceShard(),
-			NodeId: cp.GetNodeId(), State: state, Total: cp.GetTotal(), Copied: cp.GetCopied(), Restarts: cp.GetRestarts()})
+			NodeId: cp.GetNodeId(), State: state, Total: cp.GetTotal(), Copied: cp.GetCopied(), Restarts: cp.GetRestarts(),
+			CopyMethod: cp.GetCopyMethod()})
+		if st.CopyMethodReason == "" && cp.GetCopyMethodReason() != "" {
+			st.CopyMethodReason = fmt.Sprintf("slice %d: %s", cp.GetSlice(), cp.GetCopyMethodReason())
+		}
 	}
 	st.Throttled = durationpb.New(throttled)
 	st.RequestsPerSecond = rec.GetRequestsPerSecond()

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"strconv"
 	"strings"
 	"time"
 
@@ -33,7 +34,8 @@ type AddIndexesOptions struct {
 
 // AddIndexesResult describes one AddIndexes.
 type AddIndexesResult struct {
-	// AlreadyAdded: the marker was present and nothing was done.
+	// AlreadyAdded: the marker was present and nothing was done; Docs is
+	// then what that earlier add added.
 	AlreadyAdded bool
 	// Segments added (segments left without a live doc are skipped).
 	Segments int
@@ -75,9 +77,8 @@ func (w *IndexWriter) AddIndexes(ctx context.Context, src *Reader, opts AddIndex
 	if opts.Marker == "" {
 		return res, errors.New("engine: AddIndexes needs a marker")
 	}
-	if w.HasAddMarker(opts.Marker) {
-		res.AlreadyAdded = true
-		return res, nil
+	if docs, ok := w.AddMarker(opts.Marker); ok {
+		return AddIndexesResult{AlreadyAdded: true, Docs: docs}, nil
 	}
 	var added []*segState
 	fail := func(err error) (AddIndexesResult, error) {
@@ -123,12 +124,12 @@ func (w *IndexWriter) AddIndexes(ctx context.Context, src *Reader, opts AddIndex
 	}
 
 	w.refreshMu.Lock()
-	if w.hasAddMarkerLocked(opts.Marker) {
+	if docs, ok := w.addMarkerLocked(opts.Marker); ok {
 		w.refreshMu.Unlock()
 		for _, s := range added {
 			s.decRef()
 		}
-		return AddIndexesResult{AlreadyAdded: true}, nil
+		return AddIndexesResult{AlreadyAdded: true, Docs: docs}, nil
 	}
 	w.mu.Lock()
 	closed := w.closed
@@ -144,7 +145,8 @@ func (w *IndexWriter) AddIndexes(ctx context.Context, src *Reader, opts AddIndex
 	if w.pendingMarkers == nil {
 		w.pendingMarkers = map[string]string{}
 	}
-	w.pendingMarkers[opts.Marker] = fmt.Sprintf("%d docs %d segments %s", res.Docs, res.Segments, time.Now().UTC().Format(time.RFC3339))
+	// The value is the live docs added, so a rerun can report them.
+	w.pendingMarkers[opts.Marker] = strconv.Itoa(res.Docs)
 	w.refreshMu.Unlock()
 	// The refresh publishes the segments with the marker (whichever
 	// refresh runs first does).
@@ -237,18 +239,24 @@ func (w *IndexWriter) linkSegment(s *segState) (*segState, int, error) {
 	return newSegState(info, r, w.fd, w.dir), linked, nil
 }
 
-// HasAddMarker reports whether an AddIndexes with this marker has been
-// published (or loaded from the last commit).
-func (w *IndexWriter) HasAddMarker(marker string) bool {
+// AddMarker reports whether an AddIndexes with this marker has been
+// published (or loaded from the last commit), and the live docs it added.
+func (w *IndexWriter) AddMarker(marker string) (docs int, ok bool) {
 	w.refreshMu.Lock()
 	defer w.refreshMu.Unlock()
-	return w.hasAddMarkerLocked(marker)
+	return w.addMarkerLocked(marker)
 }
 
-func (w *IndexWriter) hasAddMarkerLocked(marker string) bool {
-	_, done := w.addMarkers[marker]
-	_, pending := w.pendingMarkers[marker]
-	return done || pending
+func (w *IndexWriter) addMarkerLocked(marker string) (int, bool) {
+	v, ok := w.addMarkers[marker]
+	if !ok {
+		v, ok = w.pendingMarkers[marker]
+	}
+	if !ok {
+		return 0, false
+	}
+	docs, _ := strconv.Atoi(v)
+	return docs, true
 }
 
 // addMarkersFrom reads the markers a commit recorded.

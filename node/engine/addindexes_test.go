@@ -112,6 +112,7 @@ func TestAddIndexes(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
+				res0 := res
 				if res.Docs != len(want) || res.AlreadyAdded || res.Linked == 0 {
 					t.Fatalf("shard %d: add %+v, want %d docs linked", d, res, len(want))
 				}
@@ -168,8 +169,8 @@ func TestAddIndexes(t *testing.T) {
 				if got := liveDocs(t, e); !maps.Equal(got, want) {
 					t.Fatalf("shard %d reopened: %d docs, want %d", d, len(got), len(want))
 				}
-				if res, err := e.AddIndexes(ctx, rd, AddIndexesOptions{Marker: marker, Keep: keep}); err != nil || !res.AlreadyAdded {
-					t.Fatalf("add after restart: %+v %v", res, err)
+				if res, err := e.AddIndexes(ctx, rd, AddIndexesOptions{Marker: marker, Keep: keep}); err != nil || !res.AlreadyAdded || res.Docs != res0.Docs {
+					t.Fatalf("add after restart: %+v %v, want the %d docs added", res, err, res0.Docs)
 				}
 				if got := liveDocs(t, e); !maps.Equal(got, want) {
 					t.Fatalf("shard %d: add after restart changed docs", d)
@@ -223,8 +224,8 @@ func TestAddIndexesNotCommitted(t *testing.T) {
 	}
 	e = mustOpenDurable(t, dir, Options{DisableMerges: true})
 	defer func() { e.Close(ctx) }()
-	if n := e.Stats().NumDocs; n != 0 || e.Writer().HasAddMarker("m") {
-		t.Fatalf("after restart without commit: %d docs, marker %v", n, e.Writer().HasAddMarker("m"))
+	if n := e.Stats().NumDocs; n != 0 || hasMarker(e, "m") {
+		t.Fatalf("after restart without commit: %d docs, marker %v", n, hasMarker(e, "m"))
 	}
 	if files, _ := filepath.Glob(filepath.Join(dir, "_*")); len(files) != 0 {
 		t.Fatalf("files of the uncommitted add left: %v", files)
@@ -262,8 +263,8 @@ func TestAddIndexesCorruptSource(t *testing.T) {
 	if !errors.Is(err, index.ErrCorrupt) {
 		t.Fatalf("add of a corrupt source: %v, want ErrCorrupt", err)
 	}
-	if n := e.Stats().NumDocs; n != 0 || e.Writer().HasAddMarker("m") {
-		t.Fatalf("after a failed add: %d docs, marker %v", n, e.Writer().HasAddMarker("m"))
+	if n := e.Stats().NumDocs; n != 0 || hasMarker(e, "m") {
+		t.Fatalf("after a failed add: %d docs, marker %v", n, hasMarker(e, "m"))
 	}
 	ents, _ := os.ReadDir(dir)
 	for _, ent := range ents {
@@ -317,4 +318,9 @@ func TestAddIndexesSplitDeletesMerged(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+func hasMarker(e *Engine, m string) bool {
+	_, ok := e.Writer().AddMarker(m)
+	return ok
 }

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"strconv"
 	"testing"
 	"time"
 
@@ -710,4 +711,126 @@ func TestParseDestRouting(t *testing.T) {
 			t.Errorf("%q of %q: %q keeps=%v, want %q keeps=%v", tt.in, tt.stored, got, r.Keeps(), tt.want, tt.keeps)
 		}
 	}
+}
+
+// TestSegmentCopy: a slice asked for SEGMENTS adds its source shard's
+// segments into each co-located destination shard (x1 and x2 shards):
+// every live doc (deleted ones excluded) once, with its _source and
+// routing, found by a get with the routing; a rerun of the slice adds
+// nothing twice; a destination whose mapping differs makes the slice copy
+// documents instead, saying why.
+func TestSegmentCopy(t *testing.T) {
+	tests := []struct {
+		name       string
+		dstShards  int
+		otherMap   bool // destination mapping differs from the source's
+		wantMethod sluicev1.ReindexCopyMethod
+	}{
+		{"x1", 2, false, sluicev1.ReindexCopyMethod_REINDEX_COPY_METHOD_SEGMENTS},
+		{"x2", 4, false, sluicev1.ReindexCopyMethod_REINDEX_COPY_METHOD_SEGMENTS},
+		{"x2 other mapping", 4, true, sluicev1.ReindexCopyMethod_REINDEX_COPY_METHOD_DOCUMENTS},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := context.Background()
+			n := startNode(t)
+			srcP := routing.Params{Shards: 2, RoutingShards: 4}
+			dstP := routing.Params{Shards: tt.dstShards, RoutingShards: 4}
+			n.open(t, "src", "src", 0, 1)
+			stored := map[string]string{} // id -> routing of live docs
+			for i := range 400 {
+				id := fmt.Sprintf("d%05d", i)
+				key, r := id, ""
+				if i%3 != 0 {
+					r = fmt.Sprintf("tenant-%d", i%7)
+					key = r
+				}
+				sh, err := n.host.Get(shard.ID{IndexUUID: "src", Shard: routing.Shard(key, srcP)})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := sh.IndexDocVia(ctx, nil, []byte(id), []byte(r), []byte(docSource(i)), false); err != nil {
+					t.Fatal(err)
+				}
+				stored[id] = r
+				if i%100 == 99 {
+					if _, err := sh.Engine().Refresh(ctx); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			for i := 0; i < 400; i += 9 { // deletes in the source
+				id := fmt.Sprintf("d%05d", i)
+				key := id
+				if stored[id] != "" {
+					key = stored[id]
+				}
+				sh, _ := n.host.Get(shard.ID{IndexUUID: "src", Shard: routing.Shard(key, srcP)})
+				if _, err := sh.Engine().Delete(ctx, []byte(id)); err != nil {
+					t.Fatal(err)
+				}
+				delete(stored, id)
+			}
+			src0, _ := n.host.Get(shard.ID{IndexUUID: "src"})
+			m := src0.Mapping()
+			if tt.otherMap {
+				m = nil // the default dynamic mapping, without the source's fields
+			}
+			for d := range tt.dstShards {
+				if _, err := n.host.Open(ctx, shard.Meta{ID: shard.ID{IndexUUID: "dst", Shard: d}, Index: "dst", Mapping: m}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			run := func() int64 {
+				var copied int64
+				for s := range srcP.Shards {
+					req := sliceReq("src", s, "dst", dstP, nil)
+					req.CopyMethod = sluicev1.ReindexCopyMethod_REINDEX_COPY_METHOD_SEGMENTS
+					req.SourceShards = int32(srcP.Shards)
+					last, _, err := runSlice(ctx, n.client, req)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if !last.Done || last.Copied != last.Total || last.CopyMethod != tt.wantMethod ||
+						(tt.wantMethod == sluicev1.ReindexCopyMethod_REINDEX_COPY_METHOD_DOCUMENTS) != (last.CopyMethodReason != "") {
+						t.Fatalf("slice %d: last message %v", s, last)
+					}
+					copied += last.Copied
+				}
+				return copied
+			}
+			check := func(stage string, copied int64) {
+				got := contents(t, []*testNode{n}, "dst", dstP.Shards)
+				if copied != int64(len(stored)) || len(got) != len(stored) {
+					t.Fatalf("%s: copied %d, destination holds %d, source %d live", stage, copied, len(got), len(stored))
+				}
+				for id, r := range stored {
+					key := id
+					if r != "" {
+						key = r
+					}
+					g := got[id]
+					if g.routing != r || g.shard != routing.Shard(key, dstP) || g.source != docSource(mustAtoi(t, id[1:])) {
+						t.Fatalf("%s: %s in shard %d routing %q, want shard %d routing %q", stage, id, g.shard, g.routing, routing.Shard(key, dstP), r)
+					}
+					sh, _ := n.host.Get(shard.ID{IndexUUID: "dst", Shard: routing.Shard(key, dstP)})
+					doc, found, err := sh.Engine().GetDocument(ctx, []byte(id), engine.GetOptions{})
+					if err != nil || !found || string(doc.Routing) != r {
+						t.Fatalf("%s: get %s: found=%v routing %q, %v", stage, id, found, doc.Routing, err)
+					}
+				}
+			}
+			check("first run", run())
+			check("rerun", run())
+		})
+	}
+}
+
+func mustAtoi(t *testing.T, s string) int {
+	t.Helper()
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }

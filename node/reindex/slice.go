@@ -87,7 +87,21 @@ func (r *Runner) RunReindexSlice(req *sluicev1.RunReindexSliceRequest, stream gr
 		interval = ci.AsDuration()
 	}
 	cp := &copyRun{r: r, req: req, dst: dst, routing: destRouting, sel: sel, rd: rd, fp: fp, th: th, interval: interval,
-		stream: stream, restarted: restarted, local: map[int]*shard.Shard{}, remote: map[int]*ingestStream{}}
+		stream: stream, restarted: restarted, local: map[int]*shard.Shard{}, remote: map[int]*ingestStream{},
+		method: sluicev1.ReindexCopyMethod_REINDEX_COPY_METHOD_DOCUMENTS}
+	if req.GetCopyMethod() == sluicev1.ReindexCopyMethod_REINDEX_COPY_METHOD_SEGMENTS {
+		targets, reason, err := r.segmentTargets(req, src, dst)
+		if err != nil {
+			return err
+		}
+		if reason == "" {
+			err = cp.runSegments(ctx, targets)
+			done = err == nil
+			return statusOf(err)
+		}
+		r.opts.Logger.Info("reindex: slice copies documents instead of segments", "task", req.GetTaskId(), "slice", req.GetSlice(), "reason", reason)
+		cp.reason = reason
+	}
 	err = cp.run(ctx, next)
 	done = err == nil
 	return statusOf(err)
@@ -106,6 +120,8 @@ type copyRun struct {
 	interval  time.Duration
 	stream    grpc.ServerStreamingServer[sluicev1.RunReindexSliceResponse]
 	restarted bool
+	method    sluicev1.ReindexCopyMethod // what this run copies
+	reason    string                     // why it copies documents although segments were asked for
 
 	c       counters
 	copied  int64
@@ -270,6 +286,7 @@ func (cp *copyRun) checkpoint(ctx context.Context, next int, done bool) error {
 		VersionConflicts: cp.c.conflicts.Load(), Failures: cp.c.failures.Load(),
 		Cursor: cursor{fingerprint: cp.fp, next: next}.encode(), Done: done,
 		FailureSamples: cp.c.takeSamples(), Restarted: cp.restarted,
-		Throttled: durationpb.New(cp.th.Waited()),
+		Throttled:  durationpb.New(cp.th.Waited()),
+		CopyMethod: cp.method, CopyMethodReason: cp.reason,
 	})
 }

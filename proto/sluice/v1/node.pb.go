@@ -1436,7 +1436,14 @@ type RunReindexSliceRequest struct {
 	CheckpointInterval *durationpb.Duration `protobuf:"bytes,16,opt,name=checkpoint_interval,json=checkpointInterval,proto3" json:"checkpoint_interval,omitempty"`
 	// Routing of the copied documents, ReindexDestination.routing as validated by the
 	// coordinator: "" or "keep", "discard", "=value".
-	Routing       string `protobuf:"bytes,17,opt,name=routing,proto3" json:"routing,omitempty"`
+	Routing string `protobuf:"bytes,17,opt,name=routing,proto3" json:"routing,omitempty"`
+	// SEGMENTS: add the source shard's committed segments into each co-located destination shard
+	// that draws from it (falling back to documents, and saying why, if a destination shard is
+	// not open here or its mapping differs from the source's). Otherwise documents.
+	CopyMethod ReindexCopyMethod `protobuf:"varint,18,opt,name=copy_method,json=copyMethod,proto3,enum=sluice.v1.ReindexCopyMethod" json:"copy_method,omitempty"`
+	// The source index's shard count (with dest_shards, which destination shards draw from the
+	// source shard in a segment copy).
+	SourceShards  int32 `protobuf:"varint,19,opt,name=source_shards,json=sourceShards,proto3" json:"source_shards,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1590,6 +1597,20 @@ func (x *RunReindexSliceRequest) GetRouting() string {
 	return ""
 }
 
+func (x *RunReindexSliceRequest) GetCopyMethod() ReindexCopyMethod {
+	if x != nil {
+		return x.CopyMethod
+	}
+	return ReindexCopyMethod_REINDEX_COPY_METHOD_UNSPECIFIED
+}
+
+func (x *RunReindexSliceRequest) GetSourceShards() int32 {
+	if x != nil {
+		return x.SourceShards
+	}
+	return 0
+}
+
 // RunReindexSliceResponse reports slice progress; the last message has done set.
 type RunReindexSliceResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1616,9 +1637,13 @@ type RunReindexSliceResponse struct {
 	// Writes are idempotent by _id, so the destination still gets every document once.
 	Restarted bool `protobuf:"varint,10,opt,name=restarted,proto3" json:"restarted,omitempty"`
 	// Time the slice has spent waiting for its throttle in this run.
-	Throttled     *durationpb.Duration `protobuf:"bytes,11,opt,name=throttled,proto3" json:"throttled,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Throttled *durationpb.Duration `protobuf:"bytes,11,opt,name=throttled,proto3" json:"throttled,omitempty"`
+	// What the slice copies: SEGMENTS or DOCUMENTS.
+	CopyMethod ReindexCopyMethod `protobuf:"varint,12,opt,name=copy_method,json=copyMethod,proto3,enum=sluice.v1.ReindexCopyMethod" json:"copy_method,omitempty"`
+	// Why a slice asked for SEGMENTS copies documents; empty otherwise.
+	CopyMethodReason string `protobuf:"bytes,13,opt,name=copy_method_reason,json=copyMethodReason,proto3" json:"copy_method_reason,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *RunReindexSliceResponse) Reset() {
@@ -1726,6 +1751,20 @@ func (x *RunReindexSliceResponse) GetThrottled() *durationpb.Duration {
 		return x.Throttled
 	}
 	return nil
+}
+
+func (x *RunReindexSliceResponse) GetCopyMethod() ReindexCopyMethod {
+	if x != nil {
+		return x.CopyMethod
+	}
+	return ReindexCopyMethod_REINDEX_COPY_METHOD_UNSPECIFIED
+}
+
+func (x *RunReindexSliceResponse) GetCopyMethodReason() string {
+	if x != nil {
+		return x.CopyMethodReason
+	}
+	return ""
 }
 
 // RethrottleReindexSliceRequest changes a running slice's throttle.
@@ -2170,9 +2209,13 @@ type ReindexPlan struct {
 	// The slices.
 	Slices []*ReindexPlanSlice `protobuf:"bytes,8,rep,name=slices,proto3" json:"slices,omitempty"`
 	// Every destination shard draws from one source shard (verification per source shard).
-	Colocatable   bool `protobuf:"varint,9,opt,name=colocatable,proto3" json:"colocatable,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Colocatable bool `protobuf:"varint,9,opt,name=colocatable,proto3" json:"colocatable,omitempty"`
+	// SEGMENTS or DOCUMENTS (never AUTO).
+	CopyMethod ReindexCopyMethod `protobuf:"varint,10,opt,name=copy_method,json=copyMethod,proto3,enum=sluice.v1.ReindexCopyMethod" json:"copy_method,omitempty"`
+	// Why AUTO chose DOCUMENTS; empty otherwise.
+	CopyMethodReason string `protobuf:"bytes,11,opt,name=copy_method_reason,json=copyMethodReason,proto3" json:"copy_method_reason,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *ReindexPlan) Reset() {
@@ -2266,6 +2309,20 @@ func (x *ReindexPlan) GetColocatable() bool {
 		return x.Colocatable
 	}
 	return false
+}
+
+func (x *ReindexPlan) GetCopyMethod() ReindexCopyMethod {
+	if x != nil {
+		return x.CopyMethod
+	}
+	return ReindexCopyMethod_REINDEX_COPY_METHOD_UNSPECIFIED
+}
+
+func (x *ReindexPlan) GetCopyMethodReason() string {
+	if x != nil {
+		return x.CopyMethodReason
+	}
+	return ""
 }
 
 // ReindexPlanSlice is one slice of a plan.
@@ -2368,9 +2425,13 @@ type ReindexCheckpoint struct {
 	// The node that ran it last.
 	NodeId string `protobuf:"bytes,11,opt,name=node_id,json=nodeId,proto3" json:"node_id,omitempty"`
 	// Time spent waiting for the throttle.
-	Throttled     *durationpb.Duration `protobuf:"bytes,12,opt,name=throttled,proto3" json:"throttled,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Throttled *durationpb.Duration `protobuf:"bytes,12,opt,name=throttled,proto3" json:"throttled,omitempty"`
+	// What the slice copied in its last run: SEGMENTS or DOCUMENTS.
+	CopyMethod ReindexCopyMethod `protobuf:"varint,13,opt,name=copy_method,json=copyMethod,proto3,enum=sluice.v1.ReindexCopyMethod" json:"copy_method,omitempty"`
+	// Why a slice planned for SEGMENTS copied documents; empty otherwise.
+	CopyMethodReason string `protobuf:"bytes,14,opt,name=copy_method_reason,json=copyMethodReason,proto3" json:"copy_method_reason,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *ReindexCheckpoint) Reset() {
@@ -2487,6 +2548,20 @@ func (x *ReindexCheckpoint) GetThrottled() *durationpb.Duration {
 	return nil
 }
 
+func (x *ReindexCheckpoint) GetCopyMethod() ReindexCopyMethod {
+	if x != nil {
+		return x.CopyMethod
+	}
+	return ReindexCopyMethod_REINDEX_COPY_METHOD_UNSPECIFIED
+}
+
+func (x *ReindexCheckpoint) GetCopyMethodReason() string {
+	if x != nil {
+		return x.CopyMethodReason
+	}
+	return ""
+}
+
 var File_sluice_v1_node_proto protoreflect.FileDescriptor
 
 const file_sluice_v1_node_proto_rawDesc = "" +
@@ -2585,7 +2660,7 @@ const file_sluice_v1_node_proto_rawDesc = "" +
 	"\x10store_size_bytes\x18\x04 \x01(\x03R\x0estoreSizeBytes\x12\x1c\n" +
 	"\n" +
 	"max_seq_no\x18\x05 \x01(\x03R\bmaxSeqNo\x12$\n" +
-	"\x0edurable_seq_no\x18\x06 \x01(\x03R\fdurableSeqNo\"\x9c\x06\n" +
+	"\x0edurable_seq_no\x18\x06 \x01(\x03R\fdurableSeqNo\"\x80\a\n" +
 	"\x16RunReindexSliceRequest\x12\x17\n" +
 	"\atask_id\x18\x01 \x01(\tR\x06taskId\x12\x14\n" +
 	"\x05slice\x18\x02 \x01(\x05R\x05slice\x12*\n" +
@@ -2607,10 +2682,13 @@ const file_sluice_v1_node_proto_rawDesc = "" +
 	"\bmax_docs\x18\x0e \x01(\x03R\amaxDocs\x120\n" +
 	"\x14proceed_on_conflicts\x18\x0f \x01(\bR\x12proceedOnConflicts\x12J\n" +
 	"\x13checkpoint_interval\x18\x10 \x01(\v2\x19.google.protobuf.DurationR\x12checkpointInterval\x12\x18\n" +
-	"\arouting\x18\x11 \x01(\tR\arouting\x1a<\n" +
+	"\arouting\x18\x11 \x01(\tR\arouting\x12=\n" +
+	"\vcopy_method\x18\x12 \x01(\x0e2\x1c.sluice.v1.ReindexCopyMethodR\n" +
+	"copyMethod\x12#\n" +
+	"\rsource_shards\x18\x13 \x01(\x05R\fsourceShards\x1a<\n" +
 	"\x0eDestNodesEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\x05R\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x89\x03\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xf6\x03\n" +
 	"\x17RunReindexSliceResponse\x12\x14\n" +
 	"\x05total\x18\x01 \x01(\x03R\x05total\x12\x16\n" +
 	"\x06copied\x18\x02 \x01(\x03R\x06copied\x12\x18\n" +
@@ -2623,7 +2701,10 @@ const file_sluice_v1_node_proto_rawDesc = "" +
 	"\x0ffailure_samples\x18\t \x03(\v2\x17.sluice.v1.ShardFailureR\x0efailureSamples\x12\x1c\n" +
 	"\trestarted\x18\n" +
 	" \x01(\bR\trestarted\x127\n" +
-	"\tthrottled\x18\v \x01(\v2\x19.google.protobuf.DurationR\tthrottled\"~\n" +
+	"\tthrottled\x18\v \x01(\v2\x19.google.protobuf.DurationR\tthrottled\x12=\n" +
+	"\vcopy_method\x18\f \x01(\x0e2\x1c.sluice.v1.ReindexCopyMethodR\n" +
+	"copyMethod\x12,\n" +
+	"\x12copy_method_reason\x18\r \x01(\tR\x10copyMethodReason\"~\n" +
 	"\x1dRethrottleReindexSliceRequest\x12\x17\n" +
 	"\atask_id\x18\x01 \x01(\tR\x06taskId\x12\x14\n" +
 	"\x05slice\x18\x02 \x01(\x05R\x05slice\x12.\n" +
@@ -2651,7 +2732,7 @@ const file_sluice_v1_node_proto_rawDesc = "" +
 	"\vcheckpoints\x18\x04 \x03(\v2\x1c.sluice.v1.ReindexCheckpointR\vcheckpoints\x12)\n" +
 	"\x10cancel_requested\x18\x05 \x01(\bR\x0fcancelRequested\x12.\n" +
 	"\x13requests_per_second\x18\x06 \x01(\x02R\x11requestsPerSecond\x12\x14\n" +
-	"\x05owner\x18\a \x01(\tR\x05owner\"\xe0\x02\n" +
+	"\x05owner\x18\a \x01(\tR\x05owner\"\xcd\x03\n" +
 	"\vReindexPlan\x12!\n" +
 	"\fsource_index\x18\x01 \x01(\tR\vsourceIndex\x12\x1f\n" +
 	"\vsource_uuid\x18\x02 \x01(\tR\n" +
@@ -2663,12 +2744,16 @@ const file_sluice_v1_node_proto_rawDesc = "" +
 	"\fdest_created\x18\x06 \x01(\bR\vdestCreated\x12+\n" +
 	"\x12dest_docs_at_start\x18\a \x01(\x03R\x0fdestDocsAtStart\x123\n" +
 	"\x06slices\x18\b \x03(\v2\x1b.sluice.v1.ReindexPlanSliceR\x06slices\x12 \n" +
-	"\vcolocatable\x18\t \x01(\bR\vcolocatable\"\x95\x01\n" +
+	"\vcolocatable\x18\t \x01(\bR\vcolocatable\x12=\n" +
+	"\vcopy_method\x18\n" +
+	" \x01(\x0e2\x1c.sluice.v1.ReindexCopyMethodR\n" +
+	"copyMethod\x12,\n" +
+	"\x12copy_method_reason\x18\v \x01(\tR\x10copyMethodReason\"\x95\x01\n" +
 	"\x10ReindexPlanSlice\x12\x14\n" +
 	"\x05slice\x18\x01 \x01(\x05R\x05slice\x12!\n" +
 	"\fsource_shard\x18\x02 \x01(\x05R\vsourceShard\x12-\n" +
 	"\tsub_slice\x18\x03 \x01(\v2\x10.sluice.v1.SliceR\bsubSlice\x12\x19\n" +
-	"\bmax_docs\x18\x04 \x01(\x03R\amaxDocs\"\xee\x02\n" +
+	"\bmax_docs\x18\x04 \x01(\x03R\amaxDocs\"\xdb\x03\n" +
 	"\x11ReindexCheckpoint\x12\x14\n" +
 	"\x05slice\x18\x01 \x01(\x05R\x05slice\x12\x16\n" +
 	"\x06cursor\x18\x02 \x01(\fR\x06cursor\x12\x14\n" +
@@ -2682,7 +2767,10 @@ const file_sluice_v1_node_proto_rawDesc = "" +
 	"\brestarts\x18\n" +
 	" \x01(\x05R\brestarts\x12\x17\n" +
 	"\anode_id\x18\v \x01(\tR\x06nodeId\x127\n" +
-	"\tthrottled\x18\f \x01(\v2\x19.google.protobuf.DurationR\tthrottled2\xe4\a\n" +
+	"\tthrottled\x18\f \x01(\v2\x19.google.protobuf.DurationR\tthrottled\x12=\n" +
+	"\vcopy_method\x18\r \x01(\x0e2\x1c.sluice.v1.ReindexCopyMethodR\n" +
+	"copyMethod\x12,\n" +
+	"\x12copy_method_reason\x18\x0e \x01(\tR\x10copyMethodReason2\xe4\a\n" +
 	"\x04Node\x12F\n" +
 	"\tShardBulk\x12\x1b.sluice.v1.ShardBulkRequest\x1a\x1c.sluice.v1.ShardBulkResponse\x12C\n" +
 	"\bShardGet\x12\x1a.sluice.v1.ShardGetRequest\x1a\x1b.sluice.v1.ShardGetResponse\x12L\n" +
@@ -2757,10 +2845,11 @@ var file_sluice_v1_node_proto_goTypes = []any{
 	(*TotalHits)(nil),                      // 41: sluice.v1.TotalHits
 	(*Slice)(nil),                          // 42: sluice.v1.Slice
 	(BulkAction)(0),                        // 43: sluice.v1.BulkAction
-	(*ShardFailure)(nil),                   // 44: sluice.v1.ShardFailure
-	(*Task)(nil),                           // 45: sluice.v1.Task
-	(*ReindexRequest)(nil),                 // 46: sluice.v1.ReindexRequest
-	(ReindexMode)(0),                       // 47: sluice.v1.ReindexMode
+	(ReindexCopyMethod)(0),                 // 44: sluice.v1.ReindexCopyMethod
+	(*ShardFailure)(nil),                   // 45: sluice.v1.ShardFailure
+	(*Task)(nil),                           // 46: sluice.v1.Task
+	(*ReindexRequest)(nil),                 // 47: sluice.v1.ReindexRequest
+	(ReindexMode)(0),                       // 48: sluice.v1.ReindexMode
 }
 var file_sluice_v1_node_proto_depIdxs = []int32{
 	0,  // 0: sluice.v1.ShardBulkRequest.shard:type_name -> sluice.v1.ShardID
@@ -2795,49 +2884,53 @@ var file_sluice_v1_node_proto_depIdxs = []int32{
 	32, // 29: sluice.v1.RunReindexSliceRequest.dest_nodes:type_name -> sluice.v1.RunReindexSliceRequest.DestNodesEntry
 	43, // 30: sluice.v1.RunReindexSliceRequest.op_type:type_name -> sluice.v1.BulkAction
 	39, // 31: sluice.v1.RunReindexSliceRequest.checkpoint_interval:type_name -> google.protobuf.Duration
-	44, // 32: sluice.v1.RunReindexSliceResponse.failure_samples:type_name -> sluice.v1.ShardFailure
-	39, // 33: sluice.v1.RunReindexSliceResponse.throttled:type_name -> google.protobuf.Duration
-	0,  // 34: sluice.v1.ShardIngestRequest.shard:type_name -> sluice.v1.ShardID
-	43, // 35: sluice.v1.ShardIngestRequest.op_type:type_name -> sluice.v1.BulkAction
-	25, // 36: sluice.v1.ShardIngestRequest.docs:type_name -> sluice.v1.IngestDoc
-	44, // 37: sluice.v1.ShardIngestResponse.failure_samples:type_name -> sluice.v1.ShardFailure
-	45, // 38: sluice.v1.ReindexTaskRecord.task:type_name -> sluice.v1.Task
-	46, // 39: sluice.v1.ReindexTaskRecord.request:type_name -> sluice.v1.ReindexRequest
-	29, // 40: sluice.v1.ReindexTaskRecord.plan:type_name -> sluice.v1.ReindexPlan
-	31, // 41: sluice.v1.ReindexTaskRecord.checkpoints:type_name -> sluice.v1.ReindexCheckpoint
-	47, // 42: sluice.v1.ReindexPlan.mode:type_name -> sluice.v1.ReindexMode
-	30, // 43: sluice.v1.ReindexPlan.slices:type_name -> sluice.v1.ReindexPlanSlice
-	42, // 44: sluice.v1.ReindexPlanSlice.sub_slice:type_name -> sluice.v1.Slice
-	39, // 45: sluice.v1.ReindexCheckpoint.throttled:type_name -> google.protobuf.Duration
-	1,  // 46: sluice.v1.Node.ShardBulk:input_type -> sluice.v1.ShardBulkRequest
-	3,  // 47: sluice.v1.Node.ShardGet:input_type -> sluice.v1.ShardGetRequest
-	5,  // 48: sluice.v1.Node.ShardSearch:input_type -> sluice.v1.ShardSearchRequest
-	8,  // 49: sluice.v1.Node.ShardFetch:input_type -> sluice.v1.ShardFetchRequest
-	11, // 50: sluice.v1.Node.ShardRefresh:input_type -> sluice.v1.ShardRefreshRequest
-	13, // 51: sluice.v1.Node.OpenShardReader:input_type -> sluice.v1.OpenShardReaderRequest
-	15, // 52: sluice.v1.Node.CloseShardReader:input_type -> sluice.v1.CloseShardReaderRequest
-	17, // 53: sluice.v1.Node.ShardScan:input_type -> sluice.v1.ShardScanRequest
-	19, // 54: sluice.v1.Node.ShardStats:input_type -> sluice.v1.ShardStatsRequest
-	21, // 55: sluice.v1.Node.RunReindexSlice:input_type -> sluice.v1.RunReindexSliceRequest
-	26, // 56: sluice.v1.Node.ShardIngest:input_type -> sluice.v1.ShardIngestRequest
-	23, // 57: sluice.v1.Node.RethrottleReindexSlice:input_type -> sluice.v1.RethrottleReindexSliceRequest
-	2,  // 58: sluice.v1.Node.ShardBulk:output_type -> sluice.v1.ShardBulkResponse
-	4,  // 59: sluice.v1.Node.ShardGet:output_type -> sluice.v1.ShardGetResponse
-	7,  // 60: sluice.v1.Node.ShardSearch:output_type -> sluice.v1.ShardSearchResponse
-	10, // 61: sluice.v1.Node.ShardFetch:output_type -> sluice.v1.ShardFetchResponse
-	12, // 62: sluice.v1.Node.ShardRefresh:output_type -> sluice.v1.ShardRefreshResponse
-	14, // 63: sluice.v1.Node.OpenShardReader:output_type -> sluice.v1.OpenShardReaderResponse
-	16, // 64: sluice.v1.Node.CloseShardReader:output_type -> sluice.v1.CloseShardReaderResponse
-	18, // 65: sluice.v1.Node.ShardScan:output_type -> sluice.v1.ShardScanResponse
-	20, // 66: sluice.v1.Node.ShardStats:output_type -> sluice.v1.ShardStatsResponse
-	22, // 67: sluice.v1.Node.RunReindexSlice:output_type -> sluice.v1.RunReindexSliceResponse
-	27, // 68: sluice.v1.Node.ShardIngest:output_type -> sluice.v1.ShardIngestResponse
-	24, // 69: sluice.v1.Node.RethrottleReindexSlice:output_type -> sluice.v1.RethrottleReindexSliceResponse
-	58, // [58:70] is the sub-list for method output_type
-	46, // [46:58] is the sub-list for method input_type
-	46, // [46:46] is the sub-list for extension type_name
-	46, // [46:46] is the sub-list for extension extendee
-	0,  // [0:46] is the sub-list for field type_name
+	44, // 32: sluice.v1.RunReindexSliceRequest.copy_method:type_name -> sluice.v1.ReindexCopyMethod
+	45, // 33: sluice.v1.RunReindexSliceResponse.failure_samples:type_name -> sluice.v1.ShardFailure
+	39, // 34: sluice.v1.RunReindexSliceResponse.throttled:type_name -> google.protobuf.Duration
+	44, // 35: sluice.v1.RunReindexSliceResponse.copy_method:type_name -> sluice.v1.ReindexCopyMethod
+	0,  // 36: sluice.v1.ShardIngestRequest.shard:type_name -> sluice.v1.ShardID
+	43, // 37: sluice.v1.ShardIngestRequest.op_type:type_name -> sluice.v1.BulkAction
+	25, // 38: sluice.v1.ShardIngestRequest.docs:type_name -> sluice.v1.IngestDoc
+	45, // 39: sluice.v1.ShardIngestResponse.failure_samples:type_name -> sluice.v1.ShardFailure
+	46, // 40: sluice.v1.ReindexTaskRecord.task:type_name -> sluice.v1.Task
+	47, // 41: sluice.v1.ReindexTaskRecord.request:type_name -> sluice.v1.ReindexRequest
+	29, // 42: sluice.v1.ReindexTaskRecord.plan:type_name -> sluice.v1.ReindexPlan
+	31, // 43: sluice.v1.ReindexTaskRecord.checkpoints:type_name -> sluice.v1.ReindexCheckpoint
+	48, // 44: sluice.v1.ReindexPlan.mode:type_name -> sluice.v1.ReindexMode
+	30, // 45: sluice.v1.ReindexPlan.slices:type_name -> sluice.v1.ReindexPlanSlice
+	44, // 46: sluice.v1.ReindexPlan.copy_method:type_name -> sluice.v1.ReindexCopyMethod
+	42, // 47: sluice.v1.ReindexPlanSlice.sub_slice:type_name -> sluice.v1.Slice
+	39, // 48: sluice.v1.ReindexCheckpoint.throttled:type_name -> google.protobuf.Duration
+	44, // 49: sluice.v1.ReindexCheckpoint.copy_method:type_name -> sluice.v1.ReindexCopyMethod
+	1,  // 50: sluice.v1.Node.ShardBulk:input_type -> sluice.v1.ShardBulkRequest
+	3,  // 51: sluice.v1.Node.ShardGet:input_type -> sluice.v1.ShardGetRequest
+	5,  // 52: sluice.v1.Node.ShardSearch:input_type -> sluice.v1.ShardSearchRequest
+	8,  // 53: sluice.v1.Node.ShardFetch:input_type -> sluice.v1.ShardFetchRequest
+	11, // 54: sluice.v1.Node.ShardRefresh:input_type -> sluice.v1.ShardRefreshRequest
+	13, // 55: sluice.v1.Node.OpenShardReader:input_type -> sluice.v1.OpenShardReaderRequest
+	15, // 56: sluice.v1.Node.CloseShardReader:input_type -> sluice.v1.CloseShardReaderRequest
+	17, // 57: sluice.v1.Node.ShardScan:input_type -> sluice.v1.ShardScanRequest
+	19, // 58: sluice.v1.Node.ShardStats:input_type -> sluice.v1.ShardStatsRequest
+	21, // 59: sluice.v1.Node.RunReindexSlice:input_type -> sluice.v1.RunReindexSliceRequest
+	26, // 60: sluice.v1.Node.ShardIngest:input_type -> sluice.v1.ShardIngestRequest
+	23, // 61: sluice.v1.Node.RethrottleReindexSlice:input_type -> sluice.v1.RethrottleReindexSliceRequest
+	2,  // 62: sluice.v1.Node.ShardBulk:output_type -> sluice.v1.ShardBulkResponse
+	4,  // 63: sluice.v1.Node.ShardGet:output_type -> sluice.v1.ShardGetResponse
+	7,  // 64: sluice.v1.Node.ShardSearch:output_type -> sluice.v1.ShardSearchResponse
+	10, // 65: sluice.v1.Node.ShardFetch:output_type -> sluice.v1.ShardFetchResponse
+	12, // 66: sluice.v1.Node.ShardRefresh:output_type -> sluice.v1.ShardRefreshResponse
+	14, // 67: sluice.v1.Node.OpenShardReader:output_type -> sluice.v1.OpenShardReaderResponse
+	16, // 68: sluice.v1.Node.CloseShardReader:output_type -> sluice.v1.CloseShardReaderResponse
+	18, // 69: sluice.v1.Node.ShardScan:output_type -> sluice.v1.ShardScanResponse
+	20, // 70: sluice.v1.Node.ShardStats:output_type -> sluice.v1.ShardStatsResponse
+	22, // 71: sluice.v1.Node.RunReindexSlice:output_type -> sluice.v1.RunReindexSliceResponse
+	27, // 72: sluice.v1.Node.ShardIngest:output_type -> sluice.v1.ShardIngestResponse
+	24, // 73: sluice.v1.Node.RethrottleReindexSlice:output_type -> sluice.v1.RethrottleReindexSliceResponse
+	62, // [62:74] is the sub-list for method output_type
+	50, // [50:62] is the sub-list for method input_type
+	50, // [50:50] is the sub-list for extension type_name
+	50, // [50:50] is the sub-list for extension extendee
+	0,  // [0:50] is the sub-list for field type_name
 }
 
 func init() { file_sluice_v1_node_proto_init() }

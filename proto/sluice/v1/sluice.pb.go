@@ -369,6 +369,65 @@ func (ReindexMode) EnumDescriptor() ([]byte, []int) {
 	return file_sluice_v1_sluice_proto_rawDescGZIP(), []int{5}
 }
 
+// ReindexCopyMethod chooses what a local reindex copies: documents (re-analysed into the
+// destination) or whole segments (hard-linked, nothing re-analysed).
+type ReindexCopyMethod int32
+
+const (
+	// Not set: REINDEX_COPY_METHOD_AUTO.
+	ReindexCopyMethod_REINDEX_COPY_METHOD_UNSPECIFIED ReindexCopyMethod = 0
+	// Segments when the task is eligible (LOCAL mode, destination empty with the source's
+	// mapping, routing kept, no query, max_docs, throttle or sub-slices), else documents.
+	ReindexCopyMethod_REINDEX_COPY_METHOD_AUTO ReindexCopyMethod = 1
+	// Segments; a task that is not eligible is refused with INVALID_ARGUMENT naming why.
+	ReindexCopyMethod_REINDEX_COPY_METHOD_SEGMENTS ReindexCopyMethod = 2
+	// Documents, as every mode did before segment copy.
+	ReindexCopyMethod_REINDEX_COPY_METHOD_DOCUMENTS ReindexCopyMethod = 3
+)
+
+// Enum value maps for ReindexCopyMethod.
+var (
+	ReindexCopyMethod_name = map[int32]string{
+		0: "REINDEX_COPY_METHOD_UNSPECIFIED",
+		1: "REINDEX_COPY_METHOD_AUTO",
+		2: "REINDEX_COPY_METHOD_SEGMENTS",
+		3: "REINDEX_COPY_METHOD_DOCUMENTS",
+	}
+	ReindexCopyMethod_value = map[string]int32{
+		"REINDEX_COPY_METHOD_UNSPECIFIED": 0,
+		"REINDEX_COPY_METHOD_AUTO":        1,
+		"REINDEX_COPY_METHOD_SEGMENTS":    2,
+		"REINDEX_COPY_METHOD_DOCUMENTS":   3,
+	}
+)
+
+func (x ReindexCopyMethod) Enum() *ReindexCopyMethod {
+	p := new(ReindexCopyMethod)
+	*p = x
+	return p
+}
+
+func (x ReindexCopyMethod) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (ReindexCopyMethod) Descriptor() protoreflect.EnumDescriptor {
+	return file_sluice_v1_sluice_proto_enumTypes[6].Descriptor()
+}
+
+func (ReindexCopyMethod) Type() protoreflect.EnumType {
+	return &file_sluice_v1_sluice_proto_enumTypes[6]
+}
+
+func (x ReindexCopyMethod) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use ReindexCopyMethod.Descriptor instead.
+func (ReindexCopyMethod) EnumDescriptor() ([]byte, []int) {
+	return file_sluice_v1_sluice_proto_rawDescGZIP(), []int{6}
+}
+
 // ConflictPolicy says what a reindex does when a write conflicts (op_type create on an
 // existing id).
 type ConflictPolicy int32
@@ -407,11 +466,11 @@ func (x ConflictPolicy) String() string {
 }
 
 func (ConflictPolicy) Descriptor() protoreflect.EnumDescriptor {
-	return file_sluice_v1_sluice_proto_enumTypes[6].Descriptor()
+	return file_sluice_v1_sluice_proto_enumTypes[7].Descriptor()
 }
 
 func (ConflictPolicy) Type() protoreflect.EnumType {
-	return &file_sluice_v1_sluice_proto_enumTypes[6]
+	return &file_sluice_v1_sluice_proto_enumTypes[7]
 }
 
 func (x ConflictPolicy) Number() protoreflect.EnumNumber {
@@ -420,7 +479,7 @@ func (x ConflictPolicy) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use ConflictPolicy.Descriptor instead.
 func (ConflictPolicy) EnumDescriptor() ([]byte, []int) {
-	return file_sluice_v1_sluice_proto_rawDescGZIP(), []int{6}
+	return file_sluice_v1_sluice_proto_rawDescGZIP(), []int{7}
 }
 
 // TaskState is the lifecycle state of a task.
@@ -476,11 +535,11 @@ func (x TaskState) String() string {
 }
 
 func (TaskState) Descriptor() protoreflect.EnumDescriptor {
-	return file_sluice_v1_sluice_proto_enumTypes[7].Descriptor()
+	return file_sluice_v1_sluice_proto_enumTypes[8].Descriptor()
 }
 
 func (TaskState) Type() protoreflect.EnumType {
-	return &file_sluice_v1_sluice_proto_enumTypes[7]
+	return &file_sluice_v1_sluice_proto_enumTypes[8]
 }
 
 func (x TaskState) Number() protoreflect.EnumNumber {
@@ -489,7 +548,7 @@ func (x TaskState) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use TaskState.Descriptor instead.
 func (TaskState) EnumDescriptor() ([]byte, []int) {
-	return file_sluice_v1_sluice_proto_rawDescGZIP(), []int{7}
+	return file_sluice_v1_sluice_proto_rawDescGZIP(), []int{8}
 }
 
 // CreateIndexRequest creates an index.
@@ -3347,8 +3406,10 @@ type ReindexRequest struct {
 	Mode ReindexMode `protobuf:"varint,8,opt,name=mode,proto3,enum=sluice.v1.ReindexMode" json:"mode,omitempty"`
 	// Answer only when the task has ended.
 	WaitForCompletion bool `protobuf:"varint,9,opt,name=wait_for_completion,json=waitForCompletion,proto3" json:"wait_for_completion,omitempty"`
-	unknownFields     protoimpl.UnknownFields
-	sizeCache         protoimpl.SizeCache
+	// What a local reindex copies: segments or documents.
+	CopyMethod    ReindexCopyMethod `protobuf:"varint,10,opt,name=copy_method,json=copyMethod,proto3,enum=sluice.v1.ReindexCopyMethod" json:"copy_method,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ReindexRequest) Reset() {
@@ -3444,6 +3505,13 @@ func (x *ReindexRequest) GetWaitForCompletion() bool {
 	return false
 }
 
+func (x *ReindexRequest) GetCopyMethod() ReindexCopyMethod {
+	if x != nil {
+		return x.CopyMethod
+	}
+	return ReindexCopyMethod_REINDEX_COPY_METHOD_UNSPECIFIED
+}
+
 // ReindexResponse returns the task.
 type ReindexResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -3509,7 +3577,9 @@ type SliceStatus struct {
 	// restarted, the source shard reopened with a different segment layout (it was written to,
 	// or merged and committed, during the copy). Writes are idempotent by _id, so the result is
 	// still exact; only the work is repeated.
-	Restarts      int32 `protobuf:"varint,7,opt,name=restarts,proto3" json:"restarts,omitempty"`
+	Restarts int32 `protobuf:"varint,7,opt,name=restarts,proto3" json:"restarts,omitempty"`
+	// What the slice copied: SEGMENTS or DOCUMENTS (unset before it ran).
+	CopyMethod    ReindexCopyMethod `protobuf:"varint,8,opt,name=copy_method,json=copyMethod,proto3,enum=sluice.v1.ReindexCopyMethod" json:"copy_method,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3593,6 +3663,13 @@ func (x *SliceStatus) GetRestarts() int32 {
 	return 0
 }
 
+func (x *SliceStatus) GetCopyMethod() ReindexCopyMethod {
+	if x != nil {
+		return x.CopyMethod
+	}
+	return ReindexCopyMethod_REINDEX_COPY_METHOD_UNSPECIFIED
+}
+
 // ReindexStatus is a reindex task's progress.
 type ReindexStatus struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -3624,8 +3701,14 @@ type ReindexStatus struct {
 	DestIndex string `protobuf:"bytes,13,opt,name=dest_index,json=destIndex,proto3" json:"dest_index,omitempty"`
 	// Samples of failed documents (at most 100).
 	FailureSamples []*ShardFailure `protobuf:"bytes,14,rep,name=failure_samples,json=failureSamples,proto3" json:"failure_samples,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// The copy method chosen for the task: SEGMENTS or DOCUMENTS (slices may fall back to
+	// DOCUMENTS; see SliceStatus.copy_method).
+	CopyMethod ReindexCopyMethod `protobuf:"varint,15,opt,name=copy_method,json=copyMethod,proto3,enum=sluice.v1.ReindexCopyMethod" json:"copy_method,omitempty"`
+	// Why the task or a slice copies documents although AUTO asked for segments; empty
+	// otherwise.
+	CopyMethodReason string `protobuf:"bytes,16,opt,name=copy_method_reason,json=copyMethodReason,proto3" json:"copy_method_reason,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *ReindexStatus) Reset() {
@@ -3754,6 +3837,20 @@ func (x *ReindexStatus) GetFailureSamples() []*ShardFailure {
 		return x.FailureSamples
 	}
 	return nil
+}
+
+func (x *ReindexStatus) GetCopyMethod() ReindexCopyMethod {
+	if x != nil {
+		return x.CopyMethod
+	}
+	return ReindexCopyMethod_REINDEX_COPY_METHOD_UNSPECIFIED
+}
+
+func (x *ReindexStatus) GetCopyMethodReason() string {
+	if x != nil {
+		return x.CopyMethodReason
+	}
+	return ""
 }
 
 // Task is a long-running operation persisted in the cluster.
@@ -4905,7 +5002,7 @@ const file_sluice_v1_sluice_proto_rawDesc = "" +
 	"\bsettings\x18\x02 \x01(\v2\x18.sluice.v1.IndexSettingsR\bsettings\x12,\n" +
 	"\amapping\x18\x03 \x01(\v2\x12.sluice.v1.MappingR\amapping\x12.\n" +
 	"\aop_type\x18\x04 \x01(\x0e2\x15.sluice.v1.BulkActionR\x06opType\x12\x18\n" +
-	"\arouting\x18\x05 \x01(\tR\arouting\"\x8c\x03\n" +
+	"\arouting\x18\x05 \x01(\tR\arouting\"\xcb\x03\n" +
 	"\x0eReindexRequest\x120\n" +
 	"\x06source\x18\x01 \x01(\v2\x18.sluice.v1.ReindexSourceR\x06source\x121\n" +
 	"\x04dest\x18\x02 \x01(\v2\x1d.sluice.v1.ReindexDestinationR\x04dest\x12\x16\n" +
@@ -4916,9 +5013,12 @@ const file_sluice_v1_sluice_proto_rawDesc = "" +
 	"\n" +
 	"swap_alias\x18\a \x01(\tR\tswapAlias\x12*\n" +
 	"\x04mode\x18\b \x01(\x0e2\x16.sluice.v1.ReindexModeR\x04mode\x12.\n" +
-	"\x13wait_for_completion\x18\t \x01(\bR\x11waitForCompletion\"6\n" +
+	"\x13wait_for_completion\x18\t \x01(\bR\x11waitForCompletion\x12=\n" +
+	"\vcopy_method\x18\n" +
+	" \x01(\x0e2\x1c.sluice.v1.ReindexCopyMethodR\n" +
+	"copyMethod\"6\n" +
 	"\x0fReindexResponse\x12#\n" +
-	"\x04task\x18\x01 \x01(\v2\x0f.sluice.v1.TaskR\x04task\"\xd5\x01\n" +
+	"\x04task\x18\x01 \x01(\v2\x0f.sluice.v1.TaskR\x04task\"\x94\x02\n" +
 	"\vSliceStatus\x12\x14\n" +
 	"\x05slice\x18\x01 \x01(\x05R\x05slice\x12!\n" +
 	"\fsource_shard\x18\x02 \x01(\x05R\vsourceShard\x12\x17\n" +
@@ -4926,7 +5026,9 @@ const file_sluice_v1_sluice_proto_rawDesc = "" +
 	"\x05state\x18\x04 \x01(\x0e2\x14.sluice.v1.TaskStateR\x05state\x12\x14\n" +
 	"\x05total\x18\x05 \x01(\x03R\x05total\x12\x16\n" +
 	"\x06copied\x18\x06 \x01(\x03R\x06copied\x12\x1a\n" +
-	"\brestarts\x18\a \x01(\x05R\brestarts\"\xc0\x04\n" +
+	"\brestarts\x18\a \x01(\x05R\brestarts\x12=\n" +
+	"\vcopy_method\x18\b \x01(\x0e2\x1c.sluice.v1.ReindexCopyMethodR\n" +
+	"copyMethod\"\xad\x05\n" +
 	"\rReindexStatus\x12\x14\n" +
 	"\x05total\x18\x01 \x01(\x03R\x05total\x12\x18\n" +
 	"\acreated\x18\x02 \x01(\x03R\acreated\x12\x18\n" +
@@ -4943,7 +5045,10 @@ const file_sluice_v1_sluice_proto_rawDesc = "" +
 	"\fsource_index\x18\f \x01(\tR\vsourceIndex\x12\x1d\n" +
 	"\n" +
 	"dest_index\x18\r \x01(\tR\tdestIndex\x12@\n" +
-	"\x0ffailure_samples\x18\x0e \x03(\v2\x17.sluice.v1.ShardFailureR\x0efailureSamples\"\xcc\x02\n" +
+	"\x0ffailure_samples\x18\x0e \x03(\v2\x17.sluice.v1.ShardFailureR\x0efailureSamples\x12=\n" +
+	"\vcopy_method\x18\x0f \x01(\x0e2\x1c.sluice.v1.ReindexCopyMethodR\n" +
+	"copyMethod\x12,\n" +
+	"\x12copy_method_reason\x18\x10 \x01(\tR\x10copyMethodReason\"\xcc\x02\n" +
 	"\x04Task\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04type\x18\x02 \x01(\tR\x04type\x12 \n" +
@@ -5036,7 +5141,12 @@ const file_sluice_v1_sluice_proto_rawDesc = "" +
 	"\x11REINDEX_MODE_AUTO\x10\x01\x12\x16\n" +
 	"\x12REINDEX_MODE_LOCAL\x10\x02\x12\x17\n" +
 	"\x13REINDEX_MODE_REMOTE\x10\x03\x12\x19\n" +
-	"\x15REINDEX_MODE_BASELINE\x10\x04*i\n" +
+	"\x15REINDEX_MODE_BASELINE\x10\x04*\x9b\x01\n" +
+	"\x11ReindexCopyMethod\x12#\n" +
+	"\x1fREINDEX_COPY_METHOD_UNSPECIFIED\x10\x00\x12\x1c\n" +
+	"\x18REINDEX_COPY_METHOD_AUTO\x10\x01\x12 \n" +
+	"\x1cREINDEX_COPY_METHOD_SEGMENTS\x10\x02\x12!\n" +
+	"\x1dREINDEX_COPY_METHOD_DOCUMENTS\x10\x03*i\n" +
 	"\x0eConflictPolicy\x12\x1f\n" +
 	"\x1bCONFLICT_POLICY_UNSPECIFIED\x10\x00\x12\x19\n" +
 	"\x15CONFLICT_POLICY_ABORT\x10\x01\x12\x1b\n" +
@@ -5089,7 +5199,7 @@ func file_sluice_v1_sluice_proto_rawDescGZIP() []byte {
 	return file_sluice_v1_sluice_proto_rawDescData
 }
 
-var file_sluice_v1_sluice_proto_enumTypes = make([]protoimpl.EnumInfo, 8)
+var file_sluice_v1_sluice_proto_enumTypes = make([]protoimpl.EnumInfo, 9)
 var file_sluice_v1_sluice_proto_msgTypes = make([]protoimpl.MessageInfo, 63)
 var file_sluice_v1_sluice_proto_goTypes = []any{
 	(AliasActionType)(0),                // 0: sluice.v1.AliasActionType
@@ -5098,218 +5208,222 @@ var file_sluice_v1_sluice_proto_goTypes = []any{
 	(BulkItemStatus)(0),                 // 3: sluice.v1.BulkItemStatus
 	(TotalHitsRelation)(0),              // 4: sluice.v1.TotalHitsRelation
 	(ReindexMode)(0),                    // 5: sluice.v1.ReindexMode
-	(ConflictPolicy)(0),                 // 6: sluice.v1.ConflictPolicy
-	(TaskState)(0),                      // 7: sluice.v1.TaskState
-	(*CreateIndexRequest)(nil),          // 8: sluice.v1.CreateIndexRequest
-	(*CreateIndexResponse)(nil),         // 9: sluice.v1.CreateIndexResponse
-	(*DeleteIndexRequest)(nil),          // 10: sluice.v1.DeleteIndexRequest
-	(*DeleteIndexResponse)(nil),         // 11: sluice.v1.DeleteIndexResponse
-	(*GetIndexRequest)(nil),             // 12: sluice.v1.GetIndexRequest
-	(*GetIndexResponse)(nil),            // 13: sluice.v1.GetIndexResponse
-	(*ListIndicesRequest)(nil),          // 14: sluice.v1.ListIndicesRequest
-	(*ListIndicesResponse)(nil),         // 15: sluice.v1.ListIndicesResponse
-	(*UpdateIndexSettingsRequest)(nil),  // 16: sluice.v1.UpdateIndexSettingsRequest
-	(*UpdateIndexSettingsResponse)(nil), // 17: sluice.v1.UpdateIndexSettingsResponse
-	(*PutMappingRequest)(nil),           // 18: sluice.v1.PutMappingRequest
-	(*PutMappingResponse)(nil),          // 19: sluice.v1.PutMappingResponse
-	(*AliasAction)(nil),                 // 20: sluice.v1.AliasAction
-	(*UpdateAliasesRequest)(nil),        // 21: sluice.v1.UpdateAliasesRequest
-	(*UpdateAliasesResponse)(nil),       // 22: sluice.v1.UpdateAliasesResponse
-	(*ListAliasesRequest)(nil),          // 23: sluice.v1.ListAliasesRequest
-	(*AliasInfo)(nil),                   // 24: sluice.v1.AliasInfo
-	(*ListAliasesResponse)(nil),         // 25: sluice.v1.ListAliasesResponse
-	(*BulkItem)(nil),                    // 26: sluice.v1.BulkItem
-	(*BulkRequest)(nil),                 // 27: sluice.v1.BulkRequest
-	(*BulkItemResult)(nil),              // 28: sluice.v1.BulkItemResult
-	(*BulkResponse)(nil),                // 29: sluice.v1.BulkResponse
-	(*BulkStreamRequest)(nil),           // 30: sluice.v1.BulkStreamRequest
-	(*BulkStreamResponse)(nil),          // 31: sluice.v1.BulkStreamResponse
-	(*BulkStreamFailure)(nil),           // 32: sluice.v1.BulkStreamFailure
-	(*GetRequest)(nil),                  // 33: sluice.v1.GetRequest
-	(*GetResponse)(nil),                 // 34: sluice.v1.GetResponse
-	(*PointInTime)(nil),                 // 35: sluice.v1.PointInTime
-	(*SearchRequest)(nil),               // 36: sluice.v1.SearchRequest
-	(*TotalHits)(nil),                   // 37: sluice.v1.TotalHits
-	(*Hit)(nil),                         // 38: sluice.v1.Hit
-	(*SearchResponse)(nil),              // 39: sluice.v1.SearchResponse
-	(*OpenPointInTimeRequest)(nil),      // 40: sluice.v1.OpenPointInTimeRequest
-	(*OpenPointInTimeResponse)(nil),     // 41: sluice.v1.OpenPointInTimeResponse
-	(*ClosePointInTimeRequest)(nil),     // 42: sluice.v1.ClosePointInTimeRequest
-	(*ClosePointInTimeResponse)(nil),    // 43: sluice.v1.ClosePointInTimeResponse
-	(*Slice)(nil),                       // 44: sluice.v1.Slice
-	(*ScrollRequest)(nil),               // 45: sluice.v1.ScrollRequest
-	(*ScrollDoc)(nil),                   // 46: sluice.v1.ScrollDoc
-	(*ScrollResponse)(nil),              // 47: sluice.v1.ScrollResponse
-	(*RefreshRequest)(nil),              // 48: sluice.v1.RefreshRequest
-	(*RefreshResponse)(nil),             // 49: sluice.v1.RefreshResponse
-	(*ReindexSource)(nil),               // 50: sluice.v1.ReindexSource
-	(*ReindexDestination)(nil),          // 51: sluice.v1.ReindexDestination
-	(*ReindexRequest)(nil),              // 52: sluice.v1.ReindexRequest
-	(*ReindexResponse)(nil),             // 53: sluice.v1.ReindexResponse
-	(*SliceStatus)(nil),                 // 54: sluice.v1.SliceStatus
-	(*ReindexStatus)(nil),               // 55: sluice.v1.ReindexStatus
-	(*Task)(nil),                        // 56: sluice.v1.Task
-	(*GetTaskRequest)(nil),              // 57: sluice.v1.GetTaskRequest
-	(*GetTaskResponse)(nil),             // 58: sluice.v1.GetTaskResponse
-	(*ListTasksRequest)(nil),            // 59: sluice.v1.ListTasksRequest
-	(*ListTasksResponse)(nil),           // 60: sluice.v1.ListTasksResponse
-	(*CancelTaskRequest)(nil),           // 61: sluice.v1.CancelTaskRequest
-	(*CancelTaskResponse)(nil),          // 62: sluice.v1.CancelTaskResponse
-	(*RethrottleTaskRequest)(nil),       // 63: sluice.v1.RethrottleTaskRequest
-	(*RethrottleTaskResponse)(nil),      // 64: sluice.v1.RethrottleTaskResponse
-	(*ClusterHealthRequest)(nil),        // 65: sluice.v1.ClusterHealthRequest
-	(*IndexHealth)(nil),                 // 66: sluice.v1.IndexHealth
-	(*ClusterHealthResponse)(nil),       // 67: sluice.v1.ClusterHealthResponse
-	(*ClusterStateRequest)(nil),         // 68: sluice.v1.ClusterStateRequest
-	(*NodeInfo)(nil),                    // 69: sluice.v1.NodeInfo
-	(*ClusterStateResponse)(nil),        // 70: sluice.v1.ClusterStateResponse
-	(*IndexSettings)(nil),               // 71: sluice.v1.IndexSettings
-	(*Mapping)(nil),                     // 72: sluice.v1.Mapping
-	(*IndexInfo)(nil),                   // 73: sluice.v1.IndexInfo
-	(*durationpb.Duration)(nil),         // 74: google.protobuf.Duration
-	(*ErrorDetail)(nil),                 // 75: sluice.v1.ErrorDetail
-	(*Query)(nil),                       // 76: sluice.v1.Query
-	(*SortField)(nil),                   // 77: sluice.v1.SortField
-	(*SearchAfter)(nil),                 // 78: sluice.v1.SearchAfter
-	(*SortValue)(nil),                   // 79: sluice.v1.SortValue
-	(*ShardsSummary)(nil),               // 80: sluice.v1.ShardsSummary
-	(*ShardFailure)(nil),                // 81: sluice.v1.ShardFailure
-	(*timestamppb.Timestamp)(nil),       // 82: google.protobuf.Timestamp
-	(HealthStatus)(0),                   // 83: sluice.v1.HealthStatus
-	(*ShardRouting)(nil),                // 84: sluice.v1.ShardRouting
+	(ReindexCopyMethod)(0),              // 6: sluice.v1.ReindexCopyMethod
+	(ConflictPolicy)(0),                 // 7: sluice.v1.ConflictPolicy
+	(TaskState)(0),                      // 8: sluice.v1.TaskState
+	(*CreateIndexRequest)(nil),          // 9: sluice.v1.CreateIndexRequest
+	(*CreateIndexResponse)(nil),         // 10: sluice.v1.CreateIndexResponse
+	(*DeleteIndexRequest)(nil),          // 11: sluice.v1.DeleteIndexRequest
+	(*DeleteIndexResponse)(nil),         // 12: sluice.v1.DeleteIndexResponse
+	(*GetIndexRequest)(nil),             // 13: sluice.v1.GetIndexRequest
+	(*GetIndexResponse)(nil),            // 14: sluice.v1.GetIndexResponse
+	(*ListIndicesRequest)(nil),          // 15: sluice.v1.ListIndicesRequest
+	(*ListIndicesResponse)(nil),         // 16: sluice.v1.ListIndicesResponse
+	(*UpdateIndexSettingsRequest)(nil),  // 17: sluice.v1.UpdateIndexSettingsRequest
+	(*UpdateIndexSettingsResponse)(nil), // 18: sluice.v1.UpdateIndexSettingsResponse
+	(*PutMappingRequest)(nil),           // 19: sluice.v1.PutMappingRequest
+	(*PutMappingResponse)(nil),          // 20: sluice.v1.PutMappingResponse
+	(*AliasAction)(nil),                 // 21: sluice.v1.AliasAction
+	(*UpdateAliasesRequest)(nil),        // 22: sluice.v1.UpdateAliasesRequest
+	(*UpdateAliasesResponse)(nil),       // 23: sluice.v1.UpdateAliasesResponse
+	(*ListAliasesRequest)(nil),          // 24: sluice.v1.ListAliasesRequest
+	(*AliasInfo)(nil),                   // 25: sluice.v1.AliasInfo
+	(*ListAliasesResponse)(nil),         // 26: sluice.v1.ListAliasesResponse
+	(*BulkItem)(nil),                    // 27: sluice.v1.BulkItem
+	(*BulkRequest)(nil),                 // 28: sluice.v1.BulkRequest
+	(*BulkItemResult)(nil),              // 29: sluice.v1.BulkItemResult
+	(*BulkResponse)(nil),                // 30: sluice.v1.BulkResponse
+	(*BulkStreamRequest)(nil),           // 31: sluice.v1.BulkStreamRequest
+	(*BulkStreamResponse)(nil),          // 32: sluice.v1.BulkStreamResponse
+	(*BulkStreamFailure)(nil),           // 33: sluice.v1.BulkStreamFailure
+	(*GetRequest)(nil),                  // 34: sluice.v1.GetRequest
+	(*GetResponse)(nil),                 // 35: sluice.v1.GetResponse
+	(*PointInTime)(nil),                 // 36: sluice.v1.PointInTime
+	(*SearchRequest)(nil),               // 37: sluice.v1.SearchRequest
+	(*TotalHits)(nil),                   // 38: sluice.v1.TotalHits
+	(*Hit)(nil),                         // 39: sluice.v1.Hit
+	(*SearchResponse)(nil),              // 40: sluice.v1.SearchResponse
+	(*OpenPointInTimeRequest)(nil),      // 41: sluice.v1.OpenPointInTimeRequest
+	(*OpenPointInTimeResponse)(nil),     // 42: sluice.v1.OpenPointInTimeResponse
+	(*ClosePointInTimeRequest)(nil),     // 43: sluice.v1.ClosePointInTimeRequest
+	(*ClosePointInTimeResponse)(nil),    // 44: sluice.v1.ClosePointInTimeResponse
+	(*Slice)(nil),                       // 45: sluice.v1.Slice
+	(*ScrollRequest)(nil),               // 46: sluice.v1.ScrollRequest
+	(*ScrollDoc)(nil),                   // 47: sluice.v1.ScrollDoc
+	(*ScrollResponse)(nil),              // 48: sluice.v1.ScrollResponse
+	(*RefreshRequest)(nil),              // 49: sluice.v1.RefreshRequest
+	(*RefreshResponse)(nil),             // 50: sluice.v1.RefreshResponse
+	(*ReindexSource)(nil),               // 51: sluice.v1.ReindexSource
+	(*ReindexDestination)(nil),          // 52: sluice.v1.ReindexDestination
+	(*ReindexRequest)(nil),              // 53: sluice.v1.ReindexRequest
+	(*ReindexResponse)(nil),             // 54: sluice.v1.ReindexResponse
+	(*SliceStatus)(nil),                 // 55: sluice.v1.SliceStatus
+	(*ReindexStatus)(nil),               // 56: sluice.v1.ReindexStatus
+	(*Task)(nil),                        // 57: sluice.v1.Task
+	(*GetTaskRequest)(nil),              // 58: sluice.v1.GetTaskRequest
+	(*GetTaskResponse)(nil),             // 59: sluice.v1.GetTaskResponse
+	(*ListTasksRequest)(nil),            // 60: sluice.v1.ListTasksRequest
+	(*ListTasksResponse)(nil),           // 61: sluice.v1.ListTasksResponse
+	(*CancelTaskRequest)(nil),           // 62: sluice.v1.CancelTaskRequest
+	(*CancelTaskResponse)(nil),          // 63: sluice.v1.CancelTaskResponse
+	(*RethrottleTaskRequest)(nil),       // 64: sluice.v1.RethrottleTaskRequest
+	(*RethrottleTaskResponse)(nil),      // 65: sluice.v1.RethrottleTaskResponse
+	(*ClusterHealthRequest)(nil),        // 66: sluice.v1.ClusterHealthRequest
+	(*IndexHealth)(nil),                 // 67: sluice.v1.IndexHealth
+	(*ClusterHealthResponse)(nil),       // 68: sluice.v1.ClusterHealthResponse
+	(*ClusterStateRequest)(nil),         // 69: sluice.v1.ClusterStateRequest
+	(*NodeInfo)(nil),                    // 70: sluice.v1.NodeInfo
+	(*ClusterStateResponse)(nil),        // 71: sluice.v1.ClusterStateResponse
+	(*IndexSettings)(nil),               // 72: sluice.v1.IndexSettings
+	(*Mapping)(nil),                     // 73: sluice.v1.Mapping
+	(*IndexInfo)(nil),                   // 74: sluice.v1.IndexInfo
+	(*durationpb.Duration)(nil),         // 75: google.protobuf.Duration
+	(*ErrorDetail)(nil),                 // 76: sluice.v1.ErrorDetail
+	(*Query)(nil),                       // 77: sluice.v1.Query
+	(*SortField)(nil),                   // 78: sluice.v1.SortField
+	(*SearchAfter)(nil),                 // 79: sluice.v1.SearchAfter
+	(*SortValue)(nil),                   // 80: sluice.v1.SortValue
+	(*ShardsSummary)(nil),               // 81: sluice.v1.ShardsSummary
+	(*ShardFailure)(nil),                // 82: sluice.v1.ShardFailure
+	(*timestamppb.Timestamp)(nil),       // 83: google.protobuf.Timestamp
+	(HealthStatus)(0),                   // 84: sluice.v1.HealthStatus
+	(*ShardRouting)(nil),                // 85: sluice.v1.ShardRouting
 }
 var file_sluice_v1_sluice_proto_depIdxs = []int32{
-	71,  // 0: sluice.v1.CreateIndexRequest.settings:type_name -> sluice.v1.IndexSettings
-	72,  // 1: sluice.v1.CreateIndexRequest.mapping:type_name -> sluice.v1.Mapping
-	73,  // 2: sluice.v1.CreateIndexResponse.index:type_name -> sluice.v1.IndexInfo
-	73,  // 3: sluice.v1.GetIndexResponse.index:type_name -> sluice.v1.IndexInfo
-	73,  // 4: sluice.v1.ListIndicesResponse.indices:type_name -> sluice.v1.IndexInfo
-	71,  // 5: sluice.v1.UpdateIndexSettingsRequest.settings:type_name -> sluice.v1.IndexSettings
-	73,  // 6: sluice.v1.UpdateIndexSettingsResponse.index:type_name -> sluice.v1.IndexInfo
-	72,  // 7: sluice.v1.PutMappingRequest.mapping:type_name -> sluice.v1.Mapping
-	73,  // 8: sluice.v1.PutMappingResponse.index:type_name -> sluice.v1.IndexInfo
+	72,  // 0: sluice.v1.CreateIndexRequest.settings:type_name -> sluice.v1.IndexSettings
+	73,  // 1: sluice.v1.CreateIndexRequest.mapping:type_name -> sluice.v1.Mapping
+	74,  // 2: sluice.v1.CreateIndexResponse.index:type_name -> sluice.v1.IndexInfo
+	74,  // 3: sluice.v1.GetIndexResponse.index:type_name -> sluice.v1.IndexInfo
+	74,  // 4: sluice.v1.ListIndicesResponse.indices:type_name -> sluice.v1.IndexInfo
+	72,  // 5: sluice.v1.UpdateIndexSettingsRequest.settings:type_name -> sluice.v1.IndexSettings
+	74,  // 6: sluice.v1.UpdateIndexSettingsResponse.index:type_name -> sluice.v1.IndexInfo
+	73,  // 7: sluice.v1.PutMappingRequest.mapping:type_name -> sluice.v1.Mapping
+	74,  // 8: sluice.v1.PutMappingResponse.index:type_name -> sluice.v1.IndexInfo
 	0,   // 9: sluice.v1.AliasAction.type:type_name -> sluice.v1.AliasActionType
-	20,  // 10: sluice.v1.UpdateAliasesRequest.actions:type_name -> sluice.v1.AliasAction
-	24,  // 11: sluice.v1.ListAliasesResponse.aliases:type_name -> sluice.v1.AliasInfo
+	21,  // 10: sluice.v1.UpdateAliasesRequest.actions:type_name -> sluice.v1.AliasAction
+	25,  // 11: sluice.v1.ListAliasesResponse.aliases:type_name -> sluice.v1.AliasInfo
 	2,   // 12: sluice.v1.BulkItem.action:type_name -> sluice.v1.BulkAction
-	26,  // 13: sluice.v1.BulkRequest.items:type_name -> sluice.v1.BulkItem
+	27,  // 13: sluice.v1.BulkRequest.items:type_name -> sluice.v1.BulkItem
 	1,   // 14: sluice.v1.BulkRequest.refresh:type_name -> sluice.v1.RefreshPolicy
-	74,  // 15: sluice.v1.BulkRequest.timeout:type_name -> google.protobuf.Duration
+	75,  // 15: sluice.v1.BulkRequest.timeout:type_name -> google.protobuf.Duration
 	2,   // 16: sluice.v1.BulkItemResult.action:type_name -> sluice.v1.BulkAction
 	3,   // 17: sluice.v1.BulkItemResult.status:type_name -> sluice.v1.BulkItemStatus
-	75,  // 18: sluice.v1.BulkItemResult.error:type_name -> sluice.v1.ErrorDetail
-	28,  // 19: sluice.v1.BulkResponse.items:type_name -> sluice.v1.BulkItemResult
-	74,  // 20: sluice.v1.BulkResponse.took:type_name -> google.protobuf.Duration
-	26,  // 21: sluice.v1.BulkStreamRequest.items:type_name -> sluice.v1.BulkItem
+	76,  // 18: sluice.v1.BulkItemResult.error:type_name -> sluice.v1.ErrorDetail
+	29,  // 19: sluice.v1.BulkResponse.items:type_name -> sluice.v1.BulkItemResult
+	75,  // 20: sluice.v1.BulkResponse.took:type_name -> google.protobuf.Duration
+	27,  // 21: sluice.v1.BulkStreamRequest.items:type_name -> sluice.v1.BulkItem
 	1,   // 22: sluice.v1.BulkStreamRequest.refresh:type_name -> sluice.v1.RefreshPolicy
-	32,  // 23: sluice.v1.BulkStreamResponse.failures:type_name -> sluice.v1.BulkStreamFailure
-	74,  // 24: sluice.v1.BulkStreamResponse.took:type_name -> google.protobuf.Duration
-	28,  // 25: sluice.v1.BulkStreamFailure.result:type_name -> sluice.v1.BulkItemResult
-	74,  // 26: sluice.v1.PointInTime.keep_alive:type_name -> google.protobuf.Duration
-	76,  // 27: sluice.v1.SearchRequest.query:type_name -> sluice.v1.Query
-	77,  // 28: sluice.v1.SearchRequest.sort:type_name -> sluice.v1.SortField
-	78,  // 29: sluice.v1.SearchRequest.search_after:type_name -> sluice.v1.SearchAfter
-	35,  // 30: sluice.v1.SearchRequest.pit:type_name -> sluice.v1.PointInTime
-	74,  // 31: sluice.v1.SearchRequest.timeout:type_name -> google.protobuf.Duration
+	33,  // 23: sluice.v1.BulkStreamResponse.failures:type_name -> sluice.v1.BulkStreamFailure
+	75,  // 24: sluice.v1.BulkStreamResponse.took:type_name -> google.protobuf.Duration
+	29,  // 25: sluice.v1.BulkStreamFailure.result:type_name -> sluice.v1.BulkItemResult
+	75,  // 26: sluice.v1.PointInTime.keep_alive:type_name -> google.protobuf.Duration
+	77,  // 27: sluice.v1.SearchRequest.query:type_name -> sluice.v1.Query
+	78,  // 28: sluice.v1.SearchRequest.sort:type_name -> sluice.v1.SortField
+	79,  // 29: sluice.v1.SearchRequest.search_after:type_name -> sluice.v1.SearchAfter
+	36,  // 30: sluice.v1.SearchRequest.pit:type_name -> sluice.v1.PointInTime
+	75,  // 31: sluice.v1.SearchRequest.timeout:type_name -> google.protobuf.Duration
 	4,   // 32: sluice.v1.TotalHits.relation:type_name -> sluice.v1.TotalHitsRelation
-	79,  // 33: sluice.v1.Hit.sort:type_name -> sluice.v1.SortValue
-	37,  // 34: sluice.v1.SearchResponse.total:type_name -> sluice.v1.TotalHits
-	38,  // 35: sluice.v1.SearchResponse.hits:type_name -> sluice.v1.Hit
-	80,  // 36: sluice.v1.SearchResponse.shards:type_name -> sluice.v1.ShardsSummary
-	74,  // 37: sluice.v1.SearchResponse.took:type_name -> google.protobuf.Duration
-	74,  // 38: sluice.v1.OpenPointInTimeRequest.keep_alive:type_name -> google.protobuf.Duration
-	80,  // 39: sluice.v1.OpenPointInTimeResponse.shards:type_name -> sluice.v1.ShardsSummary
-	35,  // 40: sluice.v1.ScrollRequest.pit:type_name -> sluice.v1.PointInTime
-	76,  // 41: sluice.v1.ScrollRequest.query:type_name -> sluice.v1.Query
-	44,  // 42: sluice.v1.ScrollRequest.slice:type_name -> sluice.v1.Slice
-	46,  // 43: sluice.v1.ScrollResponse.docs:type_name -> sluice.v1.ScrollDoc
-	80,  // 44: sluice.v1.RefreshResponse.shards:type_name -> sluice.v1.ShardsSummary
-	76,  // 45: sluice.v1.ReindexSource.query:type_name -> sluice.v1.Query
-	71,  // 46: sluice.v1.ReindexDestination.settings:type_name -> sluice.v1.IndexSettings
-	72,  // 47: sluice.v1.ReindexDestination.mapping:type_name -> sluice.v1.Mapping
+	80,  // 33: sluice.v1.Hit.sort:type_name -> sluice.v1.SortValue
+	38,  // 34: sluice.v1.SearchResponse.total:type_name -> sluice.v1.TotalHits
+	39,  // 35: sluice.v1.SearchResponse.hits:type_name -> sluice.v1.Hit
+	81,  // 36: sluice.v1.SearchResponse.shards:type_name -> sluice.v1.ShardsSummary
+	75,  // 37: sluice.v1.SearchResponse.took:type_name -> google.protobuf.Duration
+	75,  // 38: sluice.v1.OpenPointInTimeRequest.keep_alive:type_name -> google.protobuf.Duration
+	81,  // 39: sluice.v1.OpenPointInTimeResponse.shards:type_name -> sluice.v1.ShardsSummary
+	36,  // 40: sluice.v1.ScrollRequest.pit:type_name -> sluice.v1.PointInTime
+	77,  // 41: sluice.v1.ScrollRequest.query:type_name -> sluice.v1.Query
+	45,  // 42: sluice.v1.ScrollRequest.slice:type_name -> sluice.v1.Slice
+	47,  // 43: sluice.v1.ScrollResponse.docs:type_name -> sluice.v1.ScrollDoc
+	81,  // 44: sluice.v1.RefreshResponse.shards:type_name -> sluice.v1.ShardsSummary
+	77,  // 45: sluice.v1.ReindexSource.query:type_name -> sluice.v1.Query
+	72,  // 46: sluice.v1.ReindexDestination.settings:type_name -> sluice.v1.IndexSettings
+	73,  // 47: sluice.v1.ReindexDestination.mapping:type_name -> sluice.v1.Mapping
 	2,   // 48: sluice.v1.ReindexDestination.op_type:type_name -> sluice.v1.BulkAction
-	50,  // 49: sluice.v1.ReindexRequest.source:type_name -> sluice.v1.ReindexSource
-	51,  // 50: sluice.v1.ReindexRequest.dest:type_name -> sluice.v1.ReindexDestination
-	6,   // 51: sluice.v1.ReindexRequest.conflicts:type_name -> sluice.v1.ConflictPolicy
+	51,  // 49: sluice.v1.ReindexRequest.source:type_name -> sluice.v1.ReindexSource
+	52,  // 50: sluice.v1.ReindexRequest.dest:type_name -> sluice.v1.ReindexDestination
+	7,   // 51: sluice.v1.ReindexRequest.conflicts:type_name -> sluice.v1.ConflictPolicy
 	5,   // 52: sluice.v1.ReindexRequest.mode:type_name -> sluice.v1.ReindexMode
-	56,  // 53: sluice.v1.ReindexResponse.task:type_name -> sluice.v1.Task
-	7,   // 54: sluice.v1.SliceStatus.state:type_name -> sluice.v1.TaskState
-	74,  // 55: sluice.v1.ReindexStatus.throttled:type_name -> google.protobuf.Duration
-	74,  // 56: sluice.v1.ReindexStatus.eta:type_name -> google.protobuf.Duration
-	5,   // 57: sluice.v1.ReindexStatus.mode:type_name -> sluice.v1.ReindexMode
-	54,  // 58: sluice.v1.ReindexStatus.slices:type_name -> sluice.v1.SliceStatus
-	81,  // 59: sluice.v1.ReindexStatus.failure_samples:type_name -> sluice.v1.ShardFailure
-	7,   // 60: sluice.v1.Task.state:type_name -> sluice.v1.TaskState
-	82,  // 61: sluice.v1.Task.start_time:type_name -> google.protobuf.Timestamp
-	82,  // 62: sluice.v1.Task.end_time:type_name -> google.protobuf.Timestamp
-	75,  // 63: sluice.v1.Task.error:type_name -> sluice.v1.ErrorDetail
-	55,  // 64: sluice.v1.Task.reindex:type_name -> sluice.v1.ReindexStatus
-	74,  // 65: sluice.v1.GetTaskRequest.timeout:type_name -> google.protobuf.Duration
-	56,  // 66: sluice.v1.GetTaskResponse.task:type_name -> sluice.v1.Task
-	7,   // 67: sluice.v1.ListTasksRequest.states:type_name -> sluice.v1.TaskState
-	56,  // 68: sluice.v1.ListTasksResponse.tasks:type_name -> sluice.v1.Task
-	56,  // 69: sluice.v1.CancelTaskResponse.task:type_name -> sluice.v1.Task
-	56,  // 70: sluice.v1.RethrottleTaskResponse.task:type_name -> sluice.v1.Task
-	83,  // 71: sluice.v1.ClusterHealthRequest.wait_for_status:type_name -> sluice.v1.HealthStatus
-	74,  // 72: sluice.v1.ClusterHealthRequest.timeout:type_name -> google.protobuf.Duration
-	83,  // 73: sluice.v1.IndexHealth.status:type_name -> sluice.v1.HealthStatus
-	84,  // 74: sluice.v1.IndexHealth.shards:type_name -> sluice.v1.ShardRouting
-	83,  // 75: sluice.v1.ClusterHealthResponse.status:type_name -> sluice.v1.HealthStatus
-	66,  // 76: sluice.v1.ClusterHealthResponse.indices:type_name -> sluice.v1.IndexHealth
-	69,  // 77: sluice.v1.ClusterStateResponse.nodes:type_name -> sluice.v1.NodeInfo
-	73,  // 78: sluice.v1.ClusterStateResponse.indices:type_name -> sluice.v1.IndexInfo
-	24,  // 79: sluice.v1.ClusterStateResponse.aliases:type_name -> sluice.v1.AliasInfo
-	8,   // 80: sluice.v1.Sluice.CreateIndex:input_type -> sluice.v1.CreateIndexRequest
-	10,  // 81: sluice.v1.Sluice.DeleteIndex:input_type -> sluice.v1.DeleteIndexRequest
-	12,  // 82: sluice.v1.Sluice.GetIndex:input_type -> sluice.v1.GetIndexRequest
-	14,  // 83: sluice.v1.Sluice.ListIndices:input_type -> sluice.v1.ListIndicesRequest
-	16,  // 84: sluice.v1.Sluice.UpdateIndexSettings:input_type -> sluice.v1.UpdateIndexSettingsRequest
-	18,  // 85: sluice.v1.Sluice.PutMapping:input_type -> sluice.v1.PutMappingRequest
-	21,  // 86: sluice.v1.Sluice.UpdateAliases:input_type -> sluice.v1.UpdateAliasesRequest
-	23,  // 87: sluice.v1.Sluice.ListAliases:input_type -> sluice.v1.ListAliasesRequest
-	27,  // 88: sluice.v1.Sluice.Bulk:input_type -> sluice.v1.BulkRequest
-	30,  // 89: sluice.v1.Sluice.BulkStream:input_type -> sluice.v1.BulkStreamRequest
-	33,  // 90: sluice.v1.Sluice.Get:input_type -> sluice.v1.GetRequest
-	36,  // 91: sluice.v1.Sluice.Search:input_type -> sluice.v1.SearchRequest
-	40,  // 92: sluice.v1.Sluice.OpenPointInTime:input_type -> sluice.v1.OpenPointInTimeRequest
-	42,  // 93: sluice.v1.Sluice.ClosePointInTime:input_type -> sluice.v1.ClosePointInTimeRequest
-	45,  // 94: sluice.v1.Sluice.Scroll:input_type -> sluice.v1.ScrollRequest
-	48,  // 95: sluice.v1.Sluice.Refresh:input_type -> sluice.v1.RefreshRequest
-	52,  // 96: sluice.v1.Sluice.Reindex:input_type -> sluice.v1.ReindexRequest
-	57,  // 97: sluice.v1.Sluice.GetTask:input_type -> sluice.v1.GetTaskRequest
-	59,  // 98: sluice.v1.Sluice.ListTasks:input_type -> sluice.v1.ListTasksRequest
-	61,  // 99: sluice.v1.Sluice.CancelTask:input_type -> sluice.v1.CancelTaskRequest
-	63,  // 100: sluice.v1.Sluice.RethrottleTask:input_type -> sluice.v1.RethrottleTaskRequest
-	65,  // 101: sluice.v1.Sluice.ClusterHealth:input_type -> sluice.v1.ClusterHealthRequest
-	68,  // 102: sluice.v1.Sluice.ClusterState:input_type -> sluice.v1.ClusterStateRequest
-	9,   // 103: sluice.v1.Sluice.CreateIndex:output_type -> sluice.v1.CreateIndexResponse
-	11,  // 104: sluice.v1.Sluice.DeleteIndex:output_type -> sluice.v1.DeleteIndexResponse
-	13,  // 105: sluice.v1.Sluice.GetIndex:output_type -> sluice.v1.GetIndexResponse
-	15,  // 106: sluice.v1.Sluice.ListIndices:output_type -> sluice.v1.ListIndicesResponse
-	17,  // 107: sluice.v1.Sluice.UpdateIndexSettings:output_type -> sluice.v1.UpdateIndexSettingsResponse
-	19,  // 108: sluice.v1.Sluice.PutMapping:output_type -> sluice.v1.PutMappingResponse
-	22,  // 109: sluice.v1.Sluice.UpdateAliases:output_type -> sluice.v1.UpdateAliasesResponse
-	25,  // 110: sluice.v1.Sluice.ListAliases:output_type -> sluice.v1.ListAliasesResponse
-	29,  // 111: sluice.v1.Sluice.Bulk:output_type -> sluice.v1.BulkResponse
-	31,  // 112: sluice.v1.Sluice.BulkStream:output_type -> sluice.v1.BulkStreamResponse
-	34,  // 113: sluice.v1.Sluice.Get:output_type -> sluice.v1.GetResponse
-	39,  // 114: sluice.v1.Sluice.Search:output_type -> sluice.v1.SearchResponse
-	41,  // 115: sluice.v1.Sluice.OpenPointInTime:output_type -> sluice.v1.OpenPointInTimeResponse
-	43,  // 116: sluice.v1.Sluice.ClosePointInTime:output_type -> sluice.v1.ClosePointInTimeResponse
-	47,  // 117: sluice.v1.Sluice.Scroll:output_type -> sluice.v1.ScrollResponse
-	49,  // 118: sluice.v1.Sluice.Refresh:output_type -> sluice.v1.RefreshResponse
-	53,  // 119: sluice.v1.Sluice.Reindex:output_type -> sluice.v1.ReindexResponse
-	58,  // 120: sluice.v1.Sluice.GetTask:output_type -> sluice.v1.GetTaskResponse
-	60,  // 121: sluice.v1.Sluice.ListTasks:output_type -> sluice.v1.ListTasksResponse
-	62,  // 122: sluice.v1.Sluice.CancelTask:output_type -> sluice.v1.CancelTaskResponse
-	64,  // 123: sluice.v1.Sluice.RethrottleTask:output_type -> sluice.v1.RethrottleTaskResponse
-	67,  // 124: sluice.v1.Sluice.ClusterHealth:output_type -> sluice.v1.ClusterHealthResponse
-	70,  // 125: sluice.v1.Sluice.ClusterState:output_type -> sluice.v1.ClusterStateResponse
-	103, // [103:126] is the sub-list for method output_type
-	80,  // [80:103] is the sub-list for method input_type
-	80,  // [80:80] is the sub-list for extension type_name
-	80,  // [80:80] is the sub-list for extension extendee
-	0,   // [0:80] is the sub-list for field type_name
+	6,   // 53: sluice.v1.ReindexRequest.copy_method:type_name -> sluice.v1.ReindexCopyMethod
+	57,  // 54: sluice.v1.ReindexResponse.task:type_name -> sluice.v1.Task
+	8,   // 55: sluice.v1.SliceStatus.state:type_name -> sluice.v1.TaskState
+	6,   // 56: sluice.v1.SliceStatus.copy_method:type_name -> sluice.v1.ReindexCopyMethod
+	75,  // 57: sluice.v1.ReindexStatus.throttled:type_name -> google.protobuf.Duration
+	75,  // 58: sluice.v1.ReindexStatus.eta:type_name -> google.protobuf.Duration
+	5,   // 59: sluice.v1.ReindexStatus.mode:type_name -> sluice.v1.ReindexMode
+	55,  // 60: sluice.v1.ReindexStatus.slices:type_name -> sluice.v1.SliceStatus
+	82,  // 61: sluice.v1.ReindexStatus.failure_samples:type_name -> sluice.v1.ShardFailure
+	6,   // 62: sluice.v1.ReindexStatus.copy_method:type_name -> sluice.v1.ReindexCopyMethod
+	8,   // 63: sluice.v1.Task.state:type_name -> sluice.v1.TaskState
+	83,  // 64: sluice.v1.Task.start_time:type_name -> google.protobuf.Timestamp
+	83,  // 65: sluice.v1.Task.end_time:type_name -> google.protobuf.Timestamp
+	76,  // 66: sluice.v1.Task.error:type_name -> sluice.v1.ErrorDetail
+	56,  // 67: sluice.v1.Task.reindex:type_name -> sluice.v1.ReindexStatus
+	75,  // 68: sluice.v1.GetTaskRequest.timeout:type_name -> google.protobuf.Duration
+	57,  // 69: sluice.v1.GetTaskResponse.task:type_name -> sluice.v1.Task
+	8,   // 70: sluice.v1.ListTasksRequest.states:type_name -> sluice.v1.TaskState
+	57,  // 71: sluice.v1.ListTasksResponse.tasks:type_name -> sluice.v1.Task
+	57,  // 72: sluice.v1.CancelTaskResponse.task:type_name -> sluice.v1.Task
+	57,  // 73: sluice.v1.RethrottleTaskResponse.task:type_name -> sluice.v1.Task
+	84,  // 74: sluice.v1.ClusterHealthRequest.wait_for_status:type_name -> sluice.v1.HealthStatus
+	75,  // 75: sluice.v1.ClusterHealthRequest.timeout:type_name -> google.protobuf.Duration
+	84,  // 76: sluice.v1.IndexHealth.status:type_name -> sluice.v1.HealthStatus
+	85,  // 77: sluice.v1.IndexHealth.shards:type_name -> sluice.v1.ShardRouting
+	84,  // 78: sluice.v1.ClusterHealthResponse.status:type_name -> sluice.v1.HealthStatus
+	67,  // 79: sluice.v1.ClusterHealthResponse.indices:type_name -> sluice.v1.IndexHealth
+	70,  // 80: sluice.v1.ClusterStateResponse.nodes:type_name -> sluice.v1.NodeInfo
+	74,  // 81: sluice.v1.ClusterStateResponse.indices:type_name -> sluice.v1.IndexInfo
+	25,  // 82: sluice.v1.ClusterStateResponse.aliases:type_name -> sluice.v1.AliasInfo
+	9,   // 83: sluice.v1.Sluice.CreateIndex:input_type -> sluice.v1.CreateIndexRequest
+	11,  // 84: sluice.v1.Sluice.DeleteIndex:input_type -> sluice.v1.DeleteIndexRequest
+	13,  // 85: sluice.v1.Sluice.GetIndex:input_type -> sluice.v1.GetIndexRequest
+	15,  // 86: sluice.v1.Sluice.ListIndices:input_type -> sluice.v1.ListIndicesRequest
+	17,  // 87: sluice.v1.Sluice.UpdateIndexSettings:input_type -> sluice.v1.UpdateIndexSettingsRequest
+	19,  // 88: sluice.v1.Sluice.PutMapping:input_type -> sluice.v1.PutMappingRequest
+	22,  // 89: sluice.v1.Sluice.UpdateAliases:input_type -> sluice.v1.UpdateAliasesRequest
+	24,  // 90: sluice.v1.Sluice.ListAliases:input_type -> sluice.v1.ListAliasesRequest
+	28,  // 91: sluice.v1.Sluice.Bulk:input_type -> sluice.v1.BulkRequest
+	31,  // 92: sluice.v1.Sluice.BulkStream:input_type -> sluice.v1.BulkStreamRequest
+	34,  // 93: sluice.v1.Sluice.Get:input_type -> sluice.v1.GetRequest
+	37,  // 94: sluice.v1.Sluice.Search:input_type -> sluice.v1.SearchRequest
+	41,  // 95: sluice.v1.Sluice.OpenPointInTime:input_type -> sluice.v1.OpenPointInTimeRequest
+	43,  // 96: sluice.v1.Sluice.ClosePointInTime:input_type -> sluice.v1.ClosePointInTimeRequest
+	46,  // 97: sluice.v1.Sluice.Scroll:input_type -> sluice.v1.ScrollRequest
+	49,  // 98: sluice.v1.Sluice.Refresh:input_type -> sluice.v1.RefreshRequest
+	53,  // 99: sluice.v1.Sluice.Reindex:input_type -> sluice.v1.ReindexRequest
+	58,  // 100: sluice.v1.Sluice.GetTask:input_type -> sluice.v1.GetTaskRequest
+	60,  // 101: sluice.v1.Sluice.ListTasks:input_type -> sluice.v1.ListTasksRequest
+	62,  // 102: sluice.v1.Sluice.CancelTask:input_type -> sluice.v1.CancelTaskRequest
+	64,  // 103: sluice.v1.Sluice.RethrottleTask:input_type -> sluice.v1.RethrottleTaskRequest
+	66,  // 104: sluice.v1.Sluice.ClusterHealth:input_type -> sluice.v1.ClusterHealthRequest
+	69,  // 105: sluice.v1.Sluice.ClusterState:input_type -> sluice.v1.ClusterStateRequest
+	10,  // 106: sluice.v1.Sluice.CreateIndex:output_type -> sluice.v1.CreateIndexResponse
+	12,  // 107: sluice.v1.Sluice.DeleteIndex:output_type -> sluice.v1.DeleteIndexResponse
+	14,  // 108: sluice.v1.Sluice.GetIndex:output_type -> sluice.v1.GetIndexResponse
+	16,  // 109: sluice.v1.Sluice.ListIndices:output_type -> sluice.v1.ListIndicesResponse
+	18,  // 110: sluice.v1.Sluice.UpdateIndexSettings:output_type -> sluice.v1.UpdateIndexSettingsResponse
+	20,  // 111: sluice.v1.Sluice.PutMapping:output_type -> sluice.v1.PutMappingResponse
+	23,  // 112: sluice.v1.Sluice.UpdateAliases:output_type -> sluice.v1.UpdateAliasesResponse
+	26,  // 113: sluice.v1.Sluice.ListAliases:output_type -> sluice.v1.ListAliasesResponse
+	30,  // 114: sluice.v1.Sluice.Bulk:output_type -> sluice.v1.BulkResponse
+	32,  // 115: sluice.v1.Sluice.BulkStream:output_type -> sluice.v1.BulkStreamResponse
+	35,  // 116: sluice.v1.Sluice.Get:output_type -> sluice.v1.GetResponse
+	40,  // 117: sluice.v1.Sluice.Search:output_type -> sluice.v1.SearchResponse
+	42,  // 118: sluice.v1.Sluice.OpenPointInTime:output_type -> sluice.v1.OpenPointInTimeResponse
+	44,  // 119: sluice.v1.Sluice.ClosePointInTime:output_type -> sluice.v1.ClosePointInTimeResponse
+	48,  // 120: sluice.v1.Sluice.Scroll:output_type -> sluice.v1.ScrollResponse
+	50,  // 121: sluice.v1.Sluice.Refresh:output_type -> sluice.v1.RefreshResponse
+	54,  // 122: sluice.v1.Sluice.Reindex:output_type -> sluice.v1.ReindexResponse
+	59,  // 123: sluice.v1.Sluice.GetTask:output_type -> sluice.v1.GetTaskResponse
+	61,  // 124: sluice.v1.Sluice.ListTasks:output_type -> sluice.v1.ListTasksResponse
+	63,  // 125: sluice.v1.Sluice.CancelTask:output_type -> sluice.v1.CancelTaskResponse
+	65,  // 126: sluice.v1.Sluice.RethrottleTask:output_type -> sluice.v1.RethrottleTaskResponse
+	68,  // 127: sluice.v1.Sluice.ClusterHealth:output_type -> sluice.v1.ClusterHealthResponse
+	71,  // 128: sluice.v1.Sluice.ClusterState:output_type -> sluice.v1.ClusterStateResponse
+	106, // [106:129] is the sub-list for method output_type
+	83,  // [83:106] is the sub-list for method input_type
+	83,  // [83:83] is the sub-list for extension type_name
+	83,  // [83:83] is the sub-list for extension extendee
+	0,   // [0:83] is the sub-list for field type_name
 }
 
 func init() { file_sluice_v1_sluice_proto_init() }
@@ -5326,7 +5440,7 @@ func file_sluice_v1_sluice_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_sluice_v1_sluice_proto_rawDesc), len(file_sluice_v1_sluice_proto_rawDesc)),
-			NumEnums:      8,
+			NumEnums:      9,
 			NumMessages:   63,
 			NumExtensions: 0,
 			NumServices:   1,

@@ -1,0 +1,134 @@
+package reindex
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/durationpb"
+
+	"github.com/sluice-search/sluice/cluster/routing"
+	"github.com/sluice-search/sluice/node/engine"
+	"github.com/sluice-search/sluice/node/engine/index"
+	"github.com/sluice-search/sluice/node/engine/mapping"
+	"github.com/sluice-search/sluice/node/querydsl"
+	"github.com/sluice-search/sluice/node/shard"
+	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
+)
+
+// segmentTargets returns the destination shards a segment copy of the
+// slice's source shard adds into — every destination shard drawing from it
+// — or why the slice must copy documents instead: the request is not one a
+// segment copy can serve (a bad request), or a destination shard is not
+// open here or has another mapping than the source (a fallback).
+func (r *Runner) segmentTargets(req *sluicev1.RunReindexSliceRequest, src *shard.Shard, dst routing.Params) ([]*shard.Shard, string, error) {
+	switch {
+	case req.GetSubSlice() != nil, req.GetMaxDocs() > 0, req.GetRequestsPerSecond() > 0,
+		req.GetQuery() != nil && req.GetQuery().Kind != nil && req.GetQuery().GetMatchAll() == nil:
+		return nil, "", status.Error(codes.InvalidArgument, "reindex slice: a segment copy takes the whole source shard: no sub-slice, query, max_docs or throttle")
+	}
+	rt, err := ParseDestRouting(req.GetRouting())
+	if err != nil || !rt.Keeps() {
+		return nil, "", status.Error(codes.InvalidArgument, "reindex slice: a segment copy keeps each document's routing")
+	}
+	srcP := routing.Params{Shards: int(req.GetSourceShards()), RoutingShards: dst.RoutingShards}
+	if err := routing.Colocatable(srcP, dst); err != nil {
+		return nil, "", status.Errorf(codes.InvalidArgument, "reindex slice: segment copy: %v", err)
+	}
+	k := dst.Shards / srcP.Shards
+	s := int(req.GetSource().GetShard())
+	srcMapping := canonicalMapping(src.Mapping())
+	marker := segmentMarker(req)
+	var out []*shard.Shard
+	for d := s * k; d < (s+1)*k; d++ {
+		sh, err := r.host.Get(shard.ID{IndexUUID: req.GetDestIndexUuid(), Shard: d})
+		if err != nil {
+			return nil, fmt.Sprintf("destination shard %d is not open on this node", d), nil
+		}
+		if !proto.Equal(srcMapping, canonicalMapping(sh.Mapping())) {
+			return nil, fmt.Sprintf("destination shard %d's mapping differs from the source's", d), nil
+		}
+		// Added segments are not checked against ids already there: only
+		// an empty shard (or one this slice already added to) takes them.
+		// A shard written to otherwise — by an earlier run of this slice
+		// that copied documents, say — gets documents, idempotent by _id.
+		if _, done := sh.Engine().Writer().AddMarker(marker); !done && !empty(sh.Engine()) {
+			return nil, fmt.Sprintf("destination shard %d already holds documents", d), nil
+		}
+		out = append(out, sh)
+	}
+	return out, "", nil
+}
+
+// segmentMarker names a slice's segment copy in the destination shards'
+// commits.
+func segmentMarker(req *sluicev1.RunReindexSliceRequest) string {
+	return fmt.Sprintf("reindex/%s/%d", req.GetTaskId(), req.GetSlice())
+}
+
+// empty: no document was ever written to the shard, buffered or not.
+func empty(e *engine.Engine) bool {
+	rd := e.Acquire()
+	defer rd.Release()
+	return rd.MaxDoc() == 0 && e.Writer().MaxSeqNo() == 0
+}
+
+// canonicalMapping is a mapping in the one form two equal mappings share
+// (defaults filled, fields sorted), whatever JSON they were declared with.
+func canonicalMapping(m *mapping.Mapping) *sluicev1.Mapping {
+	if m == nil {
+		return nil
+	}
+	return querydsl.MappingToProto(m)
+}
+
+// runSegments copies the slice by segments: the pinned committed reader of
+// the source shard is added (engine.AddIndexes) into each destination
+// shard in targets, keeping in each the docs that route to it, and each
+// add is committed with a marker naming the task and slice, so a rerun
+// after a crash adds nothing twice. It reports once, at the end: the live
+// docs added, which must be the source's live docs (verification counts
+// per source shard as for documents).
+func (cp *copyRun) runSegments(ctx context.Context, targets []*shard.Shard) error {
+	marker := segmentMarker(cp.req)
+	k := len(targets)
+	var added int64
+	for _, sh := range targets {
+		var keep func(*index.StoredDoc) bool
+		if k > 1 {
+			d, dst := sh.ID().Shard, cp.dst
+			keep = func(sd *index.StoredDoc) bool {
+				key := sd.ID
+				if len(sd.Routing) > 0 {
+					key = sd.Routing
+				}
+				return routing.Shard(string(key), dst) == d
+			}
+		}
+		res, err := sh.Engine().AddIndexes(ctx, cp.rd, engine.AddIndexesOptions{Marker: marker, Keep: keep})
+		if err != nil {
+			if errors.Is(err, index.ErrCorrupt) {
+				// Not worth retrying: the source shard needs attention.
+				return status.Errorf(codes.FailedPrecondition, "destination shard %v: add segments of source shard %v: %v", sh.ID(), cp.req.GetSource(), err)
+			}
+			return fmt.Errorf("destination shard %v: add segments: %w", sh.ID(), err)
+		}
+		cp.r.opts.Logger.Debug("reindex: segments added", "task", cp.req.GetTaskId(), "slice", cp.req.GetSlice(),
+			"dest_shard", sh.ID().Shard, "docs", res.Docs, "dropped", res.Dropped, "segments", res.Segments,
+			"linked", res.Linked, "copied", res.Copied, "already_added", res.AlreadyAdded)
+		added += int64(res.Docs)
+	}
+	if added != cp.sel.total {
+		return status.Errorf(codes.Internal, "reindex slice %d: segment copy added %d docs for %d live docs of source shard %v",
+			cp.req.GetSlice(), added, cp.sel.total, cp.req.GetSource())
+	}
+	return cp.stream.Send(&sluicev1.RunReindexSliceResponse{
+		Total: cp.sel.total, Copied: added, Created: added,
+		Cursor: cursor{fingerprint: cp.fp, next: cp.rd.MaxDoc()}.encode(), Done: true,
+		Restarted: cp.restarted, Throttled: durationpb.New(0),
+		CopyMethod: sluicev1.ReindexCopyMethod_REINDEX_COPY_METHOD_SEGMENTS,
+	})
+}
