@@ -17,7 +17,7 @@ import (
 
 func newReindexCmd() *cobra.Command {
 	var f clientFlags
-	var source, dest, slices, queryArg, swapAlias, mode, opType, destRouting string
+	var source, dest, slices, queryArg, swapAlias, mode, opType, destRouting, copyMethod string
 	var shards, routingShards int32
 	var rps float32
 	var maxDocs int64
@@ -37,6 +37,14 @@ in-process (possible when the destination's shard count is a multiple of the
 source's dividing its routing shards); remote streams documents node to node;
 baseline scrolls and bulks through the coordinator as other systems do; auto
 (default) picks local when it can, else remote.
+
+What a local reindex copies (--copy): segments adds each source shard's
+committed segments to its co-located destination shards (hard links, nothing
+re-analysed; a split masks the documents that route elsewhere) — possible in
+local mode into an empty destination with the source's mapping, keeping
+routing, without --query, --max-docs, --rps or more slices than shards;
+documents re-indexes every document; auto (default) copies segments when it
+can, else documents, and the task says why (sluice tasks get).
 
 Documents keep the routing they were indexed with (--routing keep), so a get
 or search with it finds them in the destination; --routing discard routes
@@ -66,6 +74,11 @@ With --wait the command shows a progress bar and returns when the task ends
 				return fmt.Errorf("--mode must be auto, local, remote or baseline, got %q", mode)
 			}
 			req.Mode = sluicev1.ReindexMode(m)
+			cm, ok := sluicev1.ReindexCopyMethod_value["REINDEX_COPY_METHOD_"+strings.ToUpper(copyMethod)]
+			if !ok {
+				return fmt.Errorf("--copy must be auto, segments or documents, got %q", copyMethod)
+			}
+			req.CopyMethod = sluicev1.ReindexCopyMethod(cm)
 			switch opType {
 			case "index":
 				req.Dest.OpType = sluicev1.BulkAction_BULK_ACTION_INDEX
@@ -95,7 +108,7 @@ With --wait the command shows a progress bar and returns when the task ends
 				}
 				if !wait {
 					fmt.Fprintf(cmd.OutOrStdout(), "task %s started (%s); follow it with: sluice tasks get %s\n", resp.Task.Id,
-						enumName(resp.Task.Reindex.GetMode(), "REINDEX_MODE_"), resp.Task.Id)
+						method(resp.Task.GetReindex()), resp.Task.Id)
 					return nil
 				}
 				return follow(cmd.Context(), c, resp.Task.Id, cmd.OutOrStdout(), cmd.ErrOrStderr())
@@ -112,6 +125,7 @@ With --wait the command shows a progress bar and returns when the task ends
 	cmd.Flags().StringVar(&queryArg, "query", "", "only documents matching this query (Elasticsearch query DSL JSON, or @file)")
 	cmd.Flags().StringVar(&swapAlias, "swap-alias", "", "after a verified success, point this alias at the destination only")
 	cmd.Flags().StringVar(&mode, "mode", "auto", "auto, local, remote or baseline")
+	cmd.Flags().StringVar(&copyMethod, "copy", "auto", "auto, segments (link the source's segments, nothing re-analysed) or documents")
 	cmd.Flags().StringVar(&opType, "op-type", "index", "index (overwrite) or create (existing ids are conflicts)")
 	cmd.Flags().StringVar(&destRouting, "routing", "keep", "keep (each document's own routing), discard (route by id) or =VALUE")
 	cmd.Flags().BoolVar(&proceed, "proceed-on-conflicts", false, "count conflicts and go on instead of failing")
@@ -193,9 +207,21 @@ func summary(t *sluicev1.Task) string {
 	if t.EndTime != nil && t.StartTime != nil {
 		took = t.EndTime.AsTime().Sub(t.StartTime.AsTime()).Round(time.Millisecond).String()
 	}
-	return fmt.Sprintf("%s: %s in %s (%s mode) — created %d, updated %d, conflicts %d, failures %d of %d",
-		t.Id, enumName(t.State, "TASK_STATE_"), took, enumName(r.GetMode(), "REINDEX_MODE_"),
+	return fmt.Sprintf("%s: %s in %s (%s) — created %d, updated %d, conflicts %d, failures %d of %d",
+		t.Id, enumName(t.State, "TASK_STATE_"), took, method(r),
 		r.GetCreated(), r.GetUpdated(), r.GetVersionConflicts(), r.GetFailures(), r.GetTotal())
+}
+
+// method renders "local mode, segments" or "local mode, documents: why".
+func method(r *sluicev1.ReindexStatus) string {
+	s := enumName(r.GetMode(), "REINDEX_MODE_") + " mode"
+	if r.GetCopyMethod() != sluicev1.ReindexCopyMethod_REINDEX_COPY_METHOD_UNSPECIFIED {
+		s += ", " + enumName(r.GetCopyMethod(), "REINDEX_COPY_METHOD_")
+	}
+	if r.GetCopyMethodReason() != "" {
+		s += ": " + r.GetCopyMethodReason()
+	}
+	return s
 }
 
 func newTasksCmd() *cobra.Command {

@@ -62,6 +62,23 @@ const (
 	ReindexModeBaseline ReindexMode = "baseline"
 )
 
+// ReindexCopyMethod chooses what a local reindex copies.
+// +kubebuilder:validation:Enum=auto;segments;documents
+type ReindexCopyMethod string
+
+const (
+	// ReindexCopyAuto copies segments when the reindex allows it (local
+	// mode, an empty destination with the source's mapping, routing kept,
+	// no query, maxDocs, throttle or extra slices) and documents otherwise.
+	ReindexCopyAuto ReindexCopyMethod = "auto"
+	// ReindexCopySegments links the source shards' segments into their
+	// co-located destination shards, re-analysing nothing; a reindex that
+	// does not allow it is rejected.
+	ReindexCopySegments ReindexCopyMethod = "segments"
+	// ReindexCopyDocuments re-indexes every document.
+	ReindexCopyDocuments ReindexCopyMethod = "documents"
+)
+
 // ConflictsPolicy says what a reindex does on a version conflict.
 // +kubebuilder:validation:Enum=abort;proceed
 type ConflictsPolicy string
@@ -114,6 +131,13 @@ type ReindexSpec struct {
 	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="is immutable"
 	// +optional
 	Mode ReindexMode `json:"mode,omitempty"`
+
+	// CopyMethod is what a local reindex copies: auto, segments or
+	// documents.
+	// +kubebuilder:default=auto
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="is immutable"
+	// +optional
+	CopyMethod ReindexCopyMethod `json:"copyMethod,omitempty"`
 
 	// SwapAlias, when set, names an alias that is moved to the destination
 	// (from whatever it pointed at, typically the source) in one atomic
@@ -193,6 +217,10 @@ type ReindexSliceStatus struct {
 	// Done is true when the slice has finished.
 	// +optional
 	Done bool `json:"done,omitempty"`
+
+	// CopyMethod is what the slice copied: segments or documents.
+	// +optional
+	CopyMethod ReindexCopyMethod `json:"copyMethod,omitempty"`
 }
 
 // ReindexStatus is the observed state of a Reindex.
@@ -227,6 +255,15 @@ type ReindexStatus struct {
 	// DocsPerSecond is the recent copy rate.
 	// +optional
 	DocsPerSecond int64 `json:"docsPerSecond,omitempty"`
+
+	// CopyMethod is what the reindex copies: segments or documents.
+	// +optional
+	CopyMethod ReindexCopyMethod `json:"copyMethod,omitempty"`
+
+	// CopyMethodReason says why it copies documents although auto asked
+	// for segments.
+	// +optional
+	CopyMethodReason string `json:"copyMethodReason,omitempty"`
 
 	// Slices is the progress of every slice.
 	// +listType=map

@@ -294,8 +294,9 @@ func (r *Reconciler) mirror(_ context.Context, rx *v1alpha1.Reindex, task *sluic
 	st.Slices = st.Slices[:0]
 	for _, s := range ts.GetSlices() {
 		st.Slices = append(st.Slices, v1alpha1.ReindexSliceStatus{ID: s.GetSlice(), ReindexCounts: v1alpha1.ReindexCounts{Total: s.GetTotal()},
-			Copied: s.GetCopied(), Done: taskEnded(s.GetState())})
+			Copied: s.GetCopied(), Done: taskEnded(s.GetState()), CopyMethod: copyMethodOf(s.GetCopyMethod())})
 	}
+	st.CopyMethod, st.CopyMethodReason = copyMethodOf(ts.GetCopyMethod()), ts.GetCopyMethodReason()
 	if len(st.Slices) == 0 {
 		st.Slices = nil
 	}
@@ -502,4 +503,15 @@ func (r *Reconciler) event(rx *v1alpha1.Reindex, typ, reason, action, note strin
 	if r.Recorder != nil {
 		r.Recorder.Eventf(rx, nil, typ, reason, action, note, args...)
 	}
+}
+
+// copyMethodOf is the CRD's name for a task's copy method ("" unset).
+func copyMethodOf(m sluicev1.ReindexCopyMethod) v1alpha1.ReindexCopyMethod {
+	switch m {
+	case sluicev1.ReindexCopyMethod_REINDEX_COPY_METHOD_SEGMENTS:
+		return v1alpha1.ReindexCopySegments
+	case sluicev1.ReindexCopyMethod_REINDEX_COPY_METHOD_DOCUMENTS:
+		return v1alpha1.ReindexCopyDocuments
+	}
+	return ""
 }

@@ -57,6 +57,16 @@ func Request(rx *v1alpha1.Reindex) (*sluicev1.ReindexRequest, error) {
 	default:
 		return nil, fmt.Errorf("mode: unknown value %q", spec.Mode)
 	}
+	switch spec.CopyMethod {
+	case v1alpha1.ReindexCopyAuto, "":
+		req.CopyMethod = sluicev1.ReindexCopyMethod_REINDEX_COPY_METHOD_AUTO
+	case v1alpha1.ReindexCopySegments:
+		req.CopyMethod = sluicev1.ReindexCopyMethod_REINDEX_COPY_METHOD_SEGMENTS
+	case v1alpha1.ReindexCopyDocuments:
+		req.CopyMethod = sluicev1.ReindexCopyMethod_REINDEX_COPY_METHOD_DOCUMENTS
+	default:
+		return nil, fmt.Errorf("copyMethod: unknown value %q", spec.CopyMethod)
+	}
 	switch spec.Conflicts {
 	case v1alpha1.ConflictsAbort, "":
 		req.Conflicts = sluicev1.ConflictPolicy_CONFLICT_POLICY_ABORT

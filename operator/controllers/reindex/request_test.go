@@ -28,6 +28,7 @@ func TestRequest(t *testing.T) {
 	full.Spec.Slices = ptr(intstr.FromInt32(8))
 	full.Spec.RequestsPerSecond = ptr[int32](500)
 	full.Spec.Mode = v1alpha1.ReindexModeLocal
+	full.Spec.CopyMethod = v1alpha1.ReindexCopyDocuments
 	full.Spec.Conflicts = v1alpha1.ConflictsProceed
 	full.Spec.MaxDocs = ptr[int64](10)
 	full.Spec.SwapAlias = ptr[v1alpha1.IndexName]("live")
@@ -41,15 +42,18 @@ func TestRequest(t *testing.T) {
 		want *sluicev1.ReindexRequest
 	}{
 		{"defaults", base(), &sluicev1.ReindexRequest{Source: &sluicev1.ReindexSource{Index: "a"}, Dest: &sluicev1.ReindexDestination{Index: "b"},
-			Mode: sluicev1.ReindexMode_REINDEX_MODE_AUTO, Conflicts: sluicev1.ConflictPolicy_CONFLICT_POLICY_ABORT}},
+			Mode: sluicev1.ReindexMode_REINDEX_MODE_AUTO, Conflicts: sluicev1.ConflictPolicy_CONFLICT_POLICY_ABORT,
+			CopyMethod: sluicev1.ReindexCopyMethod_REINDEX_COPY_METHOD_AUTO}},
 		{"slices auto is 0", auto, &sluicev1.ReindexRequest{Source: &sluicev1.ReindexSource{Index: "a"}, Dest: &sluicev1.ReindexDestination{Index: "b"},
-			Mode: sluicev1.ReindexMode_REINDEX_MODE_AUTO, Conflicts: sluicev1.ConflictPolicy_CONFLICT_POLICY_ABORT}},
+			Mode: sluicev1.ReindexMode_REINDEX_MODE_AUTO, Conflicts: sluicev1.ConflictPolicy_CONFLICT_POLICY_ABORT,
+			CopyMethod: sluicev1.ReindexCopyMethod_REINDEX_COPY_METHOD_AUTO}},
 		{"everything", full, &sluicev1.ReindexRequest{
 			Source: &sluicev1.ReindexSource{Index: "a", Query: &sluicev1.Query{Kind: &sluicev1.Query_Term{Term: &sluicev1.TermQuery{Field: "published",
 				Value: &sluicev1.FieldValue{Kind: &sluicev1.FieldValue_BoolValue{BoolValue: true}}}}}},
 			Dest:   &sluicev1.ReindexDestination{Index: "b", Settings: &sluicev1.IndexSettings{NumberOfShards: 4}, Routing: "=tenant-7"},
 			Slices: 8, RequestsPerSecond: 500, Mode: sluicev1.ReindexMode_REINDEX_MODE_LOCAL,
-			Conflicts: sluicev1.ConflictPolicy_CONFLICT_POLICY_PROCEED, MaxDocs: 10, SwapAlias: "live"}},
+			CopyMethod: sluicev1.ReindexCopyMethod_REINDEX_COPY_METHOD_DOCUMENTS,
+			Conflicts:  sluicev1.ConflictPolicy_CONFLICT_POLICY_PROCEED, MaxDocs: 10, SwapAlias: "live"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
