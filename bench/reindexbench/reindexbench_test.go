@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -31,7 +32,7 @@ func TestSmoke(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Runs) != 4 || res.BulkDocsPerS <= 0 {
+	if len(res.Runs) != 6 || res.BulkDocsPerS <= 0 {
 		t.Fatalf("result %+v", res)
 	}
 	for _, r := range res.Runs {
@@ -39,8 +40,11 @@ func TestSmoke(t *testing.T) {
 			t.Errorf("%s: %+v", r.Name, r)
 		}
 	}
-	if res.Runs[2].ModeChosen != "REINDEX_MODE_LOCAL" || res.Runs[3].ModeChosen != "REINDEX_MODE_LOCAL" {
-		t.Errorf("local runs did not run locally: %s, %s", res.Runs[2].ModeChosen, res.Runs[3].ModeChosen)
+	for _, r := range res.Runs[2:] {
+		want := "REINDEX_COPY_METHOD_" + strings.ToUpper(r.Copy)
+		if r.ModeChosen != "REINDEX_MODE_LOCAL" || r.CopyChosen != want {
+			t.Errorf("%s: mode %s copy %s, want local %s", r.Name, r.ModeChosen, r.CopyChosen, want)
+		}
 	}
 	for _, f := range []string{"reindex.json", "reindex-docs-per-s.png"} {
 		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
