@@ -262,13 +262,16 @@ func newBenchReindexCmd() *cobra.Command {
 		Short: "Reindex strategies on a multi-process cluster (experiment 4)",
 		Long: `Start a cluster of separate processes on loopback (sluice dev --nodes 0 for
 etcd and the coordinator, plus one sluice node process per data node), bulk
-load the corpus into a source index, then copy it four ways:
+load the corpus into a source index, then copy it six ways:
 
   a  scroll + bulk through the coordinator, one slice (what other systems do)
   b  the same, sliced and in parallel
-  c  local: each node copies its source shards into co-located destination
-     shards in-process
-  d  local into twice the shard count (a split; still local)
+  c  local, documents: each node copies its source shards' documents into
+     co-located destination shards in-process (re-analysed)
+  d  the same into twice the shard count (a split; still local)
+  e  local, segments: each source shard's segments are hard-linked into its
+     co-located destination shard (nothing re-analysed)
+  f  the same into twice the shard count (each half masks the other's docs)
 
 and report docs/s, MB/s, wall time (request to verified success) and the
 ratio to (a), next to the cluster's raw bulk-loading rate.`,
