@@ -22,6 +22,20 @@
 //     run the same node code: a node writes in-process into the destination
 //     shards it holds and streams the rest (ShardIngest). BASELINE scrolls
 //     and bulks through this coordinator's data path, as external tools do;
+//   - the copy method (copy_method, chooseCopyMethod): SEGMENTS when the
+//     task changes nothing about how documents are indexed or which are
+//     copied — LOCAL mode, routing kept, no more slices than source shards,
+//     no query, max_docs or requests_per_second (a throttled task asked for
+//     a gentle document-paced copy), and an empty destination (created by
+//     the task, or existing with no documents) whose mapping equals the
+//     source's in canonical form. Then each slice adds its source shard's
+//     segments to the co-located destination shards (node/reindex), and
+//     verification counts per source shard as for documents. AUTO falls
+//     back to DOCUMENTS and records why (ReindexStatus.copy_method_reason);
+//     SEGMENTS on an ineligible task is INVALID_ARGUMENT naming the reason,
+//     decided before a destination is created; DOCUMENTS is the document
+//     copy. Each slice reports what it actually copied (a node falls back
+//     per slice; SliceStatus.copy_method);
 //   - slices: auto (and anything below the source's shard count) is one per
 //     source shard; more subdivides shards by _id hash, as sliced scroll
 //     does; max_docs is shared out evenly;

@@ -46,6 +46,25 @@
 // starts over, saying so (restarted): writes are idempotent by _id, so the
 // destination still ends with every document exactly once.
 //
+// # Segment copy
+//
+// A slice whose request says SEGMENTS (the coordinator checked the task is
+// eligible) copies no documents: after pinning the committed source reader
+// as above, it adds that reader's segments (engine.AddIndexes: hard links,
+// checksums verified, nothing re-analysed) into each destination shard
+// drawing from its source shard — the k shards s*k..(s+1)*k-1 of a ×k
+// layout — keeping in each the docs whose routing (else _id) maps to it,
+// as a bulk would route them. Each add commits with the marker
+// reindex/<task>/<slice>, which records the docs added: a rerun after a
+// crash or a coordinator retry finds the marker and adds nothing, and
+// reports the same count. The slice reports once, at the end, with copied
+// = live docs added, which must equal the source reader's live docs (else
+// it fails). It copies documents instead, saying why in its messages,
+// when a destination shard is not open here, its mapping (canonical form)
+// differs from the source's, or it already holds documents this slice did
+// not add (a document copy of an earlier run: segments would duplicate
+// ids). A corrupt source file fails the slice with FAILED_PRECONDITION.
+//
 // Throttle paces documents at requests_per_second; RethrottleReindexSlice
 // wakes a waiting slice so a new rate applies at once. Cancelling the RPC
 // stops the slice within one document.
