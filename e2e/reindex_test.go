@@ -50,9 +50,54 @@ var _ = Describe("reindex on a 3-node cluster", Ordered, func() {
 			Dest: &sluicev1.ReindexDestination{Index: "rx-local"}})
 		t = expectSucceeded(t.Id, 60*time.Second)
 		Expect(t.Reindex.Mode).To(Equal(sluicev1.ReindexMode_REINDEX_MODE_LOCAL))
+		// Nothing about indexing changes: AUTO adds the source's segments.
+		Expect(t.Reindex.CopyMethod).To(Equal(sluicev1.ReindexCopyMethod_REINDEX_COPY_METHOD_SEGMENTS), t.Reindex.CopyMethodReason)
 		Expect(t.Reindex.Created).To(Equal(int64(corpusDocs)))
 		Expect(t.Reindex.Failures).To(BeZero())
 		expectExact("rx-local", source)
+	})
+
+	It("copies documents when asked to, and says so in the CLI", func() {
+		out, err := c.cli(coord, "reindex", "--source", rxSource, "--dest", "rx-local-docs", "--copy", "documents", "--wait")
+		Expect(err).NotTo(HaveOccurred(), out)
+		Expect(out).To(ContainSubstring("local mode, documents"))
+		expectExact("rx-local-docs", source)
+		out, err = c.cli(coord, "reindex", "--source", rxSource, "--dest", "rx-local-segs", "--copy", "segments", "--wait")
+		Expect(err).NotTo(HaveOccurred(), out)
+		Expect(out).To(ContainSubstring("local mode, segments"))
+		expectExact("rx-local-segs", source)
+		out, err = c.cli(coord, "reindex", "--source", rxSource, "--dest", "rx-segs-refused", "--copy", "segments", "--rps", "100")
+		Expect(err).To(HaveOccurred(), out)
+		Expect(out).To(ContainSubstring("requests_per_second"))
+	})
+
+	It("resumes a segment copy after SIGKILL of a data node around the copy and finishes exact", func() {
+		// A segment copy is one step per slice: the kill lands before,
+		// during or after the add; the commit with the slice's marker makes
+		// the add happen exactly once per destination shard either way.
+		ix, err := cl.GetIndex(ctx, &sluicev1.GetIndexRequest{Name: rxSource})
+		Expect(err).NotTo(HaveOccurred())
+		victimID := ix.Index.Shards[0].NodeId
+		var victim *proc
+		for _, p := range c.nodes {
+			if p.name == victimID {
+				victim = p
+			}
+		}
+		Expect(victim).NotTo(BeNil(), "source shard 0 on unknown node %q", victimID)
+		t := reindex(&sluicev1.ReindexRequest{Source: &sluicev1.ReindexSource{Index: rxSource},
+			Dest:       &sluicev1.ReindexDestination{Index: "rx-segkill", Settings: &sluicev1.IndexSettings{NumberOfShards: 2 * rxShards}},
+			CopyMethod: sluicev1.ReindexCopyMethod_REINDEX_COPY_METHOD_SEGMENTS})
+		victim.kill(syscall.SIGKILL)
+		victim.start()
+		t = expectSucceeded(t.Id, 90*time.Second)
+		Expect(t.Reindex.CopyMethod).To(Equal(sluicev1.ReindexCopyMethod_REINDEX_COPY_METHOD_SEGMENTS))
+		for _, s := range t.Reindex.Slices {
+			Expect(s.CopyMethod).To(Equal(sluicev1.ReindexCopyMethod_REINDEX_COPY_METHOD_SEGMENTS), "slice %d", s.Slice)
+		}
+		GinkgoWriter.Printf("segment copy with %s killed: %v\n", victimID, t.Reindex)
+		waitGreen(rxSource, "rx-segkill")
+		expectExact("rx-segkill", source)
 	})
 
 	It("stays local when the destination has twice the shards", func() {
@@ -60,6 +105,7 @@ var _ = Describe("reindex on a 3-node cluster", Ordered, func() {
 			Dest: &sluicev1.ReindexDestination{Index: "rx-x2", Settings: &sluicev1.IndexSettings{NumberOfShards: 2 * rxShards}}})
 		t = expectSucceeded(t.Id, 60*time.Second)
 		Expect(t.Reindex.Mode).To(Equal(sluicev1.ReindexMode_REINDEX_MODE_LOCAL))
+		Expect(t.Reindex.CopyMethod).To(Equal(sluicev1.ReindexCopyMethod_REINDEX_COPY_METHOD_SEGMENTS), t.Reindex.CopyMethodReason)
 		ix, err := cl.GetIndex(ctx, &sluicev1.GetIndexRequest{Name: "rx-x2"})
 		Expect(err).NotTo(HaveOccurred())
 		Expect(ix.Index.Settings.NumberOfShards).To(Equal(int32(2 * rxShards)))
@@ -131,6 +177,11 @@ var _ = Describe("reindex on a 3-node cluster", Ordered, func() {
 				Dest: &sluicev1.ReindexDestination{Index: tc.dest, Settings: &sluicev1.IndexSettings{NumberOfShards: tc.shards}}})
 			t = expectSucceeded(t.Id, 60*time.Second)
 			Expect(t.Reindex.Mode).To(Equal(tc.mode))
+			wantCopy := sluicev1.ReindexCopyMethod_REINDEX_COPY_METHOD_DOCUMENTS
+			if tc.mode == sluicev1.ReindexMode_REINDEX_MODE_LOCAL {
+				wantCopy = sluicev1.ReindexCopyMethod_REINDEX_COPY_METHOD_SEGMENTS // a split by segments
+			}
+			Expect(t.Reindex.CopyMethod).To(Equal(wantCopy), t.Reindex.CopyMethodReason)
 			for id, rt := range routed {
 				g, err := cl.Get(ctx, &sluicev1.GetRequest{Index: tc.dest, Id: id, Routing: rt})
 				Expect(err).NotTo(HaveOccurred())
