@@ -25,11 +25,12 @@ type AddIndexesOptions struct {
 	// commit, or an earlier AddIndexes — nothing is added, so a rerun after
 	// a crash or a resumed copy never adds twice. Required.
 	Marker string
-	// Keep, if set, is asked for every live doc of the source with its
-	// stored fields (valid only during the call); docs it rejects are
-	// deleted in the added copy (a split: each destination shard keeps the
-	// docs that route to it). nil keeps every live doc.
-	Keep func(doc *index.StoredDoc) bool
+	// Keep, if set, is asked for every live doc of the source, by leaf of
+	// the source reader and doc in that leaf; docs it rejects are deleted
+	// in the added copy (a split: each destination shard keeps the docs
+	// that route to it — the caller reads whatever decides that once, not
+	// once per destination). nil keeps every live doc.
+	Keep func(leaf, doc int) bool
 }
 
 // AddIndexesResult describes one AddIndexes.
@@ -94,10 +95,7 @@ func (w *IndexWriter) AddIndexes(ctx context.Context, src *Reader, opts AddIndex
 		if s.info.Codec != w.codec.Name() {
 			return fail(fmt.Errorf("engine: add segment %s: codec %s, this index writes %s", s.info.Name, s.info.Codec, w.codec.Name()))
 		}
-		live, dropped, err := keptDocs(src.leaves[i], opts.Keep)
-		if err != nil {
-			return fail(fmt.Errorf("engine: add segment %s: %w", s.info.Name, err))
-		}
+		live, dropped := keptDocs(src.leaves[i], i, opts.Keep)
 		res.Dropped += dropped
 		n := s.info.MaxDoc
 		if live != nil {
@@ -156,34 +154,30 @@ func (w *IndexWriter) AddIndexes(ctx context.Context, src *Reader, opts AddIndex
 	return res, nil
 }
 
-// keptDocs returns the live docs of leaf that keep accepts (nil: all of
-// the segment's docs) and how many live docs keep rejected.
-func keptDocs(leaf Leaf, keep func(*index.StoredDoc) bool) (*index.FixedBitSet, int, error) {
+// keptDocs returns the live docs of leaf (number i of its reader) that
+// keep accepts (nil: all of the segment's docs) and how many live docs
+// keep rejected.
+func keptDocs(leaf Leaf, i int, keep func(leaf, doc int) bool) (*index.FixedBitSet, int) {
 	if keep == nil {
 		if leaf.Live == nil {
-			return nil, 0, nil
+			return nil, 0
 		}
-		return leaf.Live.Clone(), 0, nil
+		return leaf.Live.Clone(), 0
 	}
 	maxDoc := leaf.Reader.MaxDoc()
 	live := index.NewFixedBitSet(maxDoc)
-	stored := leaf.Reader.StoredFields()
-	var sd index.StoredDoc
 	dropped := 0
 	for d := range maxDoc {
 		if leaf.Live != nil && !leaf.Live.Get(d) {
 			continue
 		}
-		if err := stored.Document(d, &sd); err != nil {
-			return nil, 0, fmt.Errorf("doc %d: %w", d, err)
-		}
-		if keep(&sd) {
+		if keep(i, d) {
 			live.Set(d)
 		} else {
 			dropped++
 		}
 	}
-	return live, dropped, nil
+	return live, dropped
 }
 
 // linkSegment brings the core files of s into this directory under a new

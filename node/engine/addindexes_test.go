@@ -97,15 +97,9 @@ func TestAddIndexes(t *testing.T) {
 						want[id] = body
 					}
 				}
-				var keep func(*index.StoredDoc) bool
+				var keep func(leaf, doc int) bool
 				if k > 1 {
-					keep = func(sd *index.StoredDoc) bool {
-						key := sd.ID
-						if len(sd.Routing) > 0 {
-							key = sd.Routing
-						}
-						return routing.Shard(string(key), dst) == d
-					}
+					keep = routesTo(t, rd, dst, d)
 				}
 				marker := fmt.Sprintf("task/0/%d", d)
 				res, err := e.AddIndexes(ctx, rd, AddIndexesOptions{Marker: marker, Keep: keep})
@@ -286,13 +280,7 @@ func TestAddIndexesSplitDeletesMerged(t *testing.T) {
 	e := mustOpenDurable(t, t.TempDir(), Options{})
 	defer e.Close(ctx)
 	dst := routing.Params{Shards: 2, RoutingShards: 6}
-	keep := func(sd *index.StoredDoc) bool {
-		key := sd.ID
-		if len(sd.Routing) > 0 {
-			key = sd.Routing
-		}
-		return routing.Shard(string(key), dst) == 0
-	}
+	keep := routesTo(t, rd, dst, 0)
 	res, err := e.AddIndexes(ctx, rd, AddIndexesOptions{Marker: "m", Keep: keep})
 	if err != nil {
 		t.Fatal(err)
@@ -323,4 +311,21 @@ func TestAddIndexesSplitDeletesMerged(t *testing.T) {
 func hasMarker(e *Engine, m string) bool {
 	_, ok := e.Writer().AddMarker(m)
 	return ok
+}
+
+// routesTo is a Keep for destination shard d of dst: the docs of rd whose
+// stored routing (else _id) routes there.
+func routesTo(t testing.TB, rd *Reader, dst routing.Params, d int) func(leaf, doc int) bool {
+	return func(leaf, doc int) bool {
+		var sd index.StoredDoc
+		if err := rd.Document(leaf, doc, &sd); err != nil {
+			t.Error(err)
+			return false
+		}
+		key := sd.ID
+		if len(sd.Routing) > 0 {
+			key = sd.Routing
+		}
+		return routing.Shard(string(key), dst) == d
+	}
 }

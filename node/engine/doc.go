@@ -154,7 +154,7 @@
 // this writer's counter, keeping the segment ID the codec checks in every
 // file header; every file's checksum is verified before the segment is
 // opened; its live docs are the source's live docs a Keep function accepts
-// (a split keeps the docs that route to this shard); the _id Bloom filter
+// by position (a split keeps the docs that route to this shard); the _id Bloom filter
 // is built at open like any segment's. A refresh publishes the segments
 // together with a marker, and every later commit records the marker in its
 // user data (UserDataAddedPrefix), so an add already published or

@@ -94,19 +94,22 @@ func canonicalMapping(m *mapping.Mapping) *sluicev1.Mapping {
 // per source shard as for documents).
 func (cp *copyRun) runSegments(ctx context.Context, targets []*shard.Shard) error {
 	marker := segmentMarker(cp.req)
-	k := len(targets)
+	var routes [][]uint16
+	if len(targets) > 1 {
+		var err error
+		if routes, err = routeDocs(ctx, cp.rd, cp.dst); err != nil {
+			if errors.Is(err, index.ErrCorrupt) {
+				return status.Errorf(codes.FailedPrecondition, "route the docs of source shard %v: %v", cp.req.GetSource(), err)
+			}
+			return fmt.Errorf("route the docs of source shard %v: %w", cp.req.GetSource(), err)
+		}
+	}
 	var added int64
 	for _, sh := range targets {
-		var keep func(*index.StoredDoc) bool
-		if k > 1 {
-			d, dst := sh.ID().Shard, cp.dst
-			keep = func(sd *index.StoredDoc) bool {
-				key := sd.ID
-				if len(sd.Routing) > 0 {
-					key = sd.Routing
-				}
-				return routing.Shard(string(key), dst) == d
-			}
+		var keep func(leaf, doc int) bool
+		if routes != nil {
+			d := uint16(sh.ID().Shard)
+			keep = func(leaf, doc int) bool { return routes[leaf][doc] == d }
 		}
 		res, err := sh.Engine().AddIndexes(ctx, cp.rd, engine.AddIndexesOptions{Marker: marker, Keep: keep})
 		if err != nil {
@@ -131,4 +134,38 @@ func (cp *copyRun) runSegments(ctx context.Context, targets []*shard.Shard) erro
 		Restarted: cp.restarted, Throttled: durationpb.New(0),
 		CopyMethod: sluicev1.ReindexCopyMethod_REINDEX_COPY_METHOD_SEGMENTS,
 	})
+}
+
+// routeDocs returns the destination shard of every live doc of rd, by leaf
+// and doc, routed as a bulk would route it: by its stored routing, else
+// its _id. One sequential read of the stored fields serves every
+// destination shard of a split (each stored block is decompressed once).
+func routeDocs(ctx context.Context, rd *engine.Reader, dst routing.Params) ([][]uint16, error) {
+	leaves := rd.Leaves()
+	routes := make([][]uint16, len(leaves))
+	var sd index.StoredDoc
+	for li, l := range leaves {
+		stored := l.Reader.StoredFields()
+		rs := make([]uint16, l.Reader.MaxDoc())
+		for d := range rs {
+			if d%4096 == 0 {
+				if err := ctx.Err(); err != nil {
+					return nil, err
+				}
+			}
+			if l.Live != nil && !l.Live.Get(d) {
+				continue
+			}
+			if err := stored.Document(d, &sd); err != nil {
+				return nil, fmt.Errorf("leaf %d doc %d: %w", li, d, err)
+			}
+			key := sd.ID
+			if len(sd.Routing) > 0 {
+				key = sd.Routing
+			}
+			rs[d] = uint16(routing.Shard(string(key), dst))
+		}
+		routes[li] = rs
+	}
+	return routes, nil
 }
