@@ -305,8 +305,14 @@ func benchPeerTerms(b *testing.B, threshold int) {
 	for i, t := range terms {
 		qs[i] = &TermQuery{Field: "body", Term: t}
 	}
+	benchLatency(b, qs, Request{Size: 10, TotalHitsThreshold: threshold})
+}
+
+// benchLatency runs the queries round-robin and reports the median and
+// p99 latency besides the mean.
+func benchLatency(b *testing.B, qs []Query, req Request) {
+	s := benchIndex(b)
 	ctx := context.Background()
-	req := Request{Size: 10, TotalHitsThreshold: threshold}
 	lat := make([]time.Duration, 0, 1<<16)
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -322,6 +328,24 @@ func benchPeerTerms(b *testing.B, threshold int) {
 	slices.Sort(lat)
 	b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
 	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
+}
+
+// BenchmarkPeerOr2Top10 is the 2-term OR class of `sluice bench shard`:
+// consecutive pairs of the peers' frequent terms (1+2, 3+4, ...) as a
+// match OR, top-10 at Lucene's threshold (1,000), cycling over the pairs;
+// it reports the median and p99 latency, comparable with the Lucene
+// harness's or2 class.
+func BenchmarkPeerOr2Top10(b *testing.B) {
+	s := benchIndex(b)
+	terms := peerFreqTerms(s)
+	if len(terms) < 2 {
+		terms = [][]byte{queries(s).high, queries(s).med}
+	}
+	var qs []Query
+	for i := 0; i+1 < len(terms); i += 2 {
+		qs = append(qs, MatchQuery("body", [][]byte{terms[i], terms[i+1]}, OperatorOr, 0))
+	}
+	benchLatency(b, qs, Request{Size: 10, TotalHitsThreshold: 1000})
 }
 
 // BenchmarkTermFilteredByRangeTop10 is a match filtered by a wide numeric
