@@ -60,7 +60,10 @@
 //     cannot reach the minimum are non-essential, only the other clauses'
 //     docs are visited (leap-frogging with the filter), and non-essential
 //     clauses are consulted per candidate only while the score can still
-//     compete.
+//     compete. Without a filter, several essential clauses are gathered
+//     per inner window of 4,096 doc ids into a bitset and a score array,
+//     one clause at a time (Lucene's per-window bitset scoring), and a
+//     single essential term is iterated with BM25 computed inline.
 //
 // Term scorers' impacts enums are recycled across the searches of one
 // Searcher (index.ImpactsReuser, pooled per leaf and field with the query

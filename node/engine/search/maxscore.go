@@ -1,19 +1,57 @@
 package search
 
 import (
+	"math/bits"
+
 	"github.com/sluice-search/sluice/node/engine/index"
 )
 
 // exhaustiveWindow is the window size while no score can be pruned yet;
 // it only bounds how soon a new minimum competitive score is noticed.
-const exhaustiveWindow = 4096
+const exhaustiveWindow = innerWindow
+
+// innerWindow is how many doc ids scoreBitsetWindow gathers at once
+// (Lucene's MaxScoreBulkScorer.INNER_WINDOW_SIZE).
+const innerWindow = 1 << 12
+
+// windowScratch is scoreBitsetWindow's per-window state: which docs of the
+// inner window matched an essential clause, and their summed scores. It
+// is kept zeroed between windows (each doc's slot is reset as it is read)
+// and lives in the pooled collector, so searches don't allocate it.
+type windowScratch struct {
+	matches [innerWindow / 64]uint64
+	scores  [innerWindow]float64
+}
 
 // msClause is a disjunction clause with its current doc cached, so the
 // per-doc loops compare ints instead of calling through interfaces.
 type msClause struct {
-	s     scorer
+	s scorer
+	// ts is s when it is a term scorer (the usual clause of a match
+	// query): the window loops then read its postings and norms and score
+	// BM25 directly instead of through two layers of interface calls per
+	// doc.
+	ts    *termScorer
 	doc   int
 	bound float32 // max score in the current window
+}
+
+func (m *msClause) advance(target int) int {
+	if m.ts != nil {
+		return m.ts.pe.Advance(target)
+	}
+	return m.s.Advance(target)
+}
+
+func (m *msClause) score() float32 {
+	if ts := m.ts; ts != nil {
+		norm := noNorm
+		if ts.norms != nil {
+			norm = ts.norms.Norm(m.doc)
+		}
+		return ts.sim.score(float32(ts.pe.Freq()), norm)
+	}
+	return m.s.score()
 }
 
 // maxScoreLeaf collects the top-k of a pure disjunction with block-max
@@ -33,11 +71,18 @@ type msClause struct {
 // its approximation and are confirmed by its two-phase check.
 func maxScoreLeaf(subs []scorer, filter scorer, live *index.FixedBitSet, c *topScoreCollector) {
 	n := len(subs)
-	cl := make([]msClause, n)
-	for i, s := range subs {
-		cl[i] = msClause{s: s, doc: s.NextDoc()}
+	// Stack room for the clauses of typical queries.
+	var clBuf [8]msClause
+	var prefixBuf [9]float64
+	cl, prefix := clBuf[:0], prefixBuf[:0]
+	if n > len(clBuf) {
+		cl, prefix = make([]msClause, 0, n), make([]float64, 0, n+1)
 	}
-	prefix := make([]float64, n+1) // prefix[i] = sum of cl[:i] bounds
+	cl, prefix = cl[:n], prefix[:n+1] // prefix[i] = sum of cl[:i] bounds
+	for i, s := range subs {
+		ts, _ := s.(*termScorer)
+		cl[i] = msClause{s: s, ts: ts, doc: s.NextDoc()}
+	}
 	doc := 0
 	for {
 		minComp := c.minCompetitive
@@ -92,10 +137,19 @@ func maxScoreLeaf(subs []scorer, filter scorer, live *index.FixedBitSet, c *topS
 		essential := cl[p:]
 		for i := range essential {
 			if e := &essential[i]; e.doc < doc {
-				e.doc = e.s.Advance(doc)
+				e.doc = e.advance(doc)
 			}
 		}
-		doc = scoreWindow(essential, cl[:p], prefix, windowMax, filter, live, c, minComp)
+		switch {
+		case filter != nil:
+			doc = scoreWindow(essential, cl[:p], prefix, windowMax, filter, live, c, minComp)
+		case len(essential) == 1 && essential[0].ts != nil:
+			doc = scoreTermWindow(&essential[0], cl[:p], prefix, windowMax, live, c, minComp)
+		case len(essential) == 1:
+			doc = scoreWindow(essential, cl[:p], prefix, windowMax, nil, live, c, minComp)
+		default:
+			doc = scoreBitsetWindow(essential, cl[:p], prefix, windowMax, live, c, minComp)
+		}
 		if doc == noMoreDocs {
 			return
 		}
@@ -151,26 +205,10 @@ func scoreWindow(essential, nonEssential []msClause, prefix []float64, windowMax
 			var score float64
 			for i := range essential {
 				if essential[i].doc == d {
-					score += float64(essential[i].s.score())
+					score += float64(essential[i].score())
 				}
 			}
-			competitive := true
-			for i := len(nonEssential) - 1; i >= 0; i-- {
-				if boundScore(score+prefix[i+1], len(essential)+i+1) < minComp {
-					competitive = false
-					break
-				}
-				ne := &nonEssential[i]
-				if ne.doc < d {
-					ne.doc = ne.s.Advance(d)
-				}
-				if ne.doc == d {
-					score += float64(ne.s.score())
-				}
-			}
-			if competitive {
-				c.collect(d, toScore(score))
-			}
+			collectNonEssential(nonEssential, prefix, len(essential), d, score, c, minComp)
 		}
 		for i := range essential {
 			if e := &essential[i]; e.doc == d {
@@ -181,4 +219,146 @@ func scoreWindow(essential, nonEssential []msClause, prefix []float64, windowMax
 			return d + 1
 		}
 	}
+}
+
+// collectNonEssential adds the non-essential clauses' scores to doc's
+// essential score, most valuable first, while the sum plus the remaining
+// clauses' bounds can still reach minComp, and collects doc if it can.
+func collectNonEssential(nonEssential []msClause, prefix []float64, nEssential, doc int, score float64, c *topScoreCollector, minComp float32) {
+	for i := len(nonEssential) - 1; i >= 0; i-- {
+		if boundScore(score+prefix[i+1], nEssential+i+1) < minComp {
+			return
+		}
+		ne := &nonEssential[i]
+		if ne.doc < doc {
+			ne.doc = ne.advance(doc)
+		}
+		if ne.doc == doc {
+			score += float64(ne.score())
+		}
+	}
+	c.collect(doc, toScore(score))
+}
+
+// scoreTermWindow is scoreWindow for the most common window of a match
+// query: a single essential clause that is a term, and no filter (Lucene's
+// scoreInnerWindowSingleEssentialClause). Its postings are iterated
+// directly and BM25 is computed inline; a doc whose score plus every
+// non-essential bound cannot reach minComp (most docs, once the top-k has
+// filled) costs one comparison and no call.
+func scoreTermWindow(e *msClause, nonEssential []msClause, prefix []float64, windowMax int, live *index.FixedBitSet, c *topScoreCollector, minComp float32) int {
+	ts := e.ts
+	pe, norms := ts.pe, ts.norms
+	w, cache := ts.sim.weight, ts.sim.cache
+	nNE := len(nonEssential)
+	allBounds := prefix[nNE]
+	doc := e.doc
+	for doc <= windowMax && doc != noMoreDocs {
+		if c.stop() {
+			e.doc = doc
+			return noMoreDocs
+		}
+		if live == nil || live.Get(doc) {
+			norm := noNorm
+			if norms != nil {
+				norm = norms.Norm(doc)
+			}
+			score := float64(w - w/(1+float32(pe.Freq())*cache[norm]))
+			if nNE == 0 || boundScore(score+allBounds, nNE+1) >= minComp {
+				collectNonEssential(nonEssential, prefix, 1, doc, score, c, minComp)
+				if c.minCompetitive != minComp {
+					e.doc = pe.NextDoc()
+					return doc + 1
+				}
+			}
+		}
+		doc = pe.NextDoc()
+	}
+	e.doc = doc
+	if windowMax == noMoreDocs {
+		return noMoreDocs
+	}
+	return windowMax + 1
+}
+
+// scoreBitsetWindow is scoreWindow for several essential clauses and no
+// filter, Lucene's scoreInnerWindowMultipleEssentialClauses: instead of
+// merging the clauses doc by doc, it runs each clause over an inner window
+// of innerWindow doc ids, marking its docs in a bitset and adding its
+// scores into an array, then visits the marked docs in order. Each clause
+// is iterated in a tight loop of its own, with no per-doc search for the
+// smallest current doc. Scores are added clause by clause in the same
+// order as scoreWindow adds them, so the sums are identical.
+func scoreBitsetWindow(essential, nonEssential []msClause, prefix []float64, windowMax int, live *index.FixedBitSet, c *topScoreCollector, minComp float32) int {
+	ws := c.scratch()
+	for {
+		lo := noMoreDocs
+		for i := range essential {
+			lo = min(lo, essential[i].doc)
+		}
+		if lo > windowMax || lo == noMoreDocs {
+			if windowMax == noMoreDocs {
+				return noMoreDocs
+			}
+			return windowMax + 1
+		}
+		hi := min(windowMax, lo+innerWindow-1)
+		for i := range essential {
+			essential[i].accumulate(lo, hi, live, ws)
+		}
+		stopped := false
+		for w := 0; w <= (hi-lo)>>6; w++ {
+			m := ws.matches[w]
+			ws.matches[w] = 0
+			for m != 0 {
+				idx := w<<6 | bits.TrailingZeros64(m)
+				m &= m - 1
+				score := ws.scores[idx]
+				ws.scores[idx] = 0
+				if stopped = stopped || c.stop(); !stopped {
+					collectNonEssential(nonEssential, prefix, len(essential), lo+idx, score, c, minComp)
+				}
+			}
+		}
+		if stopped {
+			return noMoreDocs
+		}
+		if c.minCompetitive != minComp {
+			// Re-partition with the higher minimum competitive score.
+			return hi + 1
+		}
+	}
+}
+
+// accumulate marks the clause's docs in [lo, hi] (it is on the first
+// one) in ws and adds their scores, leaving the clause on its first doc
+// after hi.
+func (m *msClause) accumulate(lo, hi int, live *index.FixedBitSet, ws *windowScratch) {
+	doc := m.doc
+	if ts := m.ts; ts != nil {
+		pe, norms := ts.pe, ts.norms
+		w, cache := ts.sim.weight, ts.sim.cache
+		for ; doc <= hi; doc = pe.NextDoc() {
+			if live != nil && !live.Get(doc) {
+				continue
+			}
+			norm := noNorm
+			if norms != nil {
+				norm = norms.Norm(doc)
+			}
+			i := doc - lo
+			ws.matches[i>>6] |= 1 << (i & 63)
+			ws.scores[i] += float64(w - w/(1+float32(pe.Freq())*cache[norm]))
+		}
+	} else {
+		for ; doc <= hi; doc = m.s.NextDoc() {
+			if live != nil && !live.Get(doc) {
+				continue
+			}
+			i := doc - lo
+			ws.matches[i>>6] |= 1 << (i & 63)
+			ws.scores[i] += float64(m.s.score())
+		}
+	}
+	m.doc = doc
 }

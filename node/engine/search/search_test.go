@@ -45,20 +45,26 @@ func buildCorpus(t testing.TB, r *rand.Rand, build leafBuilder, n, vocab int, de
 		if size > 50 && r.IntN(2) == 0 {
 			size = 1 + r.IntN(size-1)
 		}
-		leaf := Leaf{Reader: build(t, docs[base:base+size]), DocBase: base}
-		if deletes && r.IntN(2) == 0 {
-			leaf.Live = index.NewFixedBitSetAllSet(size)
-			for d := 0; d < size; d++ {
-				if r.IntN(8) == 0 {
-					leaf.Live.Clear(d)
-					o.deleted[base+d] = true
-				}
-			}
-		}
-		leaves = append(leaves, leaf)
+		leaves = append(leaves, buildLeaf(t, r, build, o, base, size, deletes && r.IntN(2) == 0))
 		base += size
 	}
 	return &corpus{oracle: o, searcher: NewSearcher(leaves)}
+}
+
+// buildLeaf builds the leaf of o.docs[base:base+size]; with deletes about
+// one doc in eight is deleted, in its live docs and in the oracle.
+func buildLeaf(t testing.TB, r *rand.Rand, build leafBuilder, o *oracleIndex, base, size int, deletes bool) Leaf {
+	leaf := Leaf{Reader: build(t, o.docs[base:base+size]), DocBase: base}
+	if deletes {
+		leaf.Live = index.NewFixedBitSetAllSet(size)
+		for d := 0; d < size; d++ {
+			if r.IntN(8) == 0 {
+				leaf.Live.Clear(d)
+				o.deleted[base+d] = true
+			}
+		}
+	}
+	return leaf
 }
 
 func word(r *rand.Rand, hot int) []byte {
@@ -305,7 +311,6 @@ func genPruningQuery(r *rand.Rand, o *oracleIndex) Query {
 func TestPruningMatchesExhaustive(t *testing.T) { testPruningMatchesExhaustive(t, memBuilder) }
 
 func testPruningMatchesExhaustive(t *testing.T, build leafBuilder) {
-	ctx := context.Background()
 	skipped := 0 // searches where pruning skipped matching docs
 	for s := 0; s < numSeeds(); s++ {
 		seed := uint64(s) + 1000
@@ -314,35 +319,45 @@ func testPruningMatchesExhaustive(t *testing.T, build leafBuilder) {
 		for i := 0; i < 20; i++ {
 			q := genPruningQuery(r, c.oracle)
 			k := []int{1, 5, 10, 100}[r.IntN(4)]
-			want, err := c.searcher.Search(ctx, q, Request{Size: k, TotalHitsThreshold: math.MaxInt})
-			if err != nil {
-				t.Fatal(err)
-			}
-			checkTopDocs(t, fmt.Sprintf("seed %d", seed), c, q, k, want, true)
-			for _, th := range []int{1, k, 200} {
-				got, err := c.searcher.Search(ctx, q, Request{Size: k, TotalHitsThreshold: th})
-				if err != nil {
-					t.Fatal(err)
-				}
-				if !equalHits(got.Hits, want.Hits) {
-					t.Fatalf("seed %d: %v k=%d threshold=%d:\npruned     %v\nexhaustive %v", seed, q, k, th, got.Hits, want.Hits)
-				}
-				if got.TotalHits < want.TotalHits {
-					skipped++
-				}
-				switch {
-				case got.Relation == RelationEqual && got.TotalHits != want.TotalHits,
-					got.TotalHits > want.TotalHits,
-					got.Relation != RelationEqual && got.TotalHits < int64(min(th, int(want.TotalHits))):
-					t.Fatalf("seed %d: %v threshold=%d: total %d %v, exact %d", seed, q, th, got.TotalHits, got.Relation, want.TotalHits)
-				}
-			}
+			skipped += checkPruned(t, fmt.Sprintf("seed %d", seed), c, q, k, 200)
 		}
 	}
 	t.Logf("pruning skipped docs in %d searches", skipped)
 	if skipped == 0 {
 		t.Fatal("no search skipped any doc: pruning is not exercised")
 	}
+}
+
+// checkPruned checks q's exhaustive top-k against the oracle, then that
+// searches at total-hits thresholds 1, k and maxThreshold return
+// bit-identical hits and a true count; it returns how many of them
+// skipped matching docs.
+func checkPruned(t *testing.T, ctx string, c *corpus, q Query, k, maxThreshold int) (skipped int) {
+	t.Helper()
+	want, err := c.searcher.Search(context.Background(), q, Request{Size: k, TotalHitsThreshold: math.MaxInt})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkTopDocs(t, ctx, c, q, k, want, true)
+	for _, th := range []int{1, k, maxThreshold} {
+		got, err := c.searcher.Search(context.Background(), q, Request{Size: k, TotalHitsThreshold: th})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !equalHits(got.Hits, want.Hits) {
+			t.Fatalf("%s: %v k=%d threshold=%d:\npruned     %v\nexhaustive %v", ctx, q, k, th, got.Hits, want.Hits)
+		}
+		if got.TotalHits < want.TotalHits {
+			skipped++
+		}
+		switch {
+		case got.Relation == RelationEqual && got.TotalHits != want.TotalHits,
+			got.TotalHits > want.TotalHits,
+			got.Relation != RelationEqual && got.TotalHits < int64(min(th, int(want.TotalHits))):
+			t.Fatalf("%s: %v threshold=%d: total %d %v, exact %d", ctx, q, th, got.TotalHits, got.Relation, want.TotalHits)
+		}
+	}
+	return skipped
 }
 
 func equalHits(a, b []Hit) bool {

@@ -31,7 +31,17 @@ type topScoreCollector struct {
 	threshold      int64
 	minCompetitive float32 // 0 until pruning starts
 	docBase        int
+	window         *windowScratch // MaxScore's, allocated at first use
 	interrupt
+}
+
+// scratch returns the collector's MaxScore window scratch, kept with the
+// pooled collector so searches reuse it.
+func (c *topScoreCollector) scratch() *windowScratch {
+	if c.window == nil {
+		c.window = new(windowScratch)
+	}
+	return c.window
 }
 
 func (c *topScoreCollector) collect(doc int, score float32) {
@@ -105,7 +115,7 @@ func (c *topScoreCollector) results() []Hit {
 
 func (s *Searcher) topScores(ctx context.Context, w weight, lc *leafContext, k int, threshold int) (*TopDocs, error) {
 	c := topScoreCollectorPool.Get().(*topScoreCollector)
-	*c = topScoreCollector{k: k, threshold: int64(threshold), heap: c.heap[:0], interrupt: interrupt{ctx: ctx}}
+	*c = topScoreCollector{k: k, threshold: int64(threshold), heap: c.heap[:0], window: c.window, interrupt: interrupt{ctx: ctx}}
 	defer func() {
 		c.interrupt = interrupt{}
 		topScoreCollectorPool.Put(c)
