@@ -48,9 +48,16 @@ type bm25 struct {
 }
 
 func (s *bm25) score(freq float32, norm uint8) float32 {
-	ni := s.cache[norm]
-	return s.weight - s.weight/(1+freq*ni)
+	return bm25Score(s.weight, float32(freq*s.cache[norm]))
 }
+
+// bm25Score is BM25 from the weight and x = freq*cache[norm]. Every
+// scoring path computes x rounded to float32 on its own (an explicit
+// conversion, so no platform fuses the multiply into the addition) and
+// then this, so pruned and exhaustive searches agree to the bit; and as
+// the result is monotone in x (for weight >= 0), a score threshold can be
+// turned into a threshold on x.
+func bm25Score(weight, x float32) float32 { return weight - weight/(1+x) }
 
 // maxScore bounds every score of this term: the limit as freq grows.
 func (s *bm25) maxScore() float32 { return s.weight }

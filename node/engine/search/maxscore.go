@@ -1,6 +1,7 @@
 package search
 
 import (
+	"math"
 	"math/bits"
 
 	"github.com/sluice-search/sluice/node/engine/index"
@@ -252,6 +253,10 @@ func scoreTermWindow(e *msClause, nonEssential []msClause, prefix []float64, win
 	w, cache := ts.sim.weight, ts.sim.cache
 	nNE := len(nonEssential)
 	allBounds := prefix[nNE]
+	var xMin float32 // docs with x = freq*cache[norm] below cannot compete
+	if nNE > 0 {
+		xMin = termXThreshold(w, allBounds, nNE+1, minComp)
+	}
 	doc := e.doc
 	for doc <= windowMax && doc != noMoreDocs {
 		if c.stop() {
@@ -263,7 +268,12 @@ func scoreTermWindow(e *msClause, nonEssential []msClause, prefix []float64, win
 			if norms != nil {
 				norm = norms.Norm(doc)
 			}
-			score := float64(w - w/(1+float32(pe.Freq())*cache[norm]))
+			x := float32(float32(pe.Freq()) * cache[norm])
+			if x < xMin {
+				doc = pe.NextDoc()
+				continue
+			}
+			score := float64(bm25Score(w, x))
 			if nNE == 0 || boundScore(score+allBounds, nNE+1) >= minComp {
 				collectNonEssential(nonEssential, prefix, 1, doc, score, c, minComp)
 				if c.minCompetitive != minComp {
@@ -348,7 +358,7 @@ func (m *msClause) accumulate(lo, hi int, live *index.FixedBitSet, ws *windowScr
 			}
 			i := doc - lo
 			ws.matches[i>>6] |= 1 << (i & 63)
-			ws.scores[i] += float64(w - w/(1+float32(pe.Freq())*cache[norm]))
+			ws.scores[i] += float64(bm25Score(w, float32(float32(pe.Freq())*cache[norm])))
 		}
 	} else {
 		for ; doc <= hi; doc = m.s.NextDoc() {
@@ -361,4 +371,38 @@ func (m *msClause) accumulate(lo, hi int, live *index.FixedBitSet, ws *windowScr
 		}
 	}
 	m.doc = doc
+}
+
+// termXThreshold returns an x such that no term doc whose x =
+// freq*cache[norm] is below it can reach minComp, even with rest (the
+// other clauses' summed bounds) added: boundScore(bm25Score(w, x') +
+// rest, n) < minComp for every x' <= it. It lets scoreTermWindow drop
+// most docs with one multiplication instead of a division. The estimate
+// (solving w*x/(1+x) = minComp-rest) is only a starting point: the
+// returned value is checked with the exact float32 computation, and since
+// that is monotone in x every smaller x fails too. 0 skips nothing.
+func termXThreshold(w float32, rest float64, n int, minComp float32) float32 {
+	fails := func(x float32) bool { return boundScore(float64(bm25Score(w, x))+rest, n) < minComp }
+	if !(w > 0) {
+		return 0
+	}
+	if fails(float32(math.Inf(1))) {
+		// Not even the term's maximum, w, is enough.
+		return float32(math.Inf(1))
+	}
+	t := float64(minComp) - rest
+	if t <= 0 {
+		return 0
+	}
+	x := float32(t / (float64(w) - t) * (1 - 1e-6))
+	for range 4 {
+		if !(x > 0) || math.IsInf(float64(x), 0) {
+			return 0
+		}
+		if fails(x) {
+			return x
+		}
+		x *= 1 - 1e-4
+	}
+	return 0
 }

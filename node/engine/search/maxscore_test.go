@@ -2,6 +2,7 @@ package search
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"testing"
 )
@@ -64,4 +65,56 @@ func buildLargeLeaves(t testing.TB, r *rand.Rand, build leafBuilder, n int, dele
 		leaves = append(leaves, buildLeaf(t, r, build, o, cut[i], cut[i+1]-cut[i], deletes))
 	}
 	return &corpus{oracle: o, searcher: NewSearcher(leaves)}
+}
+
+// TestTermXThreshold checks termXThreshold's contract on random and edge
+// inputs: every x up to the threshold fails the exact competitiveness
+// check (what makes skipping by x exact), and the threshold is tight
+// enough to skip nearly all that fail.
+func TestTermXThreshold(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	type tc struct {
+		w       float32
+		rest    float64
+		n       int
+		minComp float32
+	}
+	cases := []tc{
+		{w: 2.5, rest: 0, n: 1, minComp: 1},
+		{w: 2.5, rest: 1.5, n: 2, minComp: 3.9},   // needs nearly the max
+		{w: 2.5, rest: 1.5, n: 2, minComp: 4.1},   // nothing can compete
+		{w: 2.5, rest: 3, n: 2, minComp: 2},       // everything may compete
+		{w: 0, rest: 1, n: 2, minComp: 0.5},       // boost 0
+		{w: 1e-30, rest: 0, n: 2, minComp: 1e-31}, // tiny scores
+	}
+	for range 2000 {
+		w := float32(r.Float64()*8 + 0.01)
+		cases = append(cases, tc{w: w, rest: r.Float64() * 6, n: 2 + r.IntN(4), minComp: nextUp(float32(r.Float64() * 10))})
+	}
+	tight := 0
+	for _, c := range cases {
+		fails := func(x float32) bool {
+			return boundScore(float64(bm25Score(c.w, x))+c.rest, c.n) < c.minComp
+		}
+		xs := termXThreshold(c.w, c.rest, c.n, c.minComp)
+		if xs > 0 && !math.IsInf(float64(xs), 1) && !fails(xs) {
+			t.Fatalf("%+v: threshold %v does not fail", c, xs)
+		}
+		if math.IsInf(float64(xs), 1) && !fails(float32(math.Inf(1))) {
+			t.Fatalf("%+v: skips everything, but the max competes", c)
+		}
+		// Any x below the threshold must fail (spot checks, and the
+		// float32 just below it).
+		for _, f := range []float32{0, 0.25, 0.5, 0.999} {
+			if x := xs * f; x < xs && !fails(x) {
+				t.Fatalf("%+v: x %v below threshold %v competes", c, x, xs)
+			}
+		}
+		if xs > 0 && !math.IsInf(float64(xs), 1) && !fails(xs*1.001) {
+			tight++
+		}
+	}
+	if tight < len(cases)/4 {
+		t.Fatalf("threshold tight in only %d of %d cases", tight, len(cases))
+	}
 }

@@ -234,7 +234,7 @@ func termTopScoresLeaf(s *termScorer, live *index.FixedBitSet, c *topScoreCollec
 			if norms != nil {
 				norm = norms.Norm(doc)
 			}
-			score := w - w/(1+float32(pe.Freq())*cache[norm])
+			score := bm25Score(w, float32(float32(pe.Freq())*cache[norm]))
 			if score < c.minCompetitive {
 				c.totalHits++
 			} else {
