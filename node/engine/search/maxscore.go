@@ -258,10 +258,14 @@ func scoreTermWindow(e *msClause, nonEssential []msClause, prefix []float64, win
 		xMin = termXThreshold(w, allBounds, nNE+1, minComp)
 	}
 	doc := e.doc
+	visited := 0 // docs since cancellation was last polled
 	for doc <= windowMax && doc != noMoreDocs {
-		if c.stop() {
-			e.doc = doc
-			return noMoreDocs
+		if visited++; visited == 4096 {
+			if c.stopAfter(visited) {
+				e.doc = doc
+				return noMoreDocs
+			}
+			visited = 0
 		}
 		if live == nil || live.Get(doc) {
 			norm := noNorm
@@ -278,6 +282,9 @@ func scoreTermWindow(e *msClause, nonEssential []msClause, prefix []float64, win
 				collectNonEssential(nonEssential, prefix, 1, doc, score, c, minComp)
 				if c.minCompetitive != minComp {
 					e.doc = pe.NextDoc()
+					if c.stopAfter(visited) {
+						return noMoreDocs
+					}
 					return doc + 1
 				}
 			}
@@ -285,7 +292,7 @@ func scoreTermWindow(e *msClause, nonEssential []msClause, prefix []float64, win
 		doc = pe.NextDoc()
 	}
 	e.doc = doc
-	if windowMax == noMoreDocs {
+	if windowMax == noMoreDocs || c.stopAfter(visited) {
 		return noMoreDocs
 	}
 	return windowMax + 1
@@ -316,21 +323,20 @@ func scoreBitsetWindow(essential, nonEssential []msClause, prefix []float64, win
 		for i := range essential {
 			essential[i].accumulate(lo, hi, live, ws)
 		}
-		stopped := false
+		visited := 0
 		for w := 0; w <= (hi-lo)>>6; w++ {
 			m := ws.matches[w]
 			ws.matches[w] = 0
+			visited += bits.OnesCount64(m)
 			for m != 0 {
 				idx := w<<6 | bits.TrailingZeros64(m)
 				m &= m - 1
 				score := ws.scores[idx]
 				ws.scores[idx] = 0
-				if stopped = stopped || c.stop(); !stopped {
-					collectNonEssential(nonEssential, prefix, len(essential), lo+idx, score, c, minComp)
-				}
+				collectNonEssential(nonEssential, prefix, len(essential), lo+idx, score, c, minComp)
 			}
 		}
-		if stopped {
+		if c.stopAfter(visited) {
 			return noMoreDocs
 		}
 		if c.minCompetitive != minComp {

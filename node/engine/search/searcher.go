@@ -347,3 +347,15 @@ func (it *interrupt) stop() bool {
 	it.err = it.ctx.Err()
 	return it.err != nil
 }
+
+// stopAfter accounts for n docs at once, for loops that visit a window of
+// docs between polls: it polls if the count crossed a multiple of 4096.
+func (it *interrupt) stopAfter(n int) bool {
+	before := it.n
+	it.n += uint32(n)
+	if it.n>>12 == before>>12 {
+		return false
+	}
+	it.err = it.ctx.Err()
+	return it.err != nil
+}
