@@ -142,12 +142,10 @@ func maxScoreLeaf(subs []scorer, filter scorer, live *index.FixedBitSet, c *topS
 			}
 		}
 		switch {
-		case filter != nil:
-			doc = scoreWindow(essential, cl[:p], prefix, windowMax, filter, live, c, minComp)
 		case len(essential) == 1 && essential[0].ts != nil:
-			doc = scoreTermWindow(&essential[0], cl[:p], prefix, windowMax, live, c, minComp)
-		case len(essential) == 1:
-			doc = scoreWindow(essential, cl[:p], prefix, windowMax, nil, live, c, minComp)
+			doc = scoreTermWindow(&essential[0], cl[:p], prefix, windowMax, filter, live, c, minComp)
+		case len(essential) == 1 || filter != nil:
+			doc = scoreWindow(essential, cl[:p], prefix, windowMax, filter, live, c, minComp)
 		default:
 			doc = scoreBitsetWindow(essential, cl[:p], prefix, windowMax, live, c, minComp)
 		}
@@ -242,12 +240,19 @@ func collectNonEssential(nonEssential []msClause, prefix []float64, nEssential, 
 }
 
 // scoreTermWindow is scoreWindow for the most common window of a match
-// query: a single essential clause that is a term, and no filter (Lucene's
+// query: a single essential clause that is a term (Lucene's
 // scoreInnerWindowSingleEssentialClause). Its postings are iterated
 // directly and BM25 is computed inline; a doc whose score plus every
 // non-essential bound cannot reach minComp (most docs, once the top-k has
-// filled) costs one comparison and no call.
-func scoreTermWindow(e *msClause, nonEssential []msClause, prefix []float64, windowMax int, live *index.FixedBitSet, c *topScoreCollector, minComp float32) int {
+// filled) costs a multiplication and a comparison. With a filter, the
+// term leap-frogs with the filter's approximation, and the filter's
+// two-phase check (a doc-values range, say) runs only for docs that pass
+// the score check, since it costs more.
+func scoreTermWindow(e *msClause, nonEssential []msClause, prefix []float64, windowMax int, filter scorer, live *index.FixedBitSet, c *topScoreCollector, minComp float32) int {
+	var ftp twoPhase
+	if filter != nil {
+		ftp = filter.twoPhase()
+	}
 	ts := e.ts
 	pe, norms := ts.pe, ts.norms
 	w, cache := ts.sim.weight, ts.sim.cache
@@ -267,6 +272,16 @@ func scoreTermWindow(e *msClause, nonEssential []msClause, prefix []float64, win
 			}
 			visited = 0
 		}
+		if filter != nil {
+			f := filter.DocID()
+			if f < doc {
+				f = filter.Advance(doc)
+			}
+			if f > doc {
+				doc = pe.Advance(f)
+				continue
+			}
+		}
 		if live == nil || live.Get(doc) {
 			norm := noNorm
 			if norms != nil {
@@ -278,7 +293,7 @@ func scoreTermWindow(e *msClause, nonEssential []msClause, prefix []float64, win
 				continue
 			}
 			score := float64(bm25Score(w, x))
-			if nNE == 0 || boundScore(score+allBounds, nNE+1) >= minComp {
+			if (nNE == 0 || boundScore(score+allBounds, nNE+1) >= minComp) && (ftp == nil || ftp.matches()) {
 				collectNonEssential(nonEssential, prefix, 1, doc, score, c, minComp)
 				if c.minCompetitive != minComp {
 					e.doc = pe.NextDoc()

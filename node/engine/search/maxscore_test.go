@@ -11,7 +11,7 @@ import (
 // times MaxScore's inner window (innerWindow doc ids), so the window loops
 // cross inner windows, visit several essential clauses (the bitset path),
 // a single essential term (the direct path) or a single non-term clause,
-// with and without deleted docs. The exhaustive result is checked against
+// with and without filters and deleted docs. The exhaustive result is checked against
 // the oracle and every pruned one must be bit-identical to it.
 func TestMaxScoreWindowsMatchExhaustive(t *testing.T) {
 	for _, b := range []struct {
@@ -20,7 +20,7 @@ func TestMaxScoreWindowsMatchExhaustive(t *testing.T) {
 	}{{"mem", memBuilder}, {"codec", codecBuilder}} {
 		t.Run(b.name, func(t *testing.T) {
 			skipped := 0
-			for s := 0; s < max(1, numSeeds()/4); s++ {
+			for s := 0; s < max(1, numSeeds()/6); s++ {
 				seed := uint64(s) + 5000
 				r := rand.New(rand.NewPCG(seed, 13))
 				c := buildLargeLeaves(t, r, b.build, 2*innerWindow+r.IntN(3*innerWindow), s%2 == 1)
@@ -40,8 +40,15 @@ func TestMaxScoreWindowsMatchExhaustive(t *testing.T) {
 						}
 						q.Should = append(q.Should, cl)
 					}
+					var query Query = q
+					switch r.IntN(4) {
+					case 0: // a filter verified by doc values
+						query = &BooleanQuery{Must: []Query{q}, Filter: []Query{NewLongRange("num", int64(-r.IntN(50)), int64(r.IntN(50)), true, true)}}
+					case 1: // a filter to leap-frog with
+						query = &BooleanQuery{Must: []Query{q}, Filter: []Query{&TermQuery{Field: "body", Term: word(r, 10)}}}
+					}
 					k := []int{1, 10, 100}[r.IntN(3)]
-					skipped += checkPruned(t, fmt.Sprintf("seed %d", seed), c, q, k, 1000)
+					skipped += checkPruned(t, fmt.Sprintf("seed %d", seed), c, query, k, 1000)
 				}
 			}
 			if skipped == 0 {
