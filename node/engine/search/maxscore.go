@@ -22,6 +22,9 @@ const innerWindow = 1 << 12
 type windowScratch struct {
 	matches [innerWindow / 64]uint64
 	scores  [innerWindow]float64
+	// dirty is set while a window is being scored: if a search panics
+	// mid-window (and a server recovers), the next user clears it.
+	dirty bool
 }
 
 // msClause is a disjunction clause with its current doc cached, so the
@@ -335,6 +338,7 @@ func scoreBitsetWindow(essential, nonEssential []msClause, prefix []float64, win
 			return windowMax + 1
 		}
 		hi := min(windowMax, lo+innerWindow-1)
+		ws.dirty = true
 		for i := range essential {
 			essential[i].accumulate(lo, hi, live, ws)
 		}
@@ -351,6 +355,7 @@ func scoreBitsetWindow(essential, nonEssential []msClause, prefix []float64, win
 				collectNonEssential(nonEssential, prefix, len(essential), lo+idx, score, c, minComp)
 			}
 		}
+		ws.dirty = false
 		if c.stopAfter(visited) {
 			return noMoreDocs
 		}

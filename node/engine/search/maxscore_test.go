@@ -1,10 +1,13 @@
 package search
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/sluice-search/sluice/node/engine/index"
 )
 
 // TestMaxScoreWindowsMatchExhaustive runs disjunctions over leaves several
@@ -123,5 +126,59 @@ func TestTermXThreshold(t *testing.T) {
 	}
 	if tight < len(cases)/4 {
 		t.Fatalf("threshold tight in only %d of %d cases", tight, len(cases))
+	}
+}
+
+// panickyLeaf's norms panic at the left-th lookup, to stop a search in
+// the middle of a MaxScore window.
+type panickyLeaf struct {
+	index.LeafReader
+	left *int
+}
+
+type panickyNorms struct {
+	index.NormsReader
+	left *int
+}
+
+func (l panickyLeaf) Norms(field string) index.NormsReader {
+	return panickyNorms{l.LeafReader.Norms(field), l.left}
+}
+
+func (n panickyNorms) Norm(doc int) uint8 {
+	if *n.left--; *n.left == 0 {
+		panic("norms: injected failure")
+	}
+	return n.NormsReader.Norm(doc)
+}
+
+// TestMaxScoreScratchAfterPanic: a search that panics half-way through a
+// bitset window leaves partial scores in its pooled window scratch; the
+// next search must not add to them.
+func TestMaxScoreScratchAfterPanic(t *testing.T) {
+	r := rand.New(rand.NewPCG(21, 22))
+	leaf := newMemLeaf(genDocs(r, 3000, 50, 0))
+	q := &BooleanQuery{Should: []Query{&TermQuery{Field: "body", Term: []byte("w2")}, &TermQuery{Field: "body", Term: []byte("w3")}}}
+	req := Request{Size: 10, TotalHitsThreshold: math.MaxInt}
+	s := NewSearcher([]Leaf{{Reader: leaf}})
+	want, err := s.Search(context.Background(), q, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	left := 100
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Fatal("the injected failure did not happen")
+			}
+		}()
+		_, _ = NewSearcher([]Leaf{{Reader: panickyLeaf{leaf, &left}}}).Search(context.Background(), q, req)
+	}()
+	got, err := s.Search(context.Background(), q, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !equalHits(got.Hits, want.Hits) || got.TotalHits != want.TotalHits {
+		t.Fatalf("after a panic: %v (%d hits), want %v (%d)", got.Hits, got.TotalHits, want.Hits, want.TotalHits)
 	}
 }

@@ -38,7 +38,7 @@ type topScoreCollector struct {
 // scratch returns the collector's MaxScore window scratch, kept with the
 // pooled collector so searches reuse it.
 func (c *topScoreCollector) scratch() *windowScratch {
-	if c.window == nil {
+	if c.window == nil || c.window.dirty {
 		c.window = new(windowScratch)
 	}
 	return c.window
