@@ -62,8 +62,11 @@
 //     clauses are consulted per candidate only while the score can still
 //     compete. Without a filter, several essential clauses are gathered
 //     per inner window of 4,096 doc ids into a bitset and a score array,
-//     one clause at a time (Lucene's per-window bitset scoring), and a
-//     single essential term is iterated with BM25 computed inline.
+//     one clause at a time (Lucene's per-window bitset scoring). A single
+//     essential term (filtered or not) is iterated directly with BM25
+//     inline, and docs below a per-window threshold on freq×norm factor
+//     (exact: BM25 is monotone in it) are dropped before the division and
+//     before the filter's two-phase check.
 //
 // Term scorers' impacts enums are recycled across the searches of one
 // Searcher (index.ImpactsReuser, pooled per leaf and field with the query
