@@ -121,13 +121,14 @@
 // the refreshes that paused merges, those that could not, and the time
 // merges waited. Measured in docs/benchmarks.md section 2.
 //
-// Across shards, a refresh's flushes and small merges share the process's
-// CPU budget (Options.CPUBudget, package cpubudget: max(1, GOMAXPROCS/2)
-// slots): each flush waits for a slot, ahead of merges, and a merge hands
+// Across shards, the periodic refresh's flushes and small merges share the
+// process's CPU budget (Options.CPUBudget, package cpubudget: max(1,
+// GOMAXPROCS/2) slots): each flush waits for a slot, ahead of merges, and a merge hands
 // its slot to a waiting flush at its next checkpoint. A merge holds no
 // slot while it pauses for a refresh or takes refreshMu, so the two never
 // wait on each other. Many shards refreshing at once then take turns on
-// part of the cores instead of stalling searches on all of them.
+// part of the cores instead of stalling searches on all of them. A refresh
+// someone asked for (Refresh, refresh=true, a commit) flushes at once.
 //
 // # Commit points
 //

@@ -84,7 +84,7 @@ type Options struct {
 	// DefaultMaxMergeYield): a longer refresh lets merges resume.
 	MergeYieldShare float64
 	MaxMergeYield   time.Duration
-	// CPUBudget: refresh flushes, and the small merges of the default
+	// CPUBudget: periodic refresh flushes, and the small merges of the default
 	// scheduler, run only while they hold one of its slots, so background
 	// work leaves cores to searches (package cpubudget). Default
 	// cpubudget.Process(), shared by every engine of the process.
@@ -404,7 +404,7 @@ type Stats struct {
 	Flushes                      int64
 	FlushedBytes                 int64
 	FlushTime                    time.Duration
-	// FlushBudgetWait: refresh flushes waited for a CPUBudget slot.
+	// FlushBudgetWait: periodic refresh flushes waited for a CPUBudget slot.
 	FlushBudgetWait time.Duration
 	Stalls          int64
 	StallTime       time.Duration

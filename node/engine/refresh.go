@@ -45,7 +45,24 @@ type RefreshResult struct {
 // Without applyDeletes the new reader may still show docs deleted or
 // replaced by operations up to the boundary (an updated id may appear in
 // both versions); the next applying refresh hides them.
+//
+// The flushes of a Refresh call run at once; those of the periodic
+// refresh take turns for the CPU budget (see scheduledRefresh).
 func (w *IndexWriter) Refresh(ctx context.Context, applyDeletes bool) (RefreshResult, error) {
+	return w.refresh(ctx, applyDeletes, false)
+}
+
+// scheduledRefresh is the periodic refresh (Options.RefreshInterval): its
+// flushes each wait for a slot of the CPU budget, ahead of any merge, so
+// the refreshes of many shards take turns on part of the cores instead of
+// all of them at once. A Refresh a caller asked for (an explicit refresh,
+// refresh=true, a commit) is foreground work someone waits on: its
+// flushes run in parallel at once.
+func (w *IndexWriter) scheduledRefresh(ctx context.Context, applyDeletes bool) (RefreshResult, error) {
+	return w.refresh(ctx, applyDeletes, true)
+}
+
+func (w *IndexWriter) refresh(ctx context.Context, applyDeletes, budgeted bool) (RefreshResult, error) {
 	// A flush that fails leaves the writer unusable (its documents would be
 	// lost), so a caller giving up must not abort one: the work is bounded
 	// by the RAM budget.
@@ -94,15 +111,14 @@ func (w *IndexWriter) Refresh(ctx context.Context, applyDeletes bool) (RefreshRe
 	w.cond.Broadcast()
 	w.mu.Unlock()
 
-	// Each flush waits for a slot of the CPU budget, ahead of any merge:
-	// the refreshes of many shards then take turns instead of taking every
-	// core at once.
 	var wg sync.WaitGroup
 	for _, pt := range toFlush {
 		wg.Go(func() {
-			slot, waited := w.opts.CPUBudget.Acquire(ctx, cpubudget.Flush, pt.ram)
-			defer slot.Release()
-			w.stats.flushBudgetWaitNanos.Add(int64(waited))
+			if budgeted {
+				slot, waited := w.opts.CPUBudget.Acquire(ctx, cpubudget.Flush, pt.ram)
+				defer slot.Release()
+				w.stats.flushBudgetWaitNanos.Add(int64(waited))
+			}
 			w.flushOne(ctx, pt)
 		})
 	}

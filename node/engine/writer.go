@@ -49,8 +49,8 @@ type WriterOptions struct {
 	// MergedSegmentWarmer, if set, runs on a merged segment before it can
 	// become visible (e.g. to load its term index).
 	MergedSegmentWarmer func(ctx context.Context, r index.LeafReader) error
-	// CPUBudget: a refresh's flushes each hold a slot of it while they
-	// write (package cpubudget). Default cpubudget.Process().
+	// CPUBudget: the periodic refresh's flushes each hold a slot of it
+	// while they write (package cpubudget). Default cpubudget.Process().
 	CPUBudget *cpubudget.Budget
 }
 

@@ -24,7 +24,7 @@ var (
 	descRefreshS = prometheus.NewDesc("sluice_shard_refresh_seconds_total", "Time spent refreshing.", labels, nil)
 	descRefresh9 = prometheus.NewDesc("sluice_shard_refresh_p99_seconds", "p99 latency of the recent refreshes.", labels, nil)
 	descFlushes  = prometheus.NewDesc("sluice_shard_flushes_total", "In-memory segments flushed.", labels, nil)
-	descFlushBW  = prometheus.NewDesc("sluice_shard_flush_budget_wait_seconds_total", "Time refresh flushes waited for the process's CPU budget (shared with small merges).", labels, nil)
+	descFlushBW  = prometheus.NewDesc("sluice_shard_flush_budget_wait_seconds_total", "Time periodic refresh flushes waited for the process's CPU budget (shared with small merges).", labels, nil)
 	descStalls   = prometheus.NewDesc("sluice_shard_indexing_stalls_total", "Times indexing stalled for flushing to catch up.", labels, nil)
 	descSeqNo    = prometheus.NewDesc("sluice_shard_max_seq_no", "Highest sequence number assigned.", labels, nil)
 	descTlogOps  = prometheus.NewDesc("sluice_shard_translog_uncommitted_ops", "Translog operations not yet covered by a commit.", labels, nil)
