@@ -93,7 +93,7 @@ var _ = Describe("reindex on a 3-node cluster", Ordered, func() {
 		t = expectSucceeded(t.Id, 90*time.Second)
 		Expect(t.Reindex.CopyMethod).To(Equal(sluicev1.ReindexCopyMethod_REINDEX_COPY_METHOD_SEGMENTS))
 		for _, s := range t.Reindex.Slices {
-			Expect(s.CopyMethod).To(Equal(sluicev1.ReindexCopyMethod_REINDEX_COPY_METHOD_SEGMENTS), "slice %d", s.Slice)
+			Expect(s.CopyMethod).To(Equal(sluicev1.ReindexCopyMethod_REINDEX_COPY_METHOD_SEGMENTS), "slice %d: %s", s.Slice, t.Reindex.CopyMethodReason)
 		}
 		GinkgoWriter.Printf("segment copy with %s killed: %v\n", victimID, t.Reindex)
 		waitGreen(rxSource, "rx-segkill")

@@ -724,11 +724,13 @@ func TestSegmentCopy(t *testing.T) {
 		name       string
 		dstShards  int
 		otherMap   bool // destination mapping differs from the source's
+		lateOpen   bool // destination shard 1 opens while its slice runs, as after a restart
 		wantMethod sluicev1.ReindexCopyMethod
 	}{
-		{"x1", 2, false, sluicev1.ReindexCopyMethod_REINDEX_COPY_METHOD_SEGMENTS},
-		{"x2", 4, false, sluicev1.ReindexCopyMethod_REINDEX_COPY_METHOD_SEGMENTS},
-		{"x2 other mapping", 4, true, sluicev1.ReindexCopyMethod_REINDEX_COPY_METHOD_DOCUMENTS},
+		{"x1", 2, false, false, sluicev1.ReindexCopyMethod_REINDEX_COPY_METHOD_SEGMENTS},
+		{"x2", 4, false, false, sluicev1.ReindexCopyMethod_REINDEX_COPY_METHOD_SEGMENTS},
+		{"x2 other mapping", 4, true, false, sluicev1.ReindexCopyMethod_REINDEX_COPY_METHOD_DOCUMENTS},
+		{"x2 destination opens late", 4, false, true, sluicev1.ReindexCopyMethod_REINDEX_COPY_METHOD_SEGMENTS},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -776,8 +778,18 @@ func TestSegmentCopy(t *testing.T) {
 			if tt.otherMap {
 				m = nil // the default dynamic mapping, without the source's fields
 			}
+			late := make(chan error, 1)
 			for d := range tt.dstShards {
-				if _, err := n.host.Open(ctx, shard.Meta{ID: shard.ID{IndexUUID: "dst", Shard: d}, Index: "dst", Mapping: m}); err != nil {
+				meta := shard.Meta{ID: shard.ID{IndexUUID: "dst", Shard: d}, Index: "dst", Mapping: m}
+				if tt.lateOpen && d == 1 {
+					go func() {
+						time.Sleep(300 * time.Millisecond)
+						_, err := n.host.Open(ctx, meta)
+						late <- err
+					}()
+					continue
+				}
+				if _, err := n.host.Open(ctx, meta); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -821,6 +833,11 @@ func TestSegmentCopy(t *testing.T) {
 				}
 			}
 			check("first run", run())
+			if tt.lateOpen {
+				if err := <-late; err != nil {
+					t.Fatal(err)
+				}
+			}
 			check("rerun", run())
 		})
 	}

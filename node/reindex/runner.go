@@ -36,7 +36,12 @@ type Options struct {
 	// ended early (coordinator gone, node unreachable), so its resume
 	// continues in the same reader. Default 5 minutes.
 	ReaderKeepAlive time.Duration
-	Logger          *slog.Logger
+	// DestOpenWait: a segment copy waits this long for a co-located
+	// destination shard that is not open here yet (a node restarting opens
+	// its shards while slices already resume) before it copies documents
+	// instead. Default 30 s.
+	DestOpenWait time.Duration
+	Logger       *slog.Logger
 }
 
 // SetDefaults fills zero fields.
@@ -46,6 +51,9 @@ func (o *Options) SetDefaults() {
 	}
 	if o.Workers <= 0 {
 		o.Workers = runtime.GOMAXPROCS(0)
+	}
+	if o.DestOpenWait <= 0 {
+		o.DestOpenWait = 30 * time.Second
 	}
 	if o.BatchDocs <= 0 {
 		o.BatchDocs = 512

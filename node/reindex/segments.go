@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -24,7 +25,7 @@ import (
 // — or why the slice must copy documents instead: the request is not one a
 // segment copy can serve (a bad request), or a destination shard is not
 // open here or has another mapping than the source (a fallback).
-func (r *Runner) segmentTargets(req *sluicev1.RunReindexSliceRequest, src *shard.Shard, dst routing.Params) ([]*shard.Shard, string, error) {
+func (r *Runner) segmentTargets(ctx context.Context, req *sluicev1.RunReindexSliceRequest, src *shard.Shard, dst routing.Params) ([]*shard.Shard, string, error) {
 	switch {
 	case req.GetSubSlice() != nil, req.GetMaxDocs() > 0, req.GetRequestsPerSecond() > 0,
 		req.GetQuery() != nil && req.GetQuery().Kind != nil && req.GetQuery().GetMatchAll() == nil:
@@ -44,8 +45,11 @@ func (r *Runner) segmentTargets(req *sluicev1.RunReindexSliceRequest, src *shard
 	marker := segmentMarker(req)
 	var out []*shard.Shard
 	for d := s * k; d < (s+1)*k; d++ {
-		sh, err := r.host.Get(shard.ID{IndexUUID: req.GetDestIndexUuid(), Shard: d})
+		sh, err := r.openShard(ctx, shard.ID{IndexUUID: req.GetDestIndexUuid(), Shard: d})
 		if err != nil {
+			if ctx.Err() != nil {
+				return nil, "", ctx.Err()
+			}
 			return nil, fmt.Sprintf("destination shard %d is not open on this node", d), nil
 		}
 		if !proto.Equal(srcMapping, canonicalMapping(sh.Mapping())) {
@@ -61,6 +65,25 @@ func (r *Runner) segmentTargets(req *sluicev1.RunReindexSliceRequest, src *shard
 		out = append(out, sh)
 	}
 	return out, "", nil
+}
+
+// openShard returns shard id once it is open here, waiting up to
+// DestOpenWait: a restarted node resumes slices while it is still opening
+// its shards, and a destination shard that opens a moment later should
+// still get segments rather than send the slice down the slow path.
+func (r *Runner) openShard(ctx context.Context, id shard.ID) (*shard.Shard, error) {
+	deadline := time.Now().Add(r.opts.DestOpenWait)
+	for {
+		sh, err := r.host.Get(id)
+		if err == nil || time.Now().After(deadline) {
+			return sh, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }
 
 // segmentMarker names a slice's segment copy in the destination shards'

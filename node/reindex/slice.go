@@ -90,7 +90,7 @@ func (r *Runner) RunReindexSlice(req *sluicev1.RunReindexSliceRequest, stream gr
 		stream: stream, restarted: restarted, local: map[int]*shard.Shard{}, remote: map[int]*ingestStream{},
 		method: sluicev1.ReindexCopyMethod_REINDEX_COPY_METHOD_DOCUMENTS}
 	if req.GetCopyMethod() == sluicev1.ReindexCopyMethod_REINDEX_COPY_METHOD_SEGMENTS {
-		targets, reason, err := r.segmentTargets(req, src, dst)
+		targets, reason, err := r.segmentTargets(ctx, req, src, dst)
 		if err != nil {
 			return err
 		}
