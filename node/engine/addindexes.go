@@ -46,10 +46,19 @@ type AddIndexesResult struct {
 	Linked, Copied int
 }
 
-// checksumVerifier is implemented by codecs that can verify the checksum of
-// every file of a segment without decoding it (codec.Codec).
+// checksumVerifier is implemented by segment readers that can verify the
+// full checksum of every file of their segment without decoding it
+// (the codec's).
 type checksumVerifier interface {
-	VerifyChecksums(dir store.Directory, info *index.SegmentInfo) error
+	VerifyChecksums() error
+}
+
+// verifyChecksums verifies r's files if its reader can, else does nothing.
+func verifyChecksums(r index.SegmentReader) error {
+	if cv, ok := r.(checksumVerifier); ok {
+		return cv.VerifyChecksums()
+	}
+	return nil
 }
 
 // AddIndexes adds the segments of src, a point-in-time reader of another
@@ -181,9 +190,11 @@ func keptDocs(leaf Leaf, i int, keep func(leaf, doc int) bool) (*index.FixedBitS
 }
 
 // linkSegment brings the core files of s into this directory under a new
-// segment name, verifies their checksums and opens the segment. It returns
-// the segment (all docs live; the caller sets its live docs) and how many
-// files were hard-linked.
+// segment name and opens the segment, with every file's checksum verified
+// in the bytes it now serves: those of the linked inode or of the copy,
+// which need not be the bytes the source's reader holds (an NRT-cached
+// source reads from RAM). It returns the segment (all docs live; the
+// caller sets its live docs) and how many files were hard-linked.
 func (w *IndexWriter) linkSegment(s *segState) (*segState, int, error) {
 	w.mu.Lock()
 	w.segCounter++
@@ -221,14 +232,13 @@ func (w *IndexWriter) linkSegment(s *segState) (*segState, int, error) {
 			linked++
 		}
 	}
-	if cv, ok := w.codec.(checksumVerifier); ok {
-		if err := cv.VerifyChecksums(w.dir, info); err != nil {
-			return cleanup(fmt.Errorf("engine: add segment %s as %s: %w", s.info.Name, name, err))
-		}
-	}
 	r, err := w.codec.OpenSegment(w.dir, info)
 	if err != nil {
 		return cleanup(fmt.Errorf("engine: add segment %s as %s: open: %w", s.info.Name, name, err))
+	}
+	if err := verifyChecksums(r); err != nil {
+		r.Close()
+		return cleanup(fmt.Errorf("engine: add segment %s as %s: %w", s.info.Name, name, err))
 	}
 	return newSegState(info, r, w.fd, w.dir), linked, nil
 }

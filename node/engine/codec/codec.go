@@ -138,25 +138,6 @@ func (c *Codec) ReadLiveDocs(dir store.Directory, info *index.SegmentInfo, gen i
 	return index.FixedBitSetFromWords(words, info.MaxDoc), nil
 }
 
-// VerifyChecksums checks the full CRC32 of every core file of a segment,
-// without decoding anything (the cheap half of CheckIntegrity, a linear
-// read): what a segment copied or linked in from another index needs
-// before it is served.
-func (c *Codec) VerifyChecksums(dir store.Directory, info *index.SegmentInfo) error {
-	for _, name := range info.Files {
-		in, err := dir.OpenInput(name)
-		if err != nil {
-			return fmt.Errorf("codec: verify %s: %w", name, err)
-		}
-		err = verifyChecksum(in.Bytes(), name)
-		in.Close()
-		if err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // CheckIntegrity verifies every file of a segment end to end: headers,
 // footers, full checksums, and a decode of every structure (each term's
 // postings, doc values, stored blocks). Used by tests and by recovery, where
