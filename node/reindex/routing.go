@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/sluice-search/sluice/cluster/routing"
 )
 
 // DestRouting is how a reindex routes copied documents in the destination
@@ -35,6 +37,16 @@ func ParseDestRouting(s string) (DestRouting, error) {
 // land in the destination shard their source shard maps to (what a
 // colocated copy and per-source-shard verification rely on).
 func (r DestRouting) Keeps() bool { return !r.discard && r.value == nil }
+
+// shardOf is the destination shard of a document with id and routing rt
+// (nil: routed by id), as a bulk routes it.
+func shardOf(id, rt []byte, dst routing.Params) int {
+	key := id
+	if len(rt) > 0 {
+		key = rt
+	}
+	return routing.Shard(string(key), dst)
+}
 
 // Of returns the routing a document stored with routing gets in the
 // destination: nil means it is routed by _id and stores none. It aliases

@@ -182,11 +182,7 @@ func routeDocs(ctx context.Context, rd *engine.Reader, dst routing.Params) ([][]
 			if err := stored.Document(d, &sd); err != nil {
 				return nil, fmt.Errorf("leaf %d doc %d: %w", li, d, err)
 			}
-			key := sd.ID
-			if len(sd.Routing) > 0 {
-				key = sd.Routing
-			}
-			rs[d] = uint16(routing.Shard(string(key), dst))
+			rs[d] = uint16(shardOf(sd.ID, sd.Routing, dst))
 		}
 		routes[li] = rs
 	}

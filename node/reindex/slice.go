@@ -202,11 +202,7 @@ func (cp *copyRun) cause(ctx context.Context, err error) error {
 // (nil: its id) as a bulk would: in-process when the shard is open here,
 // else into that shard's ingest stream.
 func (cp *copyRun) route(ctx context.Context, id, rt, source []byte) error {
-	key := id
-	if len(rt) > 0 {
-		key = rt
-	}
-	d := routing.Shard(string(key), cp.dst)
+	d := shardOf(id, rt, cp.dst)
 	if sh, ok := cp.localShard(d); ok {
 		ch := cp.chunks[d]
 		if ch == nil {
