@@ -28,6 +28,7 @@ import (
 	grpcprom "github.com/grpc-ecosystem/go-grpc-middleware/providers/prometheus"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
+	"google.golang.org/grpc"
 
 	"github.com/sluice-search/sluice/cluster/meta"
 	"github.com/sluice-search/sluice/cluster/metadata"
@@ -61,6 +62,10 @@ type Config struct {
 	Logger              *slog.Logger
 	// Metrics, if set, instruments the gRPC server for Prometheus.
 	Metrics *grpcprom.ServerMetrics
+	// LocalNodes are in-process clients of data nodes living in this
+	// process, by registered address (`sluice dev`); other nodes are
+	// reached over the network.
+	LocalNodes map[string]grpc.ClientConnInterface
 }
 
 // SetDefaults fills unset fields.
@@ -121,7 +126,11 @@ func New(cfg Config) (*Coordinator, error) {
 	}
 	store := meta.NewStore(c.etcd, cfg.Prefix)
 	cache := meta.NewCache(store, cfg.Logger)
-	c.cluster = Cluster{Store: store, Cache: cache, Nodes: nodeconn.New(cache), Metadata: metadata.New(store), Logger: cfg.Logger}
+	nodes := nodeconn.New(cache)
+	for addr, cc := range cfg.LocalNodes {
+		nodes.AddLocal(addr, cc)
+	}
+	c.cluster = Cluster{Store: store, Cache: cache, Nodes: nodes, Metadata: metadata.New(store), Logger: cfg.Logger}
 	var dp server.DataPath
 	if cfg.DataPath != nil {
 		var err error

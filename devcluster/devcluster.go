@@ -5,6 +5,11 @@
 //	<data-dir>/etcd/      the cluster state
 //	<data-dir>/node-<i>/  node i: node.id and <index-uuid>/<shard>/ dirs
 //
+// Every node listens on loopback (for standalone nodes, remote reindex and
+// grpcurl), but the coordinator calls its in-process nodes directly
+// (rpc.Server.Local): no encoding, HTTP/2 or socket on the search and bulk
+// path.
+//
 // Stop shuts down the coordinator first (no new requests, allocator
 // resigns), then the nodes (each commits its shards and deregisters), then
 // etcd. Starting again on the same directory finds the same node ids, the
@@ -93,6 +98,7 @@ func Start(ctx context.Context, cfg Config) (_ *Cluster, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("devcluster: etcd client: %w", err)
 	}
+	local := map[string]grpc.ClientConnInterface{}
 	for i := range cfg.Nodes {
 		id := fmt.Sprintf("node-%d", i+1)
 		dir := filepath.Join(cfg.DataDir, id)
@@ -108,6 +114,7 @@ func Start(ctx context.Context, cfg Config) (_ *Cluster, err error) {
 			return nil, fmt.Errorf("devcluster: %w", err)
 		}
 		c.Nodes = append(c.Nodes, n)
+		local[n.Advertise()] = n.Local()
 		if err := n.Start(ctx); err != nil {
 			return nil, fmt.Errorf("devcluster: %s: %w", id, err)
 		}
@@ -115,6 +122,7 @@ func Start(ctx context.Context, cfg Config) (_ *Cluster, err error) {
 	c.Coordinator, err = coordinator.New(coordinator.Config{
 		ID: "coordinator-1", Listen: cfg.Listen, Etcd: c.etcd, ClusterName: "sluice-dev",
 		DataPath: cfg.DataPath, AllocatorSessionTTL: cfg.LeaseTTL, Logger: cfg.Logger.With("component", "coordinator"),
+		LocalNodes: local,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("devcluster: %w", err)

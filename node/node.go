@@ -169,6 +169,13 @@ func (n *Node) ID() string { return n.id }
 // Addr is the address the node serves on.
 func (n *Node) Addr() string { return n.lis.Addr().String() }
 
+// Advertise is the address the node registers for others to reach it.
+func (n *Node) Advertise() string { return n.advertise() }
+
+// Local is an in-process client of the node's services, for a coordinator
+// in the same process (see rpc.Server.Local).
+func (n *Node) Local() grpc.ClientConnInterface { return n.grpc.Local() }
+
 // Store is the cluster state store.
 func (n *Node) Store() *meta.Store { return n.store }
 

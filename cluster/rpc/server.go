@@ -35,10 +35,19 @@ type Options struct {
 	Metrics *grpcprom.ServerMetrics
 }
 
-// Server is a gRPC server with its health service.
+// Server is a gRPC server with its health service. Services registered on
+// it are also served in-process by Local, for callers in the same process.
 type Server struct {
 	*grpc.Server
 	Health *health.Server
+	local  *local
+}
+
+// RegisterService registers a service on the network server and on the
+// in-process channel (so `Register(s)` helpers serve both).
+func (s *Server) RegisterService(desc *grpc.ServiceDesc, impl any) {
+	s.Server.RegisterService(desc, impl)
+	s.local.ch.RegisterService(desc, impl)
 }
 
 // NewServer returns a server with Sluice's defaults, health (NOT_SERVING
@@ -62,7 +71,7 @@ func NewServer(o Options) *Server {
 		unary = append([]grpc.UnaryServerInterceptor{o.Metrics.UnaryServerInterceptor()}, unary...)
 		stream = append([]grpc.StreamServerInterceptor{o.Metrics.StreamServerInterceptor()}, stream...)
 	}
-	s := grpc.NewServer(
+	g := grpc.NewServer(
 		grpc.MaxRecvMsgSize(o.MaxMessageBytes),
 		grpc.MaxSendMsgSize(o.MaxMessageBytes),
 		// Clients ping idle connections (client.Dial does, every 30s);
@@ -74,9 +83,9 @@ func NewServer(o Options) *Server {
 	)
 	h := health.NewServer()
 	h.SetServingStatus("", healthpb.HealthCheckResponse_NOT_SERVING)
-	healthpb.RegisterHealthServer(s, h)
-	reflection.Register(s)
-	return &Server{Server: s, Health: h}
+	healthpb.RegisterHealthServer(g, h)
+	reflection.Register(g)
+	return &Server{Server: g, Health: h, local: newLocal(unary, stream)}
 }
 
 // SetServing marks every registered service and the server as serving (or not).
@@ -92,11 +101,12 @@ func (s *Server) SetServing(serving bool) {
 }
 
 // Stop stops gracefully, giving in-flight calls up to timeout before
-// cutting them off.
+// cutting them off. In-process calls are refused from now on and waited
+// for within the same timeout.
 func (s *Server) Stop(timeout time.Duration) {
 	s.SetServing(false)
 	done := make(chan struct{})
-	go func() { s.GracefulStop(); close(done) }()
+	go func() { s.GracefulStop(); s.local.stop(); close(done) }()
 	select {
 	case <-done:
 	case <-time.After(timeout):

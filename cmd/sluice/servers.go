@@ -190,7 +190,9 @@ func newDevCmd() *cobra.Command {
 		GroupID: groupServers,
 		Args:    cobra.NoArgs,
 		Long: `Run a whole Sluice cluster in this process, on loopback: an embedded etcd,
-one coordinator and N data nodes, with all data under --data-dir. Ctrl-C
+one coordinator and N data nodes, with all data under --data-dir. The
+coordinator calls its in-process nodes directly rather than over the network;
+nodes still listen on loopback for standalone nodes and tools. Ctrl-C
 shuts it down cleanly; starting it again on the same directory finds the same
 indices and data.`,
 		Example: `  sluice dev
