@@ -7,13 +7,14 @@
 // arrival time, so a stalled server shows up as latency instead of silently
 // lowering the offered load (coordinated omission). Each level records every
 // request's latency; capacity is the highest offered load whose p99 stays
-// within the SLO while the server keeps up (achieved >= 95% of offered).
+// within the SLO while the server keeps up (achieved >= 95% of offered), as
+// do all the lower levels.
 package loadbench
 
 import (
+	"cmp"
 	"context"
 	"fmt"
-	"google.golang.org/protobuf/proto"
 	"io"
 	"math"
 	"math/rand/v2"
@@ -23,6 +24,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"google.golang.org/protobuf/proto"
 
 	"github.com/sluice-search/sluice/bench/corpus"
 	"github.com/sluice-search/sluice/bench/report"
@@ -171,12 +174,17 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	return res, write(o.Out, res)
 }
 
+// capacity is the highest offered load below the first one that breaks
+// the SLO or falls behind: a lucky level above a broken one does not count.
 func capacity(levels []Level, sloMs float64) float64 {
+	sorted := slices.Clone(levels)
+	slices.SortStableFunc(sorted, func(a, b Level) int { return cmp.Compare(a.OfferedQPS, b.OfferedQPS) })
 	best := 0.0
-	for _, lv := range levels {
-		if lv.Latency.P99 <= sloMs && lv.AchievedQPS >= 0.95*lv.OfferedQPS && lv.Errors == 0 && lv.Dropped == 0 {
-			best = max(best, lv.OfferedQPS)
+	for _, lv := range sorted {
+		if lv.Latency.P99 > sloMs || lv.AchievedQPS < 0.95*lv.OfferedQPS || lv.Errors != 0 || lv.Dropped != 0 {
+			break
 		}
+		best = lv.OfferedQPS
 	}
 	return best
 }
