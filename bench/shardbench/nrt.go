@@ -331,6 +331,7 @@ loop:
 	res.Engine["merge_throttled"] = ms.ThrottledTime.String()
 	res.Engine["merge_budget_wait"] = ms.BudgetWaitTime.String()
 	res.Engine["flush_budget_wait"] = st.FlushBudgetWait.String()
+	res.Engine["merge_step_aside"] = st.MergeStepAside.String()
 	res.Engine["merge_yields"] = fmt.Sprint(st.MergeYields)
 	res.Engine["merge_yields_skipped"] = fmt.Sprint(st.MergeYieldsSkipped)
 	res.Engine["merge_yield_time"] = st.MergeYieldTime.String()

@@ -129,6 +129,11 @@
 // wait on each other. Many shards refreshing at once then take turns on
 // part of the cores instead of stalling searches on all of them. A refresh
 // someone asked for (Refresh, refresh=true, a commit) flushes at once.
+// The core a merge holds is still shared with searches through Go's
+// scheduler, so at each checkpoint a merge also steps aside while
+// goroutines wait for a CPU (cpubudget.Slot.StepAside: short sleeps, at
+// most 3/4 of its time, never while merging is behind); Stats.MergeStepAside
+// counts that time.
 //
 // # Commit points
 //

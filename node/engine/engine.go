@@ -406,10 +406,13 @@ type Stats struct {
 	FlushTime                    time.Duration
 	// FlushBudgetWait: periodic refresh flushes waited for a CPUBudget slot.
 	FlushBudgetWait time.Duration
-	Stalls          int64
-	StallTime       time.Duration
-	Refreshes       int64
-	RefreshTime     time.Duration
+	// MergeStepAside: small merges slept at their checkpoints while other
+	// goroutines waited for a CPU (cpubudget.Slot.StepAside).
+	MergeStepAside time.Duration
+	Stalls         int64
+	StallTime      time.Duration
+	Refreshes      int64
+	RefreshTime    time.Duration
 	// Latencies of the most recent refreshes (up to 256) and the max ever.
 	RefreshP50, RefreshP99, RefreshMax time.Duration
 	FilesDeleted                       int64
@@ -445,6 +448,7 @@ func (e *Engine) Stats() Stats {
 	s.FlushedBytes = w.stats.flushedBytes.Load()
 	s.FlushTime = time.Duration(w.stats.flushNanos.Load())
 	s.FlushBudgetWait = time.Duration(w.stats.flushBudgetWaitNanos.Load())
+	s.MergeStepAside = time.Duration(w.stats.mergeStepAsideNanos.Load())
 	s.Stalls = w.stats.stalls.Load()
 	s.StallTime = time.Duration(w.stats.stallNanos.Load())
 	s.Refreshes = w.stats.refreshes.Load()

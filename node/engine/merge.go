@@ -160,6 +160,9 @@ func (w *IndexWriter) runMerge(ctx context.Context, m *oneMerge, rl *mergeschedu
 			return
 		}
 		slot.Yield(ctx)
+		if d := slot.StepAside(ctx, w.mergesBehind); d > 0 {
+			w.stats.mergeStepAsideNanos.Add(int64(d))
+		}
 	}
 	merged = yieldingReader{LeafReader: merged, check: check}
 	info, err := w.newSegmentInfo(merged.MaxDoc(), "merge", start)

@@ -161,6 +161,7 @@ type writerStats struct {
 	mergesFailed atomic.Int64
 
 	flushBudgetWaitNanos atomic.Int64
+	mergeStepAsideNanos  atomic.Int64
 
 	mu     sync.Mutex
 	recent [256]time.Duration // ring of the latest refresh latencies

@@ -25,6 +25,7 @@ var (
 	descRefresh9 = prometheus.NewDesc("sluice_shard_refresh_p99_seconds", "p99 latency of the recent refreshes.", labels, nil)
 	descFlushes  = prometheus.NewDesc("sluice_shard_flushes_total", "In-memory segments flushed.", labels, nil)
 	descFlushBW  = prometheus.NewDesc("sluice_shard_flush_budget_wait_seconds_total", "Time periodic refresh flushes waited for the process's CPU budget (shared with small merges).", labels, nil)
+	descMergeSA  = prometheus.NewDesc("sluice_shard_merge_step_aside_seconds_total", "Time small merges slept at checkpoints while other goroutines waited for a CPU.", labels, nil)
 	descStalls   = prometheus.NewDesc("sluice_shard_indexing_stalls_total", "Times indexing stalled for flushing to catch up.", labels, nil)
 	descSeqNo    = prometheus.NewDesc("sluice_shard_max_seq_no", "Highest sequence number assigned.", labels, nil)
 	descTlogOps  = prometheus.NewDesc("sluice_shard_translog_uncommitted_ops", "Translog operations not yet covered by a commit.", labels, nil)
@@ -34,7 +35,7 @@ var (
 
 func (c hostCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descDocs, descDeleted, descSegments, descSegBytes, descRAM, descRefresh,
-		descRefreshS, descRefresh9, descFlushes, descFlushBW, descStalls, descSeqNo, descTlogOps, descTlogB, descFsyncs} {
+		descRefreshS, descRefresh9, descFlushes, descFlushBW, descMergeSA, descStalls, descSeqNo, descTlogOps, descTlogB, descFsyncs} {
 		ch <- d
 	}
 }
@@ -60,6 +61,7 @@ func (c hostCollector) Collect(ch chan<- prometheus.Metric) {
 		gauge(descRefresh9, st.RefreshP99.Seconds())
 		counter(descFlushes, float64(st.Flushes))
 		counter(descFlushBW, st.FlushBudgetWait.Seconds())
+		counter(descMergeSA, st.MergeStepAside.Seconds())
 		counter(descStalls, float64(st.Stalls))
 		gauge(descSeqNo, float64(st.SeqNo))
 		gauge(descTlogOps, float64(tl.UncommittedOps))

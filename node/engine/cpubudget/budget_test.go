@@ -2,6 +2,9 @@ package cpubudget
 
 import (
 	"context"
+	"runtime"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -183,4 +186,65 @@ func TestProcess(t *testing.T) {
 	if New(0).Slots() != 1 {
 		t.Fatal("New(0) has no slot")
 	}
+}
+
+// spin keeps more goroutines runnable than there are Ps until stop.
+func spin(t *testing.T) (stop func()) {
+	t.Helper()
+	var done atomic.Bool
+	var wg sync.WaitGroup
+	for range runtime.GOMAXPROCS(0) + 2 {
+		wg.Go(func() {
+			for !done.Load() {
+			}
+		})
+	}
+	return func() { done.Store(true); wg.Wait() }
+}
+
+func TestStepAside(t *testing.T) {
+	ctx := context.Background()
+	b := New(1)
+	s, _ := b.Acquire(ctx, Merge, 1)
+	defer s.Release()
+	time.Sleep(20 * time.Millisecond) // some held time to spend
+
+	if d := s.StepAside(ctx, nil); d != 0 {
+		t.Errorf("stepped aside %v with nothing waiting for a CPU", d)
+	}
+	stop := spin(t)
+	defer stop()
+	if d := s.StepAside(ctx, func() bool { return true }); d != 0 {
+		t.Errorf("stepped aside %v while merging is behind", d)
+	}
+	d := s.StepAside(ctx, nil)
+	total := d
+	if d < stepAsideSleep || d > stepAsideMax+50*time.Millisecond {
+		t.Errorf("stepped aside %v with goroutines waiting, want %v..%v", d, stepAsideSleep, stepAsideMax)
+	}
+	// Over many checkpoints the slot keeps its share of the time.
+	start := time.Now()
+	for time.Since(start) < 200*time.Millisecond {
+		total += s.StepAside(ctx, nil)
+	}
+	// Sleeps overrun while every P spins: allow a little over the share.
+	held := time.Since(s.since)
+	if float64(s.aside) > (stepAsideShare+0.1)*float64(held) {
+		t.Errorf("aside %v of %v held, above the %.2f share", s.aside, held, stepAsideShare)
+	}
+	if total != s.aside {
+		t.Errorf("returned %v in all, slot counts %v", total, s.aside)
+	}
+
+	// A waiting flush ends stepping aside: Yield hands the slot over.
+	flush, cancel := acquireAsync(b, Flush, 1)
+	defer cancel()
+	waitWaiters(t, b, 1)
+	if d := s.StepAside(ctx, nil); d != 0 {
+		t.Errorf("stepped aside %v with a flush waiting", d)
+	}
+	yielded := make(chan struct{})
+	go func() { s.Yield(ctx); close(yielded) }()
+	recv(t, flush, "flush").Release()
+	<-yielded
 }
