@@ -29,6 +29,9 @@ type Reader struct {
 	seqNo   atomic.Int64
 	version int64
 	lookups sync.Pool // *idLookup
+
+	searcherOnce sync.Once
+	searcher     *search.Searcher
 }
 
 func newReader(segs []*segState, seqNo, version int64) *Reader {
@@ -48,6 +51,16 @@ func newReader(segs []*segState, seqNo, version int64) *Reader {
 
 // Leaves returns the segments, in index order. Do not modify.
 func (r *Reader) Leaves() []Leaf { return r.leaves }
+
+// Searcher returns the reader's searcher. Every search on this point in
+// time shares it, and with it the scorers' postings enums, which searches
+// recycle per searcher: a searcher made per search allocated them afresh
+// for every term and segment, the biggest source of garbage under query
+// load.
+func (r *Reader) Searcher() *search.Searcher {
+	r.searcherOnce.Do(func() { r.searcher = search.NewSearcher(r.leaves) })
+	return r.searcher
+}
 
 // NumDocs is the number of live docs.
 func (r *Reader) NumDocs() int { return r.numDocs }

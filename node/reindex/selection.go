@@ -93,7 +93,7 @@ func matches(ctx context.Context, r *engine.Reader, q search.Query) ([]*index.Fi
 	for i, l := range leaves {
 		out[i] = index.NewFixedBitSet(l.Reader.MaxDoc())
 	}
-	s := search.NewSearcher(leaves)
+	s := r.Searcher()
 	const page = 8192
 	req := search.Request{Size: page, Sort: []search.SortField{{Type: search.SortByDoc}}, SearchAfterDoc: -1, TotalHitsThreshold: 1}
 	leaf := 0

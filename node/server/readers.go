@@ -90,7 +90,7 @@ func (g *registry) pin(s *shard.Shard, r *engine.Reader, keepAlive time.Duration
 	for i, l := range leaves {
 		c.docBases[i] = l.DocBase
 	}
-	c.searcher = search.NewSearcher(leaves)
+	c.searcher = r.Searcher()
 	return c, nil
 }
 

@@ -40,58 +40,67 @@ func TestPruningMatchesExhaustiveCodec(t *testing.T) {
 	testPruningMatchesExhaustive(t, codecBuilder)
 }
 
-// TestImpactsPoolRecycles checks that top-k term scorers' impacts enums are
-// recycled across searches of one Searcher (index.ImpactsReuser), read
-// their new term correctly, are not shared with a Searcher over other
-// leaves, and that a get/release cycle allocates nothing.
-func TestImpactsPoolRecycles(t *testing.T) {
+// TestQueryContextRecycles checks that a search's terms enums, impacts
+// enums and term scorers are recycled by the next search on the same
+// Searcher (index.ImpactsReuser for the impacts), read their new term
+// correctly, that a Searcher's contexts never serve another Searcher, and
+// that a recycling cycle allocates nothing.
+func TestQueryContextRecycles(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
 	s := NewSearcher([]Leaf{{Reader: codecBuilder(t, genDocs(r, 600, 40, 0))}})
 	other := NewSearcher([]Leaf{{Reader: codecBuilder(t, genDocs(r, 300, 40, 0))}})
-	te := s.leaves[0].Reader.Terms("body").Iterator()
-	var p impactsPool
-	p.reset(s)
-	if !te.SeekExact([]byte("w1")) {
-		t.Fatal("w1 missing")
-	}
-	first := p.get(0, "body", te, index.PostingsFreqs)
-	p.release()
-	p.reset(s)
-	for _, term := range []string{"w2", "w3"} {
-		if !te.SeekExact([]byte(term)) {
+	terms := s.leaves[0].Reader.Terms("body")
+	// Not from the pool: sync.Pool drops items at random under -race.
+	qc := &queryContext{s: s, fields: map[string]*fieldStats{}}
+	bytes := map[string][]byte{"w1": []byte("w1"), "w2": []byte("w2"), "w3": []byte("w3")}
+	cycle := func(term string) (index.TermsEnum, index.ImpactsEnum, *termScorer) {
+		qc.terms.release()
+		qc.impacts.release()
+		qc.scorers.release()
+		te := qc.termsEnum(0, "body", terms)
+		if !te.SeekExact(bytes[term]) {
 			t.Fatalf("%s missing", term)
 		}
-		ie := p.get(0, "body", te, index.PostingsFreqs)
-		if ie != first {
-			t.Fatalf("%s: a new enum, not the spare one", term)
+		return te, qc.impactsEnum(0, "body", te, index.PostingsFreqs), qc.termScorer(0, "body")
+	}
+	te1, ie1, sc1 := cycle("w1")
+	sc1.blockEnd = 7
+	for _, term := range []string{"w2", "w3"} {
+		te, ie, sc := cycle(term)
+		if te != te1 || ie != ie1 || sc != sc1 {
+			t.Fatalf("%s: new objects, not the spare ones", term)
 		}
-		want := te.Postings(nil, index.PostingsFreqs)
-		for d := want.NextDoc(); ; d = want.NextDoc() {
-			if g := ie.NextDoc(); g != d || d != noMoreDocs && ie.Freq() != want.Freq() {
+		if sc.blockEnd != 0 {
+			t.Fatalf("%s: a recycled scorer keeps its last search's state", term)
+		}
+		want := terms.Iterator()
+		want.SeekExact([]byte(term))
+		wp := want.Postings(nil, index.PostingsFreqs)
+		for d := wp.NextDoc(); ; d = wp.NextDoc() {
+			if g := ie.NextDoc(); g != d || d != noMoreDocs && ie.Freq() != wp.Freq() {
 				t.Fatalf("%s: recycled enum at doc %d, want %d", term, g, d)
 			}
 			if d == noMoreDocs {
 				break
 			}
 		}
-		p.release()
-		p.reset(s)
 	}
-	p.reset(other)
-	ote := other.leaves[0].Reader.Terms("body").Iterator()
-	ote.SeekExact([]byte("w1"))
-	if p.get(0, "body", ote, index.PostingsFreqs) == first {
-		t.Fatal("an enum of another searcher's leaf was reused")
+	// Two enums of one leaf and field in one search are distinct.
+	if te := qc.termsEnum(0, "body", terms); te == te1 {
+		t.Fatal("one terms enum handed out twice in a search")
 	}
-	p.release()
+	for range 20 {
+		qc := newQueryContext(s)
+		qc.release()
+		if got := newQueryContext(other); got.s != other {
+			t.Fatal("a context of another searcher was handed out")
+		}
+	}
 	if raceEnabled {
 		return // the race detector allocates
 	}
-	if n := testing.AllocsPerRun(50, func() {
-		p.reset(other)
-		p.get(0, "body", ote, index.PostingsFreqs)
-		p.release()
-	}); n != 0 {
-		t.Fatalf("%v allocations per recycled get", n)
+	cycle("w1")
+	if n := testing.AllocsPerRun(50, func() { cycle("w2") }); n != 0 {
+		t.Fatalf("%v allocations per recycled search", n)
 	}
 }

@@ -62,7 +62,7 @@ func (q *TermQuery) createWeight(qc *queryContext, mode scoreMode, boost float32
 		if terms == nil {
 			continue
 		}
-		te := terms.Iterator()
+		te := qc.termsEnum(i, q.Field, terms)
 		if te.SeekExact(q.Term) {
 			w.enums[i] = te
 			df += int64(te.DocFreq())
@@ -98,9 +98,10 @@ func (w *termWeight) scorer(lc *leafContext) (scorer, error) {
 	if !w.mode.scores {
 		return newConstantScorer(te.Postings(nil, index.PostingsDocs), 0), nil
 	}
-	s := &termScorer{sim: w.sim, blockEnd: -1, norms: lc.leaf.Reader.Norms(w.field)}
+	s := w.qc.termScorer(lc.ord, w.field)
+	s.sim, s.blockEnd, s.norms = w.sim, -1, lc.leaf.Reader.Norms(w.field)
 	if w.mode.topScores {
-		s.imp = w.qc.impacts.get(lc.ord, w.field, te, index.PostingsFreqs)
+		s.imp = w.qc.impactsEnum(lc.ord, w.field, te, index.PostingsFreqs)
 		s.impacts = s.impactsBuf[:0]
 		s.pe = s.imp
 	} else {

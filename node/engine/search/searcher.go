@@ -74,9 +74,13 @@ type TopDocs struct {
 }
 
 // Searcher runs queries over the leaves of one point-in-time reader. It is
-// safe for concurrent use; per-search state lives in each call.
+// safe for concurrent use; per-search state lives in each call, in query
+// contexts pooled per Searcher so that searches on the same point in time
+// recycle each other's terms enums, postings enums and scorers. Make one
+// Searcher per reader and keep it (engine.Reader.Searcher does).
 type Searcher struct {
-	leaves []Leaf
+	leaves   []Leaf
+	contexts sync.Pool // *queryContext
 }
 
 // NewSearcher returns a Searcher over leaves (ordered by DocBase).
@@ -89,75 +93,108 @@ func (s *Searcher) Leaves() []Leaf { return s.leaves }
 
 // queryContext holds index-wide statistics for one search, computed lazily
 // per field (a few interface calls per leaf). Contexts are pooled with
-// their statistics, so steady-state searches do not allocate them.
+// their statistics and recyclers, so steady-state searches do not allocate
+// them.
 type queryContext struct {
 	s      *Searcher
 	fields map[string]*fieldStats
 	spare  []*fieldStats
 	leaf   leafContext
 
-	impacts impactsPool
+	terms   recycler[index.TermsEnum]
+	impacts recycler[index.ImpactsEnum]
+	scorers recycler[*termScorer]
 }
 
-// impactsPool recycles impacts enums across the searches of one Searcher
-// through index.ImpactsReuser, so top-k term scorers do not allocate one
-// per term and leaf: used holds the enums handed out by the current search,
-// spare the ones of earlier searches on of, by (leaf, field).
-type impactsPool struct {
-	used  []usedImpacts
-	spare map[impactsKey][]index.ImpactsEnum
-	of    *Searcher
+// recycler keeps objects of one kind that belong to a leaf and field (terms
+// enums, postings enums, term scorers) across the searches of a Searcher:
+// used holds those handed out by the current search, spare those of
+// earlier ones.
+type recycler[T any] struct {
+	used  []recycled[T]
+	spare map[leafField][]T
 }
 
-type impactsKey struct {
+type leafField struct {
 	ord   int
 	field string
 }
 
-type usedImpacts struct {
-	key impactsKey
-	ie  index.ImpactsEnum
+type recycled[T any] struct {
+	key leafField
+	v   T
 }
 
-// reset prepares the pool for a search on s.
-func (p *impactsPool) reset(s *Searcher) {
-	if p.of != s {
-		// Leaf ordinals mean other segments now.
-		clear(p.spare)
-		p.of = s
+// take returns a spare object for k, if there is one; either way the
+// caller hands what it uses to use.
+func (r *recycler[T]) take(k leafField) (v T, ok bool) {
+	sp := r.spare[k]
+	if len(sp) == 0 {
+		return v, false
 	}
-	if p.spare == nil {
-		p.spare = make(map[impactsKey][]index.ImpactsEnum, 2)
-	}
+	v = sp[len(sp)-1]
+	var zero T
+	sp[len(sp)-1] = zero
+	r.spare[k] = sp[:len(sp)-1]
+	return v, true
 }
 
-// get returns the impacts enum of te's current term in leaf ord, recycling
-// a spare one when te is an index.ImpactsReuser. The enum is the search's
-// until release.
-func (p *impactsPool) get(ord int, field string, te index.TermsEnum, flags index.PostingsFlags) index.ImpactsEnum {
+// use records v as the current search's, spare again after release.
+func (r *recycler[T]) use(k leafField, v T) {
+	r.used = append(r.used, recycled[T]{key: k, v: v})
+}
+
+// release makes the search's objects spare (the search is over).
+func (r *recycler[T]) release() {
+	if r.spare == nil {
+		r.spare = make(map[leafField][]T, 2)
+	}
+	for _, u := range r.used {
+		r.spare[u.key] = append(r.spare[u.key], u.v)
+	}
+	clear(r.used)
+	r.used = r.used[:0]
+}
+
+// termsEnum returns a terms enum of terms, the field's terms in leaf ord,
+// recycled when one is spare. It is the search's until release.
+func (qc *queryContext) termsEnum(ord int, field string, terms index.Terms) index.TermsEnum {
+	k := leafField{ord: ord, field: field}
+	te, ok := qc.terms.take(k)
+	if !ok {
+		te = terms.Iterator()
+	}
+	qc.terms.use(k, te)
+	return te
+}
+
+// impactsEnum returns the impacts enum of te's current term in leaf ord,
+// recycling a spare one when te is an index.ImpactsReuser. It is the
+// search's until release.
+func (qc *queryContext) impactsEnum(ord int, field string, te index.TermsEnum, flags index.PostingsFlags) index.ImpactsEnum {
 	ir, ok := te.(index.ImpactsReuser)
 	if !ok {
 		return te.Impacts(flags)
 	}
-	k := impactsKey{ord: ord, field: field}
-	var reuse index.ImpactsEnum
-	if sp := p.spare[k]; len(sp) > 0 {
-		reuse = sp[len(sp)-1]
-		sp[len(sp)-1] = nil
-		p.spare[k] = sp[:len(sp)-1]
-	}
+	k := leafField{ord: ord, field: field}
+	reuse, _ := qc.impacts.take(k)
 	ie := ir.ReuseImpacts(reuse, flags)
-	p.used = append(p.used, usedImpacts{key: k, ie: ie})
+	qc.impacts.use(k, ie)
 	return ie
 }
 
-// release makes the enums of the search spare (the search is over).
-func (p *impactsPool) release() {
-	for _, u := range p.used {
-		p.spare[u.key] = append(p.spare[u.key], u.ie)
+// termScorer returns a zeroed term scorer for leaf ord and field, recycled
+// when one is spare. It is the search's until release.
+func (qc *queryContext) termScorer(ord int, field string) *termScorer {
+	k := leafField{ord: ord, field: field}
+	s, ok := qc.scorers.take(k)
+	if ok {
+		*s = termScorer{}
+	} else {
+		s = new(termScorer)
 	}
-	clear(p.used)
-	p.used = p.used[:0]
+	qc.scorers.use(k, s)
+	return s
 }
 
 type fieldStats struct {
@@ -166,14 +203,11 @@ type fieldStats struct {
 	cache    normCache
 }
 
-var queryContextPool = sync.Pool{New: func() any {
-	return &queryContext{fields: make(map[string]*fieldStats, 2)}
-}}
-
 func newQueryContext(s *Searcher) *queryContext {
-	qc := queryContextPool.Get().(*queryContext)
-	qc.s = s
-	qc.impacts.reset(s)
+	qc, _ := s.contexts.Get().(*queryContext)
+	if qc == nil {
+		qc = &queryContext{s: s, fields: make(map[string]*fieldStats, 2)}
+	}
 	return qc
 }
 
@@ -184,9 +218,11 @@ func (qc *queryContext) release() {
 		qc.spare = append(qc.spare, fs)
 	}
 	clear(qc.fields)
+	qc.terms.release()
 	qc.impacts.release()
-	qc.s, qc.leaf = nil, leafContext{}
-	queryContextPool.Put(qc)
+	qc.scorers.release()
+	qc.leaf = leafContext{}
+	qc.s.contexts.Put(qc)
 }
 
 func (qc *queryContext) fieldStats(field string) *fieldStats {
