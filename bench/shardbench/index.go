@@ -70,6 +70,7 @@ func RunIndex(ctx context.Context, cfg Config, threads int, dir string) (IndexRe
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			ctx := engine.WithAffinity(ctx)
 			p, err := mapping.NewParser(m)
 			if err != nil {
 				errs <- err

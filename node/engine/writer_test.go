@@ -680,3 +680,46 @@ func TestRAMBudgetFlushesEvenDWPTsTogether(t *testing.T) {
 		})
 	}
 }
+
+// TestCheckoutAffinity: a worker with an affinity gets back the DWPT it
+// used last even when another was checked in after it; without one, the
+// last DWPT checked in is handed out (LIFO), and a worker whose DWPT is
+// taken gets another.
+func TestCheckoutAffinity(t *testing.T) {
+	ti := newTestWriter(t, 64<<20)
+	plain := context.Background()
+	ctxA, ctxB := WithAffinity(plain), WithAffinity(plain)
+	checkout := func(ctx context.Context) *perThread {
+		t.Helper()
+		pt, err := ti.w.checkout(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return pt
+	}
+	a, b := checkout(ctxA), checkout(ctxB)
+	if a == b {
+		t.Fatal("one DWPT checked out twice")
+	}
+	for range 3 {
+		ti.w.checkin(plain, a, false)
+		ti.w.checkin(plain, b, false) // b is the last checked in
+		if got := checkout(ctxA); got != a {
+			t.Fatal("worker A got B's DWPT")
+		}
+		if got := checkout(ctxB); got != b {
+			t.Fatal("worker B got A's DWPT")
+		}
+	}
+	ti.w.checkin(plain, a, false)
+	ti.w.checkin(plain, b, false)
+	if got := checkout(plain); got != b {
+		t.Fatal("without affinity: not the last DWPT checked in")
+	}
+	// A's DWPT is free, B's is out: a new worker takes A's (the only free one).
+	if got := checkout(WithAffinity(plain)); got != a {
+		t.Fatal("a new worker did not get the free DWPT")
+	}
+	ti.w.checkin(plain, a, false)
+	ti.w.checkin(plain, b, false)
+}

@@ -9,6 +9,7 @@ import (
 
 	"google.golang.org/grpc/codes"
 
+	"github.com/sluice-search/sluice/node/engine"
 	"github.com/sluice-search/sluice/node/engine/mapping"
 	"github.com/sluice-search/sluice/node/shard"
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
@@ -132,6 +133,7 @@ func newWriters(ctx context.Context, n int, createOnly, abortOnConflict bool, c 
 }
 
 func (w *writers) loop() {
+	ctx := engine.WithAffinity(w.ctx)
 	for ch := range w.work {
 		// One translog fsync per chunk rather than per document: with
 		// request durability a per-document fsync made local copies
@@ -144,7 +146,7 @@ func (w *writers) loop() {
 				break
 			}
 			id, routing, src := ch.doc(i)
-			if err := applyDoc(w.ctx, ch.sh, b, id, routing, src, w.createOnly, w.abortOnConflict, w.c); err != nil {
+			if err := applyDoc(ctx, ch.sh, b, id, routing, src, w.createOnly, w.abortOnConflict, w.c); err != nil {
 				w.fail(err)
 				ok = false
 				break

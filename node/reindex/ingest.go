@@ -70,6 +70,7 @@ func (r *Runner) applyBatch(ctx context.Context, sh *shard.Shard, docs []*sluice
 	var wg sync.WaitGroup
 	for w := range n {
 		wg.Go(func() {
+			ctx := engine.WithAffinity(ctx)
 			for i := w; i < len(docs); i += n {
 				d := docs[i]
 				if err := applyDoc(ctx, sh, b, []byte(d.GetId()), []byte(d.GetRouting()), d.GetSource(), createOnly, false, c); err != nil {

@@ -142,6 +142,7 @@ func (s *Server) ShardBulk(ctx context.Context, req *sluicev1.ShardBulkRequest) 
 
 // applyItems applies the items of partition p (all when parts is nil).
 func (s *Server) applyItems(ctx context.Context, sh *shard.Shard, b *engine.Bulk, req *sluicev1.ShardBulkRequest, results []*sluicev1.BulkItemResult, parts []uint8, p uint8) {
+	ctx = engine.WithAffinity(ctx) // the items fill one DWPT
 	for i, it := range req.GetItems() {
 		if parts != nil && parts[i] != p {
 			continue
