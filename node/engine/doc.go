@@ -8,8 +8,10 @@
 //
 // An operation (IndexWriter.Add, Update, Delete; Engine.Index, Delete) checks
 // out a DWPT (dwpt.DWPT, the in-memory segment) from a free list — at most
-// one goroutine uses a DWPT at a time, none owns one — inverts its document
-// into it without any lock, then enters one short critical section
+// one goroutine uses a DWPT at a time, none owns one, but a worker whose
+// context has an affinity (WithAffinity: bulk requests, reindex writers,
+// the bench) gets back the one it used last, so a DWPT's memory stays in
+// one core's cache — inverts its document into it without any lock, then enters one short critical section
 // (IndexWriter.sequence) that:
 //
 //   - assigns the operation's sequence number (monotonic int64);
