@@ -3,7 +3,9 @@
 // sluice.v1.Node gRPC service, and follows the routing table: shard copies
 // assigned to it are opened through a ShardHost and reported STARTED (or
 // FAILED with the reason) in their routing entries; copies that go away are
-// closed, and deleted when their index is gone.
+// closed, and deleted when their index is gone. A failed open is retried
+// with a growing backoff, 5 attempts in all (Elasticsearch's
+// index.allocation.max_retries), and again after a restart.
 //
 // The node id is stored in <data-dir>/node.id on first start, so a
 // restarted node is the same node and finds its shards under

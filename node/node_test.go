@@ -3,10 +3,12 @@ package node
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -209,4 +211,70 @@ func TestDataDirIdentity(t *testing.T) {
 	} else {
 		l2.Close()
 	}
+}
+
+// countingHost fails opens while fail says so, counting them.
+type countingHost struct {
+	DirHost
+	opens *atomic.Int32
+	fail  func(n int32) bool
+}
+
+func (h countingHost) OpenShard(ctx context.Context, info *sluicev1.IndexInfo, s Shard) error {
+	if n := h.opens.Add(1); h.fail(n) {
+		return fmt.Errorf("disk full (open %d)", n)
+	}
+	return h.DirHost.OpenShard(ctx, info, s)
+}
+
+func fastRetries(t *testing.T) {
+	old := openRetryBase
+	openRetryBase = 20 * time.Millisecond
+	t.Cleanup(func() { openRetryBase = old })
+}
+
+// TestFailedOpenIsRetried: a shard whose open fails is FAILED, then opened
+// by a later attempt and STARTED, with no operator involved.
+func TestFailedOpenIsRetried(t *testing.T) {
+	fastRetries(t)
+	e := newEnv(t)
+	dir := t.TempDir()
+	var opens atomic.Int32
+	n := e.startNode(t, dir, countingHost{DirHost{DataDir: dir}, &opens, func(n int32) bool { return n <= 2 }})
+	defer n.Stop()
+	if _, err := e.md.CreateIndex(context.Background(), &sluicev1.CreateIndexRequest{Name: "x"}, metadata.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	e.waitShards(t, "x", started)
+	if got := opens.Load(); got != 3 {
+		t.Errorf("%d opens, want 3 (two failures, then success)", got)
+	}
+}
+
+// TestFailedOpenGivesUp: a shard that never opens is tried maxOpenAttempts
+// times, stays FAILED with the last reason, and a node restart tries again.
+func TestFailedOpenGivesUp(t *testing.T) {
+	fastRetries(t)
+	e := newEnv(t)
+	dir := t.TempDir()
+	var opens atomic.Int32
+	always := func(int32) bool { return true }
+	n := e.startNode(t, dir, countingHost{DirHost{DataDir: dir}, &opens, always})
+	if _, err := e.md.CreateIndex(context.Background(), &sluicev1.CreateIndexRequest{Name: "x"}, metadata.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	info := e.waitShards(t, "x", func(sh *sluicev1.ShardRouting) bool {
+		return sh.State == sluicev1.ShardState_SHARD_STATE_FAILED && strings.Contains(sh.Reason, "attempt 5 of 5")
+	})
+	if r := info.Shards[0].Reason; !strings.Contains(r, "disk full (open 5)") || !strings.Contains(r, "restart the node") {
+		t.Errorf("reason %q", r)
+	}
+	time.Sleep(20 * openRetryBase) // well past every backoff
+	if got := opens.Load(); got != maxOpenAttempts {
+		t.Errorf("%d opens, want %d", got, maxOpenAttempts)
+	}
+	n.Stop()
+	n2 := e.startNode(t, dir, countingHost{DirHost{DataDir: dir}, &opens, func(n int32) bool { return n <= maxOpenAttempts }})
+	defer n2.Stop()
+	e.waitShards(t, "x", started)
 }

@@ -3,6 +3,7 @@ package node
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"sync"
 	"time"
@@ -24,7 +25,25 @@ type reconciler struct {
 
 	mu     sync.Mutex // held while reconciling; stop takes it to wait
 	open   map[meta.ShardID]*openShard
+	failed map[meta.ShardID]*openFailure
 	halted bool
+}
+
+// A shard that fails to open is reported FAILED and retried, as
+// Elasticsearch retries a failed allocation (index.allocation.max_retries,
+// 5): a passing cause (a full disk, a file still locked) heals without an
+// operator, and a lasting one (a corrupt file) stays FAILED with its reason
+// after the last attempt. Attempt n waits n × openRetryBase after the one
+// before; a node restart starts counting again.
+const maxOpenAttempts = 5
+
+var openRetryBase = 5 * time.Second // a variable for tests
+
+// openFailure counts failed opens of one allocation of a shard.
+type openFailure struct {
+	alloc    string
+	attempts int
+	next     time.Time // when to try again
 }
 
 type openShard struct {
@@ -34,11 +53,11 @@ type openShard struct {
 
 func newReconciler(nodeID, dataDir string, host ShardHost, store *meta.Store, cache *meta.Cache, log *slog.Logger) *reconciler {
 	return &reconciler{nodeID: nodeID, dataDir: dataDir, host: host, store: store, cache: cache, log: log,
-		open: map[meta.ShardID]*openShard{}}
+		open: map[meta.ShardID]*openShard{}, failed: map[meta.ShardID]*openFailure{}}
 }
 
 func (r *reconciler) run(ctx context.Context) {
-	tick := time.NewTicker(5 * time.Second)
+	tick := time.NewTicker(min(5*time.Second, openRetryBase))
 	defer tick.Stop()
 	for {
 		changed := r.cache.Changed()
@@ -77,11 +96,18 @@ func (r *reconciler) reconcile(ctx context.Context, st *meta.State) {
 		rt *sluicev1.ShardRouting
 	}
 	desired := map[meta.ShardID]want{}
+	now := time.Now()
 	for uuid, x := range st.ByUUID {
 		for n, sh := range x.Shards {
-			if sh != nil && r.wanted(sh.Routing) {
-				desired[meta.ShardID{Index: uuid, Shard: n}] = want{x, sh.Routing}
+			id := meta.ShardID{Index: uuid, Shard: n}
+			if sh != nil && (r.wanted(sh.Routing) || r.retryDue(id, sh.Routing, now)) {
+				desired[id] = want{x, sh.Routing}
 			}
+		}
+	}
+	for id := range r.failed {
+		if _, ok := desired[id]; !ok && st.ByUUID[id.Index] == nil {
+			delete(r.failed, id) // the index is gone
 		}
 	}
 	// Close what is no longer ours; delete the data of deleted indices.
@@ -108,10 +134,22 @@ func (r *reconciler) reconcile(ctx context.Context, st *meta.State) {
 		case !isOpen:
 			s := Shard{ID: id, AllocationID: w.rt.GetAllocationId(), Path: ShardPath(r.dataDir, id)}
 			if err := r.host.OpenShard(ctx, st.Info(w.x), s); err != nil {
-				r.log.Error("open shard failed", "shard", id, "index", w.x.Name(), "err", err)
-				r.report(ctx, id, w.rt, sluicev1.ShardState_SHARD_STATE_FAILED, err.Error())
+				f := r.failed[id]
+				if f == nil || f.alloc != w.rt.GetAllocationId() {
+					f = &openFailure{alloc: w.rt.GetAllocationId()}
+					r.failed[id] = f
+				}
+				f.attempts++
+				f.next = time.Now().Add(time.Duration(f.attempts) * openRetryBase)
+				retry := fmt.Sprintf("attempt %d of %d, next in %v", f.attempts, maxOpenAttempts, time.Duration(f.attempts)*openRetryBase)
+				if f.attempts >= maxOpenAttempts {
+					retry = fmt.Sprintf("attempt %d of %d; restart the node to try again", f.attempts, maxOpenAttempts)
+				}
+				r.log.Error("open shard failed", "shard", id, "index", w.x.Name(), "attempt", f.attempts, "err", err)
+				r.report(ctx, id, w.rt, sluicev1.ShardState_SHARD_STATE_FAILED, fmt.Sprintf("open failed (%s): %v", retry, err))
 				continue
 			}
+			delete(r.failed, id)
 			r.open[id] = &openShard{alloc: w.rt.GetAllocationId(), indexRev: w.x.ModRevision}
 			r.log.Info("opened shard", "shard", id, "index", w.x.Name())
 		case o.indexRev != w.x.ModRevision:
@@ -129,6 +167,17 @@ func (r *reconciler) reconcile(ctx context.Context, st *meta.State) {
 			r.report(ctx, id, w.rt, sluicev1.ShardState_SHARD_STATE_STARTED, "")
 		}
 	}
+}
+
+// retryDue reports whether a FAILED copy on this node is due for another
+// open: one this process has not tried (as after a restart), or one whose
+// backoff has passed with attempts left.
+func (r *reconciler) retryDue(id meta.ShardID, rt *sluicev1.ShardRouting, now time.Time) bool {
+	if rt.GetNodeId() != r.nodeID || rt.GetState() != sluicev1.ShardState_SHARD_STATE_FAILED {
+		return false
+	}
+	f := r.failed[id]
+	return f == nil || f.alloc != rt.GetAllocationId() || f.attempts < maxOpenAttempts && !now.Before(f.next)
 }
 
 // report writes a shard's state into its routing entry, guarded by the
