@@ -102,7 +102,8 @@ func (s *Server) SetServing(serving bool) {
 
 // Stop stops gracefully, giving in-flight calls up to timeout before
 // cutting them off. In-process calls are refused from now on and waited
-// for within the same timeout.
+// for; they cannot be cut off, and end with their callers' contexts (in
+// `sluice dev` the coordinator, their only caller, stops first).
 func (s *Server) Stop(timeout time.Duration) {
 	s.SetServing(false)
 	done := make(chan struct{})
