@@ -115,22 +115,12 @@ func segmentIneligible(req *sluicev1.ReindexRequest, plan *sluicev1.ReindexPlan,
 	case plan.GetDestDocsAtStart() != 0:
 		return "the destination holds documents"
 	}
-	a, aerr := canonicalMapping(srcMapping)
-	b, berr := canonicalMapping(dstMapping)
-	if aerr != nil || berr != nil || !proto.Equal(a, b) {
+	a, aerr := querydsl.MappingFromProto(srcMapping)
+	b, berr := querydsl.MappingFromProto(dstMapping)
+	if aerr != nil || berr != nil || !querydsl.SameMapping(a, b) {
 		return "the destination's mapping differs from the source's"
 	}
 	return ""
-}
-
-// canonicalMapping is a mapping in the one form equal mappings share
-// (defaults filled, fields sorted), however they were declared.
-func canonicalMapping(m *sluicev1.Mapping) (*sluicev1.Mapping, error) {
-	mm, err := querydsl.MappingFromProto(m)
-	if err != nil {
-		return nil, err
-	}
-	return querydsl.MappingToProto(mm), nil
 }
 
 // planSlices cuts a source of n shards into slices as Elasticsearch's

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"time"
 
+	"google.golang.org/protobuf/proto"
+
 	"github.com/sluice-search/sluice/node/engine/document"
 	"github.com/sluice-search/sluice/node/engine/mapping"
 	"github.com/sluice-search/sluice/node/engine/search"
@@ -184,6 +186,17 @@ func MappingFromProto(pm *sluicev1.Mapping) (*mapping.Mapping, error) {
 		fields[name] = f
 	}
 	return mapping.New(dyn, fields)
+}
+
+// SameMapping reports whether two mappings index documents alike: equal in
+// the canonical form MappingToProto gives (defaults filled, fields sorted),
+// however they were declared. A segment copy needs it of its source and
+// destination.
+func SameMapping(a, b *mapping.Mapping) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return proto.Equal(MappingToProto(a), MappingToProto(b))
 }
 
 // MappingToProto is the inverse of MappingFromProto; index and doc_values

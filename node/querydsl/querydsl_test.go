@@ -285,3 +285,33 @@ func FuzzMinimumShouldMatch(f *testing.F) {
 		}
 	})
 }
+
+func TestSameMapping(t *testing.T) {
+	parse := func(pm *sluicev1.Mapping) *mapping.Mapping {
+		t.Helper()
+		m, err := querydsl.MappingFromProto(pm)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	text := sluicev1.FieldType_FIELD_TYPE_TEXT
+	yes := true
+	implicit := parse(&sluicev1.Mapping{Properties: map[string]*sluicev1.FieldMapping{"a": {Type: text}, "b": {Type: text}}})
+	explicit := parse(&sluicev1.Mapping{Properties: map[string]*sluicev1.FieldMapping{"b": {Type: text, Index: &yes}, "a": {Type: text}}})
+	other := parse(&sluicev1.Mapping{Properties: map[string]*sluicev1.FieldMapping{"a": {Type: text}, "b": {Type: sluicev1.FieldType_FIELD_TYPE_KEYWORD}}})
+	for _, tc := range []struct {
+		name string
+		a, b *mapping.Mapping
+		want bool
+	}{
+		{"defaults spelled out, fields reordered", implicit, explicit, true},
+		{"a field's type differs", implicit, other, false},
+		{"one nil", implicit, nil, false},
+		{"both nil", nil, nil, true},
+	} {
+		if got := querydsl.SameMapping(tc.a, tc.b); got != tc.want {
+			t.Errorf("%s: SameMapping = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}

@@ -8,13 +8,11 @@ import (
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
-	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/sluice-search/sluice/cluster/routing"
 	"github.com/sluice-search/sluice/node/engine"
 	"github.com/sluice-search/sluice/node/engine/index"
-	"github.com/sluice-search/sluice/node/engine/mapping"
 	"github.com/sluice-search/sluice/node/querydsl"
 	"github.com/sluice-search/sluice/node/shard"
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
@@ -41,7 +39,6 @@ func (r *Runner) segmentTargets(ctx context.Context, req *sluicev1.RunReindexSli
 	}
 	k := dst.Shards / srcP.Shards
 	s := int(req.GetSource().GetShard())
-	srcMapping := canonicalMapping(src.Mapping())
 	marker := segmentMarker(req)
 	var out []*shard.Shard
 	for d := s * k; d < (s+1)*k; d++ {
@@ -52,7 +49,7 @@ func (r *Runner) segmentTargets(ctx context.Context, req *sluicev1.RunReindexSli
 			}
 			return nil, fmt.Sprintf("destination shard %d is not open on this node", d), nil
 		}
-		if !proto.Equal(srcMapping, canonicalMapping(sh.Mapping())) {
+		if !querydsl.SameMapping(src.Mapping(), sh.Mapping()) {
 			return nil, fmt.Sprintf("destination shard %d's mapping differs from the source's", d), nil
 		}
 		// Added segments are not checked against ids already there: only
@@ -97,15 +94,6 @@ func empty(e *engine.Engine) bool {
 	rd := e.Acquire()
 	defer rd.Release()
 	return rd.MaxDoc() == 0 && e.Writer().MaxSeqNo() == 0
-}
-
-// canonicalMapping is a mapping in the one form two equal mappings share
-// (defaults filled, fields sorted), whatever JSON they were declared with.
-func canonicalMapping(m *mapping.Mapping) *sluicev1.Mapping {
-	if m == nil {
-		return nil
-	}
-	return querydsl.MappingToProto(m)
 }
 
 // runSegments copies the slice by segments: the pinned committed reader of
