@@ -171,8 +171,14 @@ func (n *Node) ID() string { return n.id }
 // Addr is the address the node serves on.
 func (n *Node) Addr() string { return n.lis.Addr().String() }
 
-// Advertise is the address the node registers for others to reach it.
-func (n *Node) Advertise() string { return n.advertise() }
+// Advertise is the address the node registers for others to reach it:
+// Config.Advertise, else the address it serves on.
+func (n *Node) Advertise() string {
+	if n.cfg.Advertise != "" {
+		return n.cfg.Advertise
+	}
+	return n.Addr()
+}
 
 // Local is an in-process client of the node's services, for a coordinator
 // in the same process (see rpc.Server.Local).
@@ -187,18 +193,11 @@ func (n *Node) Cache() *meta.Cache { return n.cache }
 // Registration exposes the node's registration (for tests and status).
 func (n *Node) Registration() *registry.Registration { return n.reg }
 
-func (n *Node) advertise() string {
-	if n.cfg.Advertise != "" {
-		return n.cfg.Advertise
-	}
-	return n.Addr()
-}
-
 // registration is the node's nodes/<id> value.
 func (n *Node) registration() (string, error) {
 	free, total := diskUsage(n.cfg.DataDir)
 	return meta.Marshal(&sluicev1.NodeInfo{
-		Address: n.advertise(), Zone: n.cfg.Zone,
+		Address: n.Advertise(), Zone: n.cfg.Zone,
 		DiskFreeBytes: free, DiskTotalBytes: total, Version: version.Version,
 	})
 }

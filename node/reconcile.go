@@ -106,7 +106,7 @@ func (r *reconciler) reconcile(ctx context.Context, st *meta.State) {
 		}
 	}
 	for id := range r.failed {
-		if _, ok := desired[id]; !ok && st.ByUUID[id.Index] == nil {
+		if st.ByUUID[id.Index] == nil {
 			delete(r.failed, id) // the index is gone
 		}
 	}
@@ -140,8 +140,9 @@ func (r *reconciler) reconcile(ctx context.Context, st *meta.State) {
 					r.failed[id] = f
 				}
 				f.attempts++
-				f.next = time.Now().Add(time.Duration(f.attempts) * openRetryBase)
-				retry := fmt.Sprintf("attempt %d of %d, next in %v", f.attempts, maxOpenAttempts, time.Duration(f.attempts)*openRetryBase)
+				wait := time.Duration(f.attempts) * openRetryBase
+				f.next = time.Now().Add(wait)
+				retry := fmt.Sprintf("attempt %d of %d, next in %v", f.attempts, maxOpenAttempts, wait)
 				if f.attempts >= maxOpenAttempts {
 					retry = fmt.Sprintf("attempt %d of %d; restart the node to try again", f.attempts, maxOpenAttempts)
 				}
