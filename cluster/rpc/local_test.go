@@ -3,10 +3,13 @@ package rpc
 import (
 	"context"
 	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
@@ -18,6 +21,7 @@ type getServer struct {
 	sluicev1.UnimplementedNodeServer
 	entered chan struct{}
 	release chan struct{}
+	shared  []byte
 }
 
 func (g *getServer) ShardGet(ctx context.Context, r *sluicev1.ShardGetRequest) (*sluicev1.ShardGetResponse, error) {
@@ -27,6 +31,14 @@ func (g *getServer) ShardGet(ctx context.Context, r *sluicev1.ShardGetRequest) (
 	case "block":
 		close(g.entered)
 		<-g.release
+	case "canceled":
+		return nil, context.Canceled
+	case "meta":
+		md, _ := metadata.FromIncomingContext(ctx)
+		method, _ := grpc.Method(ctx)
+		return &sluicev1.ShardGetResponse{Found: true, Routing: method, Source: []byte(strings.Join(md.Get("x-test"), ","))}, nil
+	case "shared":
+		return &sluicev1.ShardGetResponse{Found: true, Source: g.shared}, nil
 	}
 	r.Id = "mutated by the handler"
 	return &sluicev1.ShardGetResponse{Found: true, Source: []byte(r.Id)}, nil
@@ -56,6 +68,29 @@ func TestLocal(t *testing.T) {
 	}
 	if _, err := c.ShardSearch(ctx, &sluicev1.ShardSearchRequest{}); status.Code(err) != codes.Unimplemented {
 		t.Errorf("unimplemented: %v", err)
+	}
+	if err := s.Local().Invoke(ctx, "/sluice.v1.Node/NoSuchMethod", &sluicev1.ShardGetRequest{}, &sluicev1.ShardGetResponse{}); status.Code(err) != codes.Unimplemented {
+		t.Errorf("unknown method: %v", err)
+	}
+	// A plain context error from a handler keeps its code, as over the network.
+	if _, err := c.ShardGet(ctx, &sluicev1.ShardGetRequest{Id: "canceled"}); status.Code(err) != codes.Canceled {
+		t.Errorf("context error: %v", err)
+	}
+	// Outgoing metadata arrives as incoming; the handler sees its own method.
+	mctx := metadata.AppendToOutgoingContext(ctx, "x-test", "v1")
+	if resp, err := c.ShardGet(mctx, &sluicev1.ShardGetRequest{Id: "meta"}); err != nil || string(resp.Source) != "v1" || resp.Routing != "/sluice.v1.Node/ShardGet" {
+		t.Errorf("metadata: %v %v", resp, err)
+	}
+	// Replies are handed over, not copied: the source bytes are the handler's.
+	g.shared = []byte("a large source")
+	if resp, err := c.ShardGet(ctx, &sluicev1.ShardGetRequest{Id: "shared"}); err != nil || &resp.Source[0] != &g.shared[0] {
+		t.Errorf("reply was copied or failed: %v", err)
+	}
+	// A canceled caller does not reach the handler.
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := c.ShardGet(cctx, &sluicev1.ShardGetRequest{Id: "panic"}); status.Code(err) != codes.Canceled {
+		t.Errorf("canceled caller: %v", err)
 	}
 
 	// Stop waits for a call in flight and refuses new ones.

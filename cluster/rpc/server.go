@@ -47,7 +47,7 @@ type Server struct {
 // in-process channel (so `Register(s)` helpers serve both).
 func (s *Server) RegisterService(desc *grpc.ServiceDesc, impl any) {
 	s.Server.RegisterService(desc, impl)
-	s.local.ch.RegisterService(desc, impl)
+	s.local.register(desc, impl)
 }
 
 // NewServer returns a server with Sluice's defaults, health (NOT_SERVING
