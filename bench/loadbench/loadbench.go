@@ -205,6 +205,8 @@ func runLevel(ctx context.Context, c *client.Client, o Options, qps float64, d t
 	lat, lag, server := make([]time.Duration, 0, n), make([]time.Duration, 0, n), make([]time.Duration, 0, n)
 	var wg sync.WaitGroup
 	var inFlight, errs, dropped atomic.Int64
+	p := newPacer()
+	defer p.stop()
 	start := time.Now()
 	next := start
 	for {
@@ -212,13 +214,9 @@ func runLevel(ctx context.Context, c *client.Client, o Options, qps float64, d t
 		if next.Sub(start) >= d {
 			break
 		}
-		if wait := time.Until(next); wait > 0 {
-			select {
-			case <-time.After(wait):
-			case <-ctx.Done():
-				wg.Wait()
-				return lv, ctx.Err()
-			}
+		if err := p.sleepUntil(ctx, next); err != nil {
+			wg.Wait()
+			return lv, err
 		}
 		lv.Sent++
 		if inFlight.Load() >= int64(o.MaxInFlight) {

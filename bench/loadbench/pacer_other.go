@@ -1,0 +1,5 @@
+//go:build !linux
+
+package loadbench
+
+func newPacer() pacer { return timerPacer{} }
