@@ -7,6 +7,7 @@ package rpc
 import (
 	"context"
 	"log/slog"
+	"runtime"
 	"runtime/debug"
 	"time"
 
@@ -79,6 +80,11 @@ func NewServer(o Options) *Server {
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 10 * time.Second, PermitWithoutStream: true}),
 		grpc.KeepaliveParams(keepalive.ServerParameters{Time: time.Minute, Timeout: 20 * time.Second}),
 		grpc.ChainUnaryInterceptor(unary...),
+		// Reused handler goroutines keep their grown stacks: a goroutine per
+		// call regrew its stack through the search path every time (see
+		// package fanout). Busy workers never delay a call: grpc-go then
+		// starts a goroutine for it.
+		grpc.NumStreamWorkers(uint32(runtime.GOMAXPROCS(0))),
 		grpc.ChainStreamInterceptor(stream...),
 	)
 	h := health.NewServer()

@@ -16,6 +16,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/durationpb"
 
+	"github.com/sluice-search/sluice/cluster/fanout"
 	"github.com/sluice-search/sluice/cluster/meta"
 	"github.com/sluice-search/sluice/cluster/metadata"
 	"github.com/sluice-search/sluice/cluster/routing"
@@ -89,7 +90,7 @@ func (d *DataPath) bulk(ctx context.Context, defaultIndex string, items []*sluic
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	for _, g := range groups {
-		wg.Go(func() {
+		fanout.Go(&wg, func() {
 			out, err := d.shardBulk(ctx, g, refresh, adm)
 			mu.Lock()
 			defer mu.Unlock()

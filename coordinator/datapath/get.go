@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sluice-search/sluice/cluster/fanout"
 	"github.com/sluice-search/sluice/cluster/meta"
 	"github.com/sluice-search/sluice/cluster/routing"
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
@@ -95,7 +96,7 @@ func (d *DataPath) refreshShards(ctx context.Context, ts []target) []*sluicev1.S
 	var fails []*sluicev1.ShardFailure
 	var wg sync.WaitGroup
 	for _, t := range ts {
-		wg.Go(func() {
+		fanout.Go(&wg, func() {
 			err := d.onShard(ctx, &t, func(c sluicev1.NodeClient) error {
 				_, err := c.ShardRefresh(ctx, &sluicev1.ShardRefreshRequest{Shard: t.id()})
 				return err
@@ -128,7 +129,7 @@ func (d *DataPath) IndexStats(ctx context.Context, infos []*sluicev1.IndexInfo) 
 		info.DocsCount, info.StoreSizeBytes = 0, 0
 		ts, _ := allShards(st, []*meta.Index{x}) // shards not started add nothing
 		for _, t := range ts {
-			wg.Go(func() {
+			fanout.Go(&wg, func() {
 				var s *sluicev1.ShardStatsResponse
 				err := d.onShard(ctx, &t, func(c sluicev1.NodeClient) (err error) {
 					s, err = c.ShardStats(ctx, &sluicev1.ShardStatsRequest{Shard: t.id()})

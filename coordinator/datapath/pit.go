@@ -8,6 +8,7 @@ import (
 
 	"google.golang.org/protobuf/types/known/durationpb"
 
+	"github.com/sluice-search/sluice/cluster/fanout"
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
 )
 
@@ -61,7 +62,7 @@ func (d *DataPath) openPIT(ctx context.Context, indices []string, keepAlive time
 	errs := make([]error, len(ts))
 	var wg sync.WaitGroup
 	for i, t := range ts {
-		wg.Go(func() {
+		fanout.Go(&wg, func() {
 			var resp *sluicev1.OpenShardReaderResponse
 			errs[i] = d.onShard(ctx, &t, func(c sluicev1.NodeClient) (err error) {
 				resp, err = c.OpenShardReader(ctx, &sluicev1.OpenShardReaderRequest{Shard: t.id(), KeepAlive: durationpb.New(keepAlive)})
@@ -103,7 +104,7 @@ func (d *DataPath) closePIT(ctx context.Context, id string) (bool, error) {
 	var mu sync.Mutex
 	any := false
 	for _, p := range ps {
-		wg.Go(func() {
+		fanout.Go(&wg, func() {
 			c, err := d.nodes.Client(p.node)
 			if err != nil {
 				return // the node is gone, and its readers with it

@@ -12,6 +12,7 @@ import (
 
 	"google.golang.org/protobuf/types/known/durationpb"
 
+	"github.com/sluice-search/sluice/cluster/fanout"
 	"github.com/sluice-search/sluice/cluster/meta"
 	"github.com/sluice-search/sluice/cluster/routing"
 	"github.com/sluice-search/sluice/node/engine/mapping"
@@ -223,7 +224,7 @@ func (d *DataPath) queryPhase(ctx context.Context, ts []searchTarget, req *sluic
 	results := make([]shardResult, len(ts))
 	var wg sync.WaitGroup
 	for i, t := range ts {
-		wg.Go(func() {
+		fanout.Go(&wg, func() {
 			sreq := &sluicev1.ShardSearchRequest{Shard: t.id(), Query: req.GetQuery(), Size: int32(k), Sort: req.GetSort(),
 				TrackTotalHits: req.GetTrackTotalHits(), ReaderId: t.reader, Timeout: req.GetTimeout()}
 			if t.reader != 0 {
@@ -278,7 +279,7 @@ func (d *DataPath) fetchPhase(ctx context.Context, results []shardResult, hits [
 			}
 			continue
 		}
-		wg.Go(func() {
+		fanout.Go(&wg, func() {
 			freq := &sluicev1.ShardFetchRequest{Shard: r.t.id(), ReaderId: r.resp.GetReaderId(), FetchSource: source, Release: !pit}
 			for _, j := range idx {
 				freq.Docs = append(freq.Docs, hits[j].hit.GetDoc())
