@@ -9,6 +9,11 @@
 // request's latency; capacity is the highest offered load whose p99 stays
 // within the SLO while the server keeps up (achieved >= 95% of offered), as
 // do all the lower levels.
+//
+// The generator shares the machine with the server, so each level records
+// what it can of where time went: the coordinator's reported time, the
+// generator's send lag, and optionally (Options.Baseline) the same load of
+// no-op gRPC health checks, the latency floor under any request.
 package loadbench
 
 import (
@@ -25,6 +30,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/sluice-search/sluice/bench/corpus"
@@ -47,10 +53,14 @@ type Options struct {
 	Warmup        time.Duration // unmeasured load before the first level; default 3 s
 	IndexRateMB   float64       // background bulk indexing in MB/s of text; default 1; 0 off with NoIndexing
 	NoIndexing    bool
-	SLO           time.Duration // p99 bound for capacity; default 50 ms
-	MaxInFlight   int           // requests outstanding before new arrivals count as dropped; default 20,000
-	Out           string
-	Log           io.Writer
+	// Baseline also offers each level's load as gRPC health checks, which
+	// do no work: their latency is the floor that the load generator,
+	// gRPC and the machine's scheduling put under any request.
+	Baseline    bool
+	SLO         time.Duration // p99 bound for capacity; default 50 ms
+	MaxInFlight int           // requests outstanding before new arrivals count as dropped; default 20,000
+	Out         string
+	Log         io.Writer
 }
 
 func (o *Options) setDefaults() {
@@ -101,7 +111,10 @@ type Level struct {
 	// they split Latency into generator, transport and server shares.
 	DispatchLag report.Latencies `json:"dispatch_lag"`
 	Server      report.Latencies `json:"server"`
-	IndexedDocs int64            `json:"indexed_docs_during"`
+	// Baseline is the same load of no-op health checks (Options.Baseline),
+	// offered right after the searches.
+	Baseline    *report.Latencies `json:"baseline_noop,omitempty"`
+	IndexedDocs int64             `json:"indexed_docs_during"`
 }
 
 // Result is a whole run.
@@ -148,23 +161,35 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	}
 	defer stopBg()
 
+	search := searchCall(c, o)
 	if o.Warmup > 0 {
-		if _, err := runLevel(ctx, c, o, o.Levels[0], o.Warmup); err != nil {
+		if _, err := runLevel(ctx, o, o.Levels[0], o.Warmup, search); err != nil {
 			return nil, err
 		}
 	}
 	for _, qps := range o.Levels {
 		before := indexed.Load()
-		lv, err := runLevel(ctx, c, o, qps, o.LevelDuration)
+		lv, err := runLevel(ctx, o, qps, o.LevelDuration, search)
 		if err != nil {
 			return nil, err
 		}
 		lv.IndexedDocs = indexed.Load() - before
-		res.Levels = append(res.Levels, lv)
 		fmt.Fprintf(o.Log, "offered %6.0f qps: achieved %6.0f, %s, errors %d, dropped %d\n"+
 			"      of which the coordinator's own time p50=%.2fms p99=%.2fms, the generator's send lag p50=%.2fms p99=%.2fms\n",
 			lv.OfferedQPS, lv.AchievedQPS, lv.Latency, lv.Errors, lv.Dropped,
 			lv.Server.P50, lv.Server.P99, lv.DispatchLag.P50, lv.DispatchLag.P99)
+		if o.Baseline {
+			bl, err := runLevel(ctx, o, qps, o.LevelDuration, healthCall(c))
+			if err != nil {
+				return nil, err
+			}
+			if bl.Errors != 0 || bl.Dropped != 0 {
+				return nil, fmt.Errorf("baseline at %.0f qps: %d errors, %d dropped", qps, bl.Errors, bl.Dropped)
+			}
+			lv.Baseline = &bl.Latency
+			fmt.Fprintf(o.Log, "      no-op health checks at the same load: %s\n", bl.Latency)
+		}
+		res.Levels = append(res.Levels, lv)
 		if lv.Latency.P50 > 20*res.SLOms {
 			fmt.Fprintln(o.Log, "median far beyond the SLO: stopping here")
 			break
@@ -196,8 +221,35 @@ func capacity(levels []Level, sloMs float64) float64 {
 	return best
 }
 
-// runLevel offers qps for d with Poisson arrivals.
-func runLevel(ctx context.Context, c *client.Client, o Options, qps float64, d time.Duration) (Level, error) {
+// A call is one request of a level; it returns the server's own reported
+// time (0 if it reports none).
+// pick is a random number drawn by the pacer for the call's choices.
+type call func(ctx context.Context, pick uint64) (server time.Duration, err error)
+
+// searchCall is the measured request: a match query for one of o.Terms,
+// top 10 with sources.
+func searchCall(c *client.Client, o Options) call {
+	return func(ctx context.Context, pick uint64) (time.Duration, error) {
+		resp, err := c.Search(ctx, &sluicev1.SearchRequest{
+			Indices: []string{o.Index},
+			Size:    proto.Int32(10),
+			Query: &sluicev1.Query{Kind: &sluicev1.Query_Match{Match: &sluicev1.MatchQuery{
+				Field: "body", Query: o.Terms[pick%uint64(len(o.Terms))]}}},
+		})
+		return resp.GetTook().AsDuration(), err
+	}
+}
+
+// healthCall is the baseline request: the standard gRPC health check.
+func healthCall(c *client.Client) call {
+	return func(ctx context.Context, _ uint64) (time.Duration, error) {
+		_, err := c.Health.Check(ctx, &healthpb.HealthCheckRequest{})
+		return 0, err
+	}
+}
+
+// runLevel offers qps of req for d with Poisson arrivals.
+func runLevel(ctx context.Context, o Options, qps float64, d time.Duration, req call) (Level, error) {
 	lv := Level{OfferedQPS: qps}
 	rng := rand.New(rand.NewPCG(uint64(qps*1000), 11))
 	var mu sync.Mutex
@@ -226,18 +278,13 @@ func runLevel(ctx context.Context, c *client.Client, o Options, qps float64, d t
 		inFlight.Add(1)
 		wg.Add(1)
 		intended := next
-		term := o.Terms[rng.IntN(len(o.Terms))]
+		pick := rng.Uint64()
 		go func() {
 			defer wg.Done()
 			defer inFlight.Add(-1)
 			sent := time.Since(intended)
 			rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-			resp, err := c.Search(rctx, &sluicev1.SearchRequest{
-				Indices: []string{o.Index},
-				Size:    proto.Int32(10),
-				Query: &sluicev1.Query{Kind: &sluicev1.Query_Match{Match: &sluicev1.MatchQuery{
-					Field: "body", Query: term}}},
-			})
+			srv, err := req(rctx, pick)
 			cancel()
 			total := time.Since(intended)
 			if err != nil {
@@ -246,8 +293,8 @@ func runLevel(ctx context.Context, c *client.Client, o Options, qps float64, d t
 			mu.Lock()
 			lat = append(lat, total)
 			lag = append(lag, sent)
-			if err == nil {
-				server = append(server, resp.GetTook().AsDuration())
+			if err == nil && srv > 0 {
+				server = append(server, srv)
 			}
 			mu.Unlock()
 		}()
@@ -369,16 +416,25 @@ func write(out string, res *Result) error {
 	if err := report.WriteJSON(out, "load.json", res); err != nil {
 		return err
 	}
-	var x, p50, p90, p99, p999 []float64
+	var x, p50, p90, p99, p999, bx, b50, b99 []float64
 	for _, lv := range res.Levels {
 		x = append(x, lv.OfferedQPS)
 		p50 = append(p50, lv.Latency.P50)
 		p90 = append(p90, lv.Latency.P90)
 		p99 = append(p99, lv.Latency.P99)
 		p999 = append(p999, lv.Latency.P999)
+		if lv.Baseline != nil {
+			bx = append(bx, lv.OfferedQPS)
+			b50 = append(b50, lv.Baseline.P50)
+			b99 = append(b99, lv.Baseline.P99)
+		}
+	}
+	series := []report.Series{{Name: "p50", X: x, Y: p50}, {Name: "p90", X: x, Y: p90},
+		{Name: "p99", X: x, Y: p99}, {Name: "p99.9", X: x, Y: p999}}
+	if len(bx) > 0 {
+		series = append(series, report.Series{Name: "no-op p50", X: bx, Y: b50}, report.Series{Name: "no-op p99", X: bx, Y: b99})
 	}
 	return report.LinePlot(filepath.Join(out, "load-latency.png"),
 		"Search latency under open-loop load (while indexing)", "offered load (queries/s)", "latency (ms, log)", true,
-		report.Series{Name: "p50", X: x, Y: p50}, report.Series{Name: "p90", X: x, Y: p90},
-		report.Series{Name: "p99", X: x, Y: p99}, report.Series{Name: "p99.9", X: x, Y: p999})
+		series...)
 }

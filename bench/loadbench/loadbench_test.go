@@ -40,7 +40,7 @@ func TestSmoke(t *testing.T) {
 
 	out := t.TempDir()
 	res, err := Run(ctx, Options{Addr: dev.Addr, Docs: corpus.Generate(400, 3), Shards: 2,
-		Levels: []float64{100}, LevelDuration: 2 * time.Second, Warmup: -1, Out: out})
+		Levels: []float64{100}, LevelDuration: 2 * time.Second, Warmup: -1, Baseline: true, Out: out})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,6 +57,9 @@ func TestSmoke(t *testing.T) {
 	// The client's latency contains the coordinator's own time.
 	if lv.Latency.P50 < lv.Server.P50 || lv.Latency.Max < lv.Server.Max {
 		t.Errorf("latency %+v below the server's %+v", lv.Latency, lv.Server)
+	}
+	if b := lv.Baseline; b == nil || b.Count < 100 || b.P50 <= 0 {
+		t.Errorf("no-op baseline %+v", b)
 	}
 	if lv.IndexedDocs <= 0 {
 		t.Errorf("no background indexing during the level")

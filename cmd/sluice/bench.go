@@ -185,12 +185,18 @@ func newBenchLoadCmd() *cobra.Command {
 slow answer never delays the next request) while documents are bulk indexed
 in the background; record every request's latency from its intended send
 time; report p50/p90/p99/p99.9 per offered load and the capacity: the highest
-load whose p99 stays within --slo while the cluster keeps up.
+load whose p99 stays within --slo while the cluster keeps up. Each level also
+splits latency into the coordinator's own time and the generator's send lag.
+
+With --baseline every level is followed by the same load of gRPC health
+checks, which do no work: the floor that the load generator, gRPC and the
+machine's scheduling put under any request, measured in the same run.
 
 Without --addr, a ` + "`sluice dev`" + ` cluster is started in a child process (so the
 load generator's GC cannot pollute the server's latencies) and stopped at the
 end.`,
 		Example: `  sluice bench load --docs 100000 --levels 100,200,400,800,1600
+  sluice bench load --docs 100000 --levels 800,1600 --level-seconds 20s --baseline
   sluice bench load --addr 127.0.0.1:9200 --level-seconds 30s`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -246,6 +252,7 @@ end.`,
 	f.DurationVar(&o.LevelDuration, "level-seconds", 10*time.Second, "duration of each load level")
 	f.Float64Var(&o.IndexRateMB, "index-rate-mb", 1, "background bulk indexing rate, MB/s of text")
 	f.BoolVar(&o.NoIndexing, "no-indexing", false, "measure queries without background indexing")
+	f.BoolVar(&o.Baseline, "baseline", false, "after each level, offer the same load as gRPC health checks, which do no work: the latency floor of the generator, gRPC and this machine")
 	f.DurationVar(&o.SLO, "slo", 50*time.Millisecond, "p99 latency bound that defines capacity")
 	f.StringVar(&o.Out, "out", "", "results directory (default bench-out/<timestamp>)")
 	return cmd
