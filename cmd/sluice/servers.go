@@ -205,13 +205,12 @@ indices and data.`,
 			if err != nil {
 				return err
 			}
-			// Process-wide metrics only: the in-process nodes would
-			// register the same per-shard series.
-			if _, err := startMetrics(cmd.Context(), log, metricsListen, enablePprof); err != nil {
-				return err
-			}
 			stacks := &nodeserver.StackSet{Logger: log}
 			defer stacks.Close(context.Background())
+			// The process's metrics and every in-process node's shards.
+			if _, err := startMetrics(cmd.Context(), log, metricsListen, enablePprof, stacks.Collector()); err != nil {
+				return err
+			}
 			c, err := devcluster.Start(cmd.Context(), devcluster.Config{DataDir: dataDir, Listen: listen,
 				EtcdURL: etcdURL, Nodes: nodes, Logger: log,
 				NodeHost: stacks.NodeHost, DataPath: reindex.WithTasks(datapath.FromCluster(datapath.Options{}), reindex.Options{})})

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"sync"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/grpc"
 
 	"github.com/sluice-search/sluice/cluster/meta"
@@ -93,6 +94,20 @@ func (s *StackSet) Attach(nodes []*node.Node) error {
 		s.stacks[i].Attach(n.Store())
 	}
 	return nil
+}
+
+// Collector exposes the shards of every stack, those made after it too,
+// for one metrics endpoint (shard.Collector).
+func (s *StackSet) Collector() prometheus.Collector {
+	return shard.Collector(func() []*shard.Host {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		hosts := make([]*shard.Host, len(s.stacks))
+		for i, st := range s.stacks {
+			hosts[i] = st.Host
+		}
+		return hosts
+	})
 }
 
 // Close closes every stack.

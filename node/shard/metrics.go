@@ -9,9 +9,17 @@ import (
 // Collector exposes every open shard's engine and translog statistics to
 // Prometheus, labelled by index name and shard number; it reads Stats at
 // scrape time, so it costs nothing between scrapes.
-func (h *Host) Collector() prometheus.Collector { return hostCollector{h} }
+func (h *Host) Collector() prometheus.Collector {
+	return Collector(func() []*Host { return []*Host{h} })
+}
 
-type hostCollector struct{ h *Host }
+// Collector is Host.Collector over the hosts that hosts returns at each
+// scrape: `sluice dev` runs several data nodes in one process and serves
+// them on one endpoint. A shard open on two of them at once (moving between
+// in-process nodes) is reported once, as the series must be unique.
+func Collector(hosts func() []*Host) prometheus.Collector { return hostCollector{hosts} }
+
+type hostCollector struct{ hosts func() []*Host }
 
 var (
 	labels       = []string{"index", "shard"}
@@ -41,31 +49,42 @@ func (c hostCollector) Describe(ch chan<- *prometheus.Desc) {
 }
 
 func (c hostCollector) Collect(ch chan<- prometheus.Metric) {
-	for _, s := range c.h.Shards() {
-		lv := []string{s.Index(), strconv.Itoa(s.ID().Shard)}
-		st := s.Engine().Stats()
-		tl := s.Engine().TranslogStats()
-		gauge := func(d *prometheus.Desc, v float64) {
-			ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, lv...)
+	seen := map[[2]string]bool{}
+	for _, h := range c.hosts() {
+		for _, s := range h.Shards() {
+			lv := []string{s.Index(), strconv.Itoa(s.ID().Shard)}
+			if seen[[2]string(lv)] {
+				continue
+			}
+			seen[[2]string(lv)] = true
+			collectShard(ch, s, lv)
 		}
-		counter := func(d *prometheus.Desc, v float64) {
-			ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, v, lv...)
-		}
-		gauge(descDocs, float64(st.NumDocs))
-		gauge(descDeleted, float64(st.DeletedDocs))
-		gauge(descSegments, float64(st.Segments))
-		gauge(descSegBytes, float64(st.SegmentBytes))
-		gauge(descRAM, float64(st.IndexingRAMBytes))
-		counter(descRefresh, float64(st.Refreshes))
-		counter(descRefreshS, st.RefreshTime.Seconds())
-		gauge(descRefresh9, st.RefreshP99.Seconds())
-		counter(descFlushes, float64(st.Flushes))
-		counter(descFlushBW, st.FlushBudgetWait.Seconds())
-		counter(descMergeSA, st.MergeStepAside.Seconds())
-		counter(descStalls, float64(st.Stalls))
-		gauge(descSeqNo, float64(st.SeqNo))
-		gauge(descTlogOps, float64(tl.UncommittedOps))
-		gauge(descTlogB, float64(tl.SizeBytes))
-		counter(descFsyncs, float64(tl.Fsyncs))
 	}
+}
+
+func collectShard(ch chan<- prometheus.Metric, s *Shard, lv []string) {
+	st := s.Engine().Stats()
+	tl := s.Engine().TranslogStats()
+	gauge := func(d *prometheus.Desc, v float64) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, lv...)
+	}
+	counter := func(d *prometheus.Desc, v float64) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, v, lv...)
+	}
+	gauge(descDocs, float64(st.NumDocs))
+	gauge(descDeleted, float64(st.DeletedDocs))
+	gauge(descSegments, float64(st.Segments))
+	gauge(descSegBytes, float64(st.SegmentBytes))
+	gauge(descRAM, float64(st.IndexingRAMBytes))
+	counter(descRefresh, float64(st.Refreshes))
+	counter(descRefreshS, st.RefreshTime.Seconds())
+	gauge(descRefresh9, st.RefreshP99.Seconds())
+	counter(descFlushes, float64(st.Flushes))
+	counter(descFlushBW, st.FlushBudgetWait.Seconds())
+	counter(descMergeSA, st.MergeStepAside.Seconds())
+	counter(descStalls, float64(st.Stalls))
+	gauge(descSeqNo, float64(st.SeqNo))
+	gauge(descTlogOps, float64(tl.UncommittedOps))
+	gauge(descTlogB, float64(tl.SizeBytes))
+	counter(descFsyncs, float64(tl.Fsyncs))
 }

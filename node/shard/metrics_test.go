@@ -53,3 +53,32 @@ sluice_shard_max_seq_no{index="books",shard="1"} 8
 		t.Fatalf("lint: %v %v", problems, err)
 	}
 }
+
+// One collector serves the shards of several hosts (sluice dev's nodes);
+// a shard open on two hosts at once is reported once.
+func TestCollectorOverHosts(t *testing.T) {
+	ctx := context.Background()
+	a, b := newHost(t, nil), newHost(t, nil)
+	open := func(h *Host, shard int) {
+		t.Helper()
+		if _, err := h.Open(ctx, Meta{ID: ID{IndexUUID: "u1", Shard: shard}, Index: "books"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	open(a, 0)
+	open(b, 1)
+	open(b, 0) // moving: open on both
+	c := Collector(func() []*Host { return []*Host{a, b} })
+	want := `
+# HELP sluice_shard_docs Live documents as of the last refresh.
+# TYPE sluice_shard_docs gauge
+sluice_shard_docs{index="books",shard="0"} 0
+sluice_shard_docs{index="books",shard="1"} 0
+`
+	if err := testutil.CollectAndCompare(c, strings.NewReader(want), "sluice_shard_docs"); err != nil {
+		t.Fatal(err)
+	}
+	if problems, err := testutil.CollectAndLint(c); err != nil || len(problems) > 0 {
+		t.Fatalf("lint: %v %v", problems, err)
+	}
+}
