@@ -34,7 +34,13 @@ var (
 	descFlushes  = prometheus.NewDesc("sluice_shard_flushes_total", "In-memory segments flushed.", labels, nil)
 	descFlushBW  = prometheus.NewDesc("sluice_shard_flush_budget_wait_seconds_total", "Time periodic refresh flushes waited for the process's CPU budget (shared with small merges).", labels, nil)
 	descMergeSA  = prometheus.NewDesc("sluice_shard_merge_step_aside_seconds_total", "Time small merges slept at checkpoints while other goroutines waited for a CPU.", labels, nil)
+	descFlushS   = prometheus.NewDesc("sluice_shard_flush_seconds_total", "Time spent flushing in-memory segments.", labels, nil)
+	descFlushB   = prometheus.NewDesc("sluice_shard_flushed_bytes_total", "Indexing buffer bytes flushed.", labels, nil)
+	descMerges   = prometheus.NewDesc("sluice_shard_merges_total", "Merges completed.", labels, nil)
+	descMergeF   = prometheus.NewDesc("sluice_shard_merges_failed_total", "Merges that failed or were aborted.", labels, nil)
+	descMergeS   = prometheus.NewDesc("sluice_shard_merge_seconds_total", "Time spent in completed merges.", labels, nil)
 	descStalls   = prometheus.NewDesc("sluice_shard_indexing_stalls_total", "Times indexing stalled for flushing to catch up.", labels, nil)
+	descStallS   = prometheus.NewDesc("sluice_shard_indexing_stall_seconds_total", "Time indexing stalled for flushing to catch up.", labels, nil)
 	descSeqNo    = prometheus.NewDesc("sluice_shard_max_seq_no", "Highest sequence number assigned.", labels, nil)
 	descTlogOps  = prometheus.NewDesc("sluice_shard_translog_uncommitted_ops", "Translog operations not yet covered by a commit.", labels, nil)
 	descTlogB    = prometheus.NewDesc("sluice_shard_translog_bytes", "Bytes of retained translog.", labels, nil)
@@ -43,7 +49,8 @@ var (
 
 func (c hostCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descDocs, descDeleted, descSegments, descSegBytes, descRAM, descRefresh,
-		descRefreshS, descRefresh9, descFlushes, descFlushBW, descMergeSA, descStalls, descSeqNo, descTlogOps, descTlogB, descFsyncs} {
+		descRefreshS, descRefresh9, descFlushes, descFlushS, descFlushB, descFlushBW, descMerges, descMergeF, descMergeS, descMergeSA,
+		descStalls, descStallS, descSeqNo, descTlogOps, descTlogB, descFsyncs} {
 		ch <- d
 	}
 }
@@ -80,9 +87,15 @@ func collectShard(ch chan<- prometheus.Metric, s *Shard, lv []string) {
 	counter(descRefreshS, st.RefreshTime.Seconds())
 	gauge(descRefresh9, st.RefreshP99.Seconds())
 	counter(descFlushes, float64(st.Flushes))
+	counter(descFlushS, st.FlushTime.Seconds())
+	counter(descFlushB, float64(st.FlushedBytes))
 	counter(descFlushBW, st.FlushBudgetWait.Seconds())
+	counter(descMerges, float64(st.Merges))
+	counter(descMergeF, float64(st.MergesFailed))
+	counter(descMergeS, st.MergeTime.Seconds())
 	counter(descMergeSA, st.MergeStepAside.Seconds())
 	counter(descStalls, float64(st.Stalls))
+	counter(descStallS, st.StallTime.Seconds())
 	gauge(descSeqNo, float64(st.SeqNo))
 	gauge(descTlogOps, float64(tl.UncommittedOps))
 	gauge(descTlogB, float64(tl.SizeBytes))
