@@ -28,3 +28,33 @@ func TestCapacity(t *testing.T) {
 		}
 	}
 }
+
+func TestHalfCapacity(t *testing.T) {
+	lv := func(qps, p50, p99 float64, base *report.Latencies) Level {
+		return Level{OfferedQPS: qps, Latency: report.Latencies{P50: p50, P99: p99}, Baseline: base}
+	}
+	levels := []Level{lv(400, 1, 2, nil), lv(800, 1, 4, &report.Latencies{P50: 0.5, P99: 5}), lv(1600, 1, 9, nil)}
+	tests := []struct {
+		capacity  float64
+		want      float64 // offered qps of the pick, 0 for none
+		ratio     float64
+		baseRatio float64
+	}{
+		{capacity: 1600, want: 800, ratio: 4, baseRatio: 10},
+		{capacity: 1000, want: 400, ratio: 2},  // 500 ± 125 holds 400
+		{capacity: 2400, want: 0},              // 1200 ± 300: no level
+		{capacity: 3200, want: 1600, ratio: 9}, // exact
+	}
+	for _, tc := range tests {
+		h := halfCapacity(levels, tc.capacity)
+		if tc.want == 0 {
+			if h != nil {
+				t.Errorf("capacity %v: picked %+v, want none", tc.capacity, h)
+			}
+			continue
+		}
+		if h == nil || h.OfferedQPS != tc.want || h.Ratio != tc.ratio || h.BaselineRatio != tc.baseRatio {
+			t.Errorf("capacity %v: %+v, want %v qps ratio %v baseline %v", tc.capacity, h, tc.want, tc.ratio, tc.baseRatio)
+		}
+	}
+}

@@ -127,6 +127,42 @@ type Result struct {
 	Levels      []Level `json:"levels"`
 	// CapacityQPS is the highest offered load within the SLO (0: none).
 	CapacityQPS float64 `json:"capacity_qps"`
+	// HalfCapacity is the level nearest half the capacity, where the
+	// cluster issue's tail target (p99 <= 3x p50) is read; nil if no level
+	// lies within a quarter of it.
+	HalfCapacity *HalfCapacity `json:"half_capacity,omitempty"`
+}
+
+// HalfCapacity is the tail at the level nearest half the capacity.
+type HalfCapacity struct {
+	OfferedQPS float64 `json:"offered_qps"`
+	// Ratio is p99 / p50 of the searches, BaselineRatio that of the no-op
+	// baseline at the same load (0 without one).
+	Ratio         float64 `json:"p99_over_p50"`
+	BaselineRatio float64 `json:"baseline_p99_over_p50,omitempty"`
+}
+
+// halfCapacity picks the level nearest capacity/2, within 25% of it.
+func halfCapacity(levels []Level, capacity float64) *HalfCapacity {
+	want := capacity / 2
+	var best *Level
+	for i := range levels {
+		lv := &levels[i]
+		if math.Abs(lv.OfferedQPS-want) > want/4 || lv.Latency.P50 <= 0 {
+			continue
+		}
+		if best == nil || math.Abs(lv.OfferedQPS-want) < math.Abs(best.OfferedQPS-want) {
+			best = lv
+		}
+	}
+	if best == nil {
+		return nil
+	}
+	h := &HalfCapacity{OfferedQPS: best.OfferedQPS, Ratio: best.Latency.P99 / best.Latency.P50}
+	if b := best.Baseline; b != nil && b.P50 > 0 {
+		h.BaselineRatio = b.P99 / b.P50
+	}
+	return h
 }
 
 // Run performs the experiment against o.Addr.
@@ -203,6 +239,14 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	}
 	res.CapacityQPS = capacity(res.Levels, res.SLOms)
 	fmt.Fprintf(o.Log, "capacity (p99 <= %.0f ms, achieved >= 95%% of offered): %.0f qps\n", res.SLOms, res.CapacityQPS)
+	if h := halfCapacity(res.Levels, res.CapacityQPS); h != nil && res.CapacityQPS > 0 {
+		res.HalfCapacity = h
+		fmt.Fprintf(o.Log, "at %.0f qps, nearest half capacity: p99/p50 = %.1f", h.OfferedQPS, h.Ratio)
+		if h.BaselineRatio > 0 {
+			fmt.Fprintf(o.Log, " (no-op baseline: %.1f)", h.BaselineRatio)
+		}
+		fmt.Fprintln(o.Log)
+	}
 	return res, write(o.Out, res)
 }
 
