@@ -31,8 +31,8 @@ func (s *Server) Local() grpc.ClientConnInterface { return s.local }
 
 // local serves registered services in-process until stopped.
 type local struct {
-	ch    *inprocgrpc.Channel // streams
-	unary []grpc.UnaryServerInterceptor
+	ch    *inprocgrpc.Channel         // streams
+	chain grpc.UnaryServerInterceptor // the network server's unary interceptors
 
 	methods sync.Map // full method name -> *localMethod
 
@@ -43,12 +43,14 @@ type local struct {
 
 type localMethod struct {
 	impl any
-	info grpc.UnaryServerInfo
 	h    grpc.MethodHandler
 }
 
 func newLocal(unary []grpc.UnaryServerInterceptor, stream []grpc.StreamServerInterceptor) *local {
-	l := &local{ch: &inprocgrpc.Channel{}, unary: unary}
+	l := &local{ch: &inprocgrpc.Channel{}}
+	l.chain = func(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+		return chainUnary(unary, info, h)(ctx, req)
+	}
 	// The channel takes one interceptor: chain ours behind the admission
 	// check, in the network server's order.
 	l.ch.WithServerStreamInterceptor(func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, h grpc.StreamHandler) error {
@@ -65,7 +67,7 @@ func (l *local) register(desc *grpc.ServiceDesc, impl any) {
 	l.ch.RegisterService(desc, impl)
 	for _, m := range desc.Methods {
 		name := "/" + desc.ServiceName + "/" + m.MethodName
-		l.methods.Store(name, &localMethod{impl: impl, info: grpc.UnaryServerInfo{Server: impl, FullMethod: name}, h: m.Handler})
+		l.methods.Store(name, &localMethod{impl: impl, h: m.Handler})
 	}
 }
 
@@ -90,10 +92,7 @@ func (l *local) Invoke(ctx context.Context, method string, args, reply any, _ ..
 	// The caller may itself be a handler: its own call's stream must not
 	// answer for this one (grpc.Method, SetHeader).
 	sctx = grpc.NewContextWithServerTransportStream(sctx, localStream{method})
-	ic := func(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
-		return chainUnary(l.unary, info, h)(ctx, req)
-	}
-	out, err := m.h(m.impl, sctx, func(in any) error { return moveMessage(in, args) }, ic)
+	out, err := m.h(m.impl, sctx, func(in any) error { return moveMessage(in, args) }, l.chain)
 	if err != nil {
 		// As the network server answers: a status as it is, a context
 		// error as its code, anything else Unknown.
@@ -125,9 +124,10 @@ func (l *local) NewStream(ctx context.Context, desc *grpc.StreamDesc, method str
 	return l.ch.NewStream(ctx, desc, method, opts...)
 }
 
-// moveMessage makes dst hold src's fields, sharing their values (lists,
-// maps, sub-messages and bytes are not copied): src must not be used
-// afterwards. Messages of different Go types are deep-copied instead.
+// moveMessage makes dst hold src's fields, sharing their values: lists,
+// maps, sub-messages and bytes are not copied, so neither side may change
+// them afterwards (top-level fields are dst's own). Messages of different
+// Go types are deep-copied instead.
 func moveMessage(dst, src any) error {
 	d, ok := dst.(proto.Message)
 	if !ok {
