@@ -3,11 +3,11 @@ package loadbench
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/sluice-search/sluice/bench/benchtest"
 	"github.com/sluice-search/sluice/bench/corpus"
 )
 
@@ -19,12 +19,7 @@ func TestSmoke(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary and starts sluice dev")
 	}
-	bin := filepath.Join(t.TempDir(), "sluice")
-	build := exec.Command("go", "build", "-o", bin, "github.com/sluice-search/sluice/cmd/sluice")
-	build.Stderr = os.Stderr
-	if err := build.Run(); err != nil {
-		t.Fatalf("build sluice: %v", err)
-	}
+	bin := benchtest.Sluice(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	logf, err := os.Create(filepath.Join(t.TempDir(), "dev.log"))

@@ -3,12 +3,12 @@ package reindexbench
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/sluice-search/sluice/bench/benchtest"
 	"github.com/sluice-search/sluice/bench/corpus"
 )
 
@@ -19,12 +19,7 @@ func TestSmoke(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary and starts a multi-process cluster")
 	}
-	bin := filepath.Join(t.TempDir(), "sluice")
-	build := exec.Command("go", "build", "-o", bin, "github.com/sluice-search/sluice/cmd/sluice")
-	build.Stderr = os.Stderr
-	if err := build.Run(); err != nil {
-		t.Fatalf("build sluice: %v", err)
-	}
+	bin := benchtest.Sluice(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	out := t.TempDir()
