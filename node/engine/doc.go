@@ -177,13 +177,15 @@
 // With a translog (Options.Path or TranslogPath; durability.go) every
 // Index, Create and Delete appends its operation, with the sequence number
 // the writer gave it, to the translog after the writer applied it and
-// before returning; with Request durability it returns after the fsync
-// covering it (concurrent callers share fsyncs), and a Bulk shares one
-// fsync among many operations. Commit rolls the translog, writes the
+// before returning; with Request durability it returns after the sync
+// covering it — an fsync of the translog and then of its checkpoint —
+// (concurrent callers share syncs), and a Bulk shares one sync among many
+// operations. Commit rolls the translog, writes the
 // commit point with the translog's UUID and generation in its user data,
 // and then trims the generations whose operations the commit holds. Open
-// loads the last commit, opens the translog (a torn tail is truncated,
-// corruption fails Open with translog.ErrCorrupt), and replays operations
+// loads the last commit, opens the translog (a torn tail past the last
+// sync's checkpoint is truncated; damage below it fails Open with
+// translog.ErrCorrupt naming the file and offset), and replays operations
 // above the commit's SeqNo — per id only the one with the highest seqNo,
 // since concurrent writers append out of seqNo order (recovery.go) — then
 // refreshes and continues numbering after the highest seqNo seen. See

@@ -36,16 +36,18 @@ func FuzzDecodeOp(f *testing.F) {
 	})
 }
 
-// FuzzRecoverTail: whatever follows the last durable record, Open either
-// recovers every durable op or reports ErrCorrupt; it never panics.
+// FuzzRecoverTail: whatever follows the last synced record, Open recovers
+// every synced op (the tail is past the checkpoint: cut, or replayed where
+// it holds valid records); with the newest checkpoint slot damaged too it
+// may instead report ErrCorrupt. It never panics.
 func FuzzRecoverTail(f *testing.F) {
 	op := testOp(7)
 	rec, _, _ := appendRecord(nil, &op, 0)
-	f.Add([]byte{})
-	f.Add(rec)
-	f.Add(bytes.Repeat([]byte{0}, 600))
-	f.Add([]byte("garbage"))
-	f.Fuzz(func(t *testing.T, tail []byte) {
+	f.Add([]byte{}, false)
+	f.Add(rec, false)
+	f.Add(bytes.Repeat([]byte{0}, 600), true)
+	f.Add([]byte("garbage"), true)
+	f.Fuzz(func(t *testing.T, tail []byte, damageNewest bool) {
 		if len(tail) > 1<<16 {
 			return
 		}
@@ -67,10 +69,13 @@ func FuzzRecoverTail(f *testing.F) {
 		}
 		fh.Write(tail)
 		fh.Close()
+		if damageNewest {
+			damageSlot(t, dir, true)
+		}
 		tl, err = Open(ctx, dir, Options{Logger: quietLogger()})
 		if err != nil {
-			if !errors.Is(err, ErrCorrupt) {
-				t.Fatalf("not ErrCorrupt: %v", err)
+			if !damageNewest || !errors.Is(err, ErrCorrupt) {
+				t.Fatalf("damaged slot %v: %v", damageNewest, err)
 			}
 			return
 		}

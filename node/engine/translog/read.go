@@ -19,8 +19,8 @@ type genInfo struct {
 	lastCRC        uint32 // the chain's tail: prev of the next record
 }
 
-func emptyGen(gen uint64, headerCRC uint32) genInfo {
-	return genInfo{gen: gen, size: fileHeaderSize, minSeq: math.MaxUint64, lastCRC: headerCRC}
+func emptyGen(gen uint64, headerSize int64, headerCRC uint32) genInfo {
+	return genInfo{gen: gen, size: headerSize, minSeq: math.MaxUint64, lastCRC: headerCRC}
 }
 
 func (g *genInfo) add(op *Op, recordSize int64, crc uint32) {
@@ -35,15 +35,16 @@ func (g *genInfo) add(op *Op, recordSize int64, crc uint32) {
 type badRecord struct {
 	off    int64
 	reason string
-	// fatal: the record is intact but wrong (broken chain, malformed op),
-	// which no torn write produces.
-	fatal bool
+	// incomplete: the record runs past the end of the file, as a write cut
+	// short leaves it.
+	incomplete bool
 }
 
 // recordReader reads the records of one generation file up to a size.
 type recordReader struct {
 	f    *os.File
 	r    *bufio.Reader
+	hdr  genHeader
 	off  int64 // offset of the next record
 	size int64
 	info genInfo
@@ -52,16 +53,17 @@ type recordReader struct {
 }
 
 func newRecordReader(f *os.File, gen uint64, uuid UUID, size int64) (*recordReader, error) {
-	crc, err := readFileHeader(f, gen, uuid)
+	hdr, err := readFileHeader(f, gen, uuid)
 	if err != nil {
 		return nil, err
 	}
 	return &recordReader{
 		f:    f,
-		r:    bufio.NewReaderSize(io.NewSectionReader(f, fileHeaderSize, size-fileHeaderSize), 256<<10),
-		off:  fileHeaderSize,
+		r:    bufio.NewReaderSize(io.NewSectionReader(f, hdr.size, size-hdr.size), 256<<10),
+		hdr:  hdr,
+		off:  hdr.size,
 		size: size,
-		info: emptyGen(gen, crc),
+		info: emptyGen(gen, hdr.size, hdr.crc),
 	}, nil
 }
 
@@ -71,9 +73,11 @@ func (rr *recordReader) next() (*Op, error) {
 	if rr.off == rr.size {
 		return nil, io.EOF
 	}
-	bad := func(reason string, fatal bool) error { return &badRecord{off: rr.off, reason: reason, fatal: fatal} }
+	bad := func(reason string, incomplete bool) error {
+		return &badRecord{off: rr.off, reason: reason, incomplete: incomplete}
+	}
 	if rr.size-rr.off < recordHeaderSize {
-		return nil, bad("incomplete record header", false)
+		return nil, bad("incomplete record header", true)
 	}
 	var h [recordHeaderSize]byte
 	if _, err := io.ReadFull(rr.r, h[:]); err != nil {
@@ -84,7 +88,7 @@ func (rr *recordReader) next() (*Op, error) {
 	case n < minPayload || n > MaxOpSize:
 		return nil, bad(fmt.Sprintf("bad record length %d", n), false)
 	case rr.off+recordHeaderSize+n > rr.size:
-		return nil, bad("record runs past the end of the file", false)
+		return nil, bad("record runs past the end of the file", true)
 	}
 	if int64(cap(rr.buf)) < n {
 		rr.buf = make([]byte, n)
@@ -98,87 +102,33 @@ func (rr *recordReader) next() (*Op, error) {
 		return nil, bad("checksum mismatch", false)
 	}
 	if prev := binary.LittleEndian.Uint32(h[8:]); prev != rr.info.lastCRC {
-		return nil, bad(fmt.Sprintf("record chain broken (prev %08x, want %08x)", prev, rr.info.lastCRC), true)
+		return nil, bad(fmt.Sprintf("record chain broken (prev %08x, want %08x)", prev, rr.info.lastCRC), false)
 	}
 	if err := decodeOp(payload, &rr.op); err != nil {
-		return nil, bad(err.Error(), true)
+		return nil, bad(err.Error(), false)
 	}
 	rr.info.add(&rr.op, recordHeaderSize+n, crc)
 	rr.off += recordHeaderSize + n
 	return &rr.op, nil
 }
 
-// tornTail decides whether the bad record at off in a file of size bytes is
-// a torn write (true: truncate there) or corruption. It is torn when the
-// record reaches past the end of the file or holds a whole zeroed 512-byte
-// sector (the write never reached it, as etcd's WAL reasons), or when no
-// valid record follows it; a valid record after a damaged one means the
-// damage is in the middle.
-func tornTail(f *os.File, off, size int64, b *badRecord) (bool, string, error) {
-	if b.fatal {
-		return false, b.reason, nil
-	}
-	tail := make([]byte, size-off)
-	if _, err := f.ReadAt(tail, off); err != nil {
-		return false, "", fmt.Errorf("translog: reading %s: %w", f.Name(), err)
-	}
-	if len(tail) >= recordHeaderSize {
-		n := int64(binary.LittleEndian.Uint32(tail))
-		if n >= minPayload && n <= MaxOpSize {
-			end := recordHeaderSize + n
-			if end > int64(len(tail)) {
-				return true, b.reason, nil
-			}
-			if hasZeroSector(tail[:end], off) {
-				return true, b.reason + " (a zeroed sector: torn write)", nil
-			}
-		}
-	}
-	if at := nextValidRecord(tail); at >= 0 {
-		return false, fmt.Sprintf("%s, followed by a valid record at offset %d", b.reason, off+int64(at)), nil
-	}
-	return true, b.reason, nil
-}
-
-const sectorSize = 512
-
-// hasZeroSector reports whether rec, which starts at file offset off,
-// contains an aligned all-zero sector.
-func hasZeroSector(rec []byte, off int64) bool {
-	first := (sectorSize - off%sectorSize) % sectorSize
-	for s := first; s+sectorSize <= int64(len(rec)); s += sectorSize {
-		zero := true
-		for _, c := range rec[s : s+sectorSize] {
+// zeroToEnd reports whether f holds only zero bytes from off to size: a
+// write whose data never reached the disk while the file size did.
+func zeroToEnd(f *os.File, off, size int64) (bool, error) {
+	buf := make([]byte, 64<<10)
+	for off < size {
+		n, err := f.ReadAt(buf[:min(int64(len(buf)), size-off)], off)
+		for _, c := range buf[:n] {
 			if c != 0 {
-				zero = false
-				break
+				return false, nil
 			}
 		}
-		if zero {
-			return true
+		off += int64(n)
+		if err != nil && !(errors.Is(err, io.EOF) && off == size) {
+			return false, fmt.Errorf("translog: reading %s: %w", f.Name(), err)
 		}
 	}
-	return false
-}
-
-// nextValidRecord returns the offset in tail (after 0) of the first record
-// that checks out on its own — sane length, known op type, matching crc —
-// or -1.
-func nextValidRecord(tail []byte) int {
-	for o := 1; o+recordHeaderSize+minPayload <= len(tail); o++ {
-		n := int(binary.LittleEndian.Uint32(tail[o:]))
-		if n < minPayload || o+recordHeaderSize+n > len(tail) {
-			continue
-		}
-		if t := OpType(tail[o+recordHeaderSize]); t < OpIndex || t > OpNoOp {
-			continue
-		}
-		h := tail[o : o+recordHeaderSize]
-		if recordCRC(h, tail[o+recordHeaderSize:o+recordHeaderSize+n]) == binary.LittleEndian.Uint32(h[4:]) {
-			return o
-		}
-	}
-	return -1
+	return true, nil
 }
 
 func (b *badRecord) Error() string {

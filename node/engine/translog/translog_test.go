@@ -79,6 +79,17 @@ func checkOps(t testing.TB, got []Op, seqs ...uint64) {
 	}
 }
 
+// addOp adds testOp(seq) and returns its location.
+func addOp(t testing.TB, tl *Translog, seq uint64) Location {
+	t.Helper()
+	op := testOp(seq)
+	loc, err := tl.Add(ctx, &op)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return loc
+}
+
 func seqRange(from, to uint64) []uint64 {
 	var s []uint64
 	for i := from; i < to; i++ {
@@ -303,7 +314,7 @@ func TestRollAndTrim(t *testing.T) {
 }
 
 // crashCopy copies the translog files of a live translog, as a crash would
-// leave them (the checkpoint is not rewritten by syncs).
+// leave them.
 func crashCopy(t testing.TB, src string) string {
 	t.Helper()
 	dst := t.TempDir()
@@ -323,27 +334,39 @@ func crashCopy(t testing.TB, src string) string {
 	return dst
 }
 
-// liveTranslog writes n ops with Request durability and returns its
-// directory and the location of each op, leaving it open ("crashed").
-func liveTranslog(t testing.TB, n uint64) (string, []Location) {
+// liveTranslog adds synced ops and syncs, then adds unsynced more and hands
+// them to the OS without a sync (as a crash between a write and its fsync
+// leaves them). It returns the directory, left open ("crashed"), and the
+// location of each op.
+func liveTranslog(t testing.TB, synced, unsynced uint64) (string, []Location) {
 	dir := t.TempDir()
-	tl := open(t, dir, Options{})
+	tl := open(t, dir, Options{Durability: Async, SyncInterval: time.Hour})
 	t.Cleanup(func() { tl.Close() })
 	var locs []Location
-	for i := range n {
-		op := testOp(i)
-		loc, err := tl.Add(ctx, &op)
-		if err != nil {
+	for i := range synced + unsynced {
+		if i == synced {
+			if err := tl.Sync(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+		locs = append(locs, addOp(t, tl, i))
+	}
+	if unsynced == 0 {
+		if err := tl.Sync(ctx); err != nil {
 			t.Fatal(err)
 		}
-		locs = append(locs, loc)
+	}
+	tl.mu.Lock()
+	defer tl.mu.Unlock()
+	if err := tl.flushLocked(); err != nil {
+		t.Fatal(err)
 	}
 	return dir, locs
 }
 
 func TestTornTailTruncated(t *testing.T) {
 	const n = 6
-	src, locs := liveTranslog(t, n)
+	src, locs := liveTranslog(t, n-1, 1)
 	last := locs[n-1]
 	name := genFileName(last.Generation)
 	orig, err := os.ReadFile(filepath.Join(src, name))
@@ -393,44 +416,54 @@ func TestTornTailTruncated(t *testing.T) {
 	}
 }
 
+// TestCorruptionRefused damages a translog of 6 synced and 2 unsynced
+// records: damage below the checkpoint's offset fails Open with ErrCorrupt
+// naming the file and offset; past it, the first bad record and what
+// follows are cut as a torn tail.
 func TestCorruptionRefused(t *testing.T) {
-	const n = 8
-	src, locs := liveTranslog(t, n)
+	const synced, n = 6, 8
+	src, locs := liveTranslog(t, synced, n-synced)
 	name := genFileName(1)
+	flip := func(off int64) func([]byte) []byte {
+		return func(b []byte) []byte { b[off] ^= 0x40; return b }
+	}
 	tests := []struct {
 		name    string
 		damage  func(b []byte) []byte
-		corrupt bool
-		keep    int // ops left after a repair
+		corrupt string // the offset the error names; "" if Open recovers
+		keep    int    // ops left after a repair
 	}{
-		{"flipped payload byte in the middle", func(b []byte) []byte {
-			b[locs[3].Offset+recordHeaderSize+2] ^= 0x40
-			return b
-		}, true, 0},
-		{"flipped length in the middle", func(b []byte) []byte {
-			b[locs[3].Offset] ^= 0x10
-			return b
-		}, true, 0},
+		{"flipped payload byte in the middle", flip(locs[3].Offset + recordHeaderSize + 2), fmt.Sprint(locs[3].Offset), 0},
+		{"flipped length in the middle", flip(locs[3].Offset), fmt.Sprint(locs[3].Offset), 0},
 		{"zeroed header in the middle", func(b []byte) []byte {
 			clear(b[locs[3].Offset : locs[3].Offset+recordHeaderSize])
 			return b
-		}, true, 0},
-		{"flipped byte in the last record", func(b []byte) []byte {
-			b[locs[n-1].Offset+recordHeaderSize+1] ^= 1
+		}, fmt.Sprint(locs[3].Offset), 0},
+		{"flipped byte in the last synced record", flip(locs[synced-1].Offset + recordHeaderSize + 1), fmt.Sprint(locs[synced-1].Offset), 0},
+		{"flipped crc of the last synced record", flip(locs[synced-1].Offset + 5), fmt.Sprint(locs[synced-1].Offset), 0},
+		{"last synced record cut short", func(b []byte) []byte {
+			return b[:locs[synced-1].Offset+locs[synced-1].Size-1]
+		}, "records " + fmt.Sprint(locs[synced].Offset) + " as synced", 0},
+		{"synced records cut at a record boundary", func(b []byte) []byte {
+			return b[:locs[synced-1].Offset]
+		}, "records " + fmt.Sprint(locs[synced].Offset) + " as synced", 0},
+		{"record from another chain in the synced region", func(b []byte) []byte {
+			op := testOp(4)
+			rec, _, _ := appendRecord(nil, &op, 0xdeadbeef)
+			copy(b[locs[4].Offset:], rec)
 			return b
-		}, false, n - 1},
+		}, fmt.Sprint(locs[4].Offset), 0},
+		{"bad file header", flip(5), "header", 0},
+		{"flipped byte in the first unsynced record", flip(locs[synced].Offset + recordHeaderSize + 1), "", synced},
+		{"flipped byte in the last unsynced record", flip(locs[n-1].Offset + recordHeaderSize + 1), "", n - 1},
 		{"garbage appended", func(b []byte) []byte {
 			return append(b, []byte("not a record at all, just noise")...)
-		}, false, n},
-		{"zeros appended", func(b []byte) []byte { return append(b, make([]byte, 4096)...) }, false, n},
-		{"spliced record from another position", func(b []byte) []byte {
+		}, "", n},
+		{"zeros appended", func(b []byte) []byte { return append(b, make([]byte, 4096)...) }, "", n},
+		{"spliced record appended", func(b []byte) []byte {
 			rec := slices.Clone(b[locs[1].Offset : locs[1].Offset+locs[1].Size])
 			return append(b, rec...)
-		}, true, 0},
-		{"bad file header", func(b []byte) []byte {
-			b[5] ^= 1
-			return b
-		}, true, 0},
+		}, "", n},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -444,9 +477,9 @@ func TestCorruptionRefused(t *testing.T) {
 				t.Fatal(err)
 			}
 			tl, err := Open(ctx, dir, Options{Logger: quietLogger()})
-			if tt.corrupt {
-				if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), name) {
-					t.Fatalf("got %v, want ErrCorrupt naming %s", err, name)
+			if tt.corrupt != "" {
+				if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), name) || !strings.Contains(err.Error(), tt.corrupt) {
+					t.Fatalf("got %v, want ErrCorrupt naming %s and %q", err, name, tt.corrupt)
 				}
 				t.Log(err)
 				return
@@ -529,7 +562,7 @@ func TestOpenLeftovers(t *testing.T) {
 	t.Run("crash during roll", func(t *testing.T) {
 		// The roll created generation 2 but not its checkpoint.
 		dir := t.TempDir()
-		h, _ := fileHeader(2, oneOp(t, dir, false))
+		h, _ := fileHeader(2, oneOp(t, dir, false), 0, 0)
 		os.WriteFile(filepath.Join(dir, genFileName(2)), h, 0o644)
 		tl := open(t, dir, Options{})
 		defer tl.Close()
