@@ -39,15 +39,16 @@
 // or fsync fails the translog for good: after an fsync error the file's
 // state is unknown.
 //
-// The checkpoint costs a second device flush per sync: measured on ext4
-// over virtio (BenchmarkAdd, one writer, one op per call) about 1.6× the
-// latency of the fsync alone, and with two writers pairing into groups
-// 1.0–1.5×. The rejected alternatives: a temp file, fsync, rename and
-// directory fsync (three more flushes, ~7× in the same measurement);
-// overlapping one group's checkpoint with the next group's fsync (slower:
-// it broke the pairing of two writers into one group); records that carry
-// the checkpoint inside the generation file (one flush cannot order a
-// checkpoint after the data it vouches for).
+// The checkpoint costs a second device flush per sync. Measured on ext4
+// over virtio in one run against the previous build (BenchmarkAdd, medians
+// of 5): one writer, one op per call 137 -> 230 µs per op (1.7×); two
+// writers 1.6×; bulks of 100 with two writers 1.2×; the engine's
+// BenchmarkDurability, with indexing, shows no difference beyond noise.
+// Rejected: a temp file, fsync, rename and directory fsync (three more
+// flushes, ~7× a lone fsync); overlapping one group's checkpoint with the
+// next group's fsync (slower: two writers no longer paired into one
+// group); a checkpoint record inside the generation file (one flush
+// cannot order a checkpoint after the data it vouches for).
 //
 // # Generations
 //
