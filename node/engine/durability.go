@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/sluice-search/sluice/node/engine/translog"
@@ -87,6 +88,8 @@ func (o *TranslogOptions) setDefaults(indexPath string) {
 // durability is the Engine's translog state.
 type durability struct {
 	tl *translog.Translog // nil: no translog
+	// mode is the current translog.Durability (SetDurability changes it).
+	mode atomic.Uint32
 
 	// Operations appending hold mu shared; closing the translog holds it
 	// exclusively, so an operation never meets a closed translog halfway.
@@ -136,7 +139,7 @@ func (e *Engine) logOp(ctx context.Context, b *Bulk, op *translog.Op) error {
 		b.record(loc)
 		return nil
 	}
-	if e.opts.Durability == translog.Request {
+	if e.Durability() == translog.Request {
 		if err := d.tl.SyncTo(ctx, loc); err != nil {
 			if ctx.Err() == nil {
 				e.failTranslog(err)
@@ -175,6 +178,21 @@ func (e *Engine) Sync(ctx context.Context) error {
 		return fmt.Errorf("engine: translog sync: %w", err)
 	}
 	return nil
+}
+
+// Durability returns when operations are acknowledged as durable.
+func (e *Engine) Durability() translog.Durability { return translog.Durability(e.dur.mode.Load()) }
+
+// SetDurability changes when operations are acknowledged as durable and,
+// if syncInterval > 0, the period of the background translog sync
+// (index.translog.durability and sync_interval are dynamic settings).
+// Operations acknowledged under Async before a switch to Request become
+// durable with the next sync.
+func (e *Engine) SetDurability(d translog.Durability, syncInterval time.Duration) {
+	e.dur.mode.Store(uint32(d))
+	if e.dur.tl != nil && syncInterval > 0 {
+		e.dur.tl.SetSyncInterval(syncInterval)
+	}
 }
 
 // TranslogStats returns the translog's statistics (zero without one).
@@ -252,7 +270,7 @@ func (b *Bulk) record(loc translog.Location) {
 // Request durability after one (shared) fsync, with Async at once.
 func (b *Bulk) Sync(ctx context.Context) error {
 	d := &b.e.dur
-	if d.tl == nil || b.e.opts.Durability != translog.Request {
+	if d.tl == nil || b.e.Durability() != translog.Request {
 		return nil
 	}
 	b.mu.Lock()

@@ -294,6 +294,72 @@ func TestBulkOneFsync(t *testing.T) {
 	}
 }
 
+// TestSyncsPerMode counts translog syncs (an fsync of the generation and
+// one of the checkpoint): Request pays one per operation and one per bulk;
+// Async none per request, and one per SyncInterval while writes come in;
+// SetDurability switches between them at runtime.
+func TestSyncsPerMode(t *testing.T) {
+	ctx := context.Background()
+	e := mustOpenDurable(t, t.TempDir(), Options{TranslogOptions: TranslogOptions{
+		Durability: translog.Async, SyncInterval: time.Hour}})
+	defer e.Close(ctx)
+	n := 0
+	// requests sends 5 single operations and 2 bulks of 10.
+	requests := func() {
+		t.Helper()
+		for range 5 {
+			n++
+			applyOps(t, e, []engineOp{{id: fmt.Sprint(n), title: "single"}})
+		}
+		for range 2 {
+			b := e.NewBulk()
+			for range 10 {
+				n++
+				if _, err := b.Index(ctx, []byte(fmt.Sprint(n)), []byte(`{"title":"bulk"}`)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := b.Sync(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	syncs := func(since translog.Stats) (int64, int64) {
+		st := e.TranslogStats()
+		return st.Fsyncs - since.Fsyncs, st.CheckpointSyncs - since.CheckpointSyncs
+	}
+
+	st := e.TranslogStats()
+	requests()
+	if f, c := syncs(st); f != 0 || c != 0 {
+		t.Fatalf("async: %d fsyncs and %d checkpoint syncs for 7 requests, want none", f, c)
+	}
+
+	const interval, run = 50 * time.Millisecond, 600 * time.Millisecond
+	e.SetDurability(translog.Async, interval)
+	st = e.TranslogStats()
+	start := time.Now()
+	for time.Since(start) < run {
+		requests()
+	}
+	el := time.Since(start)
+	f, c := syncs(st)
+	t.Logf("async, %v interval: %d operations in %v took %d fsyncs, %d checkpoint syncs", interval, n-27, el, f, c)
+	if f < 2 || f > int64(el/interval)+2 || c != f {
+		t.Fatalf("async, %v interval: %d fsyncs and %d checkpoint syncs in %v", interval, f, c, el)
+	}
+
+	e.SetDurability(translog.Request, 0)
+	if err := e.Sync(ctx); err != nil { // what Async left unsynced
+		t.Fatal(err)
+	}
+	st = e.TranslogStats()
+	requests()
+	if f, c := syncs(st); f != 7 || c != 7 {
+		t.Fatalf("request: %d fsyncs and %d checkpoint syncs for 7 requests, want 7", f, c)
+	}
+}
+
 // flipByte corrupts one byte of a file at offset off (negative: from the
 // end).
 func flipByte(t *testing.T, name string, off int64) {

@@ -35,6 +35,7 @@ func (e *Engine) openTranslog(ctx context.Context) error {
 	// The translog syncs in the background every SyncInterval; Request
 	// durability additionally waits for a sync per operation or bulk
 	// (logOp, Bulk.Sync), which lets a bulk append without fsyncing.
+	e.dur.mode.Store(uint32(e.opts.Durability))
 	tl, err := translog.Open(ctx, e.opts.TranslogPath, translog.Options{Durability: translog.Async,
 		SyncInterval: e.opts.SyncInterval, Logger: e.opts.Logger})
 	if err != nil {

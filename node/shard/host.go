@@ -15,6 +15,7 @@ import (
 	"github.com/sluice-search/sluice/node/engine/codec"
 	"github.com/sluice-search/sluice/node/engine/index"
 	"github.com/sluice-search/sluice/node/engine/mapping"
+	"github.com/sluice-search/sluice/node/engine/translog"
 )
 
 // ErrNotHere says the shard is not open on this node.
@@ -38,6 +39,10 @@ type Meta struct {
 	RefreshInterval time.Duration
 	// RAMBufferBytes: indexing buffer; 0 is the host's default.
 	RAMBufferBytes int64
+	// Durability and SyncInterval (0: 5 s) are the translog's
+	// (index.translog.durability and sync_interval).
+	Durability   translog.Durability
+	SyncInterval time.Duration
 }
 
 // HostOptions configure a Host.
@@ -156,7 +161,8 @@ func (h *Host) Open(ctx context.Context, meta Meta) (*Shard, error) {
 		ram = h.opts.RAMBufferBytes
 	}
 	eng, err := engine.Open(ctx, engine.Options{Path: s.path, Codec: h.opts.Codec, Parser: docParser{s},
-		RAMBufferBytes: ram, RefreshInterval: meta.RefreshInterval, Logger: s.logger})
+		RAMBufferBytes: ram, RefreshInterval: meta.RefreshInterval, Logger: s.logger,
+		TranslogOptions: engine.TranslogOptions{Durability: meta.Durability, SyncInterval: meta.SyncInterval}})
 	if err != nil {
 		return nil, fmt.Errorf("shard %v: open: %w", meta.ID, err)
 	}
@@ -241,6 +247,16 @@ func (h *Host) SetRefreshInterval(indexUUID string, d time.Duration) {
 				d = engine.DefaultRefreshInterval
 			}
 			s.eng.SetRefreshInterval(d)
+		}
+	}
+}
+
+// SetDurability changes the translog durability and sync interval (0:
+// unchanged) of an index's open shards.
+func (h *Host) SetDurability(indexUUID string, d translog.Durability, syncInterval time.Duration) {
+	for _, s := range h.Shards() {
+		if s.id.IndexUUID == indexUUID {
+			s.eng.SetDurability(d, syncInterval)
 		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/sluice-search/sluice/cluster/metadata"
 	"github.com/sluice-search/sluice/node"
 	"github.com/sluice-search/sluice/node/engine/mapping"
+	"github.com/sluice-search/sluice/node/engine/translog"
 	"github.com/sluice-search/sluice/node/querydsl"
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
 )
@@ -25,8 +26,18 @@ func metaOf(info *sluicev1.IndexInfo, id ID) (Meta, error) {
 	if err != nil {
 		return Meta{}, fmt.Errorf("index [%s]: %w", info.GetName(), err)
 	}
+	d, iv := durability(info.GetSettings())
 	return Meta{ID: id, Index: info.GetName(), Mapping: m, RefreshInterval: refreshInterval(info.GetSettings()),
-		RAMBufferBytes: info.GetSettings().GetIndexingBufferBytes()}, nil
+		RAMBufferBytes: info.GetSettings().GetIndexingBufferBytes(), Durability: d, SyncInterval: iv}, nil
+}
+
+// durability: the translog durability and sync interval (0: the default).
+func durability(s *sluicev1.IndexSettings) (translog.Durability, time.Duration) {
+	d := translog.Request
+	if s.GetTranslogDurability() == sluicev1.TranslogDurability_TRANSLOG_DURABILITY_ASYNC {
+		d = translog.Async
+	}
+	return d, s.GetTranslogSyncInterval().AsDuration()
 }
 
 // refreshInterval: unset is the default, negative is off.
@@ -50,14 +61,16 @@ func (h NodeHost) OpenShard(ctx context.Context, info *sluicev1.IndexInfo, s nod
 	return err
 }
 
-// UpdateIndex passes a changed mapping and refresh interval to the index's
-// open shards.
+// UpdateIndex passes a changed mapping, refresh interval and translog
+// durability to the index's open shards.
 func (h NodeHost) UpdateIndex(_ context.Context, info *sluicev1.IndexInfo) error {
 	m, err := querydsl.MappingFromProto(info.GetMapping())
 	if err != nil {
 		return fmt.Errorf("index [%s]: %w", info.GetName(), err)
 	}
 	h.SetRefreshInterval(info.GetUuid(), refreshInterval(info.GetSettings()))
+	d, iv := durability(info.GetSettings())
+	h.SetDurability(info.GetUuid(), d, iv)
 	return h.UpdateMapping(info.GetUuid(), m)
 }
 

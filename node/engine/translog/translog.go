@@ -558,9 +558,10 @@ type Stats struct {
 	// fsync).
 	Fsyncs          int64
 	CheckpointSyncs int64
-	// Synced is what the last durable checkpoint covers: the current
-	// generation up to SyncedOffset.
+	// The last durable checkpoint covers the current generation up to
+	// SyncedOffset; UnsyncedOps were added after it.
 	SyncedOffset int64
+	UnsyncedOps  int64
 	// TruncatedBytes is the torn tail Open cut off.
 	TruncatedBytes int64
 }
@@ -571,6 +572,7 @@ func (t *Translog) Stats() Stats {
 	defer t.mu.Unlock()
 	s := Stats{CurrentGen: t.cur.gen, MinSeqNo: t.cur.minSeq, MaxSeqNo: t.cur.maxSeq,
 		Fsyncs: t.fsyncs.Load(), TruncatedBytes: t.truncated, MinGeneration: t.cur.gen, SyncedOffset: t.synced.Offset,
+		UnsyncedOps:     t.cur.ops - t.ckp.Ops,
 		CheckpointSyncs: t.ckpf.syncs.Load()}
 	if len(t.old) > 0 {
 		s.MinGeneration = t.old[0].gen
