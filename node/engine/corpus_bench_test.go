@@ -63,7 +63,8 @@ func loadBenchDocs(b *testing.B) []corpus.Doc {
 const benchSchema = `{"dynamic":"strict","properties":{
   "id":{"type":"keyword"}, "title":{"type":"text"}, "body":{"type":"text"}}}`
 
-func openBenchEngine(b *testing.B, ramMB int) *Engine {
+// benchParser is the corpus mapping's document parser.
+func benchParser(b *testing.B) *MappingParser {
 	m, err := mapping.Parse([]byte(benchSchema))
 	if err != nil {
 		b.Fatal(err)
@@ -72,6 +73,11 @@ func openBenchEngine(b *testing.B, ramMB int) *Engine {
 	if err != nil {
 		b.Fatal(err)
 	}
+	return p
+}
+
+func openBenchEngine(b *testing.B, ramMB int) *Engine {
+	p := benchParser(b)
 	e, err := Open(context.Background(), Options{Path: b.TempDir(), Codec: codec.New(codec.Options{}), Parser: p,
 		RAMBufferBytes: int64(ramMB) << 20, RefreshInterval: -1,
 		DisableMerges: os.Getenv("SLUICE_BENCH_MERGES") == "off"})
@@ -191,14 +197,7 @@ func BenchmarkNRTRefresh(b *testing.B) {
 // write.
 func BenchmarkFlush1MB(b *testing.B) {
 	docs := loadBenchDocs(b)
-	m, err := mapping.Parse([]byte(benchSchema))
-	if err != nil {
-		b.Fatal(err)
-	}
-	p, err := NewMappingParser(m)
-	if err != nil {
-		b.Fatal(err)
-	}
+	p := benchParser(b)
 	build := func() *dwpt.DWPT {
 		d := dwpt.New(nil)
 		var doc document.Document

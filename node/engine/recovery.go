@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/sluice-search/sluice/node/engine/index"
@@ -24,6 +25,13 @@ type integrityChecker interface {
 // (truncating a torn tail, refusing corruption), replays the operations
 // the commit lacks, refreshes, and starts the periodic committer.
 func (e *Engine) openTranslog(ctx context.Context) error {
+	rec := e.opts.Recovery
+	if rec == nil {
+		rec = new(Recovery)
+	}
+	e.dur.recovery = rec
+	rec.setStage(RecoveryLoading)
+	defer rec.setStage(RecoveryDone)
 	if e.opts.CheckIntegrityOnOpen {
 		if err := e.checkCommitIntegrity(); err != nil {
 			return err
@@ -99,7 +107,9 @@ func (e *Engine) replayTranslog(ctx context.Context, tl *translog.Translog) erro
 	latest := make(map[string]int64)
 	maxSeen := from
 	var total int
-	err := scanTranslog(ctx, tl, from, func(op *translog.Op) error {
+	rec := e.dur.recovery
+	rec.setStage(RecoveryScanning)
+	err := scanTranslog(ctx, tl, from, rec, func(op *translog.Op) error {
 		total++
 		seq := int64(op.SeqNo)
 		maxSeen = max(maxSeen, seq)
@@ -124,7 +134,9 @@ func (e *Engine) replayTranslog(ctx context.Context, tl *translog.Translog) erro
 	slices.Sort(order)
 	held := make(map[int64]translog.Op)
 	var applied int
-	err = scanTranslog(ctx, tl, from, func(op *translog.Op) error {
+	rec.setStage(RecoveryReplaying)
+	rec.opsTotal.Store(int64(len(order)))
+	err = scanTranslog(ctx, tl, from, rec, func(op *translog.Op) error {
 		if op.Type == translog.OpNoOp || latest[string(op.ID)] != int64(op.SeqNo) {
 			return nil
 		}
@@ -138,6 +150,7 @@ func (e *Engine) replayTranslog(ctx context.Context, tl *translog.Translog) erro
 		if err := e.replayOp(ctx, op); err != nil {
 			return err
 		}
+		rec.replayed.Add(1)
 		for applied++; applied < len(order); applied++ {
 			h, ok := held[order[applied]]
 			if !ok {
@@ -147,6 +160,7 @@ func (e *Engine) replayTranslog(ctx context.Context, tl *translog.Translog) erro
 			if err := e.replayOp(ctx, &h); err != nil {
 				return err
 			}
+			rec.replayed.Add(1)
 		}
 		return nil
 	})
@@ -157,6 +171,7 @@ func (e *Engine) replayTranslog(ctx context.Context, tl *translog.Translog) erro
 		return fmt.Errorf("engine: translog replay applied %d of %d operations: %w", applied, len(order), translog.ErrCorrupt)
 	}
 	e.w.AdvanceSeqNo(maxSeen + 1)
+	rec.setStage(RecoveryRefreshing)
 	if _, err := e.w.Refresh(ctx, true); err != nil {
 		return fmt.Errorf("engine: refresh after translog replay: %w", err)
 	}
@@ -165,16 +180,33 @@ func (e *Engine) replayTranslog(ctx context.Context, tl *translog.Translog) erro
 	return nil
 }
 
-// scanTranslog calls fn for every retained operation above seq.
-func scanTranslog(ctx context.Context, tl *translog.Translog, above int64, fn func(*translog.Op) error) error {
+// scanTranslog calls fn for every retained operation above seq, and
+// reports how far it read to rec every 1024 operations.
+func scanTranslog(ctx context.Context, tl *translog.Translog, above int64, rec *Recovery, fn func(*translog.Op) error) error {
 	snap, err := tl.Snapshot(ctx, uint64(above)+1)
 	if err != nil {
 		return fmt.Errorf("engine: translog snapshot: %w", err)
 	}
 	defer snap.Close()
+	ops, bytes := snap.Size()
+	if RecoveryStage(rec.stage.Load()) == RecoveryScanning {
+		rec.opsTotal.Store(ops)
+	}
+	rec.bytesTotal.Store(bytes)
+	report := func() {
+		ops, bytes := snap.Read()
+		if RecoveryStage(rec.stage.Load()) == RecoveryScanning {
+			rec.ops.Store(ops)
+		}
+		rec.bytes.Store(bytes)
+	}
+	defer report()
 	for n := 0; ; n++ {
-		if n%1024 == 0 && ctx.Err() != nil {
-			return ctx.Err()
+		if n%1024 == 0 {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			report()
 		}
 		op, err := snap.Next()
 		if errors.Is(err, io.EOF) {
@@ -215,3 +247,105 @@ func (e *Engine) replayOp(ctx context.Context, op *translog.Op) error {
 	}
 	return nil
 }
+
+// RecoveryStage is how far Open is.
+type RecoveryStage int32
+
+const (
+	// RecoveryLoading: loading the last commit, checking its segments
+	// (CheckIntegrityOnOpen) and opening the translog, which reads and
+	// checks every record.
+	RecoveryLoading RecoveryStage = iota
+	// RecoveryScanning: first pass over the translog, finding each id's
+	// newest operation.
+	RecoveryScanning
+	// RecoveryReplaying: second pass, applying those operations.
+	RecoveryReplaying
+	// RecoveryRefreshing: publishing the replayed operations.
+	RecoveryRefreshing
+	// RecoveryDone: Open returned (successfully or not).
+	RecoveryDone
+)
+
+func (s RecoveryStage) String() string {
+	switch s {
+	case RecoveryLoading:
+		return "loading"
+	case RecoveryScanning:
+		return "scanning translog"
+	case RecoveryReplaying:
+		return "replaying translog"
+	case RecoveryRefreshing:
+		return "refreshing"
+	case RecoveryDone:
+		return "done"
+	}
+	return fmt.Sprintf("RecoveryStage(%d)", int32(s))
+}
+
+// Recovery follows an engine's Open: pass one in TranslogOptions.Recovery
+// and read its Progress from another goroutine while Open runs (a node
+// shows it for shards still recovering; Engine.Recovery returns it after).
+// Reading it costs a few atomic loads.
+type Recovery struct {
+	stage             atomic.Int32
+	ops, opsTotal     atomic.Int64
+	bytes, bytesTotal atomic.Int64
+	replayed          atomic.Int64
+	began             [RecoveryDone + 1]atomic.Int64 // when each stage began, unix ns
+}
+
+// RecoveryProgress is a Recovery at one moment.
+type RecoveryProgress struct {
+	Stage RecoveryStage
+	// Ops of OpsTotal operations and Bytes of BytesTotal translog bytes
+	// are done in the current stage: read while scanning (OpsTotal is the
+	// records of the generations to read, an upper bound), applied while
+	// replaying (OpsTotal is the operations to apply: the newest per id).
+	Ops, OpsTotal     int64
+	Bytes, BytesTotal int64
+	// Replayed counts the operations applied so far, Elapsed the time
+	// since the translog recovery started (until it finished, once Done).
+	Replayed int64
+	Elapsed  time.Duration
+}
+
+// Progress returns the current progress.
+func (r *Recovery) Progress() RecoveryProgress {
+	p := RecoveryProgress{Stage: RecoveryStage(r.stage.Load()), Ops: r.ops.Load(), OpsTotal: r.opsTotal.Load(),
+		Bytes: r.bytes.Load(), BytesTotal: r.bytesTotal.Load(), Replayed: r.replayed.Load()}
+	if p.Stage >= RecoveryReplaying {
+		p.Ops = p.Replayed
+	}
+	p.Elapsed = r.between(RecoveryLoading, RecoveryDone)
+	return p
+}
+
+func (r *Recovery) setStage(s RecoveryStage) {
+	r.began[s].Store(time.Now().UnixNano())
+	r.stage.Store(int32(s))
+}
+
+// stageTime is how long stage s took (so far).
+func (r *Recovery) stageTime(s RecoveryStage) time.Duration { return r.between(s, s+1) }
+
+// between is the time from stage from's start to the next stage at or
+// after to that began (or now).
+func (r *Recovery) between(from, to RecoveryStage) time.Duration {
+	start := r.began[from].Load()
+	if start == 0 {
+		return 0
+	}
+	end := time.Now().UnixNano()
+	for s := to; s <= RecoveryDone; s++ {
+		if t := r.began[s].Load(); t != 0 {
+			end = t
+			break
+		}
+	}
+	return time.Duration(end - start)
+}
+
+// Recovery returns how the engine's Open went: the operations it replayed
+// from the translog and how long that took.
+func (e *Engine) Recovery() *Recovery { return e.dur.recovery }

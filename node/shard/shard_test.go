@@ -84,6 +84,10 @@ func TestOpenCloseRecoversCommittedDocs(t *testing.T) {
 	if n := s.Engine().Stats().NumDocs; n != 19 {
 		t.Fatalf("reopened shard has %d docs, want 19", n)
 	}
+	// Close committed: the restart replays nothing.
+	if p := s.Engine().Recovery().Progress(); p.Replayed != 0 {
+		t.Fatalf("reopen after a clean close replayed %d operations", p.Replayed)
+	}
 	if err := h.Delete(ctx, meta.ID); err != nil {
 		t.Fatal(err)
 	}

@@ -20,6 +20,8 @@ type Snapshot struct {
 	i     int
 	rr    *recordReader
 	uuid  UUID
+	// ops and bytes of the generations finished reading.
+	doneOps, doneBytes int64
 }
 
 // Snapshot returns the operations with sequence number >= fromSeqNo. Ops
@@ -68,6 +70,8 @@ func (s *Snapshot) Next() (*Op, error) {
 		op, err := s.rr.next()
 		switch {
 		case errors.Is(err, io.EOF):
+			s.doneOps += s.rr.info.ops
+			s.doneBytes += s.gens[s.i].size
 			s.rr = nil
 			s.i++
 			continue
@@ -79,6 +83,25 @@ func (s *Snapshot) Next() (*Op, error) {
 			return op, nil
 		}
 	}
+}
+
+// Size returns the records and bytes of the generations the snapshot
+// reads: an upper bound of what Next returns (it skips ops below
+// fromSeqNo).
+func (s *Snapshot) Size() (ops, bytes int64) {
+	for _, g := range s.gens {
+		ops, bytes = ops+g.ops, bytes+g.size
+	}
+	return ops, bytes
+}
+
+// Read returns the records and bytes read so far, to compare with Size.
+func (s *Snapshot) Read() (ops, bytes int64) {
+	ops, bytes = s.doneOps, s.doneBytes
+	if s.rr != nil {
+		ops, bytes = ops+s.rr.info.ops, bytes+s.rr.off
+	}
+	return ops, bytes
 }
 
 // Close releases the snapshot's files.
