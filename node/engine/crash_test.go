@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -32,6 +33,9 @@ import (
 // acknowledged operation's effect is there, and that every document is one
 // that was sent: for each id, the live state is its last acknowledged
 // state or the effect of an operation that was in flight at the kill.
+// Before reopening, each round also damages the last record the translog
+// checkpoint records as synced, in a copy, and checks that Open refuses it
+// rather than cutting it as a torn tail (checkSyncedGuarded).
 //
 // SLUICE_CRASH_ITERATIONS sets the number of kill/recover rounds (default
 // 5); each round continues on the index the previous one recovered.
@@ -323,7 +327,7 @@ func lastN(s []string, n int) []string { return s[max(0, len(s)-n):] }
 func verifyCrashRound(t *testing.T, dir string, cr *crashRound) (map[string]docState, int) {
 	t.Helper()
 	e, err := openDurable(t, dir, Options{TranslogOptions: TranslogOptions{CheckIntegrityOnOpen: true},
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		Logger: quietEngineLogger()})
 	if err != nil {
 		t.Fatalf("reopen after kill: %v", err)
 	}
@@ -384,6 +388,26 @@ func TestCrashRecovery(t *testing.T) {
 	})
 }
 
+// TestCrashDuringSync kills the child a few hundred microseconds after an
+// acknowledgment, while the writers' next syncs — an fsync of the
+// translog, then of its checkpoint — are running.
+func TestCrashDuringSync(t *testing.T) {
+	testCrash(t, func(r *rand.Rand) (func(string) bool, time.Duration) {
+		nth := 50 + r.IntN(2000)
+		delay := time.Duration(r.IntN(300)) * time.Microsecond
+		acks := 0
+		return func(l string) bool {
+			if strings.HasPrefix(l, "A ") {
+				if acks++; acks == nth {
+					time.Sleep(delay)
+					return true
+				}
+			}
+			return false
+		}, 5 * time.Second
+	})
+}
+
 // TestCrashDuringCommit kills the child just after it starts a commit
 // (within a few milliseconds: the commit's refresh, fsyncs, or rename).
 func TestCrashDuringCommit(t *testing.T) {
@@ -412,7 +436,7 @@ func testCrash(t *testing.T, plan func(*rand.Rand) (kill func(string) bool, maxR
 	r := rand.New(rand.NewPCG(seed, 0))
 	dir := t.TempDir()
 	state := map[string]docState{}
-	var acked, lost, inCommit, replays int
+	var acked, lost, inCommit, replays, guarded int
 	for it := range crashIterations(t) {
 		kill, maxRun := plan(r)
 		lines := runCrashChild(t, dir, r.Uint64()>>1, kill, maxRun)
@@ -422,6 +446,9 @@ func testCrash(t *testing.T, plan func(*rand.Rand) (kill func(string) bool, maxR
 		}
 		if cr.childFailed != "" {
 			t.Fatalf("round %d: child failed: %s", it, cr.childFailed)
+		}
+		if checkSyncedGuarded(t, dir) {
+			guarded++
 		}
 		var n int
 		state, n = verifyCrashRound(t, dir, cr)
@@ -438,15 +465,44 @@ func testCrash(t *testing.T, plan func(*rand.Rand) (kill func(string) bool, maxR
 		}
 	}
 	st, _ := translogStatsOf(dir)
-	t.Logf("%d rounds: %d acknowledged ops, %d lost; killed inside a commit %d times; %d live docs; translog at end %d ops / %d bytes",
-		crashIterations(t), acked, lost, inCommit, len(state), st.Ops, st.SizeBytes)
+	t.Logf("%d rounds: %d acknowledged ops, %d lost; killed inside a commit %d times; a damaged last synced record refused in %d; %d live docs; translog at end %d ops / %d bytes",
+		crashIterations(t), acked, lost, inCommit, guarded, len(state), st.Ops, st.SizeBytes)
 	if acked == 0 {
 		t.Fatal("the child acknowledged nothing")
 	}
 }
 
+// checkSyncedGuarded damages, in a copy of the killed child's shard, the
+// last record its translog checkpoint records as synced (the newest
+// acknowledged one, or newer) and checks that Open refuses it, naming the
+// file, instead of cutting it as a torn tail. It reports whether the
+// current generation held a synced record to damage.
+func checkSyncedGuarded(t *testing.T, dir string) bool {
+	t.Helper()
+	ckp, err := translog.ReadCheckpoint(filepath.Join(dir, "translog"))
+	if err != nil {
+		t.Fatalf("checkpoint after the kill: %v", err)
+	}
+	if ckp.Ops == 0 {
+		return false
+	}
+	image := crashImage(t, dir)
+	tlog, synced := lastSyncedRecordEnd(t, image)
+	flipByte(t, tlog, synced-1)
+	e, err := openDurable(t, image, Options{Logger: quietEngineLogger()})
+	if err == nil {
+		e.Close(context.Background())
+		t.Fatalf("the last synced record of %s (ending at %d) was damaged and Open accepted it", tlog, synced)
+	}
+	if !errors.Is(err, translog.ErrCorrupt) || !strings.Contains(err.Error(), filepath.Base(tlog)) {
+		t.Fatalf("damaged synced record: %v", err)
+	}
+	os.RemoveAll(image)
+	return true
+}
+
 func translogStatsOf(dir string) (translog.Stats, error) {
-	tl, err := translog.Open(context.Background(), dir+"/translog", translog.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	tl, err := translog.Open(context.Background(), dir+"/translog", translog.Options{Logger: quietEngineLogger()})
 	if err != nil {
 		return translog.Stats{}, err
 	}

@@ -386,6 +386,22 @@ func findFile(t *testing.T, dir, suffix string) string {
 	return m[0]
 }
 
+// indexCommitUpdate indexes ids 0..39 and commits, then updates 0..19
+// and deletes 20..39 (in the translog only); it returns the live docs.
+func indexCommitUpdate(t *testing.T, e *Engine) map[string]string {
+	t.Helper()
+	for i := range 40 {
+		applyOps(t, e, []engineOp{{id: fmt.Sprint(i), title: strings.Repeat("word ", i%7+1)}})
+	}
+	if _, err := e.Commit(context.Background(), CommitOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 20 {
+		applyOps(t, e, []engineOp{{id: fmt.Sprint(i), title: "second"}, {del: true, id: fmt.Sprint(i + 20)}})
+	}
+	return liveDocs(t, e)
+}
+
 // TestOpenDamaged: a torn translog tail is cut and the rest recovered;
 // corruption in the middle of the translog, a translog that is not the
 // commit's, or a damaged segment fail Open with an error saying so.
@@ -423,16 +439,7 @@ func TestOpenDamaged(t *testing.T) {
 			ctx := context.Background()
 			dir := t.TempDir()
 			e := mustOpenDurable(t, dir, Options{})
-			for i := range 40 {
-				applyOps(t, e, []engineOp{{id: fmt.Sprint(i), title: strings.Repeat("word ", i%7+1)}})
-			}
-			if _, err := e.Commit(ctx, CommitOptions{}); err != nil {
-				t.Fatal(err)
-			}
-			for i := range 20 {
-				applyOps(t, e, []engineOp{{id: fmt.Sprint(i), title: "second"}, {del: true, id: fmt.Sprint(i + 20)}})
-			}
-			want := liveDocs(t, e)
+			want := indexCommitUpdate(t, e)
 			if err := e.Close(ctx); err != nil {
 				t.Fatal(err)
 			}
