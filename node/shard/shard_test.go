@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -13,6 +15,7 @@ import (
 
 	"github.com/sluice-search/sluice/node/engine/document"
 	"github.com/sluice-search/sluice/node/engine/mapping"
+	"github.com/sluice-search/sluice/node/engine/translog"
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
 )
 
@@ -233,4 +236,51 @@ func TestTranslogDurabilitySetting(t *testing.T) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+}
+
+// TestOpenRefusesDamagedTranslog: a shard whose last acknowledged
+// operation is damaged on disk does not open; the error — which the node
+// reports as the FAILED shard's reason — wraps translog.ErrCorrupt and
+// names the file and offset.
+func TestOpenRefusesDamagedTranslog(t *testing.T) {
+	ctx := context.Background()
+	h := newHost(t, nil)
+	meta := Meta{ID: ID{IndexUUID: "u-bad", Shard: 0}, Index: "books"}
+	s, err := h.Open(ctx, meta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 5 {
+		if _, err := s.IndexDoc(ctx, fmt.Appendf(nil, "%d", i), []byte(`{"n":1}`), false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A crash now, then the last acknowledged record's last byte flips.
+	dir := filepath.Join(h.Path(meta.ID), "translog")
+	ckp, err := translog.ReadCheckpoint(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := t.TempDir()
+	if err := os.CopyFS(filepath.Join(data, "u-bad", "0"), os.DirFS(h.Path(meta.ID))); err != nil {
+		t.Fatal(err)
+	}
+	tlog := filepath.Join(data, "u-bad", "0", "translog", fmt.Sprintf("translog-%d.tlog", ckp.Generation))
+	b, err := os.ReadFile(tlog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b[ckp.Offset-1] ^= 1
+	if err := os.WriteFile(tlog, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h2, err := NewHost(HostOptions{DataDir: data})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = h2.Open(ctx, meta)
+	if !errors.Is(err, translog.ErrCorrupt) || !strings.Contains(err.Error(), tlog) || !strings.Contains(err.Error(), "at offset") {
+		t.Fatalf("got %v, want translog.ErrCorrupt naming %s and the offset", err, tlog)
+	}
+	t.Log(err)
 }
