@@ -44,11 +44,12 @@
 // of 5): one writer, one op per call 137 -> 230 µs per op (1.7×); two
 // writers 1.6×; bulks of 100 with two writers 1.2×; the engine's
 // BenchmarkDurability, with indexing, shows no difference beyond noise.
-// Rejected: a temp file, fsync, rename and directory fsync (three more
-// flushes, ~7× a lone fsync); overlapping one group's checkpoint with the
-// next group's fsync (slower: two writers no longer paired into one
-// group); a checkpoint record inside the generation file (one flush
-// cannot order a checkpoint after the data it vouches for).
+// Rejected: a temp file, fsync, rename and directory fsync (4.1× a lone
+// fsync in BenchmarkSyncCost, against 1.7× in place); overlapping one
+// group's checkpoint with the next group's fsync (slower: two writers no
+// longer paired into one group); a checkpoint record inside the
+// generation file (one flush cannot order a checkpoint after the data it
+// vouches for).
 //
 // # Generations
 //
