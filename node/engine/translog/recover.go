@@ -73,9 +73,9 @@ func (t *Translog) recover(ctx context.Context, lc *loadedCheckpoint, gens []uin
 		return fmt.Errorf("translog: fsync %s: %w", name, err)
 	}
 	t.dataSynced = t.pointLocked()
-	if lc.v1 {
-		t.ckpf.seq = 0
-	} else {
+	// A version 1 checkpoint is replaced by a new file on this write
+	// (ckpFile.create); a current one is written in place from now on.
+	if !lc.v1 {
 		cf, err := os.OpenFile(filepath.Join(t.dir, checkpointName), os.O_RDWR, 0)
 		if err != nil {
 			return fmt.Errorf("translog: %w", err)
