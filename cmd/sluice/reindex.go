@@ -11,7 +11,7 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/sluice-search/sluice/client"
-	"github.com/sluice-search/sluice/operator/controllers/esjson"
+	"github.com/sluice-search/sluice/esjson"
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
 )
 
@@ -95,7 +95,7 @@ With --wait the command shows a progress bar and returns when the task ends
 				if err != nil {
 					return err
 				}
-				q, err := esjson.Query(data)
+				q, err := esjson.ParseQuery(data)
 				if err != nil {
 					return fmt.Errorf("--query: %w", err)
 				}

@@ -18,8 +18,8 @@ import (
 
 	"google.golang.org/protobuf/types/known/durationpb"
 
+	"github.com/sluice-search/sluice/esjson"
 	"github.com/sluice-search/sluice/operator/api/v1alpha1"
-	"github.com/sluice-search/sluice/operator/controllers/esjson"
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
 )
 
@@ -84,7 +84,11 @@ func Mapping(p *v1alpha1.IndexParameters) (*sluicev1.Mapping, error) {
 	if p.Mapping == nil {
 		return nil, nil
 	}
-	return esjson.Mapping(p.Mapping.Raw)
+	m, err := esjson.ParseMapping(p.Mapping.Raw)
+	if err != nil {
+		return nil, fmt.Errorf("mapping: %w", err)
+	}
+	return m, nil
 }
 
 // SettingsUpdate returns the dynamic settings of desired that differ from

@@ -1,12 +1,14 @@
 package indexspec
 
 import (
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"google.golang.org/protobuf/testing/protocmp"
 	"google.golang.org/protobuf/types/known/durationpb"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/sluice-search/sluice/operator/api/v1alpha1"
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
@@ -104,5 +106,27 @@ func TestMappingUpdate(t *testing.T) {
 				t.Errorf("conflicts (-want +got)\n%s", diff)
 			}
 		})
+	}
+}
+
+func TestMapping(t *testing.T) {
+	raw := func(s string) *v1alpha1.IndexParameters {
+		return &v1alpha1.IndexParameters{Mapping: &runtime.RawExtension{Raw: []byte(s)}}
+	}
+	got, err := Mapping(raw(`{"dynamic": "strict", "properties": {"title": {"type": "text"}, "user": {"properties": {"id": {"type": "keyword"}}}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &sluicev1.Mapping{Dynamic: sluicev1.DynamicMapping_DYNAMIC_MAPPING_STRICT, Properties: map[string]*sluicev1.FieldMapping{
+		"title": {Type: sluicev1.FieldType_FIELD_TYPE_TEXT}, "user.id": {Type: sluicev1.FieldType_FIELD_TYPE_KEYWORD}}}
+	if diff := cmp.Diff(want, got, protocmp.Transform()); diff != "" {
+		t.Errorf("(-want +got)\n%s", diff)
+	}
+	if m, err := Mapping(&v1alpha1.IndexParameters{}); m != nil || err != nil {
+		t.Errorf("no mapping: %v, %v", m, err)
+	}
+	_, err = Mapping(raw(`{"properties": {"loc": {"type": "geo_point"}}}`))
+	if want := "mapping: invalid mapping: properties.loc.type: No handler for type [geo_point] declared on field [loc]"; err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("err = %v, want prefix %q", err, want)
 	}
 }

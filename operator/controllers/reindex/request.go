@@ -5,8 +5,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/intstr"
 
+	"github.com/sluice-search/sluice/esjson"
 	"github.com/sluice-search/sluice/operator/api/v1alpha1"
-	"github.com/sluice-search/sluice/operator/controllers/esjson"
 	"github.com/sluice-search/sluice/operator/controllers/indexspec"
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
 )
@@ -20,7 +20,7 @@ func Request(rx *v1alpha1.Reindex) (*sluicev1.ReindexRequest, error) {
 		RequestsPerSecond: requestsPerSecond(spec),
 	}
 	if spec.Source.Query != nil {
-		q, err := esjson.Query(spec.Source.Query.Raw)
+		q, err := esjson.ParseQuery(spec.Source.Query.Raw)
 		if err != nil {
 			return nil, fmt.Errorf("source.query: %w", err)
 		}

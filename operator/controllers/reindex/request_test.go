@@ -69,8 +69,13 @@ func TestRequest(t *testing.T) {
 
 	bad := base()
 	bad.Spec.Source.Query = &runtime.RawExtension{Raw: []byte(`{"fuzzy": {"a": "x"}}`)}
-	if _, err := Request(bad); err == nil || !strings.Contains(err.Error(), "source.query") {
-		t.Errorf("bad query: err = %v, want one naming source.query", err)
+	if _, err := Request(bad); err == nil || !strings.HasPrefix(err.Error(), "source.query: invalid query: fuzzy: unknown query [fuzzy]") {
+		t.Errorf("bad query: err = %v, want one naming source.query and the query's path", err)
+	}
+	bad = base()
+	bad.Spec.Destination.Create = &v1alpha1.IndexParameters{Mapping: &runtime.RawExtension{Raw: []byte(`{"properties": {"a": {"type": "text", "fields": {}}}}`)}}
+	if _, err := Request(bad); err == nil || !strings.HasPrefix(err.Error(), "destination.create: mapping: invalid mapping: properties.a.fields: unknown parameter [fields]") {
+		t.Errorf("bad mapping: err = %v, want one naming destination.create.mapping and the field", err)
 	}
 }
 
