@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sluice-search/sluice/client"
+	"github.com/sluice-search/sluice/esjson"
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
 )
 
@@ -53,7 +54,7 @@ simple.`,
 				if err != nil {
 					return err
 				}
-				m, err := client.ParseMapping(data)
+				m, err := esjson.ParseMapping(data)
 				if err != nil {
 					return fmt.Errorf("--mapping: %w", err)
 				}
