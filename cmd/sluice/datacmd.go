@@ -16,7 +16,6 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 	"github.com/spf13/cobra"
-	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/sluice-search/sluice/client"
@@ -382,13 +381,14 @@ realtime get). Exits non-zero if the document does not exist.`,
 
 func newSearchCmd() *cobra.Command {
 	var f clientFlags
-	var jsonQuery, field, output string
+	var qf queryFlags
+	var field, output string
 	var size, from int32
 	var sorts []string
-	var noSource bool
+	var noSource, showQuery bool
 	cmd := &cobra.Command{
 		Use:     "search INDEX[,INDEX...] [QUERY]",
-		Short:   "Search indices with a query string or a JSON query",
+		Short:   "Search indices with a query string or an Elasticsearch query",
 		GroupID: groupClient,
 		Args:    cobra.RangeArgs(1, 2),
 		Long: `Search one or more indices (or aliases) and print the hits, one JSON line each:
@@ -400,40 +400,59 @@ QUERY is a simple query string:
   free text      a match query on --field, or on every text field of the
                  indices when --field is not given
   (nothing)      match_all
---json takes a query in the protobuf JSON form of sluice.v1.Query instead,
-for example {"bool": {"must": [{"match": {"field": "title", "query": "go"}}],
-"filter": [{"range": {"field": "year", "gte": {"longValue": 2000}}}]}}.
+--query takes a query in the Elasticsearch query DSL instead (the JSON that
+Elasticsearch's "query" holds, and that Reindex resources and "sluice reindex
+--query" take): match_all, match, match_phrase, term, terms, range, bool and
+ids, in their short and long forms. Anything else is an error naming where it
+is, never ignored. --proto-json takes the protobuf JSON of sluice.v1.Query, as
+gRPC clients send it. --print-query prints the query (from any of these) in
+the query DSL and exits without searching.
 --sort takes field[:asc|desc] keys (also _score and _doc); repeat it for
 several keys.`,
 		Example: `  sluice search wiki 'title:anarchism'
   sluice search wiki 'river delta' --size 3
-  sluice search books --json '{"term": {"field": "isbn", "value": {"stringValue": "123"}}}'
-  sluice search books --sort year:desc --sort _doc --size 20`,
+  sluice search books --query '{"bool": {"must": {"match": {"title": "go"}}, "filter": {"range": {"year": {"gte": 2000}}}}}'
+  sluice search books --query @query.json --sort year:desc --sort _doc --size 20
+  sluice search wiki 'river delta' --print-query
+  sluice search books --proto-json '{"term": {"field": "isbn", "value": {"stringValue": "123"}}}'`,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			indices := strings.Split(args[0], ",")
+			q, err := qf.parse()
+			if err != nil {
+				return err
+			}
+			var text string
+			if len(args) == 2 {
+				text = strings.TrimSpace(args[1])
+			}
+			if text != "" && qf.set() {
+				return errors.New("give a query string or --query/--proto-json, not both")
+			}
+			if fq, ok := fieldQuery(text, field); text != "" && ok {
+				q, text = fq, ""
+			}
+			if showQuery && text == "" {
+				return printQuery(cmd.OutOrStdout(), q)
+			}
+			req := &sluicev1.SearchRequest{Indices: indices, Query: q, Size: &size, From: from}
+			if noSource {
+				req.FetchSource = new(bool)
+			}
+			for _, s := range sorts {
+				sf, err := parseSort(s)
+				if err != nil {
+					return err
+				}
+				req.Sort = append(req.Sort, sf)
+			}
 			return f.call(cmd, func(ctx context.Context, c *client.Client) error {
-				indices := strings.Split(args[0], ",")
-				req := &sluicev1.SearchRequest{Indices: indices, Size: &size, From: from}
-				if noSource {
-					req.FetchSource = new(bool)
-				}
-				switch {
-				case jsonQuery != "":
-					req.Query = &sluicev1.Query{}
-					if err := protojson.Unmarshal([]byte(jsonQuery), req.Query); err != nil {
-						return fmt.Errorf("--json: %w", err)
-					}
-				case len(args) == 2 && strings.TrimSpace(args[1]) != "":
-					var err error
-					if req.Query, err = queryString(ctx, c, indices, args[1], field); err != nil {
+				if text != "" {
+					if req.Query, err = freeTextQuery(ctx, c, indices, text); err != nil {
 						return err
 					}
 				}
-				for _, s := range sorts {
-					sf, err := parseSort(s)
-					if err != nil {
-						return err
-					}
-					req.Sort = append(req.Sort, sf)
+				if showQuery {
+					return printQuery(cmd.OutOrStdout(), req.Query)
 				}
 				resp, err := c.Search(ctx, req)
 				if err != nil {
@@ -447,46 +466,15 @@ several keys.`,
 		},
 	}
 	f.register(cmd)
-	cmd.Flags().StringVar(&jsonQuery, "json", "", "query as sluice.v1.Query in protobuf JSON")
+	qf.register(cmd, "hits")
 	cmd.Flags().StringVar(&field, "field", "", "field for free-text queries (default: every text field)")
 	cmd.Flags().Int32Var(&size, "size", 10, "hits to return; 0 prints only the count")
 	cmd.Flags().Int32Var(&from, "from", 0, "hits to skip")
 	cmd.Flags().StringArrayVar(&sorts, "sort", nil, "sort key field[:asc|desc]; repeatable")
 	cmd.Flags().BoolVar(&noSource, "no-source", false, "do not fetch _source")
+	cmd.Flags().BoolVar(&showQuery, "print-query", false, "print the query as Elasticsearch query DSL JSON instead of searching")
 	cmd.Flags().StringVar(&output, "output", "hits", "hits (JSON lines) or json (the whole response)")
 	return cmd
-}
-
-// queryString turns "field:value" or free text into a query.
-func queryString(ctx context.Context, c *client.Client, indices []string, q, field string) (*sluicev1.Query, error) {
-	match := func(f, text string) *sluicev1.Query {
-		return &sluicev1.Query{Kind: &sluicev1.Query_Match{Match: &sluicev1.MatchQuery{Field: f, Query: text}}}
-	}
-	if i := strings.IndexByte(q, ':'); i > 0 && !strings.ContainsAny(q[:i], " \t") {
-		return match(q[:i], q[i+1:]), nil
-	}
-	if field != "" {
-		return match(field, q), nil
-	}
-	// Free text over every text field of the indices.
-	seen := map[string]bool{}
-	b := &sluicev1.BoolQuery{}
-	for _, name := range indices {
-		resp, err := c.GetIndex(ctx, &sluicev1.GetIndexRequest{Name: name})
-		if err != nil {
-			return nil, rpcError(err)
-		}
-		for f, m := range resp.Index.GetMapping().GetProperties() {
-			if m.GetType() == sluicev1.FieldType_FIELD_TYPE_TEXT && !seen[f] {
-				seen[f] = true
-				b.Should = append(b.Should, match(f, q))
-			}
-		}
-	}
-	if len(b.Should) == 0 {
-		return nil, errors.New("the indices have no text field: give a field (field:value or --field)")
-	}
-	return &sluicev1.Query{Kind: &sluicev1.Query_Bool{Bool: b}}, nil
 }
 
 func parseSort(s string) (*sluicev1.SortField, error) {
@@ -534,7 +522,8 @@ func printHits(w, info io.Writer, resp *sluicev1.SearchResponse) error {
 
 func newScrollCmd() *cobra.Command {
 	var f clientFlags
-	var jsonQuery, out string
+	var qf queryFlags
+	var out string
 	var slices, batch int32
 	var sourceOnly bool
 	cmd := &cobra.Command{
@@ -552,21 +541,18 @@ point-in-time): together they return every document exactly once. A broken
 stream is resumed from its last cursor, so a long export survives a
 coordinator restart.`,
 		Example: `  sluice scroll wiki -o wiki.jsonl --slices 4
-  sluice scroll books --json '{"range": {"field": "year", "lt": {"longValue": 1900}}}' --source-only`,
+  sluice scroll books --query '{"range": {"year": {"lt": 1900}}}' --source-only`,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			q, err := qf.parse()
+			if err != nil {
+				return err
+			}
 			ctx := cmd.Context()
 			c, err := client.Dial(ctx, f.addr)
 			if err != nil {
 				return err
 			}
 			defer c.Close()
-			var q *sluicev1.Query
-			if jsonQuery != "" {
-				q = &sluicev1.Query{}
-				if err := protojson.Unmarshal([]byte(jsonQuery), q); err != nil {
-					return fmt.Errorf("--json: %w", err)
-				}
-			}
 			w := cmd.OutOrStdout()
 			if out != "" && out != "-" {
 				fw, err := os.Create(out)
@@ -585,7 +571,7 @@ coordinator restart.`,
 		},
 	}
 	f.register(cmd)
-	cmd.Flags().StringVar(&jsonQuery, "json", "", "only documents matching this sluice.v1.Query (protobuf JSON)")
+	qf.register(cmd, "only documents")
 	cmd.Flags().StringVarP(&out, "output", "o", "-", "output file (- for stdout)")
 	cmd.Flags().Int32Var(&slices, "slices", 1, "parallel slices")
 	cmd.Flags().Int32Var(&batch, "batch", 1000, "documents per streamed batch")

@@ -11,13 +11,13 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/sluice-search/sluice/client"
-	"github.com/sluice-search/sluice/esjson"
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
 )
 
 func newReindexCmd() *cobra.Command {
 	var f clientFlags
-	var source, dest, slices, queryArg, swapAlias, mode, opType, destRouting, copyMethod string
+	var qf queryFlags
+	var source, dest, slices, swapAlias, mode, opType, destRouting, copyMethod string
 	var shards, routingShards int32
 	var rps float32
 	var maxDocs int64
@@ -90,17 +90,11 @@ With --wait the command shows a progress bar and returns when the task ends
 			if proceed {
 				req.Conflicts = sluicev1.ConflictPolicy_CONFLICT_POLICY_PROCEED
 			}
-			if queryArg != "" {
-				data, err := inlineOrFile("query", queryArg)
-				if err != nil {
-					return err
-				}
-				q, err := esjson.ParseQuery(data)
-				if err != nil {
-					return fmt.Errorf("--query: %w", err)
-				}
-				req.Source.Query = q
+			q, err := qf.parse()
+			if err != nil {
+				return err
 			}
+			req.Source.Query = q
 			return f.call(cmd, func(ctx context.Context, c *client.Client) error {
 				resp, err := c.Reindex(ctx, req)
 				if err != nil {
@@ -122,7 +116,7 @@ With --wait the command shows a progress bar and returns when the task ends
 	cmd.Flags().Int32Var(&routingShards, "routing-shards", 0, "routing shard count of a created destination (default: the source's when local reindex allows it)")
 	cmd.Flags().StringVar(&slices, "slices", "auto", "slices: auto (one per source shard) or a number (more subdivides shards)")
 	cmd.Flags().Float32Var(&rps, "rps", 0, "throttle in documents per second over the whole task (0: unlimited)")
-	cmd.Flags().StringVar(&queryArg, "query", "", "only documents matching this query (Elasticsearch query DSL JSON, or @file)")
+	qf.register(cmd, "only documents")
 	cmd.Flags().StringVar(&swapAlias, "swap-alias", "", "after a verified success, point this alias at the destination only")
 	cmd.Flags().StringVar(&mode, "mode", "auto", "auto, local, remote or baseline")
 	cmd.Flags().StringVar(&copyMethod, "copy", "auto", "auto, segments (link the source's segments, nothing re-analysed) or documents")
