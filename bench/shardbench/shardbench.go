@@ -24,7 +24,9 @@ import (
 	"time"
 
 	"github.com/sluice-search/sluice/bench/corpus"
+	"github.com/sluice-search/sluice/esjson"
 	"github.com/sluice-search/sluice/node/engine/mapping"
+	"github.com/sluice-search/sluice/node/querydsl"
 )
 
 // Schema is the peers' mapping.
@@ -42,7 +44,13 @@ type Config struct {
 	FullSource  bool // store the whole JSON as _source (else {"id","title"})
 }
 
-func newMapping() (*mapping.Mapping, error) { return mapping.Parse([]byte(Schema)) }
+func newMapping() (*mapping.Mapping, error) {
+	m, err := esjson.ParseMapping([]byte(Schema))
+	if err != nil {
+		return nil, err
+	}
+	return querydsl.MappingFromProto(m)
+}
 
 // storedSource is what a doc stores as _source under cfg.
 func (cfg Config) storedSource(d corpus.Doc) []byte {

@@ -60,12 +60,15 @@ func loadBenchDocs(b *testing.B) []corpus.Doc {
 	return benchDocs
 }
 
-const benchSchema = `{"dynamic":"strict","properties":{
-  "id":{"type":"keyword"}, "title":{"type":"text"}, "body":{"type":"text"}}}`
+// benchMapping is the peers' mapping (bench/shardbench.Schema).
+func benchMapping() (*mapping.Mapping, error) {
+	return mapping.New(mapping.DynamicStrict, map[string]mapping.Field{"id": mapping.NewField(document.Keyword),
+		"title": mapping.NewField(document.Text), "body": mapping.NewField(document.Text)})
+}
 
 // benchParser is the corpus mapping's document parser.
 func benchParser(b *testing.B) *MappingParser {
-	m, err := mapping.Parse([]byte(benchSchema))
+	m, err := benchMapping()
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -7,12 +7,14 @@
 // A Mapping maps dotted field paths ("user.name") to a Field: a type (text,
 // keyword, long, double, date, boolean), the analyzer of a text field
 // (default "standard"), and index / doc_values / store flags with
-// Elasticsearch's defaults. Parse and MarshalJSON read and write the
-// Elasticsearch shape ({"dynamic": ..., "properties": {...}}, objects nested
-// under "properties"). A Mapping is immutable; Merge returns a new one with
-// a mapping update's fields added and fails with ErrConflict, naming the
-// field, when the update changes an existing field or puts a value where an
-// object is (or the reverse).
+// Elasticsearch's defaults. New validates it: analyzer names, no doc values
+// on text, no path mapped both as a value and as an object. The JSON form
+// ({"dynamic": ..., "properties": {...}}) has one reader, package esjson,
+// which yields the public protobuf message that node/querydsl turns into a
+// Mapping. A Mapping is immutable; Merge returns a new one with a mapping
+// update's fields added and fails with ErrConflict, naming the field, when
+// the update changes an existing field or puts a value where an object is
+// (or the reverse).
 //
 // # Parser
 //

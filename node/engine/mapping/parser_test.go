@@ -46,22 +46,24 @@ func render(d *document.Document) string {
 	return sb.String()
 }
 
-const testMapping = `{"dynamic": "strict", "properties": {
-	"title": {"type": "text"},
-	"jp": {"type": "text", "analyzer": "cjk"},
-	"tag": {"type": "keyword"},
-	"tag_noidx": {"type": "keyword", "index": false},
-	"tag_nodv": {"type": "keyword", "doc_values": false},
-	"n": {"type": "long"},
-	"n_noidx": {"type": "long", "index": false},
-	"price": {"type": "double"},
-	"at": {"type": "date"},
-	"ok": {"type": "boolean"},
-	"user": {"properties": {"name": {"type": "keyword"}, "age": {"type": "long"}}}
-}}`
+// testFields is the mapping most parser tests use (strict).
+var testFields = map[string]Field{
+	"title":     NewField(document.Text),
+	"jp":        {Type: document.Text, Analyzer: "cjk", Index: true},
+	"tag":       NewField(document.Keyword),
+	"tag_noidx": {Type: document.Keyword, DocValues: true},
+	"tag_nodv":  {Type: document.Keyword, Index: true},
+	"n":         NewField(document.Long),
+	"n_noidx":   {Type: document.Long, DocValues: true},
+	"price":     NewField(document.Double),
+	"at":        NewField(document.Date),
+	"ok":        NewField(document.Boolean),
+	"user.name": NewField(document.Keyword),
+	"user.age":  NewField(document.Long),
+}
 
 func TestParseDocument(t *testing.T) {
-	p, err := NewParser(mustParse(t, testMapping))
+	p, err := NewParser(mustNew(t, DynamicStrict, testFields))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +115,7 @@ func TestParseDocument(t *testing.T) {
 }
 
 func TestParseDocumentErrors(t *testing.T) {
-	p, err := NewParser(mustParse(t, testMapping))
+	p, err := NewParser(mustNew(t, DynamicStrict, testFields))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,15 +174,16 @@ func TestParseDocumentErrors(t *testing.T) {
 func TestDynamic(t *testing.T) {
 	src := `{"title": "x", "views": 3, "score": 1.5, "ok": true, "missing": null, "obj": {"k": "v", "deep": {"n": [1, 2]}}}`
 	tests := []struct {
-		mapping, want, newFields string
+		dynamic         Dynamic
+		want, newFields string
 	}{
-		{`{"properties": {"title": {"type": "keyword"}}}`,
+		{DynamicDefault,
 			"title:keyword x@0 dv=x | views:long 3@0 dv=3 | score:double 1.5@0 dv=1.5 | ok:boolean 1@0 dv=1 | obj.k:text v@0 len=1 | obj.deep.n:long 1@0 2@1 dv=1 dv=2",
 			"obj.deep.n:long obj.k:text ok:boolean score:double views:long"},
-		{`{"dynamic": false, "properties": {"title": {"type": "keyword"}}}`, "title:keyword x@0 dv=x", ""},
+		{DynamicFalse, "title:keyword x@0 dv=x", ""},
 	}
 	for _, tt := range tests {
-		m := mustParse(t, tt.mapping)
+		m := mustNew(t, tt.dynamic, map[string]Field{"title": NewField(document.Keyword)})
 		p, err := NewParser(m)
 		if err != nil {
 			t.Fatal(err)
@@ -237,7 +240,7 @@ func TestDynamic(t *testing.T) {
 		}
 	}
 	// Within one document, the first value's type wins.
-	p, _ := NewParser(mustParse(t, `{}`))
+	p, _ := NewParser(mustNew(t, DynamicDefault, nil))
 	var doc document.Document
 	if _, err := p.Parse(&doc, []byte("1"), []byte(`{"a": [1, "x"]}`)); !errors.Is(err, ErrDocument) {
 		t.Fatalf("mixed array: %v", err)
@@ -263,10 +266,8 @@ func FuzzParse(f *testing.F) {
 		f.Add(s, false)
 		f.Add(s, true)
 	}
-	strict, _ := Parse([]byte(testMapping))
-	dynamicM, _ := Parse([]byte(strings.Replace(testMapping, `"strict"`, `true`, 1)))
-	ps, _ := NewParser(strict)
-	pd, _ := NewParser(dynamicM)
+	ps, _ := NewParser(mustNew(f, DynamicStrict, testFields))
+	pd, _ := NewParser(mustNew(f, DynamicTrue, testFields))
 	var doc document.Document
 	f.Fuzz(func(t *testing.T, src string, dynamic bool) {
 		p := ps
@@ -310,11 +311,8 @@ func FuzzParse(f *testing.F) {
 
 func BenchmarkParse(b *testing.B) {
 	docs := analysistest.Corpus(b, 5000)
-	m, err := Parse([]byte(`{"dynamic": "strict", "properties": {"id": {"type": "keyword"}, "title": {"type": "text"}, "body": {"type": "text"}}}`))
-	if err != nil {
-		b.Fatal(err)
-	}
-	p, err := NewParser(m)
+	p, err := NewParser(mustNew(b, DynamicStrict, map[string]Field{
+		"id": NewField(document.Keyword), "title": NewField(document.Text), "body": NewField(document.Text)}))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -68,7 +68,8 @@ func BenchmarkAdd(b *testing.B) {
 // durability with 2 writers at most 2x slower than async).
 func BenchmarkWritePath(b *testing.B) {
 	docs := analysistest.Corpus(b, 2000)
-	m, err := mapping.Parse([]byte(`{"properties": {"id": {"type": "keyword"}, "title": {"type": "text"}, "body": {"type": "text"}}}`))
+	m, err := mapping.New(mapping.DynamicDefault, map[string]mapping.Field{"id": mapping.NewField(document.Keyword),
+		"title": mapping.NewField(document.Text), "body": mapping.NewField(document.Text)})
 	if err != nil {
 		b.Fatal(err)
 	}
