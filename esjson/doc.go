@@ -1,18 +1,18 @@
 // Package esjson reads and writes the JSON languages of Elasticsearch that
 // Sluice speaks, as the public protobuf messages (sluice.v1): the query DSL
-// (Query), mappings (Mapping). It is the one parser of each: the CLI, the
-// operator's resources and an HTTP API use it, and it imports nothing of
-// the cluster's internals, so each can.
+// (Query), mappings (Mapping) and the sort of a search (SortField). It is
+// the one parser of each: the CLI, the operator's resources and an HTTP API
+// use it, and it imports nothing of the cluster's internals, so each can.
 //
 // # Reading
 //
 // Parse functions accept what Elasticsearch accepts for the features Sluice
 // has, and reject the rest — an unknown key, a query type or a mapping
 // parameter Sluice lacks — rather than ignore it: a query that silently
-// dropped a clause would return wrong results. Every problem is an *Error
-// whose Kind (ErrInvalidQuery, ErrInvalidMapping) says which language,
-// whose Path says where in the document ("bool.must[1].term.title") and
-// whose Reason is worded as Elasticsearch words it ("[bool] unknown field
+// dropped a clause would return wrong results. Every problem is an *Error:
+// its Kind (ErrInvalidQuery, ErrInvalidMapping, ErrInvalidSort) says which
+// language, its Path where in the document ("bool.must[1].term.title"),
+// and its Reason is worded as Elasticsearch words it ("[bool] unknown field
 // [mus]", "No handler for type [geo_point] declared on field [a]"), so
 // users can search for it. Duplicate keys are errors, as in Elasticsearch;
 // JSON syntax errors give a line and column.

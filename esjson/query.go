@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"strconv"
-	"strings"
 
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
 )
@@ -145,10 +144,10 @@ func parseMatch(path string, v *value) (*sluicev1.Query, error) {
 	q := &sluicev1.MatchQuery{}
 	err := parseText(path, "match", v, &q.Field, &q.Query, map[string]setter{
 		"operator": func(path string, v *value) error {
-			switch s := strings.ToLower(v.text); {
-			case v.kind == kString && s == "or":
+			switch v.lowerOneOf("and", "or") {
+			case "or":
 				q.Operator = sluicev1.MatchOperator_MATCH_OPERATOR_OR
-			case v.kind == kString && s == "and":
+			case "and":
 				q.Operator = sluicev1.MatchOperator_MATCH_OPERATOR_AND
 			default:
 				return queryDoc.errorf(path, "[match] operator must be \"and\" or \"or\", got %s", describe(v))

@@ -157,6 +157,19 @@ func syntaxReason(data []byte, dec *json.Decoder, err error) string {
 	return fmt.Sprintf("[%d:%d] invalid JSON: %v", line, col, err)
 }
 
+// lowerOneOf returns which of names a string is, in any case
+// (Elasticsearch lowercases enum values); "" when it is none of them.
+func (v *value) lowerOneOf(names ...string) string {
+	if v.kind == kString {
+		for _, n := range names {
+			if strings.EqualFold(v.text, n) {
+				return n
+			}
+		}
+	}
+	return ""
+}
+
 // typeName names a JSON type in messages.
 func (v *value) typeName() string {
 	return [...]string{"null", "a boolean", "a number", "a string", "an array", "an object"}[v.kind]

@@ -20,6 +20,7 @@ import (
 
 	"github.com/sluice-search/sluice/client"
 	"github.com/sluice-search/sluice/client/bulkindexer"
+	"github.com/sluice-search/sluice/esjson"
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
 )
 
@@ -407,12 +408,13 @@ ids, in their short and long forms. Anything else is an error naming where it
 is, never ignored. --proto-json takes the protobuf JSON of sluice.v1.Query, as
 gRPC clients send it. --print-query prints the query (from any of these) in
 the query DSL and exits without searching.
---sort takes field[:asc|desc] keys (also _score and _doc); repeat it for
-several keys.`,
+--sort takes field[:asc|desc] keys (also _score and _doc), or Elasticsearch's
+sort JSON; repeat it for several keys.`,
 		Example: `  sluice search wiki 'title:anarchism'
   sluice search wiki 'river delta' --size 3
   sluice search books --query '{"bool": {"must": {"match": {"title": "go"}}, "filter": {"range": {"year": {"gte": 2000}}}}}'
   sluice search books --query @query.json --sort year:desc --sort _doc --size 20
+  sluice search books --sort '[{"year": {"order": "desc", "missing": "_first"}}, "_score"]'
   sluice search wiki 'river delta' --print-query
   sluice search books --proto-json '{"term": {"field": "isbn", "value": {"stringValue": "123"}}}'`,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -439,11 +441,11 @@ several keys.`,
 				req.FetchSource = new(bool)
 			}
 			for _, s := range sorts {
-				sf, err := parseSort(s)
+				keys, err := parseSort(s)
 				if err != nil {
 					return err
 				}
-				req.Sort = append(req.Sort, sf)
+				req.Sort = append(req.Sort, keys...)
 			}
 			return f.call(cmd, func(ctx context.Context, c *client.Client) error {
 				if text != "" {
@@ -470,14 +472,23 @@ several keys.`,
 	cmd.Flags().StringVar(&field, "field", "", "field for free-text queries (default: every text field)")
 	cmd.Flags().Int32Var(&size, "size", 10, "hits to return; 0 prints only the count")
 	cmd.Flags().Int32Var(&from, "from", 0, "hits to skip")
-	cmd.Flags().StringArrayVar(&sorts, "sort", nil, "sort key field[:asc|desc]; repeatable")
+	cmd.Flags().StringArrayVar(&sorts, "sort", nil, "sort key field[:asc|desc], or Elasticsearch sort JSON; repeatable")
 	cmd.Flags().BoolVar(&noSource, "no-source", false, "do not fetch _source")
 	cmd.Flags().BoolVar(&showQuery, "print-query", false, "print the query as Elasticsearch query DSL JSON instead of searching")
 	cmd.Flags().StringVar(&output, "output", "hits", "hits (JSON lines) or json (the whole response)")
 	return cmd
 }
 
-func parseSort(s string) (*sluicev1.SortField, error) {
+// parseSort reads a --sort value: field[:asc|desc], or Elasticsearch's sort
+// JSON ([{"year": "desc"}, "_score"]).
+func parseSort(s string) ([]*sluicev1.SortField, error) {
+	if t := strings.TrimSpace(s); strings.HasPrefix(t, "[") || strings.HasPrefix(t, "{") || strings.HasPrefix(t, `"`) {
+		keys, err := esjson.ParseSort([]byte(t))
+		if err != nil {
+			return nil, fmt.Errorf("--sort: %w", err)
+		}
+		return keys, nil
+	}
 	name, order, _ := strings.Cut(s, ":")
 	sf := &sluicev1.SortField{Field: name}
 	switch order {
@@ -489,7 +500,7 @@ func parseSort(s string) (*sluicev1.SortField, error) {
 	default:
 		return nil, fmt.Errorf("--sort %q: order must be asc or desc", s)
 	}
-	return sf, nil
+	return []*sluicev1.SortField{sf}, nil
 }
 
 // hitLine is a hit as printed.

@@ -56,6 +56,8 @@ func TestQueryFlagErrors(t *testing.T) {
 		{[]string{"search", "books", "--query", `{"match_all": {}}`, "--proto-json", `{}`}, "[proto-json query] were all set"},
 		{[]string{"scroll", "books", "--query", `{"fuzzy": {"a": "b"}}`}, "--query: invalid query: fuzzy: unknown query [fuzzy]"},
 		{[]string{"reindex", "--source", "a", "--dest", "b", "--query", `{"term": {"a": [1]}}`}, "--query: invalid query: term.a: [term] query does not support array of values"},
+		{[]string{"search", "books", "--sort", `[{"year": {"missing": 0}}]`}, "--sort: invalid sort: [0].year.missing: [field_sort] missing must be _first or _last"},
+		{[]string{"search", "books", "--sort", "year:up"}, "order must be asc or desc"},
 		{[]string{"index", "create", "books", "--mapping", `{"properties": {"loc": {"type": "geo_point"}}}`},
 			"--mapping: invalid mapping: properties.loc.type: No handler for type [geo_point] declared on field [loc]"},
 	}
@@ -121,6 +123,13 @@ func startDev(t *testing.T) string {
 
 // hitIDs reads the _id of each hit line, sorted.
 func hitIDs(t *testing.T, out string) []string {
+	ids := hitOrder(t, out)
+	slices.Sort(ids)
+	return ids
+}
+
+// hitOrder reads the _id of each hit line, in order.
+func hitOrder(t *testing.T, out string) []string {
 	t.Helper()
 	var ids []string
 	for line := range strings.Lines(out) {
@@ -135,7 +144,6 @@ func hitIDs(t *testing.T, out string) []string {
 		}
 		ids = append(ids, h.ID)
 	}
-	slices.Sort(ids)
 	return ids
 }
 
@@ -181,6 +189,12 @@ func TestQueryDSLAgainstACluster(t *testing.T) {
 	}
 	if got := hitIDs(t, cli("search", "books", "--query", `{"term": {"meta.genre": "fiction"}}`)); !slices.Equal(got, []string{"3", "4"}) {
 		t.Errorf("term on an object's field: %v, want [3 4]", got)
+	}
+	if got := hitOrder(t, cli("search", "books", "--sort", `[{"year": "asc"}, {"id": {"order": "desc"}}]`)); !slices.Equal(got, []string{"4", "3", "2", "1"}) {
+		t.Errorf("--sort as JSON: %v, want [4 3 2 1]", got)
+	}
+	if got := hitOrder(t, cli("search", "books", "--sort", "year:desc", "--sort", `"id"`)); !slices.Equal(got, []string{"1", "2", "3", "4"}) {
+		t.Errorf("--sort mixed forms: %v, want [1 2 3 4]", got)
 	}
 	if got := hitIDs(t, cli("scroll", "books", "--query", `{"range": {"year": {"lt": 1960}}}`)); !slices.Equal(got, []string{"4"}) {
 		t.Errorf("scroll --query: %v, want [4]", got)
