@@ -1,8 +1,9 @@
 // Package esjson reads and writes the JSON languages of Elasticsearch that
 // Sluice speaks, as the public protobuf messages (sluice.v1): the query DSL
-// (Query), mappings (Mapping) and the sort of a search (SortField). It is
-// the one parser of each: the CLI, the operator's resources and an HTTP API
-// use it, and it imports nothing of the cluster's internals, so each can.
+// (Query), mappings (Mapping), index settings (IndexSettings) and the sort
+// of a search (SortField). It is the one parser of each: the CLI, the
+// operator's resources and an HTTP API use it, and it imports nothing of
+// the cluster's internals, so each can.
 //
 // # Reading
 //
@@ -10,12 +11,12 @@
 // has, and reject the rest — an unknown key, a query type or a mapping
 // parameter Sluice lacks — rather than ignore it: a query that silently
 // dropped a clause would return wrong results. Every problem is an *Error:
-// its Kind (ErrInvalidQuery, ErrInvalidMapping, ErrInvalidSort) says which
-// language, its Path where in the document ("bool.must[1].term.title"),
-// and its Reason is worded as Elasticsearch words it ("[bool] unknown field
-// [mus]", "No handler for type [geo_point] declared on field [a]"), so
-// users can search for it. Duplicate keys are errors, as in Elasticsearch;
-// JSON syntax errors give a line and column.
+// its Kind (ErrInvalidQuery, ErrInvalidMapping, ErrInvalidSettings,
+// ErrInvalidSort) says which language, its Path where in the document
+// ("bool.must[1].term.title"), and its Reason is worded as Elasticsearch
+// words it ("[bool] unknown field [mus]", "No handler for type [geo_point]
+// declared on field [a]"), so users can search for it. Duplicate keys are
+// errors, as in Elasticsearch; JSON syntax errors give a line and column.
 //
 // Queries take the short and long forms: {"term": {"f": "v"}} and
 // {"term": {"f": {"value": "v", "boost": 2}}}, likewise match and
@@ -29,6 +30,10 @@
 // mappings are flat; a dotted property name is the same as its nested form.
 // The cluster checks what needs its knowledge (analyzer names, reserved
 // field names, a name mapped both as a value and as an object).
+//
+// Settings may be nested ({"index": {"translog": {"durability": "async"}}}),
+// flat ("index.translog.durability") or without "index."; time values are
+// Elasticsearch's ("30s", "-1").
 //
 // # Writing
 //

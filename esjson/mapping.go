@@ -41,12 +41,9 @@ var dynamicNames = map[sluicev1.DynamicMapping]any{
 // else is checked here, and every problem is an *Error of Kind
 // ErrInvalidMapping naming its path.
 func ParseMapping(data []byte) (*sluicev1.Mapping, error) {
-	v, err := mappingDoc.decode(data)
+	v, err := mappingDoc.decodeObject(data, "a mapping")
 	if v == nil {
 		return nil, err
-	}
-	if v.kind != kObject {
-		return nil, mappingDoc.errorf("", "a mapping must be an object, got %s", v.typeName())
 	}
 	m := &sluicev1.Mapping{}
 	for _, mb := range v.members {

@@ -87,6 +87,16 @@ func (d doc) decode(data []byte) (*value, error) {
 	return v, nil
 }
 
+// decodeObject is decode for documents that must be an object; what names
+// the document in the error.
+func (d doc) decodeObject(data []byte, what string) (*value, error) {
+	v, err := d.decode(data)
+	if v != nil && v.kind != kObject {
+		return nil, d.errorf("", "%s must be an object, got %s", what, v.typeName())
+	}
+	return v, err
+}
+
 func (d doc) decodeValue(dec *json.Decoder, data []byte, depth int) (*value, error) {
 	tok, err := dec.Token()
 	if err != nil {

@@ -26,7 +26,7 @@ func newIndexCmd() *cobra.Command {
 
 func newIndexCreateCmd(f *clientFlags) *cobra.Command {
 	var shards, routingShards, replicas int32
-	var mappingArg string
+	var mappingArg, settingsArg string
 	var aliases []string
 	var wait bool
 	cmd := &cobra.Command{
@@ -37,18 +37,55 @@ func newIndexCreateCmd(f *clientFlags) *cobra.Command {
 shards; make it a multiple of --shards (e.g. 4 shards, 16 routing shards) to be
 able to reindex locally into 8 or 16 shards later.
 
-The mapping is Elasticsearch-style JSON, given inline or as @file; objects may
-nest and flatten to dotted field names. Types: text, keyword, long, double,
+The mapping is Elasticsearch's mapping JSON, given inline or as @file; objects
+may nest and flatten to dotted field names. Types: text, keyword, long, double,
 date, boolean. Text analyzers: standard (default), cjk, keyword, whitespace,
-simple.`,
+simple.
+
+--settings takes Elasticsearch's index settings JSON, nested or flat:
+number_of_shards, number_of_routing_shards, number_of_replicas,
+refresh_interval ("30s", "-1" for refresh on demand only),
+translog.durability (request or async), translog.sync_interval, and Sluice's
+merge_max_mb_per_sec and indexing_buffer_bytes. --shards, --routing-shards and
+--replicas may be given instead, not as well.`,
 		Example: `  sluice index create books --shards 3
   sluice index create logs-2026 --shards 4 --routing-shards 16 --alias logs --wait
   sluice index create books --mapping '{"properties":{"title":{"type":"text"},"year":{"type":"long"}}}'
-  sluice index create books --mapping @mapping.json`,
+  sluice index create books --mapping @mapping.json
+  sluice index create logs --settings '{"index": {"number_of_shards": 4, "refresh_interval": "30s", "translog": {"durability": "async"}}}'`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			req := &sluicev1.CreateIndexRequest{Name: args[0], Aliases: aliases, WaitForActiveShards: wait,
-				Settings: &sluicev1.IndexSettings{NumberOfShards: shards, NumberOfRoutingShards: routingShards, NumberOfReplicas: replicas}}
+			settings := &sluicev1.IndexSettings{}
+			if settingsArg != "" {
+				data, err := inlineOrFile("settings", settingsArg)
+				if err != nil {
+					return err
+				}
+				if settings, err = esjson.ParseSettings(data); err != nil {
+					return fmt.Errorf("--settings: %w", err)
+				}
+				if settings == nil {
+					settings = &sluicev1.IndexSettings{}
+				}
+			}
+			for _, fl := range []struct {
+				name  string
+				value int32
+				dst   *int32
+			}{{"shards", shards, &settings.NumberOfShards}, {"routing-shards", routingShards, &settings.NumberOfRoutingShards},
+				{"replicas", replicas, &settings.NumberOfReplicas}} {
+				switch {
+				case !cmd.Flags().Changed(fl.name):
+					if *fl.dst == 0 {
+						*fl.dst = fl.value // the flag's default
+					}
+				case *fl.dst != 0:
+					return fmt.Errorf("--%s and --settings both set it: give one", fl.name)
+				default:
+					*fl.dst = fl.value
+				}
+			}
+			req := &sluicev1.CreateIndexRequest{Name: args[0], Aliases: aliases, WaitForActiveShards: wait, Settings: settings}
 			if mappingArg != "" {
 				data, err := inlineOrFile("mapping", mappingArg)
 				if err != nil {
@@ -76,7 +113,8 @@ simple.`,
 	cmd.Flags().Int32Var(&shards, "shards", 1, "number of primary shards (1..1024)")
 	cmd.Flags().Int32Var(&routingShards, "routing-shards", 0, "number of routing shards, a multiple of --shards (default: --shards)")
 	cmd.Flags().Int32Var(&replicas, "replicas", 0, "number of replicas (only 0 until replication exists)")
-	cmd.Flags().StringVar(&mappingArg, "mapping", "", "mapping as JSON, or @file")
+	cmd.Flags().StringVar(&mappingArg, "mapping", "", "mapping as Elasticsearch JSON, or @file")
+	cmd.Flags().StringVar(&settingsArg, "settings", "", "index settings as Elasticsearch JSON, or @file")
 	cmd.Flags().StringSliceVar(&aliases, "alias", nil, "aliases to point at the new index (repeatable)")
 	cmd.Flags().BoolVar(&wait, "wait", false, "wait until every shard is started")
 	return cmd

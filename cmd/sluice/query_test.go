@@ -58,6 +58,9 @@ func TestQueryFlagErrors(t *testing.T) {
 		{[]string{"reindex", "--source", "a", "--dest", "b", "--query", `{"term": {"a": [1]}}`}, "--query: invalid query: term.a: [term] query does not support array of values"},
 		{[]string{"search", "books", "--sort", `[{"year": {"missing": 0}}]`}, "--sort: invalid sort: [0].year.missing: [field_sort] missing must be _first or _last"},
 		{[]string{"search", "books", "--sort", "year:up"}, "order must be asc or desc"},
+		{[]string{"index", "create", "books", "--shards", "2", "--settings", `{"number_of_shards": 2}`}, "--shards and --settings both set it"},
+		{[]string{"index", "create", "books", "--settings", `{"index": {"refresh_interval": "1.5s"}}`},
+			"--settings: invalid settings: index.refresh_interval: failed to parse setting [index.refresh_interval] with value [1.5s] as a time value"},
 		{[]string{"index", "create", "books", "--mapping", `{"properties": {"loc": {"type": "geo_point"}}}`},
 			"--mapping: invalid mapping: properties.loc.type: No handler for type [geo_point] declared on field [loc]"},
 	}
@@ -203,6 +206,12 @@ func TestQueryDSLAgainstACluster(t *testing.T) {
 	cli("refresh", "fiction")
 	if got := hitIDs(t, cli("search", "fiction")); !slices.Equal(got, []string{"3", "4"}) {
 		t.Errorf("reindex --query copied %v, want [3 4]", got)
+	}
+	cli("index", "create", "logs", "--replicas", "0", "--settings",
+		`{"index": {"number_of_shards": 2, "refresh_interval": "30s", "translog": {"durability": "async"}}}`)
+	if got := cli("index", "get", "logs"); !strings.Contains(got, `"number_of_shards": 2`) || !strings.Contains(got, `"refresh_interval": "30s"`) ||
+		!strings.Contains(got, "TRANSLOG_DURABILITY_ASYNC") {
+		t.Errorf("index created with --settings:\n%s", got)
 	}
 	// The cluster checks what the parser cannot: the field's type.
 	if out, err := run(t, "search", "books", "--query", `{"range": {"year": {"gte": "soon"}}}`, "--addr", addr); err == nil ||
