@@ -3,9 +3,11 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/spf13/cobra"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/sluice-search/sluice/client"
 	"github.com/sluice-search/sluice/esjson"
@@ -140,12 +142,16 @@ func newIndexDeleteCmd(f *clientFlags) *cobra.Command {
 }
 
 func newIndexGetCmd(f *clientFlags) *cobra.Command {
-	var stats bool
+	var stats, mappingOnly bool
 	cmd := &cobra.Command{
 		Use:   "get NAME",
 		Short: "Show an index's settings, mapping, aliases and routing as JSON",
+		Long: `Show an index's settings, mapping, aliases and routing as JSON (the
+protobuf JSON of sluice.v1.IndexInfo). --mapping prints only the mapping, as
+Elasticsearch mapping JSON that "index create --mapping" takes back.`,
 		Example: `  sluice index get books
-  sluice index get logs            # an alias pointing at one index works too`,
+  sluice index get logs            # an alias pointing at one index works too
+  sluice index get books --mapping > mapping.json && sluice index create books-v2 --mapping @mapping.json`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return f.call(cmd, func(ctx context.Context, c *client.Client) error {
@@ -153,12 +159,36 @@ func newIndexGetCmd(f *clientFlags) *cobra.Command {
 				if err != nil {
 					return rpcError(err)
 				}
+				if mappingOnly {
+					return printMapping(cmd.OutOrStdout(), resp.Index.GetMapping())
+				}
 				return printJSON(cmd.OutOrStdout(), resp.Index)
 			})
 		},
 	}
 	cmd.Flags().BoolVar(&stats, "stats", false, "include document counts and sizes")
+	cmd.Flags().BoolVar(&mappingOnly, "mapping", false, "print only the mapping, as Elasticsearch mapping JSON")
 	return cmd
+}
+
+// printMapping writes m as indented Elasticsearch mapping JSON, without
+// the index and doc_values flags the cluster fills in at their defaults
+// (true; doc_values false on text), so it reads as a person writes it.
+func printMapping(w io.Writer, m *sluicev1.Mapping) error {
+	m = proto.CloneOf(m)
+	for _, f := range m.GetProperties() {
+		if f.GetIndex() {
+			f.Index = nil
+		}
+		if f.DocValues != nil && f.GetDocValues() == (f.GetType() != sluicev1.FieldType_FIELD_TYPE_TEXT) {
+			f.DocValues = nil
+		}
+	}
+	b, err := esjson.MarshalMapping(m)
+	if err != nil {
+		return err
+	}
+	return printIndented(w, b)
 }
 
 func newIndexListCmd(f *clientFlags) *cobra.Command {

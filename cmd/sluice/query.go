@@ -68,11 +68,16 @@ func printQuery(w io.Writer, q *sluicev1.Query) error {
 	if err != nil {
 		return err
 	}
+	return printIndented(w, b)
+}
+
+// printIndented writes compact JSON indented by two spaces.
+func printIndented(w io.Writer, b []byte) error {
 	var out bytes.Buffer
 	if err := json.Indent(&out, b, "", "  "); err != nil {
 		return err
 	}
-	_, err = fmt.Fprintln(w, out.String())
+	_, err := fmt.Fprintln(w, out.String())
 	return err
 }
 

@@ -12,6 +12,10 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"google.golang.org/protobuf/encoding/protojson"
+
+	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
 )
 
 func TestPrintQuery(t *testing.T) {
@@ -207,11 +211,32 @@ func TestQueryDSLAgainstACluster(t *testing.T) {
 	if got := hitIDs(t, cli("search", "fiction")); !slices.Equal(got, []string{"3", "4"}) {
 		t.Errorf("reindex --query copied %v, want [3 4]", got)
 	}
+	// A mapping printed by index get --mapping creates the same mapping.
+	mapping := cli("index", "get", "books", "--mapping")
+	var compact bytes.Buffer
+	if err := json.Compact(&compact, []byte(mapping)); err != nil {
+		t.Fatalf("%v\n%s", err, mapping)
+	}
+	if want := `{"dynamic":"strict","properties":{"id":{"type":"keyword"},"meta":{"properties":{"genre":{"type":"keyword"}}},"title":{"type":"text"},"year":{"type":"long"}}}`; compact.String() != want {
+		t.Errorf("index get --mapping:\n%s\nwant %s", compact.String(), want)
+	}
+	mappingFile := filepath.Join(t.TempDir(), "mapping.json")
+	if err := os.WriteFile(mappingFile, []byte(mapping), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cli("index", "create", "books-v2", "--mapping", "@"+mappingFile)
+	if got := cli("index", "get", "books-v2", "--mapping"); got != mapping {
+		t.Errorf("books-v2's mapping:\n%s\nwant\n%s", got, mapping)
+	}
 	cli("index", "create", "logs", "--replicas", "0", "--settings",
 		`{"index": {"number_of_shards": 2, "refresh_interval": "30s", "translog": {"durability": "async"}}}`)
-	if got := cli("index", "get", "logs"); !strings.Contains(got, `"number_of_shards": 2`) || !strings.Contains(got, `"refresh_interval": "30s"`) ||
-		!strings.Contains(got, "TRANSLOG_DURABILITY_ASYNC") {
-		t.Errorf("index created with --settings:\n%s", got)
+	var info sluicev1.IndexInfo
+	if err := protojson.Unmarshal([]byte(cli("index", "get", "logs")), &info); err != nil {
+		t.Fatal(err)
+	}
+	if s := info.GetSettings(); s.GetNumberOfShards() != 2 || s.GetRefreshInterval().AsDuration() != 30*time.Second ||
+		s.GetTranslogDurability() != sluicev1.TranslogDurability_TRANSLOG_DURABILITY_ASYNC {
+		t.Errorf("index created with --settings: %v", s)
 	}
 	// The cluster checks what the parser cannot: the field's type.
 	if out, err := run(t, "search", "books", "--query", `{"range": {"year": {"gte": "soon"}}}`, "--addr", addr); err == nil ||
