@@ -40,8 +40,12 @@ type IndexParameters struct {
 	Replicas int32 `json:"replicas,omitempty"`
 
 	// Mapping declares the fields, as an Elasticsearch mapping object, for
-	// example {"properties": {"title": {"type": "text"}}}. Field types: text,
-	// keyword, long, double, date, boolean. The cluster validates it.
+	// example {"properties": {"title": {"type": "text"}}}: dynamic (true,
+	// false or strict) and properties, whose objects nest under their own
+	// properties. Field types: text, keyword, long, double, date, boolean;
+	// parameters: analyzer (text), index, doc_values (not text). Anything
+	// else is refused, naming where it is; the cluster then checks analyzer
+	// names and field names.
 	// +kubebuilder:validation:Type=object
 	// +kubebuilder:pruning:PreserveUnknownFields
 	// +optional

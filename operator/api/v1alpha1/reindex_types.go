@@ -12,8 +12,12 @@ type ReindexSource struct {
 	// +required
 	Index IndexName `json:"index"`
 
-	// Query selects the documents to copy, as a query DSL object such as
-	// {"term": {"status": "published"}}; all documents when unset.
+	// Query selects the documents to copy, in the Elasticsearch query DSL
+	// (what Elasticsearch's "query" holds), such as {"term": {"status":
+	// "published"}}: match_all, match, match_phrase, term, terms, range,
+	// bool and ids, in their short and long forms, as "sluice search
+	// --query" takes it. Anything else is refused, naming where it is. All
+	// documents when unset.
 	// +kubebuilder:validation:Type=object
 	// +kubebuilder:pruning:PreserveUnknownFields
 	// +optional
