@@ -16,7 +16,7 @@ var ErrInvalidQuery = errors.New("invalid query")
 // indices.query.bool.max_nested_depth (default 30) does.
 const maxQueryDepth = 30
 
-// queryNames are the query types Sluice runs, for messages.
+// queryNames are the query types Sluice supports, for messages.
 const queryNames = "bool, ids, match, match_all, match_phrase, range, term, terms"
 
 var queryDoc = doc{ErrInvalidQuery}
@@ -67,7 +67,7 @@ func parseQuery(path string, v *value, depth int) (*sluicev1.Query, error) {
 	case "bool":
 		parse = func(path string, body *value) (*sluicev1.Query, error) { return parseBool(path, body, depth) }
 	default:
-		return nil, queryDoc.errorf(path, "unknown query [%s] (Sluice runs %s)", name, queryNames)
+		return nil, queryDoc.errorf(path, "unknown query [%s] (Sluice supports %s)", name, queryNames)
 	}
 	if body.kind != kObject {
 		return nil, queryDoc.errorf(path, "[%s] query malformed, no start_object after query name", name)

@@ -171,7 +171,7 @@ func TestParseQueryErrors(t *testing.T) {
 		{"not an object", `[1]`, "", "query malformed, must start with start_object, got an array"},
 		{"empty object", `{}`, "", "query malformed, empty clause found"},
 		{"two query types", `{"term":{"a":1},"match":{"b":"x"}}`, "match", "[term] malformed query, expected [END_OBJECT] but found [FIELD_NAME]"},
-		{"unknown query", `{"fuzzy":{"a":"x"}}`, "fuzzy", "unknown query [fuzzy] (Sluice runs bool, ids, match"},
+		{"unknown query", `{"fuzzy":{"a":"x"}}`, "fuzzy", "unknown query [fuzzy] (Sluice supports bool, ids, match"},
 		{"body not an object", `{"term":"x"}`, "term", "[term] query malformed, no start_object after query name"},
 		{"bool unknown field", `{"bool":{"mus":[]}}`, "bool.mus", "[bool] unknown field [mus]"},
 		{"bool named query", `{"bool":{"_name":"q1"}}`, "bool._name", "[bool] unknown field [_name]"},
