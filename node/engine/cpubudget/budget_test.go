@@ -219,7 +219,9 @@ func TestStepAside(t *testing.T) {
 	}
 	d := s.StepAside(ctx, nil)
 	total := d
-	if d < stepAsideSleep || d > stepAsideMax+50*time.Millisecond {
+	// The upper bound only catches a loop that never stops: on a loaded
+	// 2-core CI machine (and under -race) one sleep has overrun by 90 ms.
+	if d < stepAsideSleep || d > stepAsideMax+time.Second {
 		t.Errorf("stepped aside %v with goroutines waiting, want %v..%v", d, stepAsideSleep, stepAsideMax)
 	}
 	// Over many checkpoints the slot keeps its share of the time.
