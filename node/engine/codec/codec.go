@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"hash/crc32"
 	"strconv"
 
 	"github.com/sluice-search/sluice/node/engine/index"
@@ -149,4 +150,32 @@ func (c *Codec) CheckIntegrity(dir store.Directory, info *index.SegmentInfo) err
 	}
 	defer sr.Close()
 	return sr.CheckIntegrity()
+}
+
+// VerifyChecksum checks the CRC32 footer of a file this codec wrote
+// against the whole file, decoding nothing: Lucene's
+// CodecUtil.checksumEntireFile. It reads data in chunks of at most chunk
+// bytes (<= 0: at once) and calls pace, if not nil, with each chunk's size
+// before reading it; pace may sleep (a scrubber's throttle) and an error it
+// returns is returned as is. Damage is an error wrapping index.ErrCorrupt
+// that names the file.
+func (c *Codec) VerifyChecksum(name string, data []byte, chunk int, pace func(n int) error) error {
+	covered, want, err := checksumFooter(data, name)
+	if err != nil {
+		return err
+	}
+	if chunk <= 0 {
+		chunk = covered
+	}
+	var crc uint32
+	for off := 0; off < covered; off += chunk {
+		b := data[off:min(off+chunk, covered)]
+		if pace != nil {
+			if err := pace(len(b)); err != nil {
+				return err
+			}
+		}
+		crc = crc32.Update(crc, crc32.IEEETable, b)
+	}
+	return checkCRC(name, covered, want, crc)
 }

@@ -145,3 +145,61 @@ func TestCorruption(t *testing.T) {
 		}
 	}
 }
+
+// TestVerifyChecksum: one flipped bit anywhere in any file the codec
+// writes, live docs included, fails VerifyChecksum naming the file, paced
+// in chunks that cover the file; the clean files pass; a pace error stops
+// it.
+func TestVerifyChecksum(t *testing.T) {
+	r := codectest.Rand(t)
+	m := codectest.Random(r, codectest.RandomOptions{Docs: 300, SpecialDocFreqs: []int{1, 129}, RandomTerms: 30, MaxFreq: 10, SourceSize: 100})
+	c := New(Options{StoredBlockSize: 2000})
+	dir := store.NewRAMDirectory()
+	info := newInfo(r, "_v", m.MaxDoc())
+	writeModel(t, c, dir, info, m)
+	live := index.NewFixedBitSetAllSet(m.MaxDoc())
+	live.Clear(7)
+	liv, err := c.WriteLiveDocs(dir, info, 1, live, store.IOContext{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	exts := map[string]bool{}
+	for _, name := range append(info.Files, liv) {
+		in, err := dir.OpenInput(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		data := in.Bytes()
+		exts[name[strings.LastIndexByte(name, '.')+1:]] = true
+		paced := 0
+		if err := c.VerifyChecksum(name, data, 100, func(n int) error {
+			if n > 100 || n <= 0 {
+				t.Fatalf("%s: chunk of %d bytes", name, n)
+			}
+			paced += n
+			return nil
+		}); err != nil {
+			t.Fatalf("%s: clean file: %v", name, err)
+		}
+		if paced != len(data)-8 {
+			t.Fatalf("%s: paced %d bytes of %d", name, paced, len(data)-8)
+		}
+		for _, at := range []int{0, 5, len(data) / 2, len(data) - footerLen, len(data) - 1} {
+			bad := append([]byte(nil), data...)
+			bad[at] ^= 1 << r.IntN(8)
+			err := c.VerifyChecksum(name, bad, 64, nil)
+			if !errors.Is(err, index.ErrCorrupt) || !strings.Contains(err.Error(), name) {
+				t.Fatalf("%s: bit flipped at %d of %d: %v", name, at, len(data), err)
+			}
+		}
+		stop := errors.New("stop")
+		if err := c.VerifyChecksum(name, data, 64, func(int) error { return stop }); err != stop {
+			t.Fatalf("%s: pace error: %v", name, err)
+		}
+	}
+	for _, ext := range []string{extMeta, extTerms, extDocs, extPos, extNorms, extDV, extStored, extLiveDocs} {
+		if !exts[ext] {
+			t.Errorf("no .%s file checked", ext)
+		}
+	}
+}

@@ -99,13 +99,41 @@ func checkHeader(data []byte, file, ext string, id index.SegmentID) (body []byte
 
 // verifyChecksum checks the CRC32 footer over the whole file.
 func verifyChecksum(data []byte, file string) error {
-	if len(data) < footerLen {
-		return corruptf(file, 0, "file too short (%d bytes)", len(data))
+	end, want, err := checksumFooter(data, file)
+	if err != nil {
+		return err
 	}
-	end := len(data) - 8
-	want := binary.LittleEndian.Uint64(data[end:])
-	if got := crc32.ChecksumIEEE(data[:end]); uint64(got) != want {
-		return corruptf(file, end, "checksum mismatch: stored %#x, computed %#x", want, got)
+	return checkCRC(file, end, want, crc32.ChecksumIEEE(data[:end]))
+}
+
+// checksumFooter checks what a file's checksum can be trusted with — its
+// length, header magic, footer magic and algorithm — and returns how many
+// leading bytes the CRC covers and the CRC the footer records.
+func checksumFooter(data []byte, file string) (covered int, want uint32, err error) {
+	if len(data) < 4+footerLen {
+		return 0, 0, corruptf(file, 0, "file too short (%d bytes)", len(data))
+	}
+	if m := binary.LittleEndian.Uint32(data); m != headerMagic {
+		return 0, 0, corruptf(file, 0, "bad header magic %#x", m)
+	}
+	end := len(data) - footerLen
+	if m := binary.LittleEndian.Uint32(data[end:]); m != footerMagic {
+		return 0, 0, corruptf(file, end, "bad footer magic %#x", m)
+	}
+	if a := binary.LittleEndian.Uint32(data[end+4:]); a != 0 {
+		return 0, 0, corruptf(file, end+4, "unknown checksum algorithm %d", a)
+	}
+	stored := binary.LittleEndian.Uint64(data[end+8:])
+	if stored>>32 != 0 {
+		return 0, 0, corruptf(file, end+8, "checksum has high bits set")
+	}
+	return end + 8, uint32(stored), nil
+}
+
+// checkCRC compares a computed CRC with the one a footer records.
+func checkCRC(file string, covered int, want, got uint32) error {
+	if got != want {
+		return corruptf(file, covered, "checksum mismatch: stored %#x, computed %#x", want, got)
 	}
 	return nil
 }
