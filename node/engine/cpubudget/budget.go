@@ -14,7 +14,9 @@
 // callers wait on, so a flush gets the next free slot before any merge,
 // and a merge holding a slot hands it over at its next checkpoint when a
 // flush waits (Slot.Yield). Within a kind the smallest goes first. Merges
-// that an IO throttle already slows (big ones) take no slot.
+// that an IO throttle already slows (big ones) take no slot. The scrubber,
+// which re-verifies files nobody is waiting for, comes last: it takes a
+// slot for each chunk it checksums and gives it back after.
 //
 // A slot holder must not wait for anything that another slot holder, or a
 // goroutine waiting for a slot, may hold: a merge releases its slot before
@@ -40,6 +42,9 @@ const (
 	Flush Kind = iota
 	// Merge: a small merge, after every waiting flush.
 	Merge
+	// Scrub: re-verifying the checksums of files at rest (the engine's
+	// scrubber), one chunk per slot, after every waiting flush and merge.
+	Scrub
 )
 
 // Budget is a number of slots of background work. Safe for concurrent use.

@@ -55,7 +55,8 @@ func notYet(t *testing.T, ch <-chan *Slot, what string) {
 }
 
 // TestOrder: with every slot taken, the next free slot goes to waiting
-// flushes first, then to merges; within a kind the smallest first.
+// flushes first, then to merges, then to the scrubber; within a kind the
+// smallest first.
 func TestOrder(t *testing.T) {
 	b := New(1)
 	hold, _ := b.Acquire(context.Background(), Merge, 1)
@@ -64,8 +65,8 @@ func TestOrder(t *testing.T) {
 		kind  Kind
 		bytes int64
 	}
-	arrivals := []w{{"merge 30", Merge, 30}, {"flush a", Flush, 100}, {"merge 10", Merge, 10}, {"flush b", Flush, 1}, {"merge 20", Merge, 20}}
-	want := []string{"flush b", "flush a", "merge 10", "merge 20", "merge 30"}
+	arrivals := []w{{"scrub", Scrub, 1}, {"merge 30", Merge, 30}, {"flush a", Flush, 100}, {"merge 10", Merge, 10}, {"flush b", Flush, 1}, {"merge 20", Merge, 20}}
+	want := []string{"flush b", "flush a", "merge 10", "merge 20", "merge 30", "scrub"}
 	chans := map[string]<-chan *Slot{}
 	for i, a := range arrivals {
 		ch, cancel := acquireAsync(b, a.kind, a.bytes)
