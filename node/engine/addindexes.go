@@ -291,6 +291,9 @@ func withAddMarkers(ud, markers map[string]string) map[string]string {
 // segments and the marker are durable (one commit point records both) when
 // it returns. A marker already present returns at once.
 func (e *Engine) AddIndexes(ctx context.Context, src *Reader, opts AddIndexesOptions) (AddIndexesResult, error) {
+	if err := e.Failure(); err != nil {
+		return AddIndexesResult{}, err
+	}
 	res, err := e.w.AddIndexes(ctx, src, opts)
 	if err != nil || res.AlreadyAdded {
 		return res, err

@@ -190,4 +190,22 @@
 // since concurrent writers append out of seqNo order (recovery.go) — then
 // refreshes and continues numbering after the highest seqNo seen. See
 // docs/engine-durability.md.
+//
+// # Damaged files
+//
+// Every file is checksummed before it is trusted somewhere: at open (the
+// commit point, live docs, the small .smt and .tim in full; every header
+// and footer), by a merge before it copies its inputs (verifyMergeInputs,
+// as Lucene's SegmentMerger checks its readers' integrity), by AddIndexes
+// before it serves linked segments, and at rest by the Scrubber — one per
+// data node, re-verifying every file of every engine on an interval,
+// throttled and behind all other background work (scrub.go) — and by
+// Verify on demand (verify.go; VerifyFiles is the same check for anything
+// that copies files). A damaged file found while the engine is open fails
+// it (corruption.go, Elasticsearch's failEngine): reads, writes, refreshes
+// and commits return the failure, which wraps ErrFailed and
+// index.ErrCorrupt and names the file; Options.OnFailure hears of it; and
+// a corrupted_<uuid> marker in the directory (Store.markStoreCorrupted)
+// makes every later Open fail with ErrMarkedCorrupted and the original
+// reason, until the shard's data is deleted.
 package engine

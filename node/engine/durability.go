@@ -293,6 +293,9 @@ func (b *Bulk) Sync(ctx context.Context) error {
 // commit made redundant. Trimming only after the commit point is durable
 // keeps every operation recoverable from one or the other at every moment.
 func (e *Engine) commit(ctx context.Context, opts CommitOptions) (*SegmentInfos, error) {
+	if err := e.Failure(); err != nil {
+		return nil, err
+	}
 	d := &e.dur
 	d.commitMu.Lock()
 	defer d.commitMu.Unlock()
@@ -359,6 +362,9 @@ func (e *Engine) committer() {
 // commitDue says why a periodic commit is due, or "".
 func (e *Engine) commitDue() string {
 	d := &e.dur
+	if e.Failure() != nil {
+		return ""
+	}
 	var committed int64
 	if last := e.w.LastCommit(); last != nil {
 		committed = last.SeqNo

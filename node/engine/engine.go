@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/sluice-search/sluice/node/engine/codec"
@@ -89,6 +90,10 @@ type Options struct {
 	// work leaves cores to searches (package cpubudget). Default
 	// cpubudget.Process(), shared by every engine of the process.
 	CPUBudget *cpubudget.Budget
+	// OnFailure, if set, is called once when the engine fails (Failure):
+	// a check found a damaged file while it was open. It runs in the
+	// goroutine that found it and must not wait for the engine.
+	OnFailure func(err error)
 
 	// Durability: the translog, periodic commits, checks at open.
 	TranslogOptions
@@ -137,6 +142,8 @@ type Engine struct {
 	docs         sync.Pool // *document.Document
 	refresher    *refresher
 	dur          durability
+	failure      atomic.Pointer[error] // set once by fail
+	checks       checkState            // verification (scrub, Verify) state and counters
 }
 
 // Result is the outcome of Index or Delete.
@@ -160,7 +167,8 @@ func Open(ctx context.Context, opts Options) (*Engine, error) {
 	}
 	e := &Engine{opts: opts, dir: opts.Directory}
 	wopts := WriterOptions{Codec: opts.Codec, RAMBufferBytes: opts.RAMBufferBytes, Logger: opts.Logger,
-		MergedSegmentWarmer: opts.MergedSegmentWarmer, CPUBudget: opts.CPUBudget}
+		MergedSegmentWarmer: opts.MergedSegmentWarmer, CPUBudget: opts.CPUBudget,
+		OnCorruption: func(source string, err error) { e.failOnCorruption(source, err) }}
 	if wopts.MergedSegmentWarmer == nil {
 		wopts.MergedSegmentWarmer = WarmSegment
 	}
@@ -197,6 +205,10 @@ func Open(ctx context.Context, opts Options) (*Engine, error) {
 		e.ownDir = true
 	}
 	wopts.Directory = e.dir
+	if err := checkCorruptionMarkers(e.dir); err != nil {
+		e.closeOwned(ctx)
+		return nil, err
+	}
 	w, err := NewIndexWriter(wopts)
 	if err != nil {
 		e.closeOwned(ctx)
@@ -233,6 +245,9 @@ func (e *Engine) IndexRouted(ctx context.Context, id, routing, source []byte) (R
 }
 
 func (e *Engine) index(ctx context.Context, b *Bulk, id, routing, source []byte) (Result, error) {
+	if err := e.Failure(); err != nil {
+		return Result{}, err
+	}
 	doc, err := e.parse(id, routing, source)
 	if err != nil {
 		return Result{}, err
@@ -262,6 +277,9 @@ func (e *Engine) CreateRouted(ctx context.Context, id, routing, source []byte) (
 }
 
 func (e *Engine) create(ctx context.Context, b *Bulk, id, routing, source []byte) (Result, error) {
+	if err := e.Failure(); err != nil {
+		return Result{}, err
+	}
 	doc, err := e.parse(id, routing, source)
 	if err != nil {
 		return Result{}, err
@@ -302,6 +320,9 @@ func (e *Engine) Delete(ctx context.Context, id []byte) (Result, error) {
 }
 
 func (e *Engine) delete(ctx context.Context, b *Bulk, id []byte) (Result, error) {
+	if err := e.Failure(); err != nil {
+		return Result{}, err
+	}
 	seq, found, err := e.w.Delete(ctx, id)
 	if err != nil {
 		return Result{}, err
@@ -315,6 +336,9 @@ func (e *Engine) delete(ctx context.Context, b *Bulk, id []byte) (Result, error)
 
 // Refresh makes every completed operation searchable now, applying deletes.
 func (e *Engine) Refresh(ctx context.Context) (RefreshResult, error) {
+	if err := e.Failure(); err != nil {
+		return RefreshResult{}, err
+	}
 	return e.refresher.refreshNow(ctx, true)
 }
 
@@ -323,6 +347,9 @@ func (e *Engine) Refresh(ctx context.Context) (RefreshResult, error) {
 // WaitRefreshDelay, whatever the refresh interval (even when disabled).
 func (e *Engine) WaitForGeneration(ctx context.Context, seq int64) error {
 	for e.w.RefreshedSeqNo() < seq {
+		if err := e.Failure(); err != nil {
+			return err
+		}
 		e.refresher.addWaiter(false)
 		wctx, cancel := context.WithTimeout(ctx, e.opts.WaitRefreshDelay*4)
 		err := e.w.WaitForGeneration(wctx, seq)
@@ -340,7 +367,18 @@ func (e *Engine) WaitForGeneration(ctx context.Context, seq int64) error {
 }
 
 // Acquire returns the current point-in-time reader; Release it when done.
+// It serves a failed engine's last reader too: searches should use
+// AcquireReader.
 func (e *Engine) Acquire() *Reader { return e.w.Acquire() }
+
+// AcquireReader is Acquire, refusing with the engine's failure once it
+// failed (a damaged file), so that nothing more is served from it.
+func (e *Engine) AcquireReader() (*Reader, error) {
+	if err := e.Failure(); err != nil {
+		return nil, err
+	}
+	return e.w.Acquire(), nil
+}
 
 // GetOptions tune Get.
 type GetOptions struct {
@@ -359,6 +397,9 @@ func (e *Engine) Get(ctx context.Context, id []byte, opts GetOptions) (source []
 // GetDocument is Get returning the whole stored document (_id, _routing,
 // _source); its slices are the caller's.
 func (e *Engine) GetDocument(ctx context.Context, id []byte, opts GetOptions) (doc index.StoredDoc, found bool, err error) {
+	if err := e.Failure(); err != nil {
+		return index.StoredDoc{}, false, err
+	}
 	if opts.Realtime {
 		if seq, ok := e.w.pendingSeq(id); ok {
 			e.refresher.addWaiter(true)
@@ -424,6 +465,11 @@ type Stats struct {
 	// merges.
 	MergeYields, MergeYieldsSkipped int64
 	MergeYieldTime                  time.Duration
+	// Checksum verification by the scrubber and Verify: bytes and files
+	// checksummed, damaged files found (by those and by merges), and when
+	// a scrub pass last got through every file (zero: never).
+	VerifiedBytes, VerifiedFiles, CorruptFiles int64
+	ScrubbedAt                                 time.Time
 }
 
 // Stats returns current counters.
@@ -465,6 +511,11 @@ func (e *Engine) Stats() Stats {
 	s.MergeTime = time.Duration(w.stats.mergeNanos.Load())
 	s.MergeYields, s.MergeYieldsSkipped = w.yield.pauses.Load(), w.yield.skipped.Load()
 	s.MergeYieldTime = time.Duration(w.yield.pausedNS.Load())
+	s.VerifiedBytes, s.VerifiedFiles = e.checks.bytes.Load(), e.checks.files.Load()
+	s.CorruptFiles = e.checks.corrupt.Load()
+	e.checks.mu.Lock()
+	s.ScrubbedAt = e.checks.doneAt
+	e.checks.mu.Unlock()
 	return s
 }
 

@@ -141,6 +141,7 @@ func (w *IndexWriter) runMerge(ctx context.Context, m *oneMerge, rl *mergeschedu
 			w.releaseMergeLocked(m)
 			w.refreshMu.Unlock()
 			w.stats.mergesFailed.Add(1)
+			w.noteCorruption("merge", err)
 		}
 	}()
 	start := time.Now()
@@ -163,6 +164,9 @@ func (w *IndexWriter) runMerge(ctx context.Context, m *oneMerge, rl *mergeschedu
 		if d := slot.StepAside(ctx, w.mergesBehind); d > 0 {
 			w.stats.mergeStepAsideNanos.Add(int64(d))
 		}
+	}
+	if err := w.verifyMergeInputs(ctx, m, check); err != nil {
+		return err
 	}
 	merged = yieldingReader{LeafReader: merged, check: check}
 	info, err := w.newSegmentInfo(merged.MaxDoc(), "merge", start)

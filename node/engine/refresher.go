@@ -110,8 +110,11 @@ func (r *refresher) run() {
 		r.mu.Lock()
 		r.urgent, r.waitSince = false, time.Time{}
 		r.mu.Unlock()
-		if _, err := r.e.w.scheduledRefresh(context.Background(), !r.e.opts.SkipDeletesOnRefresh); err != nil {
-			r.e.opts.Logger.Error("engine: scheduled refresh failed", "err", err)
+		// A failed engine publishes nothing more.
+		if r.e.Failure() == nil {
+			if _, err := r.e.w.scheduledRefresh(context.Background(), !r.e.opts.SkipDeletesOnRefresh); err != nil {
+				r.e.opts.Logger.Error("engine: scheduled refresh failed", "err", err)
+			}
 		}
 		last = time.Now()
 	}

@@ -53,6 +53,9 @@ type WriterOptions struct {
 	// CPUBudget: the periodic refresh's flushes each hold a slot of it
 	// while they write (package cpubudget). Default cpubudget.Process().
 	CPUBudget *cpubudget.Budget
+	// OnCorruption, if set, hears of a damaged file a merge found in its
+	// inputs (the Engine fails itself).
+	OnCorruption func(source string, err error)
 }
 
 // SetDefaults fills zero fields.
