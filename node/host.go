@@ -36,6 +36,17 @@ type ShardHost interface {
 	DeleteShard(ctx context.Context, id meta.ShardID) error
 }
 
+// FailureReporter is implemented by a ShardHost whose open shards can fail
+// (a damaged file found by a scrub, a merge or a verification): the
+// routing watch closes a failed shard and opens it again, and the host's
+// refusal is reported FAILED with its reason, as a failed open is.
+type FailureReporter interface {
+	// ShardFailure returns why an open shard failed, or nil.
+	ShardFailure(id meta.ShardID) error
+	// ShardFailures receives a value after a shard fails.
+	ShardFailures() <-chan struct{}
+}
+
 // Shard is one shard copy assigned to this node.
 type Shard struct {
 	ID           meta.ShardID

@@ -59,6 +59,10 @@ func newReconciler(nodeID, dataDir string, host ShardHost, store *meta.Store, ca
 func (r *reconciler) run(ctx context.Context) {
 	tick := time.NewTicker(min(5*time.Second, openRetryBase))
 	defer tick.Stop()
+	var failures <-chan struct{}
+	if fr, ok := r.host.(FailureReporter); ok {
+		failures = fr.ShardFailures()
+	}
 	for {
 		changed := r.cache.Changed()
 		if st := r.cache.State(); st != nil {
@@ -69,6 +73,7 @@ func (r *reconciler) run(ctx context.Context) {
 			return
 		case <-changed:
 		case <-tick.C:
+		case <-failures:
 		}
 	}
 }
@@ -124,6 +129,19 @@ func (r *reconciler) reconcile(ctx context.Context, st *meta.State) {
 				r.log.Warn("delete shard", "shard", id, "err", err)
 			} else {
 				r.log.Info("deleted shard of deleted index", "shard", id)
+			}
+		}
+	}
+	// A shard that failed while open is closed; the open below then
+	// reports the host's refusal FAILED, with the reason.
+	if fr, ok := r.host.(FailureReporter); ok {
+		for id := range r.open {
+			if err := fr.ShardFailure(id); err != nil {
+				r.log.Error("shard failed", "shard", id, "err", err)
+				if err := r.host.CloseShard(ctx, id); err != nil {
+					r.log.Warn("close failed shard", "shard", id, "err", err)
+				}
+				delete(r.open, id)
 			}
 		}
 	}
