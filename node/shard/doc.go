@@ -37,4 +37,21 @@
 //
 // Host.UpdateMapping pushes a newer cluster mapping (fields added through
 // other shards or PutMapping) to every open shard of the index.
+//
+// # Damaged files
+//
+// While shards are open the host runs the node's engine.Scrubber
+// (HostOptions.Scrub: a pass a day at 20 MiB/s by default), which
+// re-verifies the checksum of every file of every open shard. When it, a
+// merge or Host.Verify (the on-demand check behind `sluice shard verify`)
+// finds a damaged file, the shard's engine fails and marks its store
+// corrupted; the host records the failure (Failure), tells FailureNotify,
+// and Get refuses the shard with an error wrapping ErrFailed and
+// index.ErrCorrupt that names the file, so no search, get or write
+// reaches it. NodeHost reports it to the node's routing watch
+// (node.FailureReporter), which closes the shard — without a commit — and
+// opens it again; Open refuses it with the recorded failure (after a
+// restart, with the store's corruption marker), and the routing entry
+// says FAILED with that reason. Deleting the shard clears both. The
+// Collector counts scrubbed bytes and files and damaged files.
 package shard

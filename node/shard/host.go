@@ -21,6 +21,13 @@ import (
 // ErrNotHere says the shard is not open on this node.
 var ErrNotHere = errors.New("shard not open here")
 
+// ErrFailed is wrapped, with the engine's failure (engine.ErrFailed and,
+// for a damaged file, index.ErrCorrupt naming it), by the errors of a
+// shard that failed while open: Get refuses it, and Open refuses to open
+// it again until it is deleted (a restart finds the store's corruption
+// marker instead).
+var ErrFailed = errors.New("shard failed")
+
 // ID names one shard of one index.
 type ID struct {
 	IndexUUID string
@@ -57,6 +64,11 @@ type HostOptions struct {
 	// Codec writes segments; default codec.New with defaults.
 	Codec  index.Codec
 	Logger *slog.Logger
+	// Scrub configures the node's background scrubber (engine.Scrubber),
+	// which re-verifies the checksums of every open shard's files and
+	// fails a shard with a damaged one. It runs while shards are open;
+	// a negative Interval turns it off.
+	Scrub engine.ScrubOptions
 }
 
 // Host owns the open shards of a node. Safe for concurrent use.
@@ -69,6 +81,12 @@ type Host struct {
 	opening map[ID]*sync.Mutex
 	// onClose hooks run before a shard's engine closes.
 	onClose []func(*Shard)
+	// failed holds why shards failed while open, until they are deleted;
+	// failedCh gets a value after each failure (FailureNotify).
+	failed   map[ID]error
+	failedCh chan struct{}
+	// scrubber runs while shards are open.
+	scrubber *engine.Scrubber
 }
 
 // OnClose registers f to run before a shard closes or is deleted, e.g. to
@@ -93,7 +111,11 @@ func NewHost(opts HostOptions) (*Host, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	return &Host{opts: opts, shards: map[ID]*Shard{}, opening: map[ID]*sync.Mutex{}}, nil
+	if opts.Scrub.Logger == nil {
+		opts.Scrub.Logger = opts.Logger
+	}
+	return &Host{opts: opts, shards: map[ID]*Shard{}, opening: map[ID]*sync.Mutex{},
+		failed: map[ID]error{}, failedCh: make(chan struct{}, 1)}, nil
 }
 
 // SetUpdater sets where dynamic mapping updates go (the cluster metadata,
@@ -132,7 +154,10 @@ func (h *Host) Open(ctx context.Context, meta Meta) (*Shard, error) {
 	}
 	unlock := h.lock(meta.ID)
 	defer unlock()
-	if s, err := h.Get(meta.ID); err == nil {
+	if err := h.Failure(meta.ID); err != nil {
+		return nil, fmt.Errorf("shard %v: not reopened until its data is deleted: %w", meta.ID, err)
+	}
+	if s := h.lookup(meta.ID); s != nil {
 		if meta.Mapping != nil {
 			if err := s.setMapping(meta.Mapping); err != nil {
 				h.opts.Logger.Warn("shard: mapping not applied", "shard", meta.ID, "err", err)
@@ -162,6 +187,7 @@ func (h *Host) Open(ctx context.Context, meta Meta) (*Shard, error) {
 	}
 	eng, err := engine.Open(ctx, engine.Options{Path: s.path, Codec: h.opts.Codec, Parser: docParser{s},
 		RAMBufferBytes: ram, RefreshInterval: meta.RefreshInterval, Logger: s.logger,
+		OnFailure:       func(err error) { h.shardFailed(s, err) },
 		TranslogOptions: engine.TranslogOptions{Durability: meta.Durability, SyncInterval: meta.SyncInterval}})
 	if err != nil {
 		return nil, fmt.Errorf("shard %v: open: %w", meta.ID, err)
@@ -169,23 +195,35 @@ func (h *Host) Open(ctx context.Context, meta Meta) (*Shard, error) {
 	s.eng = eng
 	h.mu.Lock()
 	h.shards[meta.ID] = s
+	if h.scrubber == nil {
+		h.scrubber = engine.NewScrubber(h.opts.Scrub, h.engines)
+	}
 	h.mu.Unlock()
 	s.logger.Info("shard opened", "docs", eng.Stats().NumDocs)
 	return s, nil
 }
 
-// Get returns an open shard, or an error wrapping ErrNotHere.
+// Get returns an open shard, or an error wrapping ErrNotHere, or one
+// wrapping ErrFailed and the engine's failure for a shard that failed.
 func (h *Host) Get(id ID) (*Shard, error) {
-	h.mu.RLock()
-	s := h.shards[id]
-	h.mu.RUnlock()
+	s := h.lookup(id)
 	if s == nil {
 		return nil, fmt.Errorf("shard %v: %w", id, ErrNotHere)
+	}
+	if err := s.eng.Failure(); err != nil {
+		return nil, fmt.Errorf("shard %v: %w: %w", id, ErrFailed, err)
 	}
 	return s, nil
 }
 
-// Shards returns the open shards.
+// lookup returns an open shard, failed or not, or nil.
+func (h *Host) lookup(id ID) *Shard {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	return h.shards[id]
+}
+
+// Shards returns the open shards, failed ones included.
 func (h *Host) Shards() []*Shard {
 	h.mu.RLock()
 	defer h.mu.RUnlock()
@@ -217,6 +255,9 @@ func (h *Host) Delete(ctx context.Context, id ID) error {
 	if s := h.take(id); s != nil {
 		err = s.close(ctx, false)
 	}
+	h.mu.Lock()
+	delete(h.failed, id) // its data, corruption marker included, goes
+	h.mu.Unlock()
 	if rmErr := os.RemoveAll(h.Path(id)); rmErr != nil {
 		err = errors.Join(err, fmt.Errorf("shard %v: remove data: %w", id, rmErr))
 	}
@@ -270,13 +311,19 @@ func (h *Host) CloseAll(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// take removes a shard from the host and runs the close hooks.
+// take removes a shard from the host and runs the close hooks; the last
+// shard to go stops the scrubber.
 func (h *Host) take(id ID) *Shard {
 	h.mu.Lock()
 	s := h.shards[id]
 	delete(h.shards, id)
 	hooks := h.onClose
+	var scrubber *engine.Scrubber
+	if len(h.shards) == 0 {
+		scrubber, h.scrubber = h.scrubber, nil
+	}
 	h.mu.Unlock()
+	scrubber.Close()
 	if s != nil {
 		for _, f := range hooks {
 			f(s)
@@ -290,7 +337,7 @@ func (s *Shard) close(ctx context.Context, commit bool) error {
 		return nil
 	}
 	var err error
-	if commit {
+	if commit && s.eng.Failure() == nil { // a failed engine commits nothing
 		if _, cerr := s.eng.Commit(ctx, engine.CommitOptions{}); cerr != nil {
 			err = fmt.Errorf("shard %v: commit: %w", s.id, cerr)
 		}
@@ -300,4 +347,56 @@ func (s *Shard) close(ctx context.Context, commit bool) error {
 	}
 	s.logger.Info("shard closed", "committed", commit, "err", err)
 	return err
+}
+
+// engines lists the open shards' engines (the scrubber's view).
+func (h *Host) engines() []*engine.Engine {
+	shards := h.Shards()
+	out := make([]*engine.Engine, len(shards))
+	for i, s := range shards {
+		out[i] = s.eng
+	}
+	return out
+}
+
+// shardFailed records that an open shard's engine failed (a damaged file
+// found by the scrubber, a merge or Verify) and tells FailureNotify.
+func (h *Host) shardFailed(s *Shard, err error) {
+	h.mu.Lock()
+	h.failed[s.id] = err
+	h.mu.Unlock()
+	s.logger.Error("shard failed", "err", err)
+	select {
+	case h.failedCh <- struct{}{}:
+	default:
+	}
+}
+
+// Failure returns why a shard failed while open on this host (an error
+// wrapping engine.ErrFailed and, for a damaged file, index.ErrCorrupt
+// naming it), or nil. It is kept after the shard closes, until it is
+// deleted.
+func (h *Host) Failure(id ID) error {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	return h.failed[id]
+}
+
+// FailureNotify receives a value after a shard fails (coalesced: one
+// value may stand for several failures; read Failure for each shard).
+func (h *Host) FailureNotify() <-chan struct{} { return h.failedCh }
+
+// Verify checksums every file of an open shard now — failed shards too —
+// and with opts.Deep decodes every segment (engine.Engine.Verify). Damage
+// fails the shard as the scrubber's does.
+func (h *Host) Verify(ctx context.Context, id ID, opts engine.VerifyOptions) (engine.VerifyResult, error) {
+	s := h.lookup(id)
+	if s == nil {
+		return engine.VerifyResult{}, fmt.Errorf("shard %v: %w", id, ErrNotHere)
+	}
+	res, err := s.eng.Verify(ctx, opts)
+	if err != nil {
+		return res, fmt.Errorf("shard %v: %w", id, err)
+	}
+	return res, nil
 }

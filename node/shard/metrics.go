@@ -45,12 +45,16 @@ var (
 	descTlogOps  = prometheus.NewDesc("sluice_shard_translog_uncommitted_ops", "Translog operations not yet covered by a commit.", labels, nil)
 	descTlogB    = prometheus.NewDesc("sluice_shard_translog_bytes", "Bytes of retained translog.", labels, nil)
 	descFsyncs   = prometheus.NewDesc("sluice_shard_translog_fsyncs_total", "Translog fsyncs.", labels, nil)
+	descScrubB   = prometheus.NewDesc("sluice_shard_scrubbed_bytes_total", "Bytes of index files checksummed by the background scrubber and on-demand verification.", labels, nil)
+	descScrubF   = prometheus.NewDesc("sluice_shard_scrubbed_files_total", "Index files checksummed by the background scrubber and on-demand verification.", labels, nil)
+	descCorrupt  = prometheus.NewDesc("sluice_shard_corrupt_files_total", "Damaged index files found while the shard was open (scrub, verification, merges); the first fails the shard.", labels, nil)
+	descScrubAt  = prometheus.NewDesc("sluice_shard_scrub_pass_completed_timestamp_seconds", "When a scrub pass last checked every file of the shard (0: not yet).", labels, nil)
 )
 
 func (c hostCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descDocs, descDeleted, descSegments, descSegBytes, descRAM, descRefresh,
 		descRefreshS, descRefresh9, descFlushes, descFlushS, descFlushB, descFlushBW, descMerges, descMergeF, descMergeS, descMergeSA,
-		descStalls, descStallS, descSeqNo, descTlogOps, descTlogB, descFsyncs} {
+		descStalls, descStallS, descSeqNo, descTlogOps, descTlogB, descFsyncs, descScrubB, descScrubF, descCorrupt, descScrubAt} {
 		ch <- d
 	}
 }
@@ -100,4 +104,12 @@ func collectShard(ch chan<- prometheus.Metric, s *Shard, lv []string) {
 	gauge(descTlogOps, float64(tl.UncommittedOps))
 	gauge(descTlogB, float64(tl.SizeBytes))
 	counter(descFsyncs, float64(tl.Fsyncs))
+	counter(descScrubB, float64(st.VerifiedBytes))
+	counter(descScrubF, float64(st.VerifiedFiles))
+	counter(descCorrupt, float64(st.CorruptFiles))
+	var at float64
+	if !st.ScrubbedAt.IsZero() {
+		at = float64(st.ScrubbedAt.UnixNano()) / 1e9
+	}
+	gauge(descScrubAt, at)
 }

@@ -46,8 +46,8 @@ sluice_shard_max_seq_no{index="books",shard="1"} 8
 	}
 	// Every described metric is collected once per shard, and the
 	// collector passes the registry's consistency checks.
-	if n := testutil.CollectAndCount(h.Collector()); n != 2*22 {
-		t.Fatalf("collected %d metrics, want %d", n, 2*22)
+	if n := testutil.CollectAndCount(h.Collector()); n != 2*26 {
+		t.Fatalf("collected %d metrics, want %d", n, 2*26)
 	}
 	if problems, err := testutil.CollectAndLint(h.Collector()); err != nil || len(problems) > 0 {
 		t.Fatalf("lint: %v %v", problems, err)

@@ -18,7 +18,10 @@ import (
 // NodeHost adapts a Host to the node's routing watch (node.ShardHost).
 type NodeHost struct{ *Host }
 
-var _ node.ShardHost = NodeHost{}
+var (
+	_ node.ShardHost       = NodeHost{}
+	_ node.FailureReporter = NodeHost{}
+)
 
 // metaOf reads what a shard needs from index metadata.
 func metaOf(info *sluicev1.IndexInfo, id ID) (Meta, error) {
@@ -78,6 +81,15 @@ func (h NodeHost) UpdateIndex(_ context.Context, info *sluicev1.IndexInfo) error
 func (h NodeHost) CloseShard(ctx context.Context, id meta.ShardID) error {
 	return h.Close(ctx, ID{IndexUUID: id.Index, Shard: id.Shard})
 }
+
+// ShardFailure reports why an open shard failed (a damaged file), or nil
+// (node.FailureReporter).
+func (h NodeHost) ShardFailure(id meta.ShardID) error {
+	return h.Failure(ID{IndexUUID: id.Index, Shard: id.Shard})
+}
+
+// ShardFailures receives a value after a shard fails.
+func (h NodeHost) ShardFailures() <-chan struct{} { return h.FailureNotify() }
 
 // DeleteShard removes a shard's data.
 func (h NodeHost) DeleteShard(ctx context.Context, id meta.ShardID) error {

@@ -1,0 +1,268 @@
+package shard
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/sluice-search/sluice/cluster/etcdtest"
+	"github.com/sluice-search/sluice/cluster/meta"
+	"github.com/sluice-search/sluice/cluster/metadata"
+	"github.com/sluice-search/sluice/coordinator/allocator"
+	"github.com/sluice-search/sluice/node"
+	"github.com/sluice-search/sluice/node/engine"
+	"github.com/sluice-search/sluice/node/engine/index"
+	"github.com/sluice-search/sluice/node/engine/search"
+	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
+)
+
+// fastScrub starts a pass every 20 ms, unthrottled: files verified before
+// the test damages them are verified again.
+var fastScrub = engine.ScrubOptions{Poll: 5 * time.Millisecond, Interval: 20 * time.Millisecond, BytesPerSec: -1}
+
+// fillShard indexes docs with a text body and commits, so that every file
+// is on disk.
+func fillShard(t *testing.T, s *Shard, docs int) {
+	t.Helper()
+	ctx := context.Background()
+	words := []string{"river", "stone", "water", "light", "wind"}
+	for i := range docs {
+		src := fmt.Sprintf(`{"body":"%s %s w%d","n":%d}`, words[i%5], words[(i/5)%5], i, i)
+		if _, err := s.IndexDoc(ctx, fmt.Appendf(nil, "%d", i), []byte(src), false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.Engine().Commit(ctx, engine.CommitOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// flipDocFile flips a byte in the middle of the shard's largest .doc file
+// and returns its name.
+func flipDocFile(t *testing.T, dir string) string {
+	t.Helper()
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var name string
+	var size int64
+	for _, de := range ents {
+		if info, err := de.Info(); err == nil && strings.HasSuffix(de.Name(), ".doc") && info.Size() > size {
+			name, size = de.Name(), info.Size()
+		}
+	}
+	if name == "" {
+		t.Fatal("no .doc file")
+	}
+	f, err := os.OpenFile(filepath.Join(dir, name), os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	b := make([]byte, 1)
+	if _, err := f.ReadAt(b, size/2); err != nil {
+		t.Fatal(err)
+	}
+	b[0] ^= 0x08
+	if _, err := f.WriteAt(b, size/2); err != nil {
+		t.Fatal(err)
+	}
+	return name
+}
+
+// TestScrubFailsShard: the host's scrubber finds a damaged .doc file; the
+// shard is failed, Get refuses it (so no search or write reaches it),
+// FailureNotify fires, the metrics count it, a failed shard closes
+// without committing and is not reopened, a restarted host finds the
+// corruption marker, and deleting the shard clears it all.
+func TestScrubFailsShard(t *testing.T) {
+	ctx := context.Background()
+	dataDir := t.TempDir()
+	h, err := NewHost(HostOptions{DataDir: dataDir, Scrub: fastScrub})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.CloseAll(ctx)
+	meta := Meta{ID: ID{IndexUUID: "u1", Shard: 0}, Index: "books"}
+	s, err := h.Open(ctx, meta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fillShard(t, s, 500)
+	r := s.Engine().Acquire()
+	n, err := r.Searcher().Count(ctx, &search.TermQuery{Field: "body", Term: []byte("river")})
+	r.Release()
+	if err != nil || n != 180 {
+		t.Fatalf("count before: %d %v", n, err)
+	}
+	name := flipDocFile(t, h.Path(meta.ID))
+	select {
+	case <-h.FailureNotify():
+	case <-time.After(20 * time.Second):
+		t.Fatal("no failure in 20 s")
+	}
+	ferr := h.Failure(meta.ID)
+	if !errors.Is(ferr, index.ErrCorrupt) || !strings.Contains(ferr.Error(), name) {
+		t.Fatalf("failure: %v", ferr)
+	}
+	_, err = h.Get(meta.ID)
+	if !errors.Is(err, ErrFailed) || !errors.Is(err, index.ErrCorrupt) || !strings.Contains(err.Error(), name) {
+		t.Fatalf("Get of the failed shard: %v", err)
+	}
+	if _, err := s.IndexDoc(ctx, []byte("x"), []byte(`{"body":"x"}`), false); !errors.Is(err, index.ErrCorrupt) {
+		t.Fatalf("write to the failed shard: %v", err)
+	}
+	if err := testutil.CollectAndCompare(h.Collector(), strings.NewReader(`
+# HELP sluice_shard_corrupt_files_total Damaged index files found while the shard was open (scrub, verification, merges); the first fails the shard.
+# TYPE sluice_shard_corrupt_files_total counter
+sluice_shard_corrupt_files_total{index="books",shard="0"} 1
+`), "sluice_shard_corrupt_files_total"); err != nil {
+		t.Error(err)
+	}
+	if st := s.Engine().Stats(); st.VerifiedBytes == 0 || st.VerifiedFiles == 0 {
+		t.Errorf("scrubbed %d bytes, %d files", st.VerifiedBytes, st.VerifiedFiles)
+	}
+	if err := h.Close(ctx, meta.ID); err != nil {
+		t.Fatalf("close of the failed shard: %v", err)
+	}
+	if _, err := h.Open(ctx, meta); !errors.Is(err, index.ErrCorrupt) || !strings.Contains(err.Error(), name) {
+		t.Fatalf("reopen on the same host: %v", err)
+	}
+
+	// A restarted node: the store's marker refuses it, with the reason.
+	h2, err := NewHost(HostOptions{DataDir: dataDir, Scrub: engine.ScrubOptions{Interval: -1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h2.CloseAll(ctx)
+	if _, err := h2.Open(ctx, meta); !errors.Is(err, engine.ErrMarkedCorrupted) || !strings.Contains(err.Error(), name) {
+		t.Fatalf("reopen after a restart: %v", err)
+	}
+	// Deleted (the index deleted and created again, or the copy
+	// recreated elsewhere): a fresh, empty shard.
+	for _, host := range []*Host{h, h2} {
+		if err := host.Delete(ctx, meta.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s, err = h.Open(ctx, meta)
+	if err != nil {
+		t.Fatalf("open after delete: %v", err)
+	}
+	if st := s.Engine().Stats(); st.NumDocs != 0 {
+		t.Fatalf("%d docs after delete", st.NumDocs)
+	}
+}
+
+// TestHostVerify: an on-demand verification of a clean shard, then of one
+// with a damaged file, which fails it naming the file.
+func TestHostVerify(t *testing.T) {
+	ctx := context.Background()
+	h, err := NewHost(HostOptions{DataDir: t.TempDir(), Scrub: engine.ScrubOptions{Interval: -1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.CloseAll(ctx)
+	meta := Meta{ID: ID{IndexUUID: "u1", Shard: 1}, Index: "books"}
+	s, err := h.Open(ctx, meta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fillShard(t, s, 300)
+	res, err := h.Verify(ctx, meta.ID, engine.VerifyOptions{Deep: true})
+	if err != nil || res.Err() != nil || len(res.Files) == 0 || len(res.Segments) == 0 {
+		t.Fatalf("clean: %+v %v", res, err)
+	}
+	name := flipDocFile(t, h.Path(meta.ID))
+	res, err = h.Verify(ctx, meta.ID, engine.VerifyOptions{})
+	if err != nil || !strings.Contains(fmt.Sprint(res.Err()), name) {
+		t.Fatalf("damaged: %v %v", res.Err(), err)
+	}
+	if _, err := h.Get(meta.ID); !errors.Is(err, ErrFailed) {
+		t.Fatalf("Get after a failed verify: %v", err)
+	}
+	if _, err := h.Verify(ctx, ID{IndexUUID: "u1", Shard: 9}, engine.VerifyOptions{}); !errors.Is(err, ErrNotHere) {
+		t.Fatalf("verify of a shard not here: %v", err)
+	}
+}
+
+// TestNodeReportsScrubFailure: a data node (real etcd, the routing watch,
+// this package's NodeHost) whose scrubber finds a damaged file reports
+// the shard FAILED, with a reason that names the file, and keeps it so.
+func TestNodeReportsScrubFailure(t *testing.T) {
+	ctx := context.Background()
+	c := etcdtest.New(t)
+	store := meta.NewStore(c, "")
+	quiet := slog.New(slog.DiscardHandler)
+	cache := meta.NewCache(store, quiet)
+	a := allocator.New(allocator.Config{Store: store, Cache: cache, ID: "c", SessionTTL: time.Second,
+		Interval: 100 * time.Millisecond, Logger: quiet})
+	rctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{}, 2)
+	go func() { cache.Run(rctx); done <- struct{}{} }()
+	go func() { a.Run(rctx); done <- struct{}{} }()
+	defer func() { cancel(); <-done; <-done }()
+
+	dataDir := t.TempDir()
+	h, err := NewHost(HostOptions{DataDir: dataDir, Scrub: fastScrub, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := node.New(node.Config{DataDir: dataDir, Listen: "127.0.0.1:0", Etcd: c, LeaseTTL: 2 * time.Second,
+		Host: NodeHost{h}, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sctx, scancel := context.WithTimeout(ctx, 10*time.Second)
+	defer scancel()
+	if err := n.Start(sctx); err != nil {
+		t.Fatal(err)
+	}
+	defer n.Stop()
+	md := metadata.New(store)
+	info, err := md.CreateIndex(ctx, &sluicev1.CreateIndexRequest{Name: "books"}, metadata.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	routing := func(pred func(*sluicev1.ShardRouting) bool) *sluicev1.ShardRouting {
+		t.Helper()
+		deadline := time.Now().Add(20 * time.Second)
+		for {
+			info, err := md.GetIndex(ctx, "books")
+			if err == nil && pred(info.Shards[0]) {
+				return info.Shards[0]
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("routing never matched; last %v (%v)", info.GetShards(), err)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	routing(func(rt *sluicev1.ShardRouting) bool { return rt.State == sluicev1.ShardState_SHARD_STATE_STARTED })
+	id := ID{IndexUUID: info.Uuid, Shard: 0}
+	s, err := h.Get(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fillShard(t, s, 300)
+	name := flipDocFile(t, h.Path(id))
+	rt := routing(func(rt *sluicev1.ShardRouting) bool { return rt.State == sluicev1.ShardState_SHARD_STATE_FAILED })
+	if !strings.Contains(rt.Reason, name) || !strings.Contains(rt.Reason, "corrupt") {
+		t.Fatalf("FAILED with reason %q, want the file %s named", rt.Reason, name)
+	}
+	t.Logf("routing: %s: %s", rt.State, rt.Reason)
+	if _, err := h.Get(id); !errors.Is(err, ErrNotHere) {
+		t.Fatalf("the failed shard is still open: %v", err)
+	}
+	time.Sleep(300 * time.Millisecond) // a few reconcile passes: it stays FAILED
+	routing(func(rt *sluicev1.ShardRouting) bool { return rt.State == sluicev1.ShardState_SHARD_STATE_FAILED })
+}
