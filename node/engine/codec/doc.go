@@ -8,7 +8,9 @@
 // footer magic, algorithm (0), CRC32 (IEEE) of everything before the CRC.
 // OpenSegment checks every header and footer frame and the full checksum of
 // .smt and .tim (small, and read without per-lookup checks); CheckIntegrity
-// checksums everything and decodes every structure. Readers of the other
+// checksums everything and decodes every structure; VerifyChecksum checks
+// one file's whole checksum in paced chunks (merges, the engine's scrubber
+// and Verify). Readers of the other
 // files bounds-check every block, so corruption becomes an error wrapping
 // index.ErrCorrupt (file + offset), never a panic.
 //

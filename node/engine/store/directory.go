@@ -5,7 +5,8 @@
 //
 // Files are written once and never modified; every codec file carries a
 // header and a CRC32 footer (see the codec package) so corruption is detected
-// at open time rather than served.
+// — at open, before a merge copies a file, and at rest by the engine's
+// scrubber — rather than served.
 package store
 
 import "io"
