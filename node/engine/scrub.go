@@ -223,7 +223,7 @@ func (e *Engine) scrub(p *pacer, pass int64) error {
 	}
 	cs.mu.Unlock()
 	for _, name := range todo {
-		if e.w.isClosed() {
+		if e.Failure() != nil || e.w.isClosed() {
 			return nil
 		}
 		fc, err := verifyFile(p, e.dir, e.w.codec, name)
