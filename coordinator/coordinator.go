@@ -30,10 +30,10 @@ import (
 	"go.uber.org/zap"
 	"google.golang.org/grpc"
 
-	"github.com/sluice-search/sluice/cluster/meta"
 	"github.com/sluice-search/sluice/cluster/metadata"
 	"github.com/sluice-search/sluice/cluster/nodeconn"
 	"github.com/sluice-search/sluice/cluster/rpc"
+	"github.com/sluice-search/sluice/cluster/state"
 	"github.com/sluice-search/sluice/coordinator/allocator"
 	"github.com/sluice-search/sluice/coordinator/server"
 )
@@ -52,7 +52,7 @@ type Config struct {
 	// (and closed by Stop).
 	Etcd          *clientv3.Client
 	EtcdEndpoints []string
-	// Prefix of the cluster's keys. Default meta.DefaultPrefix.
+	// Prefix of the cluster's keys. Default state.DefaultPrefix.
 	Prefix      string
 	ClusterName string
 	// DataPath builds the data path; nil serves data RPCs as UNIMPLEMENTED.
@@ -87,8 +87,8 @@ func (c *Config) SetDefaults() {
 
 // Cluster is what a data path is built from.
 type Cluster struct {
-	Store    *meta.Store
-	Cache    *meta.Cache
+	Store    *state.Store
+	Cache    *state.Cache
 	Nodes    *nodeconn.Pool
 	Metadata *metadata.Service
 	Logger   *slog.Logger
@@ -124,8 +124,8 @@ func New(cfg Config) (*Coordinator, error) {
 		}
 		c.etcd, c.ownsEtcd = cl, true
 	}
-	store := meta.NewStore(c.etcd, cfg.Prefix)
-	cache := meta.NewCache(store, cfg.Logger)
+	store := state.NewStore(c.etcd, cfg.Prefix)
+	cache := state.NewCache(store, cfg.Logger)
 	nodes := nodeconn.New(cache)
 	for addr, cc := range cfg.LocalNodes {
 		nodes.AddLocal(addr, cc)

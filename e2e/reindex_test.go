@@ -20,7 +20,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/sluice-search/sluice/client"
-	"github.com/sluice-search/sluice/cluster/meta"
+	"github.com/sluice-search/sluice/cluster/state"
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
 )
 
@@ -432,11 +432,11 @@ func taskRecord(id string) *sluicev1.ReindexTaskRecord {
 	ec, err := clientv3.New(clientv3.Config{Endpoints: []string{c.etcdURL}, DialTimeout: 5 * time.Second})
 	Expect(err).NotTo(HaveOccurred())
 	defer ec.Close()
-	resp, err := ec.Get(ctx, meta.NewKeys("").Task(id))
+	resp, err := ec.Get(ctx, state.NewKeys("").Task(id))
 	Expect(err).NotTo(HaveOccurred())
 	Expect(resp.Kvs).To(HaveLen(1), "task %s in etcd", id)
 	rec := &sluicev1.ReindexTaskRecord{}
-	Expect(meta.Unmarshal(resp.Kvs[0].Value, rec)).To(Succeed())
+	Expect(state.Unmarshal(resp.Kvs[0].Value, rec)).To(Succeed())
 	return rec
 }
 

@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"syscall"
 
-	"github.com/sluice-search/sluice/cluster/meta"
+	"github.com/sluice-search/sluice/cluster/state"
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
 )
 
@@ -30,10 +30,10 @@ type ShardHost interface {
 	UpdateIndex(ctx context.Context, index *sluicev1.IndexInfo) error
 	// CloseShard commits and closes an open shard (it moved away, failed,
 	// or the node is shutting down).
-	CloseShard(ctx context.Context, id meta.ShardID) error
+	CloseShard(ctx context.Context, id state.ShardID) error
 	// DeleteShard removes a shard's data: its index was deleted. The shard
 	// has been closed first (if it was open).
-	DeleteShard(ctx context.Context, id meta.ShardID) error
+	DeleteShard(ctx context.Context, id state.ShardID) error
 }
 
 // FailureReporter is implemented by a ShardHost whose open shards can fail
@@ -42,21 +42,21 @@ type ShardHost interface {
 // refusal is reported FAILED with its reason, as a failed open is.
 type FailureReporter interface {
 	// ShardFailure returns why an open shard failed, or nil.
-	ShardFailure(id meta.ShardID) error
+	ShardFailure(id state.ShardID) error
 	// ShardFailures receives a value after a shard fails.
 	ShardFailures() <-chan struct{}
 }
 
 // Shard is one shard copy assigned to this node.
 type Shard struct {
-	ID           meta.ShardID
+	ID           state.ShardID
 	AllocationID string
 	// Path is the shard's directory: <data-dir>/<index-uuid>/<shard>.
 	Path string
 }
 
 // ShardPath is where a node keeps a shard's data.
-func ShardPath(dataDir string, id meta.ShardID) string {
+func ShardPath(dataDir string, id state.ShardID) string {
 	return filepath.Join(dataDir, id.Index, strconv.Itoa(id.Shard))
 }
 
@@ -79,10 +79,10 @@ func (h DirHost) OpenShard(_ context.Context, _ *sluicev1.IndexInfo, s Shard) er
 func (DirHost) UpdateIndex(context.Context, *sluicev1.IndexInfo) error { return nil }
 
 // CloseShard has nothing to close.
-func (DirHost) CloseShard(context.Context, meta.ShardID) error { return nil }
+func (DirHost) CloseShard(context.Context, state.ShardID) error { return nil }
 
 // DeleteShard removes the shard's directory, and the index's once empty.
-func (h DirHost) DeleteShard(_ context.Context, id meta.ShardID) error {
+func (h DirHost) DeleteShard(_ context.Context, id state.ShardID) error {
 	if err := os.RemoveAll(ShardPath(h.DataDir, id)); err != nil {
 		return fmt.Errorf("delete shard %s: %w", id, err)
 	}

@@ -37,9 +37,9 @@ import (
 	"go.uber.org/zap"
 	"google.golang.org/grpc"
 
-	"github.com/sluice-search/sluice/cluster/meta"
 	"github.com/sluice-search/sluice/cluster/registry"
 	"github.com/sluice-search/sluice/cluster/rpc"
+	"github.com/sluice-search/sluice/cluster/state"
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
 	"github.com/sluice-search/sluice/version"
 )
@@ -64,7 +64,7 @@ type Config struct {
 	// Etcd is a client to use; if nil, one is made from EtcdEndpoints.
 	Etcd          *clientv3.Client
 	EtcdEndpoints []string
-	// Prefix of the cluster's keys. Default meta.DefaultPrefix.
+	// Prefix of the cluster's keys. Default state.DefaultPrefix.
 	Prefix string
 	// LeaseTTL of the registration. Default 10s.
 	LeaseTTL time.Duration
@@ -85,8 +85,8 @@ type Node struct {
 	lock     *os.File
 	etcd     *clientv3.Client
 	ownsEtcd bool
-	store    *meta.Store
-	cache    *meta.Cache
+	store    *state.Store
+	cache    *state.Cache
 	reg      *registry.Registration
 	lis      net.Listener
 	grpc     *rpc.Server
@@ -135,8 +135,8 @@ func New(cfg Config) (_ *Node, err error) {
 		}
 		n.ownsEtcd = true
 	}
-	n.store = meta.NewStore(n.etcd, cfg.Prefix)
-	n.cache = meta.NewCache(n.store, n.cfg.Logger)
+	n.store = state.NewStore(n.etcd, cfg.Prefix)
+	n.cache = state.NewCache(n.store, n.cfg.Logger)
 	if n.lis, err = net.Listen("tcp", cfg.Listen); err != nil {
 		return nil, fmt.Errorf("node: listen: %w", err)
 	}
@@ -185,10 +185,10 @@ func (n *Node) Advertise() string {
 func (n *Node) Local() grpc.ClientConnInterface { return n.grpc.Local() }
 
 // Store is the cluster state store.
-func (n *Node) Store() *meta.Store { return n.store }
+func (n *Node) Store() *state.Store { return n.store }
 
 // Cache is the node's cluster state cache.
-func (n *Node) Cache() *meta.Cache { return n.cache }
+func (n *Node) Cache() *state.Cache { return n.cache }
 
 // Registration exposes the node's registration (for tests and status).
 func (n *Node) Registration() *registry.Registration { return n.reg }
@@ -196,7 +196,7 @@ func (n *Node) Registration() *registry.Registration { return n.reg }
 // registration is the node's nodes/<id> value.
 func (n *Node) registration() (string, error) {
 	free, total := diskUsage(n.cfg.DataDir)
-	return meta.Marshal(&sluicev1.NodeInfo{
+	return state.Marshal(&sluicev1.NodeInfo{
 		Address: n.Advertise(), Zone: n.cfg.Zone,
 		DiskFreeBytes: free, DiskTotalBytes: total, Version: version.Version,
 	})

@@ -15,8 +15,8 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/sluice-search/sluice/cluster/etcdtest"
-	"github.com/sluice-search/sluice/cluster/meta"
 	"github.com/sluice-search/sluice/cluster/metadata"
+	"github.com/sluice-search/sluice/cluster/state"
 	"github.com/sluice-search/sluice/coordinator/allocator"
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
 )
@@ -25,7 +25,7 @@ func quiet() *slog.Logger { return slog.New(slog.DiscardHandler) }
 
 type env struct {
 	c     *clientv3.Client
-	store *meta.Store
+	store *state.Store
 	md    *metadata.Service
 }
 
@@ -33,8 +33,8 @@ type env struct {
 func newEnv(t *testing.T) *env {
 	t.Helper()
 	c := etcdtest.New(t)
-	store := meta.NewStore(c, "")
-	cache := meta.NewCache(store, quiet())
+	store := state.NewStore(c, "")
+	cache := state.NewCache(store, quiet())
 	a := allocator.New(allocator.Config{Store: store, Cache: cache, ID: "c", SessionTTL: time.Second,
 		Interval: 100 * time.Millisecond, Logger: quiet()})
 	ctx, cancel := context.WithCancel(context.Background())
@@ -96,7 +96,7 @@ func TestNodeOpensReportsAndDeletes(t *testing.T) {
 	}
 	e.waitShards(t, "x", started)
 	for i := range 2 {
-		if _, err := os.Stat(ShardPath(dir, meta.ShardID{Index: info.Uuid, Shard: i})); err != nil {
+		if _, err := os.Stat(ShardPath(dir, state.ShardID{Index: info.Uuid, Shard: i})); err != nil {
 			t.Errorf("shard dir: %v", err)
 		}
 	}

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/sluice-search/sluice/cluster/meta"
+	"github.com/sluice-search/sluice/cluster/state"
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
 )
 
@@ -19,13 +19,13 @@ type reconciler struct {
 	nodeID  string
 	dataDir string
 	host    ShardHost
-	store   *meta.Store
-	cache   *meta.Cache
+	store   *state.Store
+	cache   *state.Cache
 	log     *slog.Logger
 
 	mu     sync.Mutex // held while reconciling; stop takes it to wait
-	open   map[meta.ShardID]*openShard
-	failed map[meta.ShardID]*openFailure
+	open   map[state.ShardID]*openShard
+	failed map[state.ShardID]*openFailure
 	halted bool
 }
 
@@ -51,9 +51,9 @@ type openShard struct {
 	indexRev int64 // mod revision of the index metadata it was given
 }
 
-func newReconciler(nodeID, dataDir string, host ShardHost, store *meta.Store, cache *meta.Cache, log *slog.Logger) *reconciler {
+func newReconciler(nodeID, dataDir string, host ShardHost, store *state.Store, cache *state.Cache, log *slog.Logger) *reconciler {
 	return &reconciler{nodeID: nodeID, dataDir: dataDir, host: host, store: store, cache: cache, log: log,
-		open: map[meta.ShardID]*openShard{}, failed: map[meta.ShardID]*openFailure{}}
+		open: map[state.ShardID]*openShard{}, failed: map[state.ShardID]*openFailure{}}
 }
 
 func (r *reconciler) run(ctx context.Context) {
@@ -90,21 +90,21 @@ func (r *reconciler) wanted(rt *sluicev1.ShardRouting) bool {
 	return false
 }
 
-func (r *reconciler) reconcile(ctx context.Context, st *meta.State) {
+func (r *reconciler) reconcile(ctx context.Context, st *state.Snapshot) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.halted {
 		return
 	}
 	type want struct {
-		x  *meta.Index
+		x  *state.Index
 		rt *sluicev1.ShardRouting
 	}
-	desired := map[meta.ShardID]want{}
+	desired := map[state.ShardID]want{}
 	now := time.Now()
 	for uuid, x := range st.ByUUID {
 		for n, sh := range x.Shards {
-			id := meta.ShardID{Index: uuid, Shard: n}
+			id := state.ShardID{Index: uuid, Shard: n}
 			if sh != nil && (r.wanted(sh.Routing) || r.retryDue(id, sh.Routing, now)) {
 				desired[id] = want{x, sh.Routing}
 			}
@@ -191,7 +191,7 @@ func (r *reconciler) reconcile(ctx context.Context, st *meta.State) {
 // retryDue reports whether a FAILED copy on this node is due for another
 // open: one this process has not tried (as after a restart), or one whose
 // backoff has passed with attempts left.
-func (r *reconciler) retryDue(id meta.ShardID, rt *sluicev1.ShardRouting, now time.Time) bool {
+func (r *reconciler) retryDue(id state.ShardID, rt *sluicev1.ShardRouting, now time.Time) bool {
 	if rt.GetNodeId() != r.nodeID || rt.GetState() != sluicev1.ShardState_SHARD_STATE_FAILED {
 		return false
 	}
@@ -201,11 +201,11 @@ func (r *reconciler) retryDue(id meta.ShardID, rt *sluicev1.ShardRouting, now ti
 
 // report writes a shard's state into its routing entry, guarded by the
 // allocation id; a stale report (the copy moved or was deleted) is dropped.
-func (r *reconciler) report(ctx context.Context, id meta.ShardID, rt *sluicev1.ShardRouting, state sluicev1.ShardState, reason string) {
-	err := r.store.SetShardState(ctx, id, r.nodeID, rt.GetAllocationId(), state, reason)
-	if err != nil && !errors.Is(err, meta.ErrStale) && ctx.Err() == nil {
+func (r *reconciler) report(ctx context.Context, id state.ShardID, rt *sluicev1.ShardRouting, to sluicev1.ShardState, reason string) {
+	err := r.store.SetShardState(ctx, id, r.nodeID, rt.GetAllocationId(), to, reason)
+	if err != nil && !errors.Is(err, state.ErrStale) && ctx.Err() == nil {
 		// Retried by the next reconcile (timer or change).
-		r.log.Warn("report shard state", "shard", id, "state", state.String(), "err", err)
+		r.log.Warn("report shard state", "shard", id, "state", to.String(), "err", err)
 	}
 }
 
@@ -229,10 +229,10 @@ func (r *reconciler) closeAll(ctx context.Context) {
 }
 
 // openShards lists the open shards (for tests).
-func (r *reconciler) openShards() []meta.ShardID {
+func (r *reconciler) openShards() []state.ShardID {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	out := make([]meta.ShardID, 0, len(r.open))
+	out := make([]state.ShardID, 0, len(r.open))
 	for id := range r.open {
 		out = append(out, id)
 	}

@@ -4,12 +4,12 @@
 // dynamic mapping updates.
 //
 // Every change is one guarded etcd transaction built from a state read
-// (meta.Store.Update): creation checks the index and alias keys are absent;
+// (state.Store.Update): creation checks the index and alias keys are absent;
 // deletion removes the index key, its routing prefix and its alias entries
 // together; alias actions apply all or nothing. A transaction whose guards
 // fail re-reads and retries, so concurrent callers serialize without locks.
 //
-// Errors wrap meta.ErrInvalid, meta.ErrNotFound or meta.ErrAlreadyExists and
+// Errors wrap state.ErrInvalid, state.ErrNotFound or state.ErrAlreadyExists and
 // name the offending field or name; mapping to gRPC codes happens at the
 // edge (coordinator/server).
 //

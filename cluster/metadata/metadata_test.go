@@ -12,7 +12,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/sluice-search/sluice/cluster/etcdtest"
-	"github.com/sluice-search/sluice/cluster/meta"
+	"github.com/sluice-search/sluice/cluster/state"
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
 )
 
@@ -45,7 +45,7 @@ func TestValidateName(t *testing.T) {
 			}
 			continue
 		}
-		if !errors.Is(err, meta.ErrInvalid) || !strings.Contains(err.Error(), tt.want) {
+		if !errors.Is(err, state.ErrInvalid) || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("ValidateName(%q) = %v, want error containing %q", tt.name, err, tt.want)
 		}
 	}
@@ -72,7 +72,7 @@ func TestNormalizeSettings(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			got, err := NormalizeSettings(tt.in)
 			if tt.want != "" {
-				if !errors.Is(err, meta.ErrInvalid) || !strings.Contains(err.Error(), tt.want) {
+				if !errors.Is(err, state.ErrInvalid) || !strings.Contains(err.Error(), tt.want) {
 					t.Fatalf("err = %v, want %q", err, tt.want)
 				}
 				return
@@ -122,7 +122,7 @@ func TestValidateMapping(t *testing.T) {
 				}
 				return
 			}
-			if !errors.Is(err, meta.ErrInvalid) || !strings.Contains(err.Error(), tt.want) {
+			if !errors.Is(err, state.ErrInvalid) || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("err = %v, want %q", err, tt.want)
 			}
 		})
@@ -149,7 +149,7 @@ func TestMergeMapping(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			got, err := MergeMapping(cur, &sluicev1.Mapping{Properties: tt.update})
 			if tt.want != "" {
-				if !errors.Is(err, meta.ErrInvalid) || !strings.Contains(err.Error(), tt.want) {
+				if !errors.Is(err, state.ErrInvalid) || !strings.Contains(err.Error(), tt.want) {
 					t.Fatalf("err = %v, want %q", err, tt.want)
 				}
 				return
@@ -168,7 +168,7 @@ func TestMergeMapping(t *testing.T) {
 }
 
 func newService(t *testing.T) *Service {
-	return New(meta.NewStore(etcdtest.New(t), ""))
+	return New(state.NewStore(etcdtest.New(t), ""))
 }
 
 func create(t *testing.T, s *Service, name string, shards int32, aliases ...string) *sluicev1.IndexInfo {
@@ -196,10 +196,10 @@ func TestCreateGetDelete(t *testing.T) {
 	if info.Health != sluicev1.HealthStatus_HEALTH_STATUS_RED {
 		t.Errorf("health %v with unassigned shards", info.Health)
 	}
-	if _, err := s.CreateIndex(ctx, &sluicev1.CreateIndexRequest{Name: "logs"}, CreateOptions{}); !errors.Is(err, meta.ErrAlreadyExists) {
+	if _, err := s.CreateIndex(ctx, &sluicev1.CreateIndexRequest{Name: "logs"}, CreateOptions{}); !errors.Is(err, state.ErrAlreadyExists) {
 		t.Errorf("second create: %v", err)
 	}
-	if _, err := s.CreateIndex(ctx, &sluicev1.CreateIndexRequest{Name: "all"}, CreateOptions{}); !errors.Is(err, meta.ErrInvalid) {
+	if _, err := s.CreateIndex(ctx, &sluicev1.CreateIndexRequest{Name: "all"}, CreateOptions{}); !errors.Is(err, state.ErrInvalid) {
 		t.Errorf("create with an alias's name: %v", err)
 	}
 	got, err := s.GetIndex(ctx, "current")
@@ -207,7 +207,7 @@ func TestCreateGetDelete(t *testing.T) {
 		t.Fatalf("GetIndex(alias) = %v, %v", got, err)
 	}
 	create(t, s, "other", 1, "all")
-	if _, err := s.GetIndex(ctx, "all"); !errors.Is(err, meta.ErrInvalid) {
+	if _, err := s.GetIndex(ctx, "all"); !errors.Is(err, state.ErrInvalid) {
 		t.Errorf("GetIndex(alias of two) = %v", err)
 	}
 
@@ -226,7 +226,7 @@ func TestCreateGetDelete(t *testing.T) {
 	if len(resp.Kvs) != 0 {
 		t.Errorf("%d routing keys left", len(resp.Kvs))
 	}
-	if _, err := s.DeleteIndex(ctx, "logs"); !errors.Is(err, meta.ErrNotFound) {
+	if _, err := s.DeleteIndex(ctx, "logs"); !errors.Is(err, state.ErrNotFound) {
 		t.Errorf("second delete: %v", err)
 	}
 }
@@ -262,7 +262,7 @@ func TestConcurrentCreateOneWins(t *testing.T) {
 		switch {
 		case err == nil:
 			ok++
-		case errors.Is(err, meta.ErrAlreadyExists):
+		case errors.Is(err, state.ErrAlreadyExists):
 			exists++
 		default:
 			t.Errorf("unexpected: %v", err)
@@ -298,14 +298,14 @@ func TestUpdateAliases(t *testing.T) {
 		err     error
 		msg     string
 	}{
-		{"missing index", []*sluicev1.AliasAction{{Type: add, Alias: "x", Index: "nope"}}, meta.ErrNotFound, "nope"},
-		{"alias equals an index", []*sluicev1.AliasAction{{Type: add, Alias: "v1", Index: "v2"}}, meta.ErrInvalid, "index with the same name"},
-		{"bad alias name", []*sluicev1.AliasAction{{Type: add, Alias: "Bad", Index: "v2"}}, meta.ErrInvalid, "lowercase"},
-		{"remove absent", []*sluicev1.AliasAction{{Type: remove, Alias: "live", Index: "v1"}}, meta.ErrNotFound, "live"},
-		{"no type", []*sluicev1.AliasAction{{Alias: "x", Index: "v1"}}, meta.ErrInvalid, "type"},
+		{"missing index", []*sluicev1.AliasAction{{Type: add, Alias: "x", Index: "nope"}}, state.ErrNotFound, "nope"},
+		{"alias equals an index", []*sluicev1.AliasAction{{Type: add, Alias: "v1", Index: "v2"}}, state.ErrInvalid, "index with the same name"},
+		{"bad alias name", []*sluicev1.AliasAction{{Type: add, Alias: "Bad", Index: "v2"}}, state.ErrInvalid, "lowercase"},
+		{"remove absent", []*sluicev1.AliasAction{{Type: remove, Alias: "live", Index: "v1"}}, state.ErrNotFound, "live"},
+		{"no type", []*sluicev1.AliasAction{{Alias: "x", Index: "v1"}}, state.ErrInvalid, "type"},
 		{"atomic: second fails, first not applied", []*sluicev1.AliasAction{
 			{Type: add, Alias: "extra", Index: "v1"},
-			{Type: add, Alias: "extra", Index: "nope"}}, meta.ErrNotFound, "nope"},
+			{Type: add, Alias: "extra", Index: "nope"}}, state.ErrNotFound, "nope"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -328,7 +328,7 @@ func TestSettingsAndMapping(t *testing.T) {
 	if err != nil || info.Settings.RefreshInterval.AsDuration() != -1 || info.Settings.NumberOfShards != 2 {
 		t.Fatalf("UpdateSettings = %v, %v", info.GetSettings(), err)
 	}
-	if _, err := s.UpdateSettings(ctx, "x", &sluicev1.IndexSettings{NumberOfShards: 4}); !errors.Is(err, meta.ErrInvalid) || !strings.Contains(err.Error(), "static") {
+	if _, err := s.UpdateSettings(ctx, "x", &sluicev1.IndexSettings{NumberOfShards: 4}); !errors.Is(err, state.ErrInvalid) || !strings.Contains(err.Error(), "static") {
 		t.Errorf("static change: %v", err)
 	}
 	m := &sluicev1.Mapping{Properties: map[string]*sluicev1.FieldMapping{"n": field(long)}}
@@ -336,10 +336,10 @@ func TestSettingsAndMapping(t *testing.T) {
 		t.Fatal(err)
 	}
 	m2 := &sluicev1.Mapping{Properties: map[string]*sluicev1.FieldMapping{"n": field(keyword)}}
-	if _, err := s.PutMapping(ctx, "x", m2); !errors.Is(err, meta.ErrInvalid) || !strings.Contains(err.Error(), "field [n]") {
+	if _, err := s.PutMapping(ctx, "x", m2); !errors.Is(err, state.ErrInvalid) || !strings.Contains(err.Error(), "field [n]") {
 		t.Errorf("conflict: %v", err)
 	}
-	if _, err := s.PutMapping(ctx, "nope", m); !errors.Is(err, meta.ErrNotFound) {
+	if _, err := s.PutMapping(ctx, "nope", m); !errors.Is(err, state.ErrNotFound) {
 		t.Errorf("missing index: %v", err)
 	}
 }
@@ -349,7 +349,7 @@ func TestCreateColocated(t *testing.T) {
 	ctx := context.Background()
 	src := create(t, s, "src", 2)
 	// Two live nodes, the source's shards on them (as the allocator would).
-	var tx meta.Txn
+	var tx state.Txn
 	k := s.Store.Keys
 	for i, n := range []string{"n1", "n2"} {
 		tx.Put(k.Node(n), &sluicev1.NodeInfo{Address: "x"})
@@ -361,7 +361,7 @@ func TestCreateColocated(t *testing.T) {
 	}
 	dst, err := s.CreateIndex(ctx, &sluicev1.CreateIndexRequest{Name: "dst",
 		Settings: &sluicev1.IndexSettings{NumberOfShards: 4, NumberOfRoutingShards: 2}}, CreateOptions{ColocateWith: "src"})
-	if !errors.Is(err, meta.ErrInvalid) {
+	if !errors.Is(err, state.ErrInvalid) {
 		t.Fatalf("routing shards must match: %v %v", dst, err)
 	}
 	// Source routing shards are 2; the destination needs the same.

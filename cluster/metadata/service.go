@@ -11,15 +11,15 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
-	"github.com/sluice-search/sluice/cluster/meta"
 	"github.com/sluice-search/sluice/cluster/placement"
 	"github.com/sluice-search/sluice/cluster/routing"
+	"github.com/sluice-search/sluice/cluster/state"
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
 )
 
 // Service is the metadata API over a cluster's etcd state.
 type Service struct {
-	Store *meta.Store
+	Store *state.Store
 	// Now and NewID are replaceable for tests.
 	Now   func() time.Time
 	NewID func() string
@@ -30,7 +30,7 @@ type Service struct {
 }
 
 // New returns a Service over store.
-func New(store *meta.Store) *Service {
+func New(store *state.Store) *Service {
 	return &Service{Store: store, Now: time.Now, NewID: uuid.NewString, MaxTxnOps: 128}
 }
 
@@ -88,11 +88,11 @@ func (s *Service) CreateIndex(ctx context.Context, req *sluicev1.CreateIndexRequ
 	}
 	var entries []*sluicev1.ShardRouting
 	aliases := slices.Compact(slices.Sorted(slices.Values(req.GetAliases())))
-	_, err = s.Store.Update(ctx, func(st *meta.State) (*meta.Txn, error) {
+	_, err = s.Store.Update(ctx, func(st *state.Snapshot) (*state.Txn, error) {
 		k := s.Store.Keys
-		var t meta.Txn
+		var t state.Txn
 		if _, ok := st.Indices[name]; ok {
-			return nil, fmt.Errorf("index [%s]: %w", name, meta.ErrAlreadyExists)
+			return nil, fmt.Errorf("index [%s]: %w", name, state.ErrAlreadyExists)
 		}
 		if _, ok := st.Aliases[name]; ok {
 			return nil, invalid("invalid index name [%s]: an alias with the same name exists", name)
@@ -144,7 +144,7 @@ func (s *Service) maxOps() int {
 
 // initialRouting builds the routing entries of a new index: unassigned, or
 // placed next to the source index's shards.
-func (s *Service) initialRouting(st *meta.State, t *meta.Txn, n int, opts CreateOptions) ([]*sluicev1.ShardRouting, error) {
+func (s *Service) initialRouting(st *state.Snapshot, t *state.Txn, n int, opts CreateOptions) ([]*sluicev1.ShardRouting, error) {
 	entries := make([]*sluicev1.ShardRouting, n)
 	for i := range entries {
 		entries[i] = &sluicev1.ShardRouting{Shard: int32(i), Primary: true,
@@ -160,7 +160,7 @@ func (s *Service) initialRouting(st *meta.State, t *meta.Txn, n int, opts Create
 	return entries, s.colocate(st, t, src, entries)
 }
 
-func (s *Service) colocate(st *meta.State, t *meta.Txn, src *meta.Index, entries []*sluicev1.ShardRouting) error {
+func (s *Service) colocate(st *state.Snapshot, t *state.Txn, src *state.Index, entries []*sluicev1.ShardRouting) error {
 	srcParams := paramsOf(src.Meta.GetSettings())
 	srcNodes := make([]string, len(src.Shards))
 	for i, sh := range src.Shards {
@@ -203,12 +203,12 @@ func (s *Service) finishCreate(ctx context.Context, info *sluicev1.IndexInfo, re
 	for len(rest) > 0 {
 		batch := rest[:min(len(rest), s.maxOps()-1)]
 		rest = rest[len(batch):]
-		_, err := s.Store.Update(ctx, func(st *meta.State) (*meta.Txn, error) {
+		_, err := s.Store.Update(ctx, func(st *state.Snapshot) (*state.Txn, error) {
 			x, ok := st.Indices[info.Name]
 			if !ok || x.UUID() != info.Uuid {
-				return nil, fmt.Errorf("index [%s] was deleted while being created: %w", info.Name, meta.ErrNotFound)
+				return nil, fmt.Errorf("index [%s] was deleted while being created: %w", info.Name, state.ErrNotFound)
 			}
-			var t meta.Txn
+			var t state.Txn
 			t.Unchanged(k.Index(info.Name), x.ModRevision)
 			for _, e := range batch {
 				t.Put(k.Shard(info.Uuid, int(e.Shard)), e)
@@ -231,17 +231,17 @@ func (s *Service) finishCreate(ctx context.Context, info *sluicev1.IndexInfo, re
 // transaction. Nodes see the routing go and delete the shards' data.
 func (s *Service) DeleteIndex(ctx context.Context, name string) (string, error) {
 	var uuid string
-	_, err := s.Store.Update(ctx, func(st *meta.State) (*meta.Txn, error) {
+	_, err := s.Store.Update(ctx, func(st *state.Snapshot) (*state.Txn, error) {
 		k := s.Store.Keys
 		x, ok := st.Indices[name]
 		if !ok {
 			if _, isAlias := st.Aliases[name]; isAlias {
 				return nil, invalid("[%s] is an alias; delete indices by name", name)
 			}
-			return nil, meta.NotFoundf("no such index [%s]", name)
+			return nil, state.NotFoundf("no such index [%s]", name)
 		}
 		uuid = x.UUID()
-		var t meta.Txn
+		var t state.Txn
 		t.Unchanged(k.Index(name), x.ModRevision)
 		t.Delete(k.Index(name))
 		t.DeletePrefix(k.IndexRouting(uuid))
@@ -302,7 +302,7 @@ func (s *Service) ListIndices(ctx context.Context, prefix string) ([]*sluicev1.I
 // single-index alias) with compare-and-swap, retrying on conflict.
 func (s *Service) updateIndex(ctx context.Context, name string, fn func(*sluicev1.IndexInfo) error) (*sluicev1.IndexInfo, error) {
 	var target string
-	_, err := s.Store.Update(ctx, func(st *meta.State) (*meta.Txn, error) {
+	_, err := s.Store.Update(ctx, func(st *state.Snapshot) (*state.Txn, error) {
 		x, err := st.ResolveOne(name)
 		if err != nil {
 			return nil, err
@@ -312,7 +312,7 @@ func (s *Service) updateIndex(ctx context.Context, name string, fn func(*sluicev
 		if err := fn(m); err != nil {
 			return nil, err
 		}
-		var t meta.Txn
+		var t state.Txn
 		if proto.Equal(m, x.Meta) {
 			return &t, nil
 		}
@@ -369,9 +369,9 @@ func (s *Service) UpdateAliases(ctx context.Context, actions []*sluicev1.AliasAc
 			return invalid("actions[%d]: type must be ADD or REMOVE", i)
 		}
 	}
-	_, err := s.Store.Update(ctx, func(st *meta.State) (*meta.Txn, error) {
+	_, err := s.Store.Update(ctx, func(st *state.Snapshot) (*state.Txn, error) {
 		k := s.Store.Keys
-		var t meta.Txn
+		var t state.Txn
 		work := map[string]*sluicev1.AliasInfo{}
 		get := func(alias string) *sluicev1.AliasInfo {
 			if ai, ok := work[alias]; ok {
@@ -396,7 +396,7 @@ func (s *Service) UpdateAliases(ctx context.Context, actions []*sluicev1.AliasAc
 			}
 			x, ok := st.Indices[index]
 			if !ok {
-				return nil, meta.NotFoundf("actions[%d]: no such index [%s]", i, index)
+				return nil, state.NotFoundf("actions[%d]: no such index [%s]", i, index)
 			}
 			// The index must still exist, and no index named like the
 			// alias may appear, when the aliases are written.
@@ -421,7 +421,7 @@ func (s *Service) UpdateAliases(ctx context.Context, actions []*sluicev1.AliasAc
 				}
 			case sluicev1.AliasActionType_ALIAS_ACTION_TYPE_REMOVE:
 				if !slices.Contains(ai.Indices, index) {
-					return nil, meta.NotFoundf("actions[%d]: alias [%s] does not point at index [%s]", i, alias, index)
+					return nil, state.NotFoundf("actions[%d]: alias [%s] does not point at index [%s]", i, alias, index)
 				}
 				*ai = *withoutIndex(ai, index)
 			}
@@ -449,7 +449,7 @@ func (s *Service) ListAliases(ctx context.Context, prefix string) ([]*sluicev1.A
 }
 
 // Aliases returns the state's aliases starting with prefix, sorted.
-func Aliases(st *meta.State, prefix string) []*sluicev1.AliasInfo {
+func Aliases(st *state.Snapshot, prefix string) []*sluicev1.AliasInfo {
 	var out []*sluicev1.AliasInfo
 	for name, a := range st.Aliases {
 		if len(name) >= len(prefix) && name[:len(prefix)] == prefix {

@@ -8,14 +8,14 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
-	"github.com/sluice-search/sluice/cluster/meta"
 	"github.com/sluice-search/sluice/cluster/routing"
+	"github.com/sluice-search/sluice/cluster/state"
 	"github.com/sluice-search/sluice/node/engine/analysis"
 	"github.com/sluice-search/sluice/node/engine/document"
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
 )
 
-func invalid(format string, args ...any) error { return meta.Invalidf(format, args...) }
+func invalid(format string, args ...any) error { return state.Invalidf(format, args...) }
 
 // ValidateName checks an index or alias name against Elasticsearch's rules:
 // lowercase, at most 255 bytes, not starting with -, _ or +, none of

@@ -19,14 +19,14 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/keepalive"
 
-	"github.com/sluice-search/sluice/cluster/meta"
 	"github.com/sluice-search/sluice/cluster/rpc"
+	"github.com/sluice-search/sluice/cluster/state"
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
 )
 
 // Pool caches connections to data nodes.
 type Pool struct {
-	cache *meta.Cache
+	cache *state.Cache
 	opts  []grpc.DialOption
 
 	mu     sync.Mutex
@@ -46,7 +46,7 @@ func (p *Pool) AddLocal(addr string, cc grpc.ClientConnInterface) {
 
 // New returns a pool resolving node ids through cache. opts are added to
 // the defaults (insecure transport, message limits, keep-alive).
-func New(cache *meta.Cache, opts ...grpc.DialOption) *Pool {
+func New(cache *state.Cache, opts ...grpc.DialOption) *Pool {
 	base := []grpc.DialOption{
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(rpc.MaxMessageBytes), grpc.MaxCallSendMsgSize(rpc.MaxMessageBytes)),
@@ -55,7 +55,7 @@ func New(cache *meta.Cache, opts ...grpc.DialOption) *Pool {
 	return &Pool{cache: cache, opts: append(base, opts...), conns: map[string]*grpc.ClientConn{}, local: map[string]grpc.ClientConnInterface{}}
 }
 
-// Client returns a Node client for a live node; meta.ErrNotFound if the
+// Client returns a Node client for a live node; state.ErrNotFound if the
 // node is not registered.
 func (p *Pool) Client(nodeID string) (sluicev1.NodeClient, error) {
 	st := p.cache.State()
@@ -64,7 +64,7 @@ func (p *Pool) Client(nodeID string) (sluicev1.NodeClient, error) {
 	}
 	addr, ok := st.NodeAddress(nodeID)
 	if !ok {
-		return nil, fmt.Errorf("node [%s]: %w", nodeID, meta.ErrNotFound)
+		return nil, fmt.Errorf("node [%s]: %w", nodeID, state.ErrNotFound)
 	}
 	conn, err := p.conn(addr)
 	if err != nil {

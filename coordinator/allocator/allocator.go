@@ -29,16 +29,16 @@ import (
 	"go.etcd.io/etcd/client/v3/concurrency"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/sluice-search/sluice/cluster/meta"
 	"github.com/sluice-search/sluice/cluster/placement"
+	"github.com/sluice-search/sluice/cluster/state"
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
 )
 
 // Config configures an Allocator.
 type Config struct {
-	Store *meta.Store
+	Store *state.Store
 	// Cache supplies state changes; it must be running.
-	Cache *meta.Cache
+	Cache *state.Cache
 	// ID identifies this coordinator in the election.
 	ID string
 	// SessionTTL is the election session's lease TTL: how long a dead
@@ -81,7 +81,7 @@ func (a *Allocator) IsLeader() bool { return a.leader.Load() }
 
 // Leader returns the id of the coordinator holding the allocator role, or
 // "" if none does.
-func Leader(ctx context.Context, c *clientv3.Client, keys meta.Keys) (string, error) {
+func Leader(ctx context.Context, c *clientv3.Client, keys state.Keys) (string, error) {
 	resp, err := c.Get(ctx, keys.Election()+"/", clientv3.WithFirstCreate()...)
 	if err != nil {
 		return "", fmt.Errorf("allocator: read leader: %w", err)
@@ -149,7 +149,7 @@ func (a *Allocator) lead(ctx context.Context, guard clientv3.Cmp) error {
 		if st := a.cfg.Cache.State(); st != nil {
 			err := a.allocate(ctx, st, guard)
 			switch {
-			case errors.Is(err, meta.ErrConflict):
+			case errors.Is(err, state.ErrConflict):
 				// Our view was stale or we lost the role; a fresh state
 				// (or the session ending) follows.
 				a.cfg.Logger.Debug("allocation conflicted; waiting for a fresh state")
@@ -182,10 +182,10 @@ type Change struct {
 }
 
 // Plan computes the routing changes the allocator wants for st.
-func Plan(st *meta.State, keys meta.Keys, newID func() string) []Change {
+func Plan(st *state.Snapshot, keys state.Keys, newID func() string) []Change {
 	var ups []Change
 	var pending []placement.Shard
-	where := map[meta.ShardID]*meta.Shard{}
+	where := map[state.ShardID]*state.Shard{}
 	for uuid, x := range st.ByUUID {
 		for n, sh := range x.Shards {
 			if sh == nil {
@@ -195,7 +195,7 @@ func Plan(st *meta.State, keys meta.Keys, newID func() string) []Change {
 			switch {
 			case r.GetNodeId() == "":
 				pending = append(pending, placement.Shard{Index: uuid, Shard: n})
-				where[meta.ShardID{Index: uuid, Shard: n}] = sh
+				where[state.ShardID{Index: uuid, Shard: n}] = sh
 			case !st.Live(r.GetNodeId()) && r.GetState() != sluicev1.ShardState_SHARD_STATE_NODE_LEFT:
 				nr := proto.Clone(r).(*sluicev1.ShardRouting)
 				nr.State = sluicev1.ShardState_SHARD_STATE_NODE_LEFT
@@ -205,7 +205,7 @@ func Plan(st *meta.State, keys meta.Keys, newID func() string) []Change {
 		}
 	}
 	for _, d := range placement.Place(st.PlacementNodes(), st.PlacementCopies(), pending) {
-		sh := where[meta.ShardID{Index: d.Shard.Index, Shard: d.Shard.Shard}]
+		sh := where[state.ShardID{Index: d.Shard.Index, Shard: d.Shard.Shard}]
 		nr := proto.Clone(sh.Routing).(*sluicev1.ShardRouting)
 		if d.Node == "" {
 			if nr.Reason == d.Reason {
@@ -221,7 +221,7 @@ func Plan(st *meta.State, keys meta.Keys, newID func() string) []Change {
 }
 
 // allocate writes st's plan in transactions of MaxTxnEntries entries.
-func (a *Allocator) allocate(ctx context.Context, st *meta.State, guard clientv3.Cmp) error {
+func (a *Allocator) allocate(ctx context.Context, st *state.Snapshot, guard clientv3.Cmp) error {
 	ups := Plan(st, a.cfg.Store.Keys, uuid.NewString)
 	if len(ups) == 0 {
 		return nil
@@ -229,7 +229,7 @@ func (a *Allocator) allocate(ctx context.Context, st *meta.State, guard clientv3
 	for len(ups) > 0 {
 		batch := ups[:min(len(ups), a.cfg.MaxTxnEntries)]
 		ups = ups[len(batch):]
-		var t meta.Txn
+		var t state.Txn
 		t.If(guard)
 		for _, u := range batch {
 			t.Unchanged(u.Key, u.ModRevision)

@@ -11,8 +11,8 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/sluice-search/sluice/cluster/etcdtest"
-	"github.com/sluice-search/sluice/cluster/meta"
 	"github.com/sluice-search/sluice/cluster/metadata"
+	"github.com/sluice-search/sluice/cluster/state"
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
 )
 
@@ -26,8 +26,8 @@ func coordinator(t *testing.T, ctx context.Context, endpoints []string, id strin
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Close() })
-	store := meta.NewStore(c, "")
-	cache := meta.NewCache(store, quiet())
+	store := state.NewStore(c, "")
+	cache := state.NewCache(store, quiet())
 	a := New(Config{Store: store, Cache: cache, ID: id, SessionTTL: time.Second, Interval: 200 * time.Millisecond, Logger: quiet()})
 	done := make(chan struct{}, 2)
 	go func() { cache.Run(ctx); done <- struct{}{} }()
@@ -36,16 +36,16 @@ func coordinator(t *testing.T, ctx context.Context, endpoints []string, id strin
 	return a
 }
 
-func addNode(t *testing.T, s *meta.Store, id, zone string) {
+func addNode(t *testing.T, s *state.Store, id, zone string) {
 	t.Helper()
-	var tx meta.Txn
+	var tx state.Txn
 	tx.Put(s.Keys.Node(id), &sluicev1.NodeInfo{Address: "127.0.0.1:1", Zone: zone, DiskFreeBytes: 100, DiskTotalBytes: 200})
 	if err := s.Commit(context.Background(), &tx); err != nil {
 		t.Fatal(err)
 	}
 }
 
-func waitIndex(t *testing.T, s *meta.Store, name string, pred func(*sluicev1.IndexInfo) bool) *sluicev1.IndexInfo {
+func waitIndex(t *testing.T, s *state.Store, name string, pred func(*sluicev1.IndexInfo) bool) *sluicev1.IndexInfo {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	var info *sluicev1.IndexInfo
@@ -75,7 +75,7 @@ func allAssigned(info *sluicev1.IndexInfo) bool {
 func TestElectionFailoverAndPlacement(t *testing.T) {
 	srv := etcdtest.Start(t)
 	c := etcdtest.Client(t, srv)
-	s := meta.NewStore(c, "")
+	s := state.NewStore(c, "")
 	md := metadata.New(s)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -135,7 +135,7 @@ func TestElectionFailoverAndPlacement(t *testing.T) {
 func TestNodeLeftWaitsForNode(t *testing.T) {
 	srv := etcdtest.Start(t)
 	c := etcdtest.Client(t, srv)
-	s := meta.NewStore(c, "")
+	s := state.NewStore(c, "")
 	md := metadata.New(s)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -170,7 +170,7 @@ func TestNodeLeftWaitsForNode(t *testing.T) {
 
 func TestPlanNoNodes(t *testing.T) {
 	srv := etcdtest.Start(t)
-	s := meta.NewStore(etcdtest.Client(t, srv), "")
+	s := state.NewStore(etcdtest.Client(t, srv), "")
 	md := metadata.New(s)
 	if _, err := md.CreateIndex(context.Background(), &sluicev1.CreateIndexRequest{Name: "x"}, metadata.CreateOptions{}); err != nil {
 		t.Fatal(err)

@@ -17,9 +17,9 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/sluice-search/sluice/cluster/fanout"
-	"github.com/sluice-search/sluice/cluster/meta"
 	"github.com/sluice-search/sluice/cluster/metadata"
 	"github.com/sluice-search/sluice/cluster/routing"
+	"github.com/sluice-search/sluice/cluster/state"
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
 )
 
@@ -117,7 +117,7 @@ func (d *DataPath) bulk(ctx context.Context, defaultIndex string, items []*sluic
 
 // routeItem validates an item and finds its shard; the returned item has
 // its id filled.
-func (d *DataPath) routeItem(st *meta.State, name string, it *sluicev1.BulkItem) (target, *sluicev1.BulkItem, error) {
+func (d *DataPath) routeItem(st *state.Snapshot, name string, it *sluicev1.BulkItem) (target, *sluicev1.BulkItem, error) {
 	if name == "" {
 		return target{}, nil, invalidf("item names no index and the request has no default index")
 	}
@@ -231,10 +231,10 @@ func (d *DataPath) awaitShard(ctx context.Context, t target, deadline time.Time)
 	case <-wctx.Done():
 	case <-time.After(50 * time.Millisecond):
 	}
-	_, err := d.cache.WaitFor(wctx, func(st *meta.State) bool {
+	_, err := d.cache.WaitFor(wctx, func(st *state.Snapshot) bool {
 		x, ok := st.ByUUID[t.uuid]
 		if !ok {
-			lastErr = fmt.Errorf("index [%s]: %w", t.index, meta.ErrNotFound)
+			lastErr = fmt.Errorf("index [%s]: %w", t.index, state.ErrNotFound)
 			return true
 		}
 		found, lastErr = shardTarget(st, x, t.shard)

@@ -11,9 +11,9 @@ import (
 
 	"golang.org/x/sync/semaphore"
 
-	"github.com/sluice-search/sluice/cluster/meta"
 	"github.com/sluice-search/sluice/cluster/nodeconn"
 	"github.com/sluice-search/sluice/cluster/routing"
+	"github.com/sluice-search/sluice/cluster/state"
 	"github.com/sluice-search/sluice/coordinator"
 	"github.com/sluice-search/sluice/coordinator/server"
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
@@ -82,7 +82,7 @@ var _ Nodes = (*nodeconn.Pool)(nil)
 // DataPath implements the coordinator's server.DataPath.
 type DataPath struct {
 	server.NoDataPath // reindex tasks: issue 6
-	cache             *meta.Cache
+	cache             *state.Cache
 	nodes             Nodes
 	opts              Options
 
@@ -93,7 +93,7 @@ type DataPath struct {
 var _ server.DataPath = (*DataPath)(nil)
 
 // New returns a data path over a state cache and node clients.
-func New(cache *meta.Cache, nodes Nodes, opts Options) *DataPath {
+func New(cache *state.Cache, nodes Nodes, opts Options) *DataPath {
 	opts.SetDefaults()
 	return &DataPath{cache: cache, nodes: nodes, opts: opts, budgets: map[string]*semaphore.Weighted{}}
 }
@@ -137,7 +137,7 @@ func invalidf(format string, args ...any) error {
 }
 
 // state returns the current cluster state.
-func (d *DataPath) state(ctx context.Context) (*meta.State, error) {
+func (d *DataPath) state(ctx context.Context) (*state.Snapshot, error) {
 	if st := d.cache.State(); st != nil {
 		return st, nil
 	}
@@ -159,7 +159,7 @@ func (t target) id() *sluicev1.ShardID {
 	return &sluicev1.ShardID{IndexUuid: t.uuid, Shard: int32(t.shard)}
 }
 
-func params(x *meta.Index) routing.Params {
+func params(x *state.Index) routing.Params {
 	s := x.Meta.GetSettings()
 	p := routing.Params{Shards: int(s.GetNumberOfShards()), RoutingShards: int(s.GetNumberOfRoutingShards())}
 	if p.RoutingShards == 0 {
@@ -169,7 +169,7 @@ func params(x *meta.Index) routing.Params {
 }
 
 // shardTarget resolves where shard n of x lives now.
-func shardTarget(st *meta.State, x *meta.Index, n int) (target, error) {
+func shardTarget(st *state.Snapshot, x *state.Index, n int) (target, error) {
 	t := target{index: x.Name(), uuid: x.UUID(), shard: n}
 	if n < 0 || n >= len(x.Shards) || x.Shards[n] == nil {
 		return t, fmt.Errorf("[%s][%d]: %w: no routing entry", t.index, n, ErrUnavailable)
@@ -185,12 +185,12 @@ func shardTarget(st *meta.State, x *meta.Index, n int) (target, error) {
 
 // resolve returns the indices names mean (all indices for none), sorted by
 // name without duplicates.
-func resolve(st *meta.State, names []string) ([]*meta.Index, error) {
+func resolve(st *state.Snapshot, names []string) ([]*state.Index, error) {
 	if len(names) == 0 {
 		names = st.IndexNames("")
 	}
 	seen := map[string]bool{}
-	var out []*meta.Index
+	var out []*state.Index
 	for _, n := range names {
 		xs, err := st.Resolve(n)
 		if err != nil {
@@ -209,7 +209,7 @@ func resolve(st *meta.State, names []string) ([]*meta.Index, error) {
 
 // allShards lists every shard of the indices in (index, shard) order; shards
 // without a started copy are returned as failures.
-func allShards(st *meta.State, xs []*meta.Index) ([]target, []*sluicev1.ShardFailure) {
+func allShards(st *state.Snapshot, xs []*state.Index) ([]target, []*sluicev1.ShardFailure) {
 	var ts []target
 	var fails []*sluicev1.ShardFailure
 	for _, x := range xs {

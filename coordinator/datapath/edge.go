@@ -10,7 +10,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/durationpb"
 
-	"github.com/sluice-search/sluice/cluster/meta"
+	"github.com/sluice-search/sluice/cluster/state"
 	"github.com/sluice-search/sluice/node/querydsl"
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
 )
@@ -20,9 +20,9 @@ func code(err error) codes.Code {
 	switch {
 	case err == nil:
 		return codes.OK
-	case errors.Is(err, ErrInvalid), errors.Is(err, querydsl.ErrInvalid), errors.Is(err, meta.ErrInvalid):
+	case errors.Is(err, ErrInvalid), errors.Is(err, querydsl.ErrInvalid), errors.Is(err, state.ErrInvalid):
 		return codes.InvalidArgument
-	case errors.Is(err, meta.ErrNotFound), errors.Is(err, ErrPITGone):
+	case errors.Is(err, state.ErrNotFound), errors.Is(err, ErrPITGone):
 		return codes.NotFound
 	case errors.Is(err, ErrOverloaded):
 		return codes.ResourceExhausted

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/sluice-search/sluice/cluster/fanout"
-	"github.com/sluice-search/sluice/cluster/meta"
 	"github.com/sluice-search/sluice/cluster/routing"
+	"github.com/sluice-search/sluice/cluster/state"
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
 )
 
@@ -127,7 +127,7 @@ func (d *DataPath) IndexStats(ctx context.Context, infos []*sluicev1.IndexInfo) 
 			continue
 		}
 		info.DocsCount, info.StoreSizeBytes = 0, 0
-		ts, _ := allShards(st, []*meta.Index{x}) // shards not started add nothing
+		ts, _ := allShards(st, []*state.Index{x}) // shards not started add nothing
 		for _, t := range ts {
 			fanout.Go(&wg, func() {
 				var s *sluicev1.ShardStatsResponse

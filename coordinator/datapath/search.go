@@ -13,8 +13,8 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/sluice-search/sluice/cluster/fanout"
-	"github.com/sluice-search/sluice/cluster/meta"
 	"github.com/sluice-search/sluice/cluster/routing"
+	"github.com/sluice-search/sluice/cluster/state"
 	"github.com/sluice-search/sluice/node/engine/mapping"
 	"github.com/sluice-search/sluice/node/querydsl"
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
@@ -137,7 +137,7 @@ func (d *DataPath) search(ctx context.Context, req *sluicev1.SearchRequest) (*sl
 
 // searchTargets lists the shards to search: a PIT's pinned readers, or
 // every shard of the indices.
-func (d *DataPath) searchTargets(st *meta.State, indices []string, pit *sluicev1.PointInTime) ([]searchTarget, []*sluicev1.ShardFailure, error) {
+func (d *DataPath) searchTargets(st *state.Snapshot, indices []string, pit *sluicev1.PointInTime) ([]searchTarget, []*sluicev1.ShardFailure, error) {
 	if pit != nil {
 		ps, err := decodePIT(pit.GetId())
 		if err != nil {
@@ -162,7 +162,7 @@ func (d *DataPath) searchTargets(st *meta.State, indices []string, pit *sluicev1
 }
 
 // routed keeps the shards a routing value maps to.
-func routed(st *meta.State, ts []searchTarget, key string) []searchTarget {
+func routed(st *state.Snapshot, ts []searchTarget, key string) []searchTarget {
 	var out []searchTarget
 	for _, t := range ts {
 		if x, ok := st.ByUUID[t.uuid]; ok && t.shard == routingShard(x, key) {
@@ -174,7 +174,7 @@ func routed(st *meta.State, ts []searchTarget, key string) []searchTarget {
 
 // validate checks the query and sort against the mappings of the indices
 // searched: a field must exist in at least one of them.
-func validate(st *meta.State, ts []searchTarget, q *sluicev1.Query, sort []*sluicev1.SortField) error {
+func validate(st *state.Snapshot, ts []searchTarget, q *sluicev1.Query, sort []*sluicev1.SortField) error {
 	var firstErr error
 	seen := map[string]bool{}
 	for _, t := range ts {
@@ -217,7 +217,7 @@ func validateSort(m *mapping.Mapping, sort []*sluicev1.SortField) error {
 	return err
 }
 
-func routingShard(x *meta.Index, key string) int { return routing.Shard(key, params(x)) }
+func routingShard(x *state.Index, key string) int { return routing.Shard(key, params(x)) }
 
 // queryPhase runs ShardSearch on every target concurrently.
 func (d *DataPath) queryPhase(ctx context.Context, ts []searchTarget, req *sluicev1.SearchRequest, k int) []shardResult {

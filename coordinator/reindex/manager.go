@@ -15,8 +15,8 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
-	"github.com/sluice-search/sluice/cluster/meta"
 	"github.com/sluice-search/sluice/cluster/metadata"
+	"github.com/sluice-search/sluice/cluster/state"
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
 )
 
@@ -95,9 +95,9 @@ func (o *Options) SetDefaults() {
 // Manager accepts reindex tasks on any coordinator and, on the one elected
 // task runner, runs them. See the package doc.
 type Manager struct {
-	store *meta.Store
+	store *state.Store
 	tasks taskStore
-	cache *meta.Cache
+	cache *state.Cache
 	nodes Nodes
 	md    *metadata.Service
 	docs  DocAPI
@@ -111,7 +111,7 @@ type Manager struct {
 }
 
 // New returns a Manager. docs may be nil (baseline mode is then refused).
-func New(store *meta.Store, cache *meta.Cache, nodes Nodes, md *metadata.Service, docs DocAPI, opts Options) *Manager {
+func New(store *state.Store, cache *state.Cache, nodes Nodes, md *metadata.Service, docs DocAPI, opts Options) *Manager {
 	opts.SetDefaults()
 	return &Manager{store: store, tasks: taskStore{store}, cache: cache, nodes: nodes, md: md, docs: docs,
 		opts: opts, log: opts.Logger, now: time.Now, running: map[string]*taskRun{}}
@@ -128,7 +128,7 @@ func (m *Manager) Reindex(ctx context.Context, req *sluicev1.ReindexRequest) (*s
 		return nil, err
 	}
 	if req.GetMode() == sluicev1.ReindexMode_REINDEX_MODE_BASELINE && m.docs == nil {
-		return nil, meta.Invalidf("mode BASELINE needs the coordinator's data path")
+		return nil, state.Invalidf("mode BASELINE needs the coordinator's data path")
 	}
 	st, err := m.store.Load(ctx)
 	if err != nil {
@@ -140,12 +140,12 @@ func (m *Manager) Reindex(ctx context.Context, req *sluicev1.ReindexRequest) (*s
 	}
 	plan := &sluicev1.ReindexPlan{SourceIndex: src.Name(), SourceUuid: src.UUID(), DestIndex: req.GetDest().GetIndex()}
 	if plan.DestIndex == plan.SourceIndex {
-		return nil, meta.Invalidf("reindex from [%s] into itself", plan.SourceIndex)
+		return nil, state.Invalidf("reindex from [%s] into itself", plan.SourceIndex)
 	}
 	srcP := paramsOf(src.Meta.GetSettings())
 	if dst, ok := st.Indices[plan.DestIndex]; ok {
 		if req.GetDest().GetSettings() != nil || req.GetDest().GetMapping() != nil {
-			return nil, meta.Invalidf("dest [%s] exists: settings and mapping apply only to a destination the reindex creates", plan.DestIndex)
+			return nil, state.Invalidf("dest [%s] exists: settings and mapping apply only to a destination the reindex creates", plan.DestIndex)
 		}
 		if plan.Mode, plan.Colocatable, err = chooseMode(req.GetMode(), srcP, paramsOf(dst.Meta.GetSettings())); err != nil {
 			return nil, err
@@ -207,7 +207,7 @@ func (m *Manager) Reindex(ctx context.Context, req *sluicev1.ReindexRequest) (*s
 }
 
 // countDocs sums the live docs of an index's shards (after a refresh).
-func (m *Manager) countDocs(ctx context.Context, st *meta.State, x *meta.Index) (int64, error) {
+func (m *Manager) countDocs(ctx context.Context, st *state.Snapshot, x *state.Index) (int64, error) {
 	counts, err := m.shardCounts(ctx, st, x)
 	if err != nil {
 		return 0, err
@@ -220,7 +220,7 @@ func (m *Manager) countDocs(ctx context.Context, st *meta.State, x *meta.Index) 
 }
 
 // shardCounts refreshes every shard of an index and returns its live docs.
-func (m *Manager) shardCounts(ctx context.Context, st *meta.State, x *meta.Index) ([]int64, error) {
+func (m *Manager) shardCounts(ctx context.Context, st *state.Snapshot, x *state.Index) ([]int64, error) {
 	out := make([]int64, len(x.Shards))
 	for i, sh := range x.Shards {
 		if sh == nil || sh.Routing.GetState() != sluicev1.ShardState_SHARD_STATE_STARTED || !st.Live(sh.Routing.GetNodeId()) {
@@ -327,11 +327,11 @@ func (m *Manager) CancelTask(ctx context.Context, id string) (*sluicev1.Task, er
 // running slices at once.
 func (m *Manager) RethrottleTask(ctx context.Context, id string, rps float32) (*sluicev1.Task, error) {
 	if rps < 0 {
-		return nil, meta.Invalidf("requests_per_second must be >= 0, got %v", rps)
+		return nil, state.Invalidf("requests_per_second must be >= 0, got %v", rps)
 	}
 	rec, err := m.tasks.update(ctx, id, func(r *sluicev1.ReindexTaskRecord) error {
 		if terminal(r.GetTask().GetState()) {
-			return meta.Invalidf("task [%s] has ended (%v)", id, r.GetTask().GetState())
+			return state.Invalidf("task [%s] has ended (%v)", id, r.GetTask().GetState())
 		}
 		r.RequestsPerSecond = rps
 		r.Task.Reindex.RequestsPerSecond = rps
@@ -432,7 +432,7 @@ func (m *Manager) lead(ctx context.Context, guard clientv3.Cmp) error {
 				continue
 			}
 			rec := &sluicev1.ReindexTaskRecord{}
-			if err := meta.Unmarshal(ev.Kv.Value, rec); err != nil {
+			if err := state.Unmarshal(ev.Kv.Value, rec); err != nil {
 				m.log.Warn("reindex: undecodable task record", "key", string(ev.Kv.Key), "err", err)
 				continue
 			}

@@ -11,8 +11,8 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/sluice-search/sluice/cluster/etcdtest"
-	"github.com/sluice-search/sluice/cluster/meta"
 	"github.com/sluice-search/sluice/cluster/metadata"
+	"github.com/sluice-search/sluice/cluster/state"
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
 )
 
@@ -22,13 +22,13 @@ import (
 func TestTaskLifecycleInEtcd(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	store := meta.NewStore(etcdtest.New(t), "")
+	store := state.NewStore(etcdtest.New(t), "")
 	md := metadata.New(store)
 	if _, err := md.CreateIndex(ctx, &sluicev1.CreateIndexRequest{Name: "src",
 		Settings: &sluicev1.IndexSettings{NumberOfShards: 2, NumberOfRoutingShards: 4}}, metadata.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	cache := meta.NewCache(store, slog.New(slog.DiscardHandler))
+	cache := state.NewCache(store, slog.New(slog.DiscardHandler))
 	go func() { _ = cache.Run(ctx) }()
 	m := New(store, cache, nil, md, nil, Options{ID: "c1", SessionTTL: time.Second, Logger: slog.New(slog.DiscardHandler)})
 
@@ -42,7 +42,7 @@ func TestTaskLifecycleInEtcd(t *testing.T) {
 		{Source: &sluicev1.ReindexSource{Index: "src"}, Dest: &sluicev1.ReindexDestination{Index: "d"}, RequestsPerSecond: -1},
 	}
 	for i, req := range bad {
-		if _, err := m.Reindex(ctx, req); err == nil || !(errors.Is(err, meta.ErrInvalid) || errors.Is(err, meta.ErrNotFound)) {
+		if _, err := m.Reindex(ctx, req); err == nil || !(errors.Is(err, state.ErrInvalid) || errors.Is(err, state.ErrNotFound)) {
 			t.Errorf("bad request %d: %v", i, err)
 		}
 	}
@@ -71,7 +71,7 @@ func TestTaskLifecycleInEtcd(t *testing.T) {
 	if got, err := m.CancelTask(ctx, task.Id); err != nil || got.State != sluicev1.TaskState_TASK_STATE_PENDING {
 		t.Errorf("cancel: %v %v", got, err)
 	}
-	if _, err := m.CancelTask(ctx, "nope"); !errors.Is(err, meta.ErrNotFound) {
+	if _, err := m.CancelTask(ctx, "nope"); !errors.Is(err, state.ErrNotFound) {
 		t.Errorf("cancel unknown task: %v", err)
 	}
 	list, err := m.ListTasks(ctx, &sluicev1.ListTasksRequest{States: []sluicev1.TaskState{sluicev1.TaskState_TASK_STATE_PENDING}})
@@ -99,8 +99,8 @@ func TestTaskLifecycleInEtcd(t *testing.T) {
 func TestFinishedTasksExpire(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	store := meta.NewStore(etcdtest.New(t), "")
-	cache := meta.NewCache(store, slog.New(slog.DiscardHandler))
+	store := state.NewStore(etcdtest.New(t), "")
+	cache := state.NewCache(store, slog.New(slog.DiscardHandler))
 	go func() { _ = cache.Run(ctx) }()
 	m := New(store, cache, nil, metadata.New(store), nil, Options{ID: "c1", SessionTTL: time.Second,
 		TaskRetention: time.Hour, Logger: slog.New(slog.DiscardHandler)})
@@ -145,7 +145,7 @@ func TestFinishedTasksExpire(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	if _, err := m.GetTask(ctx, &sluicev1.GetTaskRequest{Id: "old-ok"}); !errors.Is(err, meta.ErrNotFound) {
+	if _, err := m.GetTask(ctx, &sluicev1.GetTaskRequest{Id: "old-ok"}); !errors.Is(err, state.ErrNotFound) {
 		t.Errorf("get an expired task: %v, want not found", err)
 	}
 }

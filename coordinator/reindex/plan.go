@@ -5,8 +5,8 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
-	"github.com/sluice-search/sluice/cluster/meta"
 	"github.com/sluice-search/sluice/cluster/routing"
+	"github.com/sluice-search/sluice/cluster/state"
 	"github.com/sluice-search/sluice/node/querydsl"
 	noderindex "github.com/sluice-search/sluice/node/reindex"
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
@@ -51,13 +51,13 @@ func chooseMode(want sluicev1.ReindexMode, src, dst routing.Params) (mode sluice
 		return sluicev1.ReindexMode_REINDEX_MODE_REMOTE, false, nil
 	case sluicev1.ReindexMode_REINDEX_MODE_LOCAL:
 		if !colocatable {
-			return 0, false, meta.Invalidf("mode LOCAL: %v; use REMOTE or AUTO, or a destination shard count that is a multiple of %d dividing %d routing shards", cerr, src.Shards, src.RoutingShards)
+			return 0, false, state.Invalidf("mode LOCAL: %v; use REMOTE or AUTO, or a destination shard count that is a multiple of %d dividing %d routing shards", cerr, src.Shards, src.RoutingShards)
 		}
 		return want, true, nil
 	case sluicev1.ReindexMode_REINDEX_MODE_REMOTE, sluicev1.ReindexMode_REINDEX_MODE_BASELINE:
 		return want, colocatable, nil
 	}
-	return 0, false, meta.Invalidf("unknown mode %v", want)
+	return 0, false, state.Invalidf("unknown mode %v", want)
 }
 
 // chooseCopyMethod decides whether a task copies segments or documents.
@@ -90,7 +90,7 @@ func chooseCopyMethod(req *sluicev1.ReindexRequest, plan *sluicev1.ReindexPlan, 
 	case reason == "":
 		return sluicev1.ReindexCopyMethod_REINDEX_COPY_METHOD_SEGMENTS, "", nil
 	case want == sluicev1.ReindexCopyMethod_REINDEX_COPY_METHOD_SEGMENTS:
-		return 0, "", meta.Invalidf("copy_method SEGMENTS: %s; use AUTO or DOCUMENTS", reason)
+		return 0, "", state.Invalidf("copy_method SEGMENTS: %s; use AUTO or DOCUMENTS", reason)
 	}
 	return sluicev1.ReindexCopyMethod_REINDEX_COPY_METHOD_DOCUMENTS, reason, nil
 }
@@ -158,26 +158,26 @@ func planSlices(n, slices int, maxDocs int64) []*sluicev1.ReindexPlanSlice {
 func validate(req *sluicev1.ReindexRequest) error {
 	switch {
 	case req.GetSource().GetIndex() == "":
-		return meta.Invalidf("source.index is required")
+		return state.Invalidf("source.index is required")
 	case req.GetDest().GetIndex() == "":
-		return meta.Invalidf("dest.index is required")
+		return state.Invalidf("dest.index is required")
 	case req.GetSlices() < 0:
-		return meta.Invalidf("slices must be >= 0 (0 is auto), got %d", req.GetSlices())
+		return state.Invalidf("slices must be >= 0 (0 is auto), got %d", req.GetSlices())
 	case req.GetRequestsPerSecond() < 0:
-		return meta.Invalidf("requests_per_second must be >= 0, got %v", req.GetRequestsPerSecond())
+		return state.Invalidf("requests_per_second must be >= 0, got %v", req.GetRequestsPerSecond())
 	case req.GetMaxDocs() < 0:
-		return meta.Invalidf("max_docs must be >= 0, got %d", req.GetMaxDocs())
+		return state.Invalidf("max_docs must be >= 0, got %d", req.GetMaxDocs())
 	}
 	if _, ok := sluicev1.ReindexCopyMethod_name[int32(req.GetCopyMethod())]; !ok {
-		return meta.Invalidf("unknown copy_method %v", req.GetCopyMethod())
+		return state.Invalidf("unknown copy_method %v", req.GetCopyMethod())
 	}
 	switch req.GetDest().GetOpType() {
 	case sluicev1.BulkAction_BULK_ACTION_UNSPECIFIED, sluicev1.BulkAction_BULK_ACTION_INDEX, sluicev1.BulkAction_BULK_ACTION_CREATE:
 	default:
-		return meta.Invalidf("dest.op_type must be INDEX or CREATE, got %v", req.GetDest().GetOpType())
+		return state.Invalidf("dest.op_type must be INDEX or CREATE, got %v", req.GetDest().GetOpType())
 	}
 	if _, err := noderindex.ParseDestRouting(req.GetDest().GetRouting()); err != nil {
-		return meta.Invalidf("dest.%v", err)
+		return state.Invalidf("dest.%v", err)
 	}
 	return nil
 }

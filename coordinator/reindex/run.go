@@ -16,8 +16,8 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
-	"github.com/sluice-search/sluice/cluster/meta"
 	"github.com/sluice-search/sluice/cluster/routing"
+	"github.com/sluice-search/sluice/cluster/state"
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
 )
 
@@ -254,9 +254,9 @@ func (r *taskRun) waitDest(ctx context.Context) error {
 			return err
 		}
 	}
-	_, err := r.m.cache.WaitFor(ctx, func(st *meta.State) bool {
+	_, err := r.m.cache.WaitFor(ctx, func(st *state.Snapshot) bool {
 		x := st.ByUUID[uuid]
-		return x == nil || meta.IndexHealth(x) == sluicev1.HealthStatus_HEALTH_STATUS_GREEN
+		return x == nil || state.IndexHealth(x) == sluicev1.HealthStatus_HEALTH_STATUS_GREEN
 	})
 	if err != nil {
 		return err
@@ -530,7 +530,7 @@ func (r *taskRun) refreshDest(ctx context.Context) {
 func (r *taskRun) verify(ctx context.Context) error {
 	plan := r.rec.Plan
 	var counts []int64
-	var dst *meta.Index
+	var dst *state.Index
 	var srcP routing.Params
 	// The destination's nodes may be restarting: give them a while.
 	deadline := time.Now().Add(time.Minute)

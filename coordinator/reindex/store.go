@@ -8,12 +8,12 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
-	"github.com/sluice-search/sluice/cluster/meta"
+	"github.com/sluice-search/sluice/cluster/state"
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
 )
 
 // taskStore reads and writes task records under tasks/<id>.
-type taskStore struct{ s *meta.Store }
+type taskStore struct{ s *state.Store }
 
 func (ts taskStore) get(ctx context.Context, id string) (*sluicev1.ReindexTaskRecord, int64, error) {
 	resp, err := ts.s.Client.Get(ctx, ts.s.Keys.Task(id))
@@ -21,10 +21,10 @@ func (ts taskStore) get(ctx context.Context, id string) (*sluicev1.ReindexTaskRe
 		return nil, 0, fmt.Errorf("read task %s: %w", id, err)
 	}
 	if len(resp.Kvs) == 0 {
-		return nil, 0, meta.NotFoundf("no such task [%s]", id)
+		return nil, 0, state.NotFoundf("no such task [%s]", id)
 	}
 	rec := &sluicev1.ReindexTaskRecord{}
-	if err := meta.Unmarshal(resp.Kvs[0].Value, rec); err != nil {
+	if err := state.Unmarshal(resp.Kvs[0].Value, rec); err != nil {
 		return nil, 0, err
 	}
 	return rec, resp.Kvs[0].ModRevision, nil
@@ -39,7 +39,7 @@ func (ts taskStore) list(ctx context.Context) ([]*sluicev1.ReindexTaskRecord, in
 	out := make([]*sluicev1.ReindexTaskRecord, 0, len(resp.Kvs))
 	for _, kv := range resp.Kvs {
 		rec := &sluicev1.ReindexTaskRecord{}
-		if err := meta.Unmarshal(kv.Value, rec); err != nil {
+		if err := state.Unmarshal(kv.Value, rec); err != nil {
 			return nil, 0, fmt.Errorf("%s: %w", kv.Key, err)
 		}
 		out = append(out, rec)
@@ -51,7 +51,7 @@ func (ts taskStore) list(ctx context.Context) ([]*sluicev1.ReindexTaskRecord, in
 }
 
 func (ts taskStore) create(ctx context.Context, rec *sluicev1.ReindexTaskRecord) error {
-	var t meta.Txn
+	var t state.Txn
 	key := ts.s.Keys.Task(rec.GetTask().GetId())
 	t.Unchanged(key, 0)
 	t.Put(key, rec)
@@ -76,7 +76,7 @@ func (ts taskStore) update(ctx context.Context, id string, fn func(*sluicev1.Rei
 			}
 			return nil, err
 		}
-		var t meta.Txn
+		var t state.Txn
 		key := ts.s.Keys.Task(id)
 		t.Unchanged(key, rev)
 		t.If(guards...)
@@ -85,7 +85,7 @@ func (ts taskStore) update(ctx context.Context, id string, fn func(*sluicev1.Rei
 		if err == nil {
 			return rec, nil
 		}
-		if !errors.Is(err, meta.ErrConflict) || attempt == 20 {
+		if !errors.Is(err, state.ErrConflict) || attempt == 20 {
 			return nil, err
 		}
 		if len(guards) > 0 {
@@ -111,7 +111,7 @@ func (ts taskStore) deleteFinished(ctx context.Context, id string, guard clientv
 	if !terminal(rec.GetTask().GetState()) {
 		return fmt.Errorf("task %s is %v, not finished", id, rec.GetTask().GetState())
 	}
-	var t meta.Txn
+	var t state.Txn
 	key := ts.s.Keys.Task(id)
 	t.Unchanged(key, rev)
 	t.If(guard)

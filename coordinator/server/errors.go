@@ -7,7 +7,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/sluice-search/sluice/cluster/meta"
+	"github.com/sluice-search/sluice/cluster/state"
 )
 
 // ToStatus maps a core error to a gRPC status: the one place where typed
@@ -21,13 +21,13 @@ func ToStatus(err error) error {
 	}
 	code := codes.Internal
 	switch {
-	case errors.Is(err, meta.ErrInvalid):
+	case errors.Is(err, state.ErrInvalid):
 		code = codes.InvalidArgument
-	case errors.Is(err, meta.ErrNotFound):
+	case errors.Is(err, state.ErrNotFound):
 		code = codes.NotFound
-	case errors.Is(err, meta.ErrAlreadyExists):
+	case errors.Is(err, state.ErrAlreadyExists):
 		code = codes.AlreadyExists
-	case errors.Is(err, meta.ErrConflict):
+	case errors.Is(err, state.ErrConflict):
 		code = codes.Aborted
 	case errors.Is(err, context.DeadlineExceeded):
 		code = codes.DeadlineExceeded

@@ -7,21 +7,21 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
-	"github.com/sluice-search/sluice/cluster/meta"
 	"github.com/sluice-search/sluice/cluster/metadata"
+	"github.com/sluice-search/sluice/cluster/state"
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
 )
 
 // Health computes cluster health from a state: per index and shard, with a
 // reason for every shard that is not started. indices (names or aliases)
 // limits it; empty means all.
-func Health(st *meta.State, indices []string, clusterName string) *sluicev1.ClusterHealthResponse {
+func Health(st *state.Snapshot, indices []string, clusterName string) *sluicev1.ClusterHealthResponse {
 	h := &sluicev1.ClusterHealthResponse{
 		Status:            sluicev1.HealthStatus_HEALTH_STATUS_GREEN,
 		NumberOfDataNodes: int32(len(st.Nodes)),
 		ClusterName:       clusterName,
 	}
-	var xs []*meta.Index
+	var xs []*state.Index
 	if len(indices) == 0 {
 		for _, name := range st.IndexNames("") {
 			xs = append(xs, st.Indices[name])
@@ -32,7 +32,7 @@ func Health(st *meta.State, indices []string, clusterName string) *sluicev1.Clus
 			xs = append(xs, r...)
 		}
 		sort.Slice(xs, func(i, j int) bool { return xs[i].Name() < xs[j].Name() })
-		xs = slices.CompactFunc(xs, func(a, b *meta.Index) bool { return a == b })
+		xs = slices.CompactFunc(xs, func(a, b *state.Index) bool { return a == b })
 	}
 	for _, x := range xs {
 		ih := indexHealth(st, x)
@@ -42,7 +42,7 @@ func Health(st *meta.State, indices []string, clusterName string) *sluicev1.Clus
 	return h
 }
 
-func indexHealth(st *meta.State, x *meta.Index) *sluicev1.IndexHealth {
+func indexHealth(st *state.Snapshot, x *state.Index) *sluicev1.IndexHealth {
 	info := st.Info(x)
 	ih := &sluicev1.IndexHealth{Index: x.Name(), Status: info.Health, Shards: info.Shards}
 	for _, sh := range ih.Shards {
@@ -59,7 +59,7 @@ func indexHealth(st *meta.State, x *meta.Index) *sluicev1.IndexHealth {
 }
 
 // shardReason explains a shard that is not started and has no stored reason.
-func shardReason(st *meta.State, sh *sluicev1.ShardRouting) string {
+func shardReason(st *state.Snapshot, sh *sluicev1.ShardRouting) string {
 	switch sh.State {
 	case sluicev1.ShardState_SHARD_STATE_INITIALIZING:
 		if !st.Live(sh.NodeId) {
@@ -73,7 +73,7 @@ func shardReason(st *meta.State, sh *sluicev1.ShardRouting) string {
 }
 
 // State builds the ClusterState response.
-func State(st *meta.State, clusterName, allocator string) *sluicev1.ClusterStateResponse {
+func State(st *state.Snapshot, clusterName, allocator string) *sluicev1.ClusterStateResponse {
 	resp := &sluicev1.ClusterStateResponse{ClusterName: clusterName, Allocator: allocator, Revision: st.Revision}
 	for _, n := range st.Nodes {
 		resp.Nodes = append(resp.Nodes, proto.Clone(n.Info).(*sluicev1.NodeInfo))

@@ -13,8 +13,8 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/sluice-search/sluice/cluster/meta"
 	"github.com/sluice-search/sluice/cluster/metadata"
+	"github.com/sluice-search/sluice/cluster/state"
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
 )
 
@@ -25,7 +25,7 @@ type LeaderFunc func(context.Context) (string, error)
 type Server struct {
 	sluicev1.UnimplementedSluiceServer
 	meta        *metadata.Service
-	cache       *meta.Cache
+	cache       *state.Cache
 	data        DataPath
 	leader      LeaderFunc
 	clusterName string
@@ -35,7 +35,7 @@ type Server struct {
 type Config struct {
 	Metadata *metadata.Service
 	// Cache is the running cluster state cache (health waits on it).
-	Cache       *meta.Cache
+	Cache       *state.Cache
 	DataPath    DataPath // nil: NoDataPath
 	Leader      LeaderFunc
 	ClusterName string
@@ -67,9 +67,9 @@ func (s *Server) CreateIndex(ctx context.Context, req *sluicev1.CreateIndexReque
 		// says the index exists but some shard is not started yet.
 		wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		defer cancel()
-		st, err := s.cache.WaitFor(wctx, func(st *meta.State) bool {
+		st, err := s.cache.WaitFor(wctx, func(st *state.Snapshot) bool {
 			x, ok := st.Indices[req.GetName()]
-			return ok && x.UUID() == info.Uuid && meta.IndexHealth(x) == sluicev1.HealthStatus_HEALTH_STATUS_GREEN
+			return ok && x.UUID() == info.Uuid && state.IndexHealth(x) == sluicev1.HealthStatus_HEALTH_STATUS_GREEN
 		})
 		if err == nil {
 			resp.ShardsAcknowledged = true
@@ -183,7 +183,7 @@ func (s *Server) ClusterHealth(ctx context.Context, req *sluicev1.ClusterHealthR
 	wctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	var h *sluicev1.ClusterHealthResponse
-	_, err = s.cache.WaitFor(wctx, func(st *meta.State) bool {
+	_, err = s.cache.WaitFor(wctx, func(st *state.Snapshot) bool {
 		h = Health(st, req.GetIndices(), s.clusterName)
 		return h.Status <= want
 	})

@@ -14,7 +14,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 
-	"github.com/sluice-search/sluice/cluster/meta"
+	"github.com/sluice-search/sluice/cluster/state"
 	"github.com/sluice-search/sluice/node/engine"
 	"github.com/sluice-search/sluice/node/shard"
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
@@ -73,7 +73,7 @@ func (o *Options) SetDefaults() {
 // ShardIngest and RethrottleReindexSlice of the Node service.
 type Runner struct {
 	host  *shard.Host
-	cache *meta.Cache
+	cache *state.Cache
 	opts  Options
 
 	mu         sync.Mutex
@@ -98,7 +98,7 @@ type keptReader struct {
 // NewRunner returns a Runner over the node's shards. cache (the node's
 // cluster state, may be nil) gives the refresh interval to restore on a
 // destination shard after a copy.
-func NewRunner(host *shard.Host, cache *meta.Cache, opts Options) *Runner {
+func NewRunner(host *shard.Host, cache *state.Cache, opts Options) *Runner {
 	opts.SetDefaults()
 	return &Runner{host: host, cache: cache, opts: opts, running: map[sliceKey]*Throttle{},
 		kept: map[sliceKey]*keptReader{}, refreshOff: map[shard.ID]int{}, conns: map[string]*grpc.ClientConn{}}

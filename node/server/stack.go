@@ -10,8 +10,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/grpc"
 
-	"github.com/sluice-search/sluice/cluster/meta"
 	"github.com/sluice-search/sluice/cluster/metadata"
+	"github.com/sluice-search/sluice/cluster/state"
 	"github.com/sluice-search/sluice/node"
 	"github.com/sluice-search/sluice/node/reindex"
 	"github.com/sluice-search/sluice/node/shard"
@@ -49,7 +49,7 @@ func (s *Stack) Register(g grpc.ServiceRegistrar) {
 }
 
 // Attach sends dynamic mapping updates to the cluster metadata in store.
-func (s *Stack) Attach(store *meta.Store) {
+func (s *Stack) Attach(store *state.Store) {
 	s.Host.SetUpdater(shard.MetadataUpdater{Service: metadata.New(store)})
 }
 

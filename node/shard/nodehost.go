@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/sluice-search/sluice/cluster/meta"
 	"github.com/sluice-search/sluice/cluster/metadata"
+	"github.com/sluice-search/sluice/cluster/state"
 	"github.com/sluice-search/sluice/node"
 	"github.com/sluice-search/sluice/node/engine/mapping"
 	"github.com/sluice-search/sluice/node/engine/translog"
@@ -78,13 +78,13 @@ func (h NodeHost) UpdateIndex(_ context.Context, info *sluicev1.IndexInfo) error
 }
 
 // CloseShard commits and closes a shard.
-func (h NodeHost) CloseShard(ctx context.Context, id meta.ShardID) error {
+func (h NodeHost) CloseShard(ctx context.Context, id state.ShardID) error {
 	return h.Close(ctx, ID{IndexUUID: id.Index, Shard: id.Shard})
 }
 
 // ShardFailure reports why an open shard failed (a damaged file), or nil
 // (node.FailureReporter).
-func (h NodeHost) ShardFailure(id meta.ShardID) error {
+func (h NodeHost) ShardFailure(id state.ShardID) error {
 	return h.Failure(ID{IndexUUID: id.Index, Shard: id.Shard})
 }
 
@@ -92,7 +92,7 @@ func (h NodeHost) ShardFailure(id meta.ShardID) error {
 func (h NodeHost) ShardFailures() <-chan struct{} { return h.FailureNotify() }
 
 // DeleteShard removes a shard's data.
-func (h NodeHost) DeleteShard(ctx context.Context, id meta.ShardID) error {
+func (h NodeHost) DeleteShard(ctx context.Context, id state.ShardID) error {
 	return h.Delete(ctx, ID{IndexUUID: id.Index, Shard: id.Shard})
 }
 
@@ -105,14 +105,14 @@ type MetadataUpdater struct{ Service *metadata.Service }
 func (u MetadataUpdater) UpdateMapping(ctx context.Context, index, indexUUID string, update *mapping.Mapping) (*mapping.Mapping, error) {
 	info, err := u.Service.PutMapping(ctx, index, querydsl.MappingToProto(update))
 	if err != nil {
-		if errors.Is(err, meta.ErrInvalid) {
+		if errors.Is(err, state.ErrInvalid) {
 			// The cluster has the field with another type.
 			return nil, clusterConflict{err}
 		}
 		return nil, err
 	}
 	if info.GetUuid() != indexUUID {
-		return nil, fmt.Errorf("index [%s] was deleted and created again (uuid %s, shard of %s): %w", index, info.GetUuid(), indexUUID, meta.ErrNotFound)
+		return nil, fmt.Errorf("index [%s] was deleted and created again (uuid %s, shard of %s): %w", index, info.GetUuid(), indexUUID, state.ErrNotFound)
 	}
 	return querydsl.MappingFromProto(info.GetMapping())
 }

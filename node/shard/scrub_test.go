@@ -14,8 +14,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/sluice-search/sluice/cluster/etcdtest"
-	"github.com/sluice-search/sluice/cluster/meta"
 	"github.com/sluice-search/sluice/cluster/metadata"
+	"github.com/sluice-search/sluice/cluster/state"
 	"github.com/sluice-search/sluice/coordinator/allocator"
 	"github.com/sluice-search/sluice/node"
 	"github.com/sluice-search/sluice/node/engine"
@@ -201,9 +201,9 @@ func TestHostVerify(t *testing.T) {
 func TestNodeReportsScrubFailure(t *testing.T) {
 	ctx := context.Background()
 	c := etcdtest.New(t)
-	store := meta.NewStore(c, "")
+	store := state.NewStore(c, "")
 	quiet := slog.New(slog.DiscardHandler)
-	cache := meta.NewCache(store, quiet)
+	cache := state.NewCache(store, quiet)
 	a := allocator.New(allocator.Config{Store: store, Cache: cache, ID: "c", SessionTTL: time.Second,
 		Interval: 100 * time.Millisecond, Logger: quiet})
 	rctx, cancel := context.WithCancel(ctx)

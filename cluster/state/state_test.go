@@ -1,4 +1,4 @@
-package meta
+package state
 
 import (
 	"context"
@@ -102,7 +102,7 @@ func TestUpdateRetriesConflicts(t *testing.T) {
 	for range workers {
 		wg.Go(func() {
 			for range each {
-				_, err := s.Update(ctx, func(st *State) (*Txn, error) {
+				_, err := s.Update(ctx, func(st *Snapshot) (*Txn, error) {
 					var tx Txn
 					a, ok := st.Aliases["counter"]
 					info := &sluicev1.AliasInfo{}
@@ -166,11 +166,11 @@ func TestCacheFollows(t *testing.T) {
 	c := NewCache(s, nil)
 	done := make(chan error, 1)
 	go func() { done <- c.Run(ctx) }()
-	if _, err := c.WaitFor(ctx, func(st *State) bool { return true }); err != nil {
+	if _, err := c.WaitFor(ctx, func(st *Snapshot) bool { return true }); err != nil {
 		t.Fatal(err)
 	}
 	seed(t, s)
-	st, err := c.WaitFor(ctx, func(st *State) bool { return st.Indices["logs"] != nil })
+	st, err := c.WaitFor(ctx, func(st *Snapshot) bool { return st.Indices["logs"] != nil })
 	if err != nil {
 		t.Fatal(err)
 	}

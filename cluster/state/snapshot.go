@@ -1,4 +1,4 @@
-package meta
+package state
 
 import (
 	"fmt"
@@ -14,9 +14,9 @@ import (
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
 )
 
-// State is the cluster state read at one etcd revision. It is immutable
+// Snapshot is the cluster state read at one etcd revision. It is immutable
 // once built: readers share it; writers build transactions from it.
-type State struct {
+type Snapshot struct {
 	Revision int64
 	Nodes    map[string]*Node  // live data nodes by id
 	Indices  map[string]*Index // by name
@@ -69,13 +69,13 @@ func (x *Index) Name() string { return x.Meta.GetName() }
 func (x *Index) UUID() string { return x.Meta.GetUuid() }
 
 // Live reports whether the node is registered.
-func (s *State) Live(nodeID string) bool {
+func (s *Snapshot) Live(nodeID string) bool {
 	_, ok := s.Nodes[nodeID]
 	return ok
 }
 
 // NodeAddress returns the address of a live node's Node service.
-func (s *State) NodeAddress(nodeID string) (string, bool) {
+func (s *Snapshot) NodeAddress(nodeID string) (string, bool) {
 	n, ok := s.Nodes[nodeID]
 	if !ok {
 		return "", false
@@ -85,7 +85,7 @@ func (s *State) NodeAddress(nodeID string) (string, bool) {
 
 // Resolve returns the indices a name means: the index of that name, or every
 // index an alias of that name points to (sorted by name).
-func (s *State) Resolve(name string) ([]*Index, error) {
+func (s *Snapshot) Resolve(name string) ([]*Index, error) {
 	if x, ok := s.Indices[name]; ok {
 		return []*Index{x}, nil
 	}
@@ -103,7 +103,7 @@ func (s *State) Resolve(name string) ([]*Index, error) {
 }
 
 // ResolveOne resolves a name that must mean exactly one index.
-func (s *State) ResolveOne(name string) (*Index, error) {
+func (s *Snapshot) ResolveOne(name string) (*Index, error) {
 	xs, err := s.Resolve(name)
 	if err != nil {
 		return nil, err
@@ -116,7 +116,7 @@ func (s *State) ResolveOne(name string) (*Index, error) {
 
 // ResolveWrite resolves the index writes to a name go to: the index itself,
 // an alias's only index, or an alias's write index.
-func (s *State) ResolveWrite(name string) (*Index, error) {
+func (s *Snapshot) ResolveWrite(name string) (*Index, error) {
 	if x, ok := s.Indices[name]; ok {
 		return x, nil
 	}
@@ -139,7 +139,7 @@ func (s *State) ResolveWrite(name string) (*Index, error) {
 }
 
 // AliasesOf returns the aliases pointing at an index, sorted.
-func (s *State) AliasesOf(index string) []string {
+func (s *Snapshot) AliasesOf(index string) []string {
 	var out []string
 	for name, a := range s.Aliases {
 		if slices.Contains(a.Info.GetIndices(), index) {
@@ -151,7 +151,7 @@ func (s *State) AliasesOf(index string) []string {
 }
 
 // IndexNames returns the index names starting with prefix, sorted.
-func (s *State) IndexNames(prefix string) []string {
+func (s *Snapshot) IndexNames(prefix string) []string {
 	var out []string
 	for name := range s.Indices {
 		if strings.HasPrefix(name, prefix) {
@@ -164,7 +164,7 @@ func (s *State) IndexNames(prefix string) []string {
 
 // Info returns the index as the API shows it: the stored metadata with its
 // aliases, routing table and health.
-func (s *State) Info(x *Index) *sluicev1.IndexInfo {
+func (s *Snapshot) Info(x *Index) *sluicev1.IndexInfo {
 	info := proto.Clone(x.Meta).(*sluicev1.IndexInfo)
 	info.Aliases = s.AliasesOf(x.Name())
 	info.Shards = make([]*sluicev1.ShardRouting, 0, len(x.Shards))
@@ -192,9 +192,9 @@ func IndexHealth(x *Index) sluicev1.HealthStatus {
 	return sluicev1.HealthStatus_HEALTH_STATUS_GREEN
 }
 
-// decode builds a State from the key-values of one range read.
-func decode(keys Keys, rev int64, kvs []*mvccpb.KeyValue) (*State, error) {
-	st := &State{
+// decode builds a Snapshot from the key-values of one range read.
+func decode(keys Keys, rev int64, kvs []*mvccpb.KeyValue) (*Snapshot, error) {
+	st := &Snapshot{
 		Revision: rev,
 		Nodes:    map[string]*Node{},
 		Indices:  map[string]*Index{},
@@ -259,7 +259,7 @@ func decode(keys Keys, rev int64, kvs []*mvccpb.KeyValue) (*State, error) {
 }
 
 // PlacementNodes returns the live nodes as placement sees them.
-func (s *State) PlacementNodes() []placement.Node {
+func (s *Snapshot) PlacementNodes() []placement.Node {
 	out := make([]placement.Node, 0, len(s.Nodes))
 	for _, n := range s.Nodes {
 		out = append(out, placement.Node{ID: n.Info.GetId(), Zone: n.Info.GetZone(),
@@ -270,7 +270,7 @@ func (s *State) PlacementNodes() []placement.Node {
 }
 
 // PlacementCopies returns every shard copy that has a node, live or not.
-func (s *State) PlacementCopies() []placement.Copy {
+func (s *Snapshot) PlacementCopies() []placement.Copy {
 	var out []placement.Copy
 	for uuid, x := range s.ByUUID {
 		for n, sh := range x.Shards {

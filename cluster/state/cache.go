@@ -1,4 +1,4 @@
-package meta
+package state
 
 import (
 	"context"
@@ -10,16 +10,16 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
-// Cache keeps the latest cluster State in memory, refreshed by an etcd
+// Cache keeps the latest cluster Snapshot in memory, refreshed by an etcd
 // watch on the prefix. Every change reloads the whole state in one range
-// read (cluster metadata is small and changes rarely), so the cached State is
+// read (cluster metadata is small and changes rarely), so the cached Snapshot is
 // always a consistent snapshot at one revision — never half an update.
 type Cache struct {
 	store *Store
 	log   *slog.Logger
 
 	mu      sync.Mutex
-	state   *State
+	state   *Snapshot
 	changed chan struct{} // closed and replaced on every new state
 }
 
@@ -32,7 +32,7 @@ func NewCache(store *Store, log *slog.Logger) *Cache {
 }
 
 // State returns the latest state, or nil before the first load.
-func (c *Cache) State() *State {
+func (c *Cache) State() *Snapshot {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.state
@@ -48,7 +48,7 @@ func (c *Cache) Changed() <-chan struct{} {
 
 // WaitFor blocks until pred holds for the cached state (checked on every
 // change) and returns that state.
-func (c *Cache) WaitFor(ctx context.Context, pred func(*State) bool) (*State, error) {
+func (c *Cache) WaitFor(ctx context.Context, pred func(*Snapshot) bool) (*Snapshot, error) {
 	for {
 		c.mu.Lock()
 		st, ch := c.state, c.changed
@@ -65,7 +65,7 @@ func (c *Cache) WaitFor(ctx context.Context, pred func(*State) bool) (*State, er
 }
 
 // Refresh loads the state now and publishes it if it is newer.
-func (c *Cache) Refresh(ctx context.Context) (*State, error) {
+func (c *Cache) Refresh(ctx context.Context) (*Snapshot, error) {
 	st, err := c.store.Load(ctx)
 	if err != nil {
 		return nil, err
@@ -74,7 +74,7 @@ func (c *Cache) Refresh(ctx context.Context) (*State, error) {
 	return st, nil
 }
 
-func (c *Cache) publish(st *State) {
+func (c *Cache) publish(st *Snapshot) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.state != nil && st.Revision <= c.state.Revision {

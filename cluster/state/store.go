@@ -1,4 +1,4 @@
-package meta
+package state
 
 import (
 	"context"
@@ -26,10 +26,10 @@ func NewStore(c *clientv3.Client, prefix string) *Store {
 
 // Load reads the whole cluster state in one range read, so it is consistent
 // at one revision.
-func (s *Store) Load(ctx context.Context) (*State, error) {
+func (s *Store) Load(ctx context.Context) (*Snapshot, error) {
 	resp, err := s.Client.Get(ctx, s.Keys.Prefix, clientv3.WithPrefix())
 	if err != nil {
-		return nil, fmt.Errorf("meta: load: %w", err)
+		return nil, fmt.Errorf("cluster state: load: %w", err)
 	}
 	return decode(s.Keys, resp.Header.Revision, resp.Kvs)
 }
@@ -89,7 +89,7 @@ func (s *Store) Commit(ctx context.Context, t *Txn) error {
 	}
 	resp, err := s.Client.Txn(ctx).If(t.cmps...).Then(t.ops...).Commit()
 	if err != nil {
-		return fmt.Errorf("meta: commit: %w", err)
+		return fmt.Errorf("cluster state: commit: %w", err)
 	}
 	if !resp.Succeeded {
 		return ErrConflict
@@ -104,7 +104,7 @@ const maxAttempts = 20
 // Update reads the state, lets fn build a transaction from it, and commits;
 // when the guards fail it reads again and retries. fn must be free of side
 // effects: it may run several times. An fn error ends the update.
-func (s *Store) Update(ctx context.Context, fn func(*State) (*Txn, error)) (*State, error) {
+func (s *Store) Update(ctx context.Context, fn func(*Snapshot) (*Txn, error)) (*Snapshot, error) {
 	for attempt := 0; ; attempt++ {
 		st, err := s.Load(ctx)
 		if err != nil {
@@ -119,7 +119,7 @@ func (s *Store) Update(ctx context.Context, fn func(*State) (*Txn, error)) (*Sta
 			return st, err
 		}
 		if attempt == maxAttempts {
-			return st, fmt.Errorf("meta: gave up after %d attempts: %w", attempt, err)
+			return st, fmt.Errorf("cluster state: gave up after %d attempts: %w", attempt, err)
 		}
 		// Jittered backoff so contenders don't collide in lockstep.
 		d := time.Duration(1+rand.IntN(5<<min(attempt, 5))) * time.Millisecond
@@ -140,7 +140,7 @@ func (s *Store) SetShardState(ctx context.Context, id ShardID, nodeID, allocatio
 	for attempt := 0; ; attempt++ {
 		resp, err := s.Client.Get(ctx, key)
 		if err != nil {
-			return fmt.Errorf("meta: read %s: %w", key, err)
+			return fmt.Errorf("cluster state: read %s: %w", key, err)
 		}
 		if len(resp.Kvs) == 0 {
 			return fmt.Errorf("shard %s: %w", id, ErrStale)

@@ -1,4 +1,4 @@
-package meta
+package state
 
 import (
 	"fmt"
@@ -25,7 +25,7 @@ var (
 func Marshal(m proto.Message) (string, error) {
 	b, err := marshalOpts.Marshal(m)
 	if err != nil {
-		return "", fmt.Errorf("meta: encode %T: %w", m, err)
+		return "", fmt.Errorf("cluster state: encode %T: %w", m, err)
 	}
 	return string(b), nil
 }
@@ -33,7 +33,7 @@ func Marshal(m proto.Message) (string, error) {
 // Unmarshal decodes a stored value into m.
 func Unmarshal(b []byte, m proto.Message) error {
 	if err := unmarshalOpts.Unmarshal(b, m); err != nil {
-		return fmt.Errorf("meta: decode %T: %w", m, err)
+		return fmt.Errorf("cluster state: decode %T: %w", m, err)
 	}
 	return nil
 }

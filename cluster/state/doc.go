@@ -1,8 +1,8 @@
-// Package meta is the cluster state in etcd, shared by coordinators and
+// Package state is the cluster state in etcd, shared by coordinators and
 // data nodes: the key layout (Keys), the value encoding (codec.go), a
-// consistent in-memory view at one revision (State, read with one range
+// consistent in-memory view at one revision (Snapshot, read with one range
 // Get of the prefix), guarded transactions (Txn, Store.Commit,
-// Store.Update), and a watch-fed cache of the latest State (Cache).
+// Store.Update), and a watch-fed cache of the latest Snapshot (Cache).
 //
 // Layout under the prefix (default /sluice/):
 //
@@ -18,4 +18,4 @@
 // over several keys. Update retries a transaction whose guards failed on a
 // fresh read. Shard state reports from nodes (SetShardState) are guarded by
 // the routing entry's node and allocation id, so a stale report is dropped.
-package meta
+package state
