@@ -26,7 +26,7 @@ import (
 	"github.com/sluice-search/sluice/bench/corpus"
 	"github.com/sluice-search/sluice/esjson"
 	"github.com/sluice-search/sluice/node/engine/mapping"
-	"github.com/sluice-search/sluice/node/querydsl"
+	"github.com/sluice-search/sluice/querydsl"
 )
 
 // Schema is the peers' mapping.

@@ -11,8 +11,8 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/sluice-search/sluice/cluster/state"
-	"github.com/sluice-search/sluice/node/querydsl"
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
+	"github.com/sluice-search/sluice/querydsl"
 )
 
 // code classifies a core error; node errors keep the node's code.

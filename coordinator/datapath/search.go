@@ -15,9 +15,8 @@ import (
 	"github.com/sluice-search/sluice/cluster/fanout"
 	"github.com/sluice-search/sluice/cluster/routing"
 	"github.com/sluice-search/sluice/cluster/state"
-	"github.com/sluice-search/sluice/node/engine/mapping"
-	"github.com/sluice-search/sluice/node/querydsl"
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
+	"github.com/sluice-search/sluice/querydsl"
 )
 
 const (
@@ -189,7 +188,7 @@ func validate(st *state.Snapshot, ts []searchTarget, q *sluicev1.Query, sort []*
 		}
 		_, err = querydsl.Compiler{Mapping: m, Strict: true}.Compile(q)
 		if err == nil {
-			err = validateSort(m, sort)
+			err = querydsl.ValidateSort(m, sort)
 		}
 		if err == nil {
 			return nil
@@ -199,22 +198,6 @@ func validate(st *state.Snapshot, ts []searchTarget, q *sluicev1.Query, sort []*
 		}
 	}
 	return firstErr
-}
-
-// validateSort rejects sort keys on fields the mapping lacks (Elasticsearch:
-// "No mapping found for [x] in order to sort on") or cannot sort by.
-func validateSort(m *mapping.Mapping, sort []*sluicev1.SortField) error {
-	for _, f := range sort {
-		switch name := f.GetField(); name {
-		case "_score", "_doc", "_shard_doc", "":
-		default:
-			if _, ok := m.Field(name); !ok {
-				return &querydsl.Error{Field: name, Reason: "no mapping found for the field to sort on"}
-			}
-		}
-	}
-	_, err := querydsl.Sort(m, sort)
-	return err
 }
 
 func routingShard(x *state.Index, key string) int { return routing.Shard(key, params(x)) }

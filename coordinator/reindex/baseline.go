@@ -9,7 +9,8 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	noderindex "github.com/sluice-search/sluice/node/reindex"
+	"github.com/sluice-search/sluice/cluster/routing"
+	"github.com/sluice-search/sluice/cluster/throttle"
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
 )
 
@@ -33,7 +34,7 @@ func (r *taskRun) baselineAttempt(ctx context.Context, s *sluicev1.ReindexPlanSl
 	plan := r.rec.Plan
 	n := len(plan.Slices)
 	base := r.checkpoint(int(s.Slice))
-	th := noderindex.NewThrottle(0)
+	th := throttle.New(0)
 	r.mu.Lock()
 	th.SetRate(float64(r.sliceRateLocked()))
 	r.throttles[s.Slice] = th
@@ -56,7 +57,7 @@ func (r *taskRun) baselineAttempt(ctx context.Context, s *sluicev1.ReindexPlanSl
 	}
 	abort := r.rec.Request.GetConflicts() != sluicev1.ConflictPolicy_CONFLICT_POLICY_PROCEED
 	// Validated when the task was accepted.
-	destRouting, err := noderindex.ParseDestRouting(r.rec.Request.GetDest().GetRouting())
+	destRouting, err := routing.ParseDest(r.rec.Request.GetDest().GetRouting())
 	if err != nil {
 		return false, status.Error(codes.InvalidArgument, err.Error())
 	}

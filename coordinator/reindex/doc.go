@@ -45,7 +45,7 @@
 //     with the routing finds it in the destination, and a split layout
 //     stays co-located; "discard" routes by _id and stores none; "=value"
 //     gives every document value. In all modes alike: nodes apply it
-//     (noderindex.DestRouting), BASELINE sets each bulk item's routing.
+//     (routing.Dest), BASELINE sets each bulk item's routing.
 //
 // The task is stored PENDING under tasks/<id> as a ReindexTaskRecord (the
 // public Task, the request, the plan, per-slice checkpoints), and the RPC

@@ -7,9 +7,8 @@ import (
 
 	"github.com/sluice-search/sluice/cluster/routing"
 	"github.com/sluice-search/sluice/cluster/state"
-	"github.com/sluice-search/sluice/node/querydsl"
-	noderindex "github.com/sluice-search/sluice/node/reindex"
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
+	"github.com/sluice-search/sluice/querydsl"
 )
 
 func paramsOf(s *sluicev1.IndexSettings) routing.Params {
@@ -176,7 +175,7 @@ func validate(req *sluicev1.ReindexRequest) error {
 	default:
 		return state.Invalidf("dest.op_type must be INDEX or CREATE, got %v", req.GetDest().GetOpType())
 	}
-	if _, err := noderindex.ParseDestRouting(req.GetDest().GetRouting()); err != nil {
+	if _, err := routing.ParseDest(req.GetDest().GetRouting()); err != nil {
 		return state.Invalidf("dest.%v", err)
 	}
 	return nil
@@ -186,7 +185,7 @@ func validate(req *sluicev1.ReindexRequest) error {
 // routing: only then does every destination shard of a colocatable layout
 // draw from one source shard.
 func keepsRouting(req *sluicev1.ReindexRequest) bool {
-	r, err := noderindex.ParseDestRouting(req.GetDest().GetRouting())
+	r, err := routing.ParseDest(req.GetDest().GetRouting())
 	return err == nil && r.Keeps()
 }
 

@@ -18,7 +18,7 @@
 //     _routing and the original _source bytes, no JSON decoding — and
 //     routes each as a bulk would, by hash(routing or _id) over the
 //     destination's routing shards, where the routing is the document's
-//     own unless the request's DestRouting discards or replaces it
+//     own unless the request's routing (routing.Dest) discards or replaces it
 //     (Elasticsearch's dest.routing keep | discard | =value); the routing
 //     travels with the document and is stored with it. A destination shard
 //     open on this node is written in-process (Shard.IndexDoc: parsed once,
@@ -65,7 +65,7 @@
 // not add (a document copy of an earlier run: segments would duplicate
 // ids). A corrupt source file fails the slice with FAILED_PRECONDITION.
 //
-// Throttle paces documents at requests_per_second; RethrottleReindexSlice
+// A throttle (cluster/throttle) paces documents at requests_per_second; RethrottleReindexSlice
 // wakes a waiting slice so a new rate applies at once. Cancelling the RPC
 // stops the slice within one document.
 //

@@ -15,6 +15,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/sluice-search/sluice/cluster/state"
+	"github.com/sluice-search/sluice/cluster/throttle"
 	"github.com/sluice-search/sluice/node/engine"
 	"github.com/sluice-search/sluice/node/shard"
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
@@ -77,7 +78,7 @@ type Runner struct {
 	opts  Options
 
 	mu         sync.Mutex
-	running    map[sliceKey]*Throttle
+	running    map[sliceKey]*throttle.Throttle
 	kept       map[sliceKey]*keptReader
 	refreshOff map[shard.ID]int
 	conns      map[string]*grpc.ClientConn
@@ -100,7 +101,7 @@ type keptReader struct {
 // destination shard after a copy.
 func NewRunner(host *shard.Host, cache *state.Cache, opts Options) *Runner {
 	opts.SetDefaults()
-	return &Runner{host: host, cache: cache, opts: opts, running: map[sliceKey]*Throttle{},
+	return &Runner{host: host, cache: cache, opts: opts, running: map[sliceKey]*throttle.Throttle{},
 		kept: map[sliceKey]*keptReader{}, refreshOff: map[shard.ID]int{}, conns: map[string]*grpc.ClientConn{}}
 }
 

@@ -13,9 +13,9 @@ import (
 	"github.com/sluice-search/sluice/cluster/routing"
 	"github.com/sluice-search/sluice/node/engine"
 	"github.com/sluice-search/sluice/node/engine/index"
-	"github.com/sluice-search/sluice/node/querydsl"
 	"github.com/sluice-search/sluice/node/shard"
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
+	"github.com/sluice-search/sluice/querydsl"
 )
 
 // segmentTargets returns the destination shards a segment copy of the
@@ -29,7 +29,7 @@ func (r *Runner) segmentTargets(ctx context.Context, req *sluicev1.RunReindexSli
 		req.GetQuery() != nil && req.GetQuery().Kind != nil && req.GetQuery().GetMatchAll() == nil:
 		return nil, "", status.Error(codes.InvalidArgument, "reindex slice: a segment copy takes the whole source shard: no sub-slice, query, max_docs or throttle")
 	}
-	rt, err := ParseDestRouting(req.GetRouting())
+	rt, err := routing.ParseDest(req.GetRouting())
 	if err != nil || !rt.Keeps() {
 		return nil, "", status.Error(codes.InvalidArgument, "reindex slice: a segment copy keeps each document's routing")
 	}

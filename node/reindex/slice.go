@@ -12,12 +12,13 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/sluice-search/sluice/cluster/routing"
+	"github.com/sluice-search/sluice/cluster/throttle"
 	"github.com/sluice-search/sluice/node/engine"
 	"github.com/sluice-search/sluice/node/engine/index"
 	"github.com/sluice-search/sluice/node/engine/search"
-	"github.com/sluice-search/sluice/node/querydsl"
 	"github.com/sluice-search/sluice/node/shard"
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
+	"github.com/sluice-search/sluice/querydsl"
 )
 
 // chunkDocs is how many documents a local writer takes at a time.
@@ -36,7 +37,7 @@ func (r *Runner) RunReindexSlice(req *sluicev1.RunReindexSliceRequest, stream gr
 	if err := dst.Validate(); err != nil {
 		return status.Errorf(codes.InvalidArgument, "reindex slice: destination: %v", err)
 	}
-	destRouting, err := ParseDestRouting(req.GetRouting())
+	destRouting, err := routing.ParseDest(req.GetRouting())
 	if err != nil {
 		return status.Errorf(codes.InvalidArgument, "reindex slice: %v", err)
 	}
@@ -44,7 +45,7 @@ func (r *Runner) RunReindexSlice(req *sluicev1.RunReindexSliceRequest, stream gr
 	if err != nil {
 		return statusOf(err)
 	}
-	th := NewThrottle(float64(req.GetRequestsPerSecond()))
+	th := throttle.New(float64(req.GetRequestsPerSecond()))
 	r.mu.Lock()
 	r.running[key] = th
 	r.mu.Unlock()
@@ -112,11 +113,11 @@ type copyRun struct {
 	r         *Runner
 	req       *sluicev1.RunReindexSliceRequest
 	dst       routing.Params
-	routing   DestRouting
+	routing   routing.Dest
 	sel       *selection
 	rd        *engine.Reader
 	fp        uint64
-	th        *Throttle
+	th        *throttle.Throttle
 	interval  time.Duration
 	stream    grpc.ServerStreamingServer[sluicev1.RunReindexSliceResponse]
 	restarted bool

@@ -14,9 +14,9 @@ import (
 
 	"github.com/sluice-search/sluice/node/engine"
 	"github.com/sluice-search/sluice/node/engine/search"
-	"github.com/sluice-search/sluice/node/querydsl"
 	"github.com/sluice-search/sluice/node/shard"
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
+	"github.com/sluice-search/sluice/querydsl"
 )
 
 // Options configure a Server.

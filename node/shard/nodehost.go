@@ -11,8 +11,8 @@ import (
 	"github.com/sluice-search/sluice/node"
 	"github.com/sluice-search/sluice/node/engine/mapping"
 	"github.com/sluice-search/sluice/node/engine/translog"
-	"github.com/sluice-search/sluice/node/querydsl"
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
+	"github.com/sluice-search/sluice/querydsl"
 )
 
 // NodeHost adapts a Host to the node's routing watch (node.ShardHost).

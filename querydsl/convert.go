@@ -127,6 +127,22 @@ func SortValueFromProto(f search.SortField, t document.FieldType, v *sluicev1.So
 	return search.SortValue{}, invalid(name, "unsupported sort value %T", v.GetKind())
 }
 
+// ValidateSort rejects sort keys on fields the mapping lacks (Elasticsearch:
+// "No mapping found for [x] in order to sort on") or cannot sort by.
+func ValidateSort(m *mapping.Mapping, sort []*sluicev1.SortField) error {
+	for _, f := range sort {
+		switch name := f.GetField(); name {
+		case "_score", "_doc", "_shard_doc", "":
+		default:
+			if _, ok := m.Field(name); !ok {
+				return &Error{Field: name, Reason: "no mapping found for the field to sort on"}
+			}
+		}
+	}
+	_, err := Sort(m, sort)
+	return err
+}
+
 // FieldTypes returns the mapping type of each sort key's field (0 for
 // _score, _doc and unmapped fields), for the value conversions.
 func FieldTypes(m *mapping.Mapping, keys []search.SortField) []document.FieldType {

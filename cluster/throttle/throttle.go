@@ -1,4 +1,7 @@
-package reindex
+// Package throttle paces work at a rate that can change while it runs: the
+// requests_per_second of a reindex, applied per document by the data nodes
+// and by the coordinator's baseline mode.
+package throttle
 
 import (
 	"context"
@@ -18,8 +21,8 @@ type Throttle struct {
 	waited  time.Duration
 }
 
-// NewThrottle returns a throttle at rate docs/s (<= 0: unlimited).
-func NewThrottle(rate float64) *Throttle {
+// New returns a throttle at rate docs/s (<= 0: unlimited).
+func New(rate float64) *Throttle {
 	return &Throttle{rate: rate, changed: make(chan struct{})}
 }
 
