@@ -61,10 +61,10 @@ func openSearcher(t *testing.T) (*search.Searcher, *engine.Reader) {
 			t.Fatalf("doc %d: %v", i, err)
 		}
 	}
-	if _, err := s.Engine().Refresh(ctx); err != nil {
+	if err := s.Refresh(ctx); err != nil {
 		t.Fatal(err)
 	}
-	r := s.Engine().Acquire()
+	r := s.Acquire()
 	t.Cleanup(r.Release)
 	return search.NewSearcher(r.Leaves()), r
 }

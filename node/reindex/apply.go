@@ -46,14 +46,14 @@ func (c *counters) takeSamples() []*sluicev1.ShardFailure {
 // errConflictAbort ends a slice at the first conflict under conflicts=abort.
 var errConflictAbort = errors.New("version conflict, document already exists (conflicts=abort)")
 
-// applyDoc writes one document into a destination shard through ops (an
-// engine.Bulk of the shard: the caller Syncs it once per batch, not per
-// document), re-analysed with the shard's mapping, and counts the outcome.
+// applyDoc writes one document into a destination shard through a batch
+// of the shard (the caller Syncs it once per batch, not per document),
+// re-analysed with the shard's mapping, and counts the outcome.
 // Only errors that should stop the copy are returned: a document that does
 // not fit the mapping is a counted failure, a conflict too unless
 // abortOnConflict.
-func applyDoc(ctx context.Context, sh *shard.Shard, ops shard.Ops, id, routing, source []byte, createOnly, abortOnConflict bool, c *counters) error {
-	res, err := sh.IndexDocVia(ctx, ops, id, routing, source, createOnly)
+func applyDoc(ctx context.Context, sh *shard.Shard, b *shard.Batch, id, routing, source []byte, createOnly, abortOnConflict bool, c *counters) error {
+	res, err := b.Index(ctx, id, routing, source, createOnly)
 	switch {
 	case err == nil:
 		if res.Created {
@@ -138,7 +138,7 @@ func (w *writers) loop() {
 		// One translog fsync per chunk rather than per document: with
 		// request durability a per-document fsync made local copies
 		// slower than scroll + bulk through the coordinator.
-		b := ch.sh.Engine().NewBulk()
+		b := ch.sh.NewBatch()
 		ok := true
 		for i := range ch.len() {
 			if w.ctx.Err() != nil {

@@ -37,7 +37,7 @@ func (r *Runner) ShardIngest(stream grpc.ClientStreamingServer[sluicev1.ShardIng
 	if err != nil {
 		return statusOf(err)
 	}
-	defer r.pauseRefresh(sh)()
+	defer sh.PauseRefresh()()
 	createOnly := first.GetOpType() == sluicev1.BulkAction_BULK_ACTION_CREATE
 	var c counters
 	for msg := first; ; {
@@ -52,7 +52,7 @@ func (r *Runner) ShardIngest(stream grpc.ClientStreamingServer[sluicev1.ShardIng
 			return err
 		}
 	}
-	if _, err := sh.Engine().Commit(ctx, engine.CommitOptions{}); err != nil {
+	if _, err := sh.Commit(ctx); err != nil {
 		return statusOf(fmt.Errorf("shard %v: commit: %w", sh.ID(), err))
 	}
 	return stream.SendAndClose(&sluicev1.ShardIngestResponse{Created: c.created.Load(), Updated: c.updated.Load(),
@@ -66,7 +66,7 @@ func (r *Runner) ShardIngest(stream grpc.ClientStreamingServer[sluicev1.ShardIng
 func (r *Runner) applyBatch(ctx context.Context, sh *shard.Shard, docs []*sluicev1.IngestDoc, createOnly bool, c *counters) error {
 	n := min(r.opts.Workers, len(docs))
 	errs := make([]error, n)
-	b := sh.Engine().NewBulk() // one fsync for the batch
+	b := sh.NewBatch() // one fsync for the batch
 	var wg sync.WaitGroup
 	for w := range n {
 		wg.Go(func() {

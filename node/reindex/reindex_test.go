@@ -18,7 +18,6 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/sluice-search/sluice/cluster/routing"
-	"github.com/sluice-search/sluice/node/engine"
 	"github.com/sluice-search/sluice/node/engine/index"
 	"github.com/sluice-search/sluice/node/shard"
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
@@ -38,7 +37,7 @@ func startNode(t *testing.T) *testNode {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := NewRunner(host, nil, Options{CheckpointInterval: 10 * time.Millisecond, Workers: 2, BatchDocs: 50})
+	r := NewRunner(host, Options{CheckpointInterval: 10 * time.Millisecond, Workers: 2, BatchDocs: 50})
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -92,7 +91,7 @@ func load(t *testing.T, nodes []*testNode, uuid string, p routing.Params, n int)
 	}
 	for s := range p.Shards {
 		sh, _ := nodes[s].host.Get(shard.ID{IndexUUID: uuid, Shard: s})
-		if _, err := sh.Engine().Refresh(ctx); err != nil {
+		if err := sh.Refresh(ctx); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -119,10 +118,10 @@ func contents(t *testing.T, nodes []*testNode, uuid string, shards int) map[stri
 		if sh == nil {
 			t.Fatalf("destination shard %d is open nowhere", d)
 		}
-		if _, err := sh.Engine().Refresh(context.Background()); err != nil {
+		if err := sh.Refresh(context.Background()); err != nil {
 			t.Fatal(err)
 		}
-		rd := sh.Engine().Acquire()
+		rd := sh.Acquire()
 		var sd index.StoredDoc
 		for _, l := range rd.Leaves() {
 			st := l.Reader.StoredFields()
@@ -303,7 +302,7 @@ func TestResume(t *testing.T) {
 
 	// A new runner (as after a node restart) on an unchanged shard resumes
 	// by position: same fingerprint.
-	r2 := NewRunner(n.host, nil, Options{CheckpointInterval: time.Hour})
+	r2 := NewRunner(n.host, Options{CheckpointInterval: time.Hour})
 	fs := &fakeStream{ctx: ctx}
 	if err := r2.RunReindexSlice(&sluicev1.RunReindexSliceRequest{Source: req.Source, DestIndexUuid: "dst", DestShards: 1,
 		DestRoutingShards: 1, Cursor: first.Cursor}, fs); err != nil {
@@ -318,7 +317,7 @@ func TestResume(t *testing.T) {
 	if _, err := src.IndexDoc(ctx, []byte("new"), []byte(`{"title":"new"}`), false); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := src.Engine().Refresh(ctx); err != nil {
+	if err := src.Refresh(ctx); err != nil {
 		t.Fatal(err)
 	}
 	fs = &fakeStream{ctx: ctx}
@@ -347,7 +346,7 @@ func TestResumeAfterCrash(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer host.CloseAll(ctx)
-	n := &testNode{host: host, runner: NewRunner(host, nil, Options{CheckpointInterval: 10 * time.Millisecond})}
+	n := &testNode{host: host, runner: NewRunner(host, Options{CheckpointInterval: 10 * time.Millisecond})}
 	defer n.runner.Close()
 	p := routing.Params{Shards: 1, RoutingShards: 1}
 	n.open(t, "src", "src", 0)
@@ -362,7 +361,7 @@ func TestResumeAfterCrash(t *testing.T) {
 		}
 		want[id] = docSource(i)
 	}
-	if _, err := src.Engine().Refresh(ctx); err != nil {
+	if err := src.Refresh(ctx); err != nil {
 		t.Fatal(err)
 	}
 
@@ -386,7 +385,7 @@ func TestResumeAfterCrash(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer host2.CloseAll(ctx)
-	n2 := &testNode{host: host2, runner: NewRunner(host2, nil, Options{CheckpointInterval: time.Hour})}
+	n2 := &testNode{host: host2, runner: NewRunner(host2, Options{CheckpointInterval: time.Hour})}
 	defer n2.runner.Close()
 	for _, uuid := range []string{"src", "dst"} {
 		// The mapping with its dynamic updates, as etcd would hand it over.
@@ -627,14 +626,18 @@ func TestRoutedCopy(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if _, err := sh.IndexDocVia(ctx, nil, []byte(id), []byte(r), []byte(docSource(i)), false); err != nil {
+				res, err := sh.Bulk(ctx, []shard.Op{{Kind: shard.OpIndex, ID: []byte(id), Routing: []byte(r), Source: []byte(docSource(i))}}, shard.RefreshNone)
+				if err == nil {
+					err = res[0].Err
+				}
+				if err != nil {
 					t.Fatal(err)
 				}
 				stored[id] = r
 			}
 			for s := range srcP.Shards {
 				sh, _ := nodes[s].host.Get(shard.ID{IndexUUID: "src", Shard: s})
-				if _, err := sh.Engine().Refresh(ctx); err != nil {
+				if err := sh.Refresh(ctx); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -673,7 +676,7 @@ func TestRoutedCopy(t *testing.T) {
 						sh = s
 					}
 				}
-				doc, found, err := sh.Engine().GetDocument(ctx, []byte(id), engine.GetOptions{})
+				doc, found, err := sh.Get(ctx, []byte(id), false)
 				if err != nil || !found || string(doc.Routing) != r {
 					t.Fatalf("get %s with routing %s (shard %d): found=%v routing %q, %v", id, r, d, found, doc.Routing, err)
 				}
@@ -720,12 +723,16 @@ func TestSegmentCopy(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if _, err := sh.IndexDocVia(ctx, nil, []byte(id), []byte(r), []byte(docSource(i)), false); err != nil {
+				res, err := sh.Bulk(ctx, []shard.Op{{Kind: shard.OpIndex, ID: []byte(id), Routing: []byte(r), Source: []byte(docSource(i))}}, shard.RefreshNone)
+				if err == nil {
+					err = res[0].Err
+				}
+				if err != nil {
 					t.Fatal(err)
 				}
 				stored[id] = r
 				if i%100 == 99 {
-					if _, err := sh.Engine().Refresh(ctx); err != nil {
+					if err := sh.Refresh(ctx); err != nil {
 						t.Fatal(err)
 					}
 				}
@@ -737,7 +744,7 @@ func TestSegmentCopy(t *testing.T) {
 					key = stored[id]
 				}
 				sh, _ := n.host.Get(shard.ID{IndexUUID: "src", Shard: routing.Shard(key, srcP)})
-				if _, err := sh.Engine().Delete(ctx, []byte(id)); err != nil {
+				if _, err := sh.DeleteDoc(ctx, []byte(id)); err != nil {
 					t.Fatal(err)
 				}
 				delete(stored, id)
@@ -795,7 +802,7 @@ func TestSegmentCopy(t *testing.T) {
 						t.Fatalf("%s: %s in shard %d routing %q, want shard %d routing %q", stage, id, g.shard, g.routing, routing.Shard(key, dstP), r)
 					}
 					sh, _ := n.host.Get(shard.ID{IndexUUID: "dst", Shard: routing.Shard(key, dstP)})
-					doc, found, err := sh.Engine().GetDocument(ctx, []byte(id), engine.GetOptions{})
+					doc, found, err := sh.Get(ctx, []byte(id), false)
 					if err != nil || !found || string(doc.Routing) != r {
 						t.Fatalf("%s: get %s: found=%v routing %q, %v", stage, id, found, doc.Routing, err)
 					}

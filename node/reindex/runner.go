@@ -14,7 +14,6 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 
-	"github.com/sluice-search/sluice/cluster/state"
 	"github.com/sluice-search/sluice/cluster/throttle"
 	"github.com/sluice-search/sluice/node/engine"
 	"github.com/sluice-search/sluice/node/shard"
@@ -73,15 +72,13 @@ func (o *Options) SetDefaults() {
 // Runner serves a data node's share of reindexing: RunReindexSlice,
 // ShardIngest and RethrottleReindexSlice of the Node service.
 type Runner struct {
-	host  *shard.Host
-	cache *state.Cache
-	opts  Options
+	host *shard.Host
+	opts Options
 
-	mu         sync.Mutex
-	running    map[sliceKey]*throttle.Throttle
-	kept       map[sliceKey]*keptReader
-	refreshOff map[shard.ID]int
-	conns      map[string]*grpc.ClientConn
+	mu      sync.Mutex
+	running map[sliceKey]*throttle.Throttle
+	kept    map[sliceKey]*keptReader
+	conns   map[string]*grpc.ClientConn
 }
 
 type sliceKey struct {
@@ -96,13 +93,11 @@ type keptReader struct {
 	timer       *time.Timer
 }
 
-// NewRunner returns a Runner over the node's shards. cache (the node's
-// cluster state, may be nil) gives the refresh interval to restore on a
-// destination shard after a copy.
-func NewRunner(host *shard.Host, cache *state.Cache, opts Options) *Runner {
+// NewRunner returns a Runner over the node's shards.
+func NewRunner(host *shard.Host, opts Options) *Runner {
 	opts.SetDefaults()
-	return &Runner{host: host, cache: cache, opts: opts, running: map[sliceKey]*throttle.Throttle{},
-		kept: map[sliceKey]*keptReader{}, refreshOff: map[shard.ID]int{}, conns: map[string]*grpc.ClientConn{}}
+	return &Runner{host: host, opts: opts, running: map[sliceKey]*throttle.Throttle{},
+		kept: map[sliceKey]*keptReader{}, conns: map[string]*grpc.ClientConn{}}
 }
 
 // Close releases kept readers and connections.
@@ -168,7 +163,7 @@ func (r *Runner) pin(ctx context.Context, key sliceKey, src *shard.Shard, raw []
 		kr.reader.Release()
 	}
 	if hasCursor {
-		if rd, fp, err = pinFingerprinted(src.Engine().Acquire()); err != nil {
+		if rd, fp, err = pinFingerprinted(src.Acquire()); err != nil {
 			return nil, 0, 0, false, err
 		}
 		if fp == cur.fingerprint {
@@ -207,11 +202,11 @@ func pinFingerprinted(rd *engine.Reader) (*engine.Reader, uint64, error) {
 // over.
 func pinCommitted(ctx context.Context, src *shard.Shard) (*engine.Reader, error) {
 	for attempt := 0; ; attempt++ {
-		si, err := src.Engine().Commit(ctx, engine.CommitOptions{})
+		si, err := src.Commit(ctx)
 		if err != nil {
 			return nil, fmt.Errorf("source shard %v: commit before copying: %w", src.ID(), err)
 		}
-		rd := src.Engine().Acquire()
+		rd := src.Acquire()
 		if sameLayout(rd, si) || attempt == 2 {
 			return rd, nil
 		}
@@ -264,48 +259,6 @@ func (r *Runner) KeptReaders() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return len(r.kept)
-}
-
-// pauseRefresh turns a destination shard's periodic refresh off while at
-// least one copy writes to it; the returned func restores the index's
-// interval when the last one ends.
-func (r *Runner) pauseRefresh(sh *shard.Shard) func() {
-	id := sh.ID()
-	r.mu.Lock()
-	r.refreshOff[id]++
-	if r.refreshOff[id] == 1 {
-		sh.Engine().SetRefreshInterval(-1)
-	}
-	r.mu.Unlock()
-	return func() {
-		r.mu.Lock()
-		defer r.mu.Unlock()
-		r.refreshOff[id]--
-		if r.refreshOff[id] == 0 {
-			delete(r.refreshOff, id)
-			sh.Engine().SetRefreshInterval(r.refreshInterval(id.IndexUUID))
-		}
-	}
-}
-
-// refreshInterval is the index's configured interval: unset is the
-// default, an explicit 0 is off.
-func (r *Runner) refreshInterval(indexUUID string) time.Duration {
-	if r.cache == nil {
-		return engine.DefaultRefreshInterval
-	}
-	st := r.cache.State()
-	if st == nil || st.ByUUID[indexUUID] == nil {
-		return engine.DefaultRefreshInterval
-	}
-	ri := st.ByUUID[indexUUID].Meta.GetSettings().GetRefreshInterval()
-	switch {
-	case ri == nil:
-		return engine.DefaultRefreshInterval
-	case ri.AsDuration() == 0:
-		return -1
-	}
-	return ri.AsDuration()
 }
 
 // statusOf turns a slice error into a gRPC status: conflicts under

@@ -56,7 +56,7 @@ func (r *Runner) segmentTargets(ctx context.Context, req *sluicev1.RunReindexSli
 		// an empty shard (or one this slice already added to) takes them.
 		// A shard written to otherwise — by an earlier run of this slice
 		// that copied documents, say — gets documents, idempotent by _id.
-		if _, done := sh.Engine().Writer().AddMarker(marker); !done && !empty(sh.Engine()) {
+		if _, done := sh.Marker(marker); !done && !sh.Empty() {
 			return nil, fmt.Sprintf("destination shard %d already holds documents", d), nil
 		}
 		out = append(out, sh)
@@ -89,13 +89,6 @@ func segmentMarker(req *sluicev1.RunReindexSliceRequest) string {
 	return fmt.Sprintf("reindex/%s/%d", req.GetTaskId(), req.GetSlice())
 }
 
-// empty: no document was ever written to the shard, buffered or not.
-func empty(e *engine.Engine) bool {
-	rd := e.Acquire()
-	defer rd.Release()
-	return rd.MaxDoc() == 0 && e.Writer().MaxSeqNo() == 0
-}
-
 // runSegments copies the slice by segments: the pinned committed reader of
 // the source shard is added (engine.AddIndexes) into each destination
 // shard in targets, keeping in each the docs that route to it, and each
@@ -122,7 +115,7 @@ func (cp *copyRun) runSegments(ctx context.Context, targets []*shard.Shard) erro
 			d := uint16(sh.ID().Shard)
 			keep = func(leaf, doc int) bool { return routes[leaf][doc] == d }
 		}
-		res, err := sh.Engine().AddIndexes(ctx, cp.rd, engine.AddIndexesOptions{Marker: marker, Keep: keep})
+		res, err := sh.AddIndexes(ctx, cp.rd, engine.AddIndexesOptions{Marker: marker, Keep: keep})
 		if err != nil {
 			if errors.Is(err, index.ErrCorrupt) {
 				// Not worth retrying: the source shard needs attention.

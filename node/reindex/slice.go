@@ -246,7 +246,7 @@ func (cp *copyRun) localShard(d int) (*shard.Shard, bool) {
 		return nil, false
 	}
 	cp.local[d] = sh
-	cp.restore = append(cp.restore, cp.r.pauseRefresh(sh))
+	cp.restore = append(cp.restore, sh.PauseRefresh())
 	return sh, true
 }
 
@@ -273,7 +273,7 @@ func (cp *copyRun) checkpoint(ctx context.Context, next int, done bool) error {
 		if sh == nil {
 			continue
 		}
-		if _, err := sh.Engine().Commit(ctx, engine.CommitOptions{}); err != nil {
+		if _, err := sh.Commit(ctx); err != nil {
 			return fmt.Errorf("destination shard %v: commit: %w", sh.ID(), err)
 		}
 	}

@@ -1,17 +1,17 @@
 // Package server is the data node's gRPC adapter: it serves the internal
 // sluice.v1.Node service over a shard.Host. Handlers translate — proto in,
-// shard/engine/search call, proto out — and map typed errors to status codes
-// here and nowhere else (errors.go).
+// shard call (bulk orchestration, readers and refresh policy live on the
+// shard), proto out — and map typed errors to status codes here and nowhere
+// else (errors.go).
 //
 // # Pinned readers
 //
 // Point-in-time readers (OpenShardReader, and the reader a ShardSearch pins
-// for its fetch phase) live in a registry with a keep-alive: every use
-// extends it, a reaper releases expired ones, and at most
-// Options.MaxOpenReaders are open per node (RESOURCE_EXHAUSTED beyond, as
-// Elasticsearch's search.max_open_scroll_context). A ShardSearch without a
-// reader id pins the latest reader for a short keep-alive; the coordinator
-// releases it with ShardFetch{release} or CloseShardReader.
+// for its fetch phase) are the shard's pinned readers (shard.PinReader,
+// with the node's cap and keep-alive reaper). A ShardSearch without a
+// reader id pins the latest reader for a short keep-alive
+// (Options.SearchKeepAlive); the coordinator releases it with
+// ShardFetch{release} or CloseShardReader.
 //
 // # Scans and slices
 //

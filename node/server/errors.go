@@ -16,15 +16,6 @@ import (
 	"github.com/sluice-search/sluice/querydsl"
 )
 
-var (
-	// errReaderGone: the reader id is unknown (expired, closed, never open).
-	errReaderGone = errors.New("reader not found (expired or closed)")
-	// errTooManyReaders: the open-reader cap is reached.
-	errTooManyReaders = errors.New("too many open readers")
-	// errBadRequest marks a malformed request.
-	errBadRequest = errors.New("invalid request")
-)
-
 // notHereReason is the reason callers match to refresh their routing.
 const notHereReason = "shard not open here"
 
@@ -33,15 +24,15 @@ func code(err error) codes.Code {
 	switch {
 	case err == nil:
 		return codes.OK
-	case errors.Is(err, shard.ErrNotHere), errors.Is(err, engine.ErrClosed), errors.Is(err, errReaderGone):
+	case errors.Is(err, shard.ErrNotHere), errors.Is(err, engine.ErrClosed), errors.Is(err, shard.ErrReaderGone):
 		return codes.NotFound
-	case errors.Is(err, errTooManyReaders):
+	case errors.Is(err, shard.ErrTooManyReaders):
 		return codes.ResourceExhausted
 	case errors.Is(err, shard.ErrConflict):
 		return codes.AlreadyExists
 	case errors.Is(err, querydsl.ErrInvalid), errors.Is(err, search.ErrInvalidQuery),
 		errors.Is(err, mapping.ErrDocument), errors.Is(err, mapping.ErrStrict), errors.Is(err, mapping.ErrConflict),
-		errors.Is(err, mapping.ErrInvalidMapping), errors.Is(err, dwpt.ErrInvalidDocument), errors.Is(err, errBadRequest):
+		errors.Is(err, mapping.ErrInvalidMapping), errors.Is(err, dwpt.ErrInvalidDocument), errors.Is(err, shard.ErrInvalid):
 		return codes.InvalidArgument
 	case errors.Is(err, context.DeadlineExceeded):
 		return codes.DeadlineExceeded

@@ -11,6 +11,7 @@ import (
 
 	"github.com/sluice-search/sluice/node/engine/index"
 	"github.com/sluice-search/sluice/node/engine/search"
+	"github.com/sluice-search/sluice/node/shard"
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
 	"github.com/sluice-search/sluice/querydsl"
 )
@@ -39,19 +40,19 @@ type selection struct {
 	total int64
 }
 
-// maxSelections bounds the cached selections per reader.
-const maxSelections = 16
-
-// selectionFor returns (building and caching) the docs of c that are live,
-// in the slice and match q.
-func (c *readerCtx) selectionFor(ctx context.Context, sl *sluicev1.Slice, q search.Query, qkey []byte) (*selection, error) {
-	key := fmt.Sprintf("%d/%d/%x", sl.GetId(), sl.GetMax(), qkey)
-	c.selMu.Lock()
-	defer c.selMu.Unlock()
-	if sel := c.selections[key]; sel != nil {
-		return sel, nil
+// selectionFor returns (building once per reader, slice and query) the
+// docs of r that are live, in the slice and match q.
+func selectionFor(ctx context.Context, r *shard.PinnedReader, sl *sluicev1.Slice, q search.Query, qkey []byte) (*selection, error) {
+	key := fmt.Sprintf("scan/%d/%d/%x", sl.GetId(), sl.GetMax(), qkey)
+	v, err := r.Memo(key, func() (any, error) { return newSelection(ctx, r, sl, q) })
+	if err != nil {
+		return nil, err
 	}
-	leaves := c.reader.Leaves()
+	return v.(*selection), nil
+}
+
+func newSelection(ctx context.Context, r *shard.PinnedReader, sl *sluicev1.Slice, q search.Query) (*selection, error) {
+	leaves := r.Reader().Leaves()
 	sel := &selection{bits: make([]*index.FixedBitSet, len(leaves))}
 	for i, l := range leaves {
 		if l.Live == nil {
@@ -69,7 +70,7 @@ func (c *readerCtx) selectionFor(ctx context.Context, sl *sluicev1.Slice, q sear
 		}
 	}
 	if q != nil {
-		matches, err := c.matchBits(ctx, q)
+		matches, err := matchBits(ctx, r, q)
 		if err != nil {
 			return nil, err
 		}
@@ -80,10 +81,6 @@ func (c *readerCtx) selectionFor(ctx context.Context, sl *sluicev1.Slice, q sear
 	for _, b := range sel.bits {
 		sel.total += int64(b.Cardinality())
 	}
-	if c.selections == nil || len(c.selections) >= maxSelections {
-		c.selections = map[string]*selection{}
-	}
-	c.selections[key] = sel
 	return sel, nil
 }
 
@@ -98,8 +95,8 @@ func intersect(a, b *index.FixedBitSet) *index.FixedBitSet {
 
 // matchBits runs q over the reader in doc order, without scoring, paging by
 // search_after on _doc, and marks the matches per leaf.
-func (c *readerCtx) matchBits(ctx context.Context, q search.Query) ([]*index.FixedBitSet, error) {
-	leaves := c.reader.Leaves()
+func matchBits(ctx context.Context, r *shard.PinnedReader, q search.Query) ([]*index.FixedBitSet, error) {
+	leaves := r.Reader().Leaves()
 	out := make([]*index.FixedBitSet, len(leaves))
 	for i, l := range leaves {
 		out[i] = index.NewFixedBitSet(l.Reader.MaxDoc())
@@ -107,12 +104,12 @@ func (c *readerCtx) matchBits(ctx context.Context, q search.Query) ([]*index.Fix
 	const page = 8192
 	req := search.Request{Size: page, Sort: []search.SortField{{Type: search.SortByDoc}}, SearchAfterDoc: -1, TotalHitsThreshold: 1}
 	for {
-		td, err := c.searcher.Search(ctx, q, req)
+		td, err := r.Searcher().Search(ctx, q, req)
 		if err != nil {
 			return nil, err
 		}
 		for _, h := range td.Hits {
-			leaf, local, _ := c.leafOf(h.Doc)
+			leaf, local, _ := r.LeafOf(h.Doc)
 			out[leaf].Set(local)
 		}
 		if len(td.Hits) < page {
@@ -132,7 +129,7 @@ func decodeCursor(b []byte) (int, error) {
 	v, n := binary.Uvarint(b[1:])
 	// Only the canonical encoding: one position, one cursor.
 	if b[0] != 1 || n <= 0 || 1+n != len(b) || v > math.MaxInt32 || binary.PutUvarint(make([]byte, binary.MaxVarintLen64), v) != n {
-		return 0, fmt.Errorf("%w: malformed scan cursor", errBadRequest)
+		return 0, fmt.Errorf("%w: malformed scan cursor", shard.ErrInvalid)
 	}
 	return int(v), nil
 }
@@ -147,26 +144,26 @@ func (s *Server) ShardScan(req *sluicev1.ShardScanRequest, stream sluicev1.Node_
 		return toStatus(err)
 	}
 	if sl := req.GetSlice(); sl != nil && (sl.GetMax() < 1 || sl.GetId() < 0 || sl.GetId() >= sl.GetMax()) {
-		return toStatus(fmt.Errorf("%w: slice id %d must be in [0, max %d)", errBadRequest, sl.GetId(), sl.GetMax()))
+		return toStatus(fmt.Errorf("%w: slice id %d must be in [0, max %d)", shard.ErrInvalid, sl.GetId(), sl.GetMax()))
 	}
 	next, err := decodeCursor(req.GetCursor())
 	if err != nil {
 		return toStatus(err)
 	}
 	ka := req.GetKeepAlive().AsDuration()
-	var c *readerCtx
+	var r *shard.PinnedReader
 	if req.GetReaderId() != 0 {
-		c, err = s.readers.use(sh, req.GetReaderId(), ka)
+		r, err = sh.Reader(req.GetReaderId(), ka)
 	} else {
 		// An unpinned scan reads the latest reader, for this stream only.
-		if c, err = s.readers.pin(sh, sh.Engine().Acquire(), s.opts.SearchKeepAlive); err == nil {
-			defer s.readers.close(sh, c.id)
+		if r, err = sh.PinReader(s.opts.SearchKeepAlive); err == nil {
+			defer r.Unpin()
 		}
 	}
 	if err != nil {
 		return toStatus(err)
 	}
-	defer s.readers.done(c)
+	defer r.Done()
 
 	var q search.Query
 	var qkey []byte
@@ -178,7 +175,7 @@ func (s *Server) ShardScan(req *sluicev1.ShardScanRequest, stream sluicev1.Node_
 			return toStatus(err)
 		}
 	}
-	sel, err := c.selectionFor(ctx, req.GetSlice(), q, qkey)
+	sel, err := selectionFor(ctx, r, req.GetSlice(), q, qkey)
 	if err != nil {
 		return toStatus(err)
 	}
@@ -186,7 +183,7 @@ func (s *Server) ShardScan(req *sluicev1.ShardScanRequest, stream sluicev1.Node_
 	if batch <= 0 {
 		batch = defaultScanBatch
 	}
-	leaves := c.reader.Leaves()
+	leaves := r.Reader().Leaves()
 	resp := &sluicev1.ShardScanResponse{Total: sel.total}
 	sent := false
 	var sd index.StoredDoc
@@ -219,13 +216,13 @@ func (s *Server) ShardScan(req *sluicev1.ShardScanRequest, stream sluicev1.Node_
 				resp = &sluicev1.ShardScanResponse{Total: sel.total}
 				// Keep the reader alive while a long scan streams.
 				if ka > 0 {
-					s.readers.touch(c, ka)
+					r.Touch(ka)
 				}
 			}
 		}
 	}
 	if len(resp.Docs) > 0 || !sent {
-		resp.Cursor = encodeCursor(max(next, c.reader.MaxDoc()))
+		resp.Cursor = encodeCursor(max(next, r.Reader().MaxDoc()))
 		return stream.Send(resp)
 	}
 	return nil

@@ -3,16 +3,11 @@ package server
 import (
 	"context"
 	"fmt"
-	"hash/maphash"
-	"log/slog"
 	"math"
-	"runtime"
-	"sync"
 	"time"
 
 	"google.golang.org/grpc"
 
-	"github.com/sluice-search/sluice/node/engine"
 	"github.com/sluice-search/sluice/node/engine/search"
 	"github.com/sluice-search/sluice/node/shard"
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
@@ -21,167 +16,89 @@ import (
 
 // Options configure a Server.
 type Options struct {
-	// MaxOpenReaders caps pinned readers on the node (default 500).
-	MaxOpenReaders int
 	// SearchKeepAlive is how long a reader pinned by a ShardSearch for its
 	// fetch phase lives without use (default 1 minute).
 	SearchKeepAlive time.Duration
-	// ReapInterval is how often expired readers are released (default 1 s).
-	ReapInterval time.Duration
-	// BulkParallelism: goroutines applying one ShardBulk (items are split
-	// by id, so operations on one id keep their order). Default GOMAXPROCS.
-	BulkParallelism int
-	Logger          *slog.Logger
 }
 
 // SetDefaults fills zero fields.
 func (o *Options) SetDefaults() {
-	if o.MaxOpenReaders <= 0 {
-		o.MaxOpenReaders = 500
-	}
 	if o.SearchKeepAlive <= 0 {
 		o.SearchKeepAlive = time.Minute
-	}
-	if o.ReapInterval <= 0 {
-		o.ReapInterval = time.Second
-	}
-	if o.BulkParallelism <= 0 {
-		o.BulkParallelism = runtime.GOMAXPROCS(0)
-	}
-	if o.Logger == nil {
-		o.Logger = slog.Default()
 	}
 }
 
 // Server implements sluicev1.NodeServer over a shard.Host.
 type Server struct {
 	sluicev1.UnimplementedNodeServer
-	host    *shard.Host
-	opts    Options
-	readers *registry
-	seed    maphash.Seed
+	host *shard.Host
+	opts Options
 }
 
 var _ sluicev1.NodeServer = (*Server)(nil)
 
-// New returns a Server; Close it to release pinned readers.
+// New returns a Server over the node's shards.
 func New(host *shard.Host, opts Options) *Server {
 	opts.SetDefaults()
-	s := &Server{host: host, opts: opts, readers: newRegistry(opts.MaxOpenReaders, opts.ReapInterval), seed: maphash.MakeSeed()}
-	// Release a closing shard's pinned readers while its files exist.
-	host.OnClose(func(sh *shard.Shard) { s.readers.reap(time.Now(), sh) })
-	return s
+	return &Server{host: host, opts: opts}
 }
 
 // Register adds the Node service to a gRPC server.
 func (s *Server) Register(g grpc.ServiceRegistrar) { sluicev1.RegisterNodeServer(g, s) }
 
-// Close releases every pinned reader (call before closing the host).
-func (s *Server) Close() { s.readers.shutdown() }
-
-// OpenReaders is the number of pinned readers.
-func (s *Server) OpenReaders() int { return s.readers.count() }
-
 func (s *Server) shard(id *sluicev1.ShardID) (*shard.Shard, error) {
 	if id == nil {
-		return nil, fmt.Errorf("%w: shard is required", errBadRequest)
+		return nil, fmt.Errorf("%w: shard is required", shard.ErrInvalid)
 	}
 	return s.host.Get(shard.ID{IndexUUID: id.GetIndexUuid(), Shard: int(id.GetShard())})
 }
 
-// ShardBulk applies a shard's share of a bulk request.
+// opKinds are the bulk actions as shard operations.
+var opKinds = map[sluicev1.BulkAction]shard.OpKind{
+	sluicev1.BulkAction_BULK_ACTION_INDEX:  shard.OpIndex,
+	sluicev1.BulkAction_BULK_ACTION_CREATE: shard.OpCreate,
+	sluicev1.BulkAction_BULK_ACTION_DELETE: shard.OpDelete,
+}
+
+// refreshPolicies are the refresh policies as the shard's.
+var refreshPolicies = map[sluicev1.RefreshPolicy]shard.Refresh{
+	sluicev1.RefreshPolicy_REFRESH_POLICY_IMMEDIATE: shard.RefreshImmediate,
+	sluicev1.RefreshPolicy_REFRESH_POLICY_WAIT_FOR:  shard.RefreshWaitFor,
+}
+
+// ShardBulk applies a shard's share of a bulk request (shard.Bulk).
 func (s *Server) ShardBulk(ctx context.Context, req *sluicev1.ShardBulkRequest) (*sluicev1.ShardBulkResponse, error) {
 	sh, err := s.shard(req.GetShard())
 	if err != nil {
 		return nil, toStatus(err)
 	}
 	items := req.GetItems()
-	results := make([]*sluicev1.BulkItemResult, len(items))
-	// One translog fsync covers the whole request (engine.Bulk): items
-	// are acknowledged only after it.
-	b := sh.Engine().NewBulk()
-	par := min(s.opts.BulkParallelism, len(items))
-	if par <= 1 {
-		s.applyItems(ctx, sh, b, req, results, nil, 0)
-	} else {
-		// Partition by id so one id's operations apply in request order.
-		parts := make([]uint8, len(items))
-		for i, it := range items {
-			parts[i] = uint8(maphash.String(s.seed, it.GetId()) % uint64(par))
-		}
-		var wg sync.WaitGroup
-		for p := range par {
-			wg.Go(func() { s.applyItems(ctx, sh, b, req, results, parts, uint8(p)) })
-		}
-		wg.Wait()
+	ops := make([]shard.Op, len(items))
+	for i, it := range items {
+		ops[i] = shard.Op{Kind: opKinds[it.GetAction()], ID: []byte(it.GetId()), Routing: []byte(it.GetRouting()), Source: it.GetSource()}
 	}
-	if err := b.Sync(ctx); err != nil {
-		// Applied but not durable: nothing may be acknowledged.
-		return nil, toStatus(fmt.Errorf("shard %v: bulk not durable: %w", sh.ID(), err))
+	results, err := sh.Bulk(ctx, ops, refreshPolicies[req.GetRefresh()])
+	if err != nil {
+		return nil, toStatus(err)
 	}
-	var maxSeq int64 = -1
-	for _, r := range results {
-		if r.Status != sluicev1.BulkItemStatus_BULK_ITEM_STATUS_ERROR {
-			maxSeq = max(maxSeq, r.SeqNo)
-		}
-	}
-	if maxSeq >= 0 {
-		switch req.GetRefresh() {
-		case sluicev1.RefreshPolicy_REFRESH_POLICY_IMMEDIATE:
-			_, err = sh.Engine().Refresh(ctx)
-		case sluicev1.RefreshPolicy_REFRESH_POLICY_WAIT_FOR:
-			err = sh.Engine().WaitForGeneration(ctx, maxSeq)
-		}
-		if err != nil {
-			// The writes are applied; only visibility is unconfirmed.
-			return nil, toStatus(fmt.Errorf("shard %v: refresh after bulk: %w", sh.ID(), err))
-		}
-	}
-	return &sluicev1.ShardBulkResponse{Items: results}, nil
-}
-
-// applyItems applies the items of partition p (all when parts is nil).
-func (s *Server) applyItems(ctx context.Context, sh *shard.Shard, b *engine.Bulk, req *sluicev1.ShardBulkRequest, results []*sluicev1.BulkItemResult, parts []uint8, p uint8) {
-	ctx = engine.WithAffinity(ctx) // the items fill one DWPT
-	for i, it := range req.GetItems() {
-		if parts != nil && parts[i] != p {
-			continue
-		}
-		r := &sluicev1.BulkItemResult{Action: it.GetAction(), Index: req.GetIndex(), Id: it.GetId(), Shard: req.GetShard().GetShard()}
-		results[i] = r
-		res, err := applyItem(ctx, sh, b, it)
-		if err != nil {
-			r.Status, r.Error = sluicev1.BulkItemStatus_BULK_ITEM_STATUS_ERROR, detail(err)
-			continue
-		}
-		r.SeqNo = res.SeqNo
-		switch {
-		case it.GetAction() == sluicev1.BulkAction_BULK_ACTION_DELETE && res.Found:
+	out := make([]*sluicev1.BulkItemResult, len(items))
+	for i, it := range items {
+		r := &sluicev1.BulkItemResult{Action: it.GetAction(), Index: req.GetIndex(), Id: it.GetId(), Shard: req.GetShard().GetShard(), SeqNo: results[i].SeqNo}
+		switch res := results[i]; {
+		case res.Err != nil:
+			r.Status, r.Error, r.SeqNo = sluicev1.BulkItemStatus_BULK_ITEM_STATUS_ERROR, detail(res.Err), 0
+		case ops[i].Kind == shard.OpDelete && res.Found:
 			r.Status = sluicev1.BulkItemStatus_BULK_ITEM_STATUS_DELETED
-		case it.GetAction() == sluicev1.BulkAction_BULK_ACTION_DELETE:
+		case ops[i].Kind == shard.OpDelete:
 			r.Status = sluicev1.BulkItemStatus_BULK_ITEM_STATUS_NOT_FOUND
 		case res.Created:
 			r.Status = sluicev1.BulkItemStatus_BULK_ITEM_STATUS_CREATED
 		default:
 			r.Status = sluicev1.BulkItemStatus_BULK_ITEM_STATUS_UPDATED
 		}
+		out[i] = r
 	}
-}
-
-func applyItem(ctx context.Context, sh *shard.Shard, b *engine.Bulk, it *sluicev1.BulkItem) (engine.Result, error) {
-	if it.GetId() == "" {
-		return engine.Result{}, fmt.Errorf("%w: item has no id", errBadRequest)
-	}
-	switch it.GetAction() {
-	case sluicev1.BulkAction_BULK_ACTION_INDEX, sluicev1.BulkAction_BULK_ACTION_CREATE:
-		if len(it.GetSource()) == 0 {
-			return engine.Result{}, fmt.Errorf("%w: %v of %q has no source", errBadRequest, it.GetAction(), it.GetId())
-		}
-		return sh.IndexDocVia(ctx, b, []byte(it.GetId()), []byte(it.GetRouting()), it.GetSource(), it.GetAction() == sluicev1.BulkAction_BULK_ACTION_CREATE)
-	case sluicev1.BulkAction_BULK_ACTION_DELETE:
-		return sh.DeleteDocVia(ctx, b, []byte(it.GetId()))
-	}
-	return engine.Result{}, fmt.Errorf("%w: unknown bulk action %v", errBadRequest, it.GetAction())
+	return &sluicev1.ShardBulkResponse{Items: out}, nil
 }
 
 // ShardGet reads a document by id.
@@ -190,7 +107,7 @@ func (s *Server) ShardGet(ctx context.Context, req *sluicev1.ShardGetRequest) (*
 	if err != nil {
 		return nil, toStatus(err)
 	}
-	doc, found, err := sh.Engine().GetDocument(ctx, []byte(req.GetId()), engine.GetOptions{Realtime: req.GetRefresh()})
+	doc, found, err := sh.Get(ctx, []byte(req.GetId()), req.GetRefresh())
 	if err != nil {
 		return nil, toStatus(err)
 	}
@@ -203,7 +120,7 @@ func (s *Server) ShardRefresh(ctx context.Context, req *sluicev1.ShardRefreshReq
 	if err != nil {
 		return nil, toStatus(err)
 	}
-	if _, err := sh.Engine().Refresh(ctx); err != nil {
+	if err := sh.Refresh(ctx); err != nil {
 		return nil, toStatus(err)
 	}
 	return &sluicev1.ShardRefreshResponse{}, nil
@@ -215,13 +132,9 @@ func (s *Server) ShardStats(ctx context.Context, req *sluicev1.ShardStatsRequest
 	if err != nil {
 		return nil, toStatus(err)
 	}
-	st := sh.Engine().Stats()
-	resp := &sluicev1.ShardStatsResponse{NumDocs: int64(st.NumDocs), DeletedDocs: int64(st.DeletedDocs),
-		Segments: int32(st.Segments), StoreSizeBytes: st.SegmentBytes, MaxSeqNo: st.SeqNo, DurableSeqNo: -1}
-	if c := sh.Engine().Writer().LastCommit(); c != nil {
-		resp.DurableSeqNo = c.SeqNo
-	}
-	return resp, nil
+	st := sh.Stats()
+	return &sluicev1.ShardStatsResponse{NumDocs: st.NumDocs, DeletedDocs: st.DeletedDocs, Segments: int32(st.Segments),
+		StoreSizeBytes: st.SizeBytes, MaxSeqNo: st.MaxSeqNo, DurableSeqNo: st.DurableSeqNo}, nil
 }
 
 // OpenShardReader pins the shard's latest reader.
@@ -232,20 +145,20 @@ func (s *Server) OpenShardReader(ctx context.Context, req *sluicev1.OpenShardRea
 	}
 	ka := req.GetKeepAlive().AsDuration()
 	if ka <= 0 {
-		return nil, toStatus(fmt.Errorf("%w: keep_alive must be positive", errBadRequest))
+		return nil, toStatus(fmt.Errorf("%w: keep_alive must be positive", shard.ErrInvalid))
 	}
-	c, err := s.readers.pin(sh, sh.Engine().Acquire(), ka)
+	r, err := sh.PinReader(ka)
 	if err != nil {
 		return nil, toStatus(err)
 	}
-	defer s.readers.done(c)
-	return &sluicev1.OpenShardReaderResponse{ReaderId: c.id, NumDocs: int64(c.reader.NumDocs())}, nil
+	defer r.Done()
+	return &sluicev1.OpenShardReaderResponse{ReaderId: r.ID(), NumDocs: int64(r.Reader().NumDocs())}, nil
 }
 
 // CloseShardReader releases a pinned reader.
 func (s *Server) CloseShardReader(ctx context.Context, req *sluicev1.CloseShardReaderRequest) (*sluicev1.CloseShardReaderResponse, error) {
 	// The shard may be gone already; the reader id alone identifies it.
-	return &sluicev1.CloseShardReaderResponse{Succeeded: s.readers.close(nil, req.GetReaderId())}, nil
+	return &sluicev1.CloseShardReaderResponse{Succeeded: s.host.Unpin(req.GetReaderId())}, nil
 }
 
 // ShardSearch runs the query phase.
@@ -254,27 +167,27 @@ func (s *Server) ShardSearch(ctx context.Context, req *sluicev1.ShardSearchReque
 	if err != nil {
 		return nil, toStatus(err)
 	}
-	var c *readerCtx
+	var r *shard.PinnedReader
 	if req.GetReaderId() != 0 {
-		c, err = s.readers.use(sh, req.GetReaderId(), req.GetKeepAlive().AsDuration())
+		r, err = sh.Reader(req.GetReaderId(), req.GetKeepAlive().AsDuration())
 	} else {
-		c, err = s.readers.pin(sh, sh.Engine().Acquire(), s.opts.SearchKeepAlive)
+		r, err = sh.PinReader(s.opts.SearchKeepAlive)
 	}
 	if err != nil {
 		return nil, toStatus(err)
 	}
-	defer s.readers.done(c)
-	resp, err := s.search(ctx, sh, c, req)
+	defer r.Done()
+	resp, err := s.search(ctx, sh, r, req)
 	if err != nil {
 		if req.GetReaderId() == 0 {
-			s.readers.close(sh, c.id)
+			r.Unpin()
 		}
 		return nil, toStatus(err)
 	}
 	return resp, nil
 }
 
-func (s *Server) search(ctx context.Context, sh *shard.Shard, c *readerCtx, req *sluicev1.ShardSearchRequest) (*sluicev1.ShardSearchResponse, error) {
+func (s *Server) search(ctx context.Context, sh *shard.Shard, r *shard.PinnedReader, req *sluicev1.ShardSearchRequest) (*sluicev1.ShardSearchResponse, error) {
 	m := sh.Mapping()
 	q, err := querydsl.Compiler{Mapping: m}.Compile(req.GetQuery())
 	if err != nil {
@@ -294,7 +207,7 @@ func (s *Server) search(ctx context.Context, sh *shard.Shard, c *readerCtx, req 
 	}
 	if after := req.GetSearchAfter().GetValues(); len(after) > 0 {
 		if len(after) != len(sort) {
-			return nil, fmt.Errorf("%w: search_after has %d values for %d sort keys", errBadRequest, len(after), len(sort))
+			return nil, fmt.Errorf("%w: search_after has %d values for %d sort keys", shard.ErrInvalid, len(after), len(sort))
 		}
 		sreq.SearchAfter = make([]search.SortValue, len(after))
 		for i, v := range after {
@@ -303,14 +216,14 @@ func (s *Server) search(ctx context.Context, sh *shard.Shard, c *readerCtx, req 
 			}
 		}
 	}
-	resp := &sluicev1.ShardSearchResponse{ReaderId: c.id}
+	resp := &sluicev1.ShardSearchResponse{ReaderId: r.ID()}
 	sctx := ctx
 	if d := req.GetTimeout().AsDuration(); d > 0 {
 		var cancel context.CancelFunc
 		sctx, cancel = context.WithTimeout(ctx, d)
 		defer cancel()
 	}
-	td, err := c.searcher.Search(sctx, q, sreq)
+	td, err := r.Searcher().Search(sctx, q, sreq)
 	if err != nil {
 		if sctx.Err() != nil && ctx.Err() == nil {
 			// The shard's own time limit ran out: a partial (empty) result.
@@ -347,18 +260,18 @@ func (s *Server) ShardFetch(ctx context.Context, req *sluicev1.ShardFetchRequest
 	sh, err := s.shard(req.GetShard())
 	if err != nil {
 		if req.GetRelease() {
-			s.readers.close(nil, req.GetReaderId())
+			s.host.Unpin(req.GetReaderId())
 		}
 		return nil, toStatus(err)
 	}
-	c, err := s.readers.use(sh, req.GetReaderId(), 0)
+	r, err := sh.Reader(req.GetReaderId(), 0)
 	if err != nil {
 		return nil, toStatus(err)
 	}
 	defer func() {
-		s.readers.done(c)
+		r.Done()
 		if req.GetRelease() {
-			s.readers.close(sh, c.id)
+			r.Unpin()
 		}
 	}()
 	resp := &sluicev1.ShardFetchResponse{Docs: make([]*sluicev1.FetchedDoc, len(req.GetDocs()))}
@@ -366,7 +279,7 @@ func (s *Server) ShardFetch(ctx context.Context, req *sluicev1.ShardFetchRequest
 		if err := ctx.Err(); err != nil {
 			return nil, toStatus(err)
 		}
-		sd, err := c.document(int(d))
+		sd, err := r.Document(int(d))
 		if err != nil {
 			return nil, toStatus(err)
 		}

@@ -34,10 +34,11 @@ type fixture struct {
 }
 
 // newFixture serves a real host over gRPC on an in-memory listener.
-func newFixture(t *testing.T, opts Options) *fixture {
+func newFixture(t *testing.T, hopts shard.HostOptions) *fixture {
 	t.Helper()
 	ctx := context.Background()
-	host, err := shard.NewHost(shard.HostOptions{DataDir: t.TempDir(), Logger: slog.New(slog.DiscardHandler)})
+	hopts.DataDir, hopts.Logger = t.TempDir(), slog.New(slog.DiscardHandler)
+	host, err := shard.NewHost(hopts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +50,9 @@ func newFixture(t *testing.T, opts Options) *fixture {
 	if _, err := host.Open(ctx, shard.Meta{ID: shard.ID{IndexUUID: sid.IndexUuid}, Index: "books", Mapping: m, RefreshInterval: -1}); err != nil {
 		t.Fatal(err)
 	}
-	srv := New(host, opts)
+	srv := New(host, Options{})
+	reapCtx, stopReaper := context.WithCancel(ctx)
+	go host.Run(reapCtx)
 	lis := bufconn.Listen(1 << 20)
 	g := grpc.NewServer()
 	srv.Register(g)
@@ -62,7 +65,7 @@ func newFixture(t *testing.T, opts Options) *fixture {
 	t.Cleanup(func() {
 		conn.Close()
 		g.Stop()
-		srv.Close()
+		stopReaper()
 		host.CloseAll(ctx)
 	})
 	return &fixture{host: host, srv: srv, client: sluicev1.NewNodeClient(conn)}
@@ -94,7 +97,7 @@ func wantCode(t *testing.T, err error, c codes.Code) {
 }
 
 func TestBulkPerItemResultsAndVisibility(t *testing.T) {
-	f := newFixture(t, Options{})
+	f := newFixture(t, shard.HostOptions{})
 	items := indexItems(50)
 	items = append(items,
 		&sluicev1.BulkItem{Action: sluicev1.BulkAction_BULK_ACTION_INDEX, Id: "bad-json", Source: []byte(`{"title": "unterminated`)},
@@ -147,7 +150,7 @@ func TestBulkPerItemResultsAndVisibility(t *testing.T) {
 }
 
 func TestNotHere(t *testing.T) {
-	f := newFixture(t, Options{})
+	f := newFixture(t, shard.HostOptions{})
 	_, err := f.client.ShardGet(context.Background(), &sluicev1.ShardGetRequest{Shard: &sluicev1.ShardID{IndexUuid: "other"}, Id: "x"})
 	wantCode(t, err, codes.NotFound)
 	if !strings.Contains(status.Convert(err).Message(), notHereReason) {
@@ -157,7 +160,7 @@ func TestNotHere(t *testing.T) {
 
 func TestSearchFetchAndSearchAfter(t *testing.T) {
 	ctx := context.Background()
-	f := newFixture(t, Options{})
+	f := newFixture(t, shard.HostOptions{})
 	f.bulk(t, indexItems(95), sluicev1.RefreshPolicy_REFRESH_POLICY_IMMEDIATE)
 
 	// Score order: "even" docs match both terms.
@@ -182,7 +185,7 @@ func TestSearchFetchAndSearchAfter(t *testing.T) {
 			t.Fatalf("top hit %s is not an even doc: %s", d.Id, d.Source)
 		}
 	}
-	if n := f.srv.OpenReaders(); n != 0 {
+	if n := f.host.PinnedReaders(); n != 0 {
 		t.Fatalf("fetch with release left %d readers open", n)
 	}
 
@@ -229,7 +232,7 @@ func TestSearchFetchAndSearchAfter(t *testing.T) {
 
 func TestReaderCapAndKeepAlive(t *testing.T) {
 	ctx := context.Background()
-	f := newFixture(t, Options{MaxOpenReaders: 2, ReapInterval: 10 * time.Millisecond})
+	f := newFixture(t, shard.HostOptions{MaxOpenReaders: 2, ReapInterval: 10 * time.Millisecond})
 	open := func(ka time.Duration) (*sluicev1.OpenShardReaderResponse, error) {
 		return f.client.OpenShardReader(ctx, &sluicev1.OpenShardReaderRequest{Shard: sid, KeepAlive: durationpb.New(ka)})
 	}
@@ -244,7 +247,7 @@ func TestReaderCapAndKeepAlive(t *testing.T) {
 	wantCode(t, err, codes.ResourceExhausted)
 	// The short one expires and frees a slot.
 	deadline := time.Now().Add(5 * time.Second)
-	for f.srv.OpenReaders() > 1 && time.Now().Before(deadline) {
+	for f.host.PinnedReaders() > 1 && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	if _, err := open(time.Minute); err != nil {
@@ -295,7 +298,7 @@ func scanAll(t *testing.T, f *fixture, reader uint64, sl *sluicev1.Slice, q *slu
 
 func TestScanSlicesAreDisjointAndComplete(t *testing.T) {
 	ctx := context.Background()
-	f := newFixture(t, Options{})
+	f := newFixture(t, shard.HostOptions{})
 	f.bulk(t, indexItems(200), sluicev1.RefreshPolicy_REFRESH_POLICY_IMMEDIATE)
 	// A second segment with deletes and an update.
 	f.bulk(t, []*sluicev1.BulkItem{
@@ -363,7 +366,7 @@ func FuzzDecodeCursor(f *testing.F) {
 // document and comes back from get, fetch and scan.
 func TestRoutingStoredAndReturned(t *testing.T) {
 	ctx := context.Background()
-	f := newFixture(t, Options{BulkParallelism: 3})
+	f := newFixture(t, shard.HostOptions{BulkParallelism: 3})
 	items := indexItems(30)
 	routingOf := func(i int) string {
 		if i%2 == 0 {

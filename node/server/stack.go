@@ -25,19 +25,21 @@ type Stack struct {
 	Host    *shard.Host
 	Server  *Server
 	Reindex *reindex.Runner // reindex slices and ingest (node/reindex)
+	stop    context.CancelFunc
 }
 
 // NewStack opens a shard host under dataDir and its Node service.
 func NewStack(dataDir string, opts Options, logger *slog.Logger) (*Stack, error) {
+	if logger == nil {
+		logger = slog.Default()
+	}
 	h, err := shard.NewHost(shard.HostOptions{DataDir: dataDir, Logger: logger})
 	if err != nil {
 		return nil, err
 	}
-	if logger == nil {
-		logger = slog.Default()
-	}
-	opts.Logger = logger
-	return &Stack{Host: h, Server: New(h, opts), Reindex: reindex.NewRunner(h, nil, reindex.Options{Logger: logger})}, nil
+	ctx, cancel := context.WithCancel(context.Background())
+	go h.Run(ctx)
+	return &Stack{Host: h, Server: New(h, opts), Reindex: reindex.NewRunner(h, reindex.Options{Logger: logger}), stop: cancel}, nil
 }
 
 // ShardHost is the node.Config.Host.
@@ -56,7 +58,7 @@ func (s *Stack) Attach(store *state.Store) {
 // Close releases pinned readers and closes any shard still open (the node
 // closes its shards on Stop; this is the backstop).
 func (s *Stack) Close(ctx context.Context) error {
-	s.Server.Close()
+	s.stop()
 	s.Reindex.Close()
 	return s.Host.CloseAll(ctx)
 }

@@ -9,14 +9,45 @@
 // Host.Close commits and closes it (shard moved away, node shutting down);
 // Host.Delete closes it without committing and removes its directory (index
 // deleted). Writes are durable through the engine's translog when they
-// return (IndexDoc, DeleteDoc), or at the Sync of the engine.Bulk they went
-// through (IndexDocVia, DeleteDocVia: one fsync per bulk request); a
-// restarted shard replays the translog above its last commit.
+// return (IndexDoc, DeleteDoc), or at the Sync of the Batch they went
+// through (one fsync per batch); a restarted shard replays the translog
+// above its last commit.
 //
-// Create-only writes (IndexDoc with createOnly) use engine.Create, atomic
-// per id, and fail with ErrConflict when the id exists. IndexDocVia takes
-// the document's custom routing (a bulk item's, or a reindexed document's),
-// which the engine stores with it (_routing).
+// Create-only writes (IndexDoc with createOnly, OpCreate) use
+// engine.Create, atomic per id, and fail with ErrConflict when the id
+// exists. A Batch takes the document's custom routing (a bulk item's, or a
+// reindexed document's), which the engine stores with it (_routing).
+//
+// # Bulk
+//
+// Shard.Bulk applies a shard's share of a bulk request: the operations are
+// split by id over HostOptions.BulkParallelism goroutines (so one id's
+// operations apply in request order, and each goroutine fills one DWPT),
+// made durable by one fsync, and then the refresh policy is applied
+// (RefreshImmediate refreshes, RefreshWaitFor waits for a refresh to cover
+// the highest sequence number written). An operation the shard cannot
+// apply fails alone, in its OpResult; an error return means nothing may be
+// acknowledged.
+//
+// # Pinned readers
+//
+// Point-in-time readers that later calls must find again (a search's fetch
+// phase, a point-in-time's pages, a scan's batches) are pinned by id with a
+// keep-alive (Shard.PinReader, Shard.Reader; Elasticsearch's
+// ReaderContext): every use extends it, Host.Run releases expired ones,
+// and at most HostOptions.MaxOpenReaders are open per node
+// (ErrTooManyReaders beyond, as Elasticsearch's
+// search.max_open_scroll_context). A shard's readers are released when it
+// closes, while its files are still there. PinnedReader.Memo keeps what a
+// caller derives from one reader (a scan's selection) for its next call.
+//
+// # Refresh
+//
+// A shard refreshes at its index's interval (Shard.SetRefreshInterval; 0
+// is the default, negative is off). A reindex writing into it pauses
+// periodic refresh (Shard.PauseRefresh) — refreshing mid-copy only makes
+// small segments — and the last copy to end restores the index's interval,
+// including a change made meanwhile.
 //
 // # Dynamic mapping updates
 //

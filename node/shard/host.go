@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"sync"
 	"time"
@@ -62,8 +64,16 @@ type HostOptions struct {
 	// RAMBufferBytes is the default indexing buffer per shard.
 	RAMBufferBytes int64
 	// Codec writes segments; default codec.New with defaults.
-	Codec  index.Codec
-	Logger *slog.Logger
+	Codec index.Codec
+	// MaxOpenReaders caps the pinned readers of all shards (default 500):
+	// beyond, PinReader fails with ErrTooManyReaders, as Elasticsearch's
+	// search.max_open_scroll_context.
+	MaxOpenReaders int
+	// ReapInterval is how often Run releases expired readers (default 1 s).
+	ReapInterval time.Duration
+	// BulkParallelism: goroutines applying one Bulk. Default GOMAXPROCS.
+	BulkParallelism int
+	Logger          *slog.Logger
 	// Scrub configures the node's background scrubber (engine.Scrubber),
 	// which re-verifies the checksums of every open shard's files and
 	// fails a shard with a damaged one. It runs while shards are open;
@@ -71,30 +81,45 @@ type HostOptions struct {
 	Scrub engine.ScrubOptions
 }
 
-// Host owns the open shards of a node. Safe for concurrent use.
+// SetDefaults fills zero fields.
+func (o *HostOptions) SetDefaults() {
+	if o.Codec == nil {
+		o.Codec = codec.New(codec.Options{})
+	}
+	if o.MaxOpenReaders <= 0 {
+		o.MaxOpenReaders = 500
+	}
+	if o.ReapInterval <= 0 {
+		o.ReapInterval = time.Second
+	}
+	if o.BulkParallelism <= 0 {
+		o.BulkParallelism = runtime.GOMAXPROCS(0)
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.Scrub.Logger == nil {
+		o.Scrub.Logger = o.Logger
+	}
+}
+
+// Host owns the open shards of a node and their pinned readers. Safe for
+// concurrent use.
 type Host struct {
-	opts HostOptions
+	opts     HostOptions
+	pinned   *pinned
+	bulkSeed maphash.Seed
 
 	mu     sync.RWMutex
 	shards map[ID]*Shard
 	// opening serializes Open/Close/Delete of one shard.
 	opening map[ID]*sync.Mutex
-	// onClose hooks run before a shard's engine closes.
-	onClose []func(*Shard)
 	// failed holds why shards failed while open, until they are deleted;
 	// failedCh gets a value after each failure (FailureNotify).
 	failed   map[ID]error
 	failedCh chan struct{}
 	// scrubber runs while shards are open.
 	scrubber *engine.Scrubber
-}
-
-// OnClose registers f to run before a shard closes or is deleted, e.g. to
-// release readers pinned on it while its files are still there.
-func (h *Host) OnClose(f func(*Shard)) {
-	h.mu.Lock()
-	h.onClose = append(h.onClose, f)
-	h.mu.Unlock()
 }
 
 // NewHost returns a Host over opts.DataDir, creating it if needed.
@@ -105,17 +130,9 @@ func NewHost(opts HostOptions) (*Host, error) {
 	if err := os.MkdirAll(opts.DataDir, 0o755); err != nil {
 		return nil, fmt.Errorf("shard: data dir: %w", err)
 	}
-	if opts.Codec == nil {
-		opts.Codec = codec.New(codec.Options{})
-	}
-	if opts.Logger == nil {
-		opts.Logger = slog.Default()
-	}
-	if opts.Scrub.Logger == nil {
-		opts.Scrub.Logger = opts.Logger
-	}
-	return &Host{opts: opts, shards: map[ID]*Shard{}, opening: map[ID]*sync.Mutex{},
-		failed: map[ID]error{}, failedCh: make(chan struct{}, 1)}, nil
+	opts.SetDefaults()
+	return &Host{opts: opts, pinned: newPinned(opts.MaxOpenReaders), bulkSeed: maphash.MakeSeed(),
+		shards: map[ID]*Shard{}, opening: map[ID]*sync.Mutex{}, failed: map[ID]error{}, failedCh: make(chan struct{}, 1)}, nil
 }
 
 // SetUpdater sets where dynamic mapping updates go (the cluster metadata,
@@ -125,9 +142,22 @@ func (h *Host) SetUpdater(u MappingUpdater) {
 	defer h.mu.Unlock()
 	h.opts.Updater = u
 	for _, s := range h.shards {
-		s.setUpdater(u)
+		s.updateMu.Lock()
+		s.updater = u
+		s.updateMu.Unlock()
 	}
 }
+
+// Run releases pinned readers whose keep-alive has passed, every
+// HostOptions.ReapInterval, until ctx ends.
+func (h *Host) Run(ctx context.Context) { h.pinned.run(ctx, h.opts.ReapInterval) }
+
+// PinnedReaders is the number of pinned readers of all shards.
+func (h *Host) PinnedReaders() int { return h.pinned.count() }
+
+// Unpin releases pinned reader id, whatever its shard (which may be gone
+// already); ok is false if it was not pinned.
+func (h *Host) Unpin(id uint64) bool { return h.pinned.unpin(nil, id) }
 
 // Path returns the directory of a shard.
 func (h *Host) Path(id ID) string {
@@ -176,7 +206,8 @@ func (h *Host) Open(ctx context.Context, meta Meta) (*Shard, error) {
 	updater := h.opts.Updater
 	h.mu.RUnlock()
 	s := &Shard{id: meta.ID, index: meta.Index, path: h.Path(meta.ID), updater: updater,
-		logger: h.opts.Logger.With("shard", meta.ID.String())}
+		logger: h.opts.Logger.With("shard", meta.ID.String()), pinned: h.pinned,
+		bulkParallelism: h.opts.BulkParallelism, bulkSeed: h.bulkSeed, refreshInterval: meta.RefreshInterval}
 	s.mapping.Store(m)
 	if err := os.MkdirAll(s.path, 0o755); err != nil {
 		return nil, fmt.Errorf("shard %v: %w", meta.ID, err)
@@ -280,14 +311,12 @@ func (h *Host) UpdateMapping(indexUUID string, m *mapping.Mapping) error {
 	return errors.Join(errs...)
 }
 
-// SetRefreshInterval changes the refresh interval of an index's open shards.
+// SetRefreshInterval changes the refresh interval of an index's open
+// shards (0: the default, negative: off).
 func (h *Host) SetRefreshInterval(indexUUID string, d time.Duration) {
 	for _, s := range h.Shards() {
 		if s.id.IndexUUID == indexUUID {
-			if d == 0 {
-				d = engine.DefaultRefreshInterval
-			}
-			s.eng.SetRefreshInterval(d)
+			s.SetRefreshInterval(d)
 		}
 	}
 }
@@ -302,8 +331,10 @@ func (h *Host) SetDurability(indexUUID string, d translog.Durability, syncInterv
 	}
 }
 
-// CloseAll commits and closes every open shard (node shutdown).
+// CloseAll releases every pinned reader and commits and closes every open
+// shard (node shutdown); readers cannot be pinned afterwards.
 func (h *Host) CloseAll(ctx context.Context) error {
+	h.pinned.shutdown()
 	var errs []error
 	for _, s := range h.Shards() {
 		errs = append(errs, h.Close(ctx, s.id))
@@ -311,13 +342,13 @@ func (h *Host) CloseAll(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// take removes a shard from the host and runs the close hooks; the last
-// shard to go stops the scrubber.
+// take removes a shard from the host and releases its pinned readers,
+// while its files are still there; the last shard to go stops the
+// scrubber.
 func (h *Host) take(id ID) *Shard {
 	h.mu.Lock()
 	s := h.shards[id]
 	delete(h.shards, id)
-	hooks := h.onClose
 	var scrubber *engine.Scrubber
 	if len(h.shards) == 0 {
 		scrubber, h.scrubber = h.scrubber, nil
@@ -325,9 +356,7 @@ func (h *Host) take(id ID) *Shard {
 	h.mu.Unlock()
 	scrubber.Close()
 	if s != nil {
-		for _, f := range hooks {
-			f(s)
-		}
+		h.pinned.reap(time.Now(), s)
 	}
 	return s
 }

@@ -74,8 +74,8 @@ func (c hostCollector) Collect(ch chan<- prometheus.Metric) {
 }
 
 func collectShard(ch chan<- prometheus.Metric, s *Shard, lv []string) {
-	st := s.Engine().Stats()
-	tl := s.Engine().TranslogStats()
+	st := s.eng.Stats()
+	tl := s.eng.TranslogStats()
 	gauge := func(d *prometheus.Desc, v float64) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, lv...)
 	}

@@ -22,7 +22,7 @@ func TestCollectorReportsEachShard(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if _, err := s.Engine().Refresh(ctx); err != nil {
+		if err := s.Refresh(ctx); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -40,7 +40,7 @@ func fillShard(t *testing.T, s *Shard, docs int) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := s.Engine().Commit(ctx, engine.CommitOptions{}); err != nil {
+	if _, err := s.eng.Commit(ctx, engine.CommitOptions{}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -98,7 +98,7 @@ func TestScrubFailsShard(t *testing.T) {
 		t.Fatal(err)
 	}
 	fillShard(t, s, 500)
-	r := s.Engine().Acquire()
+	r := s.eng.Acquire()
 	n, err := r.Searcher().Count(ctx, &search.TermQuery{Field: "body", Term: []byte("river")})
 	r.Release()
 	if err != nil || n != 180 {
@@ -128,7 +128,7 @@ sluice_shard_corrupt_files_total{index="books",shard="0"} 1
 `), "sluice_shard_corrupt_files_total"); err != nil {
 		t.Error(err)
 	}
-	if st := s.Engine().Stats(); st.VerifiedBytes == 0 || st.VerifiedFiles == 0 {
+	if st := s.eng.Stats(); st.VerifiedBytes == 0 || st.VerifiedFiles == 0 {
 		t.Errorf("scrubbed %d bytes, %d files", st.VerifiedBytes, st.VerifiedFiles)
 	}
 	if err := h.Close(ctx, meta.ID); err != nil {
@@ -158,7 +158,7 @@ sluice_shard_corrupt_files_total{index="books",shard="0"} 1
 	if err != nil {
 		t.Fatalf("open after delete: %v", err)
 	}
-	if st := s.Engine().Stats(); st.NumDocs != 0 {
+	if st := s.eng.Stats(); st.NumDocs != 0 {
 		t.Fatalf("%d docs after delete", st.NumDocs)
 	}
 }

@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"log/slog"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/sluice-search/sluice/node/engine"
 	"github.com/sluice-search/sluice/node/engine/document"
@@ -53,11 +55,21 @@ type Shard struct {
 	eng     *engine.Engine
 	updater MappingUpdater
 	logger  *slog.Logger
+	pinned  *pinned // the node's pinned readers
+
+	bulkParallelism int
+	bulkSeed        maphash.Seed
 
 	mapping  atomic.Pointer[mapping.Mapping]
 	parsers  sync.Pool // *mapping.Parser
 	updateMu sync.Mutex
 	closed   atomic.Bool
+
+	refreshMu sync.Mutex
+	// refreshInterval is the index's setting (0: the default, negative:
+	// off); refreshPauses counts the copies that turned refresh off.
+	refreshInterval time.Duration
+	refreshPauses   int
 }
 
 // ID returns the shard's id.
@@ -66,15 +78,12 @@ func (s *Shard) ID() ID { return s.id }
 // Index returns the name of the index the shard belongs to.
 func (s *Shard) Index() string { return s.index }
 
-// Engine returns the shard's engine (search, refresh, readers).
-func (s *Shard) Engine() *engine.Engine { return s.eng }
-
 // Mapping returns the shard's current mapping.
 func (s *Shard) Mapping() *mapping.Mapping { return s.mapping.Load() }
 
-// Ops is where a shard's operations go: the engine itself (each one
-// durable before it returns) or an engine.Bulk (durable at its Sync).
-type Ops interface {
+// ops is where a shard's writes go: the engine itself (each one durable
+// before it returns) or an engine.Bulk (durable at its Sync).
+type ops interface {
 	IndexRouted(ctx context.Context, id, routing, source []byte) (engine.Result, error)
 	CreateRouted(ctx context.Context, id, routing, source []byte) (engine.Result, error)
 	Delete(ctx context.Context, id []byte) (engine.Result, error)
@@ -86,17 +95,12 @@ type Ops interface {
 // package doc). Errors from the document itself wrap mapping.ErrDocument,
 // mapping.ErrStrict or mapping.ErrConflict in a *mapping.FieldError.
 func (s *Shard) IndexDoc(ctx context.Context, id, source []byte, createOnly bool) (engine.Result, error) {
-	return s.IndexDocVia(ctx, nil, id, nil, source, createOnly)
+	return s.indexVia(ctx, s.eng, id, nil, source, createOnly)
 }
 
-// IndexDocVia is IndexDoc through ops (nil: the engine), e.g. an
-// engine.Bulk whose Sync makes a batch durable with one fsync, of a
-// document indexed with a custom routing value (nil: routed by id), which
-// the engine stores with it.
-func (s *Shard) IndexDocVia(ctx context.Context, ops Ops, id, routing, source []byte, createOnly bool) (engine.Result, error) {
-	if ops == nil {
-		ops = s.eng
-	}
+// indexVia indexes a document with a custom routing value (nil: routed by
+// id), which the engine stores with it, through ops.
+func (s *Shard) indexVia(ctx context.Context, ops ops, id, routing, source []byte, createOnly bool) (engine.Result, error) {
 	for range maxMappingRetries {
 		var res engine.Result
 		var err error
@@ -121,15 +125,7 @@ func (s *Shard) IndexDocVia(ctx context.Context, ops Ops, id, routing, source []
 
 // DeleteDoc deletes the document with id, durably before it returns.
 func (s *Shard) DeleteDoc(ctx context.Context, id []byte) (engine.Result, error) {
-	return s.DeleteDocVia(ctx, nil, id)
-}
-
-// DeleteDocVia is DeleteDoc through ops (nil: the engine).
-func (s *Shard) DeleteDocVia(ctx context.Context, ops Ops, id []byte) (engine.Result, error) {
-	if ops == nil {
-		ops = s.eng
-	}
-	return ops.Delete(ctx, id)
+	return s.eng.Delete(ctx, id)
 }
 
 // applyUpdate merges a parser's dynamic update into the shard's mapping,
@@ -157,12 +153,6 @@ func (s *Shard) applyUpdate(ctx context.Context, update *mapping.Mapping) error 
 	}
 	s.mapping.Store(merged)
 	return nil
-}
-
-func (s *Shard) setUpdater(u MappingUpdater) {
-	s.updateMu.Lock()
-	s.updater = u
-	s.updateMu.Unlock()
 }
 
 // setMapping merges a cluster mapping into the shard's.

@@ -84,11 +84,11 @@ func TestOpenCloseRecoversCommittedDocs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := s.Engine().Stats().NumDocs; n != 19 {
+	if n := s.Stats().NumDocs; n != 19 {
 		t.Fatalf("reopened shard has %d docs, want 19", n)
 	}
 	// Close committed: the restart replays nothing.
-	if p := s.Engine().Recovery().Progress(); p.Replayed != 0 {
+	if p := s.Recovery(); p.Replayed != 0 {
 		t.Fatalf("reopen after a clean close replayed %d operations", p.Replayed)
 	}
 	if err := h.Delete(ctx, meta.ID); err != nil {
@@ -142,10 +142,10 @@ func TestDynamicMappingGoesThroughCluster(t *testing.T) {
 	if !errors.As(err, &fe) || fe.Field != "year" {
 		t.Fatalf("bad value: err %v, want a FieldError naming year", err)
 	}
-	if _, err := s.Engine().Refresh(ctx); err != nil {
+	if err := s.Refresh(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if n := s.Engine().Stats().NumDocs; n != 32 {
+	if n := s.Stats().NumDocs; n != 32 {
 		t.Fatalf("docs = %d, want 32 (rejected docs must not be indexed)", n)
 	}
 }
@@ -202,14 +202,14 @@ func TestTranslogDurabilitySetting(t *testing.T) {
 	n := 0
 	fsyncsFor := func(docs int) int64 {
 		t.Helper()
-		before := s.Engine().TranslogStats().Fsyncs
+		before := s.TranslogStats().Fsyncs
 		for range docs {
 			n++
 			if _, err := s.IndexDoc(ctx, fmt.Appendf(nil, "%d", n), []byte(`{"msg":"x"}`), false); err != nil {
 				t.Fatal(err)
 			}
 		}
-		return s.Engine().TranslogStats().Fsyncs - before
+		return s.TranslogStats().Fsyncs - before
 	}
 	if f := fsyncsFor(20); f != 0 {
 		t.Fatalf("ASYNC: %d fsyncs for 20 requests", f)
@@ -230,9 +230,9 @@ func TestTranslogDurabilitySetting(t *testing.T) {
 		t.Fatalf("ASYNC: %d fsyncs for 20 requests", f)
 	}
 	deadline := time.Now().Add(10 * time.Second)
-	for s.Engine().TranslogStats().UnsyncedOps > 0 {
+	for s.TranslogStats().UnsyncedOps > 0 {
 		if time.Now().After(deadline) {
-			t.Fatalf("ASYNC with a 20ms interval: no periodic fsync: %+v", s.Engine().TranslogStats())
+			t.Fatalf("ASYNC with a 20ms interval: no periodic fsync: %+v", s.TranslogStats())
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
@@ -283,4 +283,72 @@ func TestOpenRefusesDamagedTranslog(t *testing.T) {
 		t.Fatalf("got %v, want translog.ErrCorrupt naming %s and the offset", err, tlog)
 	}
 	t.Log(err)
+}
+
+// TestPauseRefresh: while a copy pauses refresh, neither the index's
+// interval nor a change of it makes writes visible; the last resume
+// restores the index's (latest) interval.
+func TestPauseRefresh(t *testing.T) {
+	ctx := context.Background()
+	h := newHost(t, nil)
+	s, err := h.Open(ctx, Meta{ID: ID{IndexUUID: "u", Shard: 0}, Index: "i", RefreshInterval: 20 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resume1, resume2 := s.PauseRefresh(), s.PauseRefresh()
+	h.SetRefreshInterval("u", 10*time.Millisecond)
+	if _, err := s.IndexDoc(ctx, []byte("a"), []byte(`{"n":1}`), false); err != nil {
+		t.Fatal(err)
+	}
+	resume1()
+	time.Sleep(200 * time.Millisecond)
+	if n := s.Stats().NumDocs; n != 0 {
+		t.Fatalf("refreshed while paused: %d docs visible", n)
+	}
+	resume2()
+	deadline := time.Now().Add(5 * time.Second)
+	for s.Stats().NumDocs != 1 {
+		if time.Now().After(deadline) {
+			t.Fatal("refresh did not resume")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// TestPinnedReadersGoWithTheirShard: closing a shard releases the readers
+// pinned on it; the cap counts every shard's readers.
+func TestPinnedReadersGoWithTheirShard(t *testing.T) {
+	ctx := context.Background()
+	h, err := NewHost(HostOptions{DataDir: t.TempDir(), MaxOpenReaders: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { h.CloseAll(ctx) })
+	a, _ := h.Open(ctx, Meta{ID: ID{IndexUUID: "u", Shard: 0}, Index: "i"})
+	b, _ := h.Open(ctx, Meta{ID: ID{IndexUUID: "u", Shard: 1}, Index: "i"})
+	ra, err := a.PinReader(time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ra.Done()
+	rb, err := b.PinReader(time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rb.Done()
+	if _, err := a.PinReader(time.Minute); !errors.Is(err, ErrTooManyReaders) {
+		t.Fatalf("third reader: %v, want ErrTooManyReaders", err)
+	}
+	if _, err := b.Reader(ra.ID(), 0); !errors.Is(err, ErrReaderGone) {
+		t.Fatalf("a's reader through b: %v, want ErrReaderGone", err)
+	}
+	if err := h.Close(ctx, a.ID()); err != nil {
+		t.Fatal(err)
+	}
+	if n := h.PinnedReaders(); n != 1 {
+		t.Fatalf("%d readers pinned after closing a shard, want 1", n)
+	}
+	if !h.Unpin(rb.ID()) || h.PinnedReaders() != 0 {
+		t.Fatalf("unpin: %d readers left", h.PinnedReaders())
+	}
 }

@@ -1,0 +1,161 @@
+package shard
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/maphash"
+	"sync"
+
+	"github.com/sluice-search/sluice/node/engine"
+)
+
+// ErrInvalid marks an operation the shard cannot apply as asked (a bulk
+// operation without an id or source, a doc outside a reader); the caller's
+// request is at fault.
+var ErrInvalid = errors.New("invalid request")
+
+// Batch groups writes to a shard under one durability point: they are
+// applied as they come and durable once Sync returns (one translog fsync
+// for the batch, engine.Bulk). Safe for concurrent use.
+type Batch struct {
+	s *Shard
+	b *engine.Bulk
+}
+
+// NewBatch starts a batch of writes.
+func (s *Shard) NewBatch() *Batch { return &Batch{s: s, b: s.eng.NewBulk()} }
+
+// Index is Shard.IndexDoc, durable at Sync: source under id, with a custom
+// routing value (nil: routed by id) the engine stores with it.
+func (b *Batch) Index(ctx context.Context, id, routing, source []byte, createOnly bool) (engine.Result, error) {
+	return b.s.indexVia(ctx, b.b, id, routing, source, createOnly)
+}
+
+// Delete is Shard.DeleteDoc, durable at Sync.
+func (b *Batch) Delete(ctx context.Context, id []byte) (engine.Result, error) {
+	return b.b.Delete(ctx, id)
+}
+
+// Sync makes every write of the batch durable.
+func (b *Batch) Sync(ctx context.Context) error { return b.b.Sync(ctx) }
+
+// OpKind is what a bulk operation does.
+type OpKind uint8
+
+const (
+	OpIndex  OpKind = iota + 1 // index, replacing a document with the id
+	OpCreate                   // index only if the id is new, else ErrConflict
+	OpDelete                   // delete by id
+)
+
+// Op is one operation of a bulk.
+type Op struct {
+	Kind    OpKind
+	ID      []byte
+	Routing []byte // custom routing, stored with the document; nil: by id
+	Source  []byte
+}
+
+// OpResult is the outcome of one Op: the engine's result, or the error
+// that failed just this operation.
+type OpResult struct {
+	engine.Result
+	Err error
+}
+
+// Refresh is when a bulk's writes become visible to search.
+type Refresh uint8
+
+const (
+	RefreshNone      Refresh = iota // at the next periodic refresh
+	RefreshImmediate                // refresh the shard before answering
+	RefreshWaitFor                  // wait for a refresh to cover them
+)
+
+// Bulk applies a shard's share of a bulk request: operations on different
+// ids in parallel (HostOptions.BulkParallelism goroutines, the ops split by
+// id so one id's ops apply in request order), all made durable by one
+// translog fsync, then the refresh policy. An op that fails fails alone,
+// in its OpResult. An error return means nothing may be acknowledged: the
+// ops are applied but not durable, or durable but not visible as asked.
+func (s *Shard) Bulk(ctx context.Context, ops []Op, refresh Refresh) ([]OpResult, error) {
+	results := make([]OpResult, len(ops))
+	b := s.NewBatch()
+	if par := min(s.bulkParallelism, len(ops)); par <= 1 {
+		s.applyOps(ctx, b, ops, results, nil, 0)
+	} else {
+		parts := make([]uint8, len(ops))
+		for i, op := range ops {
+			parts[i] = uint8(maphash.Bytes(s.bulkSeed, op.ID) % uint64(par))
+		}
+		var wg sync.WaitGroup
+		for p := range par {
+			wg.Go(func() { s.applyOps(ctx, b, ops, results, parts, uint8(p)) })
+		}
+		wg.Wait()
+	}
+	if err := b.Sync(ctx); err != nil {
+		return nil, fmt.Errorf("shard %v: bulk not durable: %w", s.id, err)
+	}
+	var maxSeq int64 = -1
+	for _, r := range results {
+		if r.Err == nil {
+			maxSeq = max(maxSeq, r.SeqNo)
+		}
+	}
+	if maxSeq < 0 {
+		return results, nil
+	}
+	var err error
+	switch refresh {
+	case RefreshImmediate:
+		_, err = s.eng.Refresh(ctx)
+	case RefreshWaitFor:
+		err = s.eng.WaitForGeneration(ctx, maxSeq)
+	}
+	if err != nil {
+		// The writes are applied; only visibility is unconfirmed.
+		return nil, fmt.Errorf("shard %v: refresh after bulk: %w", s.id, err)
+	}
+	return results, nil
+}
+
+// applyOps applies the ops of partition p (all when parts is nil).
+func (s *Shard) applyOps(ctx context.Context, b *Batch, ops []Op, results []OpResult, parts []uint8, p uint8) {
+	ctx = engine.WithAffinity(ctx) // the ops fill one DWPT
+	for i, op := range ops {
+		if parts != nil && parts[i] != p {
+			continue
+		}
+		results[i].Result, results[i].Err = applyOp(ctx, b, op)
+	}
+}
+
+func applyOp(ctx context.Context, b *Batch, op Op) (engine.Result, error) {
+	if len(op.ID) == 0 {
+		return engine.Result{}, fmt.Errorf("%w: operation has no id", ErrInvalid)
+	}
+	switch op.Kind {
+	case OpIndex, OpCreate:
+		if len(op.Source) == 0 {
+			return engine.Result{}, fmt.Errorf("%w: %v of %q has no source", ErrInvalid, op.Kind, op.ID)
+		}
+		return b.Index(ctx, op.ID, op.Routing, op.Source, op.Kind == OpCreate)
+	case OpDelete:
+		return b.Delete(ctx, op.ID)
+	}
+	return engine.Result{}, fmt.Errorf("%w: unknown operation %d", ErrInvalid, op.Kind)
+}
+
+func (k OpKind) String() string {
+	switch k {
+	case OpIndex:
+		return "index"
+	case OpCreate:
+		return "create"
+	case OpDelete:
+		return "delete"
+	}
+	return fmt.Sprintf("OpKind(%d)", uint8(k))
+}

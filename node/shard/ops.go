@@ -1,0 +1,116 @@
+package shard
+
+import (
+	"context"
+	"time"
+
+	"github.com/sluice-search/sluice/node/engine"
+	"github.com/sluice-search/sluice/node/engine/index"
+	"github.com/sluice-search/sluice/node/engine/translog"
+)
+
+// Acquire returns the shard's latest reader; the caller releases it. For a
+// reader that later calls must find again, PinReader.
+func (s *Shard) Acquire() *engine.Reader { return s.eng.Acquire() }
+
+// Refresh makes every write so far visible to search.
+func (s *Shard) Refresh(ctx context.Context) error {
+	_, err := s.eng.Refresh(ctx)
+	return err
+}
+
+// Get reads a document by id: from the latest reader, or with realtime
+// from the writes not yet refreshed too.
+func (s *Shard) Get(ctx context.Context, id []byte, realtime bool) (doc index.StoredDoc, found bool, err error) {
+	return s.eng.GetDocument(ctx, id, engine.GetOptions{Realtime: realtime})
+}
+
+// Commit makes every write durable in the index files (not only in the
+// translog) and returns the commit point.
+func (s *Shard) Commit(ctx context.Context) (*engine.SegmentInfos, error) {
+	return s.eng.Commit(ctx, engine.CommitOptions{})
+}
+
+// AddIndexes adds the segments of another shard's reader (a segment copy
+// of a reindex): see engine.AddIndexes.
+func (s *Shard) AddIndexes(ctx context.Context, src *engine.Reader, opts engine.AddIndexesOptions) (engine.AddIndexesResult, error) {
+	return s.eng.AddIndexes(ctx, src, opts)
+}
+
+// Marker reports whether a commit of the shard carries marker (an
+// AddIndexes that already happened), and the docs it recorded.
+func (s *Shard) Marker(marker string) (docs int, ok bool) { return s.eng.Writer().AddMarker(marker) }
+
+// Empty reports that no document was ever written to the shard, buffered
+// or not.
+func (s *Shard) Empty() bool {
+	rd := s.eng.Acquire()
+	defer rd.Release()
+	return rd.MaxDoc() == 0 && s.eng.Writer().MaxSeqNo() == 0
+}
+
+// TranslogStats are the shard's translog counters (syncs, retained
+// operations and bytes).
+func (s *Shard) TranslogStats() translog.Stats { return s.eng.TranslogStats() }
+
+// Recovery is how the shard's open recovered from its last commit and
+// translog: stage, operations replayed.
+func (s *Shard) Recovery() engine.RecoveryProgress { return s.eng.Recovery().Progress() }
+
+// Stats are a shard's counters, as ShardStats reports them.
+type Stats struct {
+	NumDocs, DeletedDocs int64
+	Segments             int
+	SizeBytes            int64 // files of the current reader's segments
+	MaxSeqNo             int64 // highest sequence number applied
+	DurableSeqNo         int64 // highest committed, -1 before the first commit
+}
+
+// Stats returns the shard's counters.
+func (s *Shard) Stats() Stats {
+	st := s.eng.Stats()
+	out := Stats{NumDocs: int64(st.NumDocs), DeletedDocs: int64(st.DeletedDocs), Segments: st.Segments,
+		SizeBytes: st.SegmentBytes, MaxSeqNo: st.SeqNo, DurableSeqNo: -1}
+	if c := s.eng.Writer().LastCommit(); c != nil {
+		out.DurableSeqNo = c.SeqNo
+	}
+	return out
+}
+
+// SetRefreshInterval sets the index's refresh interval (0: the default,
+// negative: off); it applies at once unless refresh is paused.
+func (s *Shard) SetRefreshInterval(d time.Duration) {
+	s.refreshMu.Lock()
+	defer s.refreshMu.Unlock()
+	s.refreshInterval = d
+	if s.refreshPauses == 0 {
+		s.eng.SetRefreshInterval(effectiveInterval(d))
+	}
+}
+
+// PauseRefresh turns periodic refresh off until every pause has been
+// resumed (a reindex writing into the shard: refreshing mid-copy only
+// makes small segments); resume restores the index's interval.
+func (s *Shard) PauseRefresh() (resume func()) {
+	s.refreshMu.Lock()
+	defer s.refreshMu.Unlock()
+	s.refreshPauses++
+	if s.refreshPauses == 1 {
+		s.eng.SetRefreshInterval(-1)
+	}
+	return func() {
+		s.refreshMu.Lock()
+		defer s.refreshMu.Unlock()
+		s.refreshPauses--
+		if s.refreshPauses == 0 {
+			s.eng.SetRefreshInterval(effectiveInterval(s.refreshInterval))
+		}
+	}
+}
+
+func effectiveInterval(d time.Duration) time.Duration {
+	if d == 0 {
+		return engine.DefaultRefreshInterval
+	}
+	return d
+}
