@@ -29,10 +29,13 @@ import (
 	"go.uber.org/zap"
 	"google.golang.org/grpc"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/sluice-search/sluice/cluster/embedetcd"
 	"github.com/sluice-search/sluice/coordinator"
 	"github.com/sluice-search/sluice/coordinator/server"
 	"github.com/sluice-search/sluice/node"
+	"github.com/sluice-search/sluice/node/shard"
 )
 
 // Config configures a dev cluster.
@@ -48,9 +51,6 @@ type Config struct {
 	// coordinator only, for separate `sluice node` processes to join
 	// (multi-process tests and benchmarks).
 	Nodes int
-	// NodeHost builds a data node's shard host and gRPC services; nil uses
-	// node.DirHost and an UNIMPLEMENTED Node service.
-	NodeHost func(dataDir string) (node.ShardHost, func(grpc.ServiceRegistrar), error)
 	// DataPath builds the coordinator's data path; nil serves data RPCs as
 	// UNIMPLEMENTED.
 	DataPath func(coordinator.Cluster) (server.DataPath, error)
@@ -102,14 +102,8 @@ func Start(ctx context.Context, cfg Config) (_ *Cluster, err error) {
 	for i := range cfg.Nodes {
 		id := fmt.Sprintf("node-%d", i+1)
 		dir := filepath.Join(cfg.DataDir, id)
-		ncfg := node.Config{ID: id, DataDir: dir, Listen: "127.0.0.1:0", Etcd: c.etcd,
-			LeaseTTL: cfg.LeaseTTL, Logger: cfg.Logger.With("node", id)}
-		if cfg.NodeHost != nil {
-			if ncfg.Host, ncfg.Register, err = cfg.NodeHost(dir); err != nil {
-				return nil, fmt.Errorf("devcluster: %s: %w", id, err)
-			}
-		}
-		n, err := node.New(ncfg)
+		n, err := node.New(node.Config{ID: id, DataDir: dir, Listen: "127.0.0.1:0", Etcd: c.etcd,
+			LeaseTTL: cfg.LeaseTTL, Logger: cfg.Logger.With("node", id)})
 		if err != nil {
 			return nil, fmt.Errorf("devcluster: %w", err)
 		}
@@ -135,6 +129,18 @@ func Start(ctx context.Context, cfg Config) (_ *Cluster, err error) {
 
 // Addr is the coordinator's address: what clients connect to.
 func (c *Cluster) Addr() string { return c.Coordinator.Addr() }
+
+// Collector exposes the shards of every in-process node on one metrics
+// endpoint (shard.Collector).
+func (c *Cluster) Collector() prometheus.Collector {
+	return shard.Collector(func() []*shard.Host {
+		hosts := make([]*shard.Host, len(c.Nodes))
+		for i, n := range c.Nodes {
+			hosts[i] = n.Shards()
+		}
+		return hosts
+	})
+}
 
 // EtcdEndpoints are the embedded etcd's client URLs.
 func (c *Cluster) EtcdEndpoints() []string { return c.Etcd.Endpoints() }

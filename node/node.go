@@ -1,25 +1,35 @@
-// Package node is the data node process: it registers itself in etcd under
-// nodes/<id> with a lease (cluster/registry), serves the internal
-// sluice.v1.Node gRPC service, and follows the routing table: shard copies
-// assigned to it are opened through a ShardHost and reported STARTED (or
-// FAILED with the reason) in their routing entries; copies that go away are
-// closed, and deleted when their index is gone. A failed open is retried
-// with a growing backoff, 5 attempts in all (Elasticsearch's
-// index.allocation.max_retries), and again after a restart.
+// Package node is the data node process, assembled in one place: New
+// builds every part before anything serves —
+//
+//   - the shard host (node/shard): the node's shard engines, their pinned
+//     readers, and their dynamic mapping updates, published to the cluster
+//     metadata over the node's own etcd client (so no shard ever runs
+//     without its updater);
+//   - the internal gRPC services, each registered by the package that
+//     serves it: the Node data path (node/server) and the reindex slices
+//     (node/reindex, whose runner reaches other nodes through a node
+//     connection pool);
+//   - the routing reconciler, which follows the routing table: shard copies
+//     assigned to this node are opened and reported STARTED (or FAILED with
+//     the reason) in their routing entries; copies that go away are closed,
+//     and deleted when their index is gone. A failed open is retried with a
+//     growing backoff, 5 attempts in all (Elasticsearch's
+//     index.allocation.max_retries), and again after a restart;
+//   - the registration under nodes/<id> with a lease (cluster/registry).
 //
 // The node id is stored in <data-dir>/node.id on first start, so a
 // restarted node is the same node and finds its shards under
 // <data-dir>/<index-uuid>/<shard>/. A lock file keeps a second process off
 // the same data dir.
 //
-// Shutdown order (Stop): stop serving gRPC (draining calls), stop following
-// the routing table, close every open shard (the host commits them), then
-// revoke the lease so the cluster sees the node leave at once.
-//
-// The data path plugs in through Config.Host (its ShardHost) and
-// Config.Register (registers its sluicev1.NodeServer on the node's gRPC
-// server); Store gives it the cluster state, for example for dynamic
-// mapping updates through cluster/metadata.
+// Start begins the background work in this order: serve gRPC, follow the
+// cluster state (cache), release expired pinned readers, register, follow
+// the routing table; it returns once registered. Stop ends it in this
+// order: stop serving gRPC (draining calls), stop following the routing
+// table, release the readers reindex slices kept for resumes, close every
+// open shard (releasing its pinned readers, then committing), then revoke
+// the lease so the cluster sees the node leave at once, and close the
+// connections.
 package node
 
 import (
@@ -33,13 +43,19 @@ import (
 	"time"
 
 	grpcprom "github.com/grpc-ecosystem/go-grpc-middleware/providers/prometheus"
+	"github.com/prometheus/client_golang/prometheus"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 	"google.golang.org/grpc"
 
+	"github.com/sluice-search/sluice/cluster/metadata"
+	"github.com/sluice-search/sluice/cluster/nodeconn"
 	"github.com/sluice-search/sluice/cluster/registry"
 	"github.com/sluice-search/sluice/cluster/rpc"
 	"github.com/sluice-search/sluice/cluster/state"
+	"github.com/sluice-search/sluice/node/reindex"
+	"github.com/sluice-search/sluice/node/server"
+	"github.com/sluice-search/sluice/node/shard"
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
 	"github.com/sluice-search/sluice/version"
 )
@@ -68,17 +84,19 @@ type Config struct {
 	Prefix string
 	// LeaseTTL of the registration. Default 10s.
 	LeaseTTL time.Duration
-	// Host hosts the shards. Default DirHost.
-	Host ShardHost
-	// Register registers the Node service (and any other) on the gRPC
-	// server. Default: an UNIMPLEMENTED Node service.
-	Register func(grpc.ServiceRegistrar)
-	Logger   *slog.Logger
+	// Shards tunes the shard host (indexing buffer, pinned reader cap, bulk
+	// parallelism); its DataDir, Updater and Logger are the node's.
+	Shards shard.HostOptions
+	// Server tunes the Node service.
+	Server server.Options
+	// Reindex tunes the reindex slices this node runs.
+	Reindex reindex.Options
+	Logger  *slog.Logger
 	// Metrics, if set, instruments the gRPC server for Prometheus.
 	Metrics *grpcprom.ServerMetrics
 }
 
-// Node is a running data node.
+// Node is a data node.
 type Node struct {
 	cfg      Config
 	id       string
@@ -87,18 +105,22 @@ type Node struct {
 	ownsEtcd bool
 	store    *state.Store
 	cache    *state.Cache
+	shards   *shard.Host
+	reindex  *reindex.Runner
+	peers    *nodeconn.Pool // other data nodes, for remote reindex
 	reg      *registry.Registration
 	lis      net.Listener
 	grpc     *rpc.Server
-	shards   *reconciler
+	routing  *reconciler
 
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 	stop   sync.Once
 }
 
-// New prepares a node: locks the data dir, resolves the node id, connects
-// to etcd and binds the listener.
+// New builds a node: locks the data dir, resolves the node id, connects to
+// etcd, opens the shard host, registers the gRPC services and binds the
+// listener. Nothing runs until Start.
 func New(cfg Config) (_ *Node, err error) {
 	if cfg.DataDir == "" {
 		return nil, errors.New("node: data dir required")
@@ -108,9 +130,6 @@ func New(cfg Config) (_ *Node, err error) {
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
-	}
-	if cfg.Host == nil {
-		cfg.Host = DirHost{DataDir: cfg.DataDir}
 	}
 	n := &Node{cfg: cfg}
 	defer func() {
@@ -124,7 +143,8 @@ func New(cfg Config) (_ *Node, err error) {
 	if n.id, err = loadNodeID(cfg.DataDir, cfg.ID); err != nil {
 		return nil, fmt.Errorf("node: %w", err)
 	}
-	n.cfg.Logger = cfg.Logger.With("node", n.id)
+	log := cfg.Logger.With("node", n.id)
+	n.cfg.Logger = log
 	n.etcd = cfg.Etcd
 	if n.etcd == nil {
 		if len(cfg.EtcdEndpoints) == 0 {
@@ -136,24 +156,36 @@ func New(cfg Config) (_ *Node, err error) {
 		n.ownsEtcd = true
 	}
 	n.store = state.NewStore(n.etcd, cfg.Prefix)
-	n.cache = state.NewCache(n.store, n.cfg.Logger)
+	n.cache = state.NewCache(n.store, log)
+
+	hopts := cfg.Shards
+	hopts.DataDir, hopts.Updater, hopts.Logger = cfg.DataDir, mappingUpdater{metadata.New(n.store)}, log
+	if n.shards, err = shard.NewHost(hopts); err != nil {
+		return nil, fmt.Errorf("node: %w", err)
+	}
+	n.peers = nodeconn.New(n.cache)
+	ropts := cfg.Reindex
+	if ropts.Logger == nil {
+		ropts.Logger = log
+	}
+	n.reindex = reindex.NewRunner(n.shards, n.peers, ropts)
+	n.grpc = rpc.NewServer(rpc.Options{Logger: log, Metrics: cfg.Metrics})
+	sluicev1.RegisterNodeServer(n.grpc, reindex.Wrap(server.New(n.shards, cfg.Server), n.reindex))
+
 	if n.lis, err = net.Listen("tcp", cfg.Listen); err != nil {
 		return nil, fmt.Errorf("node: listen: %w", err)
 	}
-	n.grpc = rpc.NewServer(rpc.Options{Logger: n.cfg.Logger, Metrics: n.cfg.Metrics})
-	if cfg.Register != nil {
-		cfg.Register(n.grpc)
-	} else {
-		sluicev1.RegisterNodeServer(n.grpc, sluicev1.UnimplementedNodeServer{})
-	}
 	n.reg = registry.New(registry.Config{Client: n.etcd, Key: n.store.Keys.Node(n.id), TTL: cfg.LeaseTTL,
-		Value: n.registration, Logger: n.cfg.Logger})
-	n.shards = newReconciler(n.id, cfg.DataDir, cfg.Host, n.store, n.cache, n.cfg.Logger)
+		Value: n.registration, Logger: log})
+	n.routing = newReconciler(n.id, hostedShards{n.shards}, n.store, n.cache, log)
 	return n, nil
 }
 
 // release frees what New acquired.
 func (n *Node) release() {
+	if n.peers != nil {
+		n.peers.Close()
+	}
 	if n.lis != nil {
 		n.lis.Close()
 	}
@@ -184,6 +216,16 @@ func (n *Node) Advertise() string {
 // in the same process (see rpc.Server.Local).
 func (n *Node) Local() grpc.ClientConnInterface { return n.grpc.Local() }
 
+// Shards is the node's shard host (tests open shards on it directly).
+func (n *Node) Shards() *shard.Host { return n.shards }
+
+// Collector exposes the node's shard statistics to Prometheus
+// (shard.Host.Collector).
+func (n *Node) Collector() prometheus.Collector { return n.shards.Collector() }
+
+// Reindex is the node's reindex slice runner.
+func (n *Node) Reindex() *reindex.Runner { return n.reindex }
+
 // Store is the cluster state store.
 func (n *Node) Store() *state.Store { return n.store }
 
@@ -202,8 +244,8 @@ func (n *Node) registration() (string, error) {
 	})
 }
 
-// Start serves, registers and follows the routing table in the background.
-// It returns once the node is registered (or ctx ends).
+// Start runs the node in the background, in the order the package doc
+// gives, and returns once the node is registered (or ctx ends).
 func (n *Node) Start(ctx context.Context) error {
 	bg, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	n.cancel = cancel
@@ -214,8 +256,9 @@ func (n *Node) Start(ctx context.Context) error {
 	})
 	n.grpc.SetServing(true)
 	n.wg.Go(func() { _ = n.cache.Run(bg) })
+	n.wg.Go(func() { n.shards.Run(bg) })
 	n.wg.Go(func() { _ = n.reg.Run(bg) })
-	n.wg.Go(func() { n.shards.run(bg) })
+	n.wg.Go(func() { n.routing.run(bg) })
 	select {
 	case <-n.reg.Registered():
 	case <-ctx.Done():
@@ -226,13 +269,18 @@ func (n *Node) Start(ctx context.Context) error {
 	return nil
 }
 
-// Stop shuts down in order: gRPC, routing watch, shards, registration.
+// Stop shuts the node down in the order the package doc gives. It is safe
+// to call on a node that was never started.
 func (n *Node) Stop() {
 	n.stop.Do(func() {
 		n.grpc.Stop(10 * time.Second)
-		n.shards.stop()
+		n.routing.stop()
+		n.reindex.Close()
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		n.shards.closeAll(ctx)
+		n.routing.closeAll(ctx)
+		if err := n.shards.CloseAll(ctx); err != nil {
+			n.cfg.Logger.Error("node: close shards", "err", err)
+		}
 		cancel()
 		if n.cancel != nil {
 			n.cancel() // ends the registration, which revokes the lease

@@ -18,6 +18,8 @@ import (
 	"github.com/sluice-search/sluice/cluster/metadata"
 	"github.com/sluice-search/sluice/cluster/state"
 	"github.com/sluice-search/sluice/coordinator/allocator"
+	"github.com/sluice-search/sluice/node/engine"
+	"github.com/sluice-search/sluice/node/shard"
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
 )
 
@@ -45,11 +47,23 @@ func newEnv(t *testing.T) *env {
 	return &env{c: c, store: store, md: metadata.New(store)}
 }
 
-func (e *env) startNode(t *testing.T, dir string, host ShardHost) *Node {
+// startNode starts a node on dir; wrap, if set, wraps the shards its
+// routing reconciler drives.
+func (e *env) startNode(t *testing.T, dir string, wrap func(shardSet) shardSet) *Node {
 	t.Helper()
-	n, err := New(Config{DataDir: dir, Listen: "127.0.0.1:0", Etcd: e.c, LeaseTTL: 2 * time.Second, Host: host, Logger: quiet()})
+	return e.startNodeWith(t, Config{DataDir: dir}, wrap)
+}
+
+// startNodeWith starts a node configured by cfg on the test's etcd.
+func (e *env) startNodeWith(t *testing.T, cfg Config, wrap func(shardSet) shardSet) *Node {
+	t.Helper()
+	cfg.Listen, cfg.Etcd, cfg.LeaseTTL, cfg.Logger = "127.0.0.1:0", e.c, 2*time.Second, quiet()
+	n, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if wrap != nil {
+		n.routing.host = wrap(n.routing.host)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -96,12 +110,12 @@ func TestNodeOpensReportsAndDeletes(t *testing.T) {
 	}
 	e.waitShards(t, "x", started)
 	for i := range 2 {
-		if _, err := os.Stat(ShardPath(dir, state.ShardID{Index: info.Uuid, Shard: i})); err != nil {
+		if _, err := os.Stat(n.Shards().Path(shard.ID{IndexUUID: info.Uuid, Shard: i})); err != nil {
 			t.Errorf("shard dir: %v", err)
 		}
 	}
-	if len(n.shards.openShards()) != 2 {
-		t.Errorf("open shards %v", n.shards.openShards())
+	if len(n.routing.openShards()) != 2 {
+		t.Errorf("open shards %v", n.routing.openShards())
 	}
 	if _, err := e.md.DeleteIndex(ctx, "x"); err != nil {
 		t.Fatal(err)
@@ -159,15 +173,15 @@ func TestNodeReRegistersAndRecoversShards(t *testing.T) {
 	e.waitShards(t, "x", started)
 }
 
-type failingHost struct{ DirHost }
+type failingShards struct{ shardSet }
 
-func (failingHost) OpenShard(context.Context, *sluicev1.IndexInfo, Shard) error {
+func (failingShards) openShard(context.Context, *sluicev1.IndexInfo, state.ShardID) error {
 	return errors.New("disk on fire")
 }
 
 func TestOpenFailureIsReported(t *testing.T) {
 	e := newEnv(t)
-	n := e.startNode(t, t.TempDir(), failingHost{})
+	n := e.startNode(t, t.TempDir(), func(s shardSet) shardSet { return failingShards{s} })
 	defer n.Stop()
 	if _, err := e.md.CreateIndex(context.Background(), &sluicev1.CreateIndexRequest{Name: "x"}, metadata.CreateOptions{}); err != nil {
 		t.Fatal(err)
@@ -213,18 +227,22 @@ func TestDataDirIdentity(t *testing.T) {
 	}
 }
 
-// countingHost fails opens while fail says so, counting them.
-type countingHost struct {
-	DirHost
+// countingShards fails opens while fail says so, counting them.
+type countingShards struct {
+	shardSet
 	opens *atomic.Int32
 	fail  func(n int32) bool
 }
 
-func (h countingHost) OpenShard(ctx context.Context, info *sluicev1.IndexInfo, s Shard) error {
-	if n := h.opens.Add(1); h.fail(n) {
+func (s countingShards) openShard(ctx context.Context, info *sluicev1.IndexInfo, id state.ShardID) error {
+	if n := s.opens.Add(1); s.fail(n) {
 		return fmt.Errorf("disk full (open %d)", n)
 	}
-	return h.DirHost.OpenShard(ctx, info, s)
+	return s.shardSet.openShard(ctx, info, id)
+}
+
+func counting(opens *atomic.Int32, fail func(n int32) bool) func(shardSet) shardSet {
+	return func(s shardSet) shardSet { return countingShards{s, opens, fail} }
 }
 
 func fastRetries(t *testing.T) {
@@ -240,7 +258,7 @@ func TestFailedOpenIsRetried(t *testing.T) {
 	e := newEnv(t)
 	dir := t.TempDir()
 	var opens atomic.Int32
-	n := e.startNode(t, dir, countingHost{DirHost{DataDir: dir}, &opens, func(n int32) bool { return n <= 2 }})
+	n := e.startNode(t, dir, counting(&opens, func(n int32) bool { return n <= 2 }))
 	defer n.Stop()
 	if _, err := e.md.CreateIndex(context.Background(), &sluicev1.CreateIndexRequest{Name: "x"}, metadata.CreateOptions{}); err != nil {
 		t.Fatal(err)
@@ -259,7 +277,7 @@ func TestFailedOpenGivesUp(t *testing.T) {
 	dir := t.TempDir()
 	var opens atomic.Int32
 	always := func(int32) bool { return true }
-	n := e.startNode(t, dir, countingHost{DirHost{DataDir: dir}, &opens, always})
+	n := e.startNode(t, dir, counting(&opens, always))
 	if _, err := e.md.CreateIndex(context.Background(), &sluicev1.CreateIndexRequest{Name: "x"}, metadata.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -274,7 +292,89 @@ func TestFailedOpenGivesUp(t *testing.T) {
 		t.Errorf("%d opens, want %d", got, maxOpenAttempts)
 	}
 	n.Stop()
-	n2 := e.startNode(t, dir, countingHost{DirHost{DataDir: dir}, &opens, func(n int32) bool { return n <= maxOpenAttempts }})
+	n2 := e.startNode(t, dir, counting(&opens, func(n int32) bool { return n <= maxOpenAttempts }))
 	defer n2.Stop()
 	e.waitShards(t, "x", started)
+}
+
+// TestDynamicMappingReachesTheCluster: a document that brings a new field
+// to a shard the node opened is indexed only after the cluster's mapping
+// has the field — the node's shards publish through its etcd store from
+// the first open.
+func TestDynamicMappingReachesTheCluster(t *testing.T) {
+	e := newEnv(t)
+	n := e.startNode(t, t.TempDir(), nil)
+	defer n.Stop()
+	ctx := context.Background()
+	info, err := e.md.CreateIndex(ctx, &sluicev1.CreateIndexRequest{Name: "x"}, metadata.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.waitShards(t, "x", started)
+	sh, err := n.Shards().Get(shard.ID{IndexUUID: info.Uuid, Shard: 0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sh.IndexDoc(ctx, []byte("1"), []byte(`{"color":"red"}`), false); err != nil {
+		t.Fatal(err)
+	}
+	got, err := e.md.GetIndex(ctx, "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := got.GetMapping().GetProperties()["color"]; !ok {
+		t.Fatalf("cluster mapping %v lacks the dynamic field", got.GetMapping())
+	}
+}
+
+// TestNodeReportsScrubFailure: a node whose scrubber finds a damaged file
+// in a shard reports the shard FAILED, with a reason that names the file,
+// and keeps it so.
+func TestNodeReportsScrubFailure(t *testing.T) {
+	e := newEnv(t)
+	n := e.startNodeWith(t, Config{DataDir: t.TempDir(), Shards: shard.HostOptions{
+		Scrub: engine.ScrubOptions{Poll: 5 * time.Millisecond, Interval: 20 * time.Millisecond, BytesPerSec: -1}}}, nil)
+	defer n.Stop()
+	ctx := context.Background()
+	info, err := e.md.CreateIndex(ctx, &sluicev1.CreateIndexRequest{Name: "books"}, metadata.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.waitShards(t, "books", started)
+	id := shard.ID{IndexUUID: info.Uuid}
+	s, err := n.Shards().Get(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 300 {
+		if _, err := s.IndexDoc(ctx, fmt.Appendf(nil, "%d", i), fmt.Appendf(nil, `{"body":"river stone w%d"}`, i), false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// Flip a byte in the middle of a postings file: its checksum fails.
+	docs, _ := filepath.Glob(filepath.Join(n.Shards().Path(id), "*.doc"))
+	if len(docs) == 0 {
+		t.Fatal("no .doc file")
+	}
+	b, err := os.ReadFile(docs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	b[len(b)/2] ^= 0x08
+	if err := os.WriteFile(docs[0], b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	failed := func(sh *sluicev1.ShardRouting) bool { return sh.State == sluicev1.ShardState_SHARD_STATE_FAILED }
+	got := e.waitShards(t, "books", failed)
+	if r := got.Shards[0].Reason; !strings.Contains(r, filepath.Base(docs[0])) || !strings.Contains(r, "corrupt") {
+		t.Fatalf("FAILED with reason %q, want the file %s named", r, filepath.Base(docs[0]))
+	}
+	if _, err := n.Shards().Get(id); !errors.Is(err, shard.ErrNotHere) {
+		t.Fatalf("the failed shard is still open: %v", err)
+	}
+	time.Sleep(300 * time.Millisecond) // a few reconcile passes: it stays FAILED
+	e.waitShards(t, "books", failed)
 }

@@ -16,12 +16,11 @@ import (
 // on every new cluster state (and on a timer, to retry failed reports), so
 // a missed event or a restart converges the same way.
 type reconciler struct {
-	nodeID  string
-	dataDir string
-	host    ShardHost
-	store   *state.Store
-	cache   *state.Cache
-	log     *slog.Logger
+	nodeID string
+	host   shardSet
+	store  *state.Store
+	cache  *state.Cache
+	log    *slog.Logger
 
 	mu     sync.Mutex // held while reconciling; stop takes it to wait
 	open   map[state.ShardID]*openShard
@@ -51,18 +50,15 @@ type openShard struct {
 	indexRev int64 // mod revision of the index metadata it was given
 }
 
-func newReconciler(nodeID, dataDir string, host ShardHost, store *state.Store, cache *state.Cache, log *slog.Logger) *reconciler {
-	return &reconciler{nodeID: nodeID, dataDir: dataDir, host: host, store: store, cache: cache, log: log,
+func newReconciler(nodeID string, host shardSet, store *state.Store, cache *state.Cache, log *slog.Logger) *reconciler {
+	return &reconciler{nodeID: nodeID, host: host, store: store, cache: cache, log: log,
 		open: map[state.ShardID]*openShard{}, failed: map[state.ShardID]*openFailure{}}
 }
 
 func (r *reconciler) run(ctx context.Context) {
 	tick := time.NewTicker(min(5*time.Second, openRetryBase))
 	defer tick.Stop()
-	var failures <-chan struct{}
-	if fr, ok := r.host.(FailureReporter); ok {
-		failures = fr.ShardFailures()
-	}
+	failures := r.host.failures()
 	for {
 		changed := r.cache.Changed()
 		if st := r.cache.State(); st != nil {
@@ -120,12 +116,12 @@ func (r *reconciler) reconcile(ctx context.Context, st *state.Snapshot) {
 		if _, ok := desired[id]; ok {
 			continue
 		}
-		if err := r.host.CloseShard(ctx, id); err != nil {
+		if err := r.host.closeShard(ctx, id); err != nil {
 			r.log.Warn("close shard", "shard", id, "err", err)
 		}
 		delete(r.open, id)
 		if _, exists := st.ByUUID[id.Index]; !exists {
-			if err := r.host.DeleteShard(ctx, id); err != nil {
+			if err := r.host.deleteShard(ctx, id); err != nil {
 				r.log.Warn("delete shard", "shard", id, "err", err)
 			} else {
 				r.log.Info("deleted shard of deleted index", "shard", id)
@@ -134,15 +130,13 @@ func (r *reconciler) reconcile(ctx context.Context, st *state.Snapshot) {
 	}
 	// A shard that failed while open is closed; the open below then
 	// reports the host's refusal FAILED, with the reason.
-	if fr, ok := r.host.(FailureReporter); ok {
-		for id := range r.open {
-			if err := fr.ShardFailure(id); err != nil {
-				r.log.Error("shard failed", "shard", id, "err", err)
-				if err := r.host.CloseShard(ctx, id); err != nil {
-					r.log.Warn("close failed shard", "shard", id, "err", err)
-				}
-				delete(r.open, id)
+	for id := range r.open {
+		if err := r.host.failure(id); err != nil {
+			r.log.Error("shard failed", "shard", id, "err", err)
+			if err := r.host.closeShard(ctx, id); err != nil {
+				r.log.Warn("close failed shard", "shard", id, "err", err)
 			}
+			delete(r.open, id)
 		}
 	}
 	updated := map[string]bool{}
@@ -150,8 +144,7 @@ func (r *reconciler) reconcile(ctx context.Context, st *state.Snapshot) {
 		o, isOpen := r.open[id]
 		switch {
 		case !isOpen:
-			s := Shard{ID: id, AllocationID: w.rt.GetAllocationId(), Path: ShardPath(r.dataDir, id)}
-			if err := r.host.OpenShard(ctx, st.Info(w.x), s); err != nil {
+			if err := r.host.openShard(ctx, st.Info(w.x), id); err != nil {
 				f := r.failed[id]
 				if f == nil || f.alloc != w.rt.GetAllocationId() {
 					f = &openFailure{alloc: w.rt.GetAllocationId()}
@@ -173,7 +166,7 @@ func (r *reconciler) reconcile(ctx context.Context, st *state.Snapshot) {
 			r.log.Info("opened shard", "shard", id, "index", w.x.Name())
 		case o.indexRev != w.x.ModRevision:
 			if !updated[id.Index] {
-				if err := r.host.UpdateIndex(ctx, st.Info(w.x)); err != nil {
+				if err := r.host.updateIndex(ctx, st.Info(w.x)); err != nil {
 					r.log.Warn("update index", "index", w.x.Name(), "err", err)
 					continue
 				}
@@ -221,7 +214,7 @@ func (r *reconciler) closeAll(ctx context.Context) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for id := range r.open {
-		if err := r.host.CloseShard(ctx, id); err != nil {
+		if err := r.host.closeShard(ctx, id); err != nil {
 			r.log.Error("close shard on shutdown", "shard", id, "err", err)
 		}
 		delete(r.open, id)

@@ -66,14 +66,17 @@ func (p *Pool) Client(nodeID string) (sluicev1.NodeClient, error) {
 	if !ok {
 		return nil, fmt.Errorf("node [%s]: %w", nodeID, state.ErrNotFound)
 	}
-	conn, err := p.conn(addr)
+	conn, err := p.Conn(addr)
 	if err != nil {
 		return nil, err
 	}
 	return sluicev1.NewNodeClient(conn), nil
 }
 
-func (p *Pool) conn(addr string) (grpc.ClientConnInterface, error) {
+// Conn returns the connection to the node serving at addr (its registered
+// address): an in-process channel for a node of this process, else one
+// shared network connection.
+func (p *Pool) Conn(addr string) (grpc.ClientConnInterface, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.closed {

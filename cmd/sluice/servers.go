@@ -19,7 +19,6 @@ import (
 	"github.com/sluice-search/sluice/coordinator/reindex"
 	"github.com/sluice-search/sluice/devcluster"
 	"github.com/sluice-search/sluice/node"
-	nodeserver "github.com/sluice-search/sluice/node/server"
 )
 
 // serverFlags are shared by `sluice node` and `sluice coordinator`; the
@@ -103,22 +102,18 @@ the node deregisters).`,
 			if err != nil {
 				return err
 			}
-			stack, err := nodeserver.NewStack(dataDir, nodeserver.Options{}, log)
-			if err != nil {
-				return err
-			}
-			defer stack.Close(context.Background())
-			tel, err := f.startMetrics(cmd.Context(), log, stack.Host.Collector())
+			tel, err := f.startMetrics(cmd.Context(), log)
 			if err != nil {
 				return err
 			}
 			n, err := node.New(node.Config{ID: id, DataDir: dataDir, Listen: f.listen, Advertise: advertise,
-				Zone: zone, EtcdEndpoints: f.etcd, Prefix: f.prefix, Logger: log,
-				Host: stack.ShardHost(), Register: stack.Register, Metrics: grpcMetrics(tel)})
+				Zone: zone, EtcdEndpoints: f.etcd, Prefix: f.prefix, Logger: log, Metrics: grpcMetrics(tel)})
 			if err != nil {
 				return err
 			}
-			stack.Attach(n.Store())
+			if tel != nil {
+				tel.Registry.MustRegister(n.Collector())
+			}
 			if err := n.Start(cmd.Context()); err != nil {
 				return err
 			}
@@ -205,19 +200,17 @@ indices and data.`,
 			if err != nil {
 				return err
 			}
-			stacks := &nodeserver.StackSet{Logger: log}
-			defer stacks.Close(context.Background())
-			// The process's metrics and every in-process node's shards.
-			if _, err := startMetrics(cmd.Context(), log, metricsListen, enablePprof, stacks.Collector()); err != nil {
-				return err
+			if metricsListen == "" && enablePprof {
+				return fmt.Errorf("--enable-pprof needs --metrics-listen")
 			}
 			c, err := devcluster.Start(cmd.Context(), devcluster.Config{DataDir: dataDir, Listen: listen,
 				EtcdURL: etcdURL, Nodes: nodes, Logger: log,
-				NodeHost: stacks.NodeHost, DataPath: reindex.WithTasks(datapath.FromCluster(datapath.Options{}), reindex.Options{})})
+				DataPath: reindex.WithTasks(datapath.FromCluster(datapath.Options{}), reindex.Options{})})
 			if err != nil {
 				return err
 			}
-			if err := stacks.Attach(c.Nodes); err != nil {
+			// The process's metrics and every in-process node's shards.
+			if _, err := startMetrics(cmd.Context(), log, metricsListen, enablePprof, c.Collector()); err != nil {
 				c.Stop()
 				return err
 			}

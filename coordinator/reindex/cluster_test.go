@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
@@ -25,7 +24,6 @@ import (
 	"github.com/sluice-search/sluice/coordinator/server"
 	"github.com/sluice-search/sluice/devcluster"
 	"github.com/sluice-search/sluice/node"
-	nodeserver "github.com/sluice-search/sluice/node/server"
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
 )
 
@@ -34,14 +32,13 @@ import (
 // loopback; coordinators and nodes can be restarted on the same etcd and
 // data directories.
 type testCluster struct {
-	t      *testing.T
-	dc     *devcluster.Cluster
-	dir    string
-	log    *slog.Logger
-	cl     *client.Client
-	coord  *coordinator.Coordinator // the current coordinator
-	stacks []*nodeserver.Stack
-	gen    int
+	t     *testing.T
+	dc    *devcluster.Cluster
+	dir   string
+	log   *slog.Logger
+	cl    *client.Client
+	coord *coordinator.Coordinator // the current coordinator
+	gen   int
 }
 
 func dataPath(log *slog.Logger) func(coordinator.Cluster) (server.DataPath, error) {
@@ -57,32 +54,15 @@ func startCluster(t *testing.T) *testCluster {
 	tc := &testCluster{t: t, dir: t.TempDir(), log: slog.New(slog.DiscardHandler)}
 	var err error
 	tc.dc, err = devcluster.Start(ctx, devcluster.Config{DataDir: tc.dir, Listen: "127.0.0.1:0", Nodes: 3,
-		LeaseTTL: 2 * time.Second, Logger: tc.log, DataPath: dataPath(tc.log),
-		NodeHost: func(dir string) (node.ShardHost, func(grpc.ServiceRegistrar), error) {
-			st, err := nodeserver.NewStack(dir, nodeserver.Options{}, tc.log)
-			if err != nil {
-				return nil, nil, err
-			}
-			tc.stacks = append(tc.stacks, st)
-			return st.ShardHost(), st.Register, nil
-		}})
+		LeaseTTL: 2 * time.Second, Logger: tc.log, DataPath: dataPath(tc.log)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	tc.coord = tc.dc.Coordinator
 	t.Cleanup(func() {
 		tc.coord.Stop()
-		for _, n := range tc.dc.Nodes {
-			n.Stop()
-		}
-		for _, st := range tc.stacks {
-			_ = st.Close(context.Background())
-		}
 		tc.dc.Stop()
 	})
-	for i, n := range tc.dc.Nodes {
-		tc.stacks[i].Attach(n.Store())
-	}
 	tc.dial()
 	return tc
 }
@@ -122,22 +102,16 @@ func (tc *testCluster) restartNode(i int) {
 	old := tc.dc.Nodes[i]
 	id := old.ID()
 	old.Stop()
-	_ = tc.stacks[i].Close(context.Background())
 	dir := filepath.Join(tc.dir, id)
-	st, err := nodeserver.NewStack(dir, nodeserver.Options{}, tc.log)
-	if err != nil {
-		tc.t.Fatal(err)
-	}
 	n, err := node.New(node.Config{ID: id, DataDir: dir, Listen: "127.0.0.1:0", EtcdEndpoints: tc.dc.EtcdEndpoints(),
-		LeaseTTL: 2 * time.Second, Host: st.ShardHost(), Register: st.Register, Logger: tc.log})
+		LeaseTTL: 2 * time.Second, Logger: tc.log})
 	if err != nil {
 		tc.t.Fatal(err)
 	}
-	st.Attach(n.Store())
 	if err := n.Start(context.Background()); err != nil {
 		tc.t.Fatal(err)
 	}
-	tc.dc.Nodes[i], tc.stacks[i] = n, st
+	tc.dc.Nodes[i] = n
 }
 
 func (tc *testCluster) createIndex(name string, shards, routingShards int32) {

@@ -31,13 +31,20 @@ type testNode struct {
 	client sluicev1.NodeClient
 }
 
+// dialer connects to other test nodes over the network.
+type dialer struct{}
+
+func (dialer) Conn(addr string) (grpc.ClientConnInterface, error) {
+	return grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+}
+
 func startNode(t *testing.T) *testNode {
 	t.Helper()
 	host, err := shard.NewHost(shard.HostOptions{DataDir: t.TempDir(), Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := NewRunner(host, Options{CheckpointInterval: 10 * time.Millisecond, Workers: 2, BatchDocs: 50})
+	r := NewRunner(host, dialer{}, Options{CheckpointInterval: 10 * time.Millisecond, Workers: 2, BatchDocs: 50})
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -302,7 +309,7 @@ func TestResume(t *testing.T) {
 
 	// A new runner (as after a node restart) on an unchanged shard resumes
 	// by position: same fingerprint.
-	r2 := NewRunner(n.host, Options{CheckpointInterval: time.Hour})
+	r2 := NewRunner(n.host, dialer{}, Options{CheckpointInterval: time.Hour})
 	fs := &fakeStream{ctx: ctx}
 	if err := r2.RunReindexSlice(&sluicev1.RunReindexSliceRequest{Source: req.Source, DestIndexUuid: "dst", DestShards: 1,
 		DestRoutingShards: 1, Cursor: first.Cursor}, fs); err != nil {
@@ -346,7 +353,7 @@ func TestResumeAfterCrash(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer host.CloseAll(ctx)
-	n := &testNode{host: host, runner: NewRunner(host, Options{CheckpointInterval: 10 * time.Millisecond})}
+	n := &testNode{host: host, runner: NewRunner(host, dialer{}, Options{CheckpointInterval: 10 * time.Millisecond})}
 	defer n.runner.Close()
 	p := routing.Params{Shards: 1, RoutingShards: 1}
 	n.open(t, "src", "src", 0)
@@ -385,7 +392,7 @@ func TestResumeAfterCrash(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer host2.CloseAll(ctx)
-	n2 := &testNode{host: host2, runner: NewRunner(host2, Options{CheckpointInterval: time.Hour})}
+	n2 := &testNode{host: host2, runner: NewRunner(host2, dialer{}, Options{CheckpointInterval: time.Hour})}
 	defer n2.runner.Close()
 	for _, uuid := range []string{"src", "dst"} {
 		// The mapping with its dynamic updates, as etcd would hand it over.

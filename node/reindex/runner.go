@@ -11,7 +11,6 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 
 	"github.com/sluice-search/sluice/cluster/throttle"
@@ -69,16 +68,22 @@ func (o *Options) SetDefaults() {
 	}
 }
 
+// Conns gives connections to other data nodes by address
+// (nodeconn.Pool).
+type Conns interface {
+	Conn(addr string) (grpc.ClientConnInterface, error)
+}
+
 // Runner serves a data node's share of reindexing: RunReindexSlice,
 // ShardIngest and RethrottleReindexSlice of the Node service.
 type Runner struct {
-	host *shard.Host
-	opts Options
+	host  *shard.Host
+	conns Conns
+	opts  Options
 
 	mu      sync.Mutex
 	running map[sliceKey]*throttle.Throttle
 	kept    map[sliceKey]*keptReader
-	conns   map[string]*grpc.ClientConn
 }
 
 type sliceKey struct {
@@ -93,14 +98,15 @@ type keptReader struct {
 	timer       *time.Timer
 }
 
-// NewRunner returns a Runner over the node's shards.
-func NewRunner(host *shard.Host, opts Options) *Runner {
+// NewRunner returns a Runner over the node's shards, reaching other nodes
+// through conns.
+func NewRunner(host *shard.Host, conns Conns, opts Options) *Runner {
 	opts.SetDefaults()
-	return &Runner{host: host, opts: opts, running: map[sliceKey]*throttle.Throttle{},
-		kept: map[sliceKey]*keptReader{}, conns: map[string]*grpc.ClientConn{}}
+	return &Runner{host: host, conns: conns, opts: opts, running: map[sliceKey]*throttle.Throttle{},
+		kept: map[sliceKey]*keptReader{}}
 }
 
-// Close releases kept readers and connections.
+// Close releases the readers kept for resumes.
 func (r *Runner) Close() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -108,10 +114,6 @@ func (r *Runner) Close() {
 		kr.timer.Stop()
 		kr.reader.Release()
 		delete(r.kept, k)
-	}
-	for addr, c := range r.conns {
-		c.Close()
-		delete(r.conns, addr)
 	}
 }
 
@@ -129,15 +131,9 @@ func (r *Runner) RethrottleReindexSlice(_ context.Context, req *sluicev1.Rethrot
 
 // client returns a Node client for another node's address.
 func (r *Runner) client(addr string) (sluicev1.NodeClient, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	c := r.conns[addr]
-	if c == nil {
-		var err error
-		if c, err = grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials())); err != nil {
-			return nil, fmt.Errorf("dial %s: %w", addr, err)
-		}
-		r.conns[addr] = c
+	c, err := r.conns.Conn(addr)
+	if err != nil {
+		return nil, fmt.Errorf("dial %s: %w", addr, err)
 	}
 	return sluicev1.NewNodeClient(c), nil
 }

@@ -135,19 +135,6 @@ func NewHost(opts HostOptions) (*Host, error) {
 		shards: map[ID]*Shard{}, opening: map[ID]*sync.Mutex{}, failed: map[ID]error{}, failedCh: make(chan struct{}, 1)}, nil
 }
 
-// SetUpdater sets where dynamic mapping updates go (the cluster metadata,
-// once the node is connected); shards opened later use it.
-func (h *Host) SetUpdater(u MappingUpdater) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.opts.Updater = u
-	for _, s := range h.shards {
-		s.updateMu.Lock()
-		s.updater = u
-		s.updateMu.Unlock()
-	}
-}
-
 // Run releases pinned readers whose keep-alive has passed, every
 // HostOptions.ReapInterval, until ctx ends.
 func (h *Host) Run(ctx context.Context) { h.pinned.run(ctx, h.opts.ReapInterval) }
@@ -202,10 +189,7 @@ func (h *Host) Open(ctx context.Context, meta Meta) (*Shard, error) {
 			return nil, err
 		}
 	}
-	h.mu.RLock()
-	updater := h.opts.Updater
-	h.mu.RUnlock()
-	s := &Shard{id: meta.ID, index: meta.Index, path: h.Path(meta.ID), updater: updater,
+	s := &Shard{id: meta.ID, index: meta.Index, path: h.Path(meta.ID), updater: h.opts.Updater,
 		logger: h.opts.Logger.With("shard", meta.ID.String()), pinned: h.pinned,
 		bulkParallelism: h.opts.BulkParallelism, bulkSeed: h.bulkSeed, refreshInterval: meta.RefreshInterval}
 	s.mapping.Store(m)

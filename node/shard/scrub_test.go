@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,15 +12,9 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
-	"github.com/sluice-search/sluice/cluster/etcdtest"
-	"github.com/sluice-search/sluice/cluster/metadata"
-	"github.com/sluice-search/sluice/cluster/state"
-	"github.com/sluice-search/sluice/coordinator/allocator"
-	"github.com/sluice-search/sluice/node"
 	"github.com/sluice-search/sluice/node/engine"
 	"github.com/sluice-search/sluice/node/engine/index"
 	"github.com/sluice-search/sluice/node/engine/search"
-	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
 )
 
 // fastScrub starts a pass every 20 ms, unthrottled: files verified before
@@ -193,76 +186,4 @@ func TestHostVerify(t *testing.T) {
 	if _, err := h.Verify(ctx, ID{IndexUUID: "u1", Shard: 9}, engine.VerifyOptions{}); !errors.Is(err, ErrNotHere) {
 		t.Fatalf("verify of a shard not here: %v", err)
 	}
-}
-
-// TestNodeReportsScrubFailure: a data node (real etcd, the routing watch,
-// this package's NodeHost) whose scrubber finds a damaged file reports
-// the shard FAILED, with a reason that names the file, and keeps it so.
-func TestNodeReportsScrubFailure(t *testing.T) {
-	ctx := context.Background()
-	c := etcdtest.New(t)
-	store := state.NewStore(c, "")
-	quiet := slog.New(slog.DiscardHandler)
-	cache := state.NewCache(store, quiet)
-	a := allocator.New(allocator.Config{Store: store, Cache: cache, ID: "c", SessionTTL: time.Second,
-		Interval: 100 * time.Millisecond, Logger: quiet})
-	rctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{}, 2)
-	go func() { cache.Run(rctx); done <- struct{}{} }()
-	go func() { a.Run(rctx); done <- struct{}{} }()
-	defer func() { cancel(); <-done; <-done }()
-
-	dataDir := t.TempDir()
-	h, err := NewHost(HostOptions{DataDir: dataDir, Scrub: fastScrub, Logger: quiet})
-	if err != nil {
-		t.Fatal(err)
-	}
-	n, err := node.New(node.Config{DataDir: dataDir, Listen: "127.0.0.1:0", Etcd: c, LeaseTTL: 2 * time.Second,
-		Host: NodeHost{h}, Logger: quiet})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sctx, scancel := context.WithTimeout(ctx, 10*time.Second)
-	defer scancel()
-	if err := n.Start(sctx); err != nil {
-		t.Fatal(err)
-	}
-	defer n.Stop()
-	md := metadata.New(store)
-	info, err := md.CreateIndex(ctx, &sluicev1.CreateIndexRequest{Name: "books"}, metadata.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	routing := func(pred func(*sluicev1.ShardRouting) bool) *sluicev1.ShardRouting {
-		t.Helper()
-		deadline := time.Now().Add(20 * time.Second)
-		for {
-			info, err := md.GetIndex(ctx, "books")
-			if err == nil && pred(info.Shards[0]) {
-				return info.Shards[0]
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("routing never matched; last %v (%v)", info.GetShards(), err)
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-	}
-	routing(func(rt *sluicev1.ShardRouting) bool { return rt.State == sluicev1.ShardState_SHARD_STATE_STARTED })
-	id := ID{IndexUUID: info.Uuid, Shard: 0}
-	s, err := h.Get(id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fillShard(t, s, 300)
-	name := flipDocFile(t, h.Path(id))
-	rt := routing(func(rt *sluicev1.ShardRouting) bool { return rt.State == sluicev1.ShardState_SHARD_STATE_FAILED })
-	if !strings.Contains(rt.Reason, name) || !strings.Contains(rt.Reason, "corrupt") {
-		t.Fatalf("FAILED with reason %q, want the file %s named", rt.Reason, name)
-	}
-	t.Logf("routing: %s: %s", rt.State, rt.Reason)
-	if _, err := h.Get(id); !errors.Is(err, ErrNotHere) {
-		t.Fatalf("the failed shard is still open: %v", err)
-	}
-	time.Sleep(300 * time.Millisecond) // a few reconcile passes: it stays FAILED
-	routing(func(rt *sluicev1.ShardRouting) bool { return rt.State == sluicev1.ShardState_SHARD_STATE_FAILED })
 }

@@ -25,7 +25,6 @@ import (
 	"github.com/sluice-search/sluice/coordinator/datapath"
 	"github.com/sluice-search/sluice/coordinator/reindex"
 	"github.com/sluice-search/sluice/devcluster"
-	nodeserver "github.com/sluice-search/sluice/node/server"
 	"github.com/sluice-search/sluice/operator/crdtest"
 	"github.com/sluice-search/sluice/operator/manager"
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
@@ -88,24 +87,15 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 func startCluster(ctx context.Context, withData bool) *devcluster.Cluster {
 	GinkgoHelper()
 	cfg := devcluster.Config{DataDir: GinkgoT().TempDir(), Listen: "127.0.0.1:0", Nodes: 3, Logger: quietLogger()}
-	var stacks *nodeserver.StackSet
 	if withData {
-		stacks = &nodeserver.StackSet{Logger: cfg.Logger}
-		cfg.NodeHost = stacks.NodeHost
 		cfg.DataPath = reindex.WithTasks(datapath.FromCluster(datapath.Options{}), reindex.Options{Logger: cfg.Logger,
 			// Frequent checkpoints, so progress shows within a few seconds
 			// of copying.
 			CheckpointInterval: 300 * time.Millisecond, ProgressInterval: 300 * time.Millisecond})
-		// Cleanups run last-registered first: the shard engines close
-		// after the cluster has stopped, as in `sluice dev`.
-		DeferCleanup(stacks.Close)
 	}
 	c, err := devcluster.Start(ctx, cfg)
 	Expect(err).NotTo(HaveOccurred())
 	DeferCleanup(c.Stop)
-	if stacks != nil {
-		Expect(stacks.Attach(c.Nodes)).To(Succeed())
-	}
 	return c
 }
 

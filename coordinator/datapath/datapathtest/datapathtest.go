@@ -5,10 +5,11 @@ package datapathtest
 
 import (
 	"context"
-	"google.golang.org/protobuf/proto"
 	"log/slog"
 	"testing"
 	"time"
+
+	"google.golang.org/protobuf/proto"
 
 	"google.golang.org/protobuf/types/known/durationpb"
 
@@ -17,7 +18,6 @@ import (
 	"github.com/sluice-search/sluice/coordinator/datapath"
 	"github.com/sluice-search/sluice/coordinator/server"
 	"github.com/sluice-search/sluice/devcluster"
-	nodeserver "github.com/sluice-search/sluice/node/server"
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
 )
 
@@ -39,9 +39,8 @@ func Start(t testing.TB, nodes int, opts datapath.Options) *Cluster {
 		opts.Logger = log
 	}
 	tc := &Cluster{}
-	stacks := &nodeserver.StackSet{Logger: log}
 	c, err := devcluster.Start(ctx, devcluster.Config{DataDir: t.TempDir(), Listen: "127.0.0.1:0", Nodes: nodes,
-		LeaseTTL: 2 * time.Second, Logger: log, NodeHost: stacks.NodeHost,
+		LeaseTTL: 2 * time.Second, Logger: log,
 		DataPath: func(cl coordinator.Cluster) (server.DataPath, error) {
 			tc.DataPath = datapath.New(cl.Cache, cl.Nodes, opts)
 			return tc.DataPath, nil
@@ -51,13 +50,7 @@ func Start(t testing.TB, nodes int, opts datapath.Options) *Cluster {
 		t.Fatal(err)
 	}
 	tc.Cluster = c
-	t.Cleanup(func() {
-		c.Stop()
-		stacks.Close(context.Background())
-	})
-	if err := stacks.Attach(c.Nodes); err != nil {
-		t.Fatal(err)
-	}
+	t.Cleanup(c.Stop)
 	if tc.Client, err = client.Dial(ctx, c.Addr()); err != nil {
 		t.Fatal(err)
 	}
