@@ -1,17 +1,26 @@
-// Package coordinator is the coordinator process: the public gRPC API
-// (coordinator/server) over the cluster state in etcd, and a candidate for
-// the allocator role (coordinator/allocator). Coordinators keep no state of
-// their own; run as many as you like.
+// Package coordinator is the coordinator process, assembled in one place:
+// New builds every part before anything serves —
 //
-// Lifecycle: New connects to etcd and binds the listener (so Addr is known
-// before serving), Start serves and runs the state cache and allocator in
-// the background, Stop resigns the allocator role, drains in-flight calls
-// and closes everything, in that order.
+//   - the cluster state (cluster/state: store and watch-fed cache) and the
+//     index and alias API over it (cluster/metadata);
+//   - the data path (coordinator/datapath): bulk routing, search fan-out
+//     and merge, point-in-time, scroll, over a pool of connections to the
+//     data nodes (cluster/nodeconn; in-process channels for nodes of this
+//     process, as in sluice dev);
+//   - the reindex task manager (coordinator/reindex), which accepts tasks
+//     on any coordinator and runs them on the one elected task runner;
+//   - the public gRPC service (coordinator/server), translating to those;
+//   - a candidate for the allocator role (coordinator/allocator).
 //
-// The data path plugs in through Config.DataPath, a factory given a
-// Cluster: the state cache (routing tables: which node holds each shard),
-// the node connection pool (a sluicev1.NodeClient per node id) and the
-// metadata service.
+// Coordinators keep no state of their own; run as many as you like.
+//
+// New connects to etcd and binds the listener (so Addr is known before
+// serving). Start loads the cluster state, then starts in this order:
+// follow the cluster state, campaign for the allocator, campaign for the
+// task runner, serve. Stop drains in-flight calls (stop serving), then
+// ends the background work — the allocator resigns, the task runner stops
+// its tasks' slices — and closes the node connections and etcd, in that
+// order.
 package coordinator
 
 import (
@@ -35,6 +44,8 @@ import (
 	"github.com/sluice-search/sluice/cluster/rpc"
 	"github.com/sluice-search/sluice/cluster/state"
 	"github.com/sluice-search/sluice/coordinator/allocator"
+	"github.com/sluice-search/sluice/coordinator/datapath"
+	"github.com/sluice-search/sluice/coordinator/reindex"
 	"github.com/sluice-search/sluice/coordinator/server"
 )
 
@@ -55,8 +66,12 @@ type Config struct {
 	// Prefix of the cluster's keys. Default state.DefaultPrefix.
 	Prefix      string
 	ClusterName string
-	// DataPath builds the data path; nil serves data RPCs as UNIMPLEMENTED.
-	DataPath func(Cluster) (server.DataPath, error)
+	// DataPath tunes the data path (bulk admission, timeouts, scroll
+	// keep-alives).
+	DataPath datapath.Options
+	// Tasks tunes the reindex task manager (task retention, checkpoint
+	// and progress intervals).
+	Tasks reindex.Options
 	// AllocatorSessionTTL: how long a dead allocator holds the role. Default 10s.
 	AllocatorSessionTTL time.Duration
 	Logger              *slog.Logger
@@ -85,25 +100,19 @@ func (c *Config) SetDefaults() {
 	}
 }
 
-// Cluster is what a data path is built from.
-type Cluster struct {
-	Store    *state.Store
-	Cache    *state.Cache
-	Nodes    *nodeconn.Pool
-	Metadata *metadata.Service
-	Logger   *slog.Logger
-}
-
-// Coordinator is a running coordinator.
+// Coordinator is a coordinator.
 type Coordinator struct {
 	cfg       Config
 	etcd      *clientv3.Client
 	ownsEtcd  bool
 	lis       net.Listener
 	grpc      *rpc.Server
-	cluster   Cluster
+	store     *state.Store
+	cache     *state.Cache
+	nodes     *nodeconn.Pool
+	data      *datapath.DataPath
+	tasks     *reindex.Manager
 	allocator *allocator.Allocator
-	data      server.DataPath
 
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -124,28 +133,32 @@ func New(cfg Config) (*Coordinator, error) {
 		}
 		c.etcd, c.ownsEtcd = cl, true
 	}
-	store := state.NewStore(c.etcd, cfg.Prefix)
-	cache := state.NewCache(store, cfg.Logger)
-	nodes := nodeconn.New(cache)
+	c.store = state.NewStore(c.etcd, cfg.Prefix)
+	c.cache = state.NewCache(c.store, cfg.Logger)
+	c.nodes = nodeconn.New(c.cache)
 	for addr, cc := range cfg.LocalNodes {
-		nodes.AddLocal(addr, cc)
+		c.nodes.AddLocal(addr, cc)
 	}
-	c.cluster = Cluster{Store: store, Cache: cache, Nodes: nodes, Metadata: metadata.New(store), Logger: cfg.Logger}
-	var dp server.DataPath
-	if cfg.DataPath != nil {
-		var err error
-		if dp, err = cfg.DataPath(c.cluster); err != nil {
-			c.closeEtcd()
-			return nil, fmt.Errorf("coordinator: data path: %w", err)
-		}
+	md := metadata.New(c.store)
+	dopts := cfg.DataPath
+	if dopts.Logger == nil {
+		dopts.Logger = cfg.Logger
 	}
-	c.data = dp
-	c.allocator = allocator.New(allocator.Config{Store: store, Cache: cache, ID: cfg.ID,
+	c.data = datapath.New(c.cache, c.nodes, dopts)
+	topts := cfg.Tasks
+	if topts.ID == "" {
+		topts.ID = cfg.ID
+	}
+	if topts.Logger == nil {
+		topts.Logger = cfg.Logger
+	}
+	c.tasks = reindex.New(c.store, c.cache, c.nodes, md, c.data, topts)
+	c.allocator = allocator.New(allocator.Config{Store: c.store, Cache: c.cache, ID: cfg.ID,
 		SessionTTL: cfg.AllocatorSessionTTL, Logger: cfg.Logger.With("component", "allocator")})
 	c.grpc = rpc.NewServer(rpc.Options{Logger: cfg.Logger, Metrics: cfg.Metrics})
 	server.New(server.Config{
-		Metadata: c.cluster.Metadata, Cache: cache, DataPath: dp, ClusterName: cfg.ClusterName,
-		Leader: func(ctx context.Context) (string, error) { return allocator.Leader(ctx, c.etcd, store.Keys) },
+		Metadata: md, Cache: c.cache, Data: c.data, Tasks: c.tasks, ClusterName: cfg.ClusterName,
+		Leader: func(ctx context.Context) (string, error) { return allocator.Leader(ctx, c.etcd, c.store.Keys) },
 	}).Register(c.grpc)
 	lis, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
@@ -168,26 +181,23 @@ func (c *Coordinator) Addr() string { return c.lis.Addr().String() }
 // ID is the coordinator's id.
 func (c *Coordinator) ID() string { return c.cfg.ID }
 
-// Cluster returns the coordinator's cluster handles.
-func (c *Coordinator) Cluster() Cluster { return c.cluster }
+// DataPath is the coordinator's data path (tests hold its budgets).
+func (c *Coordinator) DataPath() *datapath.DataPath { return c.data }
 
 // IsAllocator reports whether this coordinator holds the allocator role.
 func (c *Coordinator) IsAllocator() bool { return c.allocator.IsLeader() }
 
-// Start loads the cluster state, then serves and allocates in the
-// background until Stop.
+// Start loads the cluster state, then runs the coordinator in the
+// background, in the order the package doc gives, until Stop.
 func (c *Coordinator) Start(ctx context.Context) error {
-	if _, err := c.cluster.Cache.Refresh(ctx); err != nil {
+	if _, err := c.cache.Refresh(ctx); err != nil {
 		return fmt.Errorf("coordinator: %w", err)
 	}
 	bg, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	c.cancel = cancel
-	c.wg.Go(func() { _ = c.cluster.Cache.Run(bg) })
+	c.wg.Go(func() { _ = c.cache.Run(bg) })
 	c.wg.Go(func() { _ = c.allocator.Run(bg) })
-	// A data path with background work (the reindex task runner) runs it until Stop.
-	if r, ok := c.data.(interface{ Run(context.Context) error }); ok {
-		c.wg.Go(func() { _ = r.Run(bg) })
-	}
+	c.wg.Go(func() { _ = c.tasks.Run(bg) })
 	c.wg.Go(func() {
 		if err := c.grpc.Serve(c.lis); err != nil {
 			c.cfg.Logger.Error("coordinator: serve", "err", err)
@@ -198,7 +208,8 @@ func (c *Coordinator) Start(ctx context.Context) error {
 	return nil
 }
 
-// Stop resigns, drains calls (up to 10s), and releases everything.
+// Stop drains calls (up to 10s), ends the background work and releases
+// everything, in the order the package doc gives.
 func (c *Coordinator) Stop() {
 	c.stop.Do(func() {
 		c.grpc.Stop(10 * time.Second)
@@ -208,7 +219,7 @@ func (c *Coordinator) Stop() {
 			c.lis.Close()
 		}
 		c.wg.Wait()
-		c.cluster.Nodes.Close()
+		c.nodes.Close()
 		c.closeEtcd()
 		c.cfg.Logger.Info("coordinator stopped", "id", c.cfg.ID)
 	})

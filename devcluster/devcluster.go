@@ -33,7 +33,8 @@ import (
 
 	"github.com/sluice-search/sluice/cluster/embedetcd"
 	"github.com/sluice-search/sluice/coordinator"
-	"github.com/sluice-search/sluice/coordinator/server"
+	"github.com/sluice-search/sluice/coordinator/datapath"
+	"github.com/sluice-search/sluice/coordinator/reindex"
 	"github.com/sluice-search/sluice/node"
 	"github.com/sluice-search/sluice/node/shard"
 )
@@ -51,9 +52,10 @@ type Config struct {
 	// coordinator only, for separate `sluice node` processes to join
 	// (multi-process tests and benchmarks).
 	Nodes int
-	// DataPath builds the coordinator's data path; nil serves data RPCs as
-	// UNIMPLEMENTED.
-	DataPath func(coordinator.Cluster) (server.DataPath, error)
+	// DataPath and Tasks tune the coordinator's data path and reindex task
+	// manager (coordinator.Config).
+	DataPath datapath.Options
+	Tasks    reindex.Options
 	// LeaseTTL of node registrations and the allocator session. Default 10s.
 	LeaseTTL time.Duration
 	Logger   *slog.Logger
@@ -115,7 +117,7 @@ func Start(ctx context.Context, cfg Config) (_ *Cluster, err error) {
 	}
 	c.Coordinator, err = coordinator.New(coordinator.Config{
 		ID: "coordinator-1", Listen: cfg.Listen, Etcd: c.etcd, ClusterName: "sluice-dev",
-		DataPath: cfg.DataPath, AllocatorSessionTTL: cfg.LeaseTTL, Logger: cfg.Logger.With("component", "coordinator"),
+		DataPath: cfg.DataPath, Tasks: cfg.Tasks, AllocatorSessionTTL: cfg.LeaseTTL, Logger: cfg.Logger.With("component", "coordinator"),
 		LocalNodes: local,
 	})
 	if err != nil {

@@ -15,7 +15,6 @@ import (
 	"github.com/sluice-search/sluice/client"
 	"github.com/sluice-search/sluice/cluster/telemetry"
 	"github.com/sluice-search/sluice/coordinator"
-	"github.com/sluice-search/sluice/coordinator/datapath"
 	"github.com/sluice-search/sluice/coordinator/reindex"
 	"github.com/sluice-search/sluice/devcluster"
 	"github.com/sluice-search/sluice/node"
@@ -155,7 +154,7 @@ them, elected through etcd, is the allocator that places shards on nodes.`,
 			}
 			c, err := coordinator.New(coordinator.Config{ID: id, Listen: f.listen, EtcdEndpoints: f.etcd,
 				Prefix: f.prefix, ClusterName: clusterName, Logger: log, Metrics: grpcMetrics(tel),
-				DataPath: reindex.WithTasks(datapath.FromCluster(datapath.Options{}), reindex.Options{TaskRetention: taskRetention})})
+				Tasks: reindex.Options{TaskRetention: taskRetention}})
 			if err != nil {
 				return err
 			}
@@ -204,8 +203,7 @@ indices and data.`,
 				return fmt.Errorf("--enable-pprof needs --metrics-listen")
 			}
 			c, err := devcluster.Start(cmd.Context(), devcluster.Config{DataDir: dataDir, Listen: listen,
-				EtcdURL: etcdURL, Nodes: nodes, Logger: log,
-				DataPath: reindex.WithTasks(datapath.FromCluster(datapath.Options{}), reindex.Options{})})
+				EtcdURL: etcdURL, Nodes: nodes, Logger: log})
 			if err != nil {
 				return err
 			}

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"golang.org/x/sync/semaphore"
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/durationpb"
@@ -250,7 +249,7 @@ func (d *DataPath) awaitShard(ctx context.Context, t target, deadline time.Time)
 	return found, nil
 }
 
-// Bulk implements the unary Bulk RPC.
+// Bulk applies a bulk request.
 func (d *DataPath) Bulk(ctx context.Context, req *sluicev1.BulkRequest) (*sluicev1.BulkResponse, error) {
 	start := time.Now()
 	timeout := d.opts.BulkTimeout
@@ -280,28 +279,28 @@ func (d *DataPath) Bulk(ctx context.Context, req *sluicev1.BulkRequest) (*sluice
 // maxStreamFailures bounds the failures a BulkStream lists.
 const maxStreamFailures = 1000
 
-// BulkStream implements the client-streaming bulk load.
-func (d *DataPath) BulkStream(stream grpc.ClientStreamingServer[sluicev1.BulkStreamRequest, sluicev1.BulkStreamResponse]) error {
-	ctx := stream.Context()
+// BulkStream applies a client-streamed bulk load: recv returns the
+// stream's requests in turn, io.EOF after the last.
+func (d *DataPath) BulkStream(ctx context.Context, recv func() (*sluicev1.BulkStreamRequest, error)) (*sluicev1.BulkStreamResponse, error) {
 	start := time.Now()
 	out := &sluicev1.BulkStreamResponse{}
 	var index string
 	var refresh sluicev1.RefreshPolicy
 	touched := map[target]bool{}
 	for first := true; ; first = false {
-		req, err := stream.Recv()
+		req, err := recv()
 		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if first {
 			index, refresh = req.GetIndex(), req.GetRefresh()
 		}
 		res, err := d.bulk(ctx, index, req.GetItems(), sluicev1.RefreshPolicy_REFRESH_POLICY_NONE, admitBlocking)
 		if err != nil {
-			return d.toStatus(err)
+			return nil, d.toStatus(err)
 		}
 		for _, t := range res.touched {
 			touched[t] = true
@@ -331,9 +330,9 @@ func (d *DataPath) BulkStream(stream grpc.ClientStreamingServer[sluicev1.BulkStr
 			ts = append(ts, t)
 		}
 		if fails := d.refreshShards(ctx, ts); len(fails) > 0 {
-			return d.toStatus(fmt.Errorf("%w: refresh at the end of the stream failed on %d shards: %s", ErrUnavailable, len(fails), fails[0].GetError().GetReason()))
+			return nil, d.toStatus(fmt.Errorf("%w: refresh at the end of the stream failed on %d shards: %s", ErrUnavailable, len(fails), fails[0].GetError().GetReason()))
 		}
 	}
 	out.Took = durationpb.New(time.Since(start))
-	return stream.SendAndClose(out)
+	return out, nil
 }

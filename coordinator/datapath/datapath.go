@@ -14,8 +14,6 @@ import (
 	"github.com/sluice-search/sluice/cluster/nodeconn"
 	"github.com/sluice-search/sluice/cluster/routing"
 	"github.com/sluice-search/sluice/cluster/state"
-	"github.com/sluice-search/sluice/coordinator"
-	"github.com/sluice-search/sluice/coordinator/server"
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
 )
 
@@ -79,33 +77,22 @@ type Nodes interface {
 
 var _ Nodes = (*nodeconn.Pool)(nil)
 
-// DataPath implements the coordinator's server.DataPath.
+// DataPath is the coordinator's document API over the data nodes: the
+// core that coordinator/server's handlers translate to and from the
+// public service.
 type DataPath struct {
-	server.NoDataPath // reindex tasks: issue 6
-	cache             *state.Cache
-	nodes             Nodes
-	opts              Options
+	cache *state.Cache
+	nodes Nodes
+	opts  Options
 
 	budgetMu sync.Mutex
 	budgets  map[string]*semaphore.Weighted
 }
 
-var _ server.DataPath = (*DataPath)(nil)
-
 // New returns a data path over a state cache and node clients.
 func New(cache *state.Cache, nodes Nodes, opts Options) *DataPath {
 	opts.SetDefaults()
 	return &DataPath{cache: cache, nodes: nodes, opts: opts, budgets: map[string]*semaphore.Weighted{}}
-}
-
-// FromCluster is a coordinator.Config.DataPath factory.
-func FromCluster(opts Options) func(coordinator.Cluster) (server.DataPath, error) {
-	return func(c coordinator.Cluster) (server.DataPath, error) {
-		if opts.Logger == nil {
-			opts.Logger = c.Logger
-		}
-		return New(c.Cache, c.Nodes, opts), nil
-	}
 }
 
 // budget is a node's in-flight bulk bytes semaphore.

@@ -2,7 +2,8 @@
 // public Sluice service (Bulk, BulkStream, Get, Search, OpenPointInTime,
 // ClosePointInTime, Scroll, Refresh and index statistics), implemented over
 // the cluster state cache (which node holds each shard) and the node
-// connection pool. It plugs into coordinator.Config.DataPath (FromCluster).
+// connection pool, given explicitly to New; coordinator.New builds it, and
+// coordinator/server translates the RPCs to its methods.
 //
 // The core (bulk.go, search.go, pit.go, scroll.go) returns typed, wrapped
 // errors; edge.go is the only place they become gRPC statuses.

@@ -13,7 +13,7 @@ import (
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
 )
 
-// Get implements Get by id.
+// Get reads a document by id.
 func (d *DataPath) Get(ctx context.Context, req *sluicev1.GetRequest) (*sluicev1.GetResponse, error) {
 	resp, err := d.get(ctx, req)
 	return resp, d.toStatus(err)
@@ -75,7 +75,7 @@ func (d *DataPath) onShard(ctx context.Context, t *target, fn func(sluicev1.Node
 	}
 }
 
-// Refresh implements Refresh.
+// Refresh refreshes the shards of indices.
 func (d *DataPath) Refresh(ctx context.Context, req *sluicev1.RefreshRequest) (*sluicev1.RefreshResponse, error) {
 	st, err := d.state(ctx)
 	if err != nil {

@@ -12,7 +12,7 @@ import (
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
 )
 
-// OpenPointInTime implements OpenPointInTime.
+// OpenPointInTime pins a reader on every shard of indices.
 func (d *DataPath) OpenPointInTime(ctx context.Context, req *sluicev1.OpenPointInTimeRequest) (*sluicev1.OpenPointInTimeResponse, error) {
 	ka := req.GetKeepAlive().AsDuration()
 	if ka <= 0 {
@@ -85,7 +85,7 @@ func (d *DataPath) openPIT(ctx context.Context, indices []string, keepAlive time
 	return encodePIT(ps), len(ps), nil
 }
 
-// ClosePointInTime implements ClosePointInTime.
+// ClosePointInTime releases the readers of a point-in-time.
 func (d *DataPath) ClosePointInTime(ctx context.Context, req *sluicev1.ClosePointInTimeRequest) (*sluicev1.ClosePointInTimeResponse, error) {
 	ok, err := d.closePIT(ctx, req.GetId())
 	if err != nil {

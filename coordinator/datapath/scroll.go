@@ -113,9 +113,9 @@ func decodeScrollCursor(b []byte) (scrollCursor, error) {
 	return scrollCursor{ownPIT: string(pit), total: total, pos: int(pos), shard: shard}, nil
 }
 
-// Scroll implements the streaming scroll.
-func (d *DataPath) Scroll(req *sluicev1.ScrollRequest, stream grpc.ServerStreamingServer[sluicev1.ScrollResponse]) error {
-	return d.toStatus(d.scroll(stream.Context(), req, stream.Send))
+// Scroll streams the documents of a scroll to send, batch by batch.
+func (d *DataPath) Scroll(ctx context.Context, req *sluicev1.ScrollRequest, send func(*sluicev1.ScrollResponse) error) error {
+	return d.toStatus(d.scroll(ctx, req, send))
 }
 
 func (d *DataPath) scroll(ctx context.Context, req *sluicev1.ScrollRequest, send func(*sluicev1.ScrollResponse) error) error {

@@ -43,7 +43,7 @@ type mergedHit struct {
 	hit *sluicev1.ShardHit
 }
 
-// Search implements Search.
+// Search runs a search: query phase on every shard, merge, fetch phase.
 func (d *DataPath) Search(ctx context.Context, req *sluicev1.SearchRequest) (*sluicev1.SearchResponse, error) {
 	resp, err := d.search(ctx, req)
 	return resp, d.toStatus(err)

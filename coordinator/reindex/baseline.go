@@ -5,7 +5,6 @@ import (
 	"errors"
 	"time"
 
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -13,16 +12,6 @@ import (
 	"github.com/sluice-search/sluice/cluster/throttle"
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
 )
-
-// scrollSink receives an in-process Scroll's batches.
-type scrollSink struct {
-	grpc.ServerStream
-	ctx  context.Context
-	send func(*sluicev1.ScrollResponse) error
-}
-
-func (s *scrollSink) Context() context.Context              { return s.ctx }
-func (s *scrollSink) Send(m *sluicev1.ScrollResponse) error { return s.send(m) }
 
 // baselineAttempt runs a slice the way an external tool (or Elasticsearch's
 // reindex API) does: a sliced scroll of the source through the
@@ -99,13 +88,13 @@ func (r *taskRun) baselineAttempt(ctx context.Context, s *sluicev1.ReindexPlanSl
 		}
 		return nil
 	}
-	err = r.m.docs.Scroll(req, &scrollSink{ctx: ctx, send: send})
+	err = r.m.docs.Scroll(ctx, req, send)
 	if len(base.Cursor) > 0 && !progressed && (status.Code(err) == codes.InvalidArgument || status.Code(err) == codes.NotFound) {
 		// The scroll's point-in-time expired with its coordinator: start
 		// the slice over (writes are idempotent by _id).
 		req.Cursor, restarted = nil, true
 		base = &sluicev1.ReindexCheckpoint{Slice: s.Slice, Restarts: base.Restarts, Throttled: base.Throttled}
-		err = r.m.docs.Scroll(req, &scrollSink{ctx: ctx, send: send})
+		err = r.m.docs.Scroll(ctx, req, send)
 	}
 	if err != nil && !reachedMax {
 		return progressed, err

@@ -19,9 +19,7 @@ import (
 	"github.com/sluice-search/sluice/client"
 	"github.com/sluice-search/sluice/cluster/routing"
 	"github.com/sluice-search/sluice/coordinator"
-	"github.com/sluice-search/sluice/coordinator/datapath"
 	"github.com/sluice-search/sluice/coordinator/reindex"
-	"github.com/sluice-search/sluice/coordinator/server"
 	"github.com/sluice-search/sluice/devcluster"
 	"github.com/sluice-search/sluice/node"
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
@@ -41,10 +39,10 @@ type testCluster struct {
 	gen   int
 }
 
-func dataPath(log *slog.Logger) func(coordinator.Cluster) (server.DataPath, error) {
-	return reindex.WithTasks(datapath.FromCluster(datapath.Options{Logger: log}), reindex.Options{
-		ProgressInterval: 50 * time.Millisecond, CheckpointInterval: 20 * time.Millisecond,
-		MaxRetryBackoff: 300 * time.Millisecond, SessionTTL: 2 * time.Second, BaselineBatch: 200, Logger: log})
+// taskOptions makes tasks checkpoint and report often, and retry soon.
+func taskOptions(log *slog.Logger) reindex.Options {
+	return reindex.Options{ProgressInterval: 50 * time.Millisecond, CheckpointInterval: 20 * time.Millisecond,
+		MaxRetryBackoff: 300 * time.Millisecond, SessionTTL: 2 * time.Second, BaselineBatch: 200, Logger: log}
 }
 
 func startCluster(t *testing.T) *testCluster {
@@ -54,7 +52,7 @@ func startCluster(t *testing.T) *testCluster {
 	tc := &testCluster{t: t, dir: t.TempDir(), log: slog.New(slog.DiscardHandler)}
 	var err error
 	tc.dc, err = devcluster.Start(ctx, devcluster.Config{DataDir: tc.dir, Listen: "127.0.0.1:0", Nodes: 3,
-		LeaseTTL: 2 * time.Second, Logger: tc.log, DataPath: dataPath(tc.log)})
+		LeaseTTL: 2 * time.Second, Logger: tc.log, Tasks: taskOptions(tc.log)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +82,7 @@ func (tc *testCluster) restartCoordinator() {
 	tc.coord.Stop()
 	tc.gen++
 	c, err := coordinator.New(coordinator.Config{ID: fmt.Sprintf("coordinator-r%d", tc.gen), Listen: "127.0.0.1:0",
-		EtcdEndpoints: tc.dc.EtcdEndpoints(), ClusterName: "test", DataPath: dataPath(tc.log),
+		EtcdEndpoints: tc.dc.EtcdEndpoints(), ClusterName: "test", Tasks: taskOptions(tc.log),
 		AllocatorSessionTTL: 2 * time.Second, Logger: tc.log})
 	if err != nil {
 		tc.t.Fatal(err)

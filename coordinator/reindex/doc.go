@@ -1,7 +1,7 @@
-// Package reindex is the coordinator side of reindex tasks: the Reindex,
-// GetTask, ListTasks, CancelTask and RethrottleTask RPCs (DataPath wraps a
-// coordinator data path with them; WithTasks plugs into
-// coordinator.Config.DataPath) and the task runner that executes tasks.
+// Package reindex is the coordinator side of reindex tasks: the Manager
+// behind the Reindex, GetTask, ListTasks, CancelTask and RethrottleTask
+// RPCs (coordinator/server translates them), and the task runner that
+// executes tasks (the coordinator runs Manager.Run).
 // The data-node side is node/reindex.
 //
 // # Accepting a task (any coordinator)

@@ -29,7 +29,7 @@ type Nodes interface {
 // through, as an external scroll + bulk tool would (the data path).
 type DocAPI interface {
 	Bulk(context.Context, *sluicev1.BulkRequest) (*sluicev1.BulkResponse, error)
-	Scroll(*sluicev1.ScrollRequest, sluicev1.Sluice_ScrollServer) error
+	Scroll(ctx context.Context, req *sluicev1.ScrollRequest, send func(*sluicev1.ScrollResponse) error) error
 }
 
 // Options configure a Manager.

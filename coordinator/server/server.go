@@ -1,8 +1,9 @@
 // Package server is the coordinator's gRPC adapter for the public
-// sluice.v1.Sluice service. Metadata, alias, health and state RPCs
-// translate to cluster/metadata and the cluster state cache; document RPCs
-// go to a DataPath. Typed errors from the core become status codes here and
-// nowhere else (errors.go).
+// sluice.v1.Sluice service. Handlers translate: metadata, alias, health and
+// state RPCs to cluster/metadata and the cluster state cache, document RPCs
+// to the data path (coordinator/datapath), reindex and task RPCs to the
+// task manager (coordinator/reindex). Typed errors from the core become
+// status codes here and nowhere else (errors.go).
 package server
 
 import (
@@ -15,6 +16,8 @@ import (
 
 	"github.com/sluice-search/sluice/cluster/metadata"
 	"github.com/sluice-search/sluice/cluster/state"
+	"github.com/sluice-search/sluice/coordinator/datapath"
+	"github.com/sluice-search/sluice/coordinator/reindex"
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
 )
 
@@ -26,30 +29,28 @@ type Server struct {
 	sluicev1.UnimplementedSluiceServer
 	meta        *metadata.Service
 	cache       *state.Cache
-	data        DataPath
+	data        *datapath.DataPath
+	tasks       *reindex.Manager
 	leader      LeaderFunc
 	clusterName string
 }
 
-// Config holds the server's collaborators.
+// Config holds the server's collaborators, all required.
 type Config struct {
 	Metadata *metadata.Service
 	// Cache is the running cluster state cache (health waits on it).
-	Cache       *state.Cache
-	DataPath    DataPath // nil: NoDataPath
+	Cache *state.Cache
+	// Data serves the document RPCs.
+	Data *datapath.DataPath
+	// Tasks serves the reindex and task RPCs.
+	Tasks       *reindex.Manager
 	Leader      LeaderFunc
 	ClusterName string
 }
 
 // New returns the server.
 func New(cfg Config) *Server {
-	if cfg.DataPath == nil {
-		cfg.DataPath = NoDataPath{}
-	}
-	if cfg.Leader == nil {
-		cfg.Leader = func(context.Context) (string, error) { return "", nil }
-	}
-	return &Server{meta: cfg.Metadata, cache: cfg.Cache, data: cfg.DataPath, leader: cfg.Leader, clusterName: cfg.ClusterName}
+	return &Server{meta: cfg.Metadata, cache: cfg.Cache, data: cfg.Data, tasks: cfg.Tasks, leader: cfg.Leader, clusterName: cfg.ClusterName}
 }
 
 // Register registers the service on g.
@@ -209,56 +210,91 @@ func (s *Server) ClusterState(ctx context.Context, _ *sluicev1.ClusterStateReque
 	return State(st, s.clusterName, leader), nil
 }
 
-// The data RPCs are forwarded to the DataPath.
-
+// Bulk applies a bulk request (datapath).
 func (s *Server) Bulk(ctx context.Context, req *sluicev1.BulkRequest) (*sluicev1.BulkResponse, error) {
 	return s.data.Bulk(ctx, req)
 }
 
+// BulkStream applies a client-streamed bulk load (datapath).
 func (s *Server) BulkStream(stream grpc.ClientStreamingServer[sluicev1.BulkStreamRequest, sluicev1.BulkStreamResponse]) error {
-	return s.data.BulkStream(stream)
+	resp, err := s.data.BulkStream(stream.Context(), stream.Recv)
+	if err != nil {
+		return err
+	}
+	return stream.SendAndClose(resp)
 }
 
+// Get reads a document (datapath).
 func (s *Server) Get(ctx context.Context, req *sluicev1.GetRequest) (*sluicev1.GetResponse, error) {
 	return s.data.Get(ctx, req)
 }
 
+// Search searches (datapath).
 func (s *Server) Search(ctx context.Context, req *sluicev1.SearchRequest) (*sluicev1.SearchResponse, error) {
 	return s.data.Search(ctx, req)
 }
 
+// OpenPointInTime pins readers (datapath).
 func (s *Server) OpenPointInTime(ctx context.Context, req *sluicev1.OpenPointInTimeRequest) (*sluicev1.OpenPointInTimeResponse, error) {
 	return s.data.OpenPointInTime(ctx, req)
 }
 
+// ClosePointInTime releases readers (datapath).
 func (s *Server) ClosePointInTime(ctx context.Context, req *sluicev1.ClosePointInTimeRequest) (*sluicev1.ClosePointInTimeResponse, error) {
 	return s.data.ClosePointInTime(ctx, req)
 }
 
+// Scroll streams a scroll (datapath).
 func (s *Server) Scroll(req *sluicev1.ScrollRequest, stream grpc.ServerStreamingServer[sluicev1.ScrollResponse]) error {
-	return s.data.Scroll(req, stream)
+	return s.data.Scroll(stream.Context(), req, stream.Send)
 }
 
+// Refresh refreshes indices (datapath).
 func (s *Server) Refresh(ctx context.Context, req *sluicev1.RefreshRequest) (*sluicev1.RefreshResponse, error) {
 	return s.data.Refresh(ctx, req)
 }
 
+// Reindex starts a reindex task (coordinator/reindex).
 func (s *Server) Reindex(ctx context.Context, req *sluicev1.ReindexRequest) (*sluicev1.ReindexResponse, error) {
-	return s.data.Reindex(ctx, req)
+	t, err := s.tasks.Reindex(ctx, req)
+	if err != nil {
+		return nil, ToStatus(err)
+	}
+	return &sluicev1.ReindexResponse{Task: t}, nil
 }
 
+// GetTask reads a task.
 func (s *Server) GetTask(ctx context.Context, req *sluicev1.GetTaskRequest) (*sluicev1.GetTaskResponse, error) {
-	return s.data.GetTask(ctx, req)
+	t, err := s.tasks.GetTask(ctx, req)
+	if err != nil {
+		return nil, ToStatus(err)
+	}
+	return &sluicev1.GetTaskResponse{Task: t}, nil
 }
 
+// ListTasks lists tasks.
 func (s *Server) ListTasks(ctx context.Context, req *sluicev1.ListTasksRequest) (*sluicev1.ListTasksResponse, error) {
-	return s.data.ListTasks(ctx, req)
+	ts, err := s.tasks.ListTasks(ctx, req)
+	if err != nil {
+		return nil, ToStatus(err)
+	}
+	return &sluicev1.ListTasksResponse{Tasks: ts}, nil
 }
 
+// CancelTask cancels a task.
 func (s *Server) CancelTask(ctx context.Context, req *sluicev1.CancelTaskRequest) (*sluicev1.CancelTaskResponse, error) {
-	return s.data.CancelTask(ctx, req)
+	t, err := s.tasks.CancelTask(ctx, req.GetId())
+	if err != nil {
+		return nil, ToStatus(err)
+	}
+	return &sluicev1.CancelTaskResponse{Task: t}, nil
 }
 
+// RethrottleTask changes a task's throttle.
 func (s *Server) RethrottleTask(ctx context.Context, req *sluicev1.RethrottleTaskRequest) (*sluicev1.RethrottleTaskResponse, error) {
-	return s.data.RethrottleTask(ctx, req)
+	t, err := s.tasks.RethrottleTask(ctx, req.GetId(), req.GetRequestsPerSecond())
+	if err != nil {
+		return nil, ToStatus(err)
+	}
+	return &sluicev1.RethrottleTaskResponse{Task: t}, nil
 }

@@ -16,8 +16,8 @@ import (
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
 )
 
-// noReindexNamespace is watched by an operator whose cluster has no data
-// path and so no reindex tasks.
+// noReindexNamespace is watched by an operator whose cluster has no
+// reindex support (startWithoutReindex).
 const noReindexNamespace = "noreindex"
 
 // load indexes n documents into index; every other one is published.
@@ -266,15 +266,15 @@ var _ = Describe("Reindex", func() {
 	})
 
 	It("reports a cluster without reindex support as Degraded ReindexUnsupported", func(ctx SpecContext) {
-		bare := startCluster(ctx, false)
-		op := startOperator(noReindexNamespace, bare.Addr())
+		bare := startWithoutReindex(ctx, cluster.Addr())
+		op := startOperator(noReindexNamespace, bare)
 		DeferCleanup(op.stop)
-		c, err := sluiceclient.Dial(ctx, bare.Addr())
+		c, err := sluiceclient.Dial(ctx, bare)
 		Expect(err).NotTo(HaveOccurred())
 		DeferCleanup(c.Close)
-		_, err = c.CreateIndex(ctx, &sluicev1.CreateIndexRequest{Name: "a"})
+		_, err = c.CreateIndex(ctx, &sluicev1.CreateIndexRequest{Name: "unsupported-src"})
 		Expect(err).NotTo(HaveOccurred())
-		rx := newReindex("unsupported", "a", "b", 0)
+		rx := newReindex("unsupported", "unsupported-src", "unsupported-dst", 0)
 		rx.Namespace = noReindexNamespace
 		Expect(k8s.Create(ctx, rx)).To(Succeed())
 		Eventually(func(g Gomega) {

@@ -22,7 +22,6 @@ import (
 	"sigs.k8s.io/yaml"
 
 	sluiceclient "github.com/sluice-search/sluice/client"
-	"github.com/sluice-search/sluice/coordinator/datapath"
 	"github.com/sluice-search/sluice/coordinator/reindex"
 	"github.com/sluice-search/sluice/devcluster"
 	"github.com/sluice-search/sluice/operator/crdtest"
@@ -72,7 +71,7 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	// The Sluice cluster, wired as `sluice dev` wires it: embedded etcd, a
 	// coordinator with the data path and reindex tasks, three data nodes
 	// with shard engines.
-	cluster = startCluster(ctx, true)
+	cluster = startCluster(ctx)
 	sluice, err = sluiceclient.Dial(ctx, cluster.Addr())
 	Expect(err).NotTo(HaveOccurred())
 	DeferCleanup(sluice.Close)
@@ -81,19 +80,14 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	DeferCleanup(func() { operator.stop() })
 }, NodeTimeout(90*time.Second))
 
-// startCluster starts a dev cluster on a free port; without withData its
-// coordinator answers every document and task RPC with UNIMPLEMENTED, as
-// a cluster without reindex support does.
-func startCluster(ctx context.Context, withData bool) *devcluster.Cluster {
+// startCluster starts a dev cluster on a free port.
+func startCluster(ctx context.Context) *devcluster.Cluster {
 	GinkgoHelper()
-	cfg := devcluster.Config{DataDir: GinkgoT().TempDir(), Listen: "127.0.0.1:0", Nodes: 3, Logger: quietLogger()}
-	if withData {
-		cfg.DataPath = reindex.WithTasks(datapath.FromCluster(datapath.Options{}), reindex.Options{Logger: cfg.Logger,
+	c, err := devcluster.Start(ctx, devcluster.Config{DataDir: GinkgoT().TempDir(), Listen: "127.0.0.1:0", Nodes: 3, Logger: quietLogger(),
+		Tasks: reindex.Options{Logger: quietLogger(),
 			// Frequent checkpoints, so progress shows within a few seconds
 			// of copying.
-			CheckpointInterval: 300 * time.Millisecond, ProgressInterval: 300 * time.Millisecond})
-	}
-	c, err := devcluster.Start(ctx, cfg)
+			CheckpointInterval: 300 * time.Millisecond, ProgressInterval: 300 * time.Millisecond}})
 	Expect(err).NotTo(HaveOccurred())
 	DeferCleanup(c.Stop)
 	return c

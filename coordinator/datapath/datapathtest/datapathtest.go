@@ -14,9 +14,7 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/sluice-search/sluice/client"
-	"github.com/sluice-search/sluice/coordinator"
 	"github.com/sluice-search/sluice/coordinator/datapath"
-	"github.com/sluice-search/sluice/coordinator/server"
 	"github.com/sluice-search/sluice/devcluster"
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
 )
@@ -38,18 +36,12 @@ func Start(t testing.TB, nodes int, opts datapath.Options) *Cluster {
 	if opts.Logger == nil {
 		opts.Logger = log
 	}
-	tc := &Cluster{}
 	c, err := devcluster.Start(ctx, devcluster.Config{DataDir: t.TempDir(), Listen: "127.0.0.1:0", Nodes: nodes,
-		LeaseTTL: 2 * time.Second, Logger: log,
-		DataPath: func(cl coordinator.Cluster) (server.DataPath, error) {
-			tc.DataPath = datapath.New(cl.Cache, cl.Nodes, opts)
-			return tc.DataPath, nil
-		},
-	})
+		LeaseTTL: 2 * time.Second, Logger: log, DataPath: opts})
 	if err != nil {
 		t.Fatal(err)
 	}
-	tc.Cluster = c
+	tc := &Cluster{Cluster: c, DataPath: c.Coordinator.DataPath()}
 	t.Cleanup(c.Stop)
 	if tc.Client, err = client.Dial(ctx, c.Addr()); err != nil {
 		t.Fatal(err)
