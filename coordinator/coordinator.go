@@ -14,6 +14,13 @@
 //
 // Coordinators keep no state of their own; run as many as you like.
 //
+// errors.go holds the coordinator's one error table: the typed errors of
+// the cluster state, the data path and the task manager as gRPC codes,
+// with RetryInfo on overload. The server applies it to every error a
+// handler returns; the data path and the task manager describe per-item
+// failures and failed tasks with it. A data node's error is relayed with
+// the node's code and details (rpc.Relay), never re-worded.
+//
 // New connects to etcd and binds the listener (so Addr is known before
 // serving). Start loads the cluster state, then starts in this order:
 // follow the cluster state, campaign for the allocator, campaign for the
@@ -144,6 +151,9 @@ func New(cfg Config) (*Coordinator, error) {
 	if dopts.Logger == nil {
 		dopts.Logger = cfg.Logger
 	}
+	dopts.SetDefaults()
+	errs := errorTable(dopts.RetryAfter)
+	dopts.Errors = errs
 	c.data = datapath.New(c.cache, c.nodes, dopts)
 	topts := cfg.Tasks
 	if topts.ID == "" {
@@ -152,10 +162,11 @@ func New(cfg Config) (*Coordinator, error) {
 	if topts.Logger == nil {
 		topts.Logger = cfg.Logger
 	}
+	topts.Errors = errs
 	c.tasks = reindex.New(c.store, c.cache, c.nodes, md, c.data, topts)
 	c.allocator = allocator.New(allocator.Config{Store: c.store, Cache: c.cache, ID: cfg.ID,
 		SessionTTL: cfg.AllocatorSessionTTL, Logger: cfg.Logger.With("component", "allocator")})
-	c.grpc = rpc.NewServer(rpc.Options{Logger: cfg.Logger, Metrics: cfg.Metrics})
+	c.grpc = rpc.NewServer(rpc.Options{Logger: cfg.Logger, Metrics: cfg.Metrics, Errors: errs})
 	server.New(server.Config{
 		Metadata: md, Cache: c.cache, Data: c.data, Tasks: c.tasks, ClusterName: cfg.ClusterName,
 		Leader: func(ctx context.Context) (string, error) { return allocator.Leader(ctx, c.etcd, c.store.Keys) },

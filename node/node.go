@@ -17,6 +17,11 @@
 //     index.allocation.max_retries), and again after a restart;
 //   - the registration under nodes/<id> with a lease (cluster/registry).
 //
+// Errors (errors.go) is the node's one error table: the typed errors of
+// the shards, the engine, the query translation and the reindex runner as
+// gRPC codes. The node's server applies it to every error a handler
+// returns; the parts describe per-item failures with it.
+//
 // The node id is stored in <data-dir>/node.id on first start, so a
 // restarted node is the same node and finds its shards under
 // <data-dir>/<index-uuid>/<shard>/. A lock file keeps a second process off
@@ -168,9 +173,9 @@ func New(cfg Config) (_ *Node, err error) {
 	if ropts.Logger == nil {
 		ropts.Logger = log
 	}
-	n.reindex = reindex.NewRunner(n.shards, n.peers, ropts)
-	n.grpc = rpc.NewServer(rpc.Options{Logger: log, Metrics: cfg.Metrics})
-	sluicev1.RegisterNodeServer(n.grpc, reindex.Wrap(server.New(n.shards, cfg.Server), n.reindex))
+	n.reindex = reindex.NewRunner(n.shards, n.peers, Errors, ropts)
+	n.grpc = rpc.NewServer(rpc.Options{Logger: log, Metrics: cfg.Metrics, Errors: Errors})
+	sluicev1.RegisterNodeServer(n.grpc, reindex.Wrap(server.New(n.shards, Errors, cfg.Server), n.reindex))
 
 	if n.lis, err = net.Listen("tcp", cfg.Listen); err != nil {
 		return nil, fmt.Errorf("node: listen: %w", err)

@@ -75,8 +75,17 @@ func (p *Pool) Client(nodeID string) (sluicev1.NodeClient, error) {
 
 // Conn returns the connection to the node serving at addr (its registered
 // address): an in-process channel for a node of this process, else one
-// shared network connection.
+// shared network connection. Call errors are rpc.RemoteErrors: a node's
+// answer keeps its code and details when relayed, and its text unprefixed.
 func (p *Pool) Conn(addr string) (grpc.ClientConnInterface, error) {
+	c, err := p.conn(addr)
+	if err != nil {
+		return nil, err
+	}
+	return rpc.Relay(c), nil
+}
+
+func (p *Pool) conn(addr string) (grpc.ClientConnInterface, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.closed {

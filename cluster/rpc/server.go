@@ -2,6 +2,11 @@
 // (as zoekt's grpc/defaults does): message size limits, keep-alive policy,
 // recovery and logging interceptors, the standard health service and
 // reflection, so every server answers grpcurl and health probes the same way.
+//
+// Errors (errors.go) is the mechanism of a process's one error table: the
+// server turns every error a handler returns into a status through it, and
+// Relay keeps another process's answer as a RemoteError, so a relayed
+// error keeps its code and details and is never re-worded.
 package rpc
 
 import (
@@ -34,6 +39,10 @@ type Options struct {
 	SlowCall time.Duration
 	// Metrics, if set, counts and times every call for Prometheus.
 	Metrics *grpcprom.ServerMetrics
+	// Errors is the process's error table: every error a handler returns
+	// becomes a status through it. Nil has no rules (INTERNAL, but for
+	// contexts and relayed statuses).
+	Errors *Errors
 }
 
 // Server is a gRPC server with its health service. Services registered on
@@ -65,8 +74,9 @@ func NewServer(o Options) *Server {
 		o.SlowCall = time.Second
 	}
 	l := &callLogger{log: o.Logger, slow: o.SlowCall}
-	unary := []grpc.UnaryServerInterceptor{l.unary, recoverUnary(o.Logger)}
-	stream := []grpc.StreamServerInterceptor{l.stream, recoverStream(o.Logger)}
+	// The error table innermost: the logger and metrics see the codes.
+	unary := []grpc.UnaryServerInterceptor{l.unary, recoverUnary(o.Logger), o.Errors.unary}
+	stream := []grpc.StreamServerInterceptor{l.stream, recoverStream(o.Logger), o.Errors.stream}
 	if o.Metrics != nil {
 		// Outermost, so a recovered panic is counted with its INTERNAL code.
 		unary = append([]grpc.UnaryServerInterceptor{o.Metrics.UnaryServerInterceptor()}, unary...)

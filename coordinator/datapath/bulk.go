@@ -62,7 +62,7 @@ func (d *DataPath) bulk(ctx context.Context, defaultIndex string, items []*sluic
 	res := &bulkResult{items: make([]*sluicev1.BulkItemResult, len(items))}
 	groups := map[target]*shardGroup{}
 	fail := func(i int, err error) {
-		res.items[i].Status, res.items[i].Error = sluicev1.BulkItemStatus_BULK_ITEM_STATUS_ERROR, errorDetail(err)
+		res.items[i].Status, res.items[i].Error = sluicev1.BulkItemStatus_BULK_ITEM_STATUS_ERROR, d.opts.Errors.Detail(err)
 	}
 	for i, it := range items {
 		name := it.GetIndex()
@@ -260,11 +260,11 @@ func (d *DataPath) Bulk(ctx context.Context, req *sluicev1.BulkRequest) (*sluice
 	defer cancel()
 	res, err := d.bulk(ctx, req.GetIndex(), req.GetItems(), req.GetRefresh(), admitOrReject)
 	if err != nil {
-		return nil, d.toStatus(err)
+		return nil, err
 	}
 	if res.overloaded > 0 && res.overloaded == len(req.GetItems()) {
 		// Nothing was applied: reject the call as a whole.
-		return nil, d.toStatus(fmt.Errorf("%w: no item of the bulk was admitted: %s", ErrOverloaded, res.items[0].GetError().GetReason()))
+		return nil, fmt.Errorf("%w: no item of the bulk was admitted: %s", ErrOverloaded, res.items[0].GetError().GetReason())
 	}
 	resp := &sluicev1.BulkResponse{Items: res.items, Took: durationpb.New(time.Since(start))}
 	for _, r := range res.items {
@@ -300,7 +300,7 @@ func (d *DataPath) BulkStream(ctx context.Context, recv func() (*sluicev1.BulkSt
 		}
 		res, err := d.bulk(ctx, index, req.GetItems(), sluicev1.RefreshPolicy_REFRESH_POLICY_NONE, admitBlocking)
 		if err != nil {
-			return nil, d.toStatus(err)
+			return nil, err
 		}
 		for _, t := range res.touched {
 			touched[t] = true
@@ -330,7 +330,7 @@ func (d *DataPath) BulkStream(ctx context.Context, recv func() (*sluicev1.BulkSt
 			ts = append(ts, t)
 		}
 		if fails := d.refreshShards(ctx, ts); len(fails) > 0 {
-			return nil, d.toStatus(fmt.Errorf("%w: refresh at the end of the stream failed on %d shards: %s", ErrUnavailable, len(fails), fails[0].GetError().GetReason()))
+			return nil, fmt.Errorf("%w: refresh at the end of the stream failed on %d shards: %s", ErrUnavailable, len(fails), fails[0].GetError().GetReason())
 		}
 	}
 	out.Took = durationpb.New(time.Since(start))

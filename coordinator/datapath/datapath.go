@@ -13,6 +13,7 @@ import (
 
 	"github.com/sluice-search/sluice/cluster/nodeconn"
 	"github.com/sluice-search/sluice/cluster/routing"
+	"github.com/sluice-search/sluice/cluster/rpc"
 	"github.com/sluice-search/sluice/cluster/state"
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
 )
@@ -39,7 +40,10 @@ type Options struct {
 	// moving (not open where the routing says) to open elsewhere (default
 	// 10 s).
 	RoutingWait time.Duration
-	Logger      *slog.Logger
+	// Errors is the coordinator's error table: per-item and per-shard
+	// failures are described with it.
+	Errors *rpc.Errors
+	Logger *slog.Logger
 }
 
 // SetDefaults fills zero fields.
@@ -107,7 +111,8 @@ func (d *DataPath) budget(nodeID string) *semaphore.Weighted {
 	return b
 }
 
-// Typed errors of the core; edge.go maps them to codes.
+// Typed errors of the data path; the coordinator's error table maps them
+// to codes.
 var (
 	// ErrInvalid: the request is malformed.
 	ErrInvalid = errors.New("invalid request")
@@ -196,14 +201,14 @@ func resolve(st *state.Snapshot, names []string) ([]*state.Index, error) {
 
 // allShards lists every shard of the indices in (index, shard) order; shards
 // without a started copy are returned as failures.
-func allShards(st *state.Snapshot, xs []*state.Index) ([]target, []*sluicev1.ShardFailure) {
+func (d *DataPath) allShards(st *state.Snapshot, xs []*state.Index) ([]target, []*sluicev1.ShardFailure) {
 	var ts []target
 	var fails []*sluicev1.ShardFailure
 	for _, x := range xs {
 		for n := range len(x.Shards) {
 			t, err := shardTarget(st, x, n)
 			if err != nil {
-				fails = append(fails, shardFailure(t, err))
+				fails = append(fails, d.shardFailure(t, err))
 				continue
 			}
 			t.pos = len(ts) + len(fails)
@@ -213,8 +218,8 @@ func allShards(st *state.Snapshot, xs []*state.Index) ([]target, []*sluicev1.Sha
 	return ts, fails
 }
 
-func shardFailure(t target, err error) *sluicev1.ShardFailure {
-	return &sluicev1.ShardFailure{Index: t.index, Shard: int32(t.shard), NodeId: t.node, Error: errorDetail(err)}
+func (d *DataPath) shardFailure(t target, err error) *sluicev1.ShardFailure {
+	return &sluicev1.ShardFailure{Index: t.index, Shard: int32(t.shard), NodeId: t.node, Error: d.opts.Errors.Detail(err)}
 }
 
 // summary counts shards.

@@ -5,8 +5,12 @@
 // connection pool, given explicitly to New; coordinator.New builds it, and
 // coordinator/server translates the RPCs to its methods.
 //
-// The core (bulk.go, search.go, pit.go, scroll.go) returns typed, wrapped
-// errors; edge.go is the only place they become gRPC statuses.
+// The data path returns typed, wrapped errors (ErrInvalid, ErrOverloaded,
+// ErrUnavailable, ErrPITGone, the cluster state's); the coordinator's one
+// error table maps them to codes and describes per-item and per-shard
+// failures (Options.Errors). A node's error arrives as an rpc.RemoteError
+// (cluster/nodeconn): wrapped with where it happened, it keeps the node's
+// code and details, and its text is the node's message.
 //
 // # Bulk
 //

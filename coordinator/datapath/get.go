@@ -15,11 +15,6 @@ import (
 
 // Get reads a document by id.
 func (d *DataPath) Get(ctx context.Context, req *sluicev1.GetRequest) (*sluicev1.GetResponse, error) {
-	resp, err := d.get(ctx, req)
-	return resp, d.toStatus(err)
-}
-
-func (d *DataPath) get(ctx context.Context, req *sluicev1.GetRequest) (*sluicev1.GetResponse, error) {
 	if req.GetId() == "" {
 		return nil, invalidf("id is required")
 	}
@@ -79,13 +74,13 @@ func (d *DataPath) onShard(ctx context.Context, t *target, fn func(sluicev1.Node
 func (d *DataPath) Refresh(ctx context.Context, req *sluicev1.RefreshRequest) (*sluicev1.RefreshResponse, error) {
 	st, err := d.state(ctx)
 	if err != nil {
-		return nil, d.toStatus(err)
+		return nil, err
 	}
 	xs, err := resolve(st, req.GetIndices())
 	if err != nil {
-		return nil, d.toStatus(err)
+		return nil, err
 	}
-	ts, unstarted := allShards(st, xs)
+	ts, unstarted := d.allShards(st, xs)
 	fails := append(unstarted, d.refreshShards(ctx, ts)...)
 	return &sluicev1.RefreshResponse{Shards: summary(len(ts)+len(unstarted), fails)}, nil
 }
@@ -103,7 +98,7 @@ func (d *DataPath) refreshShards(ctx context.Context, ts []target) []*sluicev1.S
 			})
 			if err != nil {
 				mu.Lock()
-				fails = append(fails, shardFailure(t, err))
+				fails = append(fails, d.shardFailure(t, err))
 				mu.Unlock()
 			}
 		})
@@ -116,7 +111,7 @@ func (d *DataPath) refreshShards(ctx context.Context, ts []target) []*sluicev1.S
 func (d *DataPath) IndexStats(ctx context.Context, infos []*sluicev1.IndexInfo) error {
 	st, err := d.state(ctx)
 	if err != nil {
-		return d.toStatus(err)
+		return err
 	}
 	var wg sync.WaitGroup
 	var mu sync.Mutex
@@ -127,7 +122,7 @@ func (d *DataPath) IndexStats(ctx context.Context, infos []*sluicev1.IndexInfo) 
 			continue
 		}
 		info.DocsCount, info.StoreSizeBytes = 0, 0
-		ts, _ := allShards(st, []*state.Index{x}) // shards not started add nothing
+		ts, _ := d.allShards(st, []*state.Index{x}) // shards not started add nothing
 		for _, t := range ts {
 			fanout.Go(&wg, func() {
 				var s *sluicev1.ShardStatsResponse
@@ -148,7 +143,7 @@ func (d *DataPath) IndexStats(ctx context.Context, infos []*sluicev1.IndexInfo) 
 	}
 	wg.Wait()
 	if len(errs) > 0 {
-		return d.toStatus(errs[0])
+		return errs[0]
 	}
 	return nil
 }

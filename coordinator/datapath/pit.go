@@ -16,14 +16,14 @@ import (
 func (d *DataPath) OpenPointInTime(ctx context.Context, req *sluicev1.OpenPointInTimeRequest) (*sluicev1.OpenPointInTimeResponse, error) {
 	ka := req.GetKeepAlive().AsDuration()
 	if ka <= 0 {
-		return nil, d.toStatus(invalidf("keep_alive is required and must be positive"))
+		return nil, invalidf("keep_alive is required and must be positive")
 	}
 	if err := checkKeepAlive("keep_alive", ka); err != nil {
-		return nil, d.toStatus(err)
+		return nil, err
 	}
 	id, n, err := d.openPIT(ctx, req.GetIndices(), ka)
 	if err != nil {
-		return nil, d.toStatus(err)
+		return nil, err
 	}
 	return &sluicev1.OpenPointInTimeResponse{Id: id, Shards: summary(n, nil)}, nil
 }
@@ -54,7 +54,7 @@ func (d *DataPath) openPIT(ctx context.Context, indices []string, keepAlive time
 	if err != nil {
 		return "", 0, err
 	}
-	ts, unstarted := allShards(st, xs)
+	ts, unstarted := d.allShards(st, xs)
 	if len(unstarted) > 0 {
 		return "", 0, fmt.Errorf("%w: cannot pin [%s][%d]: %s", ErrUnavailable, unstarted[0].GetIndex(), unstarted[0].GetShard(), unstarted[0].GetError().GetReason())
 	}
@@ -89,7 +89,7 @@ func (d *DataPath) openPIT(ctx context.Context, indices []string, keepAlive time
 func (d *DataPath) ClosePointInTime(ctx context.Context, req *sluicev1.ClosePointInTimeRequest) (*sluicev1.ClosePointInTimeResponse, error) {
 	ok, err := d.closePIT(ctx, req.GetId())
 	if err != nil {
-		return nil, d.toStatus(err)
+		return nil, err
 	}
 	return &sluicev1.ClosePointInTimeResponse{Succeeded: ok}, nil
 }

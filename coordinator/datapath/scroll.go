@@ -115,10 +115,6 @@ func decodeScrollCursor(b []byte) (scrollCursor, error) {
 
 // Scroll streams the documents of a scroll to send, batch by batch.
 func (d *DataPath) Scroll(ctx context.Context, req *sluicev1.ScrollRequest, send func(*sluicev1.ScrollResponse) error) error {
-	return d.toStatus(d.scroll(ctx, req, send))
-}
-
-func (d *DataPath) scroll(ctx context.Context, req *sluicev1.ScrollRequest, send func(*sluicev1.ScrollResponse) error) error {
 	var cur scrollCursor
 	resumed := len(req.GetCursor()) > 0
 	if resumed {

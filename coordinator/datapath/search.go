@@ -45,11 +45,6 @@ type mergedHit struct {
 
 // Search runs a search: query phase on every shard, merge, fetch phase.
 func (d *DataPath) Search(ctx context.Context, req *sluicev1.SearchRequest) (*sluicev1.SearchResponse, error) {
-	resp, err := d.search(ctx, req)
-	return resp, d.toStatus(err)
-}
-
-func (d *DataPath) search(ctx context.Context, req *sluicev1.SearchRequest) (*sluicev1.SearchResponse, error) {
 	start := time.Now()
 	// Unset size means the default; an explicit 0 counts only.
 	size, from := defaultSize, int(req.GetFrom())
@@ -94,7 +89,7 @@ func (d *DataPath) search(ctx context.Context, req *sluicev1.SearchRequest) (*sl
 	for i := range results {
 		r := &results[i]
 		if r.err != nil {
-			fails = append(fails, shardFailure(r.t.target, r.err))
+			fails = append(fails, d.shardFailure(r.t.target, r.err))
 			continue
 		}
 		resp.Total.Value += r.resp.GetTotal().GetValue()
@@ -152,7 +147,7 @@ func (d *DataPath) searchTargets(st *state.Snapshot, indices []string, pit *slui
 	if err != nil {
 		return nil, nil, err
 	}
-	ts, unstarted := allShards(st, xs)
+	ts, unstarted := d.allShards(st, xs)
 	out := make([]searchTarget, len(ts))
 	for i, t := range ts {
 		out[i] = searchTarget{target: t}

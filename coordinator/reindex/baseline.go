@@ -3,13 +3,15 @@ package reindex
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 
 	"github.com/sluice-search/sluice/cluster/routing"
+	"github.com/sluice-search/sluice/cluster/state"
 	"github.com/sluice-search/sluice/cluster/throttle"
+	"github.com/sluice-search/sluice/coordinator/datapath"
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
 )
 
@@ -48,7 +50,7 @@ func (r *taskRun) baselineAttempt(ctx context.Context, s *sluicev1.ReindexPlanSl
 	// Validated when the task was accepted.
 	destRouting, err := routing.ParseDest(r.rec.Request.GetDest().GetRouting())
 	if err != nil {
-		return false, status.Error(codes.InvalidArgument, err.Error())
+		return false, state.Invalidf("dest.routing: %v", err)
 	}
 	var total int64
 	reachedMax := false
@@ -76,7 +78,7 @@ func (r *taskRun) baselineAttempt(ctx context.Context, s *sluicev1.ReindexPlanSl
 			return err
 		}
 		if abort && run.VersionConflicts > 0 {
-			return status.Errorf(codes.FailedPrecondition, "slice %d: %d version conflicts (conflicts=abort)", s.Slice, run.VersionConflicts)
+			return fmt.Errorf("slice %d: %d %w", s.Slice, run.VersionConflicts, ErrConflictAbort)
 		}
 		run.Copied += int64(len(docs))
 		done := s.MaxDocs > 0 && base.Copied+run.Copied >= s.MaxDocs
@@ -89,7 +91,7 @@ func (r *taskRun) baselineAttempt(ctx context.Context, s *sluicev1.ReindexPlanSl
 		return nil
 	}
 	err = r.m.docs.Scroll(ctx, req, send)
-	if len(base.Cursor) > 0 && !progressed && (status.Code(err) == codes.InvalidArgument || status.Code(err) == codes.NotFound) {
+	if c := r.m.opts.Errors.Code(err); len(base.Cursor) > 0 && !progressed && (c == codes.InvalidArgument || c == codes.NotFound) {
 		// The scroll's point-in-time expired with its coordinator: start
 		// the slice over (writes are idempotent by _id).
 		req.Cursor, restarted = nil, true
@@ -123,7 +125,7 @@ func (r *taskRun) bulk(ctx context.Context, items []*sluicev1.BulkItem, run *slu
 		resp, err := r.m.docs.Bulk(ctx, &sluicev1.BulkRequest{Items: items})
 		var retry []*sluicev1.BulkItem
 		switch {
-		case status.Code(err) == codes.ResourceExhausted:
+		case errors.Is(err, datapath.ErrOverloaded):
 			retry = items
 		case err != nil:
 			return err

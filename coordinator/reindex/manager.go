@@ -16,6 +16,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/sluice-search/sluice/cluster/metadata"
+	"github.com/sluice-search/sluice/cluster/rpc"
 	"github.com/sluice-search/sluice/cluster/state"
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
 )
@@ -57,7 +58,10 @@ type Options struct {
 	// in etcd does not grow with every reindex ever run. Default
 	// DefaultTaskRetention; negative keeps records forever.
 	TaskRetention time.Duration
-	Logger        *slog.Logger
+	// Errors is the coordinator's error table: it decides which errors end
+	// a task (retrying cannot help) and describes a failed task's error.
+	Errors *rpc.Errors
+	Logger *slog.Logger
 }
 
 // DefaultTaskRetention keeps finished tasks a week: long enough to look a

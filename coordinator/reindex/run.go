@@ -11,7 +11,6 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
@@ -32,13 +31,19 @@ func (e fatalError) Unwrap() error { return e.err }
 
 func fatal(err error) error { return fatalError{err} }
 
-// isFatal: a final status from a node, or an error marked fatal here.
-func isFatal(err error) bool {
+// ErrConflictAbort ends a baseline slice at the first conflict under
+// conflicts=abort (a node's slice ends with its own); retrying cannot help.
+var ErrConflictAbort = errors.New("version conflicts (conflicts=abort)")
+
+// isFatal: an error marked fatal here, or one whose code (the
+// coordinator's error table's, or a node's relayed) says retrying cannot
+// help: a bad request, a failed precondition, a conflict.
+func (m *Manager) isFatal(err error) bool {
 	var fe fatalError
 	if errors.As(err, &fe) {
 		return true
 	}
-	switch status.Code(err) {
+	switch m.opts.Errors.Code(err) {
 	case codes.InvalidArgument, codes.FailedPrecondition, codes.AlreadyExists:
 		return true
 	}
@@ -299,7 +304,7 @@ func (r *taskRun) runSlice(ctx context.Context, s *sluicev1.ReindexPlanSlice) er
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		if isFatal(err) {
+		if r.m.isFatal(err) {
 			return err
 		}
 		if progressed {
@@ -501,11 +506,10 @@ func (r *taskRun) finish(ctx context.Context, state sluicev1.TaskState, err erro
 	r.rec.Task.EndTime = timestamppb.New(r.m.now())
 	r.rec.Owner = ""
 	if err != nil {
-		code := codes.Internal
-		if isFatal(err) && status.Code(err) != codes.Unknown {
-			code = status.Code(err)
+		r.rec.Task.Error = r.m.opts.Errors.Detail(err)
+		if !r.m.isFatal(err) {
+			r.rec.Task.Error.Code = int32(codes.Internal)
 		}
-		r.rec.Task.Error = &sluicev1.ErrorDetail{Code: int32(code), Reason: err.Error()}
 	}
 	r.mu.Unlock()
 	if perr := r.persist(ctx); perr != nil {

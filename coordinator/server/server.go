@@ -2,8 +2,9 @@
 // sluice.v1.Sluice service. Handlers translate: metadata, alias, health and
 // state RPCs to cluster/metadata and the cluster state cache, document RPCs
 // to the data path (coordinator/datapath), reindex and task RPCs to the
-// task manager (coordinator/reindex). Typed errors from the core become
-// status codes here and nowhere else (errors.go).
+// task manager (coordinator/reindex). Handlers return the core's typed
+// errors as they are: the coordinator's server turns them into statuses
+// with the coordinator's one error table.
 package server
 
 import (
@@ -11,8 +12,6 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 
 	"github.com/sluice-search/sluice/cluster/metadata"
 	"github.com/sluice-search/sluice/cluster/state"
@@ -60,7 +59,7 @@ func (s *Server) Register(g grpc.ServiceRegistrar) { sluicev1.RegisterSluiceServ
 func (s *Server) CreateIndex(ctx context.Context, req *sluicev1.CreateIndexRequest) (*sluicev1.CreateIndexResponse, error) {
 	info, err := s.meta.CreateIndex(ctx, req, metadata.CreateOptions{})
 	if err != nil {
-		return nil, ToStatus(err)
+		return nil, err
 	}
 	resp := &sluicev1.CreateIndexResponse{Index: info}
 	if req.GetWaitForActiveShards() {
@@ -76,7 +75,7 @@ func (s *Server) CreateIndex(ctx context.Context, req *sluicev1.CreateIndexReque
 			resp.ShardsAcknowledged = true
 			resp.Index = st.Info(st.Indices[req.GetName()])
 		} else if ctx.Err() != nil {
-			return nil, ToStatus(ctx.Err())
+			return nil, ctx.Err()
 		}
 	}
 	return resp, nil
@@ -86,7 +85,7 @@ func (s *Server) CreateIndex(ctx context.Context, req *sluicev1.CreateIndexReque
 func (s *Server) DeleteIndex(ctx context.Context, req *sluicev1.DeleteIndexRequest) (*sluicev1.DeleteIndexResponse, error) {
 	uuid, err := s.meta.DeleteIndex(ctx, req.GetName())
 	if err != nil {
-		return nil, ToStatus(err)
+		return nil, err
 	}
 	return &sluicev1.DeleteIndexResponse{Uuid: uuid}, nil
 }
@@ -95,7 +94,7 @@ func (s *Server) DeleteIndex(ctx context.Context, req *sluicev1.DeleteIndexReque
 func (s *Server) GetIndex(ctx context.Context, req *sluicev1.GetIndexRequest) (*sluicev1.GetIndexResponse, error) {
 	info, err := s.meta.GetIndex(ctx, req.GetName())
 	if err != nil {
-		return nil, ToStatus(err)
+		return nil, err
 	}
 	if req.GetIncludeStats() {
 		if err := s.data.IndexStats(ctx, []*sluicev1.IndexInfo{info}); err != nil {
@@ -109,7 +108,7 @@ func (s *Server) GetIndex(ctx context.Context, req *sluicev1.GetIndexRequest) (*
 func (s *Server) ListIndices(ctx context.Context, req *sluicev1.ListIndicesRequest) (*sluicev1.ListIndicesResponse, error) {
 	infos, err := s.meta.ListIndices(ctx, req.GetPrefix())
 	if err != nil {
-		return nil, ToStatus(err)
+		return nil, err
 	}
 	if req.GetIncludeStats() && len(infos) > 0 {
 		if err := s.data.IndexStats(ctx, infos); err != nil {
@@ -122,11 +121,11 @@ func (s *Server) ListIndices(ctx context.Context, req *sluicev1.ListIndicesReque
 // UpdateIndexSettings changes dynamic settings.
 func (s *Server) UpdateIndexSettings(ctx context.Context, req *sluicev1.UpdateIndexSettingsRequest) (*sluicev1.UpdateIndexSettingsResponse, error) {
 	if req.GetSettings() == nil {
-		return nil, status.Error(codes.InvalidArgument, "settings: required")
+		return nil, state.Invalidf("settings: required")
 	}
 	info, err := s.meta.UpdateSettings(ctx, req.GetName(), req.GetSettings())
 	if err != nil {
-		return nil, ToStatus(err)
+		return nil, err
 	}
 	return &sluicev1.UpdateIndexSettingsResponse{Index: info}, nil
 }
@@ -134,11 +133,11 @@ func (s *Server) UpdateIndexSettings(ctx context.Context, req *sluicev1.UpdateIn
 // PutMapping merges fields into a mapping.
 func (s *Server) PutMapping(ctx context.Context, req *sluicev1.PutMappingRequest) (*sluicev1.PutMappingResponse, error) {
 	if req.GetMapping() == nil {
-		return nil, status.Error(codes.InvalidArgument, "mapping: required")
+		return nil, state.Invalidf("mapping: required")
 	}
 	info, err := s.meta.PutMapping(ctx, req.GetName(), req.GetMapping())
 	if err != nil {
-		return nil, ToStatus(err)
+		return nil, err
 	}
 	return &sluicev1.PutMappingResponse{Index: info}, nil
 }
@@ -146,7 +145,7 @@ func (s *Server) PutMapping(ctx context.Context, req *sluicev1.PutMappingRequest
 // UpdateAliases applies alias actions atomically.
 func (s *Server) UpdateAliases(ctx context.Context, req *sluicev1.UpdateAliasesRequest) (*sluicev1.UpdateAliasesResponse, error) {
 	if err := s.meta.UpdateAliases(ctx, req.GetActions()); err != nil {
-		return nil, ToStatus(err)
+		return nil, err
 	}
 	return &sluicev1.UpdateAliasesResponse{}, nil
 }
@@ -155,7 +154,7 @@ func (s *Server) UpdateAliases(ctx context.Context, req *sluicev1.UpdateAliasesR
 func (s *Server) ListAliases(ctx context.Context, req *sluicev1.ListAliasesRequest) (*sluicev1.ListAliasesResponse, error) {
 	as, err := s.meta.ListAliases(ctx, req.GetPrefix())
 	if err != nil {
-		return nil, ToStatus(err)
+		return nil, err
 	}
 	return &sluicev1.ListAliasesResponse{Aliases: as}, nil
 }
@@ -166,11 +165,11 @@ func (s *Server) ClusterHealth(ctx context.Context, req *sluicev1.ClusterHealthR
 	// CreateIndex on this coordinator sees the index.
 	st, err := s.cache.Refresh(ctx)
 	if err != nil {
-		return nil, ToStatus(err)
+		return nil, err
 	}
 	for _, name := range req.GetIndices() {
 		if _, err := st.Resolve(name); err != nil {
-			return nil, ToStatus(err)
+			return nil, err
 		}
 	}
 	want := req.GetWaitForStatus()
@@ -190,7 +189,7 @@ func (s *Server) ClusterHealth(ctx context.Context, req *sluicev1.ClusterHealthR
 	})
 	if err != nil {
 		if ctx.Err() != nil {
-			return nil, ToStatus(ctx.Err())
+			return nil, ctx.Err()
 		}
 		h.TimedOut = true
 	}
@@ -201,11 +200,11 @@ func (s *Server) ClusterHealth(ctx context.Context, req *sluicev1.ClusterHealthR
 func (s *Server) ClusterState(ctx context.Context, _ *sluicev1.ClusterStateRequest) (*sluicev1.ClusterStateResponse, error) {
 	st, err := s.meta.Store.Load(ctx)
 	if err != nil {
-		return nil, ToStatus(err)
+		return nil, err
 	}
 	leader, err := s.leader(ctx)
 	if err != nil {
-		return nil, ToStatus(err)
+		return nil, err
 	}
 	return State(st, s.clusterName, leader), nil
 }
@@ -258,7 +257,7 @@ func (s *Server) Refresh(ctx context.Context, req *sluicev1.RefreshRequest) (*sl
 func (s *Server) Reindex(ctx context.Context, req *sluicev1.ReindexRequest) (*sluicev1.ReindexResponse, error) {
 	t, err := s.tasks.Reindex(ctx, req)
 	if err != nil {
-		return nil, ToStatus(err)
+		return nil, err
 	}
 	return &sluicev1.ReindexResponse{Task: t}, nil
 }
@@ -267,7 +266,7 @@ func (s *Server) Reindex(ctx context.Context, req *sluicev1.ReindexRequest) (*sl
 func (s *Server) GetTask(ctx context.Context, req *sluicev1.GetTaskRequest) (*sluicev1.GetTaskResponse, error) {
 	t, err := s.tasks.GetTask(ctx, req)
 	if err != nil {
-		return nil, ToStatus(err)
+		return nil, err
 	}
 	return &sluicev1.GetTaskResponse{Task: t}, nil
 }
@@ -276,7 +275,7 @@ func (s *Server) GetTask(ctx context.Context, req *sluicev1.GetTaskRequest) (*sl
 func (s *Server) ListTasks(ctx context.Context, req *sluicev1.ListTasksRequest) (*sluicev1.ListTasksResponse, error) {
 	ts, err := s.tasks.ListTasks(ctx, req)
 	if err != nil {
-		return nil, ToStatus(err)
+		return nil, err
 	}
 	return &sluicev1.ListTasksResponse{Tasks: ts}, nil
 }
@@ -285,7 +284,7 @@ func (s *Server) ListTasks(ctx context.Context, req *sluicev1.ListTasksRequest) 
 func (s *Server) CancelTask(ctx context.Context, req *sluicev1.CancelTaskRequest) (*sluicev1.CancelTaskResponse, error) {
 	t, err := s.tasks.CancelTask(ctx, req.GetId())
 	if err != nil {
-		return nil, ToStatus(err)
+		return nil, err
 	}
 	return &sluicev1.CancelTaskResponse{Task: t}, nil
 }
@@ -294,7 +293,7 @@ func (s *Server) CancelTask(ctx context.Context, req *sluicev1.CancelTaskRequest
 func (s *Server) RethrottleTask(ctx context.Context, req *sluicev1.RethrottleTaskRequest) (*sluicev1.RethrottleTaskResponse, error) {
 	t, err := s.tasks.RethrottleTask(ctx, req.GetId(), req.GetRequestsPerSecond())
 	if err != nil {
-		return nil, ToStatus(err)
+		return nil, err
 	}
 	return &sluicev1.RethrottleTaskResponse{Task: t}, nil
 }

@@ -7,8 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"google.golang.org/grpc/codes"
-
+	"github.com/sluice-search/sluice/cluster/rpc"
 	"github.com/sluice-search/sluice/node/engine"
 	"github.com/sluice-search/sluice/node/engine/mapping"
 	"github.com/sluice-search/sluice/node/shard"
@@ -18,20 +17,22 @@ import (
 // maxFailureSamples bounds the failed documents a slice reports.
 const maxFailureSamples = 100
 
-// counters are a run's outcome counts, shared by its writers.
+// counters are a run's outcome counts, shared by its writers, and samples
+// of its failed documents, described by errs (the node's error table).
 type counters struct {
 	created, updated, conflicts, failures atomic.Int64
+	errs                                  *rpc.Errors
 
 	mu      sync.Mutex
 	samples []*sluicev1.ShardFailure
 }
 
-func (c *counters) sample(index string, shardNum int, id []byte, err error, code codes.Code) {
+func (c *counters) sample(index string, shardNum int, id []byte, err error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if len(c.samples) < maxFailureSamples {
 		c.samples = append(c.samples, &sluicev1.ShardFailure{Index: index, Shard: int32(shardNum),
-			Error: &sluicev1.ErrorDetail{Code: int32(code), Reason: fmt.Sprintf("document [%s]: %v", id, err)}})
+			Error: c.errs.Detail(fmt.Errorf("document [%s]: %w", id, err))})
 	}
 }
 
@@ -43,8 +44,18 @@ func (c *counters) takeSamples() []*sluicev1.ShardFailure {
 	return s
 }
 
-// errConflictAbort ends a slice at the first conflict under conflicts=abort.
-var errConflictAbort = errors.New("version conflict, document already exists (conflicts=abort)")
+// Errors of a slice, besides the shard's and the engine's. The node's
+// error table maps them to codes.
+var (
+	// ErrInvalid: the slice request is malformed.
+	ErrInvalid = errors.New("invalid reindex slice request")
+	// ErrConflictAbort ends a slice at the first conflict under
+	// conflicts=abort; retrying cannot help.
+	ErrConflictAbort = errors.New("version conflict, document already exists (conflicts=abort)")
+	// ErrNoDestination: a destination shard is neither open here nor has a
+	// node to send its documents to (yet); worth a retry.
+	ErrNoDestination = errors.New("destination shard unavailable")
+)
 
 // applyDoc writes one document into a destination shard through a batch
 // of the shard (the caller Syncs it once per batch, not per document),
@@ -65,12 +76,12 @@ func applyDoc(ctx context.Context, sh *shard.Shard, b *shard.Batch, id, routing,
 	case errors.Is(err, shard.ErrConflict):
 		c.conflicts.Add(1)
 		if abortOnConflict {
-			return fmt.Errorf("shard %v: document [%s]: %w", sh.ID(), id, errConflictAbort)
+			return fmt.Errorf("shard %v: document [%s]: %w", sh.ID(), id, ErrConflictAbort)
 		}
 		return nil
 	case errors.Is(err, mapping.ErrDocument), errors.Is(err, mapping.ErrStrict), errors.Is(err, mapping.ErrConflict):
 		c.failures.Add(1)
-		c.sample(sh.Index(), sh.ID().Shard, id, err, codes.InvalidArgument)
+		c.sample(sh.Index(), sh.ID().Shard, id, err)
 		return nil
 	}
 	return fmt.Errorf("shard %v: index [%s]: %w", sh.ID(), id, err)

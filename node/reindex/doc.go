@@ -65,14 +65,18 @@
 // not add (a document copy of an earlier run: segments would duplicate
 // ids). A corrupt source file fails the slice with FAILED_PRECONDITION.
 //
-// A throttle (cluster/throttle) paces documents at requests_per_second; RethrottleReindexSlice
-// wakes a waiting slice so a new rate applies at once. Cancelling the RPC
-// stops the slice within one document.
+// A throttle (cluster/throttle) paces documents at requests_per_second;
+// RethrottleReindexSlice wakes a waiting slice so a new rate applies at
+// once. Cancelling the RPC stops the slice within one document.
 //
 // Outcomes: a created or replaced document is counted; one that does not
 // fit the destination mapping is a failure (counted, sampled, the copy
 // goes on); with op_type create an existing id is a conflict — fatal
-// (FAILED_PRECONDITION) under conflicts=abort. Any other error ends the
-// run with a retryable status, and the coordinator resumes the slice from
-// its last checkpoint: nothing is ever dropped.
+// (ErrConflictAbort) under conflicts=abort. The runner returns typed
+// errors (ErrInvalid, ErrConflictAbort, ErrNoDestination, the shard's and
+// the engine's); the node's error table gives their codes, which tell the
+// coordinator whether to retry: a bad request, a conflict under abort or
+// a corrupt source ends the task, anything else ends the run and the
+// coordinator resumes the slice from its last checkpoint: nothing is ever
+// dropped.
 package reindex

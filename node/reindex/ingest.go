@@ -8,8 +8,6 @@ import (
 	"sync"
 
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 
 	"github.com/sluice-search/sluice/node/engine"
 	"github.com/sluice-search/sluice/node/shard"
@@ -31,18 +29,18 @@ func (r *Runner) ShardIngest(stream grpc.ClientStreamingServer[sluicev1.ShardIng
 	}
 	id := first.GetShard()
 	if id == nil {
-		return status.Error(codes.InvalidArgument, "shard ingest: the first message must name the shard")
+		return fmt.Errorf("%w: shard ingest: the first message must name the shard", ErrInvalid)
 	}
 	sh, err := r.host.Get(shard.ID{IndexUUID: id.GetIndexUuid(), Shard: int(id.GetShard())})
 	if err != nil {
-		return statusOf(err)
+		return err
 	}
 	defer sh.PauseRefresh()()
 	createOnly := first.GetOpType() == sluicev1.BulkAction_BULK_ACTION_CREATE
-	var c counters
+	c := counters{errs: r.errs}
 	for msg := first; ; {
 		if err := r.applyBatch(ctx, sh, msg.GetDocs(), createOnly, &c); err != nil {
-			return statusOf(err)
+			return err
 		}
 		msg, err = stream.Recv()
 		if errors.Is(err, io.EOF) {
@@ -53,7 +51,7 @@ func (r *Runner) ShardIngest(stream grpc.ClientStreamingServer[sluicev1.ShardIng
 		}
 	}
 	if _, err := sh.Commit(ctx); err != nil {
-		return statusOf(fmt.Errorf("shard %v: commit: %w", sh.ID(), err))
+		return fmt.Errorf("shard %v: commit: %w", sh.ID(), err)
 	}
 	return stream.SendAndClose(&sluicev1.ShardIngestResponse{Created: c.created.Load(), Updated: c.updated.Load(),
 		VersionConflicts: c.conflicts.Load(), Failures: c.failures.Load(), FailureSamples: c.takeSamples()})

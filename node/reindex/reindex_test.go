@@ -1,4 +1,4 @@
-package reindex
+package reindex_test
 
 import (
 	"context"
@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"os"
 	"strconv"
 	"testing"
@@ -14,61 +13,41 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 
 	"github.com/sluice-search/sluice/cluster/routing"
+	"github.com/sluice-search/sluice/node"
+	"github.com/sluice-search/sluice/node/engine/document"
 	"github.com/sluice-search/sluice/node/engine/index"
+	"github.com/sluice-search/sluice/node/engine/mapping"
+	"github.com/sluice-search/sluice/node/nodetest"
+	"github.com/sluice-search/sluice/node/reindex"
 	"github.com/sluice-search/sluice/node/shard"
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
 )
 
-// testNode is a shard host with a Runner behind a real gRPC server.
+// testNode is a node's shard host and reindex runner, and a client of its
+// services.
 type testNode struct {
 	host   *shard.Host
-	runner *Runner
+	runner *reindex.Runner
 	addr   string
 	client sluicev1.NodeClient
 }
 
-// dialer connects to other test nodes over the network.
-type dialer struct{}
-
-func (dialer) Conn(addr string) (grpc.ClientConnInterface, error) {
-	return grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
-}
-
+// startNode starts a real data node (node.New) whose slices checkpoint
+// often, with small batches and two writers.
 func startNode(t *testing.T) *testNode {
 	t.Helper()
-	host, err := shard.NewHost(shard.HostOptions{DataDir: t.TempDir(), Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := NewRunner(host, dialer{}, Options{CheckpointInterval: 10 * time.Millisecond, Workers: 2, BatchDocs: 50})
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	g := grpc.NewServer()
-	sluicev1.RegisterNodeServer(g, Wrap(sluicev1.UnimplementedNodeServer{}, r))
-	go func() { _ = g.Serve(lis) }()
-	conn, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		conn.Close()
-		g.Stop()
-		r.Close()
-		_ = host.CloseAll(context.Background())
-	})
-	return &testNode{host: host, runner: r, addr: lis.Addr().String(), client: sluicev1.NewNodeClient(conn)}
+	n := nodetest.Start(t, nil, node.Config{Reindex: reindex.Options{CheckpointInterval: 10 * time.Millisecond, Workers: 2, BatchDocs: 50}})
+	return &testNode{host: n.Shards(), runner: n.Reindex(), addr: n.Advertise(), client: sluicev1.NewNodeClient(n.Conn)}
 }
 
+// open opens shards of an index with the test documents' mapping.
 func (n *testNode) open(t *testing.T, uuid, name string, shards ...int) {
 	t.Helper()
 	for _, s := range shards {
-		if _, err := n.host.Open(context.Background(), shard.Meta{ID: shard.ID{IndexUUID: uuid, Shard: s}, Index: name}); err != nil {
+		if _, err := n.host.Open(context.Background(), shard.Meta{ID: shard.ID{IndexUUID: uuid, Shard: s}, Index: name, Mapping: nodetest.Mapping(t)}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -309,7 +288,7 @@ func TestResume(t *testing.T) {
 
 	// A new runner (as after a node restart) on an unchanged shard resumes
 	// by position: same fingerprint.
-	r2 := NewRunner(n.host, dialer{}, Options{CheckpointInterval: time.Hour})
+	r2 := reindex.NewRunner(n.host, nil, node.Errors, reindex.Options{CheckpointInterval: time.Hour})
 	fs := &fakeStream{ctx: ctx}
 	if err := r2.RunReindexSlice(&sluicev1.RunReindexSliceRequest{Source: req.Source, DestIndexUuid: "dst", DestShards: 1,
 		DestRoutingShards: 1, Cursor: first.Cursor}, fs); err != nil {
@@ -353,7 +332,7 @@ func TestResumeAfterCrash(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer host.CloseAll(ctx)
-	n := &testNode{host: host, runner: NewRunner(host, dialer{}, Options{CheckpointInterval: 10 * time.Millisecond})}
+	n := &testNode{host: host, runner: reindex.NewRunner(host, nil, node.Errors, reindex.Options{CheckpointInterval: 10 * time.Millisecond})}
 	defer n.runner.Close()
 	p := routing.Params{Shards: 1, RoutingShards: 1}
 	n.open(t, "src", "src", 0)
@@ -392,7 +371,7 @@ func TestResumeAfterCrash(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer host2.CloseAll(ctx)
-	n2 := &testNode{host: host2, runner: NewRunner(host2, dialer{}, Options{CheckpointInterval: time.Hour})}
+	n2 := &testNode{host: host2, runner: reindex.NewRunner(host2, nil, node.Errors, reindex.Options{CheckpointInterval: time.Hour})}
 	defer n2.runner.Close()
 	for _, uuid := range []string{"src", "dst"} {
 		// The mapping with its dynamic updates, as etcd would hand it over.
@@ -551,33 +530,6 @@ func (f *fakeStream) last() *sluicev1.RunReindexSliceResponse {
 		return nil
 	}
 	return f.msgs[len(f.msgs)-1]
-}
-
-func TestCursorRoundTrip(t *testing.T) {
-	for _, c := range []cursor{{0, 0}, {1 << 63, 12345}, {42, 1<<31 - 1}} {
-		got, ok, err := decodeCursor(c.encode())
-		if err != nil || !ok || got != c {
-			t.Errorf("%v: got %v %v %v", c, got, ok, err)
-		}
-	}
-	if _, ok, err := decodeCursor(nil); ok || err != nil {
-		t.Error("empty cursor must mean the start")
-	}
-}
-
-func FuzzDecodeCursor(f *testing.F) {
-	f.Add(cursor{7, 99}.encode())
-	f.Add([]byte{1, 2, 3})
-	f.Fuzz(func(t *testing.T, b []byte) {
-		c, ok, err := decodeCursor(b)
-		if err != nil || !ok {
-			return
-		}
-		// Only canonical cursors decode: re-encoding gives the input back.
-		if string(c.encode()) != string(b) {
-			t.Errorf("%x decodes to %v which encodes to %x", b, c, c.encode())
-		}
-	})
 }
 
 // TestRoutedCopy: documents indexed with a custom routing are copied to
@@ -759,7 +711,13 @@ func TestSegmentCopy(t *testing.T) {
 			src0, _ := n.host.Get(shard.ID{IndexUUID: "src"})
 			m := src0.Mapping()
 			if tt.otherMap {
-				m = nil // the default dynamic mapping, without the source's fields
+				// title a keyword rather than text: the same documents fit,
+				// analysed otherwise.
+				var err error
+				if m, err = mapping.New(mapping.DynamicDefault, map[string]mapping.Field{"title": mapping.NewField(document.Keyword),
+					"n": mapping.NewField(document.Long), "tag": mapping.NewField(document.Keyword)}); err != nil {
+					t.Fatal(err)
+				}
 			}
 			late := make(chan error, 1)
 			for d := range tt.dstShards {

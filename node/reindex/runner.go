@@ -2,7 +2,6 @@ package reindex
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"runtime"
@@ -10,9 +9,8 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 
+	"github.com/sluice-search/sluice/cluster/rpc"
 	"github.com/sluice-search/sluice/cluster/throttle"
 	"github.com/sluice-search/sluice/node/engine"
 	"github.com/sluice-search/sluice/node/shard"
@@ -79,6 +77,7 @@ type Conns interface {
 type Runner struct {
 	host  *shard.Host
 	conns Conns
+	errs  *rpc.Errors
 	opts  Options
 
 	mu      sync.Mutex
@@ -99,10 +98,12 @@ type keptReader struct {
 }
 
 // NewRunner returns a Runner over the node's shards, reaching other nodes
-// through conns.
-func NewRunner(host *shard.Host, conns Conns, opts Options) *Runner {
+// through conns and describing failed documents with errs (the node's
+// error table). Its RPCs return typed errors: the node's server maps them
+// with the same table.
+func NewRunner(host *shard.Host, conns Conns, errs *rpc.Errors, opts Options) *Runner {
 	opts.SetDefaults()
-	return &Runner{host: host, conns: conns, opts: opts, running: map[sliceKey]*throttle.Throttle{},
+	return &Runner{host: host, conns: conns, errs: errs, opts: opts, running: map[sliceKey]*throttle.Throttle{},
 		kept: map[sliceKey]*keptReader{}}
 }
 
@@ -145,7 +146,7 @@ func (r *Runner) client(addr string) (sluicev1.NodeClient, error) {
 func (r *Runner) pin(ctx context.Context, key sliceKey, src *shard.Shard, raw []byte) (rd *engine.Reader, fp uint64, next int, restarted bool, err error) {
 	cur, hasCursor, err := decodeCursor(raw)
 	if err != nil {
-		return nil, 0, 0, false, status.Error(codes.InvalidArgument, err.Error())
+		return nil, 0, 0, false, err
 	}
 	r.mu.Lock()
 	kr := r.kept[key]
@@ -171,7 +172,7 @@ func (r *Runner) pin(ctx context.Context, key sliceKey, src *shard.Shard, raw []
 	// mid-copy reopens the shard with these very segments and the slice
 	// resumes by position instead of starting over.
 	if rd, err = pinCommitted(ctx, src); err != nil {
-		return nil, 0, 0, false, statusOf(err)
+		return nil, 0, 0, false, err
 	}
 	if rd, fp, err = pinFingerprinted(rd); err != nil {
 		return nil, 0, 0, false, err
@@ -185,7 +186,7 @@ func pinFingerprinted(rd *engine.Reader) (*engine.Reader, uint64, error) {
 	fp, err := fingerprint(rd)
 	if err != nil {
 		rd.Release()
-		return nil, 0, status.Error(codes.Internal, err.Error())
+		return nil, 0, err
 	}
 	return rd, fp, nil
 }
@@ -255,25 +256,4 @@ func (r *Runner) KeptReaders() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return len(r.kept)
-}
-
-// statusOf turns a slice error into a gRPC status: conflicts under
-// conflicts=abort and bad requests are final, everything else is worth a
-// retry from the last checkpoint.
-func statusOf(err error) error {
-	if err == nil {
-		return nil
-	}
-	if _, ok := status.FromError(err); ok {
-		return err
-	}
-	switch {
-	case errors.Is(err, context.Canceled):
-		return status.Error(codes.Canceled, err.Error())
-	case errors.Is(err, context.DeadlineExceeded):
-		return status.Error(codes.DeadlineExceeded, err.Error())
-	case errors.Is(err, shard.ErrNotHere), errors.Is(err, engine.ErrClosed):
-		return status.Error(codes.NotFound, err.Error())
-	}
-	return status.Error(codes.Unavailable, err.Error())
 }

@@ -2,12 +2,9 @@ package reindex
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/sluice-search/sluice/cluster/routing"
@@ -27,15 +24,15 @@ func (r *Runner) segmentTargets(ctx context.Context, req *sluicev1.RunReindexSli
 	switch {
 	case req.GetSubSlice() != nil, req.GetMaxDocs() > 0, req.GetRequestsPerSecond() > 0,
 		req.GetQuery() != nil && req.GetQuery().Kind != nil && req.GetQuery().GetMatchAll() == nil:
-		return nil, "", status.Error(codes.InvalidArgument, "reindex slice: a segment copy takes the whole source shard: no sub-slice, query, max_docs or throttle")
+		return nil, "", fmt.Errorf("%w: a segment copy takes the whole source shard: no sub-slice, query, max_docs or throttle", ErrInvalid)
 	}
 	rt, err := routing.ParseDest(req.GetRouting())
 	if err != nil || !rt.Keeps() {
-		return nil, "", status.Error(codes.InvalidArgument, "reindex slice: a segment copy keeps each document's routing")
+		return nil, "", fmt.Errorf("%w: a segment copy keeps each document's routing", ErrInvalid)
 	}
 	srcP := routing.Params{Shards: int(req.GetSourceShards()), RoutingShards: dst.RoutingShards}
 	if err := routing.Colocatable(srcP, dst); err != nil {
-		return nil, "", status.Errorf(codes.InvalidArgument, "reindex slice: segment copy: %v", err)
+		return nil, "", fmt.Errorf("%w: segment copy: %v", ErrInvalid, err)
 	}
 	k := dst.Shards / srcP.Shards
 	s := int(req.GetSource().GetShard())
@@ -102,9 +99,6 @@ func (cp *copyRun) runSegments(ctx context.Context, targets []*shard.Shard) erro
 	if len(targets) > 1 {
 		var err error
 		if routes, err = routeDocs(ctx, cp.rd, cp.dst); err != nil {
-			if errors.Is(err, index.ErrCorrupt) {
-				return status.Errorf(codes.FailedPrecondition, "route the docs of source shard %v: %v", cp.req.GetSource(), err)
-			}
 			return fmt.Errorf("route the docs of source shard %v: %w", cp.req.GetSource(), err)
 		}
 	}
@@ -117,11 +111,9 @@ func (cp *copyRun) runSegments(ctx context.Context, targets []*shard.Shard) erro
 		}
 		res, err := sh.AddIndexes(ctx, cp.rd, engine.AddIndexesOptions{Marker: marker, Keep: keep})
 		if err != nil {
-			if errors.Is(err, index.ErrCorrupt) {
-				// Not worth retrying: the source shard needs attention.
-				return status.Errorf(codes.FailedPrecondition, "destination shard %v: add segments of source shard %v: %v", sh.ID(), cp.req.GetSource(), err)
-			}
-			return fmt.Errorf("destination shard %v: add segments: %w", sh.ID(), err)
+			// A corrupt source (index.ErrCorrupt) is not worth retrying:
+			// the node's error table says FAILED_PRECONDITION.
+			return fmt.Errorf("destination shard %v: add segments of source shard %v: %w", sh.ID(), cp.req.GetSource(), err)
 		}
 		cp.r.opts.Logger.Debug("reindex: segments added", "task", cp.req.GetTaskId(), "slice", cp.req.GetSlice(),
 			"dest_shard", sh.ID().Shard, "docs", res.Docs, "dropped", res.Dropped, "segments", res.Segments,
@@ -129,7 +121,7 @@ func (cp *copyRun) runSegments(ctx context.Context, targets []*shard.Shard) erro
 		added += int64(res.Docs)
 	}
 	if added != cp.sel.total {
-		return status.Errorf(codes.Internal, "reindex slice %d: segment copy added %d docs for %d live docs of source shard %v",
+		return fmt.Errorf("reindex slice %d: segment copy added %d docs for %d live docs of source shard %v",
 			cp.req.GetSlice(), added, cp.sel.total, cp.req.GetSource())
 	}
 	return cp.stream.Send(&sluicev1.RunReindexSliceResponse{

@@ -7,8 +7,6 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/sluice-search/sluice/cluster/routing"
@@ -31,19 +29,19 @@ func (r *Runner) RunReindexSlice(req *sluicev1.RunReindexSliceRequest, stream gr
 	key := sliceKey{req.GetTaskId(), req.GetSlice()}
 	srcID := req.GetSource()
 	if srcID == nil {
-		return status.Error(codes.InvalidArgument, "reindex slice: source shard is required")
+		return fmt.Errorf("%w: source shard is required", ErrInvalid)
 	}
 	dst := routing.Params{Shards: int(req.GetDestShards()), RoutingShards: int(req.GetDestRoutingShards())}
 	if err := dst.Validate(); err != nil {
-		return status.Errorf(codes.InvalidArgument, "reindex slice: destination: %v", err)
+		return fmt.Errorf("%w: destination: %v", ErrInvalid, err)
 	}
 	destRouting, err := routing.ParseDest(req.GetRouting())
 	if err != nil {
-		return status.Errorf(codes.InvalidArgument, "reindex slice: %v", err)
+		return fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
 	src, err := r.host.Get(shard.ID{IndexUUID: srcID.GetIndexUuid(), Shard: int(srcID.GetShard())})
 	if err != nil {
-		return statusOf(err)
+		return err
 	}
 	th := throttle.New(float64(req.GetRequestsPerSecond()))
 	r.mu.Lock()
@@ -72,22 +70,22 @@ func (r *Runner) RunReindexSlice(req *sluicev1.RunReindexSliceRequest, stream gr
 	var q search.Query
 	if pq := req.GetQuery(); pq != nil && pq.Kind != nil && pq.GetMatchAll() == nil {
 		if q, err = (querydsl.Compiler{Mapping: src.Mapping()}).Compile(pq); err != nil {
-			return status.Errorf(codes.InvalidArgument, "reindex slice: query: %v", err)
+			return fmt.Errorf("reindex slice: query: %w", err)
 		}
 	}
 	sub := req.GetSubSlice()
 	if sub != nil && (sub.GetMax() < 1 || sub.GetId() < 0 || sub.GetId() >= sub.GetMax()) {
-		return status.Errorf(codes.InvalidArgument, "reindex slice: sub-slice %d of %d", sub.GetId(), sub.GetMax())
+		return fmt.Errorf("%w: sub-slice %d of %d", ErrInvalid, sub.GetId(), sub.GetMax())
 	}
 	sel, err := newSelection(ctx, rd, int(sub.GetId()), int(sub.GetMax()), q, req.GetMaxDocs())
 	if err != nil {
-		return statusOf(err)
+		return err
 	}
 	interval := r.opts.CheckpointInterval
 	if ci := req.GetCheckpointInterval(); ci != nil && ci.AsDuration() > 0 {
 		interval = ci.AsDuration()
 	}
-	cp := &copyRun{r: r, req: req, dst: dst, routing: destRouting, sel: sel, rd: rd, fp: fp, th: th, interval: interval,
+	cp := &copyRun{r: r, req: req, dst: dst, routing: destRouting, sel: sel, rd: rd, fp: fp, th: th, interval: interval, c: counters{errs: r.errs},
 		stream: stream, restarted: restarted, local: map[int]*shard.Shard{}, remote: map[int]*ingestStream{},
 		method: sluicev1.ReindexCopyMethod_REINDEX_COPY_METHOD_DOCUMENTS}
 	if req.GetCopyMethod() == sluicev1.ReindexCopyMethod_REINDEX_COPY_METHOD_SEGMENTS {
@@ -98,14 +96,14 @@ func (r *Runner) RunReindexSlice(req *sluicev1.RunReindexSliceRequest, stream gr
 		if reason == "" {
 			err = cp.runSegments(ctx, targets)
 			done = err == nil
-			return statusOf(err)
+			return err
 		}
 		r.opts.Logger.Info("reindex: slice copies documents instead of segments", "task", req.GetTaskId(), "slice", req.GetSlice(), "reason", reason)
 		cp.reason = reason
 	}
 	err = cp.run(ctx, next)
 	done = err == nil
-	return statusOf(err)
+	return err
 }
 
 // copyRun is one run of a slice.
@@ -188,9 +186,6 @@ func (cp *copyRun) cause(ctx context.Context, err error) error {
 		return nil
 	}
 	if werr := cp.w.firstErr(); werr != nil {
-		if errors.Is(werr, errConflictAbort) {
-			return status.Error(codes.FailedPrecondition, werr.Error())
-		}
 		return werr
 	}
 	if c := context.Cause(ctx); c != nil && !errors.Is(c, context.Canceled) {
@@ -221,7 +216,7 @@ func (cp *copyRun) route(ctx context.Context, id, rt, source []byte) error {
 	if s == nil {
 		addr := cp.req.GetDestNodes()[int32(d)]
 		if addr == "" {
-			return status.Errorf(codes.Unavailable, "destination shard %d is not open here and has no node", d)
+			return fmt.Errorf("%w: destination shard %d is not open here and has no node", ErrNoDestination, d)
 		}
 		s = &ingestStream{addr: addr, opType: cp.req.GetOpType(),
 			shard: &sluicev1.ShardID{IndexUuid: cp.req.GetDestIndexUuid(), Shard: int32(d)}}
@@ -267,7 +262,7 @@ func (cp *copyRun) checkpoint(ctx context.Context, next int, done bool) error {
 		}
 	}
 	if !cp.req.GetProceedOnConflicts() && cp.c.conflicts.Load() > 0 {
-		return status.Errorf(codes.FailedPrecondition, "reindex slice %d: %d version conflicts (conflicts=abort)", cp.req.GetSlice(), cp.c.conflicts.Load())
+		return fmt.Errorf("reindex slice %d: %d version conflicts: %w", cp.req.GetSlice(), cp.c.conflicts.Load(), ErrConflictAbort)
 	}
 	for _, sh := range cp.local {
 		if sh == nil {

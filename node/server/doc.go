@@ -1,8 +1,9 @@
 // Package server is the data node's gRPC adapter: it serves the internal
 // sluice.v1.Node service over a shard.Host. Handlers translate — proto in,
 // shard call (bulk orchestration, readers and refresh policy live on the
-// shard), proto out — and map typed errors to status codes here and nowhere
-// else (errors.go).
+// shard), proto out. They return the core's typed errors as they are: the
+// node's error table (node.Errors), which the node's server applies,
+// gives their codes, and describes the errors of single bulk items.
 //
 // # Pinned readers
 //

@@ -141,14 +141,14 @@ func (s *Server) ShardScan(req *sluicev1.ShardScanRequest, stream sluicev1.Node_
 	ctx := stream.Context()
 	sh, err := s.shard(req.GetShard())
 	if err != nil {
-		return toStatus(err)
+		return err
 	}
 	if sl := req.GetSlice(); sl != nil && (sl.GetMax() < 1 || sl.GetId() < 0 || sl.GetId() >= sl.GetMax()) {
-		return toStatus(fmt.Errorf("%w: slice id %d must be in [0, max %d)", shard.ErrInvalid, sl.GetId(), sl.GetMax()))
+		return fmt.Errorf("%w: slice id %d must be in [0, max %d)", shard.ErrInvalid, sl.GetId(), sl.GetMax())
 	}
 	next, err := decodeCursor(req.GetCursor())
 	if err != nil {
-		return toStatus(err)
+		return err
 	}
 	ka := req.GetKeepAlive().AsDuration()
 	var r *shard.PinnedReader
@@ -161,7 +161,7 @@ func (s *Server) ShardScan(req *sluicev1.ShardScanRequest, stream sluicev1.Node_
 		}
 	}
 	if err != nil {
-		return toStatus(err)
+		return err
 	}
 	defer r.Done()
 
@@ -169,15 +169,15 @@ func (s *Server) ShardScan(req *sluicev1.ShardScanRequest, stream sluicev1.Node_
 	var qkey []byte
 	if pq := req.GetQuery(); pq != nil && pq.GetMatchAll() == nil && pq.Kind != nil {
 		if q, err = (querydsl.Compiler{Mapping: sh.Mapping()}).Compile(pq); err != nil {
-			return toStatus(err)
+			return err
 		}
 		if qkey, err = (proto.MarshalOptions{Deterministic: true}).Marshal(pq); err != nil {
-			return toStatus(err)
+			return err
 		}
 	}
 	sel, err := selectionFor(ctx, r, req.GetSlice(), q, qkey)
 	if err != nil {
-		return toStatus(err)
+		return err
 	}
 	batch := int(req.GetBatchSize())
 	if batch <= 0 {
@@ -199,7 +199,7 @@ func (s *Server) ShardScan(req *sluicev1.ShardScanRequest, stream sluicev1.Node_
 				stored = leaves[li].Reader.StoredFields()
 			}
 			if err := stored.Document(d, &sd); err != nil {
-				return toStatus(fmt.Errorf("shard %v: scan doc %d: %w", sh.ID(), base+d, err))
+				return fmt.Errorf("shard %v: scan doc %d: %w", sh.ID(), base+d, err)
 			}
 			fd := &sluicev1.FetchedDoc{Doc: int32(base + d), Id: string(sd.ID), Routing: string(sd.Routing)}
 			if req.GetFetchSource() {

@@ -8,6 +8,7 @@ import (
 
 	"google.golang.org/grpc"
 
+	"github.com/sluice-search/sluice/cluster/rpc"
 	"github.com/sluice-search/sluice/node/engine/search"
 	"github.com/sluice-search/sluice/node/shard"
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
@@ -28,19 +29,24 @@ func (o *Options) SetDefaults() {
 	}
 }
 
-// Server implements sluicev1.NodeServer over a shard.Host.
+// Server implements sluicev1.NodeServer over a shard.Host. Its handlers
+// return the core's typed errors; the node's server turns them into
+// statuses with the node's error table, which also describes the errors of
+// single bulk items.
 type Server struct {
 	sluicev1.UnimplementedNodeServer
 	host *shard.Host
+	errs *rpc.Errors
 	opts Options
 }
 
 var _ sluicev1.NodeServer = (*Server)(nil)
 
-// New returns a Server over the node's shards.
-func New(host *shard.Host, opts Options) *Server {
+// New returns a Server over the node's shards, describing per-item errors
+// with errs.
+func New(host *shard.Host, errs *rpc.Errors, opts Options) *Server {
 	opts.SetDefaults()
-	return &Server{host: host, opts: opts}
+	return &Server{host: host, errs: errs, opts: opts}
 }
 
 // Register adds the Node service to a gRPC server.
@@ -70,7 +76,7 @@ var refreshPolicies = map[sluicev1.RefreshPolicy]shard.Refresh{
 func (s *Server) ShardBulk(ctx context.Context, req *sluicev1.ShardBulkRequest) (*sluicev1.ShardBulkResponse, error) {
 	sh, err := s.shard(req.GetShard())
 	if err != nil {
-		return nil, toStatus(err)
+		return nil, err
 	}
 	items := req.GetItems()
 	ops := make([]shard.Op, len(items))
@@ -79,14 +85,14 @@ func (s *Server) ShardBulk(ctx context.Context, req *sluicev1.ShardBulkRequest) 
 	}
 	results, err := sh.Bulk(ctx, ops, refreshPolicies[req.GetRefresh()])
 	if err != nil {
-		return nil, toStatus(err)
+		return nil, err
 	}
 	out := make([]*sluicev1.BulkItemResult, len(items))
 	for i, it := range items {
 		r := &sluicev1.BulkItemResult{Action: it.GetAction(), Index: req.GetIndex(), Id: it.GetId(), Shard: req.GetShard().GetShard(), SeqNo: results[i].SeqNo}
 		switch res := results[i]; {
 		case res.Err != nil:
-			r.Status, r.Error, r.SeqNo = sluicev1.BulkItemStatus_BULK_ITEM_STATUS_ERROR, detail(res.Err), 0
+			r.Status, r.Error, r.SeqNo = sluicev1.BulkItemStatus_BULK_ITEM_STATUS_ERROR, s.errs.Detail(res.Err), 0
 		case ops[i].Kind == shard.OpDelete && res.Found:
 			r.Status = sluicev1.BulkItemStatus_BULK_ITEM_STATUS_DELETED
 		case ops[i].Kind == shard.OpDelete:
@@ -105,11 +111,11 @@ func (s *Server) ShardBulk(ctx context.Context, req *sluicev1.ShardBulkRequest) 
 func (s *Server) ShardGet(ctx context.Context, req *sluicev1.ShardGetRequest) (*sluicev1.ShardGetResponse, error) {
 	sh, err := s.shard(req.GetShard())
 	if err != nil {
-		return nil, toStatus(err)
+		return nil, err
 	}
 	doc, found, err := sh.Get(ctx, []byte(req.GetId()), req.GetRefresh())
 	if err != nil {
-		return nil, toStatus(err)
+		return nil, err
 	}
 	return &sluicev1.ShardGetResponse{Found: found, Source: doc.Source, Routing: string(doc.Routing)}, nil
 }
@@ -118,10 +124,10 @@ func (s *Server) ShardGet(ctx context.Context, req *sluicev1.ShardGetRequest) (*
 func (s *Server) ShardRefresh(ctx context.Context, req *sluicev1.ShardRefreshRequest) (*sluicev1.ShardRefreshResponse, error) {
 	sh, err := s.shard(req.GetShard())
 	if err != nil {
-		return nil, toStatus(err)
+		return nil, err
 	}
 	if err := sh.Refresh(ctx); err != nil {
-		return nil, toStatus(err)
+		return nil, err
 	}
 	return &sluicev1.ShardRefreshResponse{}, nil
 }
@@ -130,7 +136,7 @@ func (s *Server) ShardRefresh(ctx context.Context, req *sluicev1.ShardRefreshReq
 func (s *Server) ShardStats(ctx context.Context, req *sluicev1.ShardStatsRequest) (*sluicev1.ShardStatsResponse, error) {
 	sh, err := s.shard(req.GetShard())
 	if err != nil {
-		return nil, toStatus(err)
+		return nil, err
 	}
 	st := sh.Stats()
 	return &sluicev1.ShardStatsResponse{NumDocs: st.NumDocs, DeletedDocs: st.DeletedDocs, Segments: int32(st.Segments),
@@ -141,15 +147,15 @@ func (s *Server) ShardStats(ctx context.Context, req *sluicev1.ShardStatsRequest
 func (s *Server) OpenShardReader(ctx context.Context, req *sluicev1.OpenShardReaderRequest) (*sluicev1.OpenShardReaderResponse, error) {
 	sh, err := s.shard(req.GetShard())
 	if err != nil {
-		return nil, toStatus(err)
+		return nil, err
 	}
 	ka := req.GetKeepAlive().AsDuration()
 	if ka <= 0 {
-		return nil, toStatus(fmt.Errorf("%w: keep_alive must be positive", shard.ErrInvalid))
+		return nil, fmt.Errorf("%w: keep_alive must be positive", shard.ErrInvalid)
 	}
 	r, err := sh.PinReader(ka)
 	if err != nil {
-		return nil, toStatus(err)
+		return nil, err
 	}
 	defer r.Done()
 	return &sluicev1.OpenShardReaderResponse{ReaderId: r.ID(), NumDocs: int64(r.Reader().NumDocs())}, nil
@@ -165,7 +171,7 @@ func (s *Server) CloseShardReader(ctx context.Context, req *sluicev1.CloseShardR
 func (s *Server) ShardSearch(ctx context.Context, req *sluicev1.ShardSearchRequest) (*sluicev1.ShardSearchResponse, error) {
 	sh, err := s.shard(req.GetShard())
 	if err != nil {
-		return nil, toStatus(err)
+		return nil, err
 	}
 	var r *shard.PinnedReader
 	if req.GetReaderId() != 0 {
@@ -174,7 +180,7 @@ func (s *Server) ShardSearch(ctx context.Context, req *sluicev1.ShardSearchReque
 		r, err = sh.PinReader(s.opts.SearchKeepAlive)
 	}
 	if err != nil {
-		return nil, toStatus(err)
+		return nil, err
 	}
 	defer r.Done()
 	resp, err := s.search(ctx, sh, r, req)
@@ -182,7 +188,7 @@ func (s *Server) ShardSearch(ctx context.Context, req *sluicev1.ShardSearchReque
 		if req.GetReaderId() == 0 {
 			r.Unpin()
 		}
-		return nil, toStatus(err)
+		return nil, err
 	}
 	return resp, nil
 }
@@ -262,11 +268,11 @@ func (s *Server) ShardFetch(ctx context.Context, req *sluicev1.ShardFetchRequest
 		if req.GetRelease() {
 			s.host.Unpin(req.GetReaderId())
 		}
-		return nil, toStatus(err)
+		return nil, err
 	}
 	r, err := sh.Reader(req.GetReaderId(), 0)
 	if err != nil {
-		return nil, toStatus(err)
+		return nil, err
 	}
 	defer func() {
 		r.Done()
@@ -277,11 +283,11 @@ func (s *Server) ShardFetch(ctx context.Context, req *sluicev1.ShardFetchRequest
 	resp := &sluicev1.ShardFetchResponse{Docs: make([]*sluicev1.FetchedDoc, len(req.GetDocs()))}
 	for i, d := range req.GetDocs() {
 		if err := ctx.Err(); err != nil {
-			return nil, toStatus(err)
+			return nil, err
 		}
 		sd, err := r.Document(int(d))
 		if err != nil {
-			return nil, toStatus(err)
+			return nil, err
 		}
 		fd := &sluicev1.FetchedDoc{Doc: d, Id: string(sd.ID), Routing: string(sd.Routing)}
 		if req.GetFetchSource() {

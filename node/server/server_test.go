@@ -1,12 +1,10 @@
-package server
+package server_test
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
-	"net"
 	"slices"
 	"strings"
 	"testing"
@@ -14,13 +12,11 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
-	"google.golang.org/grpc/test/bufconn"
 	"google.golang.org/protobuf/types/known/durationpb"
 
-	"github.com/sluice-search/sluice/node/engine/document"
-	"github.com/sluice-search/sluice/node/engine/mapping"
+	"github.com/sluice-search/sluice/node"
+	"github.com/sluice-search/sluice/node/nodetest"
 	"github.com/sluice-search/sluice/node/shard"
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
 )
@@ -29,46 +25,16 @@ var sid = &sluicev1.ShardID{IndexUuid: "uuid1", Shard: 0}
 
 type fixture struct {
 	host   *shard.Host
-	srv    *Server
 	client sluicev1.NodeClient
 }
 
-// newFixture serves a real host over gRPC on an in-memory listener.
+// newFixture starts a real data node (node.New) with shard uuid1/0 of
+// index books open on it, and a client of its Node service.
 func newFixture(t *testing.T, hopts shard.HostOptions) *fixture {
 	t.Helper()
-	ctx := context.Background()
-	hopts.DataDir, hopts.Logger = t.TempDir(), slog.New(slog.DiscardHandler)
-	host, err := shard.NewHost(hopts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := mapping.New(mapping.DynamicDefault, map[string]mapping.Field{
-		"title": mapping.NewField(document.Text), "n": mapping.NewField(document.Long), "tag": mapping.NewField(document.Keyword)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := host.Open(ctx, shard.Meta{ID: shard.ID{IndexUUID: sid.IndexUuid}, Index: "books", Mapping: m, RefreshInterval: -1}); err != nil {
-		t.Fatal(err)
-	}
-	srv := New(host, Options{})
-	reapCtx, stopReaper := context.WithCancel(ctx)
-	go host.Run(reapCtx)
-	lis := bufconn.Listen(1 << 20)
-	g := grpc.NewServer()
-	srv.Register(g)
-	go g.Serve(lis)
-	conn, err := grpc.NewClient("passthrough:///bufnet", grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return lis.DialContext(ctx) }))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		conn.Close()
-		g.Stop()
-		stopReaper()
-		host.CloseAll(ctx)
-	})
-	return &fixture{host: host, srv: srv, client: sluicev1.NewNodeClient(conn)}
+	n := nodetest.Start(t, nil, node.Config{Shards: hopts})
+	n.Open(t, shard.Meta{ID: shard.ID{IndexUUID: sid.IndexUuid}, Index: "books", RefreshInterval: -1})
+	return &fixture{host: n.Shards(), client: sluicev1.NewNodeClient(n.Conn)}
 }
 
 func indexItems(n int) []*sluicev1.BulkItem {
@@ -153,8 +119,8 @@ func TestNotHere(t *testing.T) {
 	f := newFixture(t, shard.HostOptions{})
 	_, err := f.client.ShardGet(context.Background(), &sluicev1.ShardGetRequest{Shard: &sluicev1.ShardID{IndexUuid: "other"}, Id: "x"})
 	wantCode(t, err, codes.NotFound)
-	if !strings.Contains(status.Convert(err).Message(), notHereReason) {
-		t.Fatalf("message %q lacks %q", status.Convert(err).Message(), notHereReason)
+	if !strings.Contains(status.Convert(err).Message(), shard.ErrNotHere.Error()) {
+		t.Fatalf("message %q lacks %q", status.Convert(err).Message(), shard.ErrNotHere.Error())
 	}
 }
 
@@ -350,20 +316,6 @@ func TestScanSlicesAreDisjointAndComplete(t *testing.T) {
 	wantCode(t, err, codes.InvalidArgument)
 }
 
-func FuzzDecodeCursor(f *testing.F) {
-	f.Add(encodeCursor(0))
-	f.Add(encodeCursor(123456))
-	f.Add([]byte{1, 0xff})
-	f.Fuzz(func(t *testing.T, b []byte) {
-		n, err := decodeCursor(b)
-		if err == nil && len(b) > 0 && !slices.Equal(encodeCursor(n), b) {
-			t.Fatalf("cursor %x decodes to %d which encodes to %x", b, n, encodeCursor(n))
-		}
-	})
-}
-
-// TestRoutingStoredAndReturned: a bulk item's routing is stored with the
-// document and comes back from get, fetch and scan.
 func TestRoutingStoredAndReturned(t *testing.T) {
 	ctx := context.Background()
 	f := newFixture(t, shard.HostOptions{BulkParallelism: 3})

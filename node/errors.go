@@ -1,0 +1,52 @@
+package node
+
+import (
+	"errors"
+
+	"google.golang.org/grpc/codes"
+
+	"github.com/sluice-search/sluice/cluster/rpc"
+	"github.com/sluice-search/sluice/node/engine"
+	"github.com/sluice-search/sluice/node/engine/dwpt"
+	"github.com/sluice-search/sluice/node/engine/index"
+	"github.com/sluice-search/sluice/node/engine/mapping"
+	"github.com/sluice-search/sluice/node/engine/search"
+	"github.com/sluice-search/sluice/node/reindex"
+	"github.com/sluice-search/sluice/node/shard"
+	"github.com/sluice-search/sluice/querydsl"
+)
+
+// Errors is the data node's one error table: the typed errors of its parts
+// and of the engine, as gRPC codes. The node's server applies it to every
+// error its handlers return; the Node service and the reindex runner build
+// per-item ErrorDetails from it. Read-only.
+var Errors = &rpc.Errors{
+	Codes: []rpc.Code{
+		// Callers refresh their routing on NOT_FOUND: the shard is closed
+		// here or was never open, and its readers went with it.
+		{Code: codes.NotFound, Errs: []error{shard.ErrNotHere, engine.ErrClosed, shard.ErrReaderGone}},
+		{Code: codes.ResourceExhausted, Errs: []error{shard.ErrTooManyReaders}},
+		{Code: codes.AlreadyExists, Errs: []error{shard.ErrConflict}},
+		// Retrying cannot help: the caller's conflicts policy said stop,
+		// or the source's files are corrupt.
+		{Code: codes.FailedPrecondition, Errs: []error{reindex.ErrConflictAbort, index.ErrCorrupt}},
+		{Code: codes.Unavailable, Errs: []error{reindex.ErrNoDestination}},
+		{Code: codes.InvalidArgument, Errs: []error{shard.ErrInvalid, reindex.ErrInvalid, reindex.ErrBadCursor,
+			querydsl.ErrInvalid, search.ErrInvalidQuery, dwpt.ErrInvalidDocument,
+			mapping.ErrDocument, mapping.ErrStrict, mapping.ErrConflict, mapping.ErrInvalidMapping}},
+	},
+	Field: field,
+}
+
+// field names the document or query field an error is about.
+func field(err error) string {
+	var fe *mapping.FieldError
+	var qe *querydsl.Error
+	switch {
+	case errors.As(err, &fe):
+		return fe.Field
+	case errors.As(err, &qe):
+		return qe.Field
+	}
+	return ""
+}
