@@ -21,6 +21,7 @@ import (
 
 	"github.com/sluice-search/sluice/client"
 	"github.com/sluice-search/sluice/cluster/state"
+	statev1 "github.com/sluice-search/sluice/proto/sluice/state/v1"
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
 )
 
@@ -426,7 +427,7 @@ func copiedDocs(t *sluicev1.Task) int64 {
 
 // taskRecord reads the task's record from etcd, where the runner's identity
 // (not part of the public Task) lives.
-func taskRecord(id string) *sluicev1.ReindexTaskRecord {
+func taskRecord(id string) *statev1.ReindexTask {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	ec, err := clientv3.New(clientv3.Config{Endpoints: []string{c.etcdURL}, DialTimeout: 5 * time.Second})
@@ -435,7 +436,7 @@ func taskRecord(id string) *sluicev1.ReindexTaskRecord {
 	resp, err := ec.Get(ctx, state.NewKeys("").Task(id))
 	Expect(err).NotTo(HaveOccurred())
 	Expect(resp.Kvs).To(HaveLen(1), "task %s in etcd", id)
-	rec := &sluicev1.ReindexTaskRecord{}
+	rec := &statev1.ReindexTask{}
 	Expect(state.Unmarshal(resp.Kvs[0].Value, rec)).To(Succeed())
 	return rec
 }

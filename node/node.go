@@ -61,7 +61,7 @@ import (
 	"github.com/sluice-search/sluice/node/reindex"
 	"github.com/sluice-search/sluice/node/server"
 	"github.com/sluice-search/sluice/node/shard"
-	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
+	statev1 "github.com/sluice-search/sluice/proto/sluice/state/v1"
 	"github.com/sluice-search/sluice/version"
 )
 
@@ -175,7 +175,8 @@ func New(cfg Config) (_ *Node, err error) {
 	}
 	n.reindex = reindex.NewRunner(n.shards, n.peers, Errors, ropts)
 	n.grpc = rpc.NewServer(rpc.Options{Logger: log, Metrics: cfg.Metrics, Errors: Errors})
-	sluicev1.RegisterNodeServer(n.grpc, reindex.Wrap(server.New(n.shards, Errors, cfg.Server), n.reindex))
+	server.New(n.shards, Errors, cfg.Server).Register(n.grpc)
+	n.reindex.Register(n.grpc)
 
 	if n.lis, err = net.Listen("tcp", cfg.Listen); err != nil {
 		return nil, fmt.Errorf("node: listen: %w", err)
@@ -243,7 +244,7 @@ func (n *Node) Registration() *registry.Registration { return n.reg }
 // registration is the node's nodes/<id> value.
 func (n *Node) registration() (string, error) {
 	free, total := diskUsage(n.cfg.DataDir)
-	return state.Marshal(&sluicev1.NodeInfo{
+	return state.Marshal(&statev1.Node{
 		Address: n.Advertise(), Zone: n.cfg.Zone,
 		DiskFreeBytes: free, DiskTotalBytes: total, Version: version.Version,
 	})

@@ -20,6 +20,7 @@ import (
 	"github.com/sluice-search/sluice/coordinator/allocator"
 	"github.com/sluice-search/sluice/node/engine"
 	"github.com/sluice-search/sluice/node/shard"
+	statev1 "github.com/sluice-search/sluice/proto/sluice/state/v1"
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
 )
 
@@ -175,7 +176,7 @@ func TestNodeReRegistersAndRecoversShards(t *testing.T) {
 
 type failingShards struct{ shardSet }
 
-func (failingShards) openShard(context.Context, *sluicev1.IndexInfo, state.ShardID) error {
+func (failingShards) openShard(context.Context, *statev1.Index, state.ShardID) error {
 	return errors.New("disk on fire")
 }
 
@@ -234,7 +235,7 @@ type countingShards struct {
 	fail  func(n int32) bool
 }
 
-func (s countingShards) openShard(ctx context.Context, info *sluicev1.IndexInfo, id state.ShardID) error {
+func (s countingShards) openShard(ctx context.Context, info *statev1.Index, id state.ShardID) error {
 	if n := s.opens.Add(1); s.fail(n) {
 		return fmt.Errorf("disk full (open %d)", n)
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/sluice-search/sluice/cluster/state"
+	statev1 "github.com/sluice-search/sluice/proto/sluice/state/v1"
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
 )
 
@@ -75,7 +76,7 @@ func (r *reconciler) run(ctx context.Context) {
 }
 
 // wanted reports whether a routing entry asks this node to hold the copy.
-func (r *reconciler) wanted(rt *sluicev1.ShardRouting) bool {
+func (r *reconciler) wanted(rt *statev1.ShardRouting) bool {
 	if rt.GetNodeId() != r.nodeID {
 		return false
 	}
@@ -94,7 +95,7 @@ func (r *reconciler) reconcile(ctx context.Context, st *state.Snapshot) {
 	}
 	type want struct {
 		x  *state.Index
-		rt *sluicev1.ShardRouting
+		rt *statev1.ShardRouting
 	}
 	desired := map[state.ShardID]want{}
 	now := time.Now()
@@ -144,7 +145,7 @@ func (r *reconciler) reconcile(ctx context.Context, st *state.Snapshot) {
 		o, isOpen := r.open[id]
 		switch {
 		case !isOpen:
-			if err := r.host.openShard(ctx, st.Info(w.x), id); err != nil {
+			if err := r.host.openShard(ctx, w.x.Meta, id); err != nil {
 				f := r.failed[id]
 				if f == nil || f.alloc != w.rt.GetAllocationId() {
 					f = &openFailure{alloc: w.rt.GetAllocationId()}
@@ -166,7 +167,7 @@ func (r *reconciler) reconcile(ctx context.Context, st *state.Snapshot) {
 			r.log.Info("opened shard", "shard", id, "index", w.x.Name())
 		case o.indexRev != w.x.ModRevision:
 			if !updated[id.Index] {
-				if err := r.host.updateIndex(ctx, st.Info(w.x)); err != nil {
+				if err := r.host.updateIndex(ctx, w.x.Meta); err != nil {
 					r.log.Warn("update index", "index", w.x.Name(), "err", err)
 					continue
 				}
@@ -184,7 +185,7 @@ func (r *reconciler) reconcile(ctx context.Context, st *state.Snapshot) {
 // retryDue reports whether a FAILED copy on this node is due for another
 // open: one this process has not tried (as after a restart), or one whose
 // backoff has passed with attempts left.
-func (r *reconciler) retryDue(id state.ShardID, rt *sluicev1.ShardRouting, now time.Time) bool {
+func (r *reconciler) retryDue(id state.ShardID, rt *statev1.ShardRouting, now time.Time) bool {
 	if rt.GetNodeId() != r.nodeID || rt.GetState() != sluicev1.ShardState_SHARD_STATE_FAILED {
 		return false
 	}
@@ -194,7 +195,7 @@ func (r *reconciler) retryDue(id state.ShardID, rt *sluicev1.ShardRouting, now t
 
 // report writes a shard's state into its routing entry, guarded by the
 // allocation id; a stale report (the copy moved or was deleted) is dropped.
-func (r *reconciler) report(ctx context.Context, id state.ShardID, rt *sluicev1.ShardRouting, to sluicev1.ShardState, reason string) {
+func (r *reconciler) report(ctx context.Context, id state.ShardID, rt *statev1.ShardRouting, to sluicev1.ShardState, reason string) {
 	err := r.store.SetShardState(ctx, id, r.nodeID, rt.GetAllocationId(), to, reason)
 	if err != nil && !errors.Is(err, state.ErrStale) && ctx.Err() == nil {
 		// Retried by the next reconcile (timer or change).

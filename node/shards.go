@@ -11,6 +11,7 @@ import (
 	"github.com/sluice-search/sluice/node/engine/mapping"
 	"github.com/sluice-search/sluice/node/engine/translog"
 	"github.com/sluice-search/sluice/node/shard"
+	statev1 "github.com/sluice-search/sluice/proto/sluice/state/v1"
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
 	"github.com/sluice-search/sluice/querydsl"
 )
@@ -25,10 +26,10 @@ type shardSet interface {
 	// openShard opens (recovering from its last commit and translog) or
 	// creates the shard. An error is reported in the routing entry as
 	// FAILED with the error as reason; nil reports STARTED.
-	openShard(ctx context.Context, index *sluicev1.IndexInfo, id state.ShardID) error
+	openShard(ctx context.Context, index *statev1.Index, id state.ShardID) error
 	// updateIndex passes changed index metadata (mapping, dynamic
 	// settings) to the open shards of that index.
-	updateIndex(ctx context.Context, index *sluicev1.IndexInfo) error
+	updateIndex(ctx context.Context, index *statev1.Index) error
 	// closeShard commits and closes an open shard (it moved away, failed,
 	// or the node is shutting down).
 	closeShard(ctx context.Context, id state.ShardID) error
@@ -50,7 +51,7 @@ type hostedShards struct{ h *shard.Host }
 
 func shardID(id state.ShardID) shard.ID { return shard.ID{IndexUUID: id.Index, Shard: id.Shard} }
 
-func (s hostedShards) openShard(ctx context.Context, info *sluicev1.IndexInfo, id state.ShardID) error {
+func (s hostedShards) openShard(ctx context.Context, info *statev1.Index, id state.ShardID) error {
 	m, err := querydsl.MappingFromProto(info.GetMapping())
 	if err != nil {
 		return fmt.Errorf("index [%s]: %w", info.GetName(), err)
@@ -62,7 +63,7 @@ func (s hostedShards) openShard(ctx context.Context, info *sluicev1.IndexInfo, i
 	return err
 }
 
-func (s hostedShards) updateIndex(_ context.Context, info *sluicev1.IndexInfo) error {
+func (s hostedShards) updateIndex(_ context.Context, info *statev1.Index) error {
 	m, err := querydsl.MappingFromProto(info.GetMapping())
 	if err != nil {
 		return fmt.Errorf("index [%s]: %w", info.GetName(), err)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/sluice-search/sluice/cluster/state"
 	"github.com/sluice-search/sluice/node/shard"
+	statev1 "github.com/sluice-search/sluice/proto/sluice/state/v1"
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
 )
 
@@ -25,7 +26,7 @@ func TestTranslogDurabilitySetting(t *testing.T) {
 	}
 	t.Cleanup(func() { h.CloseAll(ctx) })
 	shards := hostedShards{h}
-	info := &sluicev1.IndexInfo{Name: "logs", Uuid: "u-dur", Settings: &sluicev1.IndexSettings{
+	info := &statev1.Index{Name: "logs", Uuid: "u-dur", Settings: &sluicev1.IndexSettings{
 		TranslogDurability:   sluicev1.TranslogDurability_TRANSLOG_DURABILITY_ASYNC,
 		TranslogSyncInterval: durationpb.New(time.Hour)}}
 	id := state.ShardID{Index: "u-dur"}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/sluice-search/sluice/cluster/etcdtest"
 	"github.com/sluice-search/sluice/cluster/state"
+	statev1 "github.com/sluice-search/sluice/proto/sluice/state/v1"
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
 )
 
@@ -352,8 +353,8 @@ func TestCreateColocated(t *testing.T) {
 	var tx state.Txn
 	k := s.Store.Keys
 	for i, n := range []string{"n1", "n2"} {
-		tx.Put(k.Node(n), &sluicev1.NodeInfo{Address: "x"})
-		tx.Put(k.Shard(src.Uuid, i), &sluicev1.ShardRouting{Shard: int32(i), Primary: true, NodeId: n,
+		tx.Put(k.Node(n), &statev1.Node{Address: "x"})
+		tx.Put(k.Shard(src.Uuid, i), &statev1.ShardRouting{Shard: int32(i), Primary: true, NodeId: n,
 			AllocationId: "a", State: sluicev1.ShardState_SHARD_STATE_STARTED})
 	}
 	if err := s.Store.Commit(ctx, &tx); err != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/sluice-search/sluice/cluster/placement"
 	"github.com/sluice-search/sluice/cluster/routing"
 	"github.com/sluice-search/sluice/cluster/state"
+	statev1 "github.com/sluice-search/sluice/proto/sluice/state/v1"
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
 )
 
@@ -71,7 +72,7 @@ func (s *Service) CreateIndex(ctx context.Context, req *sluicev1.CreateIndexRequ
 	if mapping == nil {
 		mapping = &sluicev1.Mapping{}
 	}
-	info := &sluicev1.IndexInfo{
+	info := &statev1.Index{
 		Name:         name,
 		Uuid:         s.NewID(),
 		Settings:     settings,
@@ -86,7 +87,7 @@ func (s *Service) CreateIndex(ctx context.Context, req *sluicev1.CreateIndexRequ
 	if firstBatch < n {
 		info.State = sluicev1.IndexState_INDEX_STATE_CREATING
 	}
-	var entries []*sluicev1.ShardRouting
+	var entries []*statev1.ShardRouting
 	aliases := slices.Compact(slices.Sorted(slices.Values(req.GetAliases())))
 	_, err = s.Store.Update(ctx, func(st *state.Snapshot) (*state.Txn, error) {
 		k := s.Store.Keys
@@ -112,12 +113,11 @@ func (s *Service) CreateIndex(ctx context.Context, req *sluicev1.CreateIndexRequ
 				return nil, invalid("invalid alias name [%s]: an index with the same name exists", a)
 			}
 			t.Unchanged(k.Index(a), 0)
-			ai := &sluicev1.AliasInfo{}
+			ai := &statev1.Alias{}
 			var rev int64
 			if cur, ok := st.Aliases[a]; ok {
-				ai, rev = proto.Clone(cur.Info).(*sluicev1.AliasInfo), cur.ModRevision
+				ai, rev = proto.Clone(cur.Info).(*statev1.Alias), cur.ModRevision
 			}
-			ai.Alias = ""
 			ai.Indices = append(ai.Indices, name)
 			t.Unchanged(k.Alias(a), rev)
 			t.Put(k.Alias(a), ai)
@@ -144,10 +144,10 @@ func (s *Service) maxOps() int {
 
 // initialRouting builds the routing entries of a new index: unassigned, or
 // placed next to the source index's shards.
-func (s *Service) initialRouting(st *state.Snapshot, t *state.Txn, n int, opts CreateOptions) ([]*sluicev1.ShardRouting, error) {
-	entries := make([]*sluicev1.ShardRouting, n)
+func (s *Service) initialRouting(st *state.Snapshot, t *state.Txn, n int, opts CreateOptions) ([]*statev1.ShardRouting, error) {
+	entries := make([]*statev1.ShardRouting, n)
 	for i := range entries {
-		entries[i] = &sluicev1.ShardRouting{Shard: int32(i), Primary: true,
+		entries[i] = &statev1.ShardRouting{Shard: int32(i), Primary: true,
 			State: sluicev1.ShardState_SHARD_STATE_UNASSIGNED, Reason: "index created"}
 	}
 	if opts.ColocateWith == "" {
@@ -160,7 +160,7 @@ func (s *Service) initialRouting(st *state.Snapshot, t *state.Txn, n int, opts C
 	return entries, s.colocate(st, t, src, entries)
 }
 
-func (s *Service) colocate(st *state.Snapshot, t *state.Txn, src *state.Index, entries []*sluicev1.ShardRouting) error {
+func (s *Service) colocate(st *state.Snapshot, t *state.Txn, src *state.Index, entries []*statev1.ShardRouting) error {
 	srcParams := paramsOf(src.Meta.GetSettings())
 	srcNodes := make([]string, len(src.Shards))
 	for i, sh := range src.Shards {
@@ -178,7 +178,7 @@ func (s *Service) colocate(st *state.Snapshot, t *state.Txn, src *state.Index, e
 		return invalid("colocate with [%s]: %v", src.Name(), err)
 	}
 	for _, n := range st.Nodes {
-		t.Unchanged(s.Store.Keys.Node(n.Info.GetId()), n.ModRevision)
+		t.Unchanged(s.Store.Keys.Node(n.ID), n.ModRevision)
 	}
 	for _, d := range placement.Place(st.PlacementNodes(), st.PlacementCopies(), hints) {
 		e := entries[d.Shard.Shard]
@@ -198,7 +198,7 @@ func paramsOf(st *sluicev1.IndexSettings) routing.Params {
 // finishCreate writes the routing entries that did not fit the first
 // transaction, then marks the index OPEN. Each step is guarded by the index
 // key, so a concurrent delete stops it.
-func (s *Service) finishCreate(ctx context.Context, info *sluicev1.IndexInfo, rest []*sluicev1.ShardRouting) error {
+func (s *Service) finishCreate(ctx context.Context, info *statev1.Index, rest []*statev1.ShardRouting) error {
 	k := s.Store.Keys
 	for len(rest) > 0 {
 		batch := rest[:min(len(rest), s.maxOps()-1)]
@@ -219,7 +219,7 @@ func (s *Service) finishCreate(ctx context.Context, info *sluicev1.IndexInfo, re
 			return err
 		}
 	}
-	_, err := s.updateIndex(ctx, info.Name, func(m *sluicev1.IndexInfo) error {
+	_, err := s.updateIndex(ctx, info.Name, func(m *statev1.Index) error {
 		m.State = sluicev1.IndexState_INDEX_STATE_OPEN
 		return nil
 	})
@@ -262,9 +262,8 @@ func (s *Service) DeleteIndex(ctx context.Context, name string) (string, error) 
 	return uuid, err
 }
 
-func withoutIndex(a *sluicev1.AliasInfo, index string) *sluicev1.AliasInfo {
-	out := proto.Clone(a).(*sluicev1.AliasInfo)
-	out.Alias = ""
+func withoutIndex(a *statev1.Alias, index string) *statev1.Alias {
+	out := proto.Clone(a).(*statev1.Alias)
 	out.Indices = slices.DeleteFunc(out.Indices, func(n string) bool { return n == index })
 	if out.WriteIndex == index {
 		out.WriteIndex = ""
@@ -300,7 +299,7 @@ func (s *Service) ListIndices(ctx context.Context, prefix string) ([]*sluicev1.I
 
 // updateIndex applies fn to the stored metadata of one index (by name or
 // single-index alias) with compare-and-swap, retrying on conflict.
-func (s *Service) updateIndex(ctx context.Context, name string, fn func(*sluicev1.IndexInfo) error) (*sluicev1.IndexInfo, error) {
+func (s *Service) updateIndex(ctx context.Context, name string, fn func(*statev1.Index) error) (*sluicev1.IndexInfo, error) {
 	var target string
 	_, err := s.Store.Update(ctx, func(st *state.Snapshot) (*state.Txn, error) {
 		x, err := st.ResolveOne(name)
@@ -308,7 +307,7 @@ func (s *Service) updateIndex(ctx context.Context, name string, fn func(*sluicev
 			return nil, err
 		}
 		target = x.Name()
-		m := proto.Clone(x.Meta).(*sluicev1.IndexInfo)
+		m := proto.Clone(x.Meta).(*statev1.Index)
 		if err := fn(m); err != nil {
 			return nil, err
 		}
@@ -328,7 +327,7 @@ func (s *Service) updateIndex(ctx context.Context, name string, fn func(*sluicev
 
 // UpdateSettings changes dynamic settings.
 func (s *Service) UpdateSettings(ctx context.Context, name string, update *sluicev1.IndexSettings) (*sluicev1.IndexInfo, error) {
-	return s.updateIndex(ctx, name, func(m *sluicev1.IndexInfo) error {
+	return s.updateIndex(ctx, name, func(m *statev1.Index) error {
 		merged, err := MergeSettings(m.GetSettings(), update)
 		if err != nil {
 			return err
@@ -342,7 +341,7 @@ func (s *Service) UpdateSettings(ctx context.Context, name string, update *sluic
 // field is rejected naming it. Nodes use it too, for dynamic mapping
 // updates: a racing update of the same field with another type loses.
 func (s *Service) PutMapping(ctx context.Context, name string, update *sluicev1.Mapping) (*sluicev1.IndexInfo, error) {
-	return s.updateIndex(ctx, name, func(m *sluicev1.IndexInfo) error {
+	return s.updateIndex(ctx, name, func(m *statev1.Index) error {
 		merged, err := MergeMapping(m.GetMapping(), update)
 		if err != nil {
 			return err
@@ -372,15 +371,14 @@ func (s *Service) UpdateAliases(ctx context.Context, actions []*sluicev1.AliasAc
 	_, err := s.Store.Update(ctx, func(st *state.Snapshot) (*state.Txn, error) {
 		k := s.Store.Keys
 		var t state.Txn
-		work := map[string]*sluicev1.AliasInfo{}
-		get := func(alias string) *sluicev1.AliasInfo {
+		work := map[string]*statev1.Alias{}
+		get := func(alias string) *statev1.Alias {
 			if ai, ok := work[alias]; ok {
 				return ai
 			}
-			ai := &sluicev1.AliasInfo{}
+			ai := &statev1.Alias{}
 			if cur, ok := st.Aliases[alias]; ok {
-				ai = proto.Clone(cur.Info).(*sluicev1.AliasInfo)
-				ai.Alias = ""
+				ai = proto.Clone(cur.Info).(*statev1.Alias)
 				t.Unchanged(k.Alias(alias), cur.ModRevision)
 			} else {
 				t.Unchanged(k.Alias(alias), 0)
@@ -453,7 +451,7 @@ func Aliases(st *state.Snapshot, prefix string) []*sluicev1.AliasInfo {
 	var out []*sluicev1.AliasInfo
 	for name, a := range st.Aliases {
 		if len(name) >= len(prefix) && name[:len(prefix)] == prefix {
-			out = append(out, proto.Clone(a.Info).(*sluicev1.AliasInfo))
+			out = append(out, state.AliasInfo(a))
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Alias < out[j].Alias })

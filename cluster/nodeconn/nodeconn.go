@@ -1,5 +1,5 @@
-// Package nodeconn hands out gRPC clients of data nodes' internal Node
-// service by node id: it looks the node's address up in the cluster state
+// Package nodeconn hands out gRPC clients of data nodes' internal services
+// (sluice.node.v1: Node, Reindex) by node id: it looks the node's address up in the cluster state
 // cache and keeps one connection per address, shared by all callers.
 // Coordinators use it to reach shards (route a bulk, fan out a search);
 // nodes use it to reach each other (remote reindex).
@@ -21,7 +21,7 @@ import (
 
 	"github.com/sluice-search/sluice/cluster/rpc"
 	"github.com/sluice-search/sluice/cluster/state"
-	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
+	nodev1 "github.com/sluice-search/sluice/proto/sluice/node/v1"
 )
 
 // Pool caches connections to data nodes.
@@ -55,9 +55,27 @@ func New(cache *state.Cache, opts ...grpc.DialOption) *Pool {
 	return &Pool{cache: cache, opts: append(base, opts...), conns: map[string]*grpc.ClientConn{}, local: map[string]grpc.ClientConnInterface{}}
 }
 
-// Client returns a Node client for a live node; state.ErrNotFound if the
-// node is not registered.
-func (p *Pool) Client(nodeID string) (sluicev1.NodeClient, error) {
+// Client returns a client of a live node's data path (the Node service);
+// state.ErrNotFound if the node is not registered.
+func (p *Pool) Client(nodeID string) (nodev1.NodeClient, error) {
+	conn, err := p.node(nodeID)
+	if err != nil {
+		return nil, err
+	}
+	return nodev1.NewNodeClient(conn), nil
+}
+
+// Reindex returns a client of a live node's Reindex service.
+func (p *Pool) Reindex(nodeID string) (nodev1.ReindexClient, error) {
+	conn, err := p.node(nodeID)
+	if err != nil {
+		return nil, err
+	}
+	return nodev1.NewReindexClient(conn), nil
+}
+
+// node returns the connection to a live node.
+func (p *Pool) node(nodeID string) (grpc.ClientConnInterface, error) {
 	st := p.cache.State()
 	if st == nil {
 		return nil, fmt.Errorf("nodeconn: cluster state not loaded yet")
@@ -66,11 +84,7 @@ func (p *Pool) Client(nodeID string) (sluicev1.NodeClient, error) {
 	if !ok {
 		return nil, fmt.Errorf("node [%s]: %w", nodeID, state.ErrNotFound)
 	}
-	conn, err := p.Conn(addr)
-	if err != nil {
-		return nil, err
-	}
-	return sluicev1.NewNodeClient(conn), nil
+	return p.Conn(addr)
 }
 
 // Conn returns the connection to the node serving at addr (its registered

@@ -15,7 +15,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 
-	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
+	nodev1 "github.com/sluice-search/sluice/proto/sluice/node/v1"
 )
 
 var (
@@ -24,9 +24,9 @@ var (
 )
 
 // backServer fails ShardGet with a typed error named by the id.
-type backServer struct{ sluicev1.UnimplementedNodeServer }
+type backServer struct{ nodev1.UnimplementedNodeServer }
 
-func (backServer) ShardGet(_ context.Context, r *sluicev1.ShardGetRequest) (*sluicev1.ShardGetResponse, error) {
+func (backServer) ShardGet(_ context.Context, r *nodev1.ShardGetRequest) (*nodev1.ShardGetResponse, error) {
 	switch r.Id {
 	case "busy":
 		return nil, fmt.Errorf("shard x: %w", errBusy)
@@ -38,12 +38,12 @@ func (backServer) ShardGet(_ context.Context, r *sluicev1.ShardGetRequest) (*slu
 
 // frontServer relays ShardGet to next, adding where it went.
 type frontServer struct {
-	sluicev1.UnimplementedNodeServer
-	next sluicev1.NodeClient
+	nodev1.UnimplementedNodeServer
+	next nodev1.NodeClient
 	hop  string
 }
 
-func (f frontServer) ShardGet(ctx context.Context, r *sluicev1.ShardGetRequest) (*sluicev1.ShardGetResponse, error) {
+func (f frontServer) ShardGet(ctx context.Context, r *nodev1.ShardGetRequest) (*nodev1.ShardGetResponse, error) {
 	resp, err := f.next.ShardGet(ctx, r)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", f.hop, err)
@@ -51,10 +51,10 @@ func (f frontServer) ShardGet(ctx context.Context, r *sluicev1.ShardGetRequest) 
 	return resp, nil
 }
 
-func serve(t *testing.T, errs *Errors, srv sluicev1.NodeServer) (*Server, string) {
+func serve(t *testing.T, errs *Errors, srv nodev1.NodeServer) (*Server, string) {
 	t.Helper()
 	s := NewServer(Options{Logger: slog.New(slog.DiscardHandler), Errors: errs})
-	sluicev1.RegisterNodeServer(s, srv)
+	nodev1.RegisterNodeServer(s, srv)
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -83,9 +83,9 @@ func TestRelayKeepsCodeDetailsAndText(t *testing.T) {
 		RetryAfter: 2 * time.Second}
 	front := &Errors{RetryAfter: 500 * time.Millisecond} // knows neither sentinel
 	_, backAddr := serve(t, back, backServer{})
-	mid, _ := serve(t, front, frontServer{next: sluicev1.NewNodeClient(Relay(dial(t, backAddr))), hop: "on node n1"})
-	_, frontAddr := serve(t, front, frontServer{next: sluicev1.NewNodeClient(Relay(mid.Local())), hop: "[books][0]"})
-	c := sluicev1.NewNodeClient(dial(t, frontAddr))
+	mid, _ := serve(t, front, frontServer{next: nodev1.NewNodeClient(Relay(dial(t, backAddr))), hop: "on node n1"})
+	_, frontAddr := serve(t, front, frontServer{next: nodev1.NewNodeClient(Relay(mid.Local())), hop: "[books][0]"})
+	c := nodev1.NewNodeClient(dial(t, frontAddr))
 
 	for _, tt := range []struct {
 		id    string
@@ -97,7 +97,7 @@ func TestRelayKeepsCodeDetailsAndText(t *testing.T) {
 		{"bad", codes.InvalidArgument, "[books][0]: on node n1: shard x: bad request", 0},
 		{"other", codes.Internal, "[books][0]: on node n1: disk on fire", 0},
 	} {
-		_, err := c.ShardGet(context.Background(), &sluicev1.ShardGetRequest{Id: tt.id})
+		_, err := c.ShardGet(context.Background(), &nodev1.ShardGetRequest{Id: tt.id})
 		st := status.Convert(err)
 		if st.Code() != tt.code || st.Message() != tt.msg {
 			t.Errorf("%s: %v %q, want %v %q", tt.id, st.Code(), st.Message(), tt.code, tt.msg)

@@ -7,15 +7,17 @@ import (
 	"google.golang.org/protobuf/proto"
 )
 
-// Values are the public API's protobuf messages in their JSON form
+// Values are the records of proto/sluice/state/v1 in their JSON form
 // (protojson with the .proto field names): `etcdctl get --prefix /sluice/`
 // shows readable state, and unknown fields are ignored on read, so a newer
-// version can add fields without breaking an older reader.
+// version can add fields without breaking an older reader. The public API's
+// messages are built from them (Snapshot.Info, NodeInfo, AliasInfo).
 //
-//	nodes/<id>             sluice.v1.NodeInfo      (live is implied by the key existing)
-//	indices/<name>         sluice.v1.IndexInfo     (name, uuid, settings, mapping, state, creation_time)
-//	routing/<uuid>/<shard> sluice.v1.ShardRouting
-//	aliases/<alias>        sluice.v1.AliasInfo
+//	nodes/<id>             sluice.state.v1.Node          (live is implied by the key existing)
+//	indices/<name>         sluice.state.v1.Index         (name, uuid, settings, mapping, state, creation_time)
+//	routing/<uuid>/<shard> sluice.state.v1.ShardRouting
+//	aliases/<alias>        sluice.state.v1.Alias
+//	tasks/<id>             sluice.state.v1.ReindexTask   (coordinator/reindex)
 var (
 	marshalOpts   = protojson.MarshalOptions{UseProtoNames: true}
 	unmarshalOpts = protojson.UnmarshalOptions{DiscardUnknown: true}

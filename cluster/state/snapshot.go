@@ -11,6 +11,7 @@ import (
 
 	"github.com/sluice-search/sluice/cluster/placement"
 	"github.com/sluice-search/sluice/cluster/routing"
+	statev1 "github.com/sluice-search/sluice/proto/sluice/state/v1"
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
 )
 
@@ -26,7 +27,8 @@ type Snapshot struct {
 
 // Node is a registered (live) data node.
 type Node struct {
-	Info        *sluicev1.NodeInfo
+	ID          string
+	Info        *statev1.Node
 	ModRevision int64
 	Lease       int64
 }
@@ -35,7 +37,7 @@ type Node struct {
 type Index struct {
 	// Meta is the stored metadata: name, uuid, settings, mapping, state,
 	// creation time. Shards, aliases and health are not stored in it.
-	Meta        *sluicev1.IndexInfo
+	Meta        *statev1.Index
 	ModRevision int64
 	// Shards by shard number; an entry is nil only if its key is missing,
 	// which a transaction never leaves behind.
@@ -44,13 +46,14 @@ type Index struct {
 
 // Shard is one routing entry.
 type Shard struct {
-	Routing     *sluicev1.ShardRouting
+	Routing     *statev1.ShardRouting
 	ModRevision int64
 }
 
 // Alias is a stored alias.
 type Alias struct {
-	Info        *sluicev1.AliasInfo
+	Name        string
+	Info        *statev1.Alias
 	ModRevision int64
 }
 
@@ -74,7 +77,7 @@ func (s *Snapshot) Live(nodeID string) bool {
 	return ok
 }
 
-// NodeAddress returns the address of a live node's Node service.
+// NodeAddress returns the address of a live node's internal services.
 func (s *Snapshot) NodeAddress(nodeID string) (string, bool) {
 	n, ok := s.Nodes[nodeID]
 	if !ok {
@@ -162,10 +165,12 @@ func (s *Snapshot) IndexNames(prefix string) []string {
 	return out
 }
 
-// Info returns the index as the API shows it: the stored metadata with its
-// aliases, routing table and health.
+// Info returns the index as the API shows it (sluice.v1.IndexInfo): the
+// stored metadata with its aliases, routing table and health.
 func (s *Snapshot) Info(x *Index) *sluicev1.IndexInfo {
-	info := proto.Clone(x.Meta).(*sluicev1.IndexInfo)
+	m := proto.Clone(x.Meta).(*statev1.Index)
+	info := &sluicev1.IndexInfo{Name: m.GetName(), Uuid: m.GetUuid(), Settings: m.GetSettings(), Mapping: m.GetMapping(),
+		State: m.GetState(), CreationTime: m.GetCreationTime()}
 	info.Aliases = s.AliasesOf(x.Name())
 	info.Shards = make([]*sluicev1.ShardRouting, 0, len(x.Shards))
 	for n, sh := range x.Shards {
@@ -175,10 +180,23 @@ func (s *Snapshot) Info(x *Index) *sluicev1.IndexInfo {
 				Reason: "routing entry missing"})
 			continue
 		}
-		info.Shards = append(info.Shards, proto.Clone(sh.Routing).(*sluicev1.ShardRouting))
+		r := sh.Routing
+		info.Shards = append(info.Shards, &sluicev1.ShardRouting{Shard: r.GetShard(), NodeId: r.GetNodeId(), Primary: r.GetPrimary(),
+			State: r.GetState(), AllocationId: r.GetAllocationId(), Reason: r.GetReason()})
 	}
 	info.Health = IndexHealth(x)
 	return info
+}
+
+// NodeInfo returns a live node as the API shows it (sluice.v1.NodeInfo).
+func NodeInfo(n *Node) *sluicev1.NodeInfo {
+	return &sluicev1.NodeInfo{Id: n.ID, Address: n.Info.GetAddress(), Zone: n.Info.GetZone(), DiskFreeBytes: n.Info.GetDiskFreeBytes(),
+		DiskTotalBytes: n.Info.GetDiskTotalBytes(), Live: true, Version: n.Info.GetVersion()}
+}
+
+// AliasInfo returns an alias as the API shows it (sluice.v1.AliasInfo).
+func AliasInfo(a *Alias) *sluicev1.AliasInfo {
+	return &sluicev1.AliasInfo{Alias: a.Name, Indices: slices.Clone(a.Info.GetIndices()), WriteIndex: a.Info.GetWriteIndex()}
 }
 
 // IndexHealth is green when every shard copy is started and red when some
@@ -214,14 +232,13 @@ func decode(keys Keys, rev int64, kvs []*mvccpb.KeyValue) (*Snapshot, error) {
 		}
 		switch kind {
 		case kindNode:
-			info := &sluicev1.NodeInfo{}
+			info := &statev1.Node{}
 			if err := Unmarshal(kv.Value, info); err != nil {
 				return nil, fmt.Errorf("%s: %w", kv.Key, err)
 			}
-			info.Id, info.Live = name, true
-			st.Nodes[name] = &Node{Info: info, ModRevision: kv.ModRevision, Lease: kv.Lease}
+			st.Nodes[name] = &Node{ID: name, Info: info, ModRevision: kv.ModRevision, Lease: kv.Lease}
 		case kindIndex:
-			info := &sluicev1.IndexInfo{}
+			info := &statev1.Index{}
 			if err := Unmarshal(kv.Value, info); err != nil {
 				return nil, fmt.Errorf("%s: %w", kv.Key, err)
 			}
@@ -233,18 +250,17 @@ func decode(keys Keys, rev int64, kvs []*mvccpb.KeyValue) (*Snapshot, error) {
 			st.Indices[name] = x
 			st.ByUUID[info.GetUuid()] = x
 		case kindShard:
-			r := &sluicev1.ShardRouting{}
+			r := &statev1.ShardRouting{}
 			if err := Unmarshal(kv.Value, r); err != nil {
 				return nil, fmt.Errorf("%s: %w", kv.Key, err)
 			}
 			shards = append(shards, shardKV{name, shard, &Shard{Routing: r, ModRevision: kv.ModRevision}})
 		case kindAlias:
-			a := &sluicev1.AliasInfo{}
+			a := &statev1.Alias{}
 			if err := Unmarshal(kv.Value, a); err != nil {
 				return nil, fmt.Errorf("%s: %w", kv.Key, err)
 			}
-			a.Alias = name
-			st.Aliases[name] = &Alias{Info: a, ModRevision: kv.ModRevision}
+			st.Aliases[name] = &Alias{Name: name, Info: a, ModRevision: kv.ModRevision}
 		}
 	}
 	// Routing keys sort before... nothing in particular: attach them after
@@ -262,7 +278,7 @@ func decode(keys Keys, rev int64, kvs []*mvccpb.KeyValue) (*Snapshot, error) {
 func (s *Snapshot) PlacementNodes() []placement.Node {
 	out := make([]placement.Node, 0, len(s.Nodes))
 	for _, n := range s.Nodes {
-		out = append(out, placement.Node{ID: n.Info.GetId(), Zone: n.Info.GetZone(),
+		out = append(out, placement.Node{ID: n.ID, Zone: n.Info.GetZone(),
 			DiskFree: n.Info.GetDiskFreeBytes(), DiskTotal: n.Info.GetDiskTotalBytes()})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })

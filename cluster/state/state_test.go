@@ -12,6 +12,7 @@ import (
 	"google.golang.org/protobuf/testing/protocmp"
 
 	"github.com/sluice-search/sluice/cluster/etcdtest"
+	statev1 "github.com/sluice-search/sluice/proto/sluice/state/v1"
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
 )
 
@@ -45,14 +46,14 @@ func TestKeysParse(t *testing.T) {
 func seed(t *testing.T, s *Store) {
 	t.Helper()
 	var tx Txn
-	tx.Put(s.Keys.Node("n1"), &sluicev1.NodeInfo{Address: "127.0.0.1:1", Zone: "a"})
-	tx.Put(s.Keys.Index("logs"), &sluicev1.IndexInfo{Name: "logs", Uuid: "u1",
+	tx.Put(s.Keys.Node("n1"), &statev1.Node{Address: "127.0.0.1:1", Zone: "a"})
+	tx.Put(s.Keys.Index("logs"), &statev1.Index{Name: "logs", Uuid: "u1",
 		Settings: &sluicev1.IndexSettings{NumberOfShards: 2, NumberOfRoutingShards: 2}})
 	for i := range 2 {
-		tx.Put(s.Keys.Shard("u1", i), &sluicev1.ShardRouting{Shard: int32(i), Primary: true,
+		tx.Put(s.Keys.Shard("u1", i), &statev1.ShardRouting{Shard: int32(i), Primary: true,
 			NodeId: "n1", AllocationId: "a" + string(rune('0'+i)), State: sluicev1.ShardState_SHARD_STATE_STARTED})
 	}
-	tx.Put(s.Keys.Alias("l"), &sluicev1.AliasInfo{Indices: []string{"logs"}})
+	tx.Put(s.Keys.Alias("l"), &statev1.Alias{Indices: []string{"logs"}})
 	tx.Put(s.Keys.Task("t"), &sluicev1.Task{Id: "t"})
 	if err := s.Commit(context.Background(), &tx); err != nil {
 		t.Fatal(err)
@@ -105,7 +106,7 @@ func TestUpdateRetriesConflicts(t *testing.T) {
 				_, err := s.Update(ctx, func(st *Snapshot) (*Txn, error) {
 					var tx Txn
 					a, ok := st.Aliases["counter"]
-					info := &sluicev1.AliasInfo{}
+					info := &statev1.Alias{}
 					var rev int64
 					if ok {
 						info.Indices = append(info.Indices, a.Info.Indices...)

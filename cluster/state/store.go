@@ -10,6 +10,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"google.golang.org/protobuf/proto"
 
+	statev1 "github.com/sluice-search/sluice/proto/sluice/state/v1"
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
 )
 
@@ -145,7 +146,7 @@ func (s *Store) SetShardState(ctx context.Context, id ShardID, nodeID, allocatio
 		if len(resp.Kvs) == 0 {
 			return fmt.Errorf("shard %s: %w", id, ErrStale)
 		}
-		r := &sluicev1.ShardRouting{}
+		r := &statev1.ShardRouting{}
 		if err := Unmarshal(resp.Kvs[0].Value, r); err != nil {
 			return err
 		}

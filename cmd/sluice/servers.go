@@ -89,7 +89,7 @@ func newNodeCmd() *cobra.Command {
 		GroupID: groupServers,
 		Args:    cobra.NoArgs,
 		Long: `Run a data node: it registers in etcd under a lease, serves the internal Node
-gRPC service, and opens the shards the allocator assigns to it, under
+and Reindex gRPC services, and opens the shards the allocator assigns to it, under
 <data-dir>/<index-uuid>/<shard>/. Its id is stored in <data-dir>/node.id on
 first start, so a restarted node is the same node and finds its shards.
 SIGINT/SIGTERM shut it down gracefully (shards are committed and closed, then

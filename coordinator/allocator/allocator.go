@@ -31,6 +31,7 @@ import (
 
 	"github.com/sluice-search/sluice/cluster/placement"
 	"github.com/sluice-search/sluice/cluster/state"
+	statev1 "github.com/sluice-search/sluice/proto/sluice/state/v1"
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
 )
 
@@ -178,7 +179,7 @@ func (a *Allocator) Rounds() int64 { return a.rounds.Load() }
 type Change struct {
 	Key         string
 	ModRevision int64
-	Routing     *sluicev1.ShardRouting
+	Routing     *statev1.ShardRouting
 }
 
 // Plan computes the routing changes the allocator wants for st.
@@ -197,7 +198,7 @@ func Plan(st *state.Snapshot, keys state.Keys, newID func() string) []Change {
 				pending = append(pending, placement.Shard{Index: uuid, Shard: n})
 				where[state.ShardID{Index: uuid, Shard: n}] = sh
 			case !st.Live(r.GetNodeId()) && r.GetState() != sluicev1.ShardState_SHARD_STATE_NODE_LEFT:
-				nr := proto.Clone(r).(*sluicev1.ShardRouting)
+				nr := proto.Clone(r).(*statev1.ShardRouting)
 				nr.State = sluicev1.ShardState_SHARD_STATE_NODE_LEFT
 				nr.Reason = fmt.Sprintf("node [%s] left the cluster; waiting for it to return (the shard's data is on its disk)", r.GetNodeId())
 				ups = append(ups, Change{keys.Shard(uuid, n), sh.ModRevision, nr})
@@ -206,7 +207,7 @@ func Plan(st *state.Snapshot, keys state.Keys, newID func() string) []Change {
 	}
 	for _, d := range placement.Place(st.PlacementNodes(), st.PlacementCopies(), pending) {
 		sh := where[state.ShardID{Index: d.Shard.Index, Shard: d.Shard.Shard}]
-		nr := proto.Clone(sh.Routing).(*sluicev1.ShardRouting)
+		nr := proto.Clone(sh.Routing).(*statev1.ShardRouting)
 		if d.Node == "" {
 			if nr.Reason == d.Reason {
 				continue

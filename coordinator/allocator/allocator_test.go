@@ -13,6 +13,7 @@ import (
 	"github.com/sluice-search/sluice/cluster/etcdtest"
 	"github.com/sluice-search/sluice/cluster/metadata"
 	"github.com/sluice-search/sluice/cluster/state"
+	statev1 "github.com/sluice-search/sluice/proto/sluice/state/v1"
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
 )
 
@@ -39,7 +40,7 @@ func coordinator(t *testing.T, ctx context.Context, endpoints []string, id strin
 func addNode(t *testing.T, s *state.Store, id, zone string) {
 	t.Helper()
 	var tx state.Txn
-	tx.Put(s.Keys.Node(id), &sluicev1.NodeInfo{Address: "127.0.0.1:1", Zone: zone, DiskFreeBytes: 100, DiskTotalBytes: 200})
+	tx.Put(s.Keys.Node(id), &statev1.Node{Address: "127.0.0.1:1", Zone: zone, DiskFreeBytes: 100, DiskTotalBytes: 200})
 	if err := s.Commit(context.Background(), &tx); err != nil {
 		t.Fatal(err)
 	}

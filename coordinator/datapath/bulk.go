@@ -19,6 +19,7 @@ import (
 	"github.com/sluice-search/sluice/cluster/metadata"
 	"github.com/sluice-search/sluice/cluster/routing"
 	"github.com/sluice-search/sluice/cluster/state"
+	nodev1 "github.com/sluice-search/sluice/proto/sluice/node/v1"
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
 )
 
@@ -183,7 +184,7 @@ func (d *DataPath) sendGroup(ctx context.Context, t target, g *shardGroup, refre
 	if err != nil {
 		return nil, fmt.Errorf("[%s][%d]: %w: %v", t.index, t.shard, ErrUnavailable, err)
 	}
-	resp, err := c.ShardBulk(ctx, &sluicev1.ShardBulkRequest{Shard: t.id(), Index: t.index, Items: g.items, Refresh: refresh})
+	resp, err := c.ShardBulk(ctx, &nodev1.ShardBulkRequest{Shard: t.id(), Index: t.index, Items: g.items, Refresh: refresh})
 	if err != nil {
 		return nil, fmt.Errorf("[%s][%d] on node %s: %w", t.index, t.shard, t.node, err)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/sluice-search/sluice/cluster/routing"
 	"github.com/sluice-search/sluice/cluster/rpc"
 	"github.com/sluice-search/sluice/cluster/state"
+	nodev1 "github.com/sluice-search/sluice/proto/sluice/node/v1"
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
 )
 
@@ -76,7 +77,7 @@ func (o *Options) SetDefaults() {
 
 // Nodes gives Node clients by node id (nodeconn.Pool).
 type Nodes interface {
-	Client(nodeID string) (sluicev1.NodeClient, error)
+	Client(nodeID string) (nodev1.NodeClient, error)
 }
 
 var _ Nodes = (*nodeconn.Pool)(nil)
@@ -147,8 +148,8 @@ type target struct {
 	pos int
 }
 
-func (t target) id() *sluicev1.ShardID {
-	return &sluicev1.ShardID{IndexUuid: t.uuid, Shard: int32(t.shard)}
+func (t target) id() *nodev1.ShardID {
+	return &nodev1.ShardID{IndexUuid: t.uuid, Shard: int32(t.shard)}
 }
 
 func params(x *state.Index) routing.Params {

@@ -10,6 +10,7 @@ import (
 	"github.com/sluice-search/sluice/cluster/fanout"
 	"github.com/sluice-search/sluice/cluster/routing"
 	"github.com/sluice-search/sluice/cluster/state"
+	nodev1 "github.com/sluice-search/sluice/proto/sluice/node/v1"
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
 )
 
@@ -34,9 +35,9 @@ func (d *DataPath) Get(ctx context.Context, req *sluicev1.GetRequest) (*sluicev1
 	if err != nil {
 		return nil, err
 	}
-	var resp *sluicev1.ShardGetResponse
-	err = d.onShard(ctx, &t, func(c sluicev1.NodeClient) (err error) {
-		resp, err = c.ShardGet(ctx, &sluicev1.ShardGetRequest{Shard: t.id(), Id: req.GetId(), Refresh: req.GetRefresh()})
+	var resp *nodev1.ShardGetResponse
+	err = d.onShard(ctx, &t, func(c nodev1.NodeClient) (err error) {
+		resp, err = c.ShardGet(ctx, &nodev1.ShardGetRequest{Shard: t.id(), Id: req.GetId(), Refresh: req.GetRefresh()})
 		return err
 	})
 	if err != nil {
@@ -47,7 +48,7 @@ func (d *DataPath) Get(ctx context.Context, req *sluicev1.GetRequest) (*sluicev1
 
 // onShard calls fn with the client of t's node, following the shard for a
 // while if it is not open there; t is updated to where it ran.
-func (d *DataPath) onShard(ctx context.Context, t *target, fn func(sluicev1.NodeClient) error) error {
+func (d *DataPath) onShard(ctx context.Context, t *target, fn func(nodev1.NodeClient) error) error {
 	deadline := time.Now().Add(d.opts.RoutingWait)
 	for {
 		c, err := d.nodes.Client(t.node)
@@ -92,8 +93,8 @@ func (d *DataPath) refreshShards(ctx context.Context, ts []target) []*sluicev1.S
 	var wg sync.WaitGroup
 	for _, t := range ts {
 		fanout.Go(&wg, func() {
-			err := d.onShard(ctx, &t, func(c sluicev1.NodeClient) error {
-				_, err := c.ShardRefresh(ctx, &sluicev1.ShardRefreshRequest{Shard: t.id()})
+			err := d.onShard(ctx, &t, func(c nodev1.NodeClient) error {
+				_, err := c.ShardRefresh(ctx, &nodev1.ShardRefreshRequest{Shard: t.id()})
 				return err
 			})
 			if err != nil {
@@ -125,9 +126,9 @@ func (d *DataPath) IndexStats(ctx context.Context, infos []*sluicev1.IndexInfo) 
 		ts, _ := d.allShards(st, []*state.Index{x}) // shards not started add nothing
 		for _, t := range ts {
 			fanout.Go(&wg, func() {
-				var s *sluicev1.ShardStatsResponse
-				err := d.onShard(ctx, &t, func(c sluicev1.NodeClient) (err error) {
-					s, err = c.ShardStats(ctx, &sluicev1.ShardStatsRequest{Shard: t.id()})
+				var s *nodev1.ShardStatsResponse
+				err := d.onShard(ctx, &t, func(c nodev1.NodeClient) (err error) {
+					s, err = c.ShardStats(ctx, &nodev1.ShardStatsRequest{Shard: t.id()})
 					return err
 				})
 				mu.Lock()

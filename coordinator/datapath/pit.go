@@ -9,6 +9,7 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/sluice-search/sluice/cluster/fanout"
+	nodev1 "github.com/sluice-search/sluice/proto/sluice/node/v1"
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
 )
 
@@ -63,9 +64,9 @@ func (d *DataPath) openPIT(ctx context.Context, indices []string, keepAlive time
 	var wg sync.WaitGroup
 	for i, t := range ts {
 		fanout.Go(&wg, func() {
-			var resp *sluicev1.OpenShardReaderResponse
-			errs[i] = d.onShard(ctx, &t, func(c sluicev1.NodeClient) (err error) {
-				resp, err = c.OpenShardReader(ctx, &sluicev1.OpenShardReaderRequest{Shard: t.id(), KeepAlive: durationpb.New(keepAlive)})
+			var resp *nodev1.OpenShardReaderResponse
+			errs[i] = d.onShard(ctx, &t, func(c nodev1.NodeClient) (err error) {
+				resp, err = c.OpenShardReader(ctx, &nodev1.OpenShardReaderRequest{Shard: t.id(), KeepAlive: durationpb.New(keepAlive)})
 				return err
 			})
 			if errs[i] == nil {
@@ -109,7 +110,7 @@ func (d *DataPath) closePIT(ctx context.Context, id string) (bool, error) {
 			if err != nil {
 				return // the node is gone, and its readers with it
 			}
-			resp, err := c.CloseShardReader(ctx, &sluicev1.CloseShardReaderRequest{Shard: &sluicev1.ShardID{IndexUuid: p.uuid, Shard: int32(p.shard)}, ReaderId: p.reader})
+			resp, err := c.CloseShardReader(ctx, &nodev1.CloseShardReaderRequest{Shard: &nodev1.ShardID{IndexUuid: p.uuid, Shard: int32(p.shard)}, ReaderId: p.reader})
 			if err == nil && resp.GetSucceeded() {
 				mu.Lock()
 				any = true

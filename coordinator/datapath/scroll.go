@@ -11,6 +11,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/protobuf/types/known/durationpb"
 
+	nodev1 "github.com/sluice-search/sluice/proto/sluice/node/v1"
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
 )
 
@@ -233,8 +234,8 @@ type scanner struct {
 // shardScan is an open ShardScan stream with its first batch read.
 type shardScan struct {
 	shard  sliceShard
-	stream grpc.ServerStreamingClient[sluicev1.ShardScanResponse]
-	first  *sluicev1.ShardScanResponse
+	stream grpc.ServerStreamingClient[nodev1.ShardScanResponse]
+	first  *nodev1.ShardScanResponse
 }
 
 func (s *scanner) open(ctx context.Context, sh sliceShard, cursor []byte) (*shardScan, error) {
@@ -246,8 +247,8 @@ func (s *scanner) open(ctx context.Context, sh sliceShard, cursor []byte) (*shar
 	if batch <= 0 {
 		batch = 1000
 	}
-	stream, err := c.ShardScan(ctx, &sluicev1.ShardScanRequest{
-		Shard: &sluicev1.ShardID{IndexUuid: sh.pit.uuid, Shard: int32(sh.pit.shard)}, ReaderId: sh.pit.reader,
+	stream, err := c.ShardScan(ctx, &nodev1.ShardScanRequest{
+		Shard: &nodev1.ShardID{IndexUuid: sh.pit.uuid, Shard: int32(sh.pit.shard)}, ReaderId: sh.pit.reader,
 		Query: s.req.GetQuery(), Slice: sh.sub, BatchSize: batch, Cursor: cursor,
 		FetchSource: s.req.FetchSource == nil || s.req.GetFetchSource(), KeepAlive: durationpb.New(s.keepAlive)})
 	if err != nil {
@@ -258,13 +259,13 @@ func (s *scanner) open(ctx context.Context, sh sliceShard, cursor []byte) (*shar
 		return nil, err
 	}
 	if ss.first == nil {
-		ss.first = &sluicev1.ShardScanResponse{}
+		ss.first = &nodev1.ShardScanResponse{}
 	}
 	return ss, nil
 }
 
 // next returns the next batch, or nil at the end.
-func (s *shardScan) next() (*sluicev1.ShardScanResponse, error) {
+func (s *shardScan) next() (*nodev1.ShardScanResponse, error) {
 	r, err := s.stream.Recv()
 	if errors.Is(err, io.EOF) {
 		return nil, nil

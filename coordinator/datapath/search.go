@@ -15,6 +15,7 @@ import (
 	"github.com/sluice-search/sluice/cluster/fanout"
 	"github.com/sluice-search/sluice/cluster/routing"
 	"github.com/sluice-search/sluice/cluster/state"
+	nodev1 "github.com/sluice-search/sluice/proto/sluice/node/v1"
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
 	"github.com/sluice-search/sluice/querydsl"
 )
@@ -33,14 +34,14 @@ type searchTarget struct {
 // shardResult is one shard's query phase.
 type shardResult struct {
 	t    searchTarget
-	resp *sluicev1.ShardSearchResponse
+	resp *nodev1.ShardSearchResponse
 	err  error
 }
 
 // mergedHit is a hit during the merge.
 type mergedHit struct {
 	sr  *shardResult
-	hit *sluicev1.ShardHit
+	hit *nodev1.ShardHit
 }
 
 // Search runs a search: query phase on every shard, merge, fetch phase.
@@ -203,7 +204,7 @@ func (d *DataPath) queryPhase(ctx context.Context, ts []searchTarget, req *sluic
 	var wg sync.WaitGroup
 	for i, t := range ts {
 		fanout.Go(&wg, func() {
-			sreq := &sluicev1.ShardSearchRequest{Shard: t.id(), Query: req.GetQuery(), Size: int32(k), Sort: req.GetSort(),
+			sreq := &nodev1.ShardSearchRequest{Shard: t.id(), Query: req.GetQuery(), Size: int32(k), Sort: req.GetSort(),
 				TrackTotalHits: req.GetTrackTotalHits(), ReaderId: t.reader, Timeout: req.GetTimeout()}
 			if t.reader != 0 {
 				sreq.KeepAlive = req.GetPit().GetKeepAlive()
@@ -212,7 +213,7 @@ func (d *DataPath) queryPhase(ctx context.Context, ts []searchTarget, req *sluic
 				sreq.SearchAfter = shardSearchAfter(req.GetSort(), after, t.pos)
 			}
 			r := shardResult{t: t}
-			call := func(c sluicev1.NodeClient) (err error) {
+			call := func(c nodev1.NodeClient) (err error) {
 				r.resp, err = c.ShardSearch(ctx, sreq)
 				return err
 			}
@@ -236,12 +237,12 @@ func (d *DataPath) queryPhase(ctx context.Context, ts []searchTarget, req *sluic
 // fetchPhase reads the winners from the readers their shards searched, and
 // releases readers pinned for this search only. Docs come back in hits
 // order.
-func (d *DataPath) fetchPhase(ctx context.Context, results []shardResult, hits []mergedHit, source, pit bool) ([]*sluicev1.FetchedDoc, error) {
+func (d *DataPath) fetchPhase(ctx context.Context, results []shardResult, hits []mergedHit, source, pit bool) ([]*nodev1.FetchedDoc, error) {
 	byShard := map[*shardResult][]int{}
 	for i, h := range hits {
 		byShard[h.sr] = append(byShard[h.sr], i)
 	}
-	docs := make([]*sluicev1.FetchedDoc, len(hits))
+	docs := make([]*nodev1.FetchedDoc, len(hits))
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var errs []error
@@ -258,12 +259,12 @@ func (d *DataPath) fetchPhase(ctx context.Context, results []shardResult, hits [
 			continue
 		}
 		fanout.Go(&wg, func() {
-			freq := &sluicev1.ShardFetchRequest{Shard: r.t.id(), ReaderId: r.resp.GetReaderId(), FetchSource: source, Release: !pit}
+			freq := &nodev1.ShardFetchRequest{Shard: r.t.id(), ReaderId: r.resp.GetReaderId(), FetchSource: source, Release: !pit}
 			for _, j := range idx {
 				freq.Docs = append(freq.Docs, hits[j].hit.GetDoc())
 			}
 			c, err := d.nodes.Client(r.t.node)
-			var fr *sluicev1.ShardFetchResponse
+			var fr *nodev1.ShardFetchResponse
 			if err == nil {
 				fr, err = c.ShardFetch(ctx, freq)
 			}
@@ -295,7 +296,7 @@ func (d *DataPath) release(node string, reader uint64) {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		if c, err := d.nodes.Client(node); err == nil {
-			_, _ = c.CloseShardReader(ctx, &sluicev1.CloseShardReaderRequest{ReaderId: reader})
+			_, _ = c.CloseShardReader(ctx, &nodev1.CloseShardReaderRequest{ReaderId: reader})
 		}
 	}()
 }
@@ -393,7 +394,7 @@ func number(v *sluicev1.SortValue) float64 {
 
 // shardDocValues makes the _shard_doc values of a shard's hit unique
 // across shards: position << 32 | doc.
-func shardDocValues(sort []*sluicev1.SortField, pos int, h *sluicev1.ShardHit) {
+func shardDocValues(sort []*sluicev1.SortField, pos int, h *nodev1.ShardHit) {
 	for i, f := range sort {
 		if f.GetField() == "_shard_doc" && i < len(h.GetSort()) {
 			h.Sort[i] = &sluicev1.SortValue{Kind: &sluicev1.SortValue_LongValue{LongValue: int64(pos)<<32 | h.Sort[i].GetLongValue()}}

@@ -12,6 +12,7 @@ import (
 	"github.com/sluice-search/sluice/cluster/state"
 	"github.com/sluice-search/sluice/cluster/throttle"
 	"github.com/sluice-search/sluice/coordinator/datapath"
+	statev1 "github.com/sluice-search/sluice/proto/sluice/state/v1"
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
 )
 
@@ -21,7 +22,7 @@ import (
 // crosses the network twice and the coordinator sits in the middle. Kept to
 // measure local reindex against. Checkpoints are scroll cursors after each
 // acknowledged bulk.
-func (r *taskRun) baselineAttempt(ctx context.Context, s *sluicev1.ReindexPlanSlice) (progressed bool, err error) {
+func (r *taskRun) baselineAttempt(ctx context.Context, s *statev1.ReindexPlanSlice) (progressed bool, err error) {
 	plan := r.rec.Plan
 	n := len(plan.Slices)
 	base := r.checkpoint(int(s.Slice))
@@ -40,7 +41,7 @@ func (r *taskRun) baselineAttempt(ctx context.Context, s *sluicev1.ReindexPlanSl
 	if n > 1 {
 		req.Slice = &sluicev1.Slice{Id: s.Slice, Max: int32(n)}
 	}
-	run := &sluicev1.ReindexCheckpoint{}
+	run := &statev1.ReindexCheckpoint{}
 	restarted := false
 	opType := r.rec.Request.GetDest().GetOpType()
 	if opType == sluicev1.BulkAction_BULK_ACTION_UNSPECIFIED {
@@ -95,7 +96,7 @@ func (r *taskRun) baselineAttempt(ctx context.Context, s *sluicev1.ReindexPlanSl
 		// The scroll's point-in-time expired with its coordinator: start
 		// the slice over (writes are idempotent by _id).
 		req.Cursor, restarted = nil, true
-		base = &sluicev1.ReindexCheckpoint{Slice: s.Slice, Restarts: base.Restarts, Throttled: base.Throttled}
+		base = &statev1.ReindexCheckpoint{Slice: s.Slice, Restarts: base.Restarts, Throttled: base.Throttled}
 		err = r.m.docs.Scroll(ctx, req, send)
 	}
 	if err != nil && !reachedMax {
@@ -119,7 +120,7 @@ var errMaxDocs = errors.New("max_docs reached")
 // bulk writes items through the data path, retrying the items rejected by
 // overload (RESOURCE_EXHAUSTED) with backoff — never dropping one — and
 // counts the outcomes into run.
-func (r *taskRun) bulk(ctx context.Context, items []*sluicev1.BulkItem, run *sluicev1.ReindexCheckpoint, samples *[]*sluicev1.ShardFailure) error {
+func (r *taskRun) bulk(ctx context.Context, items []*sluicev1.BulkItem, run *statev1.ReindexCheckpoint, samples *[]*sluicev1.ShardFailure) error {
 	backoff := 50 * time.Millisecond
 	for len(items) > 0 {
 		resp, err := r.m.docs.Bulk(ctx, &sluicev1.BulkRequest{Items: items})

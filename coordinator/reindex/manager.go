@@ -18,12 +18,15 @@ import (
 	"github.com/sluice-search/sluice/cluster/metadata"
 	"github.com/sluice-search/sluice/cluster/rpc"
 	"github.com/sluice-search/sluice/cluster/state"
+	nodev1 "github.com/sluice-search/sluice/proto/sluice/node/v1"
+	statev1 "github.com/sluice-search/sluice/proto/sluice/state/v1"
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
 )
 
-// Nodes gives Node clients by node id (cluster/nodeconn.Pool).
+// Nodes gives clients of data nodes by node id (cluster/nodeconn.Pool).
 type Nodes interface {
-	Client(nodeID string) (sluicev1.NodeClient, error)
+	Client(nodeID string) (nodev1.NodeClient, error)
+	Reindex(nodeID string) (nodev1.ReindexClient, error)
 }
 
 // DocAPI is the coordinator's document API that baseline mode reindexes
@@ -142,7 +145,7 @@ func (m *Manager) Reindex(ctx context.Context, req *sluicev1.ReindexRequest) (*s
 	if err != nil {
 		return nil, err
 	}
-	plan := &sluicev1.ReindexPlan{SourceIndex: src.Name(), SourceUuid: src.UUID(), DestIndex: req.GetDest().GetIndex()}
+	plan := &statev1.ReindexPlan{SourceIndex: src.Name(), SourceUuid: src.UUID(), DestIndex: req.GetDest().GetIndex()}
 	if plan.DestIndex == plan.SourceIndex {
 		return nil, state.Invalidf("reindex from [%s] into itself", plan.SourceIndex)
 	}
@@ -189,13 +192,13 @@ func (m *Manager) Reindex(ctx context.Context, req *sluicev1.ReindexRequest) (*s
 	plan.Colocatable = plan.Colocatable && keepsRouting(req)
 	plan.Slices = planSlices(srcP.Shards, int(req.GetSlices()), req.GetMaxDocs())
 	now := timestamppb.New(m.now())
-	rec := &sluicev1.ReindexTaskRecord{Request: req, Plan: plan, RequestsPerSecond: req.GetRequestsPerSecond(),
+	rec := &statev1.ReindexTask{Request: req, Plan: plan, RequestsPerSecond: req.GetRequestsPerSecond(),
 		Task: &sluicev1.Task{Id: uuid.NewString(), Type: "reindex", Description: description(req),
 			State: sluicev1.TaskState_TASK_STATE_PENDING, StartTime: now,
 			Reindex: &sluicev1.ReindexStatus{Mode: plan.Mode, SourceIndex: plan.SourceIndex, DestIndex: plan.DestIndex,
 				RequestsPerSecond: req.GetRequestsPerSecond(), CopyMethod: plan.CopyMethod, CopyMethodReason: plan.CopyMethodReason}}}
 	for _, s := range plan.Slices {
-		rec.Checkpoints = append(rec.Checkpoints, &sluicev1.ReindexCheckpoint{Slice: s.Slice})
+		rec.Checkpoints = append(rec.Checkpoints, &statev1.ReindexCheckpoint{Slice: s.Slice})
 	}
 	publicView(rec)
 	if err := m.tasks.create(ctx, rec); err != nil {
@@ -234,11 +237,11 @@ func (m *Manager) shardCounts(ctx context.Context, st *state.Snapshot, x *state.
 		if err != nil {
 			return nil, err
 		}
-		id := &sluicev1.ShardID{IndexUuid: x.UUID(), Shard: int32(i)}
-		if _, err := cl.ShardRefresh(ctx, &sluicev1.ShardRefreshRequest{Shard: id}); err != nil {
+		id := &nodev1.ShardID{IndexUuid: x.UUID(), Shard: int32(i)}
+		if _, err := cl.ShardRefresh(ctx, &nodev1.ShardRefreshRequest{Shard: id}); err != nil {
 			return nil, fmt.Errorf("refresh [%s] shard %d: %w", x.Name(), i, err)
 		}
-		s, err := cl.ShardStats(ctx, &sluicev1.ShardStatsRequest{Shard: id})
+		s, err := cl.ShardStats(ctx, &nodev1.ShardStatsRequest{Shard: id})
 		if err != nil {
 			return nil, fmt.Errorf("stats of [%s] shard %d: %w", x.Name(), i, err)
 		}
@@ -314,7 +317,7 @@ func (m *Manager) ListTasks(ctx context.Context, req *sluicev1.ListTasksRequest)
 // CancelTask asks the task runner to stop a task; an ended task is returned
 // as it is.
 func (m *Manager) CancelTask(ctx context.Context, id string) (*sluicev1.Task, error) {
-	rec, err := m.tasks.update(ctx, id, func(r *sluicev1.ReindexTaskRecord) error {
+	rec, err := m.tasks.update(ctx, id, func(r *statev1.ReindexTask) error {
 		if terminal(r.GetTask().GetState()) || r.CancelRequested {
 			return errStop
 		}
@@ -333,7 +336,7 @@ func (m *Manager) RethrottleTask(ctx context.Context, id string, rps float32) (*
 	if rps < 0 {
 		return nil, state.Invalidf("requests_per_second must be >= 0, got %v", rps)
 	}
-	rec, err := m.tasks.update(ctx, id, func(r *sluicev1.ReindexTaskRecord) error {
+	rec, err := m.tasks.update(ctx, id, func(r *statev1.ReindexTask) error {
 		if terminal(r.GetTask().GetState()) {
 			return state.Invalidf("task [%s] has ended (%v)", id, r.GetTask().GetState())
 		}
@@ -435,7 +438,7 @@ func (m *Manager) lead(ctx context.Context, guard clientv3.Cmp) error {
 			if ev.Type != clientv3.EventTypePut {
 				continue
 			}
-			rec := &sluicev1.ReindexTaskRecord{}
+			rec := &statev1.ReindexTask{}
 			if err := state.Unmarshal(ev.Kv.Value, rec); err != nil {
 				m.log.Warn("reindex: undecodable task record", "key", string(ev.Kv.Key), "err", err)
 				continue
@@ -477,12 +480,12 @@ func (m *Manager) sweepFinished(ctx context.Context, guard clientv3.Cmp) {
 
 // dispatch starts a run for an unfinished task, or passes a running task's
 // external changes to its run.
-func (m *Manager) dispatch(ctx context.Context, wg *sync.WaitGroup, guard clientv3.Cmp, rec *sluicev1.ReindexTaskRecord) {
+func (m *Manager) dispatch(ctx context.Context, wg *sync.WaitGroup, guard clientv3.Cmp, rec *statev1.ReindexTask) {
 	id := rec.GetTask().GetId()
 	m.mu.Lock()
 	run := m.running[id]
 	if run == nil && !terminal(rec.GetTask().GetState()) {
-		run = newTaskRun(m, guard, proto.Clone(rec).(*sluicev1.ReindexTaskRecord))
+		run = newTaskRun(m, guard, proto.Clone(rec).(*statev1.ReindexTask))
 		m.running[id] = run
 		wg.Go(func() {
 			run.run(ctx)

@@ -13,6 +13,7 @@ import (
 	"github.com/sluice-search/sluice/cluster/etcdtest"
 	"github.com/sluice-search/sluice/cluster/metadata"
 	"github.com/sluice-search/sluice/cluster/state"
+	statev1 "github.com/sluice-search/sluice/proto/sluice/state/v1"
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
 )
 
@@ -118,7 +119,7 @@ func TestFinishedTasksExpire(t *testing.T) {
 		if tt.ended > 0 {
 			task.EndTime = timestamppb.New(now.Add(-tt.ended))
 		}
-		if err := m.tasks.create(ctx, &sluicev1.ReindexTaskRecord{Task: task}); err != nil {
+		if err := m.tasks.create(ctx, &statev1.ReindexTask{Task: task}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/sluice-search/sluice/cluster/routing"
 	"github.com/sluice-search/sluice/cluster/state"
+	statev1 "github.com/sluice-search/sluice/proto/sluice/state/v1"
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
 	"github.com/sluice-search/sluice/querydsl"
 )
@@ -79,7 +80,7 @@ func chooseMode(want sluicev1.ReindexMode, src, dst routing.Params) (mode sluice
 // INVALID_ARGUMENT naming the reason; DOCUMENTS is today's copy. The
 // mode must be decided (plan.Mode, plan.Colocatable, plan.DestDocsAtStart
 // for an existing destination).
-func chooseCopyMethod(req *sluicev1.ReindexRequest, plan *sluicev1.ReindexPlan, src routing.Params, srcMapping, dstMapping *sluicev1.Mapping) (sluicev1.ReindexCopyMethod, string, error) {
+func chooseCopyMethod(req *sluicev1.ReindexRequest, plan *statev1.ReindexPlan, src routing.Params, srcMapping, dstMapping *sluicev1.Mapping) (sluicev1.ReindexCopyMethod, string, error) {
 	want := req.GetCopyMethod()
 	if want == sluicev1.ReindexCopyMethod_REINDEX_COPY_METHOD_DOCUMENTS {
 		return want, "", nil
@@ -95,7 +96,7 @@ func chooseCopyMethod(req *sluicev1.ReindexRequest, plan *sluicev1.ReindexPlan, 
 }
 
 // segmentIneligible says why a task cannot copy segments, or "".
-func segmentIneligible(req *sluicev1.ReindexRequest, plan *sluicev1.ReindexPlan, src routing.Params, srcMapping, dstMapping *sluicev1.Mapping) string {
+func segmentIneligible(req *sluicev1.ReindexRequest, plan *statev1.ReindexPlan, src routing.Params, srcMapping, dstMapping *sluicev1.Mapping) string {
 	switch {
 	case plan.GetMode() != sluicev1.ReindexMode_REINDEX_MODE_LOCAL:
 		return fmt.Sprintf("mode is %v, segments need LOCAL", plan.GetMode())
@@ -126,11 +127,11 @@ func segmentIneligible(req *sluicev1.ReindexRequest, plan *sluicev1.ReindexPlan,
 // sliced scroll does: auto (0) or fewer than n means one slice per shard;
 // more subdivides shards by _id hash, slice i reading shard i%n. max_docs
 // is shared out evenly; a slice whose share is 0 is left out.
-func planSlices(n, slices int, maxDocs int64) []*sluicev1.ReindexPlanSlice {
+func planSlices(n, slices int, maxDocs int64) []*statev1.ReindexPlanSlice {
 	total := max(slices, n)
-	var out []*sluicev1.ReindexPlanSlice
+	var out []*statev1.ReindexPlanSlice
 	for i := range total {
-		s := &sluicev1.ReindexPlanSlice{SourceShard: int32(i % n)}
+		s := &statev1.ReindexPlanSlice{SourceShard: int32(i % n)}
 		inShard := total / n
 		if i%n < total%n {
 			inShard++

@@ -7,6 +7,7 @@ import (
 	"google.golang.org/protobuf/testing/protocmp"
 
 	"github.com/sluice-search/sluice/cluster/routing"
+	statev1 "github.com/sluice-search/sluice/proto/sluice/state/v1"
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
 )
 
@@ -16,18 +17,18 @@ func TestPlanSlices(t *testing.T) {
 		name          string
 		shards, slice int
 		maxDocs       int64
-		want          []*sluicev1.ReindexPlanSlice
+		want          []*statev1.ReindexPlanSlice
 	}{
-		{"auto", 2, 0, 0, []*sluicev1.ReindexPlanSlice{{Slice: 0, SourceShard: 0}, {Slice: 1, SourceShard: 1}}},
-		{"fewer than shards", 3, 1, 0, []*sluicev1.ReindexPlanSlice{{Slice: 0, SourceShard: 0}, {Slice: 1, SourceShard: 1}, {Slice: 2, SourceShard: 2}}},
-		{"subdivide evenly", 2, 4, 0, []*sluicev1.ReindexPlanSlice{
+		{"auto", 2, 0, 0, []*statev1.ReindexPlanSlice{{Slice: 0, SourceShard: 0}, {Slice: 1, SourceShard: 1}}},
+		{"fewer than shards", 3, 1, 0, []*statev1.ReindexPlanSlice{{Slice: 0, SourceShard: 0}, {Slice: 1, SourceShard: 1}, {Slice: 2, SourceShard: 2}}},
+		{"subdivide evenly", 2, 4, 0, []*statev1.ReindexPlanSlice{
 			{Slice: 0, SourceShard: 0, SubSlice: sub(0, 2)}, {Slice: 1, SourceShard: 1, SubSlice: sub(0, 2)},
 			{Slice: 2, SourceShard: 0, SubSlice: sub(1, 2)}, {Slice: 3, SourceShard: 1, SubSlice: sub(1, 2)}}},
-		{"subdivide unevenly", 2, 3, 0, []*sluicev1.ReindexPlanSlice{
+		{"subdivide unevenly", 2, 3, 0, []*statev1.ReindexPlanSlice{
 			{Slice: 0, SourceShard: 0, SubSlice: sub(0, 2)}, {Slice: 1, SourceShard: 1},
 			{Slice: 2, SourceShard: 0, SubSlice: sub(1, 2)}}},
-		{"max docs shared", 2, 0, 5, []*sluicev1.ReindexPlanSlice{{Slice: 0, SourceShard: 0, MaxDocs: 3}, {Slice: 1, SourceShard: 1, MaxDocs: 2}}},
-		{"max docs below slices", 3, 0, 1, []*sluicev1.ReindexPlanSlice{{Slice: 0, SourceShard: 0, MaxDocs: 1}}},
+		{"max docs shared", 2, 0, 5, []*statev1.ReindexPlanSlice{{Slice: 0, SourceShard: 0, MaxDocs: 3}, {Slice: 1, SourceShard: 1, MaxDocs: 2}}},
+		{"max docs below slices", 3, 0, 1, []*statev1.ReindexPlanSlice{{Slice: 0, SourceShard: 0, MaxDocs: 1}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -17,6 +17,8 @@ import (
 
 	"github.com/sluice-search/sluice/cluster/routing"
 	"github.com/sluice-search/sluice/cluster/state"
+	nodev1 "github.com/sluice-search/sluice/proto/sluice/node/v1"
+	statev1 "github.com/sluice-search/sluice/proto/sluice/state/v1"
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
 )
 
@@ -63,7 +65,7 @@ type taskRun struct {
 	id    string
 
 	mu        sync.Mutex
-	rec       *sluicev1.ReindexTaskRecord // working copy
+	rec       *statev1.ReindexTask // working copy
 	dirty     bool
 	cancelled bool
 	cancel    context.CancelCauseFunc
@@ -73,13 +75,13 @@ type taskRun struct {
 	rate      []rateSample
 }
 
-func newTaskRun(m *Manager, guard clientv3.Cmp, rec *sluicev1.ReindexTaskRecord) *taskRun {
+func newTaskRun(m *Manager, guard clientv3.Cmp, rec *statev1.ReindexTask) *taskRun {
 	return &taskRun{m: m, guard: guard, id: rec.GetTask().GetId(), rec: rec, rps: rec.GetRequestsPerSecond(),
 		active: map[int32]string{}, throttles: map[int32]interface{ SetRate(float64) }{}}
 }
 
 // external applies a change another coordinator wrote: cancel or rethrottle.
-func (r *taskRun) external(rec *sluicev1.ReindexTaskRecord) {
+func (r *taskRun) external(rec *statev1.ReindexTask) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if rec.GetCancelRequested() && !r.cancelled {
@@ -120,13 +122,13 @@ func (r *taskRun) rethrottleLocked() {
 	}
 	for slice, node := range r.active {
 		go func() {
-			cl, err := r.m.nodes.Client(node)
+			cl, err := r.m.nodes.Reindex(node)
 			if err != nil {
 				return
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			defer cancel()
-			if _, err := cl.RethrottleReindexSlice(ctx, &sluicev1.RethrottleReindexSliceRequest{TaskId: r.id, Slice: slice, RequestsPerSecond: rate}); err != nil {
+			if _, err := cl.RethrottleReindexSlice(ctx, &nodev1.RethrottleReindexSliceRequest{TaskId: r.id, Slice: slice, RequestsPerSecond: rate}); err != nil {
 				r.m.log.Warn("reindex: rethrottle slice", "task", r.id, "slice", slice, "node", node, "err", err)
 			}
 		}()
@@ -272,10 +274,10 @@ func (r *taskRun) waitDest(ctx context.Context) error {
 	return nil
 }
 
-func (r *taskRun) checkpoint(i int) *sluicev1.ReindexCheckpoint {
+func (r *taskRun) checkpoint(i int) *statev1.ReindexCheckpoint {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return proto.Clone(r.rec.Checkpoints[i]).(*sluicev1.ReindexCheckpoint)
+	return proto.Clone(r.rec.Checkpoints[i]).(*statev1.ReindexCheckpoint)
 }
 
 func (r *taskRun) isDirty() bool {
@@ -287,7 +289,7 @@ func (r *taskRun) isDirty() bool {
 // runSlice runs a slice to its end, retrying from its last checkpoint with
 // backoff while attempts fail for reasons that may pass (node restarting,
 // shard moving, overload).
-func (r *taskRun) runSlice(ctx context.Context, s *sluicev1.ReindexPlanSlice) error {
+func (r *taskRun) runSlice(ctx context.Context, s *statev1.ReindexPlanSlice) error {
 	backoff := 100 * time.Millisecond
 	lastProgress := time.Now()
 	for {
@@ -324,7 +326,7 @@ func (r *taskRun) runSlice(ctx context.Context, s *sluicev1.ReindexPlanSlice) er
 }
 
 // nodeAttempt runs a slice once on the node holding its source shard.
-func (r *taskRun) nodeAttempt(ctx context.Context, s *sluicev1.ReindexPlanSlice) (progressed bool, err error) {
+func (r *taskRun) nodeAttempt(ctx context.Context, s *statev1.ReindexPlanSlice) (progressed bool, err error) {
 	plan := r.rec.Plan
 	st := r.m.cache.State()
 	src, dst := st.ByUUID[plan.SourceUuid], st.ByUUID[plan.DestUuid]
@@ -347,14 +349,14 @@ func (r *taskRun) nodeAttempt(ctx context.Context, s *sluicev1.ReindexPlanSlice)
 		}
 		destNodes[int32(d)] = addr
 	}
-	cl, err := r.m.nodes.Client(nodeID)
+	cl, err := r.m.nodes.Reindex(nodeID)
 	if err != nil {
 		return false, err
 	}
 	base := r.checkpoint(int(s.Slice))
 	dp := paramsOf(dst.Meta.GetSettings())
-	req := &sluicev1.RunReindexSliceRequest{TaskId: r.id, Slice: s.Slice,
-		Source:   &sluicev1.ShardID{IndexUuid: plan.SourceUuid, Shard: s.SourceShard},
+	req := &nodev1.RunReindexSliceRequest{TaskId: r.id, Slice: s.Slice,
+		Source:   &nodev1.ShardID{IndexUuid: plan.SourceUuid, Shard: s.SourceShard},
 		SubSlice: s.SubSlice, Query: r.rec.Request.GetSource().GetQuery(),
 		DestIndexUuid: plan.DestUuid, DestIndex: plan.DestIndex,
 		DestRoutingShards: int32(dp.RoutingShards), DestShards: int32(dp.Shards), DestNodes: destNodes,
@@ -390,7 +392,7 @@ func (r *taskRun) nodeAttempt(ctx context.Context, s *sluicev1.ReindexPlanSlice)
 			return progressed, err
 		}
 		r.apply(s.Slice, base, nodeID, msg.GetRestarted(), msg.GetCursor(), msg.GetDone(), msg.GetTotal(), msg.GetThrottled().AsDuration(),
-			&sluicev1.ReindexCheckpoint{Copied: msg.GetCopied(), Created: msg.GetCreated(), Updated: msg.GetUpdated(),
+			&statev1.ReindexCheckpoint{Copied: msg.GetCopied(), Created: msg.GetCreated(), Updated: msg.GetUpdated(),
 				VersionConflicts: msg.GetVersionConflicts(), Failures: msg.GetFailures(),
 				CopyMethod: msg.GetCopyMethod(), CopyMethodReason: msg.GetCopyMethodReason()}, msg.GetFailureSamples())
 		progressed = true
@@ -400,10 +402,10 @@ func (r *taskRun) nodeAttempt(ctx context.Context, s *sluicev1.ReindexPlanSlice)
 // apply records a checkpoint: base (the checkpoint the attempt started
 // from) plus the attempt's counts so far, or the attempt's alone if the
 // slice started over.
-func (r *taskRun) apply(slice int32, base *sluicev1.ReindexCheckpoint, nodeID string, restarted bool, cursor []byte, done bool, total int64, throttled time.Duration, run *sluicev1.ReindexCheckpoint, samples []*sluicev1.ShardFailure) {
-	cp := proto.Clone(base).(*sluicev1.ReindexCheckpoint)
+func (r *taskRun) apply(slice int32, base *statev1.ReindexCheckpoint, nodeID string, restarted bool, cursor []byte, done bool, total int64, throttled time.Duration, run *statev1.ReindexCheckpoint, samples []*sluicev1.ShardFailure) {
+	cp := proto.Clone(base).(*statev1.ReindexCheckpoint)
 	if restarted {
-		cp = &sluicev1.ReindexCheckpoint{Slice: slice, Restarts: base.Restarts + 1, Throttled: base.Throttled}
+		cp = &statev1.ReindexCheckpoint{Slice: slice, Restarts: base.Restarts + 1, Throttled: base.Throttled}
 	}
 	cp.Copied += run.Copied
 	cp.Created += run.Created
@@ -429,12 +431,12 @@ func (r *taskRun) apply(slice int32, base *sluicev1.ReindexCheckpoint, nodeID st
 // (cancel and throttle requests), guarded by leadership.
 func (r *taskRun) persist(ctx context.Context) error {
 	r.mu.Lock()
-	snap := proto.Clone(r.rec).(*sluicev1.ReindexTaskRecord)
+	snap := proto.Clone(r.rec).(*statev1.ReindexTask)
 	r.dirty = false
 	r.updateRateLocked(snap)
 	r.mu.Unlock()
 	publicView(snap)
-	_, err := r.m.tasks.update(ctx, r.id, func(cur *sluicev1.ReindexTaskRecord) error {
+	_, err := r.m.tasks.update(ctx, r.id, func(cur *statev1.ReindexTask) error {
 		cancel, rps := cur.GetCancelRequested(), cur.GetRequestsPerSecond()
 		proto.Reset(cur)
 		proto.Merge(cur, snap)
@@ -446,7 +448,7 @@ func (r *taskRun) persist(ctx context.Context) error {
 }
 
 // updateRateLocked sets docs/s over the last 10 s and the ETA.
-func (r *taskRun) updateRateLocked(rec *sluicev1.ReindexTaskRecord) {
+func (r *taskRun) updateRateLocked(rec *statev1.ReindexTask) {
 	var copied, total int64
 	for _, cp := range rec.Checkpoints {
 		copied += cp.GetCopied()
@@ -470,7 +472,7 @@ func (r *taskRun) updateRateLocked(rec *sluicev1.ReindexTaskRecord) {
 }
 
 // publicView fills the Task's progress from the checkpoints.
-func publicView(rec *sluicev1.ReindexTaskRecord) {
+func publicView(rec *statev1.ReindexTask) {
 	st := rec.Task.Reindex
 	st.Total, st.Created, st.Updated, st.VersionConflicts, st.Failures = 0, 0, 0, 0, 0
 	st.Slices = st.Slices[:0]

@@ -9,13 +9,14 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/sluice-search/sluice/cluster/state"
+	statev1 "github.com/sluice-search/sluice/proto/sluice/state/v1"
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
 )
 
 // taskStore reads and writes task records under tasks/<id>.
 type taskStore struct{ s *state.Store }
 
-func (ts taskStore) get(ctx context.Context, id string) (*sluicev1.ReindexTaskRecord, int64, error) {
+func (ts taskStore) get(ctx context.Context, id string) (*statev1.ReindexTask, int64, error) {
 	resp, err := ts.s.Client.Get(ctx, ts.s.Keys.Task(id))
 	if err != nil {
 		return nil, 0, fmt.Errorf("read task %s: %w", id, err)
@@ -23,7 +24,7 @@ func (ts taskStore) get(ctx context.Context, id string) (*sluicev1.ReindexTaskRe
 	if len(resp.Kvs) == 0 {
 		return nil, 0, state.NotFoundf("no such task [%s]", id)
 	}
-	rec := &sluicev1.ReindexTaskRecord{}
+	rec := &statev1.ReindexTask{}
 	if err := state.Unmarshal(resp.Kvs[0].Value, rec); err != nil {
 		return nil, 0, err
 	}
@@ -31,14 +32,14 @@ func (ts taskStore) get(ctx context.Context, id string) (*sluicev1.ReindexTaskRe
 }
 
 // list returns every task, newest first, and the revision read at.
-func (ts taskStore) list(ctx context.Context) ([]*sluicev1.ReindexTaskRecord, int64, error) {
+func (ts taskStore) list(ctx context.Context) ([]*statev1.ReindexTask, int64, error) {
 	resp, err := ts.s.Client.Get(ctx, ts.s.Keys.Tasks(), clientv3.WithPrefix())
 	if err != nil {
 		return nil, 0, fmt.Errorf("list tasks: %w", err)
 	}
-	out := make([]*sluicev1.ReindexTaskRecord, 0, len(resp.Kvs))
+	out := make([]*statev1.ReindexTask, 0, len(resp.Kvs))
 	for _, kv := range resp.Kvs {
-		rec := &sluicev1.ReindexTaskRecord{}
+		rec := &statev1.ReindexTask{}
 		if err := state.Unmarshal(kv.Value, rec); err != nil {
 			return nil, 0, fmt.Errorf("%s: %w", kv.Key, err)
 		}
@@ -50,7 +51,7 @@ func (ts taskStore) list(ctx context.Context) ([]*sluicev1.ReindexTaskRecord, in
 	return out, resp.Header.Revision, nil
 }
 
-func (ts taskStore) create(ctx context.Context, rec *sluicev1.ReindexTaskRecord) error {
+func (ts taskStore) create(ctx context.Context, rec *statev1.ReindexTask) error {
 	var t state.Txn
 	key := ts.s.Keys.Task(rec.GetTask().GetId())
 	t.Unchanged(key, 0)
@@ -64,7 +65,7 @@ var errStop = errors.New("stop")
 // update applies fn to the stored record and writes it back, guarded by the
 // record's revision (and guards, e.g. leadership); a concurrent change
 // re-reads and re-applies fn. fn returning errStop writes nothing.
-func (ts taskStore) update(ctx context.Context, id string, fn func(*sluicev1.ReindexTaskRecord) error, guards ...clientv3.Cmp) (*sluicev1.ReindexTaskRecord, error) {
+func (ts taskStore) update(ctx context.Context, id string, fn func(*statev1.ReindexTask) error, guards ...clientv3.Cmp) (*statev1.ReindexTask, error) {
 	for attempt := 0; ; attempt++ {
 		rec, rev, err := ts.get(ctx, id)
 		if err != nil {

@@ -5,8 +5,6 @@ import (
 	"slices"
 	"sort"
 
-	"google.golang.org/protobuf/proto"
-
 	"github.com/sluice-search/sluice/cluster/metadata"
 	"github.com/sluice-search/sluice/cluster/state"
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
@@ -76,7 +74,7 @@ func shardReason(st *state.Snapshot, sh *sluicev1.ShardRouting) string {
 func State(st *state.Snapshot, clusterName, allocator string) *sluicev1.ClusterStateResponse {
 	resp := &sluicev1.ClusterStateResponse{ClusterName: clusterName, Allocator: allocator, Revision: st.Revision}
 	for _, n := range st.Nodes {
-		resp.Nodes = append(resp.Nodes, proto.Clone(n.Info).(*sluicev1.NodeInfo))
+		resp.Nodes = append(resp.Nodes, state.NodeInfo(n))
 	}
 	sort.Slice(resp.Nodes, func(i, j int) bool { return resp.Nodes[i].Id < resp.Nodes[j].Id })
 	for _, name := range st.IndexNames("") {

@@ -1,6 +1,6 @@
-// Package reindex is a data node's share of a reindex task: it serves
-// RunReindexSlice, ShardIngest and RethrottleReindexSlice of the internal
-// Node service (Wrap adds them to the node's NodeServer). The coordinator
+// Package reindex is a data node's share of a reindex task: the Runner
+// serves and registers the internal sluice.node.v1.Reindex service
+// (RunReindexSlice, ShardIngest, RethrottleReindexSlice). The coordinator
 // side — planning, dispatch, checkpoints in etcd, verification — is
 // coordinator/reindex.
 //

@@ -11,6 +11,7 @@ import (
 
 	"github.com/sluice-search/sluice/node/engine"
 	"github.com/sluice-search/sluice/node/shard"
+	nodev1 "github.com/sluice-search/sluice/proto/sluice/node/v1"
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
 )
 
@@ -18,11 +19,11 @@ import (
 // Batches are applied as they arrive (gRPC flow control holds the sender
 // back meanwhile); at the end of the stream the shard is committed before
 // the answer, so the sender may checkpoint past every document it sent.
-func (r *Runner) ShardIngest(stream grpc.ClientStreamingServer[sluicev1.ShardIngestRequest, sluicev1.ShardIngestResponse]) error {
+func (r *Runner) ShardIngest(stream grpc.ClientStreamingServer[nodev1.ShardIngestRequest, nodev1.ShardIngestResponse]) error {
 	ctx := stream.Context()
 	first, err := stream.Recv()
 	if errors.Is(err, io.EOF) {
-		return stream.SendAndClose(&sluicev1.ShardIngestResponse{})
+		return stream.SendAndClose(&nodev1.ShardIngestResponse{})
 	}
 	if err != nil {
 		return err
@@ -53,7 +54,7 @@ func (r *Runner) ShardIngest(stream grpc.ClientStreamingServer[sluicev1.ShardIng
 	if _, err := sh.Commit(ctx); err != nil {
 		return fmt.Errorf("shard %v: commit: %w", sh.ID(), err)
 	}
-	return stream.SendAndClose(&sluicev1.ShardIngestResponse{Created: c.created.Load(), Updated: c.updated.Load(),
+	return stream.SendAndClose(&nodev1.ShardIngestResponse{Created: c.created.Load(), Updated: c.updated.Load(),
 		VersionConflicts: c.conflicts.Load(), Failures: c.failures.Load(), FailureSamples: c.takeSamples()})
 }
 
@@ -61,7 +62,7 @@ func (r *Runner) ShardIngest(stream grpc.ClientStreamingServer[sluicev1.ShardIng
 // are distinct (they come from one source shard), so order does not matter.
 // Conflicts are counted, never fatal here: the sender applies its conflicts
 // policy when the stream's counts come back.
-func (r *Runner) applyBatch(ctx context.Context, sh *shard.Shard, docs []*sluicev1.IngestDoc, createOnly bool, c *counters) error {
+func (r *Runner) applyBatch(ctx context.Context, sh *shard.Shard, docs []*nodev1.IngestDoc, createOnly bool, c *counters) error {
 	n := min(r.opts.Workers, len(docs))
 	errs := make([]error, n)
 	b := sh.NewBatch() // one fsync for the batch
@@ -88,18 +89,18 @@ func (r *Runner) applyBatch(ctx context.Context, sh *shard.Shard, docs []*sluice
 // ingestStream sends one destination shard's documents to its node.
 type ingestStream struct {
 	addr   string
-	shard  *sluicev1.ShardID
+	shard  *nodev1.ShardID
 	opType sluicev1.BulkAction
-	stream grpc.ClientStreamingClient[sluicev1.ShardIngestRequest, sluicev1.ShardIngestResponse]
-	batch  *sluicev1.ShardIngestRequest
+	stream grpc.ClientStreamingClient[nodev1.ShardIngestRequest, nodev1.ShardIngestResponse]
+	batch  *nodev1.ShardIngestRequest
 	bytes  int
 }
 
 func (s *ingestStream) add(id, routing, source []byte) {
 	if s.batch == nil {
-		s.batch = &sluicev1.ShardIngestRequest{}
+		s.batch = &nodev1.ShardIngestRequest{}
 	}
-	s.batch.Docs = append(s.batch.Docs, &sluicev1.IngestDoc{Id: string(id), Routing: string(routing), Source: append([]byte(nil), source...)})
+	s.batch.Docs = append(s.batch.Docs, &nodev1.IngestDoc{Id: string(id), Routing: string(routing), Source: append([]byte(nil), source...)})
 	s.bytes += len(id) + len(routing) + len(source)
 }
 

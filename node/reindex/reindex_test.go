@@ -23,6 +23,7 @@ import (
 	"github.com/sluice-search/sluice/node/nodetest"
 	"github.com/sluice-search/sluice/node/reindex"
 	"github.com/sluice-search/sluice/node/shard"
+	nodev1 "github.com/sluice-search/sluice/proto/sluice/node/v1"
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
 )
 
@@ -32,7 +33,7 @@ type testNode struct {
 	host   *shard.Host
 	runner *reindex.Runner
 	addr   string
-	client sluicev1.NodeClient
+	client nodev1.ReindexClient
 }
 
 // startNode starts a real data node (node.New) whose slices checkpoint
@@ -40,7 +41,7 @@ type testNode struct {
 func startNode(t *testing.T) *testNode {
 	t.Helper()
 	n := nodetest.Start(t, nil, node.Config{Reindex: reindex.Options{CheckpointInterval: 10 * time.Millisecond, Workers: 2, BatchDocs: 50}})
-	return &testNode{host: n.Shards(), runner: n.Reindex(), addr: n.Advertise(), client: sluicev1.NewNodeClient(n.Conn)}
+	return &testNode{host: n.Shards(), runner: n.Reindex(), addr: n.Advertise(), client: nodev1.NewReindexClient(n.Conn)}
 }
 
 // open opens shards of an index with the test documents' mapping.
@@ -131,12 +132,12 @@ func contents(t *testing.T, nodes []*testNode, uuid string, shards int) map[stri
 
 // runSlice runs a slice to its end and returns its last message and the
 // number of messages.
-func runSlice(ctx context.Context, c sluicev1.NodeClient, req *sluicev1.RunReindexSliceRequest) (*sluicev1.RunReindexSliceResponse, int, error) {
+func runSlice(ctx context.Context, c nodev1.ReindexClient, req *nodev1.RunReindexSliceRequest) (*nodev1.RunReindexSliceResponse, int, error) {
 	st, err := c.RunReindexSlice(ctx, req)
 	if err != nil {
 		return nil, 0, err
 	}
-	var last *sluicev1.RunReindexSliceResponse
+	var last *nodev1.RunReindexSliceResponse
 	n := 0
 	for {
 		m, err := st.Recv()
@@ -150,9 +151,9 @@ func runSlice(ctx context.Context, c sluicev1.NodeClient, req *sluicev1.RunReind
 	}
 }
 
-func sliceReq(srcUUID string, s int, dstUUID string, dst routing.Params, nodes map[int32]string) *sluicev1.RunReindexSliceRequest {
-	return &sluicev1.RunReindexSliceRequest{TaskId: "t1", Slice: int32(s),
-		Source:        &sluicev1.ShardID{IndexUuid: srcUUID, Shard: int32(s)},
+func sliceReq(srcUUID string, s int, dstUUID string, dst routing.Params, nodes map[int32]string) *nodev1.RunReindexSliceRequest {
+	return &nodev1.RunReindexSliceRequest{TaskId: "t1", Slice: int32(s),
+		Source:        &nodev1.ShardID{IndexUuid: srcUUID, Shard: int32(s)},
 		DestIndexUuid: dstUUID, DestIndex: "dst", DestShards: int32(dst.Shards), DestRoutingShards: int32(dst.RoutingShards),
 		DestNodes: nodes}
 }
@@ -290,7 +291,7 @@ func TestResume(t *testing.T) {
 	// by position: same fingerprint.
 	r2 := reindex.NewRunner(n.host, nil, node.Errors, reindex.Options{CheckpointInterval: time.Hour})
 	fs := &fakeStream{ctx: ctx}
-	if err := r2.RunReindexSlice(&sluicev1.RunReindexSliceRequest{Source: req.Source, DestIndexUuid: "dst", DestShards: 1,
+	if err := r2.RunReindexSlice(&nodev1.RunReindexSliceRequest{Source: req.Source, DestIndexUuid: "dst", DestShards: 1,
 		DestRoutingShards: 1, Cursor: first.Cursor}, fs); err != nil {
 		t.Fatal(err)
 	}
@@ -307,7 +308,7 @@ func TestResume(t *testing.T) {
 		t.Fatal(err)
 	}
 	fs = &fakeStream{ctx: ctx}
-	if err := r2.RunReindexSlice(&sluicev1.RunReindexSliceRequest{Source: req.Source, DestIndexUuid: "dst", DestShards: 1,
+	if err := r2.RunReindexSlice(&nodev1.RunReindexSliceRequest{Source: req.Source, DestIndexUuid: "dst", DestShards: 1,
 		DestRoutingShards: 1, Cursor: first.Cursor}, fs); err != nil {
 		t.Fatal(err)
 	}
@@ -351,7 +352,7 @@ func TestResumeAfterCrash(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	req := &sluicev1.RunReindexSliceRequest{Source: &sluicev1.ShardID{IndexUuid: "src"}, DestIndexUuid: "dst",
+	req := &nodev1.RunReindexSliceRequest{Source: &nodev1.ShardID{IndexUuid: "src"}, DestIndexUuid: "dst",
 		DestShards: 1, DestRoutingShards: 1, RequestsPerSecond: 2000}
 	rctx, cancel := context.WithCancel(ctx)
 	fs := &fakeStream{ctx: rctx, onSend: cancel} // stop after the first checkpoint
@@ -413,7 +414,7 @@ func TestRethrottleTakesEffectAtOnce(t *testing.T) {
 	}()
 	var found bool
 	waitFor(t, func() bool {
-		r, err := n.client.RethrottleReindexSlice(ctx, &sluicev1.RethrottleReindexSliceRequest{TaskId: "t1", Slice: 0, RequestsPerSecond: 0})
+		r, err := n.client.RethrottleReindexSlice(ctx, &nodev1.RethrottleReindexSliceRequest{TaskId: "t1", Slice: 0, RequestsPerSecond: 0})
 		found = err == nil && r.Found
 		return found
 	})
@@ -428,7 +429,7 @@ func TestRethrottleTakesEffectAtOnce(t *testing.T) {
 	if el := time.Since(start); el > 10*time.Second {
 		t.Errorf("took %v", el)
 	}
-	r, err := n.client.RethrottleReindexSlice(ctx, &sluicev1.RethrottleReindexSliceRequest{TaskId: "t1", Slice: 0})
+	r, err := n.client.RethrottleReindexSlice(ctx, &nodev1.RethrottleReindexSliceRequest{TaskId: "t1", Slice: 0})
 	if err != nil || r.Found {
 		t.Errorf("rethrottle of a finished slice: %v %v", r, err)
 	}
@@ -513,19 +514,19 @@ func waitFor(t *testing.T, cond func() bool) {
 type fakeStream struct {
 	grpc.ServerStream
 	ctx    context.Context
-	msgs   []*sluicev1.RunReindexSliceResponse
+	msgs   []*nodev1.RunReindexSliceResponse
 	onSend func() // called after each message, e.g. to stop the run
 }
 
 func (f *fakeStream) Context() context.Context { return f.ctx }
-func (f *fakeStream) Send(m *sluicev1.RunReindexSliceResponse) error {
+func (f *fakeStream) Send(m *nodev1.RunReindexSliceResponse) error {
 	f.msgs = append(f.msgs, m)
 	if f.onSend != nil {
 		f.onSend()
 	}
 	return nil
 }
-func (f *fakeStream) last() *sluicev1.RunReindexSliceResponse {
+func (f *fakeStream) last() *nodev1.RunReindexSliceResponse {
 	if len(f.msgs) == 0 {
 		return nil
 	}

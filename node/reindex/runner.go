@@ -14,7 +14,7 @@ import (
 	"github.com/sluice-search/sluice/cluster/throttle"
 	"github.com/sluice-search/sluice/node/engine"
 	"github.com/sluice-search/sluice/node/shard"
-	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
+	nodev1 "github.com/sluice-search/sluice/proto/sluice/node/v1"
 )
 
 // Options configure a Runner.
@@ -72,9 +72,11 @@ type Conns interface {
 	Conn(addr string) (grpc.ClientConnInterface, error)
 }
 
-// Runner serves a data node's share of reindexing: RunReindexSlice,
-// ShardIngest and RethrottleReindexSlice of the Node service.
+// Runner serves a data node's share of reindexing: the Reindex service
+// (RunReindexSlice, ShardIngest, RethrottleReindexSlice).
 type Runner struct {
+	nodev1.UnimplementedReindexServer
+
 	host  *shard.Host
 	conns Conns
 	errs  *rpc.Errors
@@ -119,25 +121,28 @@ func (r *Runner) Close() {
 }
 
 // RethrottleReindexSlice changes a running slice's rate at once.
-func (r *Runner) RethrottleReindexSlice(_ context.Context, req *sluicev1.RethrottleReindexSliceRequest) (*sluicev1.RethrottleReindexSliceResponse, error) {
+func (r *Runner) RethrottleReindexSlice(_ context.Context, req *nodev1.RethrottleReindexSliceRequest) (*nodev1.RethrottleReindexSliceResponse, error) {
 	r.mu.Lock()
 	th := r.running[sliceKey{req.GetTaskId(), req.GetSlice()}]
 	r.mu.Unlock()
 	if th == nil {
-		return &sluicev1.RethrottleReindexSliceResponse{}, nil
+		return &nodev1.RethrottleReindexSliceResponse{}, nil
 	}
 	th.SetRate(float64(req.GetRequestsPerSecond()))
-	return &sluicev1.RethrottleReindexSliceResponse{Found: true}, nil
+	return &nodev1.RethrottleReindexSliceResponse{Found: true}, nil
 }
 
-// client returns a Node client for another node's address.
-func (r *Runner) client(addr string) (sluicev1.NodeClient, error) {
+// client returns a Reindex client of another node's address.
+func (r *Runner) client(addr string) (nodev1.ReindexClient, error) {
 	c, err := r.conns.Conn(addr)
 	if err != nil {
 		return nil, fmt.Errorf("dial %s: %w", addr, err)
 	}
-	return sluicev1.NewNodeClient(c), nil
+	return nodev1.NewReindexClient(c), nil
 }
+
+// Register adds the Reindex service, served by r, to a gRPC server.
+func (r *Runner) Register(g grpc.ServiceRegistrar) { nodev1.RegisterReindexServer(g, r) }
 
 // pin returns the reader a slice runs in and where to start: the kept
 // reader if the cursor came from it, else the shard's latest reader at the

@@ -11,6 +11,7 @@ import (
 	"github.com/sluice-search/sluice/node/engine"
 	"github.com/sluice-search/sluice/node/engine/index"
 	"github.com/sluice-search/sluice/node/shard"
+	nodev1 "github.com/sluice-search/sluice/proto/sluice/node/v1"
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
 	"github.com/sluice-search/sluice/querydsl"
 )
@@ -20,7 +21,7 @@ import (
 // — or why the slice must copy documents instead: the request is not one a
 // segment copy can serve (a bad request), or a destination shard is not
 // open here or has another mapping than the source (a fallback).
-func (r *Runner) segmentTargets(ctx context.Context, req *sluicev1.RunReindexSliceRequest, src *shard.Shard, dst routing.Params) ([]*shard.Shard, string, error) {
+func (r *Runner) segmentTargets(ctx context.Context, req *nodev1.RunReindexSliceRequest, src *shard.Shard, dst routing.Params) ([]*shard.Shard, string, error) {
 	switch {
 	case req.GetSubSlice() != nil, req.GetMaxDocs() > 0, req.GetRequestsPerSecond() > 0,
 		req.GetQuery() != nil && req.GetQuery().Kind != nil && req.GetQuery().GetMatchAll() == nil:
@@ -82,7 +83,7 @@ func (r *Runner) openShard(ctx context.Context, id shard.ID) (*shard.Shard, erro
 
 // segmentMarker names a slice's segment copy in the destination shards'
 // commits.
-func segmentMarker(req *sluicev1.RunReindexSliceRequest) string {
+func segmentMarker(req *nodev1.RunReindexSliceRequest) string {
 	return fmt.Sprintf("reindex/%s/%d", req.GetTaskId(), req.GetSlice())
 }
 
@@ -124,7 +125,7 @@ func (cp *copyRun) runSegments(ctx context.Context, targets []*shard.Shard) erro
 		return fmt.Errorf("reindex slice %d: segment copy added %d docs for %d live docs of source shard %v",
 			cp.req.GetSlice(), added, cp.sel.total, cp.req.GetSource())
 	}
-	return cp.stream.Send(&sluicev1.RunReindexSliceResponse{
+	return cp.stream.Send(&nodev1.RunReindexSliceResponse{
 		Total: cp.sel.total, Copied: added, Created: added,
 		Cursor: cursor{fingerprint: cp.fp, next: cp.rd.MaxDoc()}.encode(), Done: true,
 		Restarted: cp.restarted, Throttled: durationpb.New(0),

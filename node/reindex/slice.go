@@ -15,6 +15,7 @@ import (
 	"github.com/sluice-search/sluice/node/engine/index"
 	"github.com/sluice-search/sluice/node/engine/search"
 	"github.com/sluice-search/sluice/node/shard"
+	nodev1 "github.com/sluice-search/sluice/proto/sluice/node/v1"
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
 	"github.com/sluice-search/sluice/querydsl"
 )
@@ -24,7 +25,7 @@ const chunkDocs = 64
 
 // RunReindexSlice copies one slice of a source shard held by this node.
 // See the package doc for the algorithm.
-func (r *Runner) RunReindexSlice(req *sluicev1.RunReindexSliceRequest, stream grpc.ServerStreamingServer[sluicev1.RunReindexSliceResponse]) error {
+func (r *Runner) RunReindexSlice(req *nodev1.RunReindexSliceRequest, stream grpc.ServerStreamingServer[nodev1.RunReindexSliceResponse]) error {
 	ctx := stream.Context()
 	key := sliceKey{req.GetTaskId(), req.GetSlice()}
 	srcID := req.GetSource()
@@ -109,7 +110,7 @@ func (r *Runner) RunReindexSlice(req *sluicev1.RunReindexSliceRequest, stream gr
 // copyRun is one run of a slice.
 type copyRun struct {
 	r         *Runner
-	req       *sluicev1.RunReindexSliceRequest
+	req       *nodev1.RunReindexSliceRequest
 	dst       routing.Params
 	routing   routing.Dest
 	sel       *selection
@@ -117,7 +118,7 @@ type copyRun struct {
 	fp        uint64
 	th        *throttle.Throttle
 	interval  time.Duration
-	stream    grpc.ServerStreamingServer[sluicev1.RunReindexSliceResponse]
+	stream    grpc.ServerStreamingServer[nodev1.RunReindexSliceResponse]
 	restarted bool
 	method    sluicev1.ReindexCopyMethod // what this run copies
 	reason    string                     // why it copies documents although segments were asked for
@@ -219,7 +220,7 @@ func (cp *copyRun) route(ctx context.Context, id, rt, source []byte) error {
 			return fmt.Errorf("%w: destination shard %d is not open here and has no node", ErrNoDestination, d)
 		}
 		s = &ingestStream{addr: addr, opType: cp.req.GetOpType(),
-			shard: &sluicev1.ShardID{IndexUuid: cp.req.GetDestIndexUuid(), Shard: int32(d)}}
+			shard: &nodev1.ShardID{IndexUuid: cp.req.GetDestIndexUuid(), Shard: int32(d)}}
 		cp.remote[d] = s
 	}
 	s.add(id, rt, source)
@@ -272,7 +273,7 @@ func (cp *copyRun) checkpoint(ctx context.Context, next int, done bool) error {
 			return fmt.Errorf("destination shard %v: commit: %w", sh.ID(), err)
 		}
 	}
-	return cp.stream.Send(&sluicev1.RunReindexSliceResponse{
+	return cp.stream.Send(&nodev1.RunReindexSliceResponse{
 		Total: cp.sel.total, Copied: cp.copied,
 		Created: cp.c.created.Load(), Updated: cp.c.updated.Load(),
 		VersionConflicts: cp.c.conflicts.Load(), Failures: cp.c.failures.Load(),

@@ -1,5 +1,5 @@
-// Package server is the data node's gRPC adapter: it serves the internal
-// sluice.v1.Node service over a shard.Host. Handlers translate — proto in,
+// Package server is the data node's data path adapter: it serves and
+// registers the internal sluice.node.v1.Node service over a shard.Host. Handlers translate — proto in,
 // shard call (bulk orchestration, readers and refresh policy live on the
 // shard), proto out. They return the core's typed errors as they are: the
 // node's error table (node.Errors), which the node's server applies,

@@ -12,6 +12,7 @@ import (
 	"github.com/sluice-search/sluice/node/engine/index"
 	"github.com/sluice-search/sluice/node/engine/search"
 	"github.com/sluice-search/sluice/node/shard"
+	nodev1 "github.com/sluice-search/sluice/proto/sluice/node/v1"
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
 	"github.com/sluice-search/sluice/querydsl"
 )
@@ -137,7 +138,7 @@ func decodeCursor(b []byte) (int, error) {
 const defaultScanBatch = 1000
 
 // ShardScan streams the selected docs of a pinned reader in index order.
-func (s *Server) ShardScan(req *sluicev1.ShardScanRequest, stream sluicev1.Node_ShardScanServer) error {
+func (s *Server) ShardScan(req *nodev1.ShardScanRequest, stream nodev1.Node_ShardScanServer) error {
 	ctx := stream.Context()
 	sh, err := s.shard(req.GetShard())
 	if err != nil {
@@ -184,7 +185,7 @@ func (s *Server) ShardScan(req *sluicev1.ShardScanRequest, stream sluicev1.Node_
 		batch = defaultScanBatch
 	}
 	leaves := r.Reader().Leaves()
-	resp := &sluicev1.ShardScanResponse{Total: sel.total}
+	resp := &nodev1.ShardScanResponse{Total: sel.total}
 	sent := false
 	var sd index.StoredDoc
 	for li := range leaves {
@@ -201,7 +202,7 @@ func (s *Server) ShardScan(req *sluicev1.ShardScanRequest, stream sluicev1.Node_
 			if err := stored.Document(d, &sd); err != nil {
 				return fmt.Errorf("shard %v: scan doc %d: %w", sh.ID(), base+d, err)
 			}
-			fd := &sluicev1.FetchedDoc{Doc: int32(base + d), Id: string(sd.ID), Routing: string(sd.Routing)}
+			fd := &nodev1.FetchedDoc{Doc: int32(base + d), Id: string(sd.ID), Routing: string(sd.Routing)}
 			if req.GetFetchSource() {
 				fd.Source = append([]byte(nil), sd.Source...)
 			}
@@ -213,7 +214,7 @@ func (s *Server) ShardScan(req *sluicev1.ShardScanRequest, stream sluicev1.Node_
 					return err
 				}
 				sent = true
-				resp = &sluicev1.ShardScanResponse{Total: sel.total}
+				resp = &nodev1.ShardScanResponse{Total: sel.total}
 				// Keep the reader alive while a long scan streams.
 				if ka > 0 {
 					r.Touch(ka)

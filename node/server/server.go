@@ -11,6 +11,7 @@ import (
 	"github.com/sluice-search/sluice/cluster/rpc"
 	"github.com/sluice-search/sluice/node/engine/search"
 	"github.com/sluice-search/sluice/node/shard"
+	nodev1 "github.com/sluice-search/sluice/proto/sluice/node/v1"
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
 	"github.com/sluice-search/sluice/querydsl"
 )
@@ -29,18 +30,18 @@ func (o *Options) SetDefaults() {
 	}
 }
 
-// Server implements sluicev1.NodeServer over a shard.Host. Its handlers
+// Server implements nodev1.NodeServer over a shard.Host. Its handlers
 // return the core's typed errors; the node's server turns them into
 // statuses with the node's error table, which also describes the errors of
 // single bulk items.
 type Server struct {
-	sluicev1.UnimplementedNodeServer
+	nodev1.UnimplementedNodeServer
 	host *shard.Host
 	errs *rpc.Errors
 	opts Options
 }
 
-var _ sluicev1.NodeServer = (*Server)(nil)
+var _ nodev1.NodeServer = (*Server)(nil)
 
 // New returns a Server over the node's shards, describing per-item errors
 // with errs.
@@ -50,9 +51,9 @@ func New(host *shard.Host, errs *rpc.Errors, opts Options) *Server {
 }
 
 // Register adds the Node service to a gRPC server.
-func (s *Server) Register(g grpc.ServiceRegistrar) { sluicev1.RegisterNodeServer(g, s) }
+func (s *Server) Register(g grpc.ServiceRegistrar) { nodev1.RegisterNodeServer(g, s) }
 
-func (s *Server) shard(id *sluicev1.ShardID) (*shard.Shard, error) {
+func (s *Server) shard(id *nodev1.ShardID) (*shard.Shard, error) {
 	if id == nil {
 		return nil, fmt.Errorf("%w: shard is required", shard.ErrInvalid)
 	}
@@ -73,7 +74,7 @@ var refreshPolicies = map[sluicev1.RefreshPolicy]shard.Refresh{
 }
 
 // ShardBulk applies a shard's share of a bulk request (shard.Bulk).
-func (s *Server) ShardBulk(ctx context.Context, req *sluicev1.ShardBulkRequest) (*sluicev1.ShardBulkResponse, error) {
+func (s *Server) ShardBulk(ctx context.Context, req *nodev1.ShardBulkRequest) (*nodev1.ShardBulkResponse, error) {
 	sh, err := s.shard(req.GetShard())
 	if err != nil {
 		return nil, err
@@ -104,11 +105,11 @@ func (s *Server) ShardBulk(ctx context.Context, req *sluicev1.ShardBulkRequest) 
 		}
 		out[i] = r
 	}
-	return &sluicev1.ShardBulkResponse{Items: out}, nil
+	return &nodev1.ShardBulkResponse{Items: out}, nil
 }
 
 // ShardGet reads a document by id.
-func (s *Server) ShardGet(ctx context.Context, req *sluicev1.ShardGetRequest) (*sluicev1.ShardGetResponse, error) {
+func (s *Server) ShardGet(ctx context.Context, req *nodev1.ShardGetRequest) (*nodev1.ShardGetResponse, error) {
 	sh, err := s.shard(req.GetShard())
 	if err != nil {
 		return nil, err
@@ -117,11 +118,11 @@ func (s *Server) ShardGet(ctx context.Context, req *sluicev1.ShardGetRequest) (*
 	if err != nil {
 		return nil, err
 	}
-	return &sluicev1.ShardGetResponse{Found: found, Source: doc.Source, Routing: string(doc.Routing)}, nil
+	return &nodev1.ShardGetResponse{Found: found, Source: doc.Source, Routing: string(doc.Routing)}, nil
 }
 
 // ShardRefresh refreshes a shard.
-func (s *Server) ShardRefresh(ctx context.Context, req *sluicev1.ShardRefreshRequest) (*sluicev1.ShardRefreshResponse, error) {
+func (s *Server) ShardRefresh(ctx context.Context, req *nodev1.ShardRefreshRequest) (*nodev1.ShardRefreshResponse, error) {
 	sh, err := s.shard(req.GetShard())
 	if err != nil {
 		return nil, err
@@ -129,22 +130,22 @@ func (s *Server) ShardRefresh(ctx context.Context, req *sluicev1.ShardRefreshReq
 	if err := sh.Refresh(ctx); err != nil {
 		return nil, err
 	}
-	return &sluicev1.ShardRefreshResponse{}, nil
+	return &nodev1.ShardRefreshResponse{}, nil
 }
 
 // ShardStats reports a shard's counters.
-func (s *Server) ShardStats(ctx context.Context, req *sluicev1.ShardStatsRequest) (*sluicev1.ShardStatsResponse, error) {
+func (s *Server) ShardStats(ctx context.Context, req *nodev1.ShardStatsRequest) (*nodev1.ShardStatsResponse, error) {
 	sh, err := s.shard(req.GetShard())
 	if err != nil {
 		return nil, err
 	}
 	st := sh.Stats()
-	return &sluicev1.ShardStatsResponse{NumDocs: st.NumDocs, DeletedDocs: st.DeletedDocs, Segments: int32(st.Segments),
+	return &nodev1.ShardStatsResponse{NumDocs: st.NumDocs, DeletedDocs: st.DeletedDocs, Segments: int32(st.Segments),
 		StoreSizeBytes: st.SizeBytes, MaxSeqNo: st.MaxSeqNo, DurableSeqNo: st.DurableSeqNo}, nil
 }
 
 // OpenShardReader pins the shard's latest reader.
-func (s *Server) OpenShardReader(ctx context.Context, req *sluicev1.OpenShardReaderRequest) (*sluicev1.OpenShardReaderResponse, error) {
+func (s *Server) OpenShardReader(ctx context.Context, req *nodev1.OpenShardReaderRequest) (*nodev1.OpenShardReaderResponse, error) {
 	sh, err := s.shard(req.GetShard())
 	if err != nil {
 		return nil, err
@@ -158,17 +159,17 @@ func (s *Server) OpenShardReader(ctx context.Context, req *sluicev1.OpenShardRea
 		return nil, err
 	}
 	defer r.Done()
-	return &sluicev1.OpenShardReaderResponse{ReaderId: r.ID(), NumDocs: int64(r.Reader().NumDocs())}, nil
+	return &nodev1.OpenShardReaderResponse{ReaderId: r.ID(), NumDocs: int64(r.Reader().NumDocs())}, nil
 }
 
 // CloseShardReader releases a pinned reader.
-func (s *Server) CloseShardReader(ctx context.Context, req *sluicev1.CloseShardReaderRequest) (*sluicev1.CloseShardReaderResponse, error) {
+func (s *Server) CloseShardReader(ctx context.Context, req *nodev1.CloseShardReaderRequest) (*nodev1.CloseShardReaderResponse, error) {
 	// The shard may be gone already; the reader id alone identifies it.
-	return &sluicev1.CloseShardReaderResponse{Succeeded: s.host.Unpin(req.GetReaderId())}, nil
+	return &nodev1.CloseShardReaderResponse{Succeeded: s.host.Unpin(req.GetReaderId())}, nil
 }
 
 // ShardSearch runs the query phase.
-func (s *Server) ShardSearch(ctx context.Context, req *sluicev1.ShardSearchRequest) (*sluicev1.ShardSearchResponse, error) {
+func (s *Server) ShardSearch(ctx context.Context, req *nodev1.ShardSearchRequest) (*nodev1.ShardSearchResponse, error) {
 	sh, err := s.shard(req.GetShard())
 	if err != nil {
 		return nil, err
@@ -193,7 +194,7 @@ func (s *Server) ShardSearch(ctx context.Context, req *sluicev1.ShardSearchReque
 	return resp, nil
 }
 
-func (s *Server) search(ctx context.Context, sh *shard.Shard, r *shard.PinnedReader, req *sluicev1.ShardSearchRequest) (*sluicev1.ShardSearchResponse, error) {
+func (s *Server) search(ctx context.Context, sh *shard.Shard, r *shard.PinnedReader, req *nodev1.ShardSearchRequest) (*nodev1.ShardSearchResponse, error) {
 	m := sh.Mapping()
 	q, err := querydsl.Compiler{Mapping: m}.Compile(req.GetQuery())
 	if err != nil {
@@ -222,7 +223,7 @@ func (s *Server) search(ctx context.Context, sh *shard.Shard, r *shard.PinnedRea
 			}
 		}
 	}
-	resp := &sluicev1.ShardSearchResponse{ReaderId: r.ID()}
+	resp := &nodev1.ShardSearchResponse{ReaderId: r.ID()}
 	sctx := ctx
 	if d := req.GetTimeout().AsDuration(); d > 0 {
 		var cancel context.CancelFunc
@@ -243,9 +244,9 @@ func (s *Server) search(ctx context.Context, sh *shard.Shard, r *shard.PinnedRea
 	if td.Relation == search.RelationGreaterThanOrEqual {
 		resp.Total.Relation = sluicev1.TotalHitsRelation_TOTAL_HITS_RELATION_GTE
 	}
-	resp.Hits = make([]*sluicev1.ShardHit, len(td.Hits))
+	resp.Hits = make([]*nodev1.ShardHit, len(td.Hits))
 	for i, h := range td.Hits {
-		sh := &sluicev1.ShardHit{Doc: int32(h.Doc)}
+		sh := &nodev1.ShardHit{Doc: int32(h.Doc)}
 		if !math.IsNaN(float64(h.Score)) {
 			sh.Score = h.Score
 			resp.MaxScore = max(resp.MaxScore, h.Score)
@@ -262,7 +263,7 @@ func (s *Server) search(ctx context.Context, sh *shard.Shard, r *shard.PinnedRea
 }
 
 // ShardFetch reads the winners' ids and sources from the searched reader.
-func (s *Server) ShardFetch(ctx context.Context, req *sluicev1.ShardFetchRequest) (*sluicev1.ShardFetchResponse, error) {
+func (s *Server) ShardFetch(ctx context.Context, req *nodev1.ShardFetchRequest) (*nodev1.ShardFetchResponse, error) {
 	sh, err := s.shard(req.GetShard())
 	if err != nil {
 		if req.GetRelease() {
@@ -280,7 +281,7 @@ func (s *Server) ShardFetch(ctx context.Context, req *sluicev1.ShardFetchRequest
 			r.Unpin()
 		}
 	}()
-	resp := &sluicev1.ShardFetchResponse{Docs: make([]*sluicev1.FetchedDoc, len(req.GetDocs()))}
+	resp := &nodev1.ShardFetchResponse{Docs: make([]*nodev1.FetchedDoc, len(req.GetDocs()))}
 	for i, d := range req.GetDocs() {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -289,7 +290,7 @@ func (s *Server) ShardFetch(ctx context.Context, req *sluicev1.ShardFetchRequest
 		if err != nil {
 			return nil, err
 		}
-		fd := &sluicev1.FetchedDoc{Doc: d, Id: string(sd.ID), Routing: string(sd.Routing)}
+		fd := &nodev1.FetchedDoc{Doc: d, Id: string(sd.ID), Routing: string(sd.Routing)}
 		if req.GetFetchSource() {
 			fd.Source = sd.Source
 		}

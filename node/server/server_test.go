@@ -18,14 +18,15 @@ import (
 	"github.com/sluice-search/sluice/node"
 	"github.com/sluice-search/sluice/node/nodetest"
 	"github.com/sluice-search/sluice/node/shard"
+	nodev1 "github.com/sluice-search/sluice/proto/sluice/node/v1"
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
 )
 
-var sid = &sluicev1.ShardID{IndexUuid: "uuid1", Shard: 0}
+var sid = &nodev1.ShardID{IndexUuid: "uuid1", Shard: 0}
 
 type fixture struct {
 	host   *shard.Host
-	client sluicev1.NodeClient
+	client nodev1.NodeClient
 }
 
 // newFixture starts a real data node (node.New) with shard uuid1/0 of
@@ -34,7 +35,7 @@ func newFixture(t *testing.T, hopts shard.HostOptions) *fixture {
 	t.Helper()
 	n := nodetest.Start(t, nil, node.Config{Shards: hopts})
 	n.Open(t, shard.Meta{ID: shard.ID{IndexUUID: sid.IndexUuid}, Index: "books", RefreshInterval: -1})
-	return &fixture{host: n.Shards(), client: sluicev1.NewNodeClient(n.Conn)}
+	return &fixture{host: n.Shards(), client: nodev1.NewNodeClient(n.Conn)}
 }
 
 func indexItems(n int) []*sluicev1.BulkItem {
@@ -48,7 +49,7 @@ func indexItems(n int) []*sluicev1.BulkItem {
 
 func (f *fixture) bulk(t *testing.T, items []*sluicev1.BulkItem, refresh sluicev1.RefreshPolicy) []*sluicev1.BulkItemResult {
 	t.Helper()
-	resp, err := f.client.ShardBulk(context.Background(), &sluicev1.ShardBulkRequest{Shard: sid, Index: "books", Items: items, Refresh: refresh})
+	resp, err := f.client.ShardBulk(context.Background(), &nodev1.ShardBulkRequest{Shard: sid, Index: "books", Items: items, Refresh: refresh})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,18 +99,18 @@ func TestBulkPerItemResultsAndVisibility(t *testing.T) {
 		}
 	}
 	// wait_for: everything acknowledged is visible without a refresh.
-	st, err := f.client.ShardStats(context.Background(), &sluicev1.ShardStatsRequest{Shard: sid})
+	st, err := f.client.ShardStats(context.Background(), &nodev1.ShardStatsRequest{Shard: sid})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if st.NumDocs != 49 {
 		t.Fatalf("num_docs after wait_for = %d, want 49", st.NumDocs)
 	}
-	g, err := f.client.ShardGet(context.Background(), &sluicev1.ShardGetRequest{Shard: sid, Id: "d003"})
+	g, err := f.client.ShardGet(context.Background(), &nodev1.ShardGetRequest{Shard: sid, Id: "d003"})
 	if err != nil || !g.Found || string(g.Source) != `{"n":3}` {
 		t.Fatalf("get d003: %v %v", g, err)
 	}
-	g, err = f.client.ShardGet(context.Background(), &sluicev1.ShardGetRequest{Shard: sid, Id: "d001"})
+	g, err = f.client.ShardGet(context.Background(), &nodev1.ShardGetRequest{Shard: sid, Id: "d001"})
 	if err != nil || g.Found {
 		t.Fatalf("get deleted d001: %v %v", g, err)
 	}
@@ -117,7 +118,7 @@ func TestBulkPerItemResultsAndVisibility(t *testing.T) {
 
 func TestNotHere(t *testing.T) {
 	f := newFixture(t, shard.HostOptions{})
-	_, err := f.client.ShardGet(context.Background(), &sluicev1.ShardGetRequest{Shard: &sluicev1.ShardID{IndexUuid: "other"}, Id: "x"})
+	_, err := f.client.ShardGet(context.Background(), &nodev1.ShardGetRequest{Shard: &nodev1.ShardID{IndexUuid: "other"}, Id: "x"})
 	wantCode(t, err, codes.NotFound)
 	if !strings.Contains(status.Convert(err).Message(), shard.ErrNotHere.Error()) {
 		t.Fatalf("message %q lacks %q", status.Convert(err).Message(), shard.ErrNotHere.Error())
@@ -131,7 +132,7 @@ func TestSearchFetchAndSearchAfter(t *testing.T) {
 
 	// Score order: "even" docs match both terms.
 	q := &sluicev1.Query{Kind: &sluicev1.Query_Match{Match: &sluicev1.MatchQuery{Field: "title", Query: "even number"}}}
-	resp, err := f.client.ShardSearch(ctx, &sluicev1.ShardSearchRequest{Shard: sid, Query: q, Size: 5})
+	resp, err := f.client.ShardSearch(ctx, &nodev1.ShardSearchRequest{Shard: sid, Query: q, Size: 5})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,7 +143,7 @@ func TestSearchFetchAndSearchAfter(t *testing.T) {
 	for i, h := range resp.Hits {
 		docs[i] = h.Doc
 	}
-	fr, err := f.client.ShardFetch(ctx, &sluicev1.ShardFetchRequest{Shard: sid, ReaderId: resp.ReaderId, Docs: docs, FetchSource: true, Release: true})
+	fr, err := f.client.ShardFetch(ctx, &nodev1.ShardFetchRequest{Shard: sid, ReaderId: resp.ReaderId, Docs: docs, FetchSource: true, Release: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,7 +158,7 @@ func TestSearchFetchAndSearchAfter(t *testing.T) {
 
 	// Page by n descending with search_after on a pinned reader; a write
 	// after pinning is not seen.
-	open, err := f.client.OpenShardReader(ctx, &sluicev1.OpenShardReaderRequest{Shard: sid, KeepAlive: durationpb.New(time.Minute)})
+	open, err := f.client.OpenShardReader(ctx, &nodev1.OpenShardReaderRequest{Shard: sid, KeepAlive: durationpb.New(time.Minute)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,7 +167,7 @@ func TestSearchFetchAndSearchAfter(t *testing.T) {
 	var got []int64
 	var after *sluicev1.SearchAfter
 	for {
-		r, err := f.client.ShardSearch(ctx, &sluicev1.ShardSearchRequest{Shard: sid, ReaderId: open.ReaderId, Size: 10, Sort: sort, SearchAfter: after, TrackTotalHits: -1})
+		r, err := f.client.ShardSearch(ctx, &nodev1.ShardSearchRequest{Shard: sid, ReaderId: open.ReaderId, Size: 10, Sort: sort, SearchAfter: after, TrackTotalHits: -1})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -181,17 +182,17 @@ func TestSearchFetchAndSearchAfter(t *testing.T) {
 	if len(got) != 95 || got[0] != 94 || got[94] != 0 || !slices.IsSortedFunc(got, func(a, b int64) int { return int(b - a) }) {
 		t.Fatalf("paged values (%d): %v", len(got), got)
 	}
-	cr, err := f.client.CloseShardReader(ctx, &sluicev1.CloseShardReaderRequest{Shard: sid, ReaderId: open.ReaderId})
+	cr, err := f.client.CloseShardReader(ctx, &nodev1.CloseShardReaderRequest{Shard: sid, ReaderId: open.ReaderId})
 	if err != nil || !cr.Succeeded {
 		t.Fatalf("close: %v %v", cr, err)
 	}
-	_, err = f.client.ShardSearch(ctx, &sluicev1.ShardSearchRequest{Shard: sid, ReaderId: open.ReaderId, Size: 1})
+	_, err = f.client.ShardSearch(ctx, &nodev1.ShardSearchRequest{Shard: sid, ReaderId: open.ReaderId, Size: 1})
 	wantCode(t, err, codes.NotFound)
 
 	// Bad requests are INVALID_ARGUMENT.
-	_, err = f.client.ShardSearch(ctx, &sluicev1.ShardSearchRequest{Shard: sid, Size: 1, Sort: []*sluicev1.SortField{{Field: "title"}}})
+	_, err = f.client.ShardSearch(ctx, &nodev1.ShardSearchRequest{Shard: sid, Size: 1, Sort: []*sluicev1.SortField{{Field: "title"}}})
 	wantCode(t, err, codes.InvalidArgument)
-	_, err = f.client.ShardSearch(ctx, &sluicev1.ShardSearchRequest{Shard: sid, Size: 1,
+	_, err = f.client.ShardSearch(ctx, &nodev1.ShardSearchRequest{Shard: sid, Size: 1,
 		Query: &sluicev1.Query{Kind: &sluicev1.Query_Term{Term: &sluicev1.TermQuery{Field: "n", Value: &sluicev1.FieldValue{Kind: &sluicev1.FieldValue_StringValue{StringValue: "x"}}}}}})
 	wantCode(t, err, codes.InvalidArgument)
 }
@@ -199,8 +200,8 @@ func TestSearchFetchAndSearchAfter(t *testing.T) {
 func TestReaderCapAndKeepAlive(t *testing.T) {
 	ctx := context.Background()
 	f := newFixture(t, shard.HostOptions{MaxOpenReaders: 2, ReapInterval: 10 * time.Millisecond})
-	open := func(ka time.Duration) (*sluicev1.OpenShardReaderResponse, error) {
-		return f.client.OpenShardReader(ctx, &sluicev1.OpenShardReaderRequest{Shard: sid, KeepAlive: durationpb.New(ka)})
+	open := func(ka time.Duration) (*nodev1.OpenShardReaderResponse, error) {
+		return f.client.OpenShardReader(ctx, &nodev1.OpenShardReaderRequest{Shard: sid, KeepAlive: durationpb.New(ka)})
 	}
 	a, err := open(time.Minute)
 	if err != nil {
@@ -220,7 +221,7 @@ func TestReaderCapAndKeepAlive(t *testing.T) {
 		t.Fatalf("after keep-alive expiry: %v", err)
 	}
 	// The long one is still there.
-	if _, err := f.client.ShardSearch(ctx, &sluicev1.ShardSearchRequest{Shard: sid, ReaderId: a.ReaderId, Size: 1}); err != nil {
+	if _, err := f.client.ShardSearch(ctx, &nodev1.ShardSearchRequest{Shard: sid, ReaderId: a.ReaderId, Size: 1}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -231,7 +232,7 @@ func scanAll(t *testing.T, f *fixture, reader uint64, sl *sluicev1.Slice, q *slu
 	t.Helper()
 	var cursor []byte
 	for {
-		stream, err := f.client.ShardScan(context.Background(), &sluicev1.ShardScanRequest{Shard: sid, ReaderId: reader, Slice: sl, Query: q, BatchSize: 7, Cursor: cursor, FetchSource: true})
+		stream, err := f.client.ShardScan(context.Background(), &nodev1.ShardScanRequest{Shard: sid, ReaderId: reader, Slice: sl, Query: q, BatchSize: 7, Cursor: cursor, FetchSource: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -272,7 +273,7 @@ func TestScanSlicesAreDisjointAndComplete(t *testing.T) {
 		{Action: sluicev1.BulkAction_BULK_ACTION_DELETE, Id: "d150"},
 		{Action: sluicev1.BulkAction_BULK_ACTION_INDEX, Id: "d007", Source: []byte(`{"n":7}`)},
 	}, sluicev1.RefreshPolicy_REFRESH_POLICY_IMMEDIATE)
-	open, err := f.client.OpenShardReader(ctx, &sluicev1.OpenShardReaderRequest{Shard: sid, KeepAlive: durationpb.New(time.Minute)})
+	open, err := f.client.OpenShardReader(ctx, &nodev1.OpenShardReaderRequest{Shard: sid, KeepAlive: durationpb.New(time.Minute)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -307,10 +308,10 @@ func TestScanSlicesAreDisjointAndComplete(t *testing.T) {
 	if total != 9 || len(got) != 9 {
 		t.Fatalf("filtered scan: %v total %d", got, total)
 	}
-	_, err = f.client.ShardScan(ctx, &sluicev1.ShardScanRequest{Shard: sid, ReaderId: open.ReaderId, Cursor: []byte{9, 9}})
+	_, err = f.client.ShardScan(ctx, &nodev1.ShardScanRequest{Shard: sid, ReaderId: open.ReaderId, Cursor: []byte{9, 9}})
 	if err == nil {
-		var s grpc.ServerStreamingClient[sluicev1.ShardScanResponse]
-		s, _ = f.client.ShardScan(ctx, &sluicev1.ShardScanRequest{Shard: sid, ReaderId: open.ReaderId, Cursor: []byte{9, 9}})
+		var s grpc.ServerStreamingClient[nodev1.ShardScanResponse]
+		s, _ = f.client.ShardScan(ctx, &nodev1.ShardScanRequest{Shard: sid, ReaderId: open.ReaderId, Cursor: []byte{9, 9}})
 		_, err = s.Recv()
 	}
 	wantCode(t, err, codes.InvalidArgument)
@@ -335,12 +336,12 @@ func TestRoutingStoredAndReturned(t *testing.T) {
 		want[it.Id] = routingOf(i)
 	}
 	for id, r := range want {
-		g, err := f.client.ShardGet(ctx, &sluicev1.ShardGetRequest{Shard: sid, Id: id})
+		g, err := f.client.ShardGet(ctx, &nodev1.ShardGetRequest{Shard: sid, Id: id})
 		if err != nil || !g.Found || g.Routing != r {
 			t.Fatalf("get %s: %v %v, want routing %q", id, g, err, r)
 		}
 	}
-	resp, err := f.client.ShardSearch(ctx, &sluicev1.ShardSearchRequest{Shard: sid, Size: 30})
+	resp, err := f.client.ShardSearch(ctx, &nodev1.ShardSearchRequest{Shard: sid, Size: 30})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -348,7 +349,7 @@ func TestRoutingStoredAndReturned(t *testing.T) {
 	for _, h := range resp.Hits {
 		docs = append(docs, h.Doc)
 	}
-	fr, err := f.client.ShardFetch(ctx, &sluicev1.ShardFetchRequest{Shard: sid, ReaderId: resp.ReaderId, Docs: docs, Release: true})
+	fr, err := f.client.ShardFetch(ctx, &nodev1.ShardFetchRequest{Shard: sid, ReaderId: resp.ReaderId, Docs: docs, Release: true})
 	if err != nil || len(fr.Docs) != len(want) {
 		t.Fatalf("fetch: %d docs, %v", len(fr.GetDocs()), err)
 	}
@@ -357,11 +358,11 @@ func TestRoutingStoredAndReturned(t *testing.T) {
 			t.Fatalf("fetch %s: routing %q (want %q), %d source bytes without fetch_source", d.Id, d.Routing, want[d.Id], len(d.Source))
 		}
 	}
-	open, err := f.client.OpenShardReader(ctx, &sluicev1.OpenShardReaderRequest{Shard: sid, KeepAlive: durationpb.New(time.Minute)})
+	open, err := f.client.OpenShardReader(ctx, &nodev1.OpenShardReaderRequest{Shard: sid, KeepAlive: durationpb.New(time.Minute)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	stream, err := f.client.ShardScan(ctx, &sluicev1.ShardScanRequest{Shard: sid, ReaderId: open.ReaderId, BatchSize: 7})
+	stream, err := f.client.ShardScan(ctx, &nodev1.ShardScanRequest{Shard: sid, ReaderId: open.ReaderId, BatchSize: 7})
 	if err != nil {
 		t.Fatal(err)
 	}

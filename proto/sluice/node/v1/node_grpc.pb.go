@@ -2,9 +2,14 @@
 // versions:
 // - protoc-gen-go-grpc v1.6.2
 // - protoc             (unknown)
-// source: sluice/v1/node.proto
+// source: sluice/node/v1/node.proto
 
-package sluicev1
+// Package sluice.node.v1 holds the internal services of a data node, called by coordinators
+// and by other data nodes: the data path (Node, node.proto) and reindex slices (Reindex,
+// reindex.proto); replication will add its own service here. It is not a public contract:
+// coordinators and nodes of one version talk to each other. The public API is sluice.v1.
+
+package nodev1
 
 import (
 	context "context"
@@ -19,28 +24,25 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	Node_ShardBulk_FullMethodName              = "/sluice.v1.Node/ShardBulk"
-	Node_ShardGet_FullMethodName               = "/sluice.v1.Node/ShardGet"
-	Node_ShardSearch_FullMethodName            = "/sluice.v1.Node/ShardSearch"
-	Node_ShardFetch_FullMethodName             = "/sluice.v1.Node/ShardFetch"
-	Node_ShardRefresh_FullMethodName           = "/sluice.v1.Node/ShardRefresh"
-	Node_OpenShardReader_FullMethodName        = "/sluice.v1.Node/OpenShardReader"
-	Node_CloseShardReader_FullMethodName       = "/sluice.v1.Node/CloseShardReader"
-	Node_ShardScan_FullMethodName              = "/sluice.v1.Node/ShardScan"
-	Node_ShardStats_FullMethodName             = "/sluice.v1.Node/ShardStats"
-	Node_RunReindexSlice_FullMethodName        = "/sluice.v1.Node/RunReindexSlice"
-	Node_ShardIngest_FullMethodName            = "/sluice.v1.Node/ShardIngest"
-	Node_RethrottleReindexSlice_FullMethodName = "/sluice.v1.Node/RethrottleReindexSlice"
+	Node_ShardBulk_FullMethodName        = "/sluice.node.v1.Node/ShardBulk"
+	Node_ShardGet_FullMethodName         = "/sluice.node.v1.Node/ShardGet"
+	Node_ShardSearch_FullMethodName      = "/sluice.node.v1.Node/ShardSearch"
+	Node_ShardFetch_FullMethodName       = "/sluice.node.v1.Node/ShardFetch"
+	Node_ShardRefresh_FullMethodName     = "/sluice.node.v1.Node/ShardRefresh"
+	Node_OpenShardReader_FullMethodName  = "/sluice.node.v1.Node/OpenShardReader"
+	Node_CloseShardReader_FullMethodName = "/sluice.node.v1.Node/CloseShardReader"
+	Node_ShardScan_FullMethodName        = "/sluice.node.v1.Node/ShardScan"
+	Node_ShardStats_FullMethodName       = "/sluice.node.v1.Node/ShardStats"
 )
 
 // NodeClient is the client API for Node service.
 //
 // For semantics around ctx use and closing/ending streaming RPCs, please refer to https://pkg.go.dev/google.golang.org/grpc/?tab=doc#ClientConn.NewStream.
 //
-// Node is the internal service of a data node, called by coordinators and other data nodes.
-// It is not a public contract: coordinators and nodes of one version talk to each other.
-// Shards are addressed by index uuid and shard number; a node answers NOT_FOUND (with reason
-// "shard not open here") for shards it does not hold, so callers refresh their routing.
+// Node is a data node's data path, called by coordinators: shard-level bulk, get, query and
+// fetch phases, refresh, statistics, point-in-time readers and scans. Shards are addressed by
+// index uuid and shard number; a node answers NOT_FOUND ("shard not open here") for shards it
+// does not hold, so callers refresh their routing.
 type NodeClient interface {
 	// ShardBulk applies index/delete operations to one shard; results are per item.
 	ShardBulk(ctx context.Context, in *ShardBulkRequest, opts ...grpc.CallOption) (*ShardBulkResponse, error)
@@ -61,16 +63,6 @@ type NodeClient interface {
 	ShardScan(ctx context.Context, in *ShardScanRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[ShardScanResponse], error)
 	// ShardStats reports a shard's counters.
 	ShardStats(ctx context.Context, in *ShardStatsRequest, opts ...grpc.CallOption) (*ShardStatsResponse, error)
-	// RunReindexSlice runs one reindex slice on this node (the node holds its source shard) and
-	// streams progress; the node reads its local source shard and writes local destination
-	// shards in-process, and remote ones through ShardIngest of their nodes.
-	RunReindexSlice(ctx context.Context, in *RunReindexSliceRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[RunReindexSliceResponse], error)
-	// ShardIngest receives binary document batches for one shard from another node (remote
-	// reindex), with flow control by the stream.
-	ShardIngest(ctx context.Context, opts ...grpc.CallOption) (grpc.ClientStreamingClient[ShardIngestRequest, ShardIngestResponse], error)
-	// RethrottleReindexSlice changes the throttle of a slice running on this node at once (a
-	// sleeping slice wakes up and re-plans its wait).
-	RethrottleReindexSlice(ctx context.Context, in *RethrottleReindexSliceRequest, opts ...grpc.CallOption) (*RethrottleReindexSliceResponse, error)
 }
 
 type nodeClient struct {
@@ -180,56 +172,14 @@ func (c *nodeClient) ShardStats(ctx context.Context, in *ShardStatsRequest, opts
 	return out, nil
 }
 
-func (c *nodeClient) RunReindexSlice(ctx context.Context, in *RunReindexSliceRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[RunReindexSliceResponse], error) {
-	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
-	stream, err := c.cc.NewStream(ctx, &Node_ServiceDesc.Streams[1], Node_RunReindexSlice_FullMethodName, cOpts...)
-	if err != nil {
-		return nil, err
-	}
-	x := &grpc.GenericClientStream[RunReindexSliceRequest, RunReindexSliceResponse]{ClientStream: stream}
-	if err := x.ClientStream.SendMsg(in); err != nil {
-		return nil, err
-	}
-	if err := x.ClientStream.CloseSend(); err != nil {
-		return nil, err
-	}
-	return x, nil
-}
-
-// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
-type Node_RunReindexSliceClient = grpc.ServerStreamingClient[RunReindexSliceResponse]
-
-func (c *nodeClient) ShardIngest(ctx context.Context, opts ...grpc.CallOption) (grpc.ClientStreamingClient[ShardIngestRequest, ShardIngestResponse], error) {
-	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
-	stream, err := c.cc.NewStream(ctx, &Node_ServiceDesc.Streams[2], Node_ShardIngest_FullMethodName, cOpts...)
-	if err != nil {
-		return nil, err
-	}
-	x := &grpc.GenericClientStream[ShardIngestRequest, ShardIngestResponse]{ClientStream: stream}
-	return x, nil
-}
-
-// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
-type Node_ShardIngestClient = grpc.ClientStreamingClient[ShardIngestRequest, ShardIngestResponse]
-
-func (c *nodeClient) RethrottleReindexSlice(ctx context.Context, in *RethrottleReindexSliceRequest, opts ...grpc.CallOption) (*RethrottleReindexSliceResponse, error) {
-	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
-	out := new(RethrottleReindexSliceResponse)
-	err := c.cc.Invoke(ctx, Node_RethrottleReindexSlice_FullMethodName, in, out, cOpts...)
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
-}
-
 // NodeServer is the server API for Node service.
 // All implementations must embed UnimplementedNodeServer
 // for forward compatibility.
 //
-// Node is the internal service of a data node, called by coordinators and other data nodes.
-// It is not a public contract: coordinators and nodes of one version talk to each other.
-// Shards are addressed by index uuid and shard number; a node answers NOT_FOUND (with reason
-// "shard not open here") for shards it does not hold, so callers refresh their routing.
+// Node is a data node's data path, called by coordinators: shard-level bulk, get, query and
+// fetch phases, refresh, statistics, point-in-time readers and scans. Shards are addressed by
+// index uuid and shard number; a node answers NOT_FOUND ("shard not open here") for shards it
+// does not hold, so callers refresh their routing.
 type NodeServer interface {
 	// ShardBulk applies index/delete operations to one shard; results are per item.
 	ShardBulk(context.Context, *ShardBulkRequest) (*ShardBulkResponse, error)
@@ -250,16 +200,6 @@ type NodeServer interface {
 	ShardScan(*ShardScanRequest, grpc.ServerStreamingServer[ShardScanResponse]) error
 	// ShardStats reports a shard's counters.
 	ShardStats(context.Context, *ShardStatsRequest) (*ShardStatsResponse, error)
-	// RunReindexSlice runs one reindex slice on this node (the node holds its source shard) and
-	// streams progress; the node reads its local source shard and writes local destination
-	// shards in-process, and remote ones through ShardIngest of their nodes.
-	RunReindexSlice(*RunReindexSliceRequest, grpc.ServerStreamingServer[RunReindexSliceResponse]) error
-	// ShardIngest receives binary document batches for one shard from another node (remote
-	// reindex), with flow control by the stream.
-	ShardIngest(grpc.ClientStreamingServer[ShardIngestRequest, ShardIngestResponse]) error
-	// RethrottleReindexSlice changes the throttle of a slice running on this node at once (a
-	// sleeping slice wakes up and re-plans its wait).
-	RethrottleReindexSlice(context.Context, *RethrottleReindexSliceRequest) (*RethrottleReindexSliceResponse, error)
 	mustEmbedUnimplementedNodeServer()
 }
 
@@ -296,15 +236,6 @@ func (UnimplementedNodeServer) ShardScan(*ShardScanRequest, grpc.ServerStreaming
 }
 func (UnimplementedNodeServer) ShardStats(context.Context, *ShardStatsRequest) (*ShardStatsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ShardStats not implemented")
-}
-func (UnimplementedNodeServer) RunReindexSlice(*RunReindexSliceRequest, grpc.ServerStreamingServer[RunReindexSliceResponse]) error {
-	return status.Error(codes.Unimplemented, "method RunReindexSlice not implemented")
-}
-func (UnimplementedNodeServer) ShardIngest(grpc.ClientStreamingServer[ShardIngestRequest, ShardIngestResponse]) error {
-	return status.Error(codes.Unimplemented, "method ShardIngest not implemented")
-}
-func (UnimplementedNodeServer) RethrottleReindexSlice(context.Context, *RethrottleReindexSliceRequest) (*RethrottleReindexSliceResponse, error) {
-	return nil, status.Error(codes.Unimplemented, "method RethrottleReindexSlice not implemented")
 }
 func (UnimplementedNodeServer) mustEmbedUnimplementedNodeServer() {}
 func (UnimplementedNodeServer) testEmbeddedByValue()              {}
@@ -482,47 +413,11 @@ func _Node_ShardStats_Handler(srv interface{}, ctx context.Context, dec func(int
 	return interceptor(ctx, in, info, handler)
 }
 
-func _Node_RunReindexSlice_Handler(srv interface{}, stream grpc.ServerStream) error {
-	m := new(RunReindexSliceRequest)
-	if err := stream.RecvMsg(m); err != nil {
-		return err
-	}
-	return srv.(NodeServer).RunReindexSlice(m, &grpc.GenericServerStream[RunReindexSliceRequest, RunReindexSliceResponse]{ServerStream: stream})
-}
-
-// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
-type Node_RunReindexSliceServer = grpc.ServerStreamingServer[RunReindexSliceResponse]
-
-func _Node_ShardIngest_Handler(srv interface{}, stream grpc.ServerStream) error {
-	return srv.(NodeServer).ShardIngest(&grpc.GenericServerStream[ShardIngestRequest, ShardIngestResponse]{ServerStream: stream})
-}
-
-// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
-type Node_ShardIngestServer = grpc.ClientStreamingServer[ShardIngestRequest, ShardIngestResponse]
-
-func _Node_RethrottleReindexSlice_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
-	in := new(RethrottleReindexSliceRequest)
-	if err := dec(in); err != nil {
-		return nil, err
-	}
-	if interceptor == nil {
-		return srv.(NodeServer).RethrottleReindexSlice(ctx, in)
-	}
-	info := &grpc.UnaryServerInfo{
-		Server:     srv,
-		FullMethod: Node_RethrottleReindexSlice_FullMethodName,
-	}
-	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
-		return srv.(NodeServer).RethrottleReindexSlice(ctx, req.(*RethrottleReindexSliceRequest))
-	}
-	return interceptor(ctx, in, info, handler)
-}
-
 // Node_ServiceDesc is the grpc.ServiceDesc for Node service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
 var Node_ServiceDesc = grpc.ServiceDesc{
-	ServiceName: "sluice.v1.Node",
+	ServiceName: "sluice.node.v1.Node",
 	HandlerType: (*NodeServer)(nil),
 	Methods: []grpc.MethodDesc{
 		{
@@ -557,10 +452,6 @@ var Node_ServiceDesc = grpc.ServiceDesc{
 			MethodName: "ShardStats",
 			Handler:    _Node_ShardStats_Handler,
 		},
-		{
-			MethodName: "RethrottleReindexSlice",
-			Handler:    _Node_RethrottleReindexSlice_Handler,
-		},
 	},
 	Streams: []grpc.StreamDesc{
 		{
@@ -568,16 +459,6 @@ var Node_ServiceDesc = grpc.ServiceDesc{
 			Handler:       _Node_ShardScan_Handler,
 			ServerStreams: true,
 		},
-		{
-			StreamName:    "RunReindexSlice",
-			Handler:       _Node_RunReindexSlice_Handler,
-			ServerStreams: true,
-		},
-		{
-			StreamName:    "ShardIngest",
-			Handler:       _Node_ShardIngest_Handler,
-			ClientStreams: true,
-		},
 	},
-	Metadata: "sluice/v1/node.proto",
+	Metadata: "sluice/node/v1/node.proto",
 }
