@@ -1,6 +1,8 @@
 // Package devcluster runs a whole Sluice cluster in one process, for
-// `sluice dev` and for tests: an embedded etcd, one coordinator and N data
-// nodes on loopback, with all data under one directory:
+// `sluice dev` and for tests: an embedded etcd, one coordinator
+// (coordinator.New) and N data nodes (node.New) on loopback — each process
+// assembled by its own constructor, as the binary does — with all data
+// under one directory:
 //
 //	<data-dir>/etcd/      the cluster state
 //	<data-dir>/node-<i>/  node i: node.id and <index-uuid>/<shard>/ dirs
