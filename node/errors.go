@@ -28,8 +28,9 @@ var Errors = &rpc.Errors{
 		{Code: codes.ResourceExhausted, Errs: []error{shard.ErrTooManyReaders}},
 		{Code: codes.AlreadyExists, Errs: []error{shard.ErrConflict}},
 		// Retrying cannot help: the caller's conflicts policy said stop,
-		// or the source's files are corrupt.
-		{Code: codes.FailedPrecondition, Errs: []error{reindex.ErrConflictAbort, index.ErrCorrupt}},
+		// or the shard's files are corrupt (it failed, and is reported
+		// FAILED until its data is deleted).
+		{Code: codes.FailedPrecondition, Errs: []error{reindex.ErrConflictAbort, index.ErrCorrupt, shard.ErrFailed}},
 		{Code: codes.Unavailable, Errs: []error{reindex.ErrNoDestination}},
 		{Code: codes.InvalidArgument, Errs: []error{shard.ErrInvalid, reindex.ErrInvalid, reindex.ErrBadCursor,
 			querydsl.ErrInvalid, search.ErrInvalidQuery, dwpt.ErrInvalidDocument,

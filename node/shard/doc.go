@@ -79,8 +79,8 @@
 // corrupted; the host records the failure (Failure), tells FailureNotify,
 // and Get refuses the shard with an error wrapping ErrFailed and
 // index.ErrCorrupt that names the file, so no search, get or write
-// reaches it. NodeHost reports it to the node's routing watch
-// (node.FailureReporter), which closes the shard — without a commit — and
+// reaches it. The node's routing reconciler sees it (Failure,
+// FailureNotify) and closes the shard — without a commit — and
 // opens it again; Open refuses it with the recorded failure (after a
 // restart, with the store's corruption marker), and the routing entry
 // says FAILED with that reason. Deleting the shard clears both. The
