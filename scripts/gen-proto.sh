@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Regenerates the Go code for proto/ (committed next to the .proto files) with
 # pinned local plugins; `scripts/gen-proto.sh check` fails if the committed
-# code is stale, and lints the .proto files.
+# code is stale, and lints the .proto files; `breaking` checks the public
+# package against the previous commit's.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/tools.sh install
@@ -30,8 +31,31 @@ case "${1:-gen}" in
       exit 1
     fi
     ;;
+  breaking)
+    # The public package (sluice.v1) against the previous commit's. Internal
+    # packages (sluice.node.v1, sluice.state.v1) change with the code that
+    # serves them and are not checked. A commit that means to break the
+    # public API says so with a line "Breaking-API: <why>" in its message;
+    # the check then reports without failing.
+    if ! git rev-parse -q --verify HEAD~1 >/dev/null; then
+      echo "buf breaking: no previous commit to compare with (a shallow clone?); fetch history to check" >&2
+      exit 1
+    fi
+    # By commit id: in a git worktree, HEAD in the common git dir is another
+    # checkout's.
+    gitdir=$(git rev-parse --path-format=absolute --git-common-dir)
+    prev=$(git rev-parse HEAD~1)
+    if ! (cd proto && buf breaking --against "$gitdir#ref=$prev,subdir=proto" --path sluice/v1); then
+      if git log -1 --format=%B | grep -q '^Breaking-API: '; then
+        echo "buf breaking: the change above is declared: $(git log -1 --format=%B | grep '^Breaking-API: ')" >&2
+      else
+        echo "the public API (proto/sluice/v1) breaks compatibility with the previous commit; if meant, say why in the commit message with 'Breaking-API: <why>'" >&2
+        exit 1
+      fi
+    fi
+    ;;
   *)
-    echo "usage: scripts/gen-proto.sh [gen|check]" >&2
+    echo "usage: scripts/gen-proto.sh [gen|check|breaking]" >&2
     exit 2
     ;;
 esac

@@ -31,6 +31,22 @@ step "staticcheck"
 step "generated protobuf code is current"
 scripts/gen-proto.sh check
 
+step "generated Go code is current (codec/packed unpackers)"
+tmp=$(mktemp -d)
+cp node/engine/codec/packed/gen.go "$tmp/"
+(cd "$tmp" && go run gen.go)
+if ! cmp -s "$tmp/unpack_gen.go" node/engine/codec/packed/unpack_gen.go; then
+  echo "node/engine/codec/packed/unpack_gen.go is stale: run 'go generate ./node/engine/codec/packed' and commit it" >&2
+  exit 1
+fi
+rm -rf "$tmp"
+
+step "public protocol: no breaking change against the previous commit (buf breaking)"
+scripts/gen-proto.sh breaking
+
+step "layer rules (what may import what)"
+scripts/check-layers.sh
+
 step "generated CRDs and deepcopy are current"
 scripts/gen-crds.sh check
 
