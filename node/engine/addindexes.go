@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"strconv"
 	"strings"
 	"time"
 
@@ -130,9 +129,9 @@ func (w *IndexWriter) AddIndexes(ctx context.Context, src *Reader, opts AddIndex
 		res.Docs += n
 	}
 
-	w.refreshMu.Lock()
-	if docs, ok := w.addMarkerLocked(opts.Marker); ok {
-		w.refreshMu.Unlock()
+	w.segments.mu.Lock()
+	if docs, ok := w.segments.addMarkerLocked(opts.Marker); ok {
+		w.segments.mu.Unlock()
 		for _, s := range added {
 			s.decRef()
 		}
@@ -145,16 +144,11 @@ func (w *IndexWriter) AddIndexes(ctx context.Context, src *Reader, opts AddIndex
 	}
 	w.mu.Unlock()
 	if closed {
-		w.refreshMu.Unlock()
+		w.segments.mu.Unlock()
 		return fail(ErrClosed)
 	}
-	w.pendingAdds = append(w.pendingAdds, added...)
-	if w.pendingMarkers == nil {
-		w.pendingMarkers = map[string]string{}
-	}
-	// The value is the live docs added, so a rerun can report them.
-	w.pendingMarkers[opts.Marker] = strconv.Itoa(res.Docs)
-	w.refreshMu.Unlock()
+	w.segments.addPendingLocked(added, opts.Marker, res.Docs)
+	w.segments.mu.Unlock()
 	// The refresh publishes the segments with the marker (whichever
 	// refresh runs first does).
 	if _, err := w.Refresh(ctx, true); err != nil {
@@ -196,10 +190,7 @@ func keptDocs(leaf Leaf, i int, keep func(leaf, doc int) bool) (*index.FixedBitS
 // source reads from RAM). It returns the segment (all docs live; the
 // caller sets its live docs) and how many files were hard-linked.
 func (w *IndexWriter) linkSegment(s *segState) (*segState, int, error) {
-	w.mu.Lock()
-	w.segCounter++
-	name := segmentName(w.segCounter)
-	w.mu.Unlock()
+	name := w.segments.nextName()
 	info := &index.SegmentInfo{Name: name, ID: s.info.ID, MaxDoc: s.info.MaxDoc, Codec: s.info.Codec,
 		Diagnostics: maps.Clone(s.info.Diagnostics)}
 	if info.Diagnostics == nil {
@@ -246,21 +237,9 @@ func (w *IndexWriter) linkSegment(s *segState) (*segState, int, error) {
 // AddMarker reports whether an AddIndexes with this marker has been
 // published (or loaded from the last commit), and the live docs it added.
 func (w *IndexWriter) AddMarker(marker string) (docs int, ok bool) {
-	w.refreshMu.Lock()
-	defer w.refreshMu.Unlock()
-	return w.addMarkerLocked(marker)
-}
-
-func (w *IndexWriter) addMarkerLocked(marker string) (int, bool) {
-	v, ok := w.addMarkers[marker]
-	if !ok {
-		v, ok = w.pendingMarkers[marker]
-	}
-	if !ok {
-		return 0, false
-	}
-	docs, _ := strconv.Atoi(v)
-	return docs, true
+	w.segments.mu.Lock()
+	defer w.segments.mu.Unlock()
+	return w.segments.addMarkerLocked(marker)
 }
 
 // addMarkersFrom reads the markers a commit recorded.

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/sluice-search/sluice/node/engine/index"
 	"github.com/sluice-search/sluice/node/engine/store"
@@ -121,8 +122,20 @@ func ReadLatestCommit(dir store.Directory) (*SegmentInfos, error) {
 	return si, nil
 }
 
-// commitState is the writer's view of its last commit.
-type commitState struct {
+// committer writes commit points (Lucene's IndexWriter.commit under its
+// commitLock): one at a time, each a snapshot of the published segments
+// with live-docs files for the segments whose deletes changed, every file
+// fsynced before the commit point is published. It keeps the last commit
+// point's files referenced in the fileDeleter (only the last is kept).
+type committer struct {
+	dir   store.Directory
+	codec index.Codec
+	fd    *fileDeleter
+
+	// mu serialises commits (the writer's Commit holds it from its
+	// refresh to the commit point's publication); it guards the fields
+	// below and segState's commit fields.
+	mu    sync.Mutex
 	last  *SegmentInfos
 	files []string // referenced in the fileDeleter
 }
@@ -141,27 +154,27 @@ type CommitOptions struct {
 // new one is durable (only the last commit is kept). Refreshes and indexing
 // continue while the files are synced.
 func (w *IndexWriter) Commit(ctx context.Context, opts CommitOptions) (*SegmentInfos, error) {
-	w.commitMu.Lock()
-	defer w.commitMu.Unlock()
+	w.commits.mu.Lock()
+	defer w.commits.mu.Unlock()
 	if _, err := w.Refresh(ctx, true); err != nil {
 		return nil, err
 	}
 	// Snapshot the refreshed segments: hold a reader so none is closed
 	// while we write and sync. The AddIndexes markers are read with it,
-	// under refreshMu, so the commit records exactly the adds its segments
-	// hold.
-	w.refreshMu.Lock()
+	// so the commit records exactly the adds its segments hold.
+	w.segments.mu.Lock()
 	r := w.Acquire()
-	userData := withAddMarkers(opts.UserData, w.addMarkers)
-	w.refreshMu.Unlock()
+	userData := w.segments.withAddMarkersLocked(opts.UserData)
+	w.segments.mu.Unlock()
 	defer r.Release()
+	return w.commits.commitLocked(r, userData, w.segments.counter.Load())
+}
 
-	w.mu.Lock()
-	counter := w.segCounter
-	w.mu.Unlock()
+// commitLocked writes the commit point of r's segments.
+func (c *committer) commitLocked(r *Reader, userData map[string]string, counter int64) (*SegmentInfos, error) {
 	si := &SegmentInfos{SeqNo: r.SeqNo(), Counter: counter, UserData: userData}
-	if w.commit.last != nil {
-		si.Generation = w.commit.last.Generation + 1
+	if c.last != nil {
+		si.Generation = c.last.Generation + 1
 	} else {
 		si.Generation = 1
 	}
@@ -172,7 +185,7 @@ func (w *IndexWriter) Commit(ctx context.Context, opts CommitOptions) (*SegmentI
 				s.delGen, s.liveFile = 0, ""
 			} else {
 				s.delGen++
-				name, err := w.codec.WriteLiveDocs(w.dir, s.info, s.delGen, live, store.IOContext{Kind: store.IOCommit})
+				name, err := c.codec.WriteLiveDocs(c.dir, s.info, s.delGen, live, store.IOContext{Kind: store.IOCommit})
 				if err != nil {
 					return nil, fmt.Errorf("engine: commit: live docs of %s: %w", s.info.Name, err)
 				}
@@ -189,59 +202,67 @@ func (w *IndexWriter) Commit(ctx context.Context, opts CommitOptions) (*SegmentI
 		si.Segments = append(si.Segments, cs)
 	}
 	files := si.Files()
-	if err := w.dir.Sync(files[1:]); err != nil {
+	if err := c.dir.Sync(files[1:]); err != nil {
 		return nil, fmt.Errorf("engine: commit: sync: %w", err)
 	}
-	if err := w.writeCommitPoint(si); err != nil {
+	if err := c.writeCommitPoint(si); err != nil {
 		return nil, err
 	}
-	w.fd.incRef(files)
-	if w.commit.files != nil {
-		w.fd.decRef(w.commit.files)
+	c.fd.incRef(files)
+	if c.files != nil {
+		c.fd.decRef(c.files)
 	}
-	w.commit = commitState{last: si, files: files}
+	c.last, c.files = si, files
 	return si, nil
 }
 
-func (w *IndexWriter) writeCommitPoint(si *SegmentInfos) error {
+func (c *committer) writeCommitPoint(si *SegmentInfos) error {
 	data, err := encodeSegmentInfos(si)
 	if err != nil {
 		return fmt.Errorf("engine: commit: encode: %w", err)
 	}
 	tmp := pendingPrefix + strconv.FormatInt(si.Generation, 36)
 	final := commitFileName(si.Generation)
-	out, err := w.dir.CreateOutput(tmp, store.IOContext{Kind: store.IOCommit})
+	out, err := c.dir.CreateOutput(tmp, store.IOContext{Kind: store.IOCommit})
 	if err != nil {
 		return fmt.Errorf("engine: commit: %w", err)
 	}
 	if _, err := out.Write(data); err != nil {
 		out.Close()
-		w.dir.DeleteFile(tmp)
+		c.dir.DeleteFile(tmp)
 		return fmt.Errorf("engine: commit: write %s: %w", tmp, err)
 	}
 	if err := out.Close(); err != nil {
-		w.dir.DeleteFile(tmp)
+		c.dir.DeleteFile(tmp)
 		return fmt.Errorf("engine: commit: close %s: %w", tmp, err)
 	}
-	if err := w.dir.Sync([]string{tmp}); err != nil {
-		w.dir.DeleteFile(tmp)
+	if err := c.dir.Sync([]string{tmp}); err != nil {
+		c.dir.DeleteFile(tmp)
 		return fmt.Errorf("engine: commit: sync %s: %w", tmp, err)
 	}
-	if err := w.dir.Rename(tmp, final); err != nil {
-		w.dir.DeleteFile(tmp)
+	if err := c.dir.Rename(tmp, final); err != nil {
+		c.dir.DeleteFile(tmp)
 		return fmt.Errorf("engine: commit: publish %s: %w", final, err)
 	}
-	if err := w.dir.SyncMetaData(); err != nil {
+	if err := c.dir.SyncMetaData(); err != nil {
 		return fmt.Errorf("engine: commit: sync directory: %w", err)
 	}
 	return nil
 }
 
+// loaded records the commit point a new writer opened, whose files it
+// references.
+func (c *committer) loaded(si *SegmentInfos, files []string) {
+	c.mu.Lock()
+	c.last, c.files = si, files
+	c.mu.Unlock()
+}
+
 // LastCommit returns the last commit point written or loaded, or nil.
 func (w *IndexWriter) LastCommit() *SegmentInfos {
-	w.commitMu.Lock()
-	defer w.commitMu.Unlock()
-	return w.commit.last
+	w.commits.mu.Lock()
+	defer w.commits.mu.Unlock()
+	return w.commits.last
 }
 
 // isIndexFile reports whether name is one of the engine's files (segment
@@ -304,11 +325,9 @@ func (w *IndexWriter) loadCommit(si *SegmentInfos) error {
 	if err := w.deleteUnreferenced(files); err != nil {
 		return fail(err)
 	}
-	w.segs = segs
-	w.addMarkers = addMarkersFrom(si)
+	w.segments.load(segs, si)
+	w.commits.loaded(si, files)
 	w.seqNo = si.SeqNo
-	w.segCounter = si.Counter
-	w.commit = commitState{last: si, files: files}
 	w.version++
 	w.current.Store(newReader(segs, si.SeqNo, w.version))
 	w.refreshed.Store(si.SeqNo)

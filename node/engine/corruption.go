@@ -65,12 +65,7 @@ func (e *Engine) fail(source string, cause error) {
 			e.opts.Logger.Error("engine: store marked corrupted", "marker", name)
 		}
 	}
-	e.w.mu.Lock()
-	if e.w.tragedy == nil {
-		e.w.tragedy = err
-	}
-	e.w.cond.Broadcast()
-	e.w.mu.Unlock()
+	e.w.onTragicEvent(err)
 	if f := e.opts.OnFailure; f != nil {
 		f(err)
 	}

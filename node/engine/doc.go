@@ -4,15 +4,43 @@
 // makes them searchable at refresh, and hands out ref-counted point-in-time
 // Readers.
 //
+// # Parts of the writer
+//
+// IndexWriter composes four parts, each a type with its own lock and a
+// small surface, as Lucene's DocumentsWriter and tantivy's SegmentUpdater
+// divide the work:
+//
+//   - perThreadPool (Lucene's DocumentsWriterPerThreadPool,
+//     perthreadpool.go): hands out DWPTs, one operation at a time, by
+//     affinity; knows every DWPT not yet taken for flushing.
+//   - flushControl (DocumentsWriterFlushControl with its flush policy and
+//     stall control, flushcontrol.go): RAM accounting, flush-pending and
+//     flushing DWPTs, operations in flight, a refresh's full flush, the
+//     flushed segments waiting for a refresh, the tragedy that fails the
+//     writer.
+//   - segmentSet (IndexWriter.segmentInfos with merge registration;
+//     tantivy's SegmentUpdater, segmentset.go): the live segments, merges
+//     registered and committed against them, deletes applied to them at
+//     refresh, AddIndexes segments and markers waiting to be published.
+//     Its lock serialises every change to the list: a refresh holds it
+//     throughout.
+//   - committer (commit.go): one commit at a time, the last commit point.
+//
+// The writer itself keeps the sequence section (mu: sequence numbers,
+// delete queue, version map) and publishes readers. Locks nest in the
+// order committer, segmentSet, then flushControl or the writer's mu (never
+// both), then perThreadPool.
+//
 // # Write path
 //
 // An operation (IndexWriter.Add, Update, Delete; Engine.Index, Delete) checks
-// out a DWPT (dwpt.DWPT, the in-memory segment) from a free list — at most
-// one goroutine uses a DWPT at a time, none owns one, but a worker whose
-// context has an affinity (WithAffinity: bulk requests, reindex writers,
-// the bench) gets back the one it used last, so a DWPT's memory stays in
-// one core's cache — inverts its document into it without any lock, then enters one short critical section
-// (IndexWriter.sequence) that:
+// out a DWPT (dwpt.DWPT, the in-memory segment) from the perThreadPool's
+// free list — at most one goroutine uses a DWPT at a time, none owns one,
+// but a worker whose context has an affinity (WithAffinity: bulk requests,
+// reindex writers, the bench) gets back the one it used last, so a DWPT's
+// memory stays in one core's cache — inverts its document into it without
+// any lock, then enters one short critical section (IndexWriter.sequence)
+// that:
 //
 //   - assigns the operation's sequence number (monotonic int64);
 //   - appends its delete-by-id, if any, to the global delete queue, a linked
@@ -23,8 +51,10 @@
 //   - records the id in the version map (ids written since the last
 //     refresh) and decides created / found: from the version map, else from
 //     the current reader's per-segment _id lookup (done just before the lock
-//     and re-done if a refresh published in between);
-//   - checks the DWPT in and runs the flush policy.
+//     and re-done if a refresh published in between).
+//
+// It then checks the DWPT in with the flushControl, which runs the flush
+// policy.
 //
 // Flush policy (Lucene's FlushByRamOrCountsPolicy + DocumentsWriterFlushControl):
 // the DWPTs' RAM is summed; above RAMBufferBytes the largest DWPT is marked
@@ -103,9 +133,9 @@
 //
 // # Refresh versus merges
 //
-// Refresh never waits for a merge: merges take refreshMu only to commit
-// (swap the merged segment in, a walk over the inputs' deletes) and to
-// unregister, never while writing. The reverse is bounded: while a refresh
+// Refresh never waits for a merge: merges take the segmentSet's lock only
+// to commit (swap the merged segment in, a walk over the inputs' deletes)
+// and to unregister, never while writing. The reverse is bounded: while a refresh
 // runs, running merges pause at their next checkpoint — every 64 KiB a
 // merge writes (the IOContext throttle, before the rate limiter), every
 // 256 terms of the merged view (the _id field writes nothing while its
@@ -127,7 +157,7 @@
 // process's CPU budget (Options.CPUBudget, package cpubudget: max(1,
 // GOMAXPROCS/2) slots): each flush waits for a slot, ahead of merges, and a merge hands
 // its slot to a waiting flush at its next checkpoint. A merge holds no
-// slot while it pauses for a refresh or takes refreshMu, so the two never
+// slot while it pauses for a refresh or takes that lock, so the two never
 // wait on each other. Many shards refreshing at once then take turns on
 // part of the cores instead of stalling searches on all of them. A refresh
 // someone asked for (Refresh, refresh=true, a commit) flushes at once.

@@ -166,11 +166,7 @@ func (e *Engine) failTranslog(err error) {
 		e.opts.Logger.Error("engine: translog failed; engine closed for writes", "err", err)
 	}
 	d.mu.Unlock()
-	e.w.mu.Lock()
-	if e.w.tragedy == nil {
-		e.w.tragedy = fmt.Errorf("translog: %w", err)
-	}
-	e.w.mu.Unlock()
+	e.w.onTragicEvent(fmt.Errorf("translog: %w", err))
 }
 
 // Sync fsyncs every operation appended to the translog so far (for a

@@ -484,8 +484,8 @@ func (e *Engine) Stats() Stats {
 		s.SegmentReaderRAMBytes += sg.reader.RAMBytesUsed() + sg.bloom.ramBytes()
 	}
 	r.Release()
+	s.IndexingRAMBytes = w.RAMBytesUsed()
 	w.mu.Lock()
-	s.IndexingRAMBytes = w.activeBytes + w.flushBytes
 	s.VersionMapRAMBytes = w.versions.bytes
 	s.SeqNo = w.seqNo
 	w.mu.Unlock()

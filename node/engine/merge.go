@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/sluice-search/sluice/node/engine/cpubudget"
@@ -42,58 +41,26 @@ type MergeScheduler interface {
 	MaybeStall(ctx context.Context) error
 }
 
-// oneMerge is a registered merge: its inputs are pinned (ref-counted) and
-// marked merging until it commits or fails.
-type oneMerge struct {
-	inputs    []*segState
-	snapLive  []*index.FixedBitSet
-	estimated int64
-}
-
 func (w *IndexWriter) mergingEnabled() bool {
 	return w.opts.MergePolicy != nil && w.opts.MergeScheduler != nil && w.opts.Merger != nil
 }
 
-// maybeMergeLocked asks the policy for merges over the current segments and
-// submits them. Called with refreshMu held, after a refresh or a merge
-// changed the segment list.
+// maybeMergeLocked asks the policy for merges over the current segments,
+// registers them and submits them. Called with segments.mu held, after a
+// refresh or a merge changed the segment list.
 func (w *IndexWriter) maybeMergeLocked() {
 	if !w.mergingEnabled() || w.isClosed() {
 		return
 	}
-	segs := make([]mergepolicy.Segment, len(w.segs))
-	merging := make(map[string]bool, len(w.merging))
-	byName := make(map[string]*segState, len(w.segs))
-	for i, s := range w.segs {
-		segs[i] = mergepolicy.Segment{Name: s.info.Name, SizeBytes: s.sizeBytes, MaxDoc: s.info.MaxDoc, DelCount: s.delCount}
-		byName[s.info.Name] = s
-		if w.merging[s] {
-			merging[s.info.Name] = true
-		}
-	}
-	spec, err := w.opts.MergePolicy.FindMerges(segs, merging)
+	spec, err := w.opts.MergePolicy.FindMerges(w.segments.mergeCandidatesLocked())
 	if err != nil {
 		w.log.Error("engine: merge policy failed", "err", err)
 		return
 	}
 	for _, om := range spec.Merges {
-		m := &oneMerge{estimated: om.EstimatedBytes}
-		for _, name := range om.Segments {
-			s := byName[name]
-			if s == nil || w.merging[s] {
-				m = nil
-				break
-			}
-			m.inputs = append(m.inputs, s)
-		}
-		if m == nil || len(m.inputs) == 0 {
+		m := w.segments.registerMergeLocked(om.Segments, om.EstimatedBytes)
+		if m == nil {
 			continue
-		}
-		for _, s := range m.inputs {
-			s.incRef() // pinned by the merge
-			s.liveShared = true
-			m.snapLive = append(m.snapLive, s.live)
-			w.merging[s] = true
 		}
 		w.mergesRunning.Add(1)
 		err := w.opts.MergeScheduler.Submit(mergescheduler.Merge{
@@ -102,18 +69,10 @@ func (w *IndexWriter) maybeMergeLocked() {
 			Run:            func(ctx context.Context, rl *mergescheduler.RateLimiter) error { return w.runMerge(ctx, m, rl) },
 		})
 		if err != nil {
-			w.releaseMergeLocked(m)
+			w.segments.releaseMergeLocked(m)
 			w.mergesRunning.Done()
 			w.log.Warn("engine: submitting merge", "err", err)
 		}
-	}
-}
-
-// releaseMergeLocked unpins a merge's inputs (refreshMu held).
-func (w *IndexWriter) releaseMergeLocked(m *oneMerge) {
-	for _, s := range m.inputs {
-		delete(w.merging, s)
-		s.decRef()
 	}
 }
 
@@ -127,7 +86,7 @@ func (w *IndexWriter) runMerge(ctx context.Context, m *oneMerge, rl *mergeschedu
 	stop := context.AfterFunc(w.closeCtx, cancel) // Close aborts merges
 	defer stop()
 	// A small merge holds a CPU budget slot (see cpubudget); it must never
-	// hold one while it waits for refreshMu or for a refresh, whose
+	// hold one while it waits for segments.mu or for a refresh, whose
 	// flushes may be waiting for that slot.
 	slot := cpubudget.FromContext(ctx)
 	var seg *segState
@@ -137,9 +96,7 @@ func (w *IndexWriter) runMerge(ctx context.Context, m *oneMerge, rl *mergeschedu
 				seg.decRef()
 			}
 			slot.Release()
-			w.refreshMu.Lock()
-			w.releaseMergeLocked(m)
-			w.refreshMu.Unlock()
+			w.segments.releaseMerge(m)
 			w.stats.mergesFailed.Add(1)
 			w.noteCorruption("merge", err)
 		}
@@ -200,70 +157,14 @@ func (w *IndexWriter) runMerge(ctx context.Context, m *oneMerge, rl *mergeschedu
 		return fmt.Errorf("engine: merge into %s aborted: %w", name, err)
 	}
 	slot.Release()
-	w.refreshMu.Lock()
-	defer w.refreshMu.Unlock()
+	w.segments.mu.Lock()
+	defer w.segments.mu.Unlock()
 	if w.isClosed() {
 		return fmt.Errorf("engine: merge into %s: %w", name, ErrClosed)
 	}
-	w.commitMergeLocked(m, seg, docMap)
+	w.segments.commitMergeLocked(m, seg, docMap)
 	w.stats.merges.Add(1)
 	w.stats.mergeNanos.Add(int64(time.Since(start)))
 	w.maybeMergeLocked()
 	return nil
-}
-
-// commitMergeLocked replaces m's inputs by seg in the segment list
-// (visible at the next refresh). Inputs are first brought up to the most
-// advanced delete cursor among them, then every doc deleted since the merge
-// started is deleted in seg through docMap: no delete lost, no doc
-// resurrected.
-func (w *IndexWriter) commitMergeLocked(m *oneMerge, seg *segState, docMap DocMap) {
-	cursor := m.inputs[0].delCursor
-	for _, s := range m.inputs[1:] {
-		if s.delCursor.seq > cursor.seq {
-			cursor = s.delCursor
-		}
-	}
-	for i, s := range m.inputs {
-		s.applyDeletes(cursor)
-		snap, now := m.snapLive[i], s.live
-		if now == snap {
-			continue
-		}
-		for d := range s.info.MaxDoc {
-			if (snap == nil || snap.Get(d)) && !now.Get(d) {
-				if nd := docMap(i, d); nd >= 0 {
-					if seg.live == nil {
-						seg.live = index.NewFixedBitSetAllSet(seg.info.MaxDoc)
-					}
-					if seg.live.Clear(nd) {
-						seg.delCount++
-					}
-				}
-			}
-		}
-	}
-	seg.delCursor = cursor
-	first := slices.Index(w.segs, m.inputs[0])
-	if first < 0 {
-		first = len(w.segs) // cannot happen: merging segments are never dropped
-	}
-	segs := make([]*segState, 0, len(w.segs)+1)
-	for i, s := range w.segs {
-		if i == first {
-			segs = append(segs, seg)
-		}
-		if !slices.Contains(m.inputs, s) {
-			segs = append(segs, s)
-		}
-	}
-	if first == len(w.segs) {
-		segs = append(segs, seg)
-	}
-	w.segs = segs
-	w.segsDirty = true
-	for _, s := range m.inputs {
-		s.decRef() // the writer's list reference
-	}
-	w.releaseMergeLocked(m)
 }

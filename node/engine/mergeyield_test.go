@@ -170,9 +170,9 @@ func TestMergePausesForRefresh(t *testing.T) {
 		}
 		mustRefresh(t, w, true) // submits merges; does not end the held pause
 	}
-	w.refreshMu.Lock()
-	merging := len(w.merging)
-	w.refreshMu.Unlock()
+	w.segments.mu.Lock()
+	merging := len(w.segments.merging)
+	w.segments.mu.Unlock()
 	if merging == 0 {
 		t.Fatal("no merge was submitted")
 	}

@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"fmt"
-	"maps"
 	"sync"
 	"time"
 
@@ -68,49 +67,26 @@ func (w *IndexWriter) refresh(ctx context.Context, applyDeletes, budgeted bool) 
 	// by the RAM budget.
 	ctx = context.WithoutCancel(ctx)
 	start := time.Now()
-	w.refreshMu.Lock()
-	defer w.refreshMu.Unlock()
+	w.segments.mu.Lock()
+	defer w.segments.mu.Unlock()
 	// Running merges pause until we publish (see mergeYield).
-	resume := w.yield.begin(len(w.merging) > 0, w.mergesBehind)
+	resume := w.yield.begin(w.segments.anyMergingLocked(), w.mergesBehind)
 	defer resume()
 
-	w.mu.Lock()
-	if w.closed {
-		w.mu.Unlock()
-		return RefreshResult{}, ErrClosed
-	}
-	w.swapping = true
-	for w.inFlight > 0 {
-		w.cond.Wait()
+	// 1. Swap: with no operation holding a DWPT, the boundary is every
+	// operation sequenced so far, and every DWPT holding docs is taken.
+	if err := w.flushControl.markForFullFlush(); err != nil {
+		return RefreshResult{}, err
 	}
 	swapped := time.Now()
+	w.mu.Lock()
 	boundarySeq, boundary := w.seqNo, w.delTail
-	var toFlush []*perThread
-	free := w.free[:0:0]
-	for _, pt := range w.free {
-		if pt.numDocs == 0 {
-			free = append(free, pt)
-			continue
-		}
-		pt.flushPending = true
-		w.activeBytes -= pt.ram
-		w.flushBytes += pt.ram
-		toFlush = append(toFlush, pt)
-	}
-	w.free = free
-	toFlush = append(toFlush, w.pending...)
-	w.pending = nil
-	swapGen := w.flushGen
-	for _, pt := range toFlush {
-		w.startFlushLocked(pt)
-	}
-	w.flushGen++
 	w.versions.rotate()
 	w.deleteBytes = 0
-	w.swapping = false
-	w.cond.Broadcast()
 	w.mu.Unlock()
+	toFlush, swapGen := w.flushControl.takeFullFlush()
 
+	// 2. Flush them, and wait for flushes others started before the swap.
 	var wg sync.WaitGroup
 	for _, pt := range toFlush {
 		wg.Go(func() {
@@ -123,64 +99,23 @@ func (w *IndexWriter) refresh(ctx context.Context, applyDeletes, budgeted bool) 
 		})
 	}
 	wg.Wait()
-
-	w.mu.Lock()
-	for w.flushingThrough(swapGen) && w.tragedy == nil {
-		w.cond.Wait()
-	}
-	if w.tragedy != nil {
-		err := w.tragedy
-		w.mu.Unlock()
+	newSegs, err := w.flushControl.waitForFlush(swapGen)
+	if err != nil {
 		return RefreshResult{}, fmt.Errorf("engine: refresh: %w", err)
 	}
-	var newSegs, later []*segState
-	for _, s := range w.flushed {
-		if s.flushGen <= swapGen {
-			newSegs = append(newSegs, s)
-		} else {
-			later = append(later, s)
-		}
-	}
-	w.flushed = later
-	w.mu.Unlock()
 	flushed := time.Now()
 
-	changed := len(newSegs) > 0 || w.segsDirty || len(w.pendingAdds) > 0
-	w.segsDirty = false
-	// Segments added by AddIndexes go before this refresh's flushes, and
-	// their markers are published with them (Commit reads both under
-	// refreshMu).
-	segs := make([]*segState, 0, len(w.segs)+len(w.pendingAdds)+len(newSegs))
-	segs = append(append(append(segs, w.segs...), w.pendingAdds...), newSegs...)
-	w.pendingAdds = nil
-	if len(w.pendingMarkers) > 0 {
-		if w.addMarkers == nil {
-			w.addMarkers = map[string]string{}
-		}
-		maps.Copy(w.addMarkers, w.pendingMarkers)
-		w.pendingMarkers = nil
-	}
-	kept := segs[:0]
-	for _, s := range segs {
-		if applyDeletes && s.applyDeletes(boundary) > 0 {
-			changed = true
-		}
-		if s.numDocs() == 0 && !w.merging[s] { // fully deleted: drop without merging
-			s.decRef()
-			changed = true
-			continue
-		}
-		kept = append(kept, s)
-	}
-	w.segs = kept
+	// 3. Add them to the segments and apply deletes up to the boundary.
+	changed := w.segments.publishLocked(newSegs, boundary, applyDeletes)
 
+	// 4. Publish.
 	old := w.current.Load()
 	res := RefreshResult{Changed: changed, SeqNo: boundarySeq, NewSegments: len(newSegs),
 		SwapWait: swapped.Sub(start), Flush: flushed.Sub(swapped), ApplyDeletes: time.Since(flushed)}
 	w.mu.Lock()
 	if changed {
 		w.version++
-		w.current.Store(newReader(w.segs, boundarySeq, w.version))
+		w.current.Store(newReader(w.segments.segs, boundarySeq, w.version))
 	} else {
 		old.seqNo.Store(boundarySeq)
 	}
@@ -207,16 +142,6 @@ func (w *IndexWriter) refresh(ctx context.Context, applyDeletes, budgeted bool) 
 // it used (unmapping them) and deletes their files, which for large
 // merged-away segments takes long enough to show in refresh latency.
 func (w *IndexWriter) releaseAsync(r *Reader) { w.releasing.Go(r.Release) }
-
-// flushingThrough reports whether a flush of generation <= gen is running.
-func (w *IndexWriter) flushingThrough(gen int64) bool {
-	for g, n := range w.flushing {
-		if g <= gen && n > 0 {
-			return true
-		}
-	}
-	return false
-}
 
 // RefreshedSeqNo is the highest sequence number visible in the current
 // reader.

@@ -23,7 +23,7 @@ type segState struct {
 	files  []string
 	fd     *fileDeleter
 
-	// Writer-side state, guarded by IndexWriter.refreshMu (the refresh
+	// Writer-side state, guarded by segmentSet.mu (the refresh
 	// goroutine is the only one that changes it after the segment joins
 	// the list).
 	live       *index.FixedBitSet // nil: all live
@@ -34,7 +34,7 @@ type segState struct {
 	ids        idDeleter
 	sizeBytes  int64
 	bloom      *idBloom // immutable once the segment is shared
-	// Commit state, guarded by IndexWriter.commitMu.
+	// Commit state, guarded by committer.mu.
 	committedLive *index.FixedBitSet // live docs as of the last commit
 	delGen        int64              // generation of the last live-docs file
 	liveFile      string

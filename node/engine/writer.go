@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -71,86 +70,52 @@ func (o *WriterOptions) SetDefaults() {
 	}
 }
 
-// perThread is a DWPT with the writer's bookkeeping. At most one goroutine
-// uses it at a time (checked out from the free list), as in Lucene's
-// DocumentsWriterPerThreadPool; it is not tied to any goroutine, but a
-// worker with an affinity (WithAffinity) gets the one it used last back
-// when it is free.
-type perThread struct {
-	dwpt         *dwpt.DWPT
-	delCursor    *delNode // last buffered delete applied to the DWPT
-	lastSeq      int64
-	ram          int64 // bytes last accounted in activeBytes/flushBytes
-	numDocs      int   // docs as of the last check-in (readable under mu)
-	flushGen     int64 // refresh generation when taken for flushing
-	checkedOut   bool
-	flushPending bool
-	affinity     uint64 // the affinity of its last checkout (WithAffinity); 0 none
-}
-
 // IndexWriter buffers documents in DWPTs, flushes them as segments, applies
 // deletes by id, and publishes point-in-time Readers at refresh. Add, Update
 // and Delete are safe to call from many goroutines; see the package doc for
 // the write and refresh paths.
+//
+// It composes four parts, each with its own lock (taken in this order when
+// nested: commits, segments, then flushControl or mu, then perThreadPool):
+// the perThreadPool hands out DWPTs, the flushControl decides when they are
+// flushed, the segmentSet holds the segments and the merges registered
+// against them, and the committer writes commit points. The writer itself
+// sequences operations (mu) and publishes readers.
 type IndexWriter struct {
 	dir   store.Directory
 	codec index.Codec
 	opts  WriterOptions
 	fd    *fileDeleter
-	alloc *dwpt.Allocator
 	log   *slog.Logger
 
-	mu       sync.Mutex
-	cond     *sync.Cond // inFlight, stalls, flush completions
-	seqNo    int64
-	delTail  *delNode
-	free     []*perThread            // idle DWPTs (may be empty ones)
-	threads  map[*perThread]struct{} // DWPTs not yet taken for flushing
-	pending  []*perThread            // flush-pending DWPTs nobody holds
-	inFlight int
-	swapping bool // a refresh waits for in-flight ops to drain
-	closed   bool
-	tragedy  error
+	perThreadPool *perThreadPool
+	flushControl  *flushControl
+	segments      *segmentSet
+	commits       committer
 
-	activeBytes int64 // RAM of DWPTs not pending or flushing
-	flushBytes  int64 // RAM of DWPTs pending or flushing
-	flushGen    int64 // incremented at each refresh swap
-	flushing    map[int64]int
-	flushed     []*segState // flushed since the last refresh
-	deleteBytes int64       // queued delete nodes since the last refresh
-	segCounter  int64
+	// mu is the sequence section: sequence numbers, the delete queue and
+	// the version map change together under it, and a refresh publishes a
+	// reader under it.
+	mu          sync.Mutex
+	seqNo       int64
+	delTail     *delNode
+	deleteBytes int64 // queued delete nodes since the last refresh
 	versions    versionMap
-
-	// refreshMu serialises refreshes and merge commits, and guards
-	// segState writer fields, segs and merging.
-	refreshMu sync.Mutex
-	segs      []*segState // the index's segments as of the last refresh
-	segsDirty bool        // a merge changed segs since the last refresh
-	merging   map[*segState]bool
-	// AddIndexes: segments waiting for the next refresh to publish them,
-	// with their markers; markers published (or loaded from the last
-	// commit), which every commit records.
-	pendingAdds    []*segState
-	pendingMarkers map[string]string
-	addMarkers     map[string]string
-	mergesRunning  sync.WaitGroup
-	closeCtx       context.Context // cancelled by Close: aborts merges
-	closeCancel    context.CancelFunc
-	closedFlag     atomic.Bool
-	yield          mergeYield     // merges pause while a refresh runs
-	releasing      sync.WaitGroup // replaced readers being released
-	current        atomic.Pointer[Reader]
-	version        int64
-
+	closed      bool
+	refreshedCh chan struct{}
+	version     int64 // of the latest reader; written under segments.mu too
+	current     atomic.Pointer[Reader]
+	refreshed   atomic.Int64 // highest seqNo visible in the current reader
 	// bufferedBytes approximates the version map and queued deletes, which
 	// only a refresh releases.
 	bufferedBytes atomic.Int64
 
-	commitMu sync.Mutex
-	commit   commitState
-
-	refreshed   atomic.Int64 // highest seqNo visible in the current reader
-	refreshedCh chan struct{}
+	mergesRunning sync.WaitGroup
+	closeCtx      context.Context // cancelled by Close: aborts merges
+	closeCancel   context.CancelFunc
+	closedFlag    atomic.Bool
+	yield         mergeYield     // merges pause while a refresh runs
+	releasing     sync.WaitGroup // replaced readers being released
 
 	stats writerStats
 }
@@ -206,16 +171,15 @@ func NewIndexWriter(opts WriterOptions) (*IndexWriter, error) {
 	}
 	w := &IndexWriter{
 		dir: opts.Directory, codec: opts.Codec, opts: opts, log: opts.Logger,
-		fd:       newFileDeleter(opts.Directory),
-		alloc:    dwpt.NewAllocator(opts.RAMBufferBytes / 4),
-		delTail:  &delNode{},
-		flushing: make(map[int64]int),
-		versions: newVersionMap(),
-		merging:  make(map[*segState]bool),
-		threads:  make(map[*perThread]struct{}),
+		fd:            newFileDeleter(opts.Directory),
+		perThreadPool: newPerThreadPool(dwpt.NewAllocator(opts.RAMBufferBytes / 4)),
+		segments:      newSegmentSet(),
+		delTail:       &delNode{},
+		versions:      newVersionMap(),
 	}
+	w.flushControl = newFlushControl(w.perThreadPool, opts.RAMBufferBytes, &w.stats, w.log, w.flushOne)
+	w.commits = committer{dir: w.dir, codec: w.codec, fd: w.fd}
 	w.closeCtx, w.closeCancel = context.WithCancel(context.Background())
-	w.cond = sync.NewCond(&w.mu)
 	w.refreshedCh = make(chan struct{})
 	w.current.Store(newReader(nil, 0, 0))
 	si, err := ReadLatestCommit(w.dir)
@@ -232,85 +196,21 @@ func NewIndexWriter(opts WriterOptions) (*IndexWriter, error) {
 	return w, nil
 }
 
-// checkout hands the calling goroutine a DWPT for one operation: the free
-// one last used with ctx's affinity, else the last one checked in. It waits
-// while a refresh swaps buffers or while flushing is far behind (stall
-// control); a stalled goroutine helps by flushing a pending DWPT.
+// checkout hands the calling goroutine a DWPT for one operation, which
+// checkin returns: the free one last used with ctx's affinity, else the
+// last one checked in. It waits while a refresh swaps buffers or while
+// flushing is far behind (flushControl).
 func (w *IndexWriter) checkout(ctx context.Context) (*perThread, error) {
-	w.mu.Lock()
-	var stallStart time.Time
-	for {
-		if w.closed {
-			w.mu.Unlock()
-			return nil, ErrClosed
-		}
-		if w.tragedy != nil {
-			err := w.tragedy
-			w.mu.Unlock()
-			return nil, fmt.Errorf("engine: writer failed earlier: %w", err)
-		}
-		if w.swapping {
-			w.cond.Wait()
-			continue
-		}
-		if w.stalledLocked() {
-			if stallStart.IsZero() {
-				stallStart = time.Now()
-				w.stats.stalls.Add(1)
-			}
-			if pt := w.takePendingLocked(); pt != nil {
-				w.mu.Unlock()
-				w.flushOne(ctx, pt)
-				w.mu.Lock()
-				continue
-			}
-			w.cond.Wait()
-			continue
-		}
-		break
+	if err := w.flushControl.obtain(ctx); err != nil {
+		return nil, err
 	}
-	if !stallStart.IsZero() {
-		w.stats.stallNanos.Add(int64(time.Since(stallStart)))
+	pt := w.perThreadPool.getAndLock(affinityOf(ctx))
+	if pt.delCursor == nil { // new: deletes queued from now on apply to it
+		w.mu.Lock()
+		pt.delCursor = w.delTail
+		w.mu.Unlock()
 	}
-	var pt *perThread
-	aff, _ := ctx.Value(affinityKey{}).(uint64)
-	i := len(w.free) - 1
-	if aff != 0 { // a handful of free DWPTs at most: one per concurrent worker
-		for j := i; j >= 0; j-- {
-			if w.free[j].affinity == aff {
-				i = j
-				break
-			}
-		}
-	}
-	if i >= 0 {
-		pt = w.free[i]
-		w.free = slices.Delete(w.free, i, i+1)
-		pt.affinity = aff
-	} else {
-		pt = &perThread{dwpt: dwpt.New(w.alloc), delCursor: w.delTail, affinity: aff}
-		w.threads[pt] = struct{}{}
-	}
-	pt.checkedOut = true
-	w.inFlight++
-	w.mu.Unlock()
 	return pt, nil
-}
-
-// stalledLocked: indexing waits when DWPTs waiting to be flushed or being
-// flushed hold more than twice the budget (Lucene's
-// DocumentsWriterStallControl), i.e. flushing cannot keep up.
-func (w *IndexWriter) stalledLocked() bool { return w.flushBytes > 2*w.opts.RAMBufferBytes }
-
-func (w *IndexWriter) takePendingLocked() *perThread {
-	n := len(w.pending)
-	if n == 0 {
-		return nil
-	}
-	pt := w.pending[n-1]
-	w.pending = w.pending[:n-1]
-	w.startFlushLocked(pt)
-	return pt
 }
 
 // opKind is what an operation does besides adding its document.
@@ -368,7 +268,7 @@ func (w *IndexWriter) addDocument(ctx context.Context, kind opKind, doc *documen
 			w.checkin(ctx, pt, false)
 			return 0, false, err
 		}
-		seq, existed, err := w.sequence(pt, kind, doc.ID, docID)
+		seq, existed, err := w.sequence(ctx, pt, kind, doc.ID, docID)
 		if err != nil {
 			return 0, false, err
 		}
@@ -385,15 +285,16 @@ func (w *IndexWriter) Delete(ctx context.Context, id []byte) (seq int64, found b
 		return 0, false, ErrClosed
 	}
 	w.mu.Unlock()
-	return w.sequence(nil, opDelete, id, 0)
+	return w.sequence(ctx, nil, opDelete, id, 0)
 }
 
 // sequence is the one critical section of every operation: it gives the
 // operation its sequence number, appends its delete to the queue, brings
-// the DWPT's own deletes up to date, records the id in the version map, and
-// checks the DWPT back in. Doing all of it under one lock is what makes the
-// order of sequence numbers the order in which deletes take effect.
-func (w *IndexWriter) sequence(pt *perThread, kind opKind, id []byte, docID int) (seq int64, existed bool, err error) {
+// the DWPT's own deletes up to date and records the id in the version map.
+// Doing all of it under one lock is what makes the order of sequence
+// numbers the order in which deletes take effect. The DWPT is then checked
+// back in.
+func (w *IndexWriter) sequence(ctx context.Context, pt *perThread, kind opKind, id []byte, docID int) (seq int64, existed bool, err error) {
 	// The existence check against the last published reader is done
 	// before taking the lock; it is valid if the reader is still current
 	// when we hold the lock, and redone otherwise (rare: a refresh
@@ -410,8 +311,8 @@ func (w *IndexWriter) sequence(pt *perThread, kind opKind, id []byte, docID int)
 		}
 		w.mu.Unlock()
 	}
-	defer w.mu.Unlock()
 	if pt == nil && w.closed {
+		w.mu.Unlock()
 		return 0, false, ErrClosed
 	}
 	if kind != opAdd {
@@ -426,7 +327,8 @@ func (w *IndexWriter) sequence(pt *perThread, kind opKind, id []byte, docID int)
 		// DWPT's deletes up to date and check it in; no sequence number.
 		pt.dwpt.DeleteDoc(docID)
 		w.applyQueuedLocked(pt, w.delTail, docID)
-		w.checkinLocked(pt, false)
+		w.mu.Unlock()
+		w.checkin(ctx, pt, false)
 		return 0, true, fmt.Errorf("%w: [%s]", ErrDocumentExists, id)
 	}
 	w.seqNo++
@@ -444,6 +346,7 @@ func (w *IndexWriter) sequence(pt *perThread, kind opKind, id []byte, docID int)
 	w.versions.put(id, seq, kind == opDelete)
 	w.bufferedBytes.Store(w.versions.bytes + w.deleteBytes)
 	if pt == nil {
+		w.mu.Unlock()
 		return seq, existed, nil
 	}
 	w.applyQueuedLocked(pt, tail, docID)
@@ -451,21 +354,8 @@ func (w *IndexWriter) sequence(pt *perThread, kind opKind, id []byte, docID int)
 		pt.dwpt.DeleteID(id, docID)
 		pt.delCursor = w.delTail
 	}
-	pt.lastSeq = seq
-	w.checkinLocked(pt, false)
-	flush := w.pickFlushLocked(pt)
-	if flush != nil {
-		w.mu.Unlock()
-		w.flushOne(context.Background(), flush)
-		// The indexing goroutine that produced a segment waits here if
-		// merges fall too far behind (merge backpressure).
-		if ms := w.opts.MergeScheduler; ms != nil && w.mergingEnabled() {
-			if err := ms.MaybeStall(w.closeCtx); err != nil && !w.isClosed() && !errors.Is(err, mergescheduler.ErrClosed) {
-				w.log.Warn("engine: merge stall", "err", err)
-			}
-		}
-		w.mu.Lock()
-	}
+	w.mu.Unlock()
+	w.checkin(ctx, pt, false)
 	return seq, existed, nil
 }
 
@@ -512,139 +402,39 @@ func (w *IndexWriter) lookupPublished(id []byte) (*Reader, bool) {
 	}
 }
 
-// checkin returns pt after an operation that got no sequence number (a
-// rejected document), flushing it if forceFlush.
+// checkin returns pt after an operation (Lucene's
+// DocumentsWriter.postUpdate), marking it for flushing if forceFlush: the
+// flushControl may hand back a DWPT to flush, pt or another, which this
+// goroutine writes.
+// The indexing goroutine that produced a segment then waits if merges
+// fall too far behind (merge backpressure).
 func (w *IndexWriter) checkin(ctx context.Context, pt *perThread, forceFlush bool) {
-	w.mu.Lock()
-	w.checkinLocked(pt, forceFlush)
-	flush := w.pickFlushLocked(pt)
-	w.mu.Unlock()
-	if flush != nil {
-		w.flushOne(ctx, flush)
-	}
-}
-
-// checkinLocked accounts pt's RAM, applies the flush policy and returns pt
-// to the free list unless it is to be flushed.
-func (w *IndexWriter) checkinLocked(pt *perThread, forceFlush bool) {
-	ram := pt.dwpt.RAMBytesUsed()
-	if pt.flushPending {
-		w.flushBytes += ram - pt.ram
-	} else {
-		w.activeBytes += ram - pt.ram
-	}
-	pt.ram = ram
-	pt.numDocs = pt.dwpt.NumDocs()
-	pt.checkedOut = false
-	w.inFlight--
-	if forceFlush && !pt.flushPending {
-		w.markPendingLocked(pt)
-	}
-	// FlushByRamOrCountsPolicy: over budget, the largest DWPT not already
-	// pending is marked; if another goroutine holds it, that goroutine
-	// flushes it when it checks it in. DWPTs nearly as large are marked
-	// with it: goroutines indexing at the same rate fill theirs together,
-	// and flushing only the largest staggers them, so that at a commit one
-	// DWPT holds most of the buffer and its single-threaded flush is a
-	// serial tail (2 goroutines: 1.9 s of flush on one core while the
-	// other idled). Flushed together, they restart together and stay even.
-	if w.activeBytes > w.opts.RAMBufferBytes {
-		var largest *perThread
-		for c := range w.threads {
-			if !c.flushPending && c.numDocs > 0 && (largest == nil || c.ram > largest.ram) {
-				largest = c
-			}
-		}
-		if largest != nil {
-			w.markPendingLocked(largest)
-			for c := range w.threads {
-				if !c.flushPending && c.numDocs > 0 && c.ram*4 >= largest.ram*3 {
-					w.markPendingLocked(c)
-				}
-			}
-		}
-	}
-	if !pt.flushPending {
-		w.free = append(w.free, pt)
-	} else {
-		w.pending = append(w.pending, pt)
-	}
-	if w.inFlight == 0 || pt.flushPending {
-		w.cond.Broadcast()
-	}
-}
-
-func (w *IndexWriter) markPendingLocked(pt *perThread) {
-	if pt.flushPending || pt.numDocs == 0 {
+	flush := w.flushControl.doAfterDocument(pt, forceFlush)
+	if flush == nil {
 		return
 	}
-	pt.flushPending = true
-	w.activeBytes -= pt.ram
-	w.flushBytes += pt.ram
-	for i, c := range w.free {
-		if c == pt {
-			w.free = append(w.free[:i], w.free[i+1:]...)
-			w.pending = append(w.pending, pt)
-			break
+	w.flushOne(ctx, flush)
+	if ms := w.opts.MergeScheduler; ms != nil && w.mergingEnabled() {
+		if err := ms.MaybeStall(w.closeCtx); err != nil && !w.isClosed() && !errors.Is(err, mergescheduler.ErrClosed) {
+			w.log.Warn("engine: merge stall", "err", err)
 		}
 	}
-}
-
-// pickFlushLocked returns a pending DWPT for the calling goroutine to flush:
-// its own if it became pending, else any other nobody holds (helping).
-func (w *IndexWriter) pickFlushLocked(own *perThread) *perThread {
-	if own != nil && own.flushPending {
-		for i, c := range w.pending {
-			if c == own {
-				w.pending = append(w.pending[:i], w.pending[i+1:]...)
-				w.startFlushLocked(own)
-				return own
-			}
-		}
-	}
-	return w.takePendingLocked()
-}
-
-// startFlushLocked records that pt is being flushed within the current
-// refresh generation, so the next refresh waits for it.
-func (w *IndexWriter) startFlushLocked(pt *perThread) {
-	delete(w.threads, pt)
-	pt.flushGen = w.flushGen
-	w.flushing[pt.flushGen]++
 }
 
 // flushOne writes pt's DWPT as a segment (no fsync) and queues it for the
 // next refresh. Called by the goroutine that took pt for flushing
-// (startFlushLocked).
+// (flushControl).
 func (w *IndexWriter) flushOne(ctx context.Context, pt *perThread) {
 	// Never abort a flush because one caller gave up: a failed flush fails
 	// the writer (see Refresh).
 	seg, err := w.writeSegment(context.WithoutCancel(ctx), pt)
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.flushBytes -= pt.ram
-	gen := pt.flushGen
-	if w.flushing[gen]--; w.flushing[gen] == 0 {
-		delete(w.flushing, gen)
-	}
-	if err != nil {
-		w.tragedy = err
-		w.log.Error("engine: flush failed; writer closed for writes", "err", err)
-	} else {
-		seg.flushGen = gen
-		w.flushed = append(w.flushed, seg)
-	}
-	w.cond.Broadcast()
+	w.flushControl.doAfterFlush(pt, seg, err)
 }
 
 // newSegmentInfo names a new segment (Lucene's "_" + base-36 counter) and
 // gives it a random ID.
 func (w *IndexWriter) newSegmentInfo(maxDoc int, source string, start time.Time) (*index.SegmentInfo, error) {
-	w.mu.Lock()
-	w.segCounter++
-	name := segmentName(w.segCounter)
-	w.mu.Unlock()
-	info := &index.SegmentInfo{Name: name, MaxDoc: maxDoc, Codec: w.codec.Name(),
+	info := &index.SegmentInfo{Name: w.segments.nextName(), MaxDoc: maxDoc, Codec: w.codec.Name(),
 		Diagnostics: map[string]string{"source": source, "timestamp": start.UTC().Format(time.RFC3339Nano)}}
 	if _, err := rand.Read(info.ID[:]); err != nil {
 		return nil, fmt.Errorf("engine: segment id: %w", err)
@@ -714,24 +504,8 @@ func (w *IndexWriter) MaxSeqNo() int64 {
 
 // RAMBytesUsed is the memory of buffered documents (active and flushing
 // DWPTs).
-func (w *IndexWriter) RAMBytesUsed() int64 {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.activeBytes + w.flushBytes
-}
+func (w *IndexWriter) RAMBytesUsed() int64 { return w.flushControl.ramBytesUsed() }
 
-type affinityKey struct{}
-
-var affinities atomic.Uint64
-
-// WithAffinity returns ctx carrying a new writer affinity: the operations
-// of one worker (a goroutine indexing documents one after another, such as
-// one bulk request's items on a shard) keep filling the DWPT it used last,
-// as Lucene's thread affinity did, instead of whichever DWPT was checked in
-// last. A DWPT's term hash and postings then stay in one core's cache:
-// handed between two goroutines, they moved between cores with nearly
-// every document, and two goroutines spent 19 % more CPU than one on the
-// same documents (docs/benchmarks.md section 1).
-func WithAffinity(ctx context.Context) context.Context {
-	return context.WithValue(ctx, affinityKey{}, affinities.Add(1))
-}
+// onTragicEvent fails the writer for writes (a translog that cannot be
+// written, a damaged file), unless it failed already.
+func (w *IndexWriter) onTragicEvent(err error) { w.flushControl.onTragicEvent(err) }

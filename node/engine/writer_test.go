@@ -671,9 +671,9 @@ func TestRAMBudgetFlushesEvenDWPTsTogether(t *testing.T) {
 			fill(a, int64(float64(b.dwpt.RAMBytesUsed())*tc.small))
 			ti.w.checkin(ctx, a, false) // within budget alone
 			ti.w.checkin(ctx, b, false) // over: the largest is flushed here
-			ti.w.mu.Lock()
-			taken := int(ti.w.stats.flushes.Load()) + len(ti.w.pending)
-			ti.w.mu.Unlock()
+			ti.w.flushControl.mu.Lock()
+			taken := int(ti.w.stats.flushes.Load()) + len(ti.w.flushControl.pending)
+			ti.w.flushControl.mu.Unlock()
 			if want := map[bool]int{true: 2, false: 1}[tc.wantBoth]; taken != want {
 				t.Fatalf("DWPTs of %d and %d bytes: %d flushed or pending, want %d", a.ram, b.ram, taken, want)
 			}
