@@ -17,10 +17,7 @@ import (
 // with and without filters and deleted docs. The exhaustive result is checked against
 // the oracle and every pruned one must be bit-identical to it.
 func TestMaxScoreWindowsMatchExhaustive(t *testing.T) {
-	for _, b := range []struct {
-		name  string
-		build leafBuilder
-	}{{"mem", memBuilder}, {"codec", codecBuilder}} {
+	for _, b := range leafBuilders {
 		t.Run(b.name, func(t *testing.T) {
 			skipped := 0
 			for s := 0; s < max(1, numSeeds()/6); s++ {
