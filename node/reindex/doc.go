@@ -10,8 +10,9 @@
 // sub-slice of it. Its run:
 //
 //  1. Pins a point-in-time reader of the source shard (Acquire) and selects
-//     the docs to copy per segment as bitsets: live ∩ sub-slice (from the
-//     _id term dictionary) ∩ query matches (a doc-order search, no scoring),
+//     the docs to copy per segment as bitsets (engine.Reader.Select, as a
+//     sliced scan does): live ∩ sub-slice (engine.SliceHash over the _id
+//     term dictionary) ∩ query matches (a no-scores weight per segment),
 //     cut to the first max_docs in index order. The selection is a pure
 //     function of the reader and the request.
 //  2. Reads the selected docs in index order from stored fields — _id,

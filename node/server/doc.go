@@ -18,10 +18,11 @@
 //
 // ShardScan walks live documents of a pinned reader in index order (shard-
 // local doc ids), without scoring. A slice {id, max} keeps the documents
-// whose SliceHash(_id) % max == id, so slices are disjoint and together
-// complete. The hash is not the routing hash: routing put a shard's
-// documents in one residue class of the routing hash, so slicing by it again
-// would leave most sub-slices empty. The selection (live ∧ slice ∧ query) is
+// whose engine.SliceHash(_id) % max == id, so slices are disjoint and
+// together complete, and cut a shard as reindex slices do. The hash is not
+// the routing hash: routing put a shard's documents in one residue class of
+// the routing hash, so slicing by it again would leave most sub-slices
+// empty. The selection (live ∧ slice ∧ query, engine.Reader.Select) is
 // computed once per reader, slice and query as per-segment bitsets — the
 // slice from the _id term dictionary, no stored fields read — which also
 // gives the exact total up front. The cursor is the next shard-local doc, so

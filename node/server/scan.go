@@ -4,11 +4,11 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
-	"hash/fnv"
 	"math"
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/sluice-search/sluice/node/engine"
 	"github.com/sluice-search/sluice/node/engine/index"
 	"github.com/sluice-search/sluice/node/engine/search"
 	"github.com/sluice-search/sluice/node/shard"
@@ -17,107 +17,17 @@ import (
 	"github.com/sluice-search/sluice/querydsl"
 )
 
-// SliceHash is the hash a sliced scan partitions _ids by: FNV-1a 64 with a
-// murmur3 finalizer, deterministic across processes and independent of the
-// routing hash.
-func SliceHash(id []byte) uint64 {
-	h := fnv.New64a()
-	h.Write(id)
-	x := h.Sum64()
-	x ^= x >> 33
-	x *= 0xff51afd7ed558ccd
-	x ^= x >> 33
-	x *= 0xc4ceb9fe1a85ec53
-	x ^= x >> 33
-	return x
-}
-
-// InSlice reports whether a doc with this id belongs to slice id of max.
-func InSlice(docID []byte, id, max int) bool { return SliceHash(docID)%uint64(max) == uint64(id) }
-
-// selection is the set of docs a scan returns, per leaf.
-type selection struct {
-	bits  []*index.FixedBitSet // nil: nothing selected in the leaf
-	total int64
-}
-
 // selectionFor returns (building once per reader, slice and query) the
 // docs of r that are live, in the slice and match q.
-func selectionFor(ctx context.Context, r *shard.PinnedReader, sl *sluicev1.Slice, q search.Query, qkey []byte) (*selection, error) {
+func selectionFor(ctx context.Context, r *shard.PinnedReader, sl *sluicev1.Slice, q search.Query, qkey []byte) (*engine.Selection, error) {
 	key := fmt.Sprintf("scan/%d/%d/%x", sl.GetId(), sl.GetMax(), qkey)
-	v, err := r.Memo(key, func() (any, error) { return newSelection(ctx, r, sl, q) })
+	v, err := r.Memo(key, func() (any, error) {
+		return r.Reader().Select(ctx, q, engine.Slice{ID: int(sl.GetId()), Max: int(sl.GetMax())})
+	})
 	if err != nil {
 		return nil, err
 	}
-	return v.(*selection), nil
-}
-
-func newSelection(ctx context.Context, r *shard.PinnedReader, sl *sluicev1.Slice, q search.Query) (*selection, error) {
-	leaves := r.Reader().Leaves()
-	sel := &selection{bits: make([]*index.FixedBitSet, len(leaves))}
-	for i, l := range leaves {
-		if l.Live == nil {
-			sel.bits[i] = index.NewFixedBitSetAllSet(l.Reader.MaxDoc())
-		} else {
-			sel.bits[i] = l.Live.Clone()
-		}
-	}
-	if sl.GetMax() > 1 {
-		for i, l := range leaves {
-			if err := ctx.Err(); err != nil {
-				return nil, err
-			}
-			sel.bits[i] = intersect(sel.bits[i], search.IDBits(l.Reader, func(docID []byte) bool { return InSlice(docID, int(sl.GetId()), int(sl.GetMax())) }))
-		}
-	}
-	if q != nil {
-		matches, err := matchBits(ctx, r, q)
-		if err != nil {
-			return nil, err
-		}
-		for i := range sel.bits {
-			sel.bits[i] = intersect(sel.bits[i], matches[i])
-		}
-	}
-	for _, b := range sel.bits {
-		sel.total += int64(b.Cardinality())
-	}
-	return sel, nil
-}
-
-func intersect(a, b *index.FixedBitSet) *index.FixedBitSet {
-	aw, bw := a.Words(), b.Words()
-	out := make([]uint64, len(aw))
-	for i := range aw {
-		out[i] = aw[i] & bw[i]
-	}
-	return index.FixedBitSetFromWords(out, a.Len())
-}
-
-// matchBits runs q over the reader in doc order, without scoring, paging by
-// search_after on _doc, and marks the matches per leaf.
-func matchBits(ctx context.Context, r *shard.PinnedReader, q search.Query) ([]*index.FixedBitSet, error) {
-	leaves := r.Reader().Leaves()
-	out := make([]*index.FixedBitSet, len(leaves))
-	for i, l := range leaves {
-		out[i] = index.NewFixedBitSet(l.Reader.MaxDoc())
-	}
-	const page = 8192
-	req := search.Request{Size: page, Sort: []search.SortField{{Type: search.SortByDoc}}, SearchAfterDoc: -1, TotalHitsThreshold: 1}
-	for {
-		td, err := r.Searcher().Search(ctx, q, req)
-		if err != nil {
-			return nil, err
-		}
-		for _, h := range td.Hits {
-			leaf, local, _ := r.LeafOf(h.Doc)
-			out[leaf].Set(local)
-		}
-		if len(td.Hits) < page {
-			return out, nil
-		}
-		req.SearchAfter = []search.SortValue{{Int: int64(td.Hits[len(td.Hits)-1].Doc)}}
-	}
+	return v.(*engine.Selection), nil
 }
 
 // scanCursor encodes the next shard-local doc to read.
@@ -185,12 +95,12 @@ func (s *Server) ShardScan(req *nodev1.ShardScanRequest, stream nodev1.Node_Shar
 		batch = defaultScanBatch
 	}
 	leaves := r.Reader().Leaves()
-	resp := &nodev1.ShardScanResponse{Total: sel.total}
+	resp := &nodev1.ShardScanResponse{Total: sel.Total}
 	sent := false
 	var sd index.StoredDoc
 	for li := range leaves {
 		base := leaves[li].DocBase
-		bits := sel.bits[li]
+		bits := sel.Bits[li]
 		if next >= base+bits.Len() {
 			continue
 		}
@@ -214,7 +124,7 @@ func (s *Server) ShardScan(req *nodev1.ShardScanRequest, stream nodev1.Node_Shar
 					return err
 				}
 				sent = true
-				resp = &nodev1.ShardScanResponse{Total: sel.total}
+				resp = &nodev1.ShardScanResponse{Total: sel.Total}
 				// Keep the reader alive while a long scan streams.
 				if ka > 0 {
 					r.Touch(ka)
