@@ -26,7 +26,8 @@
 //     task changes nothing about how documents are indexed or which are
 //     copied — LOCAL mode, routing kept, no more slices than source shards,
 //     no query, max_docs or requests_per_second (a throttled task asked for
-//     a gentle document-paced copy), and an empty destination (created by
+//     a gentle document-paced copy; package segmentcopy holds these request
+//     rules, which the nodes apply too), and an empty destination (created by
 //     the task, or existing with no documents) whose mapping equals the
 //     source's in canonical form. Then each slice adds its source shard's
 //     segments to the co-located destination shards (node/reindex), and

@@ -10,6 +10,7 @@ import (
 	statev1 "github.com/sluice-search/sluice/proto/sluice/state/v1"
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
 	"github.com/sluice-search/sluice/querydsl"
+	"github.com/sluice-search/sluice/segmentcopy"
 )
 
 func paramsOf(s *sluicev1.IndexSettings) routing.Params {
@@ -68,10 +69,11 @@ func chooseMode(want sluicev1.ReindexMode, src, dst routing.Params) (mode sluice
 //   - mode LOCAL and a co-locatable layout with dest.routing "keep" (plan.Colocatable
 //     already folds the routing in), so every destination shard draws
 //     from one source shard on the same node;
-//   - no more slices than source shards (a segment is not cut by _id hash);
-//   - no query and no max_docs (segments carry every live doc);
-//   - no requests_per_second: a throttled task asked for a gentle,
-//     document-paced copy;
+//   - what package segmentcopy asks of the request, as the data nodes do:
+//     no more slices than source shards (a segment is not cut by _id
+//     hash), no query and no max_docs (segments carry every live doc), no
+//     requests_per_second (a throttled task asked for a gentle,
+//     document-paced copy);
 //   - a destination that is empty (created by the task, or existing with
 //     no documents) and whose mapping equals the source's, compared in
 //     canonical form (fields, types, analyzers, options), not as JSON.
@@ -97,21 +99,15 @@ func chooseCopyMethod(req *sluicev1.ReindexRequest, plan *statev1.ReindexPlan, s
 
 // segmentIneligible says why a task cannot copy segments, or "".
 func segmentIneligible(req *sluicev1.ReindexRequest, plan *statev1.ReindexPlan, src routing.Params, srcMapping, dstMapping *sluicev1.Mapping) string {
+	why := segmentcopy.Request{Query: req.GetSource().GetQuery(), MaxDocs: req.GetMaxDocs(), RequestsPerSecond: req.GetRequestsPerSecond(),
+		SubSliced: int(req.GetSlices()) > src.Shards, KeepsRouting: keepsRouting(req)}.Refusal()
 	switch {
 	case plan.GetMode() != sluicev1.ReindexMode_REINDEX_MODE_LOCAL:
 		return fmt.Sprintf("mode is %v, segments need LOCAL", plan.GetMode())
-	case !keepsRouting(req):
-		return "dest.routing is not keep"
+	case why != "":
+		return why
 	case !plan.GetColocatable():
 		return "destination shards do not each draw from one source shard"
-	case int(req.GetSlices()) > src.Shards:
-		return fmt.Sprintf("%d slices subdivide the %d source shards", req.GetSlices(), src.Shards)
-	case req.GetSource().GetQuery() != nil && req.GetSource().GetQuery().GetMatchAll() == nil:
-		return "a query selects the documents"
-	case req.GetMaxDocs() > 0:
-		return "max_docs limits the documents"
-	case req.GetRequestsPerSecond() > 0:
-		return "requests_per_second throttles the copy"
 	case plan.GetDestDocsAtStart() != 0:
 		return "the destination holds documents"
 	}

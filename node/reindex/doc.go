@@ -50,7 +50,9 @@
 // # Segment copy
 //
 // A slice whose request says SEGMENTS (the coordinator checked the task is
-// eligible) copies no documents: after pinning the committed source reader
+// eligible; the slice is checked again by the same rule, package
+// segmentcopy, and refused with INVALID_ARGUMENT if it fails it) copies no
+// documents: after pinning the committed source reader
 // as above, it adds that reader's segments (engine.AddIndexes: hard links,
 // checksums verified, nothing re-analysed) into each destination shard
 // drawing from its source shard — the k shards s*k..(s+1)*k-1 of a ×k

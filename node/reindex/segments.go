@@ -14,6 +14,7 @@ import (
 	nodev1 "github.com/sluice-search/sluice/proto/sluice/node/v1"
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
 	"github.com/sluice-search/sluice/querydsl"
+	"github.com/sluice-search/sluice/segmentcopy"
 )
 
 // segmentTargets returns the destination shards a segment copy of the
@@ -22,14 +23,10 @@ import (
 // segment copy can serve (a bad request), or a destination shard is not
 // open here or has another mapping than the source (a fallback).
 func (r *Runner) segmentTargets(ctx context.Context, req *nodev1.RunReindexSliceRequest, src *shard.Shard, dst routing.Params) ([]*shard.Shard, string, error) {
-	switch {
-	case req.GetSubSlice() != nil, req.GetMaxDocs() > 0, req.GetRequestsPerSecond() > 0,
-		req.GetQuery() != nil && req.GetQuery().Kind != nil && req.GetQuery().GetMatchAll() == nil:
-		return nil, "", fmt.Errorf("%w: a segment copy takes the whole source shard: no sub-slice, query, max_docs or throttle", ErrInvalid)
-	}
 	rt, err := routing.ParseDest(req.GetRouting())
-	if err != nil || !rt.Keeps() {
-		return nil, "", fmt.Errorf("%w: a segment copy keeps each document's routing", ErrInvalid)
+	if why := (segmentcopy.Request{Query: req.GetQuery(), MaxDocs: req.GetMaxDocs(), RequestsPerSecond: req.GetRequestsPerSecond(),
+		SubSliced: req.GetSubSlice() != nil, KeepsRouting: err == nil && rt.Keeps()}).Refusal(); why != "" {
+		return nil, "", fmt.Errorf("%w: segment copy: %s", ErrInvalid, why)
 	}
 	srcP := routing.Params{Shards: int(req.GetSourceShards()), RoutingShards: dst.RoutingShards}
 	if err := routing.Colocatable(srcP, dst); err != nil {
