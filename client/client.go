@@ -1,6 +1,8 @@
-// Package client is the Go client of Sluice's public API: Dial a
-// coordinator and call the generated sluice.v1.Sluice methods on the
-// returned Client, which also carries the standard health client.
+// Package client is the Go client of Sluice's public API: Dial (wait for
+// the cluster) or Connect (answer within seconds whether a coordinator is
+// there) and call the generated sluice.v1.Sluice methods on the returned
+// Client, which also carries the standard health client. Both fail with a
+// *NotReachableError ("no Sluice at ADDR: connection refused").
 //
 // Defaults: messages up to 64 MiB, keep-alive pings on idle connections,
 // and transparent retries (with backoff) of UNAVAILABLE for the read-only,
@@ -13,13 +15,16 @@ package client
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/connectivity"
 	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/keepalive"
+	"google.golang.org/grpc/status"
 
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
 )
@@ -76,17 +81,103 @@ type Client struct {
 
 // Dial connects to a coordinator at addr ("host:port") and waits until the
 // connection is ready or ctx ends, so a wrong address fails here with a
-// clear error rather than at the first call.
+// clear error rather than at the first call. Dial suits a program that
+// waits for its cluster to come up; a command that wants a prompt answer
+// calls Connect.
 func Dial(ctx context.Context, addr string, opts ...grpc.DialOption) (*Client, error) {
+	c, err := newClient(addr, opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := waitReady(ctx, c.conn); err != nil {
+		c.Close()
+		return nil, &NotReachableError{Addr: addr, Reason: err.Error()}
+	}
+	return c, nil
+}
+
+// ConnectTimeout bounds how long Connect waits for an answer.
+const ConnectTimeout = 5 * time.Second
+
+// Connect connects to the coordinator at addr and checks, through the
+// standard health service, that it serves the Sluice API. It fails within
+// ConnectTimeout (or ctx, if that ends first) with a *NotReachableError:
+// at once when the connection is refused or the name does not resolve,
+// after ConnectTimeout when nothing answers. A gRPC server that is not a
+// coordinator (a data node, another program) is refused too.
+func Connect(ctx context.Context, addr string, opts ...grpc.DialOption) (*Client, error) {
+	c, err := newClient(addr, opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.check(ctx, addr); err != nil {
+		c.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+func newClient(addr string, opts []grpc.DialOption) (*Client, error) {
 	conn, err := grpc.NewClient(addr, append(DialOptions(), opts...)...)
 	if err != nil {
-		return nil, fmt.Errorf("client: %s: %w", addr, err)
-	}
-	if err := waitReady(ctx, conn); err != nil {
-		conn.Close()
-		return nil, fmt.Errorf("client: cannot connect to %s: %w", addr, err)
+		return nil, &NotReachableError{Addr: addr, Reason: err.Error()}
 	}
 	return &Client{SluiceClient: sluicev1.NewSluiceClient(conn), Health: healthpb.NewHealthClient(conn), conn: conn}, nil
+}
+
+// check asks the health service whether the Sluice API is served. The
+// call does not wait for a connection: a refused one fails it at once
+// (after the retries of the service config, about a second).
+func (c *Client) check(ctx context.Context, addr string) error {
+	cctx, cancel := context.WithTimeout(ctx, ConnectTimeout)
+	defer cancel()
+	resp, err := c.Health.Check(cctx, &healthpb.HealthCheckRequest{Service: sluicev1.Sluice_ServiceDesc.ServiceName})
+	switch {
+	case err == nil && resp.GetStatus() == healthpb.HealthCheckResponse_SERVING:
+		return nil
+	case err == nil:
+		return &NotReachableError{Addr: addr, Reason: "the coordinator is not serving yet (starting or stopping)"}
+	case ctx.Err() != nil:
+		return ctx.Err()
+	case cctx.Err() != nil:
+		return &NotReachableError{Addr: addr, Reason: fmt.Sprintf("no answer within %s", ConnectTimeout)}
+	}
+	switch status.Code(err) {
+	case codes.NotFound:
+		return &NotReachableError{Addr: addr, Reason: "it serves gRPC but not the Sluice API (a data node? clients connect to a coordinator)"}
+	case codes.Unimplemented:
+		return &NotReachableError{Addr: addr, Reason: "it serves gRPC but no health service: not a Sluice coordinator"}
+	}
+	return &NotReachableError{Addr: addr, Reason: dialReason(status.Convert(err).Message())}
+}
+
+// dialReason keeps the part of gRPC's connection error that says what
+// went wrong ("connection refused", "no such host") after a chain of
+// prefixes (retries, "rpc error: code = ...", "transport: ...").
+func dialReason(msg string) string {
+	if i := strings.LastIndex(msg, "desc = "); i >= 0 {
+		msg = msg[i+len("desc = "):]
+	}
+	if strings.Contains(msg, "name resolver error") {
+		return "the host name does not resolve"
+	}
+	if _, after, ok := strings.Cut(msg, "Error while dialing: "); ok {
+		msg = strings.TrimSuffix(after, `"`)
+	}
+	if i := strings.LastIndex(msg, ": "); i >= 0 && strings.HasPrefix(msg, "dial tcp") {
+		msg = msg[i+2:]
+	}
+	return msg
+}
+
+// NotReachableError is a coordinator that Dial or Connect could not reach.
+type NotReachableError struct {
+	Addr   string
+	Reason string
+}
+
+func (e *NotReachableError) Error() string {
+	return fmt.Sprintf("no Sluice at %s: %s", e.Addr, e.Reason)
 }
 
 func waitReady(ctx context.Context, conn *grpc.ClientConn) error {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
@@ -23,35 +25,75 @@ type clientFlags struct {
 	timeout time.Duration
 }
 
-func (f *clientFlags) register(cmd *cobra.Command) {
+// Help texts of --timeout: what it bounds differs between commands.
+const (
+	timeoutWhole = "time limit for the command, once connected"
+	timeoutCalls = "time limit of each call to the cluster (--wait follows a task for as long as it runs)"
+)
+
+// register adds --addr and --timeout (with help saying what it bounds;
+// "" adds no --timeout, for commands that run as long as their input).
+func (f *clientFlags) register(cmd *cobra.Command, timeoutHelp string) {
 	def := os.Getenv("SLUICE_ADDR")
 	if def == "" {
 		def = client.DefaultAddr
 	}
 	cmd.PersistentFlags().StringVar(&f.addr, "addr", def, "coordinator address (default from $SLUICE_ADDR)")
-	cmd.PersistentFlags().DurationVar(&f.timeout, "timeout", 30*time.Second, "time limit for the command")
+	f.timeout = 30 * time.Second
+	if timeoutHelp != "" {
+		cmd.PersistentFlags().DurationVar(&f.timeout, "timeout", f.timeout, timeoutHelp)
+	}
 }
 
-// call dials the coordinator and runs fn with the connection and a context
-// bounded by --timeout, closing both after.
+// connect connects to the coordinator at --addr, failing within a few
+// seconds (client.ConnectTimeout), whatever --timeout says, when there is
+// no Sluice there.
+func (f *clientFlags) connect(cmd *cobra.Command) (*client.Client, error) {
+	return client.Connect(cmd.Context(), f.addr)
+}
+
+// call connects and runs fn with the connection and a context bounded by
+// --timeout, closing both after. Running out of --timeout is said so, not
+// reported as a connection problem.
 func (f *clientFlags) call(cmd *cobra.Command, fn func(ctx context.Context, c *client.Client) error) error {
-	ctx, cancel := context.WithTimeout(cmd.Context(), f.timeout)
-	defer cancel()
-	c, err := client.Dial(ctx, f.addr)
+	c, err := f.connect(cmd)
 	if err != nil {
 		return err
 	}
 	defer c.Close()
-	return fn(ctx, c)
-}
-
-// rpcError makes a gRPC error readable: "NotFound: no such index [x]".
-func rpcError(err error) error {
-	if s, ok := status.FromError(err); ok {
-		return fmt.Errorf("%s: %s", s.Code(), s.Message())
+	ctx, cancel := context.WithTimeout(cmd.Context(), f.timeout)
+	defer cancel()
+	err = fn(ctx, c)
+	if err != nil && cmd.Context().Err() == nil && timedOut(ctx, err) {
+		return fmt.Errorf("%s did not answer within --timeout %s; give it longer with --timeout", f.addr, f.timeout)
 	}
 	return err
 }
+
+// timedOut says whether err is ctx's deadline passing: ctx says so, or
+// the call ended DEADLINE_EXCEEDED at the deadline (the server, told the
+// deadline, may give up a moment before the client's timer fires).
+func timedOut(ctx context.Context, err error) bool {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return true
+	}
+	dl, ok := ctx.Deadline()
+	return ok && status.Code(err) == codes.DeadlineExceeded && time.Until(dl) < 100*time.Millisecond
+}
+
+// rpcError makes a gRPC error readable: "NotFound: no such index [x]".
+// The error keeps its status, for call to tell a deadline from the rest.
+func rpcError(err error) error {
+	if s, ok := status.FromError(err); ok {
+		return statusError{s}
+	}
+	return err
+}
+
+type statusError struct{ s *status.Status }
+
+func (e statusError) Error() string              { return fmt.Sprintf("%s: %s", e.s.Code(), e.s.Message()) }
+func (e statusError) GRPCStatus() *status.Status { return e.s }
 
 func printJSON(w io.Writer, m proto.Message) error {
 	b, err := protojson.MarshalOptions{Multiline: true, UseProtoNames: true}.Marshal(m)

@@ -2,11 +2,18 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/health"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
 )
@@ -78,6 +85,62 @@ func TestLineKeys(t *testing.T) {
 		}
 		if err != nil || id != tt.id || routing != tt.routing {
 			t.Errorf("%s: (%q, %q, %v), want (%q, %q)", tt.line, id, routing, err, tt.id, tt.routing)
+		}
+	}
+}
+
+// slowCoordinator serves the Sluice API's health and a ClusterHealth that
+// answers only when its caller gives up.
+type slowCoordinator struct {
+	sluicev1.UnimplementedSluiceServer
+}
+
+func (slowCoordinator) ClusterHealth(ctx context.Context, _ *sluicev1.ClusterHealthRequest) (*sluicev1.ClusterHealthResponse, error) {
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+
+func TestConnectionErrors(t *testing.T) {
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := grpc.NewServer()
+	h := health.NewServer()
+	healthpb.RegisterHealthServer(s, h)
+	sluicev1.RegisterSluiceServer(s, slowCoordinator{})
+	h.SetServingStatus(sluicev1.Sluice_ServiceDesc.ServiceName, healthpb.HealthCheckResponse_SERVING)
+	go s.Serve(lis)
+	defer s.Stop()
+	slow := lis.Addr().String()
+
+	refused, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	nobody := refused.Addr().String()
+	refused.Close()
+
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		// Nothing there: said at once, whatever --timeout allows.
+		{[]string{"health", "--addr", nobody, "--timeout", "1h"}, "no Sluice at " + nobody + ": connection refused"},
+		{[]string{"scroll", "books", "--addr", nobody}, "no Sluice at " + nobody + ": connection refused"},
+		// Connected, but the answer takes longer than --timeout.
+		{[]string{"health", "--addr", slow, "--timeout", "100ms"}, slow + " did not answer within --timeout 100ms; give it longer with --timeout"},
+		// Loads and exports run as long as their input: no --timeout.
+		{[]string{"bulk", "-", "--index", "x", "--addr", slow, "--timeout", "1s"}, "unknown flag: --timeout"},
+		{[]string{"scroll", "x", "--addr", slow, "--timeout", "1s"}, "unknown flag: --timeout"},
+	} {
+		start := time.Now()
+		_, err := run(t, tc.args...)
+		if err == nil || err.Error() != tc.want {
+			t.Errorf("%v: error %v, want %q", tc.args, err, tc.want)
+		}
+		if took := time.Since(start); took > 3*time.Second {
+			t.Errorf("%v: took %s", tc.args, took)
 		}
 	}
 }

@@ -82,7 +82,7 @@ Progress (docs, docs/s, ETA from the file position) goes to stderr.`,
 			defer closeIn()
 			// No --timeout for a load: it ends when the input does.
 			ctx := cmd.Context()
-			c, err := client.Dial(ctx, f.addr)
+			c, err := f.connect(cmd)
 			if err != nil {
 				return err
 			}
@@ -92,7 +92,7 @@ Progress (docs, docs/s, ETA from the file position) goes to stderr.`,
 				cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
-	f.register(cmd)
+	f.register(cmd, "")
 	cmd.Flags().StringVar(&index, "index", "", "target index or write alias (required)")
 	cmd.Flags().StringVar(&idField, "id-field", "id", `top-level field holding the document id; "" generates ids`)
 	cmd.Flags().StringVar(&routingField, "routing-field", "", "top-level field holding the document's custom routing (default: none, route by id)")
@@ -374,7 +374,7 @@ realtime get). Exits non-zero if the document does not exist.`,
 			})
 		},
 	}
-	f.register(cmd)
+	f.register(cmd, timeoutWhole)
 	cmd.Flags().StringVar(&routing, "routing", "", "routing value the document was indexed with")
 	cmd.Flags().BoolVar(&refresh, "refresh", false, "refresh the shard first if the document changed since the last refresh")
 	return cmd
@@ -467,7 +467,7 @@ sort JSON; repeat it for several keys.`,
 			})
 		},
 	}
-	f.register(cmd)
+	f.register(cmd, timeoutWhole)
 	qf.register(cmd, "hits")
 	cmd.Flags().StringVar(&field, "field", "", "field for free-text queries (default: every text field)")
 	cmd.Flags().Int32Var(&size, "size", 10, "hits to return; 0 prints only the count")
@@ -559,7 +559,7 @@ coordinator restart.`,
 				return err
 			}
 			ctx := cmd.Context()
-			c, err := client.Dial(ctx, f.addr)
+			c, err := f.connect(cmd)
 			if err != nil {
 				return err
 			}
@@ -581,7 +581,7 @@ coordinator restart.`,
 			return nil
 		},
 	}
-	f.register(cmd)
+	f.register(cmd, "")
 	qf.register(cmd, "only documents")
 	cmd.Flags().StringVarP(&out, "output", "o", "-", "output file (- for stdout)")
 	cmd.Flags().Int32Var(&slices, "slices", 1, "parallel slices")
@@ -698,6 +698,6 @@ refresh_interval (1s by default); use this in scripts and tests.`,
 			})
 		},
 	}
-	f.register(cmd)
+	f.register(cmd, timeoutWhole)
 	return cmd
 }

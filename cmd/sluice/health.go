@@ -56,7 +56,7 @@ func newHealthCmd() *cobra.Command {
 			})
 		},
 	}
-	f.register(cmd)
+	f.register(cmd, timeoutWhole)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
 	cmd.Flags().StringVar(&waitFor, "wait-for", "", "wait until the status is at least this: green, yellow or red")
 	cmd.Flags().DurationVar(&waitTimeout, "wait-timeout", 30*time.Second, "how long --wait-for waits")
@@ -125,7 +125,7 @@ func newStateCmd() *cobra.Command {
 			})
 		},
 	}
-	f.register(cmd)
+	f.register(cmd, timeoutWhole)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
 	return cmd
 }

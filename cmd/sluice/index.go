@@ -21,7 +21,7 @@ func newIndexCmd() *cobra.Command {
 		Short:   "Create, delete, inspect and list indices",
 		GroupID: groupClient,
 	}
-	f.register(cmd)
+	f.register(cmd, timeoutWhole)
 	cmd.AddCommand(newIndexCreateCmd(&f), newIndexDeleteCmd(&f), newIndexGetCmd(&f), newIndexListCmd(&f))
 	return cmd
 }

@@ -109,7 +109,7 @@ With --wait the command shows a progress bar and returns when the task ends
 			})
 		},
 	}
-	f.register(cmd)
+	f.register(cmd, timeoutCalls)
 	cmd.Flags().StringVar(&source, "source", "", "source index or alias (required)")
 	cmd.Flags().StringVar(&dest, "dest", "", "destination index (required); created if missing")
 	cmd.Flags().Int32Var(&shards, "shards", 0, "shard count of a created destination (default: the source's)")
@@ -225,7 +225,7 @@ func newTasksCmd() *cobra.Command {
 		Short:   "List, inspect, cancel and rethrottle tasks (reindex)",
 		GroupID: groupClient,
 	}
-	f.register(cmd)
+	f.register(cmd, timeoutCalls)
 	var states []string
 	list := &cobra.Command{
 		Use:   "list",
