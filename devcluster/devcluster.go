@@ -4,8 +4,13 @@
 // assembled by its own constructor, as the binary does — with all data
 // under one directory:
 //
+//	<data-dir>/dev.lock   held while the cluster runs (cluster/dirlock)
 //	<data-dir>/etcd/      the cluster state
 //	<data-dir>/node-<i>/  node i: node.id and <index-uuid>/<shard>/ dirs
+//
+// The lock is taken before etcd starts: a second cluster on the same
+// directory fails at once naming the holder, where etcd would wait for its
+// database's lock forever.
 //
 // Every node listens on loopback (for standalone nodes, remote reindex and
 // grpcurl), but the coordinator calls its in-process nodes directly
@@ -23,7 +28,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"time"
 
@@ -33,6 +37,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/sluice-search/sluice/cluster/dirlock"
 	"github.com/sluice-search/sluice/cluster/embedetcd"
 	"github.com/sluice-search/sluice/coordinator"
 	"github.com/sluice-search/sluice/coordinator/datapath"
@@ -70,6 +75,7 @@ type Cluster struct {
 	Nodes       []*node.Node
 
 	etcd *clientv3.Client
+	lock *dirlock.Lock
 	log  *slog.Logger
 }
 
@@ -91,7 +97,9 @@ func Start(ctx context.Context, cfg Config) (_ *Cluster, err error) {
 			c.Stop()
 		}
 	}()
-	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
+	if c.lock, err = dirlock.Acquire(cfg.DataDir, "dev.lock"); errors.Is(err, dirlock.ErrLocked) {
+		return nil, fmt.Errorf("%w: is another sluice dev running on it? Stop it, or give this one another --data-dir", err)
+	} else if err != nil {
 		return nil, fmt.Errorf("devcluster: %w", err)
 	}
 	c.Etcd, err = embedetcd.Start(ctx, embedetcd.Config{Dir: filepath.Join(cfg.DataDir, "etcd"), ClientURL: cfg.EtcdURL})
@@ -164,5 +172,6 @@ func (c *Cluster) Stop() {
 	if c.Etcd != nil {
 		c.Etcd.Close()
 	}
+	c.lock.Release()
 	c.log.Info("dev cluster stopped")
 }

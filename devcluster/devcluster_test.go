@@ -2,7 +2,9 @@ package devcluster
 
 import (
 	"context"
+	"errors"
 	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
@@ -11,6 +13,7 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/sluice-search/sluice/client"
+	"github.com/sluice-search/sluice/cluster/dirlock"
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
 )
 
@@ -111,5 +114,32 @@ func TestDevClusterRestartKeepsIndex(t *testing.T) {
 		if sh.NodeId != created.Index.Shards[i].NodeId && created.Index.Shards[i].NodeId != "" {
 			t.Errorf("shard %d moved from %s to %s", i, created.Index.Shards[i].NodeId, sh.NodeId)
 		}
+	}
+}
+
+// TestSecondClusterOnTheSameDir: a second cluster on a directory in use
+// fails at once, before its etcd would wait forever for the database lock.
+func TestSecondClusterOnTheSameDir(t *testing.T) {
+	dir := t.TempDir()
+	c, cl := start(t, dir)
+	defer c.Stop()
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	begin := time.Now()
+	c2, err := Start(ctx, Config{DataDir: dir, Listen: "127.0.0.1:0", Nodes: 1, Logger: slog.New(slog.DiscardHandler)})
+	if err == nil {
+		c2.Stop()
+		t.Fatal("a second cluster started on a directory in use")
+	}
+	if !errors.Is(err, dirlock.ErrLocked) || !strings.Contains(err.Error(), "is in use by process") {
+		t.Errorf("error %v, want dirlock.ErrLocked naming the process", err)
+	}
+	if took := time.Since(begin); took > 2*time.Second {
+		t.Errorf("took %s to refuse", took)
+	}
+	// The first cluster is unharmed.
+	if _, err := cl.ClusterHealth(ctx, &sluicev1.ClusterHealthRequest{}); err != nil {
+		t.Error(err)
 	}
 }

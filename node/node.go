@@ -43,7 +43,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"os"
 	"sync"
 	"time"
 
@@ -53,6 +52,7 @@ import (
 	"go.uber.org/zap"
 	"google.golang.org/grpc"
 
+	"github.com/sluice-search/sluice/cluster/dirlock"
 	"github.com/sluice-search/sluice/cluster/metadata"
 	"github.com/sluice-search/sluice/cluster/nodeconn"
 	"github.com/sluice-search/sluice/cluster/registry"
@@ -105,7 +105,7 @@ type Config struct {
 type Node struct {
 	cfg      Config
 	id       string
-	lock     *os.File
+	lock     *dirlock.Lock
 	etcd     *clientv3.Client
 	ownsEtcd bool
 	store    *state.Store
@@ -198,9 +198,7 @@ func (n *Node) release() {
 	if n.ownsEtcd && n.etcd != nil {
 		n.etcd.Close()
 	}
-	if n.lock != nil {
-		n.lock.Close()
-	}
+	n.lock.Release()
 }
 
 // ID is the node id.

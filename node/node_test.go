@@ -219,12 +219,12 @@ func TestDataDirIdentity(t *testing.T) {
 	if _, err := lockDataDir(dir); err == nil {
 		t.Error("a second lock on the data dir succeeded")
 	}
-	l1.Close()
+	l1.Release()
 	l2, err := lockDataDir(dir)
 	if err != nil {
 		t.Errorf("lock after release: %v", err)
 	} else {
-		l2.Close()
+		l2.Release()
 	}
 }
 

@@ -9,6 +9,8 @@ import (
 	"syscall"
 
 	"github.com/google/uuid"
+
+	"github.com/sluice-search/sluice/cluster/dirlock"
 )
 
 const (
@@ -17,21 +19,9 @@ const (
 )
 
 // lockDataDir takes an exclusive lock on the data directory, so two
-// processes never serve the same node id and disk. The lock is released
-// when the returned file is closed or the process dies.
-func lockDataDir(dir string) (*os.File, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("data dir: %w", err)
-	}
-	f, err := os.OpenFile(filepath.Join(dir, lockFile), os.O_CREATE|os.O_RDWR, 0o644)
-	if err != nil {
-		return nil, fmt.Errorf("data dir lock: %w", err)
-	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("data dir %s is in use by another process: %w", dir, err)
-	}
-	return f, nil
+// processes never serve the same node id and disk.
+func lockDataDir(dir string) (*dirlock.Lock, error) {
+	return dirlock.Acquire(dir, lockFile)
 }
 
 // loadNodeID returns the node id stored in the data dir. If there is none it
