@@ -2,10 +2,11 @@
 // items are batched by count and bytes, sent by a fixed number of
 // concurrent workers, and retried with exponential backoff (jittered,
 // honouring the server's google.rpc.RetryInfo) when the cluster sheds
-// load — a RESOURCE_EXHAUSTED or UNAVAILABLE answer for the whole batch, or
-// RESOURCE_EXHAUSTED results for some items (only those are resent). Every
-// other per-item failure (malformed JSON, mapping conflict, unknown index)
-// is final and reported through Config.OnError; nothing is dropped
+// load or a shard is not started yet — a RESOURCE_EXHAUSTED or UNAVAILABLE
+// answer for the whole batch or for some items (only those are resent; a
+// load right after the index is created meets shards still starting, as
+// one during a node restart meets shards moving). Every other per-item
+// failure (malformed JSON, mapping conflict, unknown index) is final and reported through Config.OnError; nothing is dropped
 // silently: an item either succeeds, or OnError sees it, or Close returns
 // an error.
 //
@@ -49,8 +50,9 @@ type Config struct {
 	Workers int
 	// Refresh is the refresh policy of every batch (default none).
 	Refresh sluicev1.RefreshPolicy
-	// MaxRetries bounds the attempts of one item after overload (default
-	// 20); InitialBackoff (100 ms) doubles up to MaxBackoff (10 s).
+	// MaxRetries bounds the attempts of one item after overload or an
+	// unavailable shard (default 20); InitialBackoff (100 ms) doubles up to
+	// MaxBackoff (10 s), about two and a half minutes in all.
 	MaxRetries                 int
 	InitialBackoff, MaxBackoff time.Duration
 	// OnError is called (from worker goroutines) for each item that failed
@@ -260,7 +262,7 @@ func (ix *Indexer) send(items []*sluicev1.BulkItem) {
 			case sluicev1.BulkItemStatus_BULK_ITEM_STATUS_NOT_FOUND:
 				ix.notFound.Add(1)
 			default:
-				if codes.Code(r.GetError().GetCode()) == codes.ResourceExhausted && attempt < ix.cfg.MaxRetries {
+				if c := codes.Code(r.GetError().GetCode()); (c == codes.ResourceExhausted || c == codes.Unavailable) && attempt < ix.cfg.MaxRetries {
 					again = append(again, it)
 					continue
 				}

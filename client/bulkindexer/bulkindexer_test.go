@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -77,5 +78,46 @@ func TestLoadReportsBadItemsAndRetriesOverload(t *testing.T) {
 				t.Fatalf("count = %d, want %d", got, n-2)
 			}
 		})
+	}
+}
+
+// TestLoadWaitsForStartingShards: a load right after the index is
+// created meets shards still starting (UNAVAILABLE items); they are
+// retried, not reported as failed.
+func TestLoadWaitsForStartingShards(t *testing.T) {
+	c := datapathtest.Start(t, 2, datapath.Options{})
+	ctx := context.Background()
+	if _, err := c.Client.CreateIndex(ctx, &sluicev1.CreateIndexRequest{Name: "fresh",
+		Settings: &sluicev1.IndexSettings{NumberOfShards: 4}}); err != nil {
+		t.Fatal(err)
+	}
+	// Health reads the coordinator's state afresh, so its data path knows
+	// the index (its shards still starting) when the load begins.
+	if h, err := c.Client.ClusterHealth(ctx, &sluicev1.ClusterHealthRequest{Indices: []string{"fresh"}}); err != nil {
+		t.Fatal(err)
+	} else if h.GetStatus() == sluicev1.HealthStatus_HEALTH_STATUS_GREEN {
+		t.Log("the shards started before the load: nothing to retry")
+	}
+	var failed atomic.Int64
+	ix, err := bulkindexer.New(bulkindexer.Config{Client: c.Client, Index: "fresh", BatchDocs: 10, InitialBackoff: time.Millisecond,
+		OnError: func(_ *sluicev1.BulkItem, r *sluicev1.BulkItemResult) {
+			if failed.Add(1) == 1 {
+				t.Errorf("failed: %v", r)
+			}
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 200
+	for i := range n {
+		if err := ix.Add(ctx, item(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := ix.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if st := ix.Stats(); st.Created != n {
+		t.Errorf("stats %+v, %d failed", st, failed.Load())
 	}
 }

@@ -3,12 +3,14 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -16,6 +18,8 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 	"github.com/spf13/cobra"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/sluice-search/sluice/client"
@@ -169,7 +173,7 @@ func (ir *inputReader) Read(p []byte) (int, error) { return ir.r.Read(p) }
 func lineKeys(line []byte, idField, routingField string) (id, routing string, err error) {
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(line, &top); err != nil {
-		return "", "", fmt.Errorf("not a JSON object: %w", err)
+		return "", "", jsonLineError(err)
 	}
 	if idField != "" {
 		raw, ok := top[idField]
@@ -188,6 +192,27 @@ func lineKeys(line []byte, idField, routingField string) (id, routing string, er
 	return id, routing, nil
 }
 
+// jsonLineError says why a line is not a JSON object, without the Go
+// types encoding/json names.
+func jsonLineError(err error) error {
+	var typeErr *json.UnmarshalTypeError
+	var syntaxErr *json.SyntaxError
+	switch {
+	case errors.As(err, &typeErr):
+		return fmt.Errorf("not a JSON object but %s %s", article(typeErr.Value), typeErr.Value)
+	case errors.As(err, &syntaxErr):
+		return fmt.Errorf("invalid JSON at byte %d: %s", syntaxErr.Offset, syntaxErr)
+	}
+	return fmt.Errorf("invalid JSON: %w", err)
+}
+
+func article(noun string) string {
+	if strings.ContainsAny(noun[:1], "aeiou") {
+		return "an"
+	}
+	return "a"
+}
+
 // scalarString is a JSON string's value or a JSON number's text.
 func scalarString(raw json.RawMessage, field string) (string, error) {
 	var s string
@@ -201,19 +226,57 @@ func scalarString(raw json.RawMessage, field string) (string, error) {
 	return "", fmt.Errorf("field %q is not a string or a number", field)
 }
 
-func runBulk(ctx context.Context, c *client.Client, in *inputReader, size int64, o bulkOptions, stdout, stderr io.Writer) error {
-	var errMu sync.Mutex
-	printed := 0
-	report := func(line any, reason string) {
-		errMu.Lock()
-		defer errMu.Unlock()
-		if printed < o.maxErrors {
-			fmt.Fprintf(stderr, "\nline %v: %s\n", line, reason)
-		} else if printed == o.maxErrors {
-			fmt.Fprintln(stderr, "\n(more failures are counted, not printed)")
-		}
-		printed++
+// failures keeps the first max failed lines (by line number) of a load,
+// to print in input order when it ends: workers report them out of order,
+// and lines printed while the progress line is drawn would break it.
+type failures struct {
+	mu    sync.Mutex
+	max   int
+	count int64
+	kept  []failure // sorted by line
+}
+
+type failure struct {
+	line int
+	msg  string
+}
+
+func (f *failures) add(line int, msg string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.count++
+	i, _ := slices.BinarySearchFunc(f.kept, line, func(a failure, l int) int { return cmp.Compare(a.line, l) })
+	if i >= f.max {
+		return
 	}
+	f.kept = slices.Insert(f.kept, i, failure{line, msg})
+	if len(f.kept) > f.max {
+		f.kept = f.kept[:f.max]
+	}
+}
+
+// print writes one line per kept failure, then how many were not shown.
+func (f *failures) print(w io.Writer) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, x := range f.kept {
+		fmt.Fprintf(w, "line %d: %s\n", x.line, x.msg)
+	}
+	if n := f.count - int64(len(f.kept)); n > 0 {
+		fmt.Fprintf(w, "(%d more failed lines not shown; --max-errors shows more)\n", n)
+	}
+}
+
+func runBulk(ctx context.Context, c *client.Client, in *inputReader, size int64, o bulkOptions, stdout, stderr io.Writer) error {
+	// An unknown index fails every document the same way: say it once.
+	// (Other answers, such as an alias over several indices, are left to
+	// the bulk calls.) Health, unlike GetIndex, also brings the
+	// coordinator's view of the cluster up to date, so an index created
+	// a moment ago is known to the data path the documents go through.
+	if _, err := c.ClusterHealth(ctx, &sluicev1.ClusterHealthRequest{Indices: []string{o.index}}); status.Code(err) == codes.NotFound {
+		return fmt.Errorf("no such index [%s]; create it first: sluice index create %s", o.index, o.index)
+	}
+	failed := &failures{max: o.maxErrors}
 	// Input line of every item in flight, for error reports.
 	var lines sync.Map // *BulkItem -> int
 	ix, err := bulkindexer.New(bulkindexer.Config{Client: c, Index: o.index, BatchDocs: o.batchDocs, BatchBytes: o.batchBytes,
@@ -221,15 +284,17 @@ func runBulk(ctx context.Context, c *client.Client, in *inputReader, size int64,
 		OnSuccess: func(it *sluicev1.BulkItem, _ *sluicev1.BulkItemResult) { lines.Delete(it) },
 		OnError: func(it *sluicev1.BulkItem, r *sluicev1.BulkItemResult) {
 			n, _ := lines.LoadAndDelete(it)
-			report(n, fmt.Sprintf("id %q: %s", r.GetId(), r.GetError().GetReason()))
+			line, _ := n.(int)
+			failed.add(line, fmt.Sprintf("id %q: %s", r.GetId(), r.GetError().GetReason()))
 		}})
 	if err != nil {
 		return err
 	}
-	prog := newProgress(stderr, size, func() int64 { return in.counted.n.Load() }, func() int64 { s := ix.Stats(); return s.Added - s.Failed })
+	var local atomic.Int64 // lines rejected before sending
+	prog := newProgress(stderr, size, func() int64 { return in.counted.n.Load() },
+		func() (int64, int64) { s := ix.Stats(); return s.Added - s.Failed, s.Failed + local.Load() })
 	defer prog.stop()
 	br := bufio.NewReaderSize(in, 1<<20)
-	var local int64 // lines rejected before sending
 	for lineNo := 1; ; lineNo++ {
 		line, rerr := br.ReadBytes('\n')
 		if line = bytes.TrimSpace(line); len(line) > 0 {
@@ -239,8 +304,8 @@ func runBulk(ctx context.Context, c *client.Client, in *inputReader, size int64,
 				it.Id, it.Routing, err = lineKeys(line, o.idField, o.routingField)
 			}
 			if err != nil {
-				report(lineNo, err.Error())
-				local++
+				failed.add(lineNo, err.Error())
+				local.Add(1)
 			} else {
 				lines.Store(it, lineNo)
 				if err := ix.Add(ctx, it); err != nil {
@@ -257,14 +322,16 @@ func runBulk(ctx context.Context, c *client.Client, in *inputReader, size int64,
 	}
 	cerr := ix.Close(ctx)
 	prog.stop()
+	failed.print(stderr)
 	st := ix.Stats()
+	nfailed := st.Failed + local.Load()
 	fmt.Fprintf(stdout, "%d documents: %d created, %d updated, %d failed in %s (%.0f docs/s)\n",
-		st.Added+local, st.Created, st.Updated, st.Failed+local, prog.elapsed().Round(time.Millisecond), float64(st.Created+st.Updated)/prog.elapsed().Seconds())
+		st.Added+local.Load(), st.Created, st.Updated, nfailed, prog.elapsed().Round(time.Millisecond), float64(st.Created+st.Updated)/prog.elapsed().Seconds())
 	if cerr != nil {
 		return rpcError(cerr)
 	}
-	if st.Failed+local > 0 {
-		return fmt.Errorf("%d documents failed", st.Failed+local)
+	if nfailed > 0 {
+		return fmt.Errorf("%d documents failed", nfailed)
 	}
 	return nil
 }
@@ -274,7 +341,7 @@ type progress struct {
 	w       io.Writer
 	size    int64
 	pos     func() int64
-	docs    func() int64
+	docs    func() (done, failed int64)
 	start   time.Time
 	tty     bool
 	done    chan struct{}
@@ -283,7 +350,7 @@ type progress struct {
 	end     time.Time
 }
 
-func newProgress(w io.Writer, size int64, pos, docs func() int64) *progress {
+func newProgress(w io.Writer, size int64, pos func() int64, docs func() (done, failed int64)) *progress {
 	p := &progress{w: w, size: size, pos: pos, docs: docs, start: time.Now(), done: make(chan struct{})}
 	if f, ok := w.(*os.File); ok {
 		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
@@ -313,9 +380,12 @@ func (p *progress) run() {
 
 func (p *progress) print() {
 	el := time.Since(p.start)
-	docs := p.docs()
+	docs, failed := p.docs()
 	rate := float64(docs) / el.Seconds()
 	line := fmt.Sprintf("%d docs  %.0f docs/s  %s", docs, rate, el.Round(time.Second))
+	if failed > 0 {
+		line += fmt.Sprintf("  %d failed", failed)
+	}
 	if pos := p.pos(); p.size > 0 && pos > 0 {
 		frac := float64(pos) / float64(p.size)
 		eta := time.Duration(float64(el) * (1 - frac) / frac)
