@@ -153,6 +153,23 @@ var timeUnits = []struct {
 	{"s", time.Second}, {"m", time.Minute}, {"h", time.Hour}, {"d", 24 * time.Hour},
 }
 
+// FormatTimeValue writes d as the Elasticsearch time value ParseTimeValue
+// reads back: in the largest unit that holds it exactly ("30s", "1500ms",
+// "2h"); any negative duration is "-1" (off, as refresh_interval uses it).
+func FormatTimeValue(d time.Duration) string {
+	switch {
+	case d < 0:
+		return "-1"
+	case d == 0:
+		return "0"
+	}
+	i := len(timeUnits) - 1
+	for d%timeUnits[i].unit != 0 { // ends at nanos (index 0), which divides all
+		i--
+	}
+	return strconv.FormatInt(int64(d/timeUnits[i].unit), 10) + timeUnits[i].suffix
+}
+
 // ParseTimeValue reads an Elasticsearch time value: an integer and a unit
 // (nanos, micros, ms, s, m, h, d), such as "30s"; "0" and "-1" need no unit.
 func ParseTimeValue(s string) (time.Duration, error) {

@@ -60,3 +60,19 @@ func TestParseTimeValue(t *testing.T) {
 		}
 	}
 }
+
+func TestFormatTimeValue(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		0: "0", -time.Second: "-1", -time.Millisecond: "-1", 30 * time.Second: "30s", 1500 * time.Millisecond: "1500ms",
+		90 * time.Minute: "90m", 2 * time.Hour: "2h", 48 * time.Hour: "2d", 25 * time.Hour: "25h", 7: "7nanos", 3 * time.Microsecond: "3micros",
+	} {
+		got := FormatTimeValue(d)
+		if got != want {
+			t.Errorf("FormatTimeValue(%v) = %q, want %q", d, got, want)
+		}
+		// It reads back as the same duration (every negative one is off).
+		if back, err := ParseTimeValue(got); err != nil || back != d && !(d < 0 && back < 0) {
+			t.Errorf("ParseTimeValue(%q) = %v, %v; want %v", got, back, err, d)
+		}
+	}
+}

@@ -13,8 +13,6 @@ import (
 	"github.com/spf13/cobra"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
-	"google.golang.org/protobuf/encoding/protojson"
-	"google.golang.org/protobuf/proto"
 
 	"github.com/sluice-search/sluice/client"
 )
@@ -95,21 +93,7 @@ type statusError struct{ s *status.Status }
 func (e statusError) Error() string              { return fmt.Sprintf("%s: %s", e.s.Code(), e.s.Message()) }
 func (e statusError) GRPCStatus() *status.Status { return e.s }
 
-func printJSON(w io.Writer, m proto.Message) error {
-	b, err := protojson.MarshalOptions{Multiline: true, UseProtoNames: true}.Marshal(m)
-	if err != nil {
-		return err
-	}
-	_, err = fmt.Fprintln(w, string(b))
-	return err
-}
-
 func table(w io.Writer) *tabwriter.Writer { return tabwriter.NewWriter(w, 0, 4, 2, ' ', 0) }
-
-// enumName turns HEALTH_STATUS_GREEN into "green".
-func enumName(s fmt.Stringer, prefix string) string {
-	return strings.ToLower(strings.TrimPrefix(s.String(), prefix))
-}
 
 // inlineOrFile returns a flag's value, or the contents of the file it names
 // when it starts with @ (as curl's -d @file).

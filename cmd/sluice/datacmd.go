@@ -573,11 +573,11 @@ func parseSort(s string) ([]*sluicev1.SortField, error) {
 	return []*sluicev1.SortField{sf}, nil
 }
 
-// hitLine is a hit as printed.
+// hitLine is a hit as printed; a scrolled document has no score.
 type hitLine struct {
 	Index   string          `json:"_index"`
 	ID      string          `json:"_id"`
-	Score   float32         `json:"_score"`
+	Score   *float32        `json:"_score,omitempty"`
 	Routing string          `json:"_routing,omitempty"`
 	Source  json.RawMessage `json:"_source,omitempty"`
 }
@@ -594,7 +594,7 @@ func printHits(w, info io.Writer, resp *sluicev1.SearchResponse) error {
 	}
 	enc := json.NewEncoder(w)
 	for _, h := range resp.GetHits() {
-		if err := enc.Encode(hitLine{Index: h.Index, ID: h.Id, Score: h.Score, Routing: h.Routing, Source: h.Source}); err != nil {
+		if err := enc.Encode(hitLine{Index: h.Index, ID: h.Id, Score: &h.Score, Routing: h.Routing, Source: h.Source}); err != nil {
 			return err
 		}
 	}

@@ -29,11 +29,11 @@ func newHealthCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			req := &sluicev1.ClusterHealthRequest{Indices: args}
 			if waitFor != "" {
-				v, ok := sluicev1.HealthStatus_value["HEALTH_STATUS_"+strings.ToUpper(waitFor)]
-				if !ok || v == 0 {
-					return fmt.Errorf("--wait-for: want green, yellow or red, got %q", waitFor)
+				v, err := client.ParseEnum[sluicev1.HealthStatus]("--wait-for", waitFor)
+				if err != nil {
+					return err
 				}
-				req.WaitForStatus = sluicev1.HealthStatus(v)
+				req.WaitForStatus = v
 				req.Timeout = durationpb.New(waitTimeout)
 				if f.timeout < waitTimeout+5*time.Second {
 					f.timeout = waitTimeout + 5*time.Second
@@ -50,7 +50,7 @@ func newHealthCmd() *cobra.Command {
 					err = printHealth(cmd.OutOrStdout(), h)
 				}
 				if err == nil && h.TimedOut {
-					err = fmt.Errorf("timed out waiting for %s; status is %s", waitFor, enumName(h.Status, "HEALTH_STATUS_"))
+					err = fmt.Errorf("timed out waiting for %s; status is %s", waitFor, client.EnumName(h.Status))
 				}
 				return err
 			})
@@ -65,14 +65,14 @@ func newHealthCmd() *cobra.Command {
 
 func printHealth(out io.Writer, h *sluicev1.ClusterHealthResponse) error {
 	fmt.Fprintf(out, "cluster %s: %s, %d data nodes, %d indices\n", h.ClusterName,
-		enumName(h.Status, "HEALTH_STATUS_"), h.NumberOfDataNodes, len(h.Indices))
+		client.EnumName(h.Status), h.NumberOfDataNodes, len(h.Indices))
 	if len(h.Indices) == 0 {
 		return nil
 	}
 	w := table(out)
 	fmt.Fprintln(w, "\nINDEX\tSTATUS\tSHARDS\tACTIVE\tNOT STARTED")
 	for _, ih := range h.Indices {
-		fmt.Fprintf(w, "%s\t%s\t%d\t%d\t%d\n", ih.Index, enumName(ih.Status, "HEALTH_STATUS_"),
+		fmt.Fprintf(w, "%s\t%s\t%d\t%d\t%d\n", ih.Index, client.EnumName(ih.Status),
 			len(ih.Shards), ih.ActivePrimaryShards, ih.UnassignedShards)
 	}
 	if err := w.Flush(); err != nil {
@@ -87,7 +87,7 @@ func printHealth(out io.Writer, h *sluicev1.ClusterHealthResponse) error {
 					node = "-"
 				}
 				problems = append(problems, fmt.Sprintf("%s[%d]\t%s\t%s\t%s", ih.Index, sh.Shard,
-					enumName(sh.State, "SHARD_STATE_"), node, sh.Reason))
+					client.EnumName(sh.State), node, sh.Reason))
 			}
 		}
 	}
@@ -141,7 +141,7 @@ func printState(out io.Writer, st *sluicev1.ClusterStateResponse) error {
 	for _, x := range st.Indices {
 		for _, sh := range x.Shards {
 			fmt.Fprintf(w, "%s\t%d\t%s\t%s\t%s\t%s\n", x.Name, sh.Shard, orDash(sh.NodeId),
-				enumName(sh.State, "SHARD_STATE_"), orDash(sh.AllocationId), sh.Reason)
+				client.EnumName(sh.State), orDash(sh.AllocationId), sh.Reason)
 		}
 	}
 	if len(st.Aliases) > 0 {

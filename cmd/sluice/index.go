@@ -147,8 +147,8 @@ func newIndexGetCmd(f *clientFlags) *cobra.Command {
 		Use:   "get NAME",
 		Short: "Show an index's settings, mapping, aliases and routing as JSON",
 		Long: `Show an index's settings, mapping, aliases and routing as JSON (the
-protobuf JSON of sluice.v1.IndexInfo). --mapping prints only the mapping, as
-Elasticsearch mapping JSON that "index create --mapping" takes back.`,
+fields of sluice.v1.IndexInfo, the mapping as Elasticsearch mapping JSON).
+--mapping prints only the mapping, which "index create --mapping" takes back.`,
 		Example: `  sluice index get books
   sluice index get logs            # an alias pointing at one index works too
   sluice index get books --mapping > mapping.json && sluice index create books-v2 --mapping @mapping.json`,
@@ -171,10 +171,19 @@ Elasticsearch mapping JSON that "index create --mapping" takes back.`,
 	return cmd
 }
 
-// printMapping writes m as indented Elasticsearch mapping JSON, without
-// the index and doc_values flags the cluster fills in at their defaults
-// (true; doc_values false on text), so it reads as a person writes it.
+// printMapping writes m as indented Elasticsearch mapping JSON.
 func printMapping(w io.Writer, m *sluicev1.Mapping) error {
+	b, err := esjson.MarshalMapping(readableMapping(m))
+	if err != nil {
+		return err
+	}
+	return printIndented(w, b)
+}
+
+// readableMapping is m without the index and doc_values flags the
+// cluster fills in at their defaults (true; doc_values false on text), so
+// it reads as a person writes it.
+func readableMapping(m *sluicev1.Mapping) *sluicev1.Mapping {
 	m = proto.CloneOf(m)
 	for _, f := range m.GetProperties() {
 		if f.GetIndex() {
@@ -184,11 +193,7 @@ func printMapping(w io.Writer, m *sluicev1.Mapping) error {
 			f.DocValues = nil
 		}
 	}
-	b, err := esjson.MarshalMapping(m)
-	if err != nil {
-		return err
-	}
-	return printIndented(w, b)
+	return m
 }
 
 func newIndexListCmd(f *clientFlags) *cobra.Command {
@@ -215,7 +220,7 @@ func newIndexListCmd(f *clientFlags) *cobra.Command {
 				w := table(cmd.OutOrStdout())
 				fmt.Fprintln(w, "NAME\tHEALTH\tSHARDS\tROUTING SHARDS\tALIASES\tUUID")
 				for _, x := range resp.Indices {
-					fmt.Fprintf(w, "%s\t%s\t%d\t%d\t%s\t%s\n", x.Name, enumName(x.Health, "HEALTH_STATUS_"),
+					fmt.Fprintf(w, "%s\t%s\t%d\t%d\t%s\t%s\n", x.Name, client.EnumName(x.Health),
 						x.Settings.GetNumberOfShards(), x.Settings.GetNumberOfRoutingShards(), strings.Join(x.Aliases, ","), x.Uuid)
 				}
 				return w.Flush()

@@ -69,23 +69,16 @@ With --wait the command shows a progress bar and returns when the task ends
 				}
 				req.Slices = n
 			}
-			m, ok := sluicev1.ReindexMode_value["REINDEX_MODE_"+strings.ToUpper(mode)]
-			if !ok {
-				return fmt.Errorf("--mode must be auto, local, remote or baseline, got %q", mode)
+			var err error
+			if req.Mode, err = client.ParseEnum[sluicev1.ReindexMode]("--mode", mode); err != nil {
+				return err
 			}
-			req.Mode = sluicev1.ReindexMode(m)
-			cm, ok := sluicev1.ReindexCopyMethod_value["REINDEX_COPY_METHOD_"+strings.ToUpper(copyMethod)]
-			if !ok {
-				return fmt.Errorf("--copy must be auto, segments or documents, got %q", copyMethod)
+			if req.CopyMethod, err = client.ParseEnum[sluicev1.ReindexCopyMethod]("--copy", copyMethod); err != nil {
+				return err
 			}
-			req.CopyMethod = sluicev1.ReindexCopyMethod(cm)
-			switch opType {
-			case "index":
-				req.Dest.OpType = sluicev1.BulkAction_BULK_ACTION_INDEX
-			case "create":
-				req.Dest.OpType = sluicev1.BulkAction_BULK_ACTION_CREATE
-			default:
-				return fmt.Errorf("--op-type must be index or create, got %q", opType)
+			if req.Dest.OpType, err = client.ParseEnum("--op-type", opType,
+				sluicev1.BulkAction_BULK_ACTION_INDEX, sluicev1.BulkAction_BULK_ACTION_CREATE); err != nil {
+				return err
 			}
 			if proceed {
 				req.Conflicts = sluicev1.ConflictPolicy_CONFLICT_POLICY_PROCEED
@@ -146,7 +139,7 @@ func follow(ctx context.Context, c *client.Client, id string, out, errw io.Write
 			fmt.Fprintln(errw)
 			fmt.Fprintln(out, summary(t))
 			if t.State != sluicev1.TaskState_TASK_STATE_SUCCEEDED {
-				return fmt.Errorf("task %s %s: %s", t.Id, enumName(t.State, "TASK_STATE_"), t.GetError().GetReason())
+				return fmt.Errorf("task %s %s: %s", t.Id, client.EnumName(t.State), t.GetError().GetReason())
 			}
 			return nil
 		}
@@ -192,7 +185,7 @@ func progressLine(t *sluicev1.Task) string {
 		eta = r.GetEta().AsDuration().Round(time.Second).String()
 	}
 	return fmt.Sprintf("[%s] %5.1f%%  %d/%d docs  %.0f docs/s  ETA %s  %-10s", bar, 100*frac, done, total,
-		r.GetDocsPerSecond(), eta, enumName(t.State, "TASK_STATE_"))
+		r.GetDocsPerSecond(), eta, client.EnumName(t.State))
 }
 
 func summary(t *sluicev1.Task) string {
@@ -202,15 +195,15 @@ func summary(t *sluicev1.Task) string {
 		took = t.EndTime.AsTime().Sub(t.StartTime.AsTime()).Round(time.Millisecond).String()
 	}
 	return fmt.Sprintf("%s: %s in %s (%s) — created %d, updated %d, conflicts %d, failures %d of %d",
-		t.Id, enumName(t.State, "TASK_STATE_"), took, method(r),
+		t.Id, client.EnumName(t.State), took, method(r),
 		r.GetCreated(), r.GetUpdated(), r.GetVersionConflicts(), r.GetFailures(), r.GetTotal())
 }
 
 // method renders "local mode, segments" or "local mode, documents: why".
 func method(r *sluicev1.ReindexStatus) string {
-	s := enumName(r.GetMode(), "REINDEX_MODE_") + " mode"
+	s := client.EnumName(r.GetMode()) + " mode"
 	if r.GetCopyMethod() != sluicev1.ReindexCopyMethod_REINDEX_COPY_METHOD_UNSPECIFIED {
-		s += ", " + enumName(r.GetCopyMethod(), "REINDEX_COPY_METHOD_")
+		s += ", " + client.EnumName(r.GetCopyMethod())
 	}
 	if r.GetCopyMethodReason() != "" {
 		s += ": " + r.GetCopyMethodReason()
@@ -234,11 +227,11 @@ func newTasksCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			req := &sluicev1.ListTasksRequest{}
 			for _, s := range states {
-				v, ok := sluicev1.TaskState_value["TASK_STATE_"+strings.ToUpper(s)]
-				if !ok {
-					return fmt.Errorf("--state: unknown state %q", s)
+				v, err := client.ParseEnum[sluicev1.TaskState]("--state", s)
+				if err != nil {
+					return err
 				}
-				req.States = append(req.States, sluicev1.TaskState(v))
+				req.States = append(req.States, v)
 			}
 			return f.call(cmd, func(ctx context.Context, c *client.Client) error {
 				resp, err := c.ListTasks(ctx, req)
@@ -249,8 +242,8 @@ func newTasksCmd() *cobra.Command {
 				fmt.Fprintln(w, "ID\tSTATE\tMODE\tPROGRESS\tDOCS/S\tDESCRIPTION")
 				for _, t := range resp.Tasks {
 					progress := fmt.Sprintf("%d/%d", copied(t), t.GetReindex().GetTotal())
-					fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%.0f\t%s\n", t.Id, enumName(t.State, "TASK_STATE_"),
-						enumName(t.GetReindex().GetMode(), "REINDEX_MODE_"), progress, t.GetReindex().GetDocsPerSecond(), t.Description)
+					fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%.0f\t%s\n", t.Id, client.EnumName(t.State),
+						client.EnumName(t.GetReindex().GetMode()), progress, t.GetReindex().GetDocsPerSecond(), t.Description)
 				}
 				return w.Flush()
 			})
@@ -289,7 +282,7 @@ func newTasksCmd() *cobra.Command {
 				if err != nil {
 					return rpcError(err)
 				}
-				fmt.Fprintf(cmd.OutOrStdout(), "task %s: %s\n", args[0], enumName(resp.Task.State, "TASK_STATE_"))
+				fmt.Fprintf(cmd.OutOrStdout(), "task %s: %s\n", args[0], client.EnumName(resp.Task.State))
 				return nil
 			})
 		},
