@@ -351,12 +351,7 @@ type progress struct {
 }
 
 func newProgress(w io.Writer, size int64, pos func() int64, docs func() (done, failed int64)) *progress {
-	p := &progress{w: w, size: size, pos: pos, docs: docs, start: time.Now(), done: make(chan struct{})}
-	if f, ok := w.(*os.File); ok {
-		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
-			p.tty = true
-		}
-	}
+	p := &progress{w: w, size: size, pos: pos, docs: docs, start: time.Now(), done: make(chan struct{}), tty: isTerminal(w)}
 	p.wg.Go(p.run)
 	return p
 }

@@ -4,10 +4,13 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/sluice-search/sluice/client"
@@ -17,7 +20,7 @@ import (
 func newReindexCmd() *cobra.Command {
 	var f clientFlags
 	var qf queryFlags
-	var source, dest, slices, swapAlias, mode, opType, destRouting, copyMethod string
+	var source, dest, slices, swapAlias, mode, opType, destRouting, copyMethod, destExists string
 	var shards, routingShards int32
 	var rps float32
 	var maxDocs int64
@@ -30,7 +33,12 @@ func newReindexCmd() *cobra.Command {
 		Long: `Copy the documents of an index into another as a task persisted in the
 cluster: it survives coordinator and data node restarts, resuming from its
 checkpoints. A destination that does not exist is created from the source's
-mapping and settings, with --shards on top.
+mapping and settings, with --shards on top; an existing empty one is used as
+it is. A destination that already holds documents is refused unless
+--dest-exists says what to do with them: append copies into it (documents
+with the same id are overwritten, or conflicts with --op-type create);
+replace deletes it first (not when an alias points to it: readers would
+lose it until the copy ends — reindex into a new index and --swap-alias).
 
 Modes: local copies each source shard into destination shards on the same node,
 in-process (possible when the destination's shard count is a multiple of the
@@ -50,11 +58,13 @@ Documents keep the routing they were indexed with (--routing keep), so a get
 or search with it finds them in the destination; --routing discard routes
 them by id, --routing =VALUE gives them all VALUE.
 
-With --wait the command shows a progress bar and returns when the task ends
-(Ctrl-C stops waiting, not the task: see 'sluice tasks').`,
+The task id is printed first. With --wait the command then shows the
+progress and returns when the task ends (Ctrl-C stops waiting, not the
+task: see 'sluice tasks').`,
 		Example: `  sluice reindex --source books --dest books-v2 --wait
   sluice reindex --source logs --dest logs-8 --shards 8 --slices auto --rps 5000
-  sluice reindex --source books --dest fiction --query '{"term":{"genre":"fiction"}}' --swap-alias current-books --wait`,
+  sluice reindex --source books --dest fiction --query '{"term":{"genre":"fiction"}}' --swap-alias current-books --wait
+  sluice reindex --source books --dest books-v2 --dest-exists replace --wait`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			req := &sluicev1.ReindexRequest{Source: &sluicev1.ReindexSource{Index: source},
 				Dest:              &sluicev1.ReindexDestination{Index: dest, Routing: destRouting},
@@ -88,17 +98,28 @@ With --wait the command shows a progress bar and returns when the task ends
 				return err
 			}
 			req.Source.Query = q
+			if destExists != "" && destExists != "append" && destExists != "replace" {
+				return fmt.Errorf("--dest-exists must be append or replace, got %q", destExists)
+			}
 			return f.call(cmd, func(ctx context.Context, c *client.Client) error {
+				if err := checkDest(ctx, c, source, dest, destExists, cmd.ErrOrStderr()); err != nil {
+					return err
+				}
 				resp, err := c.Reindex(ctx, req)
 				if err != nil {
 					return rpcError(err)
 				}
+				// The id first: whatever happens to this command, the task runs.
+				started := cmd.OutOrStdout()
+				if wait {
+					started = cmd.ErrOrStderr() // with the progress; the summary is the output
+				}
+				fmt.Fprintf(started, "task %s started (%s); follow it with: sluice tasks get %s --wait\n", resp.Task.Id,
+					method(resp.Task.GetReindex()), resp.Task.Id)
 				if !wait {
-					fmt.Fprintf(cmd.OutOrStdout(), "task %s started (%s); follow it with: sluice tasks get %s\n", resp.Task.Id,
-						method(resp.Task.GetReindex()), resp.Task.Id)
 					return nil
 				}
-				return follow(cmd.Context(), c, resp.Task.Id, cmd.OutOrStdout(), cmd.ErrOrStderr())
+				return follow(cmd.Context(), c, resp.Task.Id, f.timeout, cmd.OutOrStdout(), cmd.ErrOrStderr())
 			})
 		},
 	}
@@ -118,25 +139,92 @@ With --wait the command shows a progress bar and returns when the task ends
 	cmd.Flags().BoolVar(&proceed, "proceed-on-conflicts", false, "count conflicts and go on instead of failing")
 	cmd.Flags().Int64Var(&maxDocs, "max-docs", 0, "copy at most this many documents (0: all)")
 	cmd.Flags().BoolVar(&wait, "wait", false, "show progress and wait for the task to end")
+	cmd.Flags().StringVar(&destExists, "dest-exists", "", "when --dest already holds documents: append (copy into it) or replace (delete it first); default: refuse")
 	_ = cmd.MarkFlagRequired("source")
 	_ = cmd.MarkFlagRequired("dest")
 	return cmd
 }
 
-// follow polls a task, drawing a progress bar on errw, until it ends; a
-// task that did not succeed is an error.
-func follow(ctx context.Context, c *client.Client, id string, out, errw io.Writer) error {
+// checkDest refuses to copy into an existing index that holds documents
+// (the result would mix old and new) unless --dest-exists says what to
+// do: append copies into it; replace deletes it first, so the reindex
+// creates it afresh. An empty existing destination (created beforehand
+// with its own mapping) is used as it is.
+//
+// The check and the reindex are two calls; an index filling up between
+// them is not caught (the API has no condition for it yet).
+func checkDest(ctx context.Context, c *client.Client, source, dest, destExists string, info io.Writer) error {
+	resp, err := c.GetIndex(ctx, &sluicev1.GetIndexRequest{Name: dest, IncludeStats: true})
+	switch {
+	case status.Code(err) == codes.NotFound:
+		return nil // the reindex creates it
+	case err != nil:
+		return rpcError(err)
+	}
+	x := resp.GetIndex()
+	if x.GetName() != dest {
+		return fmt.Errorf("destination %s is an alias of index %s; a reindex writes into an index: --dest %s", dest, x.GetName(), x.GetName())
+	}
+	what := "index " + dest
+	if len(x.GetAliases()) > 0 {
+		what += fmt.Sprintf(" (which alias %s points to)", strings.Join(x.GetAliases(), ", "))
+	}
+	if x.GetDocsCount() == 0 || destExists == "append" {
+		return nil
+	}
+	if destExists == "" {
+		return fmt.Errorf("destination %s already holds %d documents; say what to do with them: "+
+			"--dest-exists append copies into it (documents with the same id are overwritten, see --op-type), "+
+			"--dest-exists replace deletes it first", what, x.GetDocsCount())
+	}
+	// replace
+	if len(x.GetAliases()) > 0 {
+		return fmt.Errorf("--dest-exists replace would delete %s and leave readers of the alias without it until the copy ends; "+
+			"reindex into a new index and move the alias with --swap-alias", what)
+	}
+	src, err := c.GetIndex(ctx, &sluicev1.GetIndexRequest{Name: source})
+	if err == nil && src.GetIndex().GetName() == x.GetName() {
+		return fmt.Errorf("--dest-exists replace would delete the source, %s", what)
+	}
+	if _, err := c.DeleteIndex(ctx, &sluicev1.DeleteIndexRequest{Name: x.GetName()}); err != nil {
+		return rpcError(err)
+	}
+	fmt.Fprintf(info, "deleted index %s (%d documents, uuid %s): --dest-exists replace\n", x.GetName(), x.GetDocsCount(), x.GetUuid())
+	return nil
+}
+
+// follow polls a task until it ends, drawing its progress on errw (one
+// line redrawn on a terminal; elsewhere a line when the phase changes and
+// every 10 s); a task that did not succeed is an error. Each poll is
+// bounded by callTimeout, the wait is not.
+func follow(ctx context.Context, c *client.Client, id string, callTimeout time.Duration, out, errw io.Writer) error {
 	tick := time.NewTicker(500 * time.Millisecond)
 	defer tick.Stop()
+	tty := isTerminal(errw)
+	lastPhase, lastPrint := "", time.Time{}
 	for {
-		resp, err := c.GetTask(ctx, &sluicev1.GetTaskRequest{Id: id})
+		cctx, cancel := context.WithTimeout(ctx, callTimeout)
+		resp, err := c.GetTask(cctx, &sluicev1.GetTaskRequest{Id: id})
+		cancel()
 		if err != nil {
+			if ctx.Err() != nil {
+				return stoppedWaiting(errw, id, tty)
+			}
 			return rpcError(err)
 		}
 		t := resp.Task
-		fmt.Fprintf(errw, "\r%s", progressLine(t))
+		line, phase := progressLine(t)
+		switch {
+		case tty:
+			fmt.Fprintf(errw, "\r%s", line)
+		case phase != lastPhase || time.Since(lastPrint) >= 10*time.Second || terminal(t.State):
+			fmt.Fprintln(errw, strings.TrimRight(line, " "))
+			lastPhase, lastPrint = phase, time.Now()
+		}
 		if terminal(t.State) {
-			fmt.Fprintln(errw)
+			if tty {
+				fmt.Fprintln(errw)
+			}
 			fmt.Fprintln(out, summary(t))
 			if t.State != sluicev1.TaskState_TASK_STATE_SUCCEEDED {
 				return fmt.Errorf("task %s %s: %s", t.Id, client.EnumName(t.State), t.GetError().GetReason())
@@ -146,10 +234,27 @@ func follow(ctx context.Context, c *client.Client, id string, out, errw io.Write
 		select {
 		case <-tick.C:
 		case <-ctx.Done():
-			fmt.Fprintln(errw)
-			return fmt.Errorf("stopped waiting; the task goes on: sluice tasks get %s", id)
+			return stoppedWaiting(errw, id, tty)
 		}
 	}
+}
+
+func stoppedWaiting(errw io.Writer, id string, tty bool) error {
+	if tty {
+		fmt.Fprintln(errw)
+	}
+	return fmt.Errorf("stopped waiting; the task goes on: sluice tasks get %s", id)
+}
+
+// isTerminal says whether w is a terminal, where a progress line is
+// redrawn in place.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
 func terminal(s sluicev1.TaskState) bool {
@@ -164,11 +269,23 @@ func copied(t *sluicev1.Task) int64 {
 	return n
 }
 
-// progressLine renders "[=====>     ]  45.2%  1234/2730 docs  3400 docs/s  ETA 4s  running".
-func progressLine(t *sluicev1.Task) string {
+// progressLine renders a task's progress and names its phase: "starting"
+// until the slices report what they copy, then its state under
+// "[=====>     ]  45.2%  1234/2730 docs  3400 docs/s  ETA 4s  running".
+func progressLine(t *sluicev1.Task) (line, phase string) {
 	const width = 30
 	r := t.GetReindex()
 	done, total := copied(t), r.GetTotal()
+	elapsed := ""
+	if t.GetStartTime() != nil {
+		elapsed = "  " + time.Since(t.GetStartTime().AsTime()).Round(time.Second).String()
+	}
+	if !terminal(t.State) && total == 0 && done == 0 {
+		// Slices report their totals as they start on the nodes (a
+		// segment copy when it is done): until then there is no bar.
+		return fmt.Sprintf("%-78s", fmt.Sprintf("%s: %d slices (%s), no counts reported yet%s",
+			client.EnumName(t.State), len(r.GetSlices()), method(r), elapsed)), "starting"
+	}
 	frac := 0.0
 	if total > 0 {
 		frac = min(1, float64(done)/float64(total))
@@ -184,8 +301,9 @@ func progressLine(t *sluicev1.Task) string {
 	if r.GetEta() != nil {
 		eta = r.GetEta().AsDuration().Round(time.Second).String()
 	}
+	phase = client.EnumName(t.State)
 	return fmt.Sprintf("[%s] %5.1f%%  %d/%d docs  %.0f docs/s  ETA %s  %-10s", bar, 100*frac, done, total,
-		r.GetDocsPerSecond(), eta, client.EnumName(t.State))
+		r.GetDocsPerSecond(), eta, phase), phase
 }
 
 func summary(t *sluicev1.Task) string {
@@ -258,7 +376,7 @@ func newTasksCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return f.call(cmd, func(ctx context.Context, c *client.Client) error {
 				if wait {
-					return follow(cmd.Context(), c, args[0], cmd.OutOrStdout(), cmd.ErrOrStderr())
+					return follow(cmd.Context(), c, args[0], f.timeout, cmd.OutOrStdout(), cmd.ErrOrStderr())
 				}
 				resp, err := c.GetTask(ctx, &sluicev1.GetTaskRequest{Id: args[0]})
 				if err != nil {
