@@ -71,7 +71,10 @@ type Config struct {
 	Etcd          *clientv3.Client
 	EtcdEndpoints []string
 	// Prefix of the cluster's keys. Default state.DefaultPrefix.
-	Prefix      string
+	Prefix string
+	// ClusterName is the name the cluster reports; the first coordinator
+	// stores it in etcd, later ones must agree or leave it empty
+	// (claimClusterName). Empty: the stored name, or DefaultClusterName.
 	ClusterName string
 	// DataPath tunes the data path (bulk admission, timeouts, scroll
 	// keep-alives).
@@ -99,9 +102,6 @@ func (c *Config) SetDefaults() {
 		host, _ := os.Hostname()
 		c.ID = host + "-" + uuid.NewString()[:8]
 	}
-	if c.ClusterName == "" {
-		c.ClusterName = "sluice"
-	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
@@ -120,6 +120,7 @@ type Coordinator struct {
 	data      *datapath.DataPath
 	tasks     *reindex.Manager
 	allocator *allocator.Allocator
+	server    *server.Server
 
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -167,10 +168,11 @@ func New(cfg Config) (*Coordinator, error) {
 	c.allocator = allocator.New(allocator.Config{Store: c.store, Cache: c.cache, ID: cfg.ID,
 		SessionTTL: cfg.AllocatorSessionTTL, Logger: cfg.Logger.With("component", "allocator")})
 	c.grpc = rpc.NewServer(rpc.Options{Logger: cfg.Logger, Metrics: cfg.Metrics, Errors: errs})
-	server.New(server.Config{
-		Metadata: md, Cache: c.cache, Data: c.data, Tasks: c.tasks, ClusterName: cfg.ClusterName,
+	c.server = server.New(server.Config{
+		Metadata: md, Cache: c.cache, Data: c.data, Tasks: c.tasks,
 		Leader: func(ctx context.Context) (string, error) { return allocator.Leader(ctx, c.etcd, c.store.Keys) },
-	}).Register(c.grpc)
+	})
+	c.server.Register(c.grpc)
 	lis, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
 		c.closeEtcd()
@@ -198,9 +200,16 @@ func (c *Coordinator) DataPath() *datapath.DataPath { return c.data }
 // IsAllocator reports whether this coordinator holds the allocator role.
 func (c *Coordinator) IsAllocator() bool { return c.allocator.IsLeader() }
 
-// Start loads the cluster state, then runs the coordinator in the
-// background, in the order the package doc gives, until Stop.
+// Start settles the cluster's name with the other coordinators (stored in
+// etcd by the first; a coordinator naming another cluster is refused) and
+// loads the cluster state, then runs the coordinator in the background, in
+// the order the package doc gives, until Stop.
 func (c *Coordinator) Start(ctx context.Context) error {
+	name, err := claimClusterName(ctx, c.etcd, c.store.Keys.ClusterName(), c.cfg.ClusterName)
+	if err != nil {
+		return fmt.Errorf("coordinator: %w", err)
+	}
+	c.server.SetClusterName(name)
 	if _, err := c.cache.Refresh(ctx); err != nil {
 		return fmt.Errorf("coordinator: %w", err)
 	}

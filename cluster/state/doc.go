@@ -10,7 +10,8 @@
 //	indices/<name>             IndexInfo (metadata only)
 //	routing/<index-uuid>/<n>   ShardRouting of shard n
 //	aliases/<alias>            AliasInfo
-//	tasks/<id>                 reserved for reindex tasks
+//	tasks/<id>                 reindex tasks
+//	cluster/name               the cluster's name, set by its first coordinator
 //	election/allocator/...     the allocator election (concurrency.Election)
 //
 // Every multi-key change is one etcd transaction whose guards compare the

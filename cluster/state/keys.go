@@ -62,6 +62,10 @@ func (k Keys) Task(id string) string { return k.Prefix + "tasks/" + id }
 // Tasks is the prefix of every task key.
 func (k Keys) Tasks() string { return k.Prefix + "tasks/" }
 
+// ClusterName is cluster/name: the cluster's name, written once by the
+// first coordinator.
+func (k Keys) ClusterName() string { return k.Prefix + "cluster/name" }
+
 // Election is election/allocator: the allocator election's prefix.
 func (k Keys) Election() string { return k.Prefix + "election/allocator" }
 

@@ -169,7 +169,7 @@ them, elected through etcd, is the allocator that places shards on nodes.`,
 	}
 	f.register(cmd, coordinator.DefaultListen)
 	cmd.Flags().StringVar(&id, "node-id", "", "coordinator id in the allocator election (default: hostname + random suffix)")
-	cmd.Flags().StringVar(&clusterName, "cluster-name", "sluice", "cluster name reported by health and state")
+	cmd.Flags().StringVar(&clusterName, "cluster-name", "", "name of the cluster: stored by its first coordinator (default "+coordinator.DefaultClusterName+"); a coordinator naming another cluster is refused")
 	cmd.Flags().DurationVar(&taskRetention, "task-retention", reindex.DefaultTaskRetention, "how long finished reindex tasks stay listed before they are deleted from etcd; negative keeps them forever")
 	return cmd
 }

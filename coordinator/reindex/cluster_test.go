@@ -82,7 +82,7 @@ func (tc *testCluster) restartCoordinator() {
 	tc.coord.Stop()
 	tc.gen++
 	c, err := coordinator.New(coordinator.Config{ID: fmt.Sprintf("coordinator-r%d", tc.gen), Listen: "127.0.0.1:0",
-		EtcdEndpoints: tc.dc.EtcdEndpoints(), ClusterName: "test", Tasks: taskOptions(tc.log),
+		EtcdEndpoints: tc.dc.EtcdEndpoints(), Tasks: taskOptions(tc.log),
 		AllocatorSessionTTL: 2 * time.Second, Logger: tc.log})
 	if err != nil {
 		tc.t.Fatal(err)

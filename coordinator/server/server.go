@@ -52,6 +52,10 @@ func New(cfg Config) *Server {
 	return &Server{meta: cfg.Metadata, cache: cfg.Cache, data: cfg.Data, tasks: cfg.Tasks, leader: cfg.Leader, clusterName: cfg.ClusterName}
 }
 
+// SetClusterName sets the name health and state report; call it before
+// serving (the coordinator learns the name from etcd at start).
+func (s *Server) SetClusterName(name string) { s.clusterName = name }
+
 // Register registers the service on g.
 func (s *Server) Register(g grpc.ServiceRegistrar) { sluicev1.RegisterSluiceServer(g, s) }
 
