@@ -5,7 +5,7 @@
 // *NotReachableError ("no Sluice at ADDR: connection refused").
 //
 // Defaults: messages up to 64 MiB, keep-alive pings on idle connections,
-// and transparent retries (with backoff) of UNAVAILABLE for the read-only,
+// reconnection at most ReconnectMaxDelay apart, and transparent retries (with backoff) of UNAVAILABLE for the read-only,
 // idempotent methods through the gRPC service config — a coordinator
 // restarting behind a load balancer costs a retry, not an error. Writes
 // (Bulk, CreateIndex, ...) are not retried automatically: the caller knows
@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/connectivity"
 	"google.golang.org/grpc/credentials/insecure"
@@ -69,8 +70,17 @@ func DialOptions() []grpc.DialOption {
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(MaxMessageBytes), grpc.MaxCallSendMsgSize(MaxMessageBytes)),
 		grpc.WithKeepaliveParams(keepalive.ClientParameters{Time: 30 * time.Second, Timeout: 10 * time.Second, PermitWithoutStream: true}),
 		grpc.WithDefaultServiceConfig(retryConfig),
+		// gRPC's default dial backoff grows to 2 minutes: a long-lived
+		// client (the operator, a load) would notice a returned cluster
+		// that late.
+		grpc.WithConnectParams(grpc.ConnectParams{Backoff: backoff.Config{BaseDelay: 250 * time.Millisecond, Multiplier: 1.6,
+			Jitter: 0.2, MaxDelay: ReconnectMaxDelay}, MinConnectTimeout: 5 * time.Second}),
 	}
 }
+
+// ReconnectMaxDelay bounds the wait between attempts to reconnect to a
+// coordinator that went away.
+const ReconnectMaxDelay = 3 * time.Second
 
 // Client is a connection to a coordinator.
 type Client struct {

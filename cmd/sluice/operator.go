@@ -55,8 +55,8 @@ Lease in --leader-election-namespace. /healthz and /readyz are served on
 	f.StringVar(&opts.LeaderElectionID, "leader-election-id", manager.DefaultLeaderElectionID, "name of the leader election Lease")
 	f.StringVar(&opts.LeaderElectionNamespace, "leader-election-namespace", os.Getenv("POD_NAMESPACE"),
 		"namespace of the leader election Lease (default $POD_NAMESPACE, or --namespace)")
-	f.StringVar(&opts.MetricsAddr, "metrics-listen", ":8080", `Prometheus metrics address; "0" turns metrics off`)
-	f.StringVar(&opts.ProbeAddr, "health-listen", ":8081", `address of /healthz and /readyz; "0" turns them off`)
+	f.StringVar(&opts.MetricsAddr, "metrics-listen", "", `Prometheus metrics address; "0" turns metrics off (default :8080 in a pod, 127.0.0.1:8080 elsewhere)`)
+	f.StringVar(&opts.ProbeAddr, "health-listen", "", `address of /healthz and /readyz; "0" turns them off (default :8081 in a pod, 127.0.0.1:8081 elsewhere)`)
 	f.StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig file (default: $KUBECONFIG, ~/.kube/config, or the in-cluster service account)")
 	f.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	return cmd

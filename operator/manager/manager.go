@@ -5,8 +5,13 @@
 // shared by both reconcilers.
 //
 // The connection is made lazily and never blocks start-up: an operator
-// whose cluster is down still starts, and reports ClusterUnavailable in the
-// conditions of every resource until the cluster answers. `sluice operator`
+// whose cluster is down still starts, and reports ClusterUnreachable in the
+// conditions of every resource until the cluster answers. A watcher of the
+// connection (clusterwatch) reconciles every resource when it is lost or
+// comes back, so status follows an outage within seconds.
+//
+// Metrics and probes listen on every interface in a pod and on loopback
+// elsewhere (InCluster), unless told an address. `sluice operator`
 // (cmd/sluice) is a thin flag layer over Options and Run.
 package manager
 
@@ -15,6 +20,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 
 	"github.com/go-logr/logr"
 	"google.golang.org/grpc"
@@ -30,6 +36,7 @@ import (
 
 	"github.com/sluice-search/sluice/client"
 	"github.com/sluice-search/sluice/operator/api/v1alpha1"
+	"github.com/sluice-search/sluice/operator/controllers/clusterwatch"
 	"github.com/sluice-search/sluice/operator/controllers/index"
 	"github.com/sluice-search/sluice/operator/controllers/reindex"
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
@@ -55,9 +62,11 @@ type Options struct {
 	// LeaderElectionNamespace holds the Lease; default the namespace the
 	// operator runs in (in-cluster) or Namespace.
 	LeaderElectionNamespace string
-	// MetricsAddr serves Prometheus metrics; "0" turns them off. Default ":8080".
+	// MetricsAddr serves Prometheus metrics; "0" turns them off. Default
+	// DefaultMetricsAddr().
 	MetricsAddr string
-	// ProbeAddr serves /healthz and /readyz; "0" turns them off. Default ":8081".
+	// ProbeAddr serves /healthz and /readyz; "0" turns them off. Default
+	// DefaultProbeAddr().
 	ProbeAddr string
 	// Config reaches the Kubernetes API; default from the kubeconfig or
 	// the in-cluster service account (ctrl.GetConfig).
@@ -67,6 +76,28 @@ type Options struct {
 	DialOptions []grpc.DialOption
 	Logger      *slog.Logger
 }
+
+// DefaultMetricsAddr is where metrics are served unless told otherwise:
+// on every interface in a pod (for the Prometheus scraping it), on
+// loopback elsewhere (an operator run from a laptop should not expose
+// them to the network).
+func DefaultMetricsAddr() string { return defaultAddr(8080) }
+
+// DefaultProbeAddr is where /healthz and /readyz are served unless told
+// otherwise: every interface in a pod (for the kubelet), loopback
+// elsewhere.
+func DefaultProbeAddr() string { return defaultAddr(8081) }
+
+func defaultAddr(port int) string {
+	if InCluster() {
+		return fmt.Sprintf(":%d", port)
+	}
+	return fmt.Sprintf("127.0.0.1:%d", port)
+}
+
+// InCluster reports whether the process runs in a Kubernetes pod (the
+// kubelet sets KUBERNETES_SERVICE_HOST in every container).
+func InCluster() bool { return os.Getenv("KUBERNETES_SERVICE_HOST") != "" }
 
 // Scheme knows the core types (for events) and the Sluice resources.
 func Scheme() (*runtime.Scheme, error) {
@@ -101,10 +132,10 @@ func New(opts Options) (*Operator, error) {
 		opts.LeaderElectionNamespace = opts.Namespace
 	}
 	if opts.MetricsAddr == "" {
-		opts.MetricsAddr = ":8080"
+		opts.MetricsAddr = DefaultMetricsAddr()
 	}
 	if opts.ProbeAddr == "" {
-		opts.ProbeAddr = ":8081"
+		opts.ProbeAddr = DefaultProbeAddr()
 	}
 	cfg := opts.Config
 	if cfg == nil {
@@ -147,11 +178,20 @@ func New(opts Options) (*Operator, error) {
 	}
 	cluster := sluicev1.NewSluiceClient(conn)
 	o := &Operator{Manager: mgr, conn: conn}
-	if err := (&index.Reconciler{Client: mgr.GetClient(), Cluster: cluster, Recorder: mgr.GetEventRecorder("sluice-index")}).SetupWithManager(mgr); err != nil {
+	// Status follows the connection: every resource is reconciled when it
+	// is lost or comes back.
+	watch := clusterwatch.New(conn, opts.Logger.With("component", "clusterwatch"))
+	if err := mgr.Add(watch); err != nil {
+		o.Close()
+		return nil, fmt.Errorf("operator: %w", err)
+	}
+	if err := (&index.Reconciler{Client: mgr.GetClient(), Cluster: cluster, Recorder: mgr.GetEventRecorder("sluice-index"),
+		Wake: watch.Subscribe()}).SetupWithManager(mgr); err != nil {
 		o.Close()
 		return nil, fmt.Errorf("operator: index controller: %w", err)
 	}
-	if err := (&reindex.Reconciler{Client: mgr.GetClient(), Cluster: cluster, Recorder: mgr.GetEventRecorder("sluice-reindex")}).SetupWithManager(mgr); err != nil {
+	if err := (&reindex.Reconciler{Client: mgr.GetClient(), Cluster: cluster, Recorder: mgr.GetEventRecorder("sluice-reindex"),
+		Wake: watch.Subscribe()}).SetupWithManager(mgr); err != nil {
 		o.Close()
 		return nil, fmt.Errorf("operator: reindex controller: %w", err)
 	}

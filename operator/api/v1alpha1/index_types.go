@@ -154,11 +154,14 @@ type IndexSpec struct {
 }
 
 // IndexHealth is the health of an index as the cluster reports it, with the
-// meanings of Elasticsearch.
-// +kubebuilder:validation:Enum=green;yellow;red
+// meanings of Elasticsearch, or unknown while the cluster cannot be reached.
+// +kubebuilder:validation:Enum=green;yellow;red;unknown
 type IndexHealth string
 
 const (
+	// IndexHealthUnknown: the operator cannot reach the cluster; the last
+	// health it saw no longer holds.
+	IndexHealthUnknown IndexHealth = "unknown"
 	// IndexHealthGreen: all shard copies are assigned and started.
 	IndexHealthGreen IndexHealth = "green"
 	// IndexHealthYellow: all primaries are started, some replicas are not.
@@ -188,7 +191,8 @@ type IndexStatus struct {
 	// +optional
 	UUID string `json:"uuid,omitempty"`
 
-	// Health is the index health: green, yellow or red.
+	// Health is the index health: green, yellow or red; unknown while the
+	// cluster is unreachable.
 	// +optional
 	Health IndexHealth `json:"health,omitempty"`
 
@@ -209,13 +213,22 @@ type IndexStatus struct {
 	// +optional
 	ActiveShards int32 `json:"activeShards,omitempty"`
 
-	// Aliases are the spec.aliases the operator last applied. Comparing
-	// them with spec.aliases tells which names were added to or removed
-	// from the list since, so an alias moved away by someone else (a
-	// Reindex's swapAlias) is not taken back.
+	// Aliases are the aliases that point to the index, as of the last
+	// reconcile: those of spec.aliases, minus any moved away since (a
+	// Reindex's swapAlias), plus any added outside the resource.
 	// +listType=set
 	// +optional
 	Aliases []string `json:"aliases,omitempty"`
+
+	// AppliedAliases are the spec.aliases the operator last applied.
+	// Comparing them with spec.aliases tells which names were added to or
+	// removed from the list since, so an alias moved away by someone else
+	// (a Reindex's swapAlias) is not taken back. Always written, empty
+	// included: absent, it is read from aliases, which held this list
+	// before this field existed.
+	// +listType=set
+	// +optional
+	AppliedAliases []string `json:"appliedAliases"`
 }
 
 // Index is a Sluice index managed from Kubernetes.

@@ -26,9 +26,10 @@ import (
 // Reasons shared by both reconcilers. Reasons are CamelCase identifiers
 // (the API server checks the pattern); messages carry the details.
 const (
-	// ReasonClusterUnavailable: the coordinator could not be reached or
-	// answered UNAVAILABLE / DEADLINE_EXCEEDED; the operator retries.
-	ReasonClusterUnavailable = "ClusterUnavailable"
+	// ReasonClusterUnreachable: the coordinator could not be reached or
+	// answered UNAVAILABLE / DEADLINE_EXCEEDED; the operator retries, and
+	// an Index's health is unknown meanwhile.
+	ReasonClusterUnreachable = "ClusterUnreachable"
 	// ReasonInvalidSpec: the spec cannot be applied (the operator or the
 	// cluster refused it); nothing is retried until the spec changes.
 	ReasonInvalidSpec = "InvalidSpec"
@@ -138,7 +139,7 @@ func truncate(s string) string {
 func ClusterReason(err error) (reason string, retry bool) {
 	switch status.Code(err) {
 	case codes.Unavailable, codes.DeadlineExceeded, codes.Canceled:
-		return ReasonClusterUnavailable, true
+		return ReasonClusterUnreachable, true
 	case codes.InvalidArgument, codes.FailedPrecondition, codes.AlreadyExists, codes.OutOfRange:
 		return ReasonInvalidSpec, false
 	default:
@@ -146,16 +147,27 @@ func ClusterReason(err error) (reason string, retry bool) {
 	}
 }
 
+// Backoff bounds.
+const (
+	MinBackoff = 2 * time.Second
+	// MaxBackoff keeps the recovery after an outage within seconds. (Up
+	// to a minute, it made status lag the cluster's return by as much.)
+	// The operator also reconciles everything at once when its connection
+	// to the cluster comes back (manager), so this is the fallback.
+	MaxBackoff = 10 * time.Second
+)
+
 // Backoff is the retry delay after a failed call to the cluster: half the
-// time Degraded has been True, from 2 s up to 1 min, so a long outage is
-// not hammered and a short one is noticed quickly. It needs no memory
-// beyond the resource's own status.
+// time Degraded has been True, from MinBackoff up to MaxBackoff, so a
+// short outage is noticed quickly and a long one costs a failed call per
+// resource every few seconds. It needs no memory beyond the resource's own
+// status.
 func Backoff(conds []metav1.Condition) time.Duration {
 	c := meta.FindStatusCondition(conds, v1alpha1.ConditionDegraded)
 	if c == nil || c.Status != metav1.ConditionTrue {
-		return 2 * time.Second
+		return MinBackoff
 	}
-	return min(max(time.Since(c.LastTransitionTime.Time)/2, 2*time.Second), time.Minute)
+	return min(max(time.Since(c.LastTransitionTime.Time)/2, MinBackoff), MaxBackoff)
 }
 
 // ConflictRetry is the requeue after a write conflict on the resource.

@@ -15,8 +15,8 @@
 //     created again, with a warning event: the resource says it should
 //     exist.
 //   - Aliases: the operator acts on changes to spec.aliases, tracked in
-//     status.aliases, so an alias a Reindex moved to another index is not
-//     taken back.
+//     status.appliedAliases, so an alias a Reindex moved to another index
+//     is not taken back; status.aliases shows the aliases the index has.
 //   - Deletion: the finalizer sluice.dev/index implements
 //     spec.deletionPolicy. Delete removes the index from the cluster, but
 //     only the one whose uuid the resource recorded; Retain leaves it. While
@@ -26,7 +26,10 @@
 // started), Progressing (creating, shards initializing, applying a change)
 // and Degraded (the cluster is unreachable, the spec is refused, shards are
 // failed or unassigned). Errors from the cluster always land in a
-// condition and an event, not only in the log; unreachable clusters are
-// retried with a backoff that grows with the outage (2 s up to 1 min). A
-// ready index is resynced every 30 s to refresh health and document counts.
+// condition and an event, not only in the log. While the cluster is
+// unreachable, health is unknown and Ready is False (ClusterUnreachable);
+// calls are retried with a backoff that grows with the outage (2 s up to
+// 10 s), and every resource is reconciled at once when the connection
+// comes back (operator/manager). A ready index is resynced every 30 s to
+// refresh health, document counts and aliases.
 package index

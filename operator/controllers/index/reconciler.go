@@ -17,8 +17,12 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/sluice-search/sluice/operator/api/v1alpha1"
+	"github.com/sluice-search/sluice/operator/controllers/clusterwatch"
 	"github.com/sluice-search/sluice/operator/controllers/conditions"
 	"github.com/sluice-search/sluice/operator/controllers/indexspec"
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
@@ -45,11 +49,45 @@ type Reconciler struct {
 	Client   client.Client
 	Cluster  sluicev1.SluiceClient
 	Recorder events.EventRecorder
+	// Wake, if set, reconciles every Index at each event: the manager
+	// sends one when the connection to the cluster is lost or back
+	// (clusterwatch).
+	Wake <-chan event.GenericEvent
 }
 
 // SetupWithManager registers the reconciler with mgr.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
-	return ctrl.NewControllerManagedBy(mgr).For(&v1alpha1.Index{}).Named("index").Complete(r)
+	b := ctrl.NewControllerManagedBy(mgr).For(&v1alpha1.Index{}).Named("index").
+		Watches(&v1alpha1.Reindex{}, handler.EnqueueRequestsFromMapFunc(r.touchedBy))
+	if r.Wake != nil {
+		b = b.WatchesRawSource(clusterwatch.Source(r.Wake, r.Client, &v1alpha1.IndexList{}))
+	}
+	return b.Complete(r)
+}
+
+// touchedBy maps a Reindex that succeeded to the Index resources of its
+// namespace whose index it read, wrote or moved an alias away from, so
+// their document counts and aliases show the swap at once rather than at
+// the next resync.
+func (r *Reconciler) touchedBy(ctx context.Context, o client.Object) []reconcile.Request {
+	rx, ok := o.(*v1alpha1.Reindex)
+	if !ok || rx.Status.Phase != v1alpha1.ReindexSucceeded {
+		return nil
+	}
+	var l v1alpha1.IndexList
+	if err := r.Client.List(ctx, &l, client.InNamespace(rx.Namespace)); err != nil {
+		return nil
+	}
+	var reqs []reconcile.Request
+	for i := range l.Items {
+		ix := &l.Items[i]
+		name := ix.ClusterIndexName()
+		if name == string(rx.Spec.Source.Index) || name == string(rx.Spec.Destination.Index) ||
+			rx.Spec.SwapAlias != nil && slices.Contains(ix.Status.Aliases, string(*rx.Spec.SwapAlias)) {
+			reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(ix)})
+		}
+	}
+	return reqs
 }
 
 // Reconcile converges one Index.
@@ -90,6 +128,11 @@ type outcome struct {
 func (r *Reconciler) converge(ctx context.Context, ix *v1alpha1.Index) outcome {
 	name := ix.ClusterIndexName()
 	ix.Status.IndexName = name
+	if ix.Status.AppliedAliases == nil {
+		// Written before status.appliedAliases existed: status.aliases
+		// held the applied list then.
+		ix.Status.AppliedAliases = append([]string{}, ix.Status.Aliases...)
+	}
 	settings, err := indexspec.Settings(&ix.Spec.IndexParameters)
 	if err != nil {
 		return r.invalid(ix, err.Error())
@@ -167,7 +210,7 @@ func (r *Reconciler) create(ctx context.Context, ix *v1alpha1.Index, name string
 	if err != nil {
 		return nil, err
 	}
-	ix.Status.Aliases = aliases
+	ix.Status.AppliedAliases = aliases
 	r.event(ix, corev1.EventTypeNormal, conditions.ReasonIndexCreated, "Create", "created index %s (uuid %s, %d shards)",
 		name, resp.GetIndex().GetUuid(), resp.GetIndex().GetSettings().GetNumberOfShards())
 	return resp.GetIndex(), nil
@@ -224,18 +267,19 @@ func (r *Reconciler) update(ctx context.Context, ix *v1alpha1.Index, info *sluic
 }
 
 // syncAliases adds the names added to spec.aliases since the last applied
-// list (status.aliases) and removes the names taken out of it, in one
-// atomic call. Names already in the wanted state are skipped, so a call
+// list (status.appliedAliases) and removes the names taken out of it, in
+// one atomic call. Names already in the wanted state are skipped, so a call
 // whose status write was lost is not repeated wrongly.
 func (r *Reconciler) syncAliases(ctx context.Context, ix *v1alpha1.Index, info *sluicev1.IndexInfo, want []string) (*sluicev1.IndexInfo, error) {
 	name := info.GetName()
+	applied := ix.Status.AppliedAliases
 	var actions []*sluicev1.AliasAction
 	for _, a := range want {
-		if !slices.Contains(ix.Status.Aliases, a) && !slices.Contains(info.GetAliases(), a) {
+		if !slices.Contains(applied, a) && !slices.Contains(info.GetAliases(), a) {
 			actions = append(actions, &sluicev1.AliasAction{Type: sluicev1.AliasActionType_ALIAS_ACTION_TYPE_ADD, Alias: a, Index: name})
 		}
 	}
-	for _, a := range ix.Status.Aliases {
+	for _, a := range applied {
 		if !slices.Contains(want, a) && slices.Contains(info.GetAliases(), a) {
 			actions = append(actions, &sluicev1.AliasAction{Type: sluicev1.AliasActionType_ALIAS_ACTION_TYPE_REMOVE, Alias: a, Index: name})
 		}
@@ -254,7 +298,7 @@ func (r *Reconciler) syncAliases(ctx context.Context, ix *v1alpha1.Index, info *
 		info = fresh
 		r.event(ix, corev1.EventTypeNormal, "AliasesUpdated", "UpdateAliases", "aliases of index %s: %s", name, strings.Join(info.GetAliases(), ", "))
 	}
-	ix.Status.Aliases = want
+	ix.Status.AppliedAliases = want
 	return info, nil
 }
 
@@ -269,6 +313,10 @@ func (r *Reconciler) observe(ix *v1alpha1.Index, info *sluicev1.IndexInfo) {
 	st.RoutingShards = info.GetSettings().GetNumberOfRoutingShards()
 	st.Health = healthName(info.GetHealth())
 	st.DocsCount = info.GetDocsCount()
+	st.Aliases = nil
+	if len(info.GetAliases()) > 0 {
+		st.Aliases = slices.Sorted(slices.Values(info.GetAliases()))
+	}
 	st.ActiveShards = 0
 	for _, s := range info.GetShards() {
 		if s.GetState() == sluicev1.ShardState_SHARD_STATE_STARTED {
@@ -352,6 +400,10 @@ func (r *Reconciler) clusterError(ix *v1alpha1.Index, action, doing string, err 
 	msg := fmt.Sprintf("%s %s: %s", doing, ix.ClusterIndexName(), status.Convert(err).Message())
 	if !retry {
 		return r.invalid(ix, msg)
+	}
+	if reason == conditions.ReasonClusterUnreachable {
+		// The health last seen says nothing about the index now.
+		ix.Status.Health = v1alpha1.IndexHealthUnknown
 	}
 	r.event(ix, corev1.EventTypeWarning, reason, action, "%s", msg)
 	return outcome{requeue: conditions.Backoff(ix.Status.Conditions), status: conditions.Status{

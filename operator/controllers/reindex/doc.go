@@ -48,7 +48,7 @@
 //
 // Ready is True once the task succeeded; Progressing while it is pending,
 // running or verifying; Degraded when the cluster is unreachable
-// (ClusterUnavailable, retried with a growing backoff), the task failed
+// (ClusterUnreachable, retried with a growing backoff), the task failed
 // (TaskFailed) or vanished (TaskLost), documents failed (DocumentFailures),
 // or the cluster has no reindex support yet (ReindexUnsupported, its
 // RPCs answer UNIMPLEMENTED; retried every 2 minutes).

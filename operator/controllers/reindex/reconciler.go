@@ -16,8 +16,10 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	"github.com/sluice-search/sluice/operator/api/v1alpha1"
+	"github.com/sluice-search/sluice/operator/controllers/clusterwatch"
 	"github.com/sluice-search/sluice/operator/controllers/conditions"
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
 )
@@ -41,11 +43,19 @@ type Reconciler struct {
 	Client   client.Client
 	Cluster  sluicev1.SluiceClient
 	Recorder events.EventRecorder
+	// Wake, if set, reconciles every Reindex at each event: the manager
+	// sends one when the connection to the cluster is lost or back
+	// (clusterwatch).
+	Wake <-chan event.GenericEvent
 }
 
 // SetupWithManager registers the reconciler with mgr.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
-	return ctrl.NewControllerManagedBy(mgr).For(&v1alpha1.Reindex{}).Named("reindex").Complete(r)
+	b := ctrl.NewControllerManagedBy(mgr).For(&v1alpha1.Reindex{}).Named("reindex")
+	if r.Wake != nil {
+		b = b.WatchesRawSource(clusterwatch.Source(r.Wake, r.Client, &v1alpha1.ReindexList{}))
+	}
+	return b.Complete(r)
 }
 
 // Reconcile starts, follows, rethrottles or cancels one Reindex's task.
