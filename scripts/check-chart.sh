@@ -2,6 +2,7 @@
 # check-chart.sh validates the Helm chart and the deploy/ manifests against a
 # real kube-apiserver, offline:
 #   1. helm lint --strict, with the default values and each ci/*-values.yaml;
+#      values the chart must refuse (an even etcd member count) are refused;
 #   2. starts a test API server (envtest: kube-apiserver + etcd) with the
 #      CRDs from deploy/crds installed;
 #   3. renders the chart with each of those value sets and applies the result
@@ -46,6 +47,24 @@ step "helm lint --strict"
 for v in "${values_sets[@]}"; do
 	"$helm" lint --strict "$CHART" ${v:+--values "$v"}
 done
+
+step "values the chart refuses"
+# refused VALUES... MESSAGE: helm template must fail, saying MESSAGE.
+refused() {
+	local msg=${*: -1} out
+	if out=$("$helm" template sluice "$CHART" "${@:1:$#-1}" 2>&1); then
+		echo "check-chart: the chart accepted ${*:1:$#-1}" >&2
+		exit 1
+	fi
+	if [[ $out != *"$msg"* ]]; then
+		printf 'check-chart: %s refused, but not saying %q:\n%s\n' "${*:1:$#-1}" "$msg" "$out" >&2
+		exit 1
+	fi
+	out=${out#*execution error at }
+	echo "   refused ${*:1:$#-1}: ${out%%$'\n'*}" >&2
+}
+refused --set etcd.replicas=2 "etcd.replicas must be odd (1, 3, 5, ...), not 2"
+refused --set etcd.replicas=4 "etcd.replicas must be odd (1, 3, 5, ...), not 4"
 
 step "building the test API server and sluice"
 go build -o "$work/apiserver" ./operator/crdtest/apiserver
