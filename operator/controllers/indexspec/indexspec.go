@@ -13,11 +13,11 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 	"time"
 
 	"google.golang.org/protobuf/types/known/durationpb"
 
+	"github.com/sluice-search/sluice/client"
 	"github.com/sluice-search/sluice/esjson"
 	"github.com/sluice-search/sluice/operator/api/v1alpha1"
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
@@ -60,14 +60,11 @@ func dynamic(in *v1alpha1.IndexSettings, s *sluicev1.IndexSettings) error {
 	if m := in.MergeThrottleMBPerSec; m != nil {
 		s.MergeMaxMbPerSec = float64(*m)
 	}
-	switch in.Translog.Durability {
-	case v1alpha1.TranslogDurabilityRequest:
-		s.TranslogDurability = sluicev1.TranslogDurability_TRANSLOG_DURABILITY_REQUEST
-	case v1alpha1.TranslogDurabilityAsync:
-		s.TranslogDurability = sluicev1.TranslogDurability_TRANSLOG_DURABILITY_ASYNC
-	case "":
-	default:
-		return fmt.Errorf("settings.translog.durability: unknown value %q", in.Translog.Durability)
+	if d := in.Translog.Durability; d != "" {
+		var err error
+		if s.TranslogDurability, err = client.ParseEnum[sluicev1.TranslogDurability]("settings.translog.durability", string(d)); err != nil {
+			return err
+		}
 	}
 	if si := in.Translog.SyncInterval; si != "" {
 		d, err := time.ParseDuration(si)
@@ -148,12 +145,8 @@ func MappingUpdate(desired, current *sluicev1.Mapping) (update *sluicev1.Mapping
 			update.Properties[name] = want
 		case have.GetType() != want.GetType():
 			conflicts = append(conflicts, fmt.Sprintf("%s (%s in the cluster, %s in the spec)", name,
-				typeName(have.GetType()), typeName(want.GetType())))
+				client.EnumName(have.GetType()), client.EnumName(want.GetType())))
 		}
 	}
 	return update, conflicts
-}
-
-func typeName(t sluicev1.FieldType) string {
-	return strings.ToLower(strings.TrimPrefix(t.String(), "FIELD_TYPE_"))
 }

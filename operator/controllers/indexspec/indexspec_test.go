@@ -43,8 +43,10 @@ func TestSettings(t *testing.T) {
 			}
 		})
 	}
-	if _, err := Settings(&v1alpha1.IndexParameters{Settings: v1alpha1.IndexSettings{Translog: v1alpha1.TranslogSettings{Durability: "never"}}}); err == nil {
-		t.Error("unknown durability accepted")
+	// Worded as the CLI words a wrong enum word (client.ParseEnum).
+	_, err := Settings(&v1alpha1.IndexParameters{Settings: v1alpha1.IndexSettings{Translog: v1alpha1.TranslogSettings{Durability: "never"}}})
+	if want := `settings.translog.durability must be request or async, got "never"`; err == nil || err.Error() != want {
+		t.Errorf("unknown durability: %v, want %q", err, want)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/intstr"
 
+	"github.com/sluice-search/sluice/client"
 	"github.com/sluice-search/sluice/esjson"
 	"github.com/sluice-search/sluice/operator/api/v1alpha1"
 	"github.com/sluice-search/sluice/operator/controllers/indexspec"
@@ -45,35 +46,17 @@ func Request(rx *v1alpha1.Reindex) (*sluicev1.ReindexRequest, error) {
 			return nil, fmt.Errorf("slices: want a number or \"auto\", got %q", sl.StrVal)
 		}
 	}
-	switch spec.Mode {
-	case v1alpha1.ReindexModeAuto, "":
-		req.Mode = sluicev1.ReindexMode_REINDEX_MODE_AUTO
-	case v1alpha1.ReindexModeLocal:
-		req.Mode = sluicev1.ReindexMode_REINDEX_MODE_LOCAL
-	case v1alpha1.ReindexModeRemote:
-		req.Mode = sluicev1.ReindexMode_REINDEX_MODE_REMOTE
-	case v1alpha1.ReindexModeBaseline:
-		req.Mode = sluicev1.ReindexMode_REINDEX_MODE_BASELINE
-	default:
-		return nil, fmt.Errorf("mode: unknown value %q", spec.Mode)
+	// The same words, read the same way, as the CLI's --mode, --copy and
+	// --proceed-on-conflicts; the API server's enum checks come first.
+	var err error
+	if req.Mode, err = client.ParseEnum[sluicev1.ReindexMode]("mode", orDefault(string(spec.Mode), "auto")); err != nil {
+		return nil, err
 	}
-	switch spec.CopyMethod {
-	case v1alpha1.ReindexCopyAuto, "":
-		req.CopyMethod = sluicev1.ReindexCopyMethod_REINDEX_COPY_METHOD_AUTO
-	case v1alpha1.ReindexCopySegments:
-		req.CopyMethod = sluicev1.ReindexCopyMethod_REINDEX_COPY_METHOD_SEGMENTS
-	case v1alpha1.ReindexCopyDocuments:
-		req.CopyMethod = sluicev1.ReindexCopyMethod_REINDEX_COPY_METHOD_DOCUMENTS
-	default:
-		return nil, fmt.Errorf("copyMethod: unknown value %q", spec.CopyMethod)
+	if req.CopyMethod, err = client.ParseEnum[sluicev1.ReindexCopyMethod]("copyMethod", orDefault(string(spec.CopyMethod), "auto")); err != nil {
+		return nil, err
 	}
-	switch spec.Conflicts {
-	case v1alpha1.ConflictsAbort, "":
-		req.Conflicts = sluicev1.ConflictPolicy_CONFLICT_POLICY_ABORT
-	case v1alpha1.ConflictsProceed:
-		req.Conflicts = sluicev1.ConflictPolicy_CONFLICT_POLICY_PROCEED
-	default:
-		return nil, fmt.Errorf("conflicts: unknown value %q", spec.Conflicts)
+	if req.Conflicts, err = client.ParseEnum[sluicev1.ConflictPolicy]("conflicts", orDefault(string(spec.Conflicts), "abort")); err != nil {
+		return nil, err
 	}
 	if spec.MaxDocs != nil {
 		req.MaxDocs = *spec.MaxDocs
@@ -82,6 +65,13 @@ func Request(rx *v1alpha1.Reindex) (*sluicev1.ReindexRequest, error) {
 		req.SwapAlias = string(*spec.SwapAlias)
 	}
 	return req, nil
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
 }
 
 // requestsPerSecond is the throttle the spec asks for; 0 is unlimited.

@@ -77,6 +77,12 @@ func TestRequest(t *testing.T) {
 	if _, err := Request(bad); err == nil || !strings.HasPrefix(err.Error(), "destination.create: mapping: invalid mapping: properties.a.fields: unknown parameter [fields]") {
 		t.Errorf("bad mapping: err = %v, want one naming destination.create.mapping and the field", err)
 	}
+	// A wrong word is said as the CLI says it for --mode (client.ParseEnum).
+	bad = base()
+	bad.Spec.Mode = "fast"
+	if _, err := Request(bad); err == nil || err.Error() != `mode must be auto, local, remote or baseline, got "fast"` {
+		t.Errorf("bad mode: err = %v", err)
+	}
 }
 
 func TestProgress(t *testing.T) {
