@@ -50,7 +50,7 @@ func TestPrintHitsRouting(t *testing.T) {
 		{Index: "logs", Id: "b", Score: 1, Source: []byte(`{"x":2}`)},
 	}}
 	var out bytes.Buffer
-	if err := printHits(&out, io.Discard, resp); err != nil {
+	if err := printHits(&out, io.Discard, resp, true); err != nil {
 		t.Fatal(err)
 	}
 	want := `{"_index":"logs","_id":"a","_score":1.5,"_routing":"tenant-7","_source":{"x":1}}
@@ -58,6 +58,17 @@ func TestPrintHitsRouting(t *testing.T) {
 `
 	if out.String() != want {
 		t.Errorf("got\n%s\nwant\n%s", out.String(), want)
+	}
+	// Sorted by fields alone, hits have no score to print.
+	out.Reset()
+	if err := printHits(&out, io.Discard, resp, scored([]*sluicev1.SortField{{Field: "year"}})); err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"_index":"logs","_id":"b","_source":{"x":2}}`; !strings.HasSuffix(out.String(), want+"\n") || strings.Contains(out.String(), "_score") {
+		t.Errorf("sorted by a field:\n%s", out.String())
+	}
+	if !scored(nil) || !scored([]*sluicev1.SortField{{Field: "year"}, {Field: "_score"}}) {
+		t.Error("scored: a sort by score has scores")
 	}
 }
 

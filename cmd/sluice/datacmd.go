@@ -528,7 +528,7 @@ sort JSON; repeat it for several keys.`,
 				if output == "json" {
 					return printJSON(cmd.OutOrStdout(), resp)
 				}
-				return printHits(cmd.OutOrStdout(), cmd.ErrOrStderr(), resp)
+				return printHits(cmd.OutOrStdout(), cmd.ErrOrStderr(), resp, scored(req.Sort))
 			})
 		},
 	}
@@ -577,7 +577,14 @@ type hitLine struct {
 	Source  json.RawMessage `json:"_source,omitempty"`
 }
 
-func printHits(w, info io.Writer, resp *sluicev1.SearchResponse) error {
+// scored says whether hits sorted by keys have a score: with no sort
+// (by score) or a sort that names _score; a sort by fields alone does not
+// compute one (Elasticsearch shows null), so none is printed.
+func scored(keys []*sluicev1.SortField) bool {
+	return len(keys) == 0 || slices.ContainsFunc(keys, func(k *sluicev1.SortField) bool { return k.GetField() == "_score" })
+}
+
+func printHits(w, info io.Writer, resp *sluicev1.SearchResponse, withScore bool) error {
 	rel := "="
 	if resp.GetTotal().GetRelation() == sluicev1.TotalHitsRelation_TOTAL_HITS_RELATION_GTE {
 		rel = ">="
@@ -589,7 +596,11 @@ func printHits(w, info io.Writer, resp *sluicev1.SearchResponse) error {
 	}
 	enc := json.NewEncoder(w)
 	for _, h := range resp.GetHits() {
-		if err := enc.Encode(hitLine{Index: h.Index, ID: h.Id, Score: &h.Score, Routing: h.Routing, Source: h.Source}); err != nil {
+		line := hitLine{Index: h.Index, ID: h.Id, Routing: h.Routing, Source: h.Source}
+		if withScore {
+			line.Score = &h.Score
+		}
+		if err := enc.Encode(line); err != nil {
 			return err
 		}
 	}

@@ -41,6 +41,7 @@ Kubernetes. This one binary runs every part of it, and is also its client.`,
 		newSearchCmd(),
 		newScrollCmd(),
 		newRefreshCmd(),
+		newSampleCmd(),
 	)
 	addGroups(root)
 	return root
