@@ -231,7 +231,10 @@ var _ = Describe("reindex on a 3-node cluster", Ordered, func() {
 		GinkgoWriter.Printf("cancelled in %s\n", time.Since(asked))
 
 		// Nothing is written after the task ended, and what was written is
-		// a subset of the source, each document once and unchanged.
+		// a subset of the source, each document once and unchanged. (A task
+		// cancelled this early may end before the destination it created
+		// has started its shards.)
+		waitGreen("rx-cancelled")
 		n := count("rx-cancelled", nil)
 		Expect(n).To(BeNumerically("<", corpusDocs))
 		Consistently(func() int64 { return count("rx-cancelled", nil) }, time.Second, 200*time.Millisecond).Should(Equal(n))
