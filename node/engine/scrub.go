@@ -45,7 +45,9 @@ type ScrubOptions struct {
 	// DefaultScrubBytesPerSec, negative: unlimited.
 	BytesPerSec int64
 	// Poll: the delay before the first pass and the period at which new
-	// files are looked for between passes; default DefaultScrubPoll.
+	// files are looked for between passes; default DefaultScrubPoll, or
+	// Interval when that is shorter (a short interval is asked for to find
+	// damage soon, which a minute's wait before the first pass defeats).
 	Poll time.Duration
 	// Budget: each chunk is checksummed holding one of its slots, after
 	// every waiting flush and merge (cpubudget.Scrub); default
@@ -62,7 +64,7 @@ func (o *ScrubOptions) setDefaults() {
 		o.BytesPerSec = DefaultScrubBytesPerSec
 	}
 	if o.Poll <= 0 {
-		o.Poll = DefaultScrubPoll
+		o.Poll = min(DefaultScrubPoll, o.Interval)
 	}
 	if o.Budget == nil {
 		o.Budget = cpubudget.Process()

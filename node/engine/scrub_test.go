@@ -447,3 +447,25 @@ func TestVerifyFileDeletedMidway(t *testing.T) {
 		}
 	}
 }
+
+// TestScrubOptionsDefaults: an interval shorter than the default poll
+// brings the first pass and the looks for new files forward with it.
+func TestScrubOptionsDefaults(t *testing.T) {
+	tests := []struct {
+		in       ScrubOptions
+		wantPoll time.Duration
+		wantIv   time.Duration
+	}{
+		{ScrubOptions{}, DefaultScrubPoll, DefaultScrubInterval},
+		{ScrubOptions{Interval: 2 * time.Second}, 2 * time.Second, 2 * time.Second},
+		{ScrubOptions{Interval: time.Hour}, DefaultScrubPoll, time.Hour},
+		{ScrubOptions{Interval: 2 * time.Second, Poll: 10 * time.Millisecond}, 10 * time.Millisecond, 2 * time.Second},
+	}
+	for _, tt := range tests {
+		o := tt.in
+		o.setDefaults()
+		if o.Poll != tt.wantPoll || o.Interval != tt.wantIv {
+			t.Errorf("%+v: poll %v interval %v, want %v %v", tt.in, o.Poll, o.Interval, tt.wantPoll, tt.wantIv)
+		}
+	}
+}
