@@ -17,6 +17,35 @@
 //     index.allocation.max_retries), and again after a restart;
 //   - the registration under nodes/<id> with a lease (cluster/registry).
 //
+// # Recovery
+//
+// Opening a shard recovers it: the last commit is loaded and the translog
+// above it replayed, which takes as long as the translog is (a commit at
+// 64 MB of translog bounds it to seconds; docs/engine-durability.md). The
+// reconciler opens shards in the background, ConcurrentRecoveries at a
+// time (default 4, Elasticsearch's
+// cluster.routing.allocation.node_initial_primaries_recoveries), so a
+// restarted node replays its shards side by side and a long recovery holds
+// up neither the others nor the closing and updating of open shards.
+//
+// A copy counts as started only once this run of the node has opened it.
+// Before it registers, a starting node marks every copy the routing table
+// shows it holding as STARTED or NODE_LEFT — opened by its previous run —
+// INITIALIZING ("queued"), so a node restarted before its old lease ran
+// out (a SIGKILL) is never green before its shards are open.
+//
+// While a shard recovers, its node writes the recovery's stage and
+// progress (operations and translog bytes done of their totals, elapsed
+// time) into the copy's routing entry, as a reason a person reads and a
+// structured ShardRecovery, once a second and only while recoveries run.
+// Published rather than served by an RPC the coordinator would call: health
+// and cluster state stay one consistent read of etcd, with no fan-out to
+// busy or unreachable nodes on the health path, the same on every
+// coordinator and through `wait_for_status`; the cost — one guarded write
+// per recovering shard per second, and the cluster state reload it
+// causes in each process — is paid only during recovery, for at most
+// ConcurrentRecoveries shards per node.
+//
 // Errors (errors.go) is the node's one error table: the typed errors of
 // the shards, the engine, the query translation and the reindex runner as
 // gRPC codes. The node's server applies it to every error a handler
@@ -28,10 +57,11 @@
 // the same data dir.
 //
 // Start begins the background work in this order: serve gRPC, follow the
-// cluster state (cache), release expired pinned readers, register, follow
-// the routing table; it returns once registered. Stop ends it in this
-// order: stop serving gRPC (draining calls), stop following the routing
-// table, release the readers reindex slices kept for resumes, close every
+// cluster state (cache), release expired pinned readers, mark the copies
+// held before recovering, register, follow the routing table; it returns
+// once registered. Stop ends it in this order: stop serving gRPC (draining
+// calls), stop following the routing table (cancelling recoveries in
+// progress), release the readers reindex slices kept for resumes, close every
 // open shard (releasing its pinned readers, then committing), then revoke
 // the lease so the cluster sees the node leave at once, and close the
 // connections.
@@ -90,8 +120,13 @@ type Config struct {
 	// LeaseTTL of the registration. Default 10s.
 	LeaseTTL time.Duration
 	// Shards tunes the shard host (indexing buffer, pinned reader cap, bulk
-	// parallelism); its DataDir, Updater and Logger are the node's.
+	// parallelism, the scrubber's interval and rate, the translog size
+	// that triggers a commit); its DataDir, Updater and Logger are the
+	// node's.
 	Shards shard.HostOptions
+	// ConcurrentRecoveries: how many shards the node opens (recovers) at
+	// once; default DefaultConcurrentRecoveries.
+	ConcurrentRecoveries int
 	// Server tunes the Node service.
 	Server server.Options
 	// Reindex tunes the reindex slices this node runs.
@@ -183,7 +218,7 @@ func New(cfg Config) (_ *Node, err error) {
 	}
 	n.reg = registry.New(registry.Config{Client: n.etcd, Key: n.store.Keys.Node(n.id), TTL: cfg.LeaseTTL,
 		Value: n.registration, Logger: log})
-	n.routing = newReconciler(n.id, hostedShards{n.shards}, n.store, n.cache, log)
+	n.routing = newReconciler(n.id, hostedShards{n.shards}, n.store, n.cache, cfg.ConcurrentRecoveries, log)
 	return n, nil
 }
 
@@ -261,6 +296,7 @@ func (n *Node) Start(ctx context.Context) error {
 	n.grpc.SetServing(true)
 	n.wg.Go(func() { _ = n.cache.Run(bg) })
 	n.wg.Go(func() { n.shards.Run(bg) })
+	n.routing.markRecovering(ctx)
 	n.wg.Go(func() { _ = n.reg.Run(bg) })
 	n.wg.Go(func() { n.routing.run(bg) })
 	select {

@@ -30,6 +30,9 @@ type env struct {
 	c     *clientv3.Client
 	store *state.Store
 	md    *metadata.Service
+	// stopAllocator stops the allocator: routing entries then change only
+	// by the nodes' reports.
+	stopAllocator func()
 }
 
 // newEnv starts etcd and an allocator (as a coordinator would run it).
@@ -41,11 +44,12 @@ func newEnv(t *testing.T) *env {
 	a := allocator.New(allocator.Config{Store: store, Cache: cache, ID: "c", SessionTTL: time.Second,
 		Interval: 100 * time.Millisecond, Logger: quiet()})
 	ctx, cancel := context.WithCancel(context.Background())
+	actx, acancel := context.WithCancel(ctx)
 	done := make(chan struct{}, 2)
 	go func() { cache.Run(ctx); done <- struct{}{} }()
-	go func() { a.Run(ctx); done <- struct{}{} }()
+	go func() { a.Run(actx); done <- struct{}{} }()
 	t.Cleanup(func() { cancel(); <-done; <-done })
-	return &env{c: c, store: store, md: metadata.New(store)}
+	return &env{c: c, store: store, md: metadata.New(store), stopAllocator: acancel}
 }
 
 // startNode starts a node on dir; wrap, if set, wraps the shards its
@@ -176,7 +180,7 @@ func TestNodeReRegistersAndRecoversShards(t *testing.T) {
 
 type failingShards struct{ shardSet }
 
-func (failingShards) openShard(context.Context, *statev1.Index, state.ShardID) error {
+func (failingShards) openShard(context.Context, *statev1.Index, state.ShardID, *engine.Recovery) error {
 	return errors.New("disk on fire")
 }
 
@@ -235,11 +239,11 @@ type countingShards struct {
 	fail  func(n int32) bool
 }
 
-func (s countingShards) openShard(ctx context.Context, info *statev1.Index, id state.ShardID) error {
+func (s countingShards) openShard(ctx context.Context, info *statev1.Index, id state.ShardID, rec *engine.Recovery) error {
 	if n := s.opens.Add(1); s.fail(n) {
 		return fmt.Errorf("disk full (open %d)", n)
 	}
-	return s.shardSet.openShard(ctx, info, id)
+	return s.shardSet.openShard(ctx, info, id, rec)
 }
 
 func counting(opens *atomic.Int32, fail func(n int32) bool) func(shardSet) shardSet {

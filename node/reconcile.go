@@ -6,9 +6,13 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
+	"google.golang.org/protobuf/types/known/durationpb"
+
 	"github.com/sluice-search/sluice/cluster/state"
+	"github.com/sluice-search/sluice/node/engine"
 	statev1 "github.com/sluice-search/sluice/proto/sluice/state/v1"
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
 )
@@ -16,17 +20,32 @@ import (
 // reconciler makes the open shards match the routing table: level-triggered
 // on every new cluster state (and on a timer, to retry failed reports), so
 // a missed event or a restart converges the same way.
+//
+// Opens run in the background, at most `recoveries` at a time (each holds
+// one of the slots in sem), so a pass never waits for a recovery and a
+// restarted node replays its shards' translogs side by side. A pass
+// starts the opens it finds missing, harvests the ones that finished, and
+// leaves alone shards that are still opening (no close, delete or update
+// overlaps an open; an unwanted one is cancelled and dealt with once it
+// ends). While a shard opens its routing entry stays INITIALIZING, and
+// once a second (progressEvery) the node writes the recovery's stage and
+// progress into it.
 type reconciler struct {
-	nodeID string
-	host   shardSet
-	store  *state.Store
-	cache  *state.Cache
-	log    *slog.Logger
+	nodeID     string
+	host       shardSet
+	store      *state.Store
+	cache      *state.Cache
+	log        *slog.Logger
+	recoveries int
+	sem        chan struct{} // recovery slots
+	kick       chan struct{} // an open ended: reconcile again
 
-	mu     sync.Mutex // held while reconciling; stop takes it to wait
-	open   map[state.ShardID]*openShard
-	failed map[state.ShardID]*openFailure
-	halted bool
+	mu      sync.Mutex // held while reconciling; stop takes it to wait
+	open    map[state.ShardID]*openShard
+	opening map[state.ShardID]*opening
+	failed  map[state.ShardID]*openFailure
+	halted  bool
+	opens   sync.WaitGroup // running opens
 }
 
 // A shard that fails to open is reported FAILED and retried, as
@@ -38,6 +57,17 @@ type reconciler struct {
 const maxOpenAttempts = 5
 
 var openRetryBase = 5 * time.Second // a variable for tests
+
+// progressEvery: how often a recovering shard's progress is written into
+// its routing entry. Each write is one guarded etcd transaction and a
+// reload of the cluster state by every process watching it, so it is
+// done only while a recovery runs, for at most `recoveries` shards per
+// node. A variable for tests.
+var progressEvery = time.Second
+
+// DefaultConcurrentRecoveries is how many shards a node opens at once
+// (Elasticsearch's cluster.routing.allocation.node_initial_primaries_recoveries).
+const DefaultConcurrentRecoveries = 4
 
 // openFailure counts failed opens of one allocation of a shard.
 type openFailure struct {
@@ -51,14 +81,54 @@ type openShard struct {
 	indexRev int64 // mod revision of the index metadata it was given
 }
 
-func newReconciler(nodeID string, host shardSet, store *state.Store, cache *state.Cache, log *slog.Logger) *reconciler {
-	return &reconciler{nodeID: nodeID, host: host, store: store, cache: cache, log: log,
-		open: map[state.ShardID]*openShard{}, failed: map[state.ShardID]*openFailure{}}
+// opening is a shard open running in the background.
+type opening struct {
+	rt       *statev1.ShardRouting // the latest routing entry asking for it
+	indexRev int64
+	rec      *engine.Recovery
+	running  atomic.Bool // holds a slot (else queued)
+	cancel   context.CancelFunc
+	done     chan struct{}
+	err      error // set before done is closed
+}
+
+func newReconciler(nodeID string, host shardSet, store *state.Store, cache *state.Cache, recoveries int, log *slog.Logger) *reconciler {
+	if recoveries <= 0 {
+		recoveries = DefaultConcurrentRecoveries
+	}
+	return &reconciler{nodeID: nodeID, host: host, store: store, cache: cache, log: log, recoveries: recoveries,
+		sem: make(chan struct{}, recoveries), kick: make(chan struct{}, 1),
+		open: map[state.ShardID]*openShard{}, opening: map[state.ShardID]*opening{}, failed: map[state.ShardID]*openFailure{}}
+}
+
+// queuedReason is the reason of a copy waiting for a recovery slot; a
+// starting node marks its copies with it (markRecovering).
+func (r *reconciler) queuedReason() string {
+	return fmt.Sprintf("recovering on node [%s]: queued (at most %d shards recover at once)", r.nodeID, r.recoveries)
+}
+
+// markRecovering runs when the node starts, before it registers: the
+// copies the routing table says it holds as STARTED (or NODE_LEFT) were
+// opened by a previous run of the node, so they become INITIALIZING until
+// this run has opened them — a quick restart never shows them started
+// before they are. Failures are logged: the pass that opens a copy also
+// reports it INITIALIZING first.
+func (r *reconciler) markRecovering(ctx context.Context) {
+	n, err := r.store.MarkRecovering(ctx, r.nodeID, r.queuedReason(), 50)
+	if err != nil {
+		r.log.Warn("mark shards recovering", "marked", n, "err", err)
+		return
+	}
+	if n > 0 {
+		r.log.Info("shards held before the restart marked recovering", "shards", n)
+	}
 }
 
 func (r *reconciler) run(ctx context.Context) {
 	tick := time.NewTicker(min(5*time.Second, openRetryBase))
 	defer tick.Stop()
+	progress := time.NewTicker(progressEvery)
+	defer progress.Stop()
 	failures := r.host.failures()
 	for {
 		changed := r.cache.Changed()
@@ -71,6 +141,10 @@ func (r *reconciler) run(ctx context.Context) {
 		case <-changed:
 		case <-tick.C:
 		case <-failures:
+		case <-r.kick:
+		case <-progress.C:
+			r.reportProgress(ctx)
+			continue // progress alone changes nothing to reconcile
 		}
 	}
 }
@@ -112,6 +186,31 @@ func (r *reconciler) reconcile(ctx context.Context, st *state.Snapshot) {
 			delete(r.failed, id) // the index is gone
 		}
 	}
+	// Opens that ended: open shards join r.open (and are closed below if
+	// no longer wanted); failures are reported and retried.
+	for id, o := range r.opening {
+		select {
+		case <-o.done:
+		default:
+			if _, ok := desired[id]; !ok {
+				o.cancel() // no longer ours: stop recovering it
+			} else {
+				o.rt = desired[id].rt
+			}
+			continue
+		}
+		delete(r.opening, id)
+		if o.err == nil {
+			delete(r.failed, id)
+			r.open[id] = &openShard{alloc: o.rt.GetAllocationId(), indexRev: o.indexRev}
+			r.log.Info("opened shard", "shard", id, "took", o.rec.Progress().Elapsed)
+			continue
+		}
+		if errors.Is(o.err, context.Canceled) {
+			continue // cancelled because unwanted, or the node is stopping
+		}
+		r.openFailed(ctx, id, o)
+	}
 	// Close what is no longer ours; delete the data of deleted indices.
 	for id := range r.open {
 		if _, ok := desired[id]; ok {
@@ -142,29 +241,17 @@ func (r *reconciler) reconcile(ctx context.Context, st *state.Snapshot) {
 	}
 	updated := map[string]bool{}
 	for id, w := range desired {
+		if _, busy := r.opening[id]; busy {
+			continue
+		}
 		o, isOpen := r.open[id]
 		switch {
 		case !isOpen:
-			if err := r.host.openShard(ctx, w.x.Meta, id); err != nil {
-				f := r.failed[id]
-				if f == nil || f.alloc != w.rt.GetAllocationId() {
-					f = &openFailure{alloc: w.rt.GetAllocationId()}
-					r.failed[id] = f
-				}
-				f.attempts++
-				wait := time.Duration(f.attempts) * openRetryBase
-				f.next = time.Now().Add(wait)
-				retry := fmt.Sprintf("attempt %d of %d, next in %v", f.attempts, maxOpenAttempts, wait)
-				if f.attempts >= maxOpenAttempts {
-					retry = fmt.Sprintf("attempt %d of %d; restart the node to try again", f.attempts, maxOpenAttempts)
-				}
-				r.log.Error("open shard failed", "shard", id, "index", w.x.Name(), "attempt", f.attempts, "err", err)
-				r.report(ctx, id, w.rt, sluicev1.ShardState_SHARD_STATE_FAILED, fmt.Sprintf("open failed (%s): %v", retry, err))
-				continue
+			if f := r.failed[id]; f != nil && f.alloc == w.rt.GetAllocationId() && (f.attempts >= maxOpenAttempts || now.Before(f.next)) {
+				continue // backing off; the state may not show the FAILED report yet
 			}
-			delete(r.failed, id)
-			r.open[id] = &openShard{alloc: w.rt.GetAllocationId(), indexRev: w.x.ModRevision}
-			r.log.Info("opened shard", "shard", id, "index", w.x.Name())
+			r.startOpen(ctx, id, w.x, w.rt)
+			continue
 		case o.indexRev != w.x.ModRevision:
 			if !updated[id.Index] {
 				if err := r.host.updateIndex(ctx, w.x.Meta); err != nil {
@@ -175,11 +262,116 @@ func (r *reconciler) reconcile(ctx context.Context, st *state.Snapshot) {
 			}
 			o.indexRev = w.x.ModRevision
 		}
-		r.open[id].alloc = w.rt.GetAllocationId()
-		if w.rt.GetState() != sluicev1.ShardState_SHARD_STATE_STARTED {
-			r.report(ctx, id, w.rt, sluicev1.ShardState_SHARD_STATE_STARTED, "")
+		o.alloc = w.rt.GetAllocationId()
+		if w.rt.GetState() != sluicev1.ShardState_SHARD_STATE_STARTED || w.rt.GetReason() != "" || w.rt.GetRecovery() != nil {
+			r.report(ctx, id, w.rt, state.ShardReport{State: sluicev1.ShardState_SHARD_STATE_STARTED})
 		}
 	}
+}
+
+// startOpen opens a shard in the background, once a recovery slot is
+// free. A copy the routing table shows STARTED or NODE_LEFT (held by an
+// earlier run of this node, if markRecovering could not say so) is
+// reported INITIALIZING first.
+func (r *reconciler) startOpen(ctx context.Context, id state.ShardID, x *state.Index, rt *statev1.ShardRouting) {
+	switch rt.GetState() {
+	case sluicev1.ShardState_SHARD_STATE_STARTED, sluicev1.ShardState_SHARD_STATE_NODE_LEFT:
+		r.report(ctx, id, rt, state.ShardReport{State: sluicev1.ShardState_SHARD_STATE_INITIALIZING, Reason: r.queuedReason()})
+	}
+	octx, cancel := context.WithCancel(ctx)
+	o := &opening{rt: rt, indexRev: x.ModRevision, rec: new(engine.Recovery), cancel: cancel, done: make(chan struct{})}
+	r.opening[id] = o
+	meta := x.Meta
+	r.opens.Go(func() {
+		defer cancel()
+		defer func() {
+			close(o.done)
+			select {
+			case r.kick <- struct{}{}:
+			default:
+			}
+		}()
+		select {
+		case r.sem <- struct{}{}:
+		case <-octx.Done():
+			o.err = octx.Err()
+			return
+		}
+		defer func() { <-r.sem }()
+		o.running.Store(true)
+		o.err = r.host.openShard(octx, meta, id, o.rec)
+	})
+}
+
+// openFailed records a failed open, reports it FAILED and schedules the
+// next attempt.
+func (r *reconciler) openFailed(ctx context.Context, id state.ShardID, o *opening) {
+	alloc := o.rt.GetAllocationId()
+	f := r.failed[id]
+	if f == nil || f.alloc != alloc {
+		f = &openFailure{alloc: alloc}
+		r.failed[id] = f
+	}
+	f.attempts++
+	wait := time.Duration(f.attempts) * openRetryBase
+	f.next = time.Now().Add(wait)
+	retry := fmt.Sprintf("attempt %d of %d, next in %v", f.attempts, maxOpenAttempts, wait)
+	if f.attempts >= maxOpenAttempts {
+		retry = fmt.Sprintf("attempt %d of %d; restart the node to try again", f.attempts, maxOpenAttempts)
+	}
+	r.log.Error("open shard failed", "shard", id, "attempt", f.attempts, "err", o.err)
+	r.report(ctx, id, o.rt, state.ShardReport{State: sluicev1.ShardState_SHARD_STATE_FAILED,
+		Reason: fmt.Sprintf("open failed (%s): %v", retry, o.err)})
+}
+
+// reportProgress writes the progress of every recovery running (or
+// queued) into its routing entry: INITIALIZING, a reason a person reads
+// (`sluice health`, `sluice state`) and the structured ShardRecovery.
+func (r *reconciler) reportProgress(ctx context.Context) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.halted {
+		return
+	}
+	for id, o := range r.opening {
+		select {
+		case <-o.done:
+			continue // the next pass reports how it ended
+		default:
+		}
+		rec := &sluicev1.ShardRecovery{Stage: sluicev1.RecoveryStage_RECOVERY_STAGE_QUEUED}
+		reason := r.queuedReason()
+		if o.running.Load() {
+			rec = recoveryProto(o.rec.Progress())
+			reason = recoveryReason(r.nodeID, o.rec.Progress())
+		}
+		r.report(ctx, id, o.rt, state.ShardReport{State: sluicev1.ShardState_SHARD_STATE_INITIALIZING, Reason: reason, Recovery: rec})
+	}
+}
+
+// recoveryStages are the engine's stages as the API's.
+var recoveryStages = map[engine.RecoveryStage]sluicev1.RecoveryStage{
+	engine.RecoveryLoading:    sluicev1.RecoveryStage_RECOVERY_STAGE_LOADING,
+	engine.RecoveryScanning:   sluicev1.RecoveryStage_RECOVERY_STAGE_SCANNING_TRANSLOG,
+	engine.RecoveryReplaying:  sluicev1.RecoveryStage_RECOVERY_STAGE_REPLAYING_TRANSLOG,
+	engine.RecoveryRefreshing: sluicev1.RecoveryStage_RECOVERY_STAGE_REFRESHING,
+	engine.RecoveryDone:       sluicev1.RecoveryStage_RECOVERY_STAGE_REFRESHING, // about to report STARTED
+}
+
+func recoveryProto(p engine.RecoveryProgress) *sluicev1.ShardRecovery {
+	return &sluicev1.ShardRecovery{Stage: recoveryStages[p.Stage], Ops: p.Ops, OpsTotal: p.OpsTotal,
+		Bytes: p.Bytes, BytesTotal: p.BytesTotal, Elapsed: durationpb.New(p.Elapsed.Round(time.Millisecond))}
+}
+
+// recoveryReason says what a recovery is doing, e.g. "recovering on node
+// [n1]: replaying translog, 12000 of 50000 ops, 11.2 of 48.0 MiB, 3.1s".
+func recoveryReason(nodeID string, p engine.RecoveryProgress) string {
+	s := fmt.Sprintf("recovering on node [%s]: %s", nodeID, p.Stage)
+	switch p.Stage {
+	case engine.RecoveryScanning, engine.RecoveryReplaying:
+		s += fmt.Sprintf(", %d of %d ops, %.1f of %.1f MiB", p.Ops, p.OpsTotal, float64(p.Bytes)/(1<<20), float64(p.BytesTotal)/(1<<20))
+	}
+	return s + fmt.Sprintf(", %.1fs", p.Elapsed.Seconds())
 }
 
 // retryDue reports whether a FAILED copy on this node is due for another
@@ -195,19 +387,24 @@ func (r *reconciler) retryDue(id state.ShardID, rt *statev1.ShardRouting, now ti
 
 // report writes a shard's state into its routing entry, guarded by the
 // allocation id; a stale report (the copy moved or was deleted) is dropped.
-func (r *reconciler) report(ctx context.Context, id state.ShardID, rt *statev1.ShardRouting, to sluicev1.ShardState, reason string) {
-	err := r.store.SetShardState(ctx, id, r.nodeID, rt.GetAllocationId(), to, reason)
+func (r *reconciler) report(ctx context.Context, id state.ShardID, rt *statev1.ShardRouting, rep state.ShardReport) {
+	err := r.store.SetShardState(ctx, id, r.nodeID, rt.GetAllocationId(), rep)
 	if err != nil && !errors.Is(err, state.ErrStale) && ctx.Err() == nil {
 		// Retried by the next reconcile (timer or change).
-		r.log.Warn("report shard state", "shard", id, "state", to.String(), "err", err)
+		r.log.Warn("report shard state", "shard", id, "state", rep.State.String(), "err", err)
 	}
 }
 
-// stop halts reconciling and waits for a running pass to finish.
+// stop halts reconciling, cancels the opens in progress and waits for
+// them; shards they opened stay open in the host, for its CloseAll.
 func (r *reconciler) stop() {
 	r.mu.Lock()
 	r.halted = true
+	for _, o := range r.opening {
+		o.cancel()
+	}
 	r.mu.Unlock()
+	r.opens.Wait()
 }
 
 // closeAll closes every open shard (they commit).

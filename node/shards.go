@@ -8,6 +8,7 @@ import (
 
 	"github.com/sluice-search/sluice/cluster/metadata"
 	"github.com/sluice-search/sluice/cluster/state"
+	"github.com/sluice-search/sluice/node/engine"
 	"github.com/sluice-search/sluice/node/engine/mapping"
 	"github.com/sluice-search/sluice/node/engine/translog"
 	"github.com/sluice-search/sluice/node/shard"
@@ -24,9 +25,10 @@ import (
 // concurrently.
 type shardSet interface {
 	// openShard opens (recovering from its last commit and translog) or
-	// creates the shard. An error is reported in the routing entry as
-	// FAILED with the error as reason; nil reports STARTED.
-	openShard(ctx context.Context, index *statev1.Index, id state.ShardID) error
+	// creates the shard, telling rec how far it is. An error is reported
+	// in the routing entry as FAILED with the error as reason; nil reports
+	// STARTED.
+	openShard(ctx context.Context, index *statev1.Index, id state.ShardID, rec *engine.Recovery) error
 	// updateIndex passes changed index metadata (mapping, dynamic
 	// settings) to the open shards of that index.
 	updateIndex(ctx context.Context, index *statev1.Index) error
@@ -51,7 +53,7 @@ type hostedShards struct{ h *shard.Host }
 
 func shardID(id state.ShardID) shard.ID { return shard.ID{IndexUUID: id.Index, Shard: id.Shard} }
 
-func (s hostedShards) openShard(ctx context.Context, info *statev1.Index, id state.ShardID) error {
+func (s hostedShards) openShard(ctx context.Context, info *statev1.Index, id state.ShardID, rec *engine.Recovery) error {
 	m, err := querydsl.MappingFromProto(info.GetMapping())
 	if err != nil {
 		return fmt.Errorf("index [%s]: %w", info.GetName(), err)
@@ -59,7 +61,7 @@ func (s hostedShards) openShard(ctx context.Context, info *statev1.Index, id sta
 	d, iv := durability(info.GetSettings())
 	_, err = s.h.Open(ctx, shard.Meta{ID: shardID(id), Index: info.GetName(), Mapping: m,
 		RefreshInterval: refreshInterval(info.GetSettings()), RAMBufferBytes: info.GetSettings().GetIndexingBufferBytes(),
-		Durability: d, SyncInterval: iv})
+		Durability: d, SyncInterval: iv, Recovery: rec})
 	return err
 }
 

@@ -18,5 +18,6 @@
 // mod revisions of the keys it read (0 = must be absent) — compare-and-swap
 // over several keys. Update retries a transaction whose guards failed on a
 // fresh read. Shard state reports from nodes (SetShardState) are guarded by
-// the routing entry's node and allocation id, so a stale report is dropped.
+// the routing entry's node and allocation id, so a stale report is dropped;
+// a starting node's MarkRecovering by the entries' mod revisions.
 package state

@@ -182,7 +182,7 @@ func (s *Snapshot) Info(x *Index) *sluicev1.IndexInfo {
 		}
 		r := sh.Routing
 		info.Shards = append(info.Shards, &sluicev1.ShardRouting{Shard: r.GetShard(), NodeId: r.GetNodeId(), Primary: r.GetPrimary(),
-			State: r.GetState(), AllocationId: r.GetAllocationId(), Reason: r.GetReason()})
+			State: r.GetState(), AllocationId: r.GetAllocationId(), Reason: r.GetReason(), Recovery: r.GetRecovery()})
 	}
 	info.Health = IndexHealth(x)
 	return info

@@ -3,6 +3,7 @@ package state
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -135,7 +136,7 @@ func TestSetShardState(t *testing.T) {
 	seed(t, s)
 	ctx := context.Background()
 	id := ShardID{"u1", 1}
-	if err := s.SetShardState(ctx, id, "n1", "a1", sluicev1.ShardState_SHARD_STATE_FAILED, "disk"); err != nil {
+	if err := s.SetShardState(ctx, id, "n1", "a1", ShardReport{State: sluicev1.ShardState_SHARD_STATE_FAILED, Reason: "disk"}); err != nil {
 		t.Fatal(err)
 	}
 	tests := []struct {
@@ -146,7 +147,7 @@ func TestSetShardState(t *testing.T) {
 		{"n1", "old", ErrStale},
 	}
 	for _, tt := range tests {
-		if err := s.SetShardState(ctx, id, tt.node, tt.alloc, sluicev1.ShardState_SHARD_STATE_STARTED, ""); !errors.Is(err, tt.err) {
+		if err := s.SetShardState(ctx, id, tt.node, tt.alloc, ShardReport{State: sluicev1.ShardState_SHARD_STATE_STARTED}); !errors.Is(err, tt.err) {
 			t.Errorf("SetShardState(%s,%s) = %v, want %v", tt.node, tt.alloc, err, tt.err)
 		}
 	}
@@ -194,4 +195,50 @@ func FuzzDecode(f *testing.F) {
 		kv := []*mvccpb.KeyValue{{Key: []byte(key), Value: value}}
 		_, _ = decode(k, 1, kv)
 	})
+}
+
+// TestMarkRecovering: a starting node turns its STARTED and NODE_LEFT
+// copies INITIALIZING, and leaves FAILED copies and other nodes' alone.
+func TestMarkRecovering(t *testing.T) {
+	s := NewStore(etcdtest.New(t), "")
+	ctx := context.Background()
+	var tx Txn
+	tx.Put(s.Keys.Index("logs"), &statev1.Index{Name: "logs", Uuid: "u1",
+		Settings: &sluicev1.IndexSettings{NumberOfShards: 5, NumberOfRoutingShards: 5}})
+	in := []struct {
+		node  string
+		state sluicev1.ShardState
+	}{
+		{"n1", sluicev1.ShardState_SHARD_STATE_STARTED},
+		{"n1", sluicev1.ShardState_SHARD_STATE_NODE_LEFT},
+		{"n1", sluicev1.ShardState_SHARD_STATE_FAILED},
+		{"n2", sluicev1.ShardState_SHARD_STATE_STARTED},
+		{"n1", sluicev1.ShardState_SHARD_STATE_STARTED},
+	}
+	for i, c := range in {
+		tx.Put(s.Keys.Shard("u1", i), &statev1.ShardRouting{Shard: int32(i), Primary: true, NodeId: c.node,
+			AllocationId: fmt.Sprint("a", i), State: c.state, Reason: "before"})
+	}
+	if err := s.Commit(ctx, &tx); err != nil {
+		t.Fatal(err)
+	}
+	n, err := s.MarkRecovering(ctx, "n1", "restarted", 2) // batches of 2: two transactions
+	if err != nil || n != 3 {
+		t.Fatalf("MarkRecovering = %d, %v; want 3", n, err)
+	}
+	st, _ := s.Load(ctx)
+	want := []sluicev1.ShardState{sluicev1.ShardState_SHARD_STATE_INITIALIZING, sluicev1.ShardState_SHARD_STATE_INITIALIZING,
+		sluicev1.ShardState_SHARD_STATE_FAILED, sluicev1.ShardState_SHARD_STATE_STARTED, sluicev1.ShardState_SHARD_STATE_INITIALIZING}
+	for i, w := range want {
+		r := st.Indices["logs"].Shards[i].Routing
+		if r.State != w {
+			t.Errorf("shard %d: %v, want %v", i, r.State, w)
+		}
+		if wantReason := map[bool]string{true: "restarted", false: "before"}[w == sluicev1.ShardState_SHARD_STATE_INITIALIZING]; r.Reason != wantReason {
+			t.Errorf("shard %d: reason %q, want %q", i, r.Reason, wantReason)
+		}
+	}
+	if n, err := s.MarkRecovering(ctx, "n1", "restarted", 2); err != nil || n != 0 {
+		t.Errorf("second MarkRecovering = %d, %v; want 0", n, err)
+	}
 }

@@ -132,11 +132,22 @@ func (s *Store) Update(ctx context.Context, fn func(*Snapshot) (*Txn, error)) (*
 	}
 }
 
+// ShardReport is what a node reports about a shard copy it holds.
+type ShardReport struct {
+	State sluicev1.ShardState
+	// Reason: why the copy is not started (FAILED: the error;
+	// INITIALIZING: what the recovery is doing).
+	Reason string
+	// Recovery: while INITIALIZING, how far the node's recovery is.
+	Recovery *sluicev1.ShardRecovery
+}
+
 // SetShardState records a node's report on a shard copy it holds: STARTED,
-// or FAILED with a reason. The write only happens if the routing entry still
-// names the node and allocation id, so a report about a copy that has since
-// been moved or deleted is dropped (ErrStale).
-func (s *Store) SetShardState(ctx context.Context, id ShardID, nodeID, allocationID string, state sluicev1.ShardState, reason string) error {
+// INITIALIZING with its recovery's progress, or FAILED with a reason. The
+// write only happens if the routing entry still names the node and
+// allocation id, so a report about a copy that has since been moved or
+// deleted is dropped (ErrStale), and only if it changes the entry.
+func (s *Store) SetShardState(ctx context.Context, id ShardID, nodeID, allocationID string, rep ShardReport) error {
 	key := s.Keys.Shard(id.Index, id.Shard)
 	for attempt := 0; ; attempt++ {
 		resp, err := s.Client.Get(ctx, key)
@@ -154,10 +165,10 @@ func (s *Store) SetShardState(ctx context.Context, id ShardID, nodeID, allocatio
 			return fmt.Errorf("shard %s: allocation %s on %s is now %s on %s: %w",
 				id, allocationID, nodeID, r.GetAllocationId(), r.GetNodeId(), ErrStale)
 		}
-		if r.GetState() == state && r.GetReason() == reason {
+		if r.GetState() == rep.State && r.GetReason() == rep.Reason && proto.Equal(r.GetRecovery(), rep.Recovery) {
 			return nil
 		}
-		r.State, r.Reason = state, reason
+		r.State, r.Reason, r.Recovery = rep.State, rep.Reason, rep.Recovery
 		var t Txn
 		t.Unchanged(key, resp.Kvs[0].ModRevision)
 		t.Put(key, r)
@@ -166,4 +177,68 @@ func (s *Store) SetShardState(ctx context.Context, id ShardID, nodeID, allocatio
 			return err
 		}
 	}
+}
+
+// MarkRecovering turns every routing entry that names nodeID as STARTED or
+// NODE_LEFT into INITIALIZING with reason, and returns how many it changed.
+// A node calls it when it starts, before it registers: the copies a
+// previous run of it held count as started again only once this run has
+// opened them. Entries are written in guarded transactions of at most
+// batch entries; an entry changed meanwhile is read again.
+func (s *Store) MarkRecovering(ctx context.Context, nodeID, reason string, batch int) (int, error) {
+	marked := 0
+	for attempt := 0; ; attempt++ {
+		st, err := s.Load(ctx)
+		if err != nil {
+			return marked, err
+		}
+		var todo []routingChange
+		for uuid, x := range st.ByUUID {
+			for n, sh := range x.Shards {
+				if sh == nil {
+					continue
+				}
+				r := sh.Routing
+				if r.GetNodeId() != nodeID || r.GetState() != sluicev1.ShardState_SHARD_STATE_STARTED &&
+					r.GetState() != sluicev1.ShardState_SHARD_STATE_NODE_LEFT {
+					continue
+				}
+				nr := proto.Clone(r).(*statev1.ShardRouting)
+				nr.State, nr.Reason, nr.Recovery = sluicev1.ShardState_SHARD_STATE_INITIALIZING, reason, nil
+				todo = append(todo, routingChange{key: s.Keys.Shard(uuid, n), rev: sh.ModRevision, routing: nr})
+			}
+		}
+		conflict := false
+		for len(todo) > 0 {
+			part := todo[:min(len(todo), batch)]
+			todo = todo[len(part):]
+			var t Txn
+			for _, c := range part {
+				t.Unchanged(c.key, c.rev)
+				t.Put(c.key, c.routing)
+			}
+			switch err := s.Commit(ctx, &t); {
+			case errors.Is(err, ErrConflict):
+				conflict = true
+			case err != nil:
+				return marked, err
+			default:
+				marked += len(part)
+			}
+		}
+		if !conflict {
+			return marked, nil
+		}
+		if attempt == maxAttempts {
+			return marked, fmt.Errorf("cluster state: mark shards of %s recovering: gave up after %d attempts: %w", nodeID, attempt, ErrConflict)
+		}
+	}
+}
+
+// routingChange is a routing entry to write, guarded by the mod revision
+// it was read at.
+type routingChange struct {
+	key     string
+	rev     int64
+	routing *statev1.ShardRouting
 }

@@ -52,6 +52,9 @@ type Meta struct {
 	// (index.translog.durability and sync_interval).
 	Durability   translog.Durability
 	SyncInterval time.Duration
+	// Recovery, if set, follows the open: stage and translog replay
+	// progress (engine.Recovery), read by the node while Open runs.
+	Recovery *engine.Recovery
 }
 
 // HostOptions configure a Host.
@@ -74,6 +77,11 @@ type HostOptions struct {
 	// BulkParallelism: goroutines applying one Bulk. Default GOMAXPROCS.
 	BulkParallelism int
 	Logger          *slog.Logger
+	// CommitTranslogBytes commits a shard once its uncommitted translog
+	// exceeds this many bytes, bounding what a restart replays
+	// (Elasticsearch's index.translog.flush_threshold_size); default
+	// engine.DefaultCommitTranslogBytes, negative: never by size.
+	CommitTranslogBytes int64
 	// Scrub configures the node's background scrubber (engine.Scrubber),
 	// which re-verifies the checksums of every open shard's files and
 	// fails a shard with a damaged one. It runs while shards are open;
@@ -202,8 +210,9 @@ func (h *Host) Open(ctx context.Context, meta Meta) (*Shard, error) {
 	}
 	eng, err := engine.Open(ctx, engine.Options{Path: s.path, Codec: h.opts.Codec, Parser: docParser{s},
 		RAMBufferBytes: ram, RefreshInterval: meta.RefreshInterval, Logger: s.logger,
-		OnFailure:       func(err error) { h.shardFailed(s, err) },
-		TranslogOptions: engine.TranslogOptions{Durability: meta.Durability, SyncInterval: meta.SyncInterval}})
+		OnFailure: func(err error) { h.shardFailed(s, err) },
+		TranslogOptions: engine.TranslogOptions{Durability: meta.Durability, SyncInterval: meta.SyncInterval,
+			CommitTranslogBytes: h.opts.CommitTranslogBytes, Recovery: meta.Recovery}})
 	if err != nil {
 		return nil, fmt.Errorf("shard %v: open: %w", meta.ID, err)
 	}

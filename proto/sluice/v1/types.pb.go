@@ -381,6 +381,71 @@ func (ShardState) EnumDescriptor() ([]byte, []int) {
 	return file_sluice_v1_types_proto_rawDescGZIP(), []int{5}
 }
 
+// RecoveryStage is how far a shard copy's recovery (its open on its node) is.
+type RecoveryStage int32
+
+const (
+	// Not set.
+	RecoveryStage_RECOVERY_STAGE_UNSPECIFIED RecoveryStage = 0
+	// Waiting for one of the node's recovery slots (sluice node --concurrent-recoveries).
+	RecoveryStage_RECOVERY_STAGE_QUEUED RecoveryStage = 1
+	// Loading the last commit and opening the translog, which checks every record.
+	RecoveryStage_RECOVERY_STAGE_LOADING RecoveryStage = 2
+	// First pass over the translog: finding each document's newest operation.
+	RecoveryStage_RECOVERY_STAGE_SCANNING_TRANSLOG RecoveryStage = 3
+	// Second pass over the translog: applying those operations.
+	RecoveryStage_RECOVERY_STAGE_REPLAYING_TRANSLOG RecoveryStage = 4
+	// Making the replayed operations searchable.
+	RecoveryStage_RECOVERY_STAGE_REFRESHING RecoveryStage = 5
+)
+
+// Enum value maps for RecoveryStage.
+var (
+	RecoveryStage_name = map[int32]string{
+		0: "RECOVERY_STAGE_UNSPECIFIED",
+		1: "RECOVERY_STAGE_QUEUED",
+		2: "RECOVERY_STAGE_LOADING",
+		3: "RECOVERY_STAGE_SCANNING_TRANSLOG",
+		4: "RECOVERY_STAGE_REPLAYING_TRANSLOG",
+		5: "RECOVERY_STAGE_REFRESHING",
+	}
+	RecoveryStage_value = map[string]int32{
+		"RECOVERY_STAGE_UNSPECIFIED":        0,
+		"RECOVERY_STAGE_QUEUED":             1,
+		"RECOVERY_STAGE_LOADING":            2,
+		"RECOVERY_STAGE_SCANNING_TRANSLOG":  3,
+		"RECOVERY_STAGE_REPLAYING_TRANSLOG": 4,
+		"RECOVERY_STAGE_REFRESHING":         5,
+	}
+)
+
+func (x RecoveryStage) Enum() *RecoveryStage {
+	p := new(RecoveryStage)
+	*p = x
+	return p
+}
+
+func (x RecoveryStage) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (RecoveryStage) Descriptor() protoreflect.EnumDescriptor {
+	return file_sluice_v1_types_proto_enumTypes[6].Descriptor()
+}
+
+func (RecoveryStage) Type() protoreflect.EnumType {
+	return &file_sluice_v1_types_proto_enumTypes[6]
+}
+
+func (x RecoveryStage) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use RecoveryStage.Descriptor instead.
+func (RecoveryStage) EnumDescriptor() ([]byte, []int) {
+	return file_sluice_v1_types_proto_rawDescGZIP(), []int{6}
+}
+
 // FieldMapping describes how one field is indexed.
 type FieldMapping struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -638,7 +703,10 @@ type ShardRouting struct {
 	// Unique id of this allocation of the copy; changes when the copy moves.
 	AllocationId string `protobuf:"bytes,5,opt,name=allocation_id,json=allocationId,proto3" json:"allocation_id,omitempty"`
 	// Why the copy is not started, if it is not.
-	Reason        string `protobuf:"bytes,6,opt,name=reason,proto3" json:"reason,omitempty"`
+	Reason string `protobuf:"bytes,6,opt,name=reason,proto3" json:"reason,omitempty"`
+	// How far the copy's recovery is, while it is INITIALIZING and its node opens it (recovering
+	// from its last commit and translog); unset otherwise.
+	Recovery      *ShardRecovery `protobuf:"bytes,7,opt,name=recovery,proto3" json:"recovery,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -715,6 +783,106 @@ func (x *ShardRouting) GetReason() string {
 	return ""
 }
 
+func (x *ShardRouting) GetRecovery() *ShardRecovery {
+	if x != nil {
+		return x.Recovery
+	}
+	return nil
+}
+
+// ShardRecovery is a recovering shard copy's progress, published by its node about once a
+// second while the recovery runs.
+type ShardRecovery struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The stage.
+	Stage RecoveryStage `protobuf:"varint,1,opt,name=stage,proto3,enum=sluice.v1.RecoveryStage" json:"stage,omitempty"`
+	// Operations done in this stage: read while scanning, applied while replaying.
+	Ops int64 `protobuf:"varint,2,opt,name=ops,proto3" json:"ops,omitempty"`
+	// Operations of this stage: the records to read while scanning (an upper bound), the
+	// operations to apply while replaying.
+	OpsTotal int64 `protobuf:"varint,3,opt,name=ops_total,json=opsTotal,proto3" json:"ops_total,omitempty"`
+	// Translog bytes read in this stage.
+	Bytes int64 `protobuf:"varint,4,opt,name=bytes,proto3" json:"bytes,omitempty"`
+	// Translog bytes to read in this stage.
+	BytesTotal int64 `protobuf:"varint,5,opt,name=bytes_total,json=bytesTotal,proto3" json:"bytes_total,omitempty"`
+	// Time since the recovery started, the wait for a slot excluded.
+	Elapsed       *durationpb.Duration `protobuf:"bytes,6,opt,name=elapsed,proto3" json:"elapsed,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ShardRecovery) Reset() {
+	*x = ShardRecovery{}
+	mi := &file_sluice_v1_types_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ShardRecovery) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ShardRecovery) ProtoMessage() {}
+
+func (x *ShardRecovery) ProtoReflect() protoreflect.Message {
+	mi := &file_sluice_v1_types_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ShardRecovery.ProtoReflect.Descriptor instead.
+func (*ShardRecovery) Descriptor() ([]byte, []int) {
+	return file_sluice_v1_types_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *ShardRecovery) GetStage() RecoveryStage {
+	if x != nil {
+		return x.Stage
+	}
+	return RecoveryStage_RECOVERY_STAGE_UNSPECIFIED
+}
+
+func (x *ShardRecovery) GetOps() int64 {
+	if x != nil {
+		return x.Ops
+	}
+	return 0
+}
+
+func (x *ShardRecovery) GetOpsTotal() int64 {
+	if x != nil {
+		return x.OpsTotal
+	}
+	return 0
+}
+
+func (x *ShardRecovery) GetBytes() int64 {
+	if x != nil {
+		return x.Bytes
+	}
+	return 0
+}
+
+func (x *ShardRecovery) GetBytesTotal() int64 {
+	if x != nil {
+		return x.BytesTotal
+	}
+	return 0
+}
+
+func (x *ShardRecovery) GetElapsed() *durationpb.Duration {
+	if x != nil {
+		return x.Elapsed
+	}
+	return nil
+}
+
 // IndexInfo is an index's metadata and a summary of its state.
 type IndexInfo struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -746,7 +914,7 @@ type IndexInfo struct {
 
 func (x *IndexInfo) Reset() {
 	*x = IndexInfo{}
-	mi := &file_sluice_v1_types_proto_msgTypes[4]
+	mi := &file_sluice_v1_types_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -758,7 +926,7 @@ func (x *IndexInfo) String() string {
 func (*IndexInfo) ProtoMessage() {}
 
 func (x *IndexInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_v1_types_proto_msgTypes[4]
+	mi := &file_sluice_v1_types_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -771,7 +939,7 @@ func (x *IndexInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IndexInfo.ProtoReflect.Descriptor instead.
 func (*IndexInfo) Descriptor() ([]byte, []int) {
-	return file_sluice_v1_types_proto_rawDescGZIP(), []int{4}
+	return file_sluice_v1_types_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *IndexInfo) GetName() string {
@@ -869,7 +1037,7 @@ type FieldValue struct {
 
 func (x *FieldValue) Reset() {
 	*x = FieldValue{}
-	mi := &file_sluice_v1_types_proto_msgTypes[5]
+	mi := &file_sluice_v1_types_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -881,7 +1049,7 @@ func (x *FieldValue) String() string {
 func (*FieldValue) ProtoMessage() {}
 
 func (x *FieldValue) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_v1_types_proto_msgTypes[5]
+	mi := &file_sluice_v1_types_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -894,7 +1062,7 @@ func (x *FieldValue) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FieldValue.ProtoReflect.Descriptor instead.
 func (*FieldValue) Descriptor() ([]byte, []int) {
-	return file_sluice_v1_types_proto_rawDescGZIP(), []int{5}
+	return file_sluice_v1_types_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *FieldValue) GetKind() isFieldValue_Kind {
@@ -990,7 +1158,7 @@ type SortValue struct {
 
 func (x *SortValue) Reset() {
 	*x = SortValue{}
-	mi := &file_sluice_v1_types_proto_msgTypes[6]
+	mi := &file_sluice_v1_types_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1002,7 +1170,7 @@ func (x *SortValue) String() string {
 func (*SortValue) ProtoMessage() {}
 
 func (x *SortValue) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_v1_types_proto_msgTypes[6]
+	mi := &file_sluice_v1_types_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1015,7 +1183,7 @@ func (x *SortValue) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SortValue.ProtoReflect.Descriptor instead.
 func (*SortValue) Descriptor() ([]byte, []int) {
-	return file_sluice_v1_types_proto_rawDescGZIP(), []int{6}
+	return file_sluice_v1_types_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *SortValue) GetKind() isSortValue_Kind {
@@ -1109,7 +1277,7 @@ type ErrorDetail struct {
 
 func (x *ErrorDetail) Reset() {
 	*x = ErrorDetail{}
-	mi := &file_sluice_v1_types_proto_msgTypes[7]
+	mi := &file_sluice_v1_types_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1121,7 +1289,7 @@ func (x *ErrorDetail) String() string {
 func (*ErrorDetail) ProtoMessage() {}
 
 func (x *ErrorDetail) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_v1_types_proto_msgTypes[7]
+	mi := &file_sluice_v1_types_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1134,7 +1302,7 @@ func (x *ErrorDetail) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ErrorDetail.ProtoReflect.Descriptor instead.
 func (*ErrorDetail) Descriptor() ([]byte, []int) {
-	return file_sluice_v1_types_proto_rawDescGZIP(), []int{7}
+	return file_sluice_v1_types_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *ErrorDetail) GetCode() int32 {
@@ -1175,7 +1343,7 @@ type ShardFailure struct {
 
 func (x *ShardFailure) Reset() {
 	*x = ShardFailure{}
-	mi := &file_sluice_v1_types_proto_msgTypes[8]
+	mi := &file_sluice_v1_types_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1187,7 +1355,7 @@ func (x *ShardFailure) String() string {
 func (*ShardFailure) ProtoMessage() {}
 
 func (x *ShardFailure) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_v1_types_proto_msgTypes[8]
+	mi := &file_sluice_v1_types_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1200,7 +1368,7 @@ func (x *ShardFailure) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShardFailure.ProtoReflect.Descriptor instead.
 func (*ShardFailure) Descriptor() ([]byte, []int) {
-	return file_sluice_v1_types_proto_rawDescGZIP(), []int{8}
+	return file_sluice_v1_types_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *ShardFailure) GetIndex() string {
@@ -1248,7 +1416,7 @@ type ShardsSummary struct {
 
 func (x *ShardsSummary) Reset() {
 	*x = ShardsSummary{}
-	mi := &file_sluice_v1_types_proto_msgTypes[9]
+	mi := &file_sluice_v1_types_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1260,7 +1428,7 @@ func (x *ShardsSummary) String() string {
 func (*ShardsSummary) ProtoMessage() {}
 
 func (x *ShardsSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_v1_types_proto_msgTypes[9]
+	mi := &file_sluice_v1_types_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1273,7 +1441,7 @@ func (x *ShardsSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShardsSummary.ProtoReflect.Descriptor instead.
 func (*ShardsSummary) Descriptor() ([]byte, []int) {
-	return file_sluice_v1_types_proto_rawDescGZIP(), []int{9}
+	return file_sluice_v1_types_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *ShardsSummary) GetTotal() int32 {
@@ -1333,14 +1501,23 @@ const file_sluice_v1_types_proto_rawDesc = "" +
 	"\x13translog_durability\x18\x05 \x01(\x0e2\x1d.sluice.v1.TranslogDurabilityR\x12translogDurability\x12O\n" +
 	"\x16translog_sync_interval\x18\x06 \x01(\v2\x19.google.protobuf.DurationR\x14translogSyncInterval\x12.\n" +
 	"\x14merge_max_mb_per_sec\x18\a \x01(\x01R\x10mergeMaxMbPerSec\x122\n" +
-	"\x15indexing_buffer_bytes\x18\b \x01(\x03R\x13indexingBufferBytes\"\xc1\x01\n" +
+	"\x15indexing_buffer_bytes\x18\b \x01(\x03R\x13indexingBufferBytes\"\xf7\x01\n" +
 	"\fShardRouting\x12\x14\n" +
 	"\x05shard\x18\x01 \x01(\x05R\x05shard\x12\x17\n" +
 	"\anode_id\x18\x02 \x01(\tR\x06nodeId\x12\x18\n" +
 	"\aprimary\x18\x03 \x01(\bR\aprimary\x12+\n" +
 	"\x05state\x18\x04 \x01(\x0e2\x15.sluice.v1.ShardStateR\x05state\x12#\n" +
 	"\rallocation_id\x18\x05 \x01(\tR\fallocationId\x12\x16\n" +
-	"\x06reason\x18\x06 \x01(\tR\x06reason\"\xca\x03\n" +
+	"\x06reason\x18\x06 \x01(\tR\x06reason\x124\n" +
+	"\brecovery\x18\a \x01(\v2\x18.sluice.v1.ShardRecoveryR\brecovery\"\xda\x01\n" +
+	"\rShardRecovery\x12.\n" +
+	"\x05stage\x18\x01 \x01(\x0e2\x18.sluice.v1.RecoveryStageR\x05stage\x12\x10\n" +
+	"\x03ops\x18\x02 \x01(\x03R\x03ops\x12\x1b\n" +
+	"\tops_total\x18\x03 \x01(\x03R\bopsTotal\x12\x14\n" +
+	"\x05bytes\x18\x04 \x01(\x03R\x05bytes\x12\x1f\n" +
+	"\vbytes_total\x18\x05 \x01(\x03R\n" +
+	"bytesTotal\x123\n" +
+	"\aelapsed\x18\x06 \x01(\v2\x19.google.protobuf.DurationR\aelapsed\"\xca\x03\n" +
 	"\tIndexInfo\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
 	"\x04uuid\x18\x02 \x01(\tR\x04uuid\x124\n" +
@@ -1422,7 +1599,14 @@ const file_sluice_v1_types_proto_rawDesc = "" +
 	"\x18SHARD_STATE_INITIALIZING\x10\x02\x12\x17\n" +
 	"\x13SHARD_STATE_STARTED\x10\x03\x12\x19\n" +
 	"\x15SHARD_STATE_NODE_LEFT\x10\x04\x12\x16\n" +
-	"\x12SHARD_STATE_FAILED\x10\x05B:Z8github.com/sluice-search/sluice/proto/sluice/v1;sluicev1b\x06proto3"
+	"\x12SHARD_STATE_FAILED\x10\x05*\xd2\x01\n" +
+	"\rRecoveryStage\x12\x1e\n" +
+	"\x1aRECOVERY_STAGE_UNSPECIFIED\x10\x00\x12\x19\n" +
+	"\x15RECOVERY_STAGE_QUEUED\x10\x01\x12\x1a\n" +
+	"\x16RECOVERY_STAGE_LOADING\x10\x02\x12$\n" +
+	" RECOVERY_STAGE_SCANNING_TRANSLOG\x10\x03\x12%\n" +
+	"!RECOVERY_STAGE_REPLAYING_TRANSLOG\x10\x04\x12\x1d\n" +
+	"\x19RECOVERY_STAGE_REFRESHING\x10\x05B:Z8github.com/sluice-search/sluice/proto/sluice/v1;sluicev1b\x06proto3"
 
 var (
 	file_sluice_v1_types_proto_rawDescOnce sync.Once
@@ -1436,8 +1620,8 @@ func file_sluice_v1_types_proto_rawDescGZIP() []byte {
 	return file_sluice_v1_types_proto_rawDescData
 }
 
-var file_sluice_v1_types_proto_enumTypes = make([]protoimpl.EnumInfo, 6)
-var file_sluice_v1_types_proto_msgTypes = make([]protoimpl.MessageInfo, 11)
+var file_sluice_v1_types_proto_enumTypes = make([]protoimpl.EnumInfo, 7)
+var file_sluice_v1_types_proto_msgTypes = make([]protoimpl.MessageInfo, 12)
 var file_sluice_v1_types_proto_goTypes = []any{
 	(FieldType)(0),                // 0: sluice.v1.FieldType
 	(DynamicMapping)(0),           // 1: sluice.v1.DynamicMapping
@@ -1445,42 +1629,47 @@ var file_sluice_v1_types_proto_goTypes = []any{
 	(IndexState)(0),               // 3: sluice.v1.IndexState
 	(HealthStatus)(0),             // 4: sluice.v1.HealthStatus
 	(ShardState)(0),               // 5: sluice.v1.ShardState
-	(*FieldMapping)(nil),          // 6: sluice.v1.FieldMapping
-	(*Mapping)(nil),               // 7: sluice.v1.Mapping
-	(*IndexSettings)(nil),         // 8: sluice.v1.IndexSettings
-	(*ShardRouting)(nil),          // 9: sluice.v1.ShardRouting
-	(*IndexInfo)(nil),             // 10: sluice.v1.IndexInfo
-	(*FieldValue)(nil),            // 11: sluice.v1.FieldValue
-	(*SortValue)(nil),             // 12: sluice.v1.SortValue
-	(*ErrorDetail)(nil),           // 13: sluice.v1.ErrorDetail
-	(*ShardFailure)(nil),          // 14: sluice.v1.ShardFailure
-	(*ShardsSummary)(nil),         // 15: sluice.v1.ShardsSummary
-	nil,                           // 16: sluice.v1.Mapping.PropertiesEntry
-	(*durationpb.Duration)(nil),   // 17: google.protobuf.Duration
-	(*timestamppb.Timestamp)(nil), // 18: google.protobuf.Timestamp
+	(RecoveryStage)(0),            // 6: sluice.v1.RecoveryStage
+	(*FieldMapping)(nil),          // 7: sluice.v1.FieldMapping
+	(*Mapping)(nil),               // 8: sluice.v1.Mapping
+	(*IndexSettings)(nil),         // 9: sluice.v1.IndexSettings
+	(*ShardRouting)(nil),          // 10: sluice.v1.ShardRouting
+	(*ShardRecovery)(nil),         // 11: sluice.v1.ShardRecovery
+	(*IndexInfo)(nil),             // 12: sluice.v1.IndexInfo
+	(*FieldValue)(nil),            // 13: sluice.v1.FieldValue
+	(*SortValue)(nil),             // 14: sluice.v1.SortValue
+	(*ErrorDetail)(nil),           // 15: sluice.v1.ErrorDetail
+	(*ShardFailure)(nil),          // 16: sluice.v1.ShardFailure
+	(*ShardsSummary)(nil),         // 17: sluice.v1.ShardsSummary
+	nil,                           // 18: sluice.v1.Mapping.PropertiesEntry
+	(*durationpb.Duration)(nil),   // 19: google.protobuf.Duration
+	(*timestamppb.Timestamp)(nil), // 20: google.protobuf.Timestamp
 }
 var file_sluice_v1_types_proto_depIdxs = []int32{
 	0,  // 0: sluice.v1.FieldMapping.type:type_name -> sluice.v1.FieldType
-	16, // 1: sluice.v1.Mapping.properties:type_name -> sluice.v1.Mapping.PropertiesEntry
+	18, // 1: sluice.v1.Mapping.properties:type_name -> sluice.v1.Mapping.PropertiesEntry
 	1,  // 2: sluice.v1.Mapping.dynamic:type_name -> sluice.v1.DynamicMapping
-	17, // 3: sluice.v1.IndexSettings.refresh_interval:type_name -> google.protobuf.Duration
+	19, // 3: sluice.v1.IndexSettings.refresh_interval:type_name -> google.protobuf.Duration
 	2,  // 4: sluice.v1.IndexSettings.translog_durability:type_name -> sluice.v1.TranslogDurability
-	17, // 5: sluice.v1.IndexSettings.translog_sync_interval:type_name -> google.protobuf.Duration
+	19, // 5: sluice.v1.IndexSettings.translog_sync_interval:type_name -> google.protobuf.Duration
 	5,  // 6: sluice.v1.ShardRouting.state:type_name -> sluice.v1.ShardState
-	8,  // 7: sluice.v1.IndexInfo.settings:type_name -> sluice.v1.IndexSettings
-	7,  // 8: sluice.v1.IndexInfo.mapping:type_name -> sluice.v1.Mapping
-	3,  // 9: sluice.v1.IndexInfo.state:type_name -> sluice.v1.IndexState
-	18, // 10: sluice.v1.IndexInfo.creation_time:type_name -> google.protobuf.Timestamp
-	4,  // 11: sluice.v1.IndexInfo.health:type_name -> sluice.v1.HealthStatus
-	9,  // 12: sluice.v1.IndexInfo.shards:type_name -> sluice.v1.ShardRouting
-	13, // 13: sluice.v1.ShardFailure.error:type_name -> sluice.v1.ErrorDetail
-	14, // 14: sluice.v1.ShardsSummary.failures:type_name -> sluice.v1.ShardFailure
-	6,  // 15: sluice.v1.Mapping.PropertiesEntry.value:type_name -> sluice.v1.FieldMapping
-	16, // [16:16] is the sub-list for method output_type
-	16, // [16:16] is the sub-list for method input_type
-	16, // [16:16] is the sub-list for extension type_name
-	16, // [16:16] is the sub-list for extension extendee
-	0,  // [0:16] is the sub-list for field type_name
+	11, // 7: sluice.v1.ShardRouting.recovery:type_name -> sluice.v1.ShardRecovery
+	6,  // 8: sluice.v1.ShardRecovery.stage:type_name -> sluice.v1.RecoveryStage
+	19, // 9: sluice.v1.ShardRecovery.elapsed:type_name -> google.protobuf.Duration
+	9,  // 10: sluice.v1.IndexInfo.settings:type_name -> sluice.v1.IndexSettings
+	8,  // 11: sluice.v1.IndexInfo.mapping:type_name -> sluice.v1.Mapping
+	3,  // 12: sluice.v1.IndexInfo.state:type_name -> sluice.v1.IndexState
+	20, // 13: sluice.v1.IndexInfo.creation_time:type_name -> google.protobuf.Timestamp
+	4,  // 14: sluice.v1.IndexInfo.health:type_name -> sluice.v1.HealthStatus
+	10, // 15: sluice.v1.IndexInfo.shards:type_name -> sluice.v1.ShardRouting
+	15, // 16: sluice.v1.ShardFailure.error:type_name -> sluice.v1.ErrorDetail
+	16, // 17: sluice.v1.ShardsSummary.failures:type_name -> sluice.v1.ShardFailure
+	7,  // 18: sluice.v1.Mapping.PropertiesEntry.value:type_name -> sluice.v1.FieldMapping
+	19, // [19:19] is the sub-list for method output_type
+	19, // [19:19] is the sub-list for method input_type
+	19, // [19:19] is the sub-list for extension type_name
+	19, // [19:19] is the sub-list for extension extendee
+	0,  // [0:19] is the sub-list for field type_name
 }
 
 func init() { file_sluice_v1_types_proto_init() }
@@ -1489,13 +1678,13 @@ func file_sluice_v1_types_proto_init() {
 		return
 	}
 	file_sluice_v1_types_proto_msgTypes[0].OneofWrappers = []any{}
-	file_sluice_v1_types_proto_msgTypes[5].OneofWrappers = []any{
+	file_sluice_v1_types_proto_msgTypes[6].OneofWrappers = []any{
 		(*FieldValue_StringValue)(nil),
 		(*FieldValue_LongValue)(nil),
 		(*FieldValue_DoubleValue)(nil),
 		(*FieldValue_BoolValue)(nil),
 	}
-	file_sluice_v1_types_proto_msgTypes[6].OneofWrappers = []any{
+	file_sluice_v1_types_proto_msgTypes[7].OneofWrappers = []any{
 		(*SortValue_Score)(nil),
 		(*SortValue_LongValue)(nil),
 		(*SortValue_DoubleValue)(nil),
@@ -1506,8 +1695,8 @@ func file_sluice_v1_types_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_sluice_v1_types_proto_rawDesc), len(file_sluice_v1_types_proto_rawDesc)),
-			NumEnums:      6,
-			NumMessages:   11,
+			NumEnums:      7,
+			NumMessages:   12,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

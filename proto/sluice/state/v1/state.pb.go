@@ -218,7 +218,10 @@ type ShardRouting struct {
 	// Unique id of this allocation of the copy; changes when the copy moves.
 	AllocationId string `protobuf:"bytes,5,opt,name=allocation_id,json=allocationId,proto3" json:"allocation_id,omitempty"`
 	// Why the copy is not started, if it is not.
-	Reason        string `protobuf:"bytes,6,opt,name=reason,proto3" json:"reason,omitempty"`
+	Reason string `protobuf:"bytes,6,opt,name=reason,proto3" json:"reason,omitempty"`
+	// While the copy is INITIALIZING: how far its node's recovery is (written about once a
+	// second while it runs).
+	Recovery      *v1.ShardRecovery `protobuf:"bytes,7,opt,name=recovery,proto3" json:"recovery,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -295,6 +298,13 @@ func (x *ShardRouting) GetReason() string {
 	return ""
 }
 
+func (x *ShardRouting) GetRecovery() *v1.ShardRecovery {
+	if x != nil {
+		return x.Recovery
+	}
+	return nil
+}
+
 // Alias is the value of aliases/<alias>: the indices an alias points to. The alias name is the
 // key's.
 type Alias struct {
@@ -368,14 +378,15 @@ const file_sluice_state_v1_state_proto_rawDesc = "" +
 	"\bsettings\x18\x03 \x01(\v2\x18.sluice.v1.IndexSettingsR\bsettings\x12,\n" +
 	"\amapping\x18\x04 \x01(\v2\x12.sluice.v1.MappingR\amapping\x12+\n" +
 	"\x05state\x18\x05 \x01(\x0e2\x15.sluice.v1.IndexStateR\x05state\x12?\n" +
-	"\rcreation_time\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\fcreationTime\"\xc1\x01\n" +
+	"\rcreation_time\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\fcreationTime\"\xf7\x01\n" +
 	"\fShardRouting\x12\x14\n" +
 	"\x05shard\x18\x01 \x01(\x05R\x05shard\x12\x17\n" +
 	"\anode_id\x18\x02 \x01(\tR\x06nodeId\x12\x18\n" +
 	"\aprimary\x18\x03 \x01(\bR\aprimary\x12+\n" +
 	"\x05state\x18\x04 \x01(\x0e2\x15.sluice.v1.ShardStateR\x05state\x12#\n" +
 	"\rallocation_id\x18\x05 \x01(\tR\fallocationId\x12\x16\n" +
-	"\x06reason\x18\x06 \x01(\tR\x06reason\"B\n" +
+	"\x06reason\x18\x06 \x01(\tR\x06reason\x124\n" +
+	"\brecovery\x18\a \x01(\v2\x18.sluice.v1.ShardRecoveryR\brecovery\"B\n" +
 	"\x05Alias\x12\x18\n" +
 	"\aindices\x18\x01 \x03(\tR\aindices\x12\x1f\n" +
 	"\vwrite_index\x18\x02 \x01(\tR\n" +
@@ -404,6 +415,7 @@ var file_sluice_state_v1_state_proto_goTypes = []any{
 	(v1.IndexState)(0),            // 6: sluice.v1.IndexState
 	(*timestamppb.Timestamp)(nil), // 7: google.protobuf.Timestamp
 	(v1.ShardState)(0),            // 8: sluice.v1.ShardState
+	(*v1.ShardRecovery)(nil),      // 9: sluice.v1.ShardRecovery
 }
 var file_sluice_state_v1_state_proto_depIdxs = []int32{
 	4, // 0: sluice.state.v1.Index.settings:type_name -> sluice.v1.IndexSettings
@@ -411,11 +423,12 @@ var file_sluice_state_v1_state_proto_depIdxs = []int32{
 	6, // 2: sluice.state.v1.Index.state:type_name -> sluice.v1.IndexState
 	7, // 3: sluice.state.v1.Index.creation_time:type_name -> google.protobuf.Timestamp
 	8, // 4: sluice.state.v1.ShardRouting.state:type_name -> sluice.v1.ShardState
-	5, // [5:5] is the sub-list for method output_type
-	5, // [5:5] is the sub-list for method input_type
-	5, // [5:5] is the sub-list for extension type_name
-	5, // [5:5] is the sub-list for extension extendee
-	0, // [0:5] is the sub-list for field type_name
+	9, // 5: sluice.state.v1.ShardRouting.recovery:type_name -> sluice.v1.ShardRecovery
+	6, // [6:6] is the sub-list for method output_type
+	6, // [6:6] is the sub-list for method input_type
+	6, // [6:6] is the sub-list for extension type_name
+	6, // [6:6] is the sub-list for extension extendee
+	0, // [0:6] is the sub-list for field type_name
 }
 
 func init() { file_sluice_state_v1_state_proto_init() }
