@@ -39,6 +39,8 @@ type Server struct {
 	host *shard.Host
 	errs *rpc.Errors
 	opts Options
+	// verifying holds the one VerifyShard running.
+	verifying chan struct{}
 }
 
 var _ nodev1.NodeServer = (*Server)(nil)
@@ -47,7 +49,7 @@ var _ nodev1.NodeServer = (*Server)(nil)
 // with errs.
 func New(host *shard.Host, errs *rpc.Errors, opts Options) *Server {
 	opts.SetDefaults()
-	return &Server{host: host, errs: errs, opts: opts}
+	return &Server{host: host, errs: errs, opts: opts, verifying: make(chan struct{}, 1)}
 }
 
 // Register adds the Node service to a gRPC server.

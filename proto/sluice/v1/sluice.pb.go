@@ -551,6 +551,131 @@ func (TaskState) EnumDescriptor() ([]byte, []int) {
 	return file_sluice_v1_sluice_proto_rawDescGZIP(), []int{8}
 }
 
+// FileVerificationStatus is the outcome of checking one file.
+type FileVerificationStatus int32
+
+const (
+	// Not set.
+	FileVerificationStatus_FILE_VERIFICATION_STATUS_UNSPECIFIED FileVerificationStatus = 0
+	// The checksum matches.
+	FileVerificationStatus_FILE_VERIFICATION_STATUS_OK FileVerificationStatus = 1
+	// The file is damaged; the error says where.
+	FileVerificationStatus_FILE_VERIFICATION_STATUS_CORRUPT FileVerificationStatus = 2
+	// The file was deleted before it could be read (merged away, its commit superseded): not
+	// damage.
+	FileVerificationStatus_FILE_VERIFICATION_STATUS_GONE FileVerificationStatus = 3
+	// The file could not be opened for another reason (permissions, an I/O error at open); the
+	// error says why. Not taken as damage.
+	FileVerificationStatus_FILE_VERIFICATION_STATUS_UNREADABLE FileVerificationStatus = 4
+)
+
+// Enum value maps for FileVerificationStatus.
+var (
+	FileVerificationStatus_name = map[int32]string{
+		0: "FILE_VERIFICATION_STATUS_UNSPECIFIED",
+		1: "FILE_VERIFICATION_STATUS_OK",
+		2: "FILE_VERIFICATION_STATUS_CORRUPT",
+		3: "FILE_VERIFICATION_STATUS_GONE",
+		4: "FILE_VERIFICATION_STATUS_UNREADABLE",
+	}
+	FileVerificationStatus_value = map[string]int32{
+		"FILE_VERIFICATION_STATUS_UNSPECIFIED": 0,
+		"FILE_VERIFICATION_STATUS_OK":          1,
+		"FILE_VERIFICATION_STATUS_CORRUPT":     2,
+		"FILE_VERIFICATION_STATUS_GONE":        3,
+		"FILE_VERIFICATION_STATUS_UNREADABLE":  4,
+	}
+)
+
+func (x FileVerificationStatus) Enum() *FileVerificationStatus {
+	p := new(FileVerificationStatus)
+	*p = x
+	return p
+}
+
+func (x FileVerificationStatus) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (FileVerificationStatus) Descriptor() protoreflect.EnumDescriptor {
+	return file_sluice_v1_sluice_proto_enumTypes[9].Descriptor()
+}
+
+func (FileVerificationStatus) Type() protoreflect.EnumType {
+	return &file_sluice_v1_sluice_proto_enumTypes[9]
+}
+
+func (x FileVerificationStatus) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use FileVerificationStatus.Descriptor instead.
+func (FileVerificationStatus) EnumDescriptor() ([]byte, []int) {
+	return file_sluice_v1_sluice_proto_rawDescGZIP(), []int{9}
+}
+
+// ShardVerificationStatus sums up the verification of one shard copy.
+type ShardVerificationStatus int32
+
+const (
+	// Not set.
+	ShardVerificationStatus_SHARD_VERIFICATION_STATUS_UNSPECIFIED ShardVerificationStatus = 0
+	// Every file (and with deep every segment) checked clean.
+	ShardVerificationStatus_SHARD_VERIFICATION_STATUS_OK ShardVerificationStatus = 1
+	// A file or segment is damaged: the copy has failed, and its routing entry says FAILED.
+	ShardVerificationStatus_SHARD_VERIFICATION_STATUS_DAMAGED ShardVerificationStatus = 2
+	// The copy had already FAILED; failure holds its routing reason and its node was not asked.
+	ShardVerificationStatus_SHARD_VERIFICATION_STATUS_FAILED ShardVerificationStatus = 3
+	// The copy could not be verified (not started, its node unreachable, the call failed); see
+	// failure.
+	ShardVerificationStatus_SHARD_VERIFICATION_STATUS_UNAVAILABLE ShardVerificationStatus = 4
+)
+
+// Enum value maps for ShardVerificationStatus.
+var (
+	ShardVerificationStatus_name = map[int32]string{
+		0: "SHARD_VERIFICATION_STATUS_UNSPECIFIED",
+		1: "SHARD_VERIFICATION_STATUS_OK",
+		2: "SHARD_VERIFICATION_STATUS_DAMAGED",
+		3: "SHARD_VERIFICATION_STATUS_FAILED",
+		4: "SHARD_VERIFICATION_STATUS_UNAVAILABLE",
+	}
+	ShardVerificationStatus_value = map[string]int32{
+		"SHARD_VERIFICATION_STATUS_UNSPECIFIED": 0,
+		"SHARD_VERIFICATION_STATUS_OK":          1,
+		"SHARD_VERIFICATION_STATUS_DAMAGED":     2,
+		"SHARD_VERIFICATION_STATUS_FAILED":      3,
+		"SHARD_VERIFICATION_STATUS_UNAVAILABLE": 4,
+	}
+)
+
+func (x ShardVerificationStatus) Enum() *ShardVerificationStatus {
+	p := new(ShardVerificationStatus)
+	*p = x
+	return p
+}
+
+func (x ShardVerificationStatus) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (ShardVerificationStatus) Descriptor() protoreflect.EnumDescriptor {
+	return file_sluice_v1_sluice_proto_enumTypes[10].Descriptor()
+}
+
+func (ShardVerificationStatus) Type() protoreflect.EnumType {
+	return &file_sluice_v1_sluice_proto_enumTypes[10]
+}
+
+func (x ShardVerificationStatus) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use ShardVerificationStatus.Descriptor instead.
+func (ShardVerificationStatus) EnumDescriptor() ([]byte, []int) {
+	return file_sluice_v1_sluice_proto_rawDescGZIP(), []int{10}
+}
+
 // CreateIndexRequest creates an index.
 type CreateIndexRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -4813,6 +4938,384 @@ func (x *ClusterStateResponse) GetRevision() int64 {
 	return 0
 }
 
+// VerifyIndexRequest asks for an index's shard copies to be verified.
+type VerifyIndexRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The index, or an alias (every index it names); required.
+	Index string `protobuf:"bytes,1,opt,name=index,proto3" json:"index,omitempty"`
+	// Only this shard; unset: every shard.
+	Shard *int32 `protobuf:"varint,2,opt,name=shard,proto3,oneof" json:"shard,omitempty"`
+	// Also decode every segment end to end — postings against their statistics, norms, doc
+	// values, every stored document (Lucene's CheckIndex) — a CPU-bound scan that is not
+	// throttled. Without it every file's checksum is checked in full (Lucene's checkIntegrity).
+	Deep bool `protobuf:"varint,3,opt,name=deep,proto3" json:"deep,omitempty"`
+	// Caps the checksum read rate on each shard copy, in bytes per second; 0: as fast as the disk
+	// goes.
+	MaxBytesPerSec int64 `protobuf:"varint,4,opt,name=max_bytes_per_sec,json=maxBytesPerSec,proto3" json:"max_bytes_per_sec,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *VerifyIndexRequest) Reset() {
+	*x = VerifyIndexRequest{}
+	mi := &file_sluice_v1_sluice_proto_msgTypes[63]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *VerifyIndexRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*VerifyIndexRequest) ProtoMessage() {}
+
+func (x *VerifyIndexRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_sluice_v1_sluice_proto_msgTypes[63]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use VerifyIndexRequest.ProtoReflect.Descriptor instead.
+func (*VerifyIndexRequest) Descriptor() ([]byte, []int) {
+	return file_sluice_v1_sluice_proto_rawDescGZIP(), []int{63}
+}
+
+func (x *VerifyIndexRequest) GetIndex() string {
+	if x != nil {
+		return x.Index
+	}
+	return ""
+}
+
+func (x *VerifyIndexRequest) GetShard() int32 {
+	if x != nil && x.Shard != nil {
+		return *x.Shard
+	}
+	return 0
+}
+
+func (x *VerifyIndexRequest) GetDeep() bool {
+	if x != nil {
+		return x.Deep
+	}
+	return false
+}
+
+func (x *VerifyIndexRequest) GetMaxBytesPerSec() int64 {
+	if x != nil {
+		return x.MaxBytesPerSec
+	}
+	return 0
+}
+
+// FileVerification is the result of checking one file of a shard copy.
+type FileVerification struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The file name, in the shard's directory.
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// Its length, once checked to the end.
+	Bytes int64 `protobuf:"varint,2,opt,name=bytes,proto3" json:"bytes,omitempty"`
+	// The outcome.
+	Status FileVerificationStatus `protobuf:"varint,3,opt,name=status,proto3,enum=sluice.v1.FileVerificationStatus" json:"status,omitempty"`
+	// What is wrong, for CORRUPT and UNREADABLE.
+	Error         string `protobuf:"bytes,4,opt,name=error,proto3" json:"error,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *FileVerification) Reset() {
+	*x = FileVerification{}
+	mi := &file_sluice_v1_sluice_proto_msgTypes[64]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FileVerification) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FileVerification) ProtoMessage() {}
+
+func (x *FileVerification) ProtoReflect() protoreflect.Message {
+	mi := &file_sluice_v1_sluice_proto_msgTypes[64]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FileVerification.ProtoReflect.Descriptor instead.
+func (*FileVerification) Descriptor() ([]byte, []int) {
+	return file_sluice_v1_sluice_proto_rawDescGZIP(), []int{64}
+}
+
+func (x *FileVerification) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *FileVerification) GetBytes() int64 {
+	if x != nil {
+		return x.Bytes
+	}
+	return 0
+}
+
+func (x *FileVerification) GetStatus() FileVerificationStatus {
+	if x != nil {
+		return x.Status
+	}
+	return FileVerificationStatus_FILE_VERIFICATION_STATUS_UNSPECIFIED
+}
+
+func (x *FileVerification) GetError() string {
+	if x != nil {
+		return x.Error
+	}
+	return ""
+}
+
+// SegmentVerification is the result of decoding one segment end to end (deep).
+type SegmentVerification struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The segment name.
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// What is wrong; empty when it decoded cleanly.
+	Error         string `protobuf:"bytes,2,opt,name=error,proto3" json:"error,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SegmentVerification) Reset() {
+	*x = SegmentVerification{}
+	mi := &file_sluice_v1_sluice_proto_msgTypes[65]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SegmentVerification) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SegmentVerification) ProtoMessage() {}
+
+func (x *SegmentVerification) ProtoReflect() protoreflect.Message {
+	mi := &file_sluice_v1_sluice_proto_msgTypes[65]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SegmentVerification.ProtoReflect.Descriptor instead.
+func (*SegmentVerification) Descriptor() ([]byte, []int) {
+	return file_sluice_v1_sluice_proto_rawDescGZIP(), []int{65}
+}
+
+func (x *SegmentVerification) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *SegmentVerification) GetError() string {
+	if x != nil {
+		return x.Error
+	}
+	return ""
+}
+
+// ShardVerification is the result of verifying one shard copy.
+type ShardVerification struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The index name.
+	Index string `protobuf:"bytes,1,opt,name=index,proto3" json:"index,omitempty"`
+	// The shard number.
+	Shard int32 `protobuf:"varint,2,opt,name=shard,proto3" json:"shard,omitempty"`
+	// The node holding the copy.
+	NodeId string `protobuf:"bytes,3,opt,name=node_id,json=nodeId,proto3" json:"node_id,omitempty"`
+	// Whether the copy is the primary.
+	Primary bool `protobuf:"varint,4,opt,name=primary,proto3" json:"primary,omitempty"`
+	// The outcome.
+	Status ShardVerificationStatus `protobuf:"varint,5,opt,name=status,proto3,enum=sluice.v1.ShardVerificationStatus" json:"status,omitempty"`
+	// Every file checked.
+	Files []*FileVerification `protobuf:"bytes,6,rep,name=files,proto3" json:"files,omitempty"`
+	// With deep: every segment decoded.
+	Segments []*SegmentVerification `protobuf:"bytes,7,rep,name=segments,proto3" json:"segments,omitempty"`
+	// Bytes checksummed.
+	Bytes int64 `protobuf:"varint,8,opt,name=bytes,proto3" json:"bytes,omitempty"`
+	// How long the node took.
+	Took *durationpb.Duration `protobuf:"bytes,9,opt,name=took,proto3" json:"took,omitempty"`
+	// Why the copy is damaged, failed or unavailable: the first damaged file, the routing reason,
+	// or the error.
+	Failure       string `protobuf:"bytes,10,opt,name=failure,proto3" json:"failure,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ShardVerification) Reset() {
+	*x = ShardVerification{}
+	mi := &file_sluice_v1_sluice_proto_msgTypes[66]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ShardVerification) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ShardVerification) ProtoMessage() {}
+
+func (x *ShardVerification) ProtoReflect() protoreflect.Message {
+	mi := &file_sluice_v1_sluice_proto_msgTypes[66]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ShardVerification.ProtoReflect.Descriptor instead.
+func (*ShardVerification) Descriptor() ([]byte, []int) {
+	return file_sluice_v1_sluice_proto_rawDescGZIP(), []int{66}
+}
+
+func (x *ShardVerification) GetIndex() string {
+	if x != nil {
+		return x.Index
+	}
+	return ""
+}
+
+func (x *ShardVerification) GetShard() int32 {
+	if x != nil {
+		return x.Shard
+	}
+	return 0
+}
+
+func (x *ShardVerification) GetNodeId() string {
+	if x != nil {
+		return x.NodeId
+	}
+	return ""
+}
+
+func (x *ShardVerification) GetPrimary() bool {
+	if x != nil {
+		return x.Primary
+	}
+	return false
+}
+
+func (x *ShardVerification) GetStatus() ShardVerificationStatus {
+	if x != nil {
+		return x.Status
+	}
+	return ShardVerificationStatus_SHARD_VERIFICATION_STATUS_UNSPECIFIED
+}
+
+func (x *ShardVerification) GetFiles() []*FileVerification {
+	if x != nil {
+		return x.Files
+	}
+	return nil
+}
+
+func (x *ShardVerification) GetSegments() []*SegmentVerification {
+	if x != nil {
+		return x.Segments
+	}
+	return nil
+}
+
+func (x *ShardVerification) GetBytes() int64 {
+	if x != nil {
+		return x.Bytes
+	}
+	return 0
+}
+
+func (x *ShardVerification) GetTook() *durationpb.Duration {
+	if x != nil {
+		return x.Took
+	}
+	return nil
+}
+
+func (x *ShardVerification) GetFailure() string {
+	if x != nil {
+		return x.Failure
+	}
+	return ""
+}
+
+// VerifyIndexResponse holds one result per shard copy verified.
+type VerifyIndexResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The shard copies, by index and shard.
+	Shards        []*ShardVerification `protobuf:"bytes,1,rep,name=shards,proto3" json:"shards,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *VerifyIndexResponse) Reset() {
+	*x = VerifyIndexResponse{}
+	mi := &file_sluice_v1_sluice_proto_msgTypes[67]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *VerifyIndexResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*VerifyIndexResponse) ProtoMessage() {}
+
+func (x *VerifyIndexResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_sluice_v1_sluice_proto_msgTypes[67]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use VerifyIndexResponse.ProtoReflect.Descriptor instead.
+func (*VerifyIndexResponse) Descriptor() ([]byte, []int) {
+	return file_sluice_v1_sluice_proto_rawDescGZIP(), []int{67}
+}
+
+func (x *VerifyIndexResponse) GetShards() []*ShardVerification {
+	if x != nil {
+		return x.Shards
+	}
+	return nil
+}
+
 var File_sluice_v1_sluice_proto protoreflect.FileDescriptor
 
 const file_sluice_v1_sluice_proto_rawDesc = "" +
@@ -5109,7 +5612,35 @@ const file_sluice_v1_sluice_proto_rawDesc = "" +
 	"\aindices\x18\x03 \x03(\v2\x14.sluice.v1.IndexInfoR\aindices\x12.\n" +
 	"\aaliases\x18\x04 \x03(\v2\x14.sluice.v1.AliasInfoR\aaliases\x12\x1c\n" +
 	"\tallocator\x18\x05 \x01(\tR\tallocator\x12\x1a\n" +
-	"\brevision\x18\x06 \x01(\x03R\brevision*m\n" +
+	"\brevision\x18\x06 \x01(\x03R\brevision\"\x8e\x01\n" +
+	"\x12VerifyIndexRequest\x12\x14\n" +
+	"\x05index\x18\x01 \x01(\tR\x05index\x12\x19\n" +
+	"\x05shard\x18\x02 \x01(\x05H\x00R\x05shard\x88\x01\x01\x12\x12\n" +
+	"\x04deep\x18\x03 \x01(\bR\x04deep\x12)\n" +
+	"\x11max_bytes_per_sec\x18\x04 \x01(\x03R\x0emaxBytesPerSecB\b\n" +
+	"\x06_shard\"\x8d\x01\n" +
+	"\x10FileVerification\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
+	"\x05bytes\x18\x02 \x01(\x03R\x05bytes\x129\n" +
+	"\x06status\x18\x03 \x01(\x0e2!.sluice.v1.FileVerificationStatusR\x06status\x12\x14\n" +
+	"\x05error\x18\x04 \x01(\tR\x05error\"?\n" +
+	"\x13SegmentVerification\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
+	"\x05error\x18\x02 \x01(\tR\x05error\"\xfc\x02\n" +
+	"\x11ShardVerification\x12\x14\n" +
+	"\x05index\x18\x01 \x01(\tR\x05index\x12\x14\n" +
+	"\x05shard\x18\x02 \x01(\x05R\x05shard\x12\x17\n" +
+	"\anode_id\x18\x03 \x01(\tR\x06nodeId\x12\x18\n" +
+	"\aprimary\x18\x04 \x01(\bR\aprimary\x12:\n" +
+	"\x06status\x18\x05 \x01(\x0e2\".sluice.v1.ShardVerificationStatusR\x06status\x121\n" +
+	"\x05files\x18\x06 \x03(\v2\x1b.sluice.v1.FileVerificationR\x05files\x12:\n" +
+	"\bsegments\x18\a \x03(\v2\x1e.sluice.v1.SegmentVerificationR\bsegments\x12\x14\n" +
+	"\x05bytes\x18\b \x01(\x03R\x05bytes\x12-\n" +
+	"\x04took\x18\t \x01(\v2\x19.google.protobuf.DurationR\x04took\x12\x18\n" +
+	"\afailure\x18\n" +
+	" \x01(\tR\afailure\"K\n" +
+	"\x13VerifyIndexResponse\x124\n" +
+	"\x06shards\x18\x01 \x03(\v2\x1c.sluice.v1.ShardVerificationR\x06shards*m\n" +
 	"\x0fAliasActionType\x12!\n" +
 	"\x1dALIAS_ACTION_TYPE_UNSPECIFIED\x10\x00\x12\x19\n" +
 	"\x15ALIAS_ACTION_TYPE_ADD\x10\x01\x12\x1c\n" +
@@ -5158,7 +5689,19 @@ const file_sluice_v1_sluice_proto_rawDesc = "" +
 	"\x14TASK_STATE_VERIFYING\x10\x03\x12\x18\n" +
 	"\x14TASK_STATE_SUCCEEDED\x10\x04\x12\x15\n" +
 	"\x11TASK_STATE_FAILED\x10\x05\x12\x18\n" +
-	"\x14TASK_STATE_CANCELLED\x10\x062\xd2\r\n" +
+	"\x14TASK_STATE_CANCELLED\x10\x06*\xd5\x01\n" +
+	"\x16FileVerificationStatus\x12(\n" +
+	"$FILE_VERIFICATION_STATUS_UNSPECIFIED\x10\x00\x12\x1f\n" +
+	"\x1bFILE_VERIFICATION_STATUS_OK\x10\x01\x12$\n" +
+	" FILE_VERIFICATION_STATUS_CORRUPT\x10\x02\x12!\n" +
+	"\x1dFILE_VERIFICATION_STATUS_GONE\x10\x03\x12'\n" +
+	"#FILE_VERIFICATION_STATUS_UNREADABLE\x10\x04*\xde\x01\n" +
+	"\x17ShardVerificationStatus\x12)\n" +
+	"%SHARD_VERIFICATION_STATUS_UNSPECIFIED\x10\x00\x12 \n" +
+	"\x1cSHARD_VERIFICATION_STATUS_OK\x10\x01\x12%\n" +
+	"!SHARD_VERIFICATION_STATUS_DAMAGED\x10\x02\x12$\n" +
+	" SHARD_VERIFICATION_STATUS_FAILED\x10\x03\x12)\n" +
+	"%SHARD_VERIFICATION_STATUS_UNAVAILABLE\x10\x042\xa0\x0e\n" +
 	"\x06Sluice\x12L\n" +
 	"\vCreateIndex\x12\x1d.sluice.v1.CreateIndexRequest\x1a\x1e.sluice.v1.CreateIndexResponse\x12L\n" +
 	"\vDeleteIndex\x12\x1d.sluice.v1.DeleteIndexRequest\x1a\x1e.sluice.v1.DeleteIndexResponse\x12C\n" +
@@ -5185,7 +5728,8 @@ const file_sluice_v1_sluice_proto_rawDesc = "" +
 	"CancelTask\x12\x1c.sluice.v1.CancelTaskRequest\x1a\x1d.sluice.v1.CancelTaskResponse\x12U\n" +
 	"\x0eRethrottleTask\x12 .sluice.v1.RethrottleTaskRequest\x1a!.sluice.v1.RethrottleTaskResponse\x12R\n" +
 	"\rClusterHealth\x12\x1f.sluice.v1.ClusterHealthRequest\x1a .sluice.v1.ClusterHealthResponse\x12O\n" +
-	"\fClusterState\x12\x1e.sluice.v1.ClusterStateRequest\x1a\x1f.sluice.v1.ClusterStateResponseB:Z8github.com/sluice-search/sluice/proto/sluice/v1;sluicev1b\x06proto3"
+	"\fClusterState\x12\x1e.sluice.v1.ClusterStateRequest\x1a\x1f.sluice.v1.ClusterStateResponse\x12L\n" +
+	"\vVerifyIndex\x12\x1d.sluice.v1.VerifyIndexRequest\x1a\x1e.sluice.v1.VerifyIndexResponseB:Z8github.com/sluice-search/sluice/proto/sluice/v1;sluicev1b\x06proto3"
 
 var (
 	file_sluice_v1_sluice_proto_rawDescOnce sync.Once
@@ -5199,8 +5743,8 @@ func file_sluice_v1_sluice_proto_rawDescGZIP() []byte {
 	return file_sluice_v1_sluice_proto_rawDescData
 }
 
-var file_sluice_v1_sluice_proto_enumTypes = make([]protoimpl.EnumInfo, 9)
-var file_sluice_v1_sluice_proto_msgTypes = make([]protoimpl.MessageInfo, 63)
+var file_sluice_v1_sluice_proto_enumTypes = make([]protoimpl.EnumInfo, 11)
+var file_sluice_v1_sluice_proto_msgTypes = make([]protoimpl.MessageInfo, 68)
 var file_sluice_v1_sluice_proto_goTypes = []any{
 	(AliasActionType)(0),                // 0: sluice.v1.AliasActionType
 	(RefreshPolicy)(0),                  // 1: sluice.v1.RefreshPolicy
@@ -5211,219 +5755,234 @@ var file_sluice_v1_sluice_proto_goTypes = []any{
 	(ReindexCopyMethod)(0),              // 6: sluice.v1.ReindexCopyMethod
 	(ConflictPolicy)(0),                 // 7: sluice.v1.ConflictPolicy
 	(TaskState)(0),                      // 8: sluice.v1.TaskState
-	(*CreateIndexRequest)(nil),          // 9: sluice.v1.CreateIndexRequest
-	(*CreateIndexResponse)(nil),         // 10: sluice.v1.CreateIndexResponse
-	(*DeleteIndexRequest)(nil),          // 11: sluice.v1.DeleteIndexRequest
-	(*DeleteIndexResponse)(nil),         // 12: sluice.v1.DeleteIndexResponse
-	(*GetIndexRequest)(nil),             // 13: sluice.v1.GetIndexRequest
-	(*GetIndexResponse)(nil),            // 14: sluice.v1.GetIndexResponse
-	(*ListIndicesRequest)(nil),          // 15: sluice.v1.ListIndicesRequest
-	(*ListIndicesResponse)(nil),         // 16: sluice.v1.ListIndicesResponse
-	(*UpdateIndexSettingsRequest)(nil),  // 17: sluice.v1.UpdateIndexSettingsRequest
-	(*UpdateIndexSettingsResponse)(nil), // 18: sluice.v1.UpdateIndexSettingsResponse
-	(*PutMappingRequest)(nil),           // 19: sluice.v1.PutMappingRequest
-	(*PutMappingResponse)(nil),          // 20: sluice.v1.PutMappingResponse
-	(*AliasAction)(nil),                 // 21: sluice.v1.AliasAction
-	(*UpdateAliasesRequest)(nil),        // 22: sluice.v1.UpdateAliasesRequest
-	(*UpdateAliasesResponse)(nil),       // 23: sluice.v1.UpdateAliasesResponse
-	(*ListAliasesRequest)(nil),          // 24: sluice.v1.ListAliasesRequest
-	(*AliasInfo)(nil),                   // 25: sluice.v1.AliasInfo
-	(*ListAliasesResponse)(nil),         // 26: sluice.v1.ListAliasesResponse
-	(*BulkItem)(nil),                    // 27: sluice.v1.BulkItem
-	(*BulkRequest)(nil),                 // 28: sluice.v1.BulkRequest
-	(*BulkItemResult)(nil),              // 29: sluice.v1.BulkItemResult
-	(*BulkResponse)(nil),                // 30: sluice.v1.BulkResponse
-	(*BulkStreamRequest)(nil),           // 31: sluice.v1.BulkStreamRequest
-	(*BulkStreamResponse)(nil),          // 32: sluice.v1.BulkStreamResponse
-	(*BulkStreamFailure)(nil),           // 33: sluice.v1.BulkStreamFailure
-	(*GetRequest)(nil),                  // 34: sluice.v1.GetRequest
-	(*GetResponse)(nil),                 // 35: sluice.v1.GetResponse
-	(*PointInTime)(nil),                 // 36: sluice.v1.PointInTime
-	(*SearchRequest)(nil),               // 37: sluice.v1.SearchRequest
-	(*TotalHits)(nil),                   // 38: sluice.v1.TotalHits
-	(*Hit)(nil),                         // 39: sluice.v1.Hit
-	(*SearchResponse)(nil),              // 40: sluice.v1.SearchResponse
-	(*OpenPointInTimeRequest)(nil),      // 41: sluice.v1.OpenPointInTimeRequest
-	(*OpenPointInTimeResponse)(nil),     // 42: sluice.v1.OpenPointInTimeResponse
-	(*ClosePointInTimeRequest)(nil),     // 43: sluice.v1.ClosePointInTimeRequest
-	(*ClosePointInTimeResponse)(nil),    // 44: sluice.v1.ClosePointInTimeResponse
-	(*Slice)(nil),                       // 45: sluice.v1.Slice
-	(*ScrollRequest)(nil),               // 46: sluice.v1.ScrollRequest
-	(*ScrollDoc)(nil),                   // 47: sluice.v1.ScrollDoc
-	(*ScrollResponse)(nil),              // 48: sluice.v1.ScrollResponse
-	(*RefreshRequest)(nil),              // 49: sluice.v1.RefreshRequest
-	(*RefreshResponse)(nil),             // 50: sluice.v1.RefreshResponse
-	(*ReindexSource)(nil),               // 51: sluice.v1.ReindexSource
-	(*ReindexDestination)(nil),          // 52: sluice.v1.ReindexDestination
-	(*ReindexRequest)(nil),              // 53: sluice.v1.ReindexRequest
-	(*ReindexResponse)(nil),             // 54: sluice.v1.ReindexResponse
-	(*SliceStatus)(nil),                 // 55: sluice.v1.SliceStatus
-	(*ReindexStatus)(nil),               // 56: sluice.v1.ReindexStatus
-	(*Task)(nil),                        // 57: sluice.v1.Task
-	(*GetTaskRequest)(nil),              // 58: sluice.v1.GetTaskRequest
-	(*GetTaskResponse)(nil),             // 59: sluice.v1.GetTaskResponse
-	(*ListTasksRequest)(nil),            // 60: sluice.v1.ListTasksRequest
-	(*ListTasksResponse)(nil),           // 61: sluice.v1.ListTasksResponse
-	(*CancelTaskRequest)(nil),           // 62: sluice.v1.CancelTaskRequest
-	(*CancelTaskResponse)(nil),          // 63: sluice.v1.CancelTaskResponse
-	(*RethrottleTaskRequest)(nil),       // 64: sluice.v1.RethrottleTaskRequest
-	(*RethrottleTaskResponse)(nil),      // 65: sluice.v1.RethrottleTaskResponse
-	(*ClusterHealthRequest)(nil),        // 66: sluice.v1.ClusterHealthRequest
-	(*IndexHealth)(nil),                 // 67: sluice.v1.IndexHealth
-	(*ClusterHealthResponse)(nil),       // 68: sluice.v1.ClusterHealthResponse
-	(*ClusterStateRequest)(nil),         // 69: sluice.v1.ClusterStateRequest
-	(*NodeInfo)(nil),                    // 70: sluice.v1.NodeInfo
-	(*ClusterStateResponse)(nil),        // 71: sluice.v1.ClusterStateResponse
-	(*IndexSettings)(nil),               // 72: sluice.v1.IndexSettings
-	(*Mapping)(nil),                     // 73: sluice.v1.Mapping
-	(*IndexInfo)(nil),                   // 74: sluice.v1.IndexInfo
-	(*durationpb.Duration)(nil),         // 75: google.protobuf.Duration
-	(*ErrorDetail)(nil),                 // 76: sluice.v1.ErrorDetail
-	(*Query)(nil),                       // 77: sluice.v1.Query
-	(*SortField)(nil),                   // 78: sluice.v1.SortField
-	(*SearchAfter)(nil),                 // 79: sluice.v1.SearchAfter
-	(*SortValue)(nil),                   // 80: sluice.v1.SortValue
-	(*ShardsSummary)(nil),               // 81: sluice.v1.ShardsSummary
-	(*ShardFailure)(nil),                // 82: sluice.v1.ShardFailure
-	(*timestamppb.Timestamp)(nil),       // 83: google.protobuf.Timestamp
-	(HealthStatus)(0),                   // 84: sluice.v1.HealthStatus
-	(*ShardRouting)(nil),                // 85: sluice.v1.ShardRouting
+	(FileVerificationStatus)(0),         // 9: sluice.v1.FileVerificationStatus
+	(ShardVerificationStatus)(0),        // 10: sluice.v1.ShardVerificationStatus
+	(*CreateIndexRequest)(nil),          // 11: sluice.v1.CreateIndexRequest
+	(*CreateIndexResponse)(nil),         // 12: sluice.v1.CreateIndexResponse
+	(*DeleteIndexRequest)(nil),          // 13: sluice.v1.DeleteIndexRequest
+	(*DeleteIndexResponse)(nil),         // 14: sluice.v1.DeleteIndexResponse
+	(*GetIndexRequest)(nil),             // 15: sluice.v1.GetIndexRequest
+	(*GetIndexResponse)(nil),            // 16: sluice.v1.GetIndexResponse
+	(*ListIndicesRequest)(nil),          // 17: sluice.v1.ListIndicesRequest
+	(*ListIndicesResponse)(nil),         // 18: sluice.v1.ListIndicesResponse
+	(*UpdateIndexSettingsRequest)(nil),  // 19: sluice.v1.UpdateIndexSettingsRequest
+	(*UpdateIndexSettingsResponse)(nil), // 20: sluice.v1.UpdateIndexSettingsResponse
+	(*PutMappingRequest)(nil),           // 21: sluice.v1.PutMappingRequest
+	(*PutMappingResponse)(nil),          // 22: sluice.v1.PutMappingResponse
+	(*AliasAction)(nil),                 // 23: sluice.v1.AliasAction
+	(*UpdateAliasesRequest)(nil),        // 24: sluice.v1.UpdateAliasesRequest
+	(*UpdateAliasesResponse)(nil),       // 25: sluice.v1.UpdateAliasesResponse
+	(*ListAliasesRequest)(nil),          // 26: sluice.v1.ListAliasesRequest
+	(*AliasInfo)(nil),                   // 27: sluice.v1.AliasInfo
+	(*ListAliasesResponse)(nil),         // 28: sluice.v1.ListAliasesResponse
+	(*BulkItem)(nil),                    // 29: sluice.v1.BulkItem
+	(*BulkRequest)(nil),                 // 30: sluice.v1.BulkRequest
+	(*BulkItemResult)(nil),              // 31: sluice.v1.BulkItemResult
+	(*BulkResponse)(nil),                // 32: sluice.v1.BulkResponse
+	(*BulkStreamRequest)(nil),           // 33: sluice.v1.BulkStreamRequest
+	(*BulkStreamResponse)(nil),          // 34: sluice.v1.BulkStreamResponse
+	(*BulkStreamFailure)(nil),           // 35: sluice.v1.BulkStreamFailure
+	(*GetRequest)(nil),                  // 36: sluice.v1.GetRequest
+	(*GetResponse)(nil),                 // 37: sluice.v1.GetResponse
+	(*PointInTime)(nil),                 // 38: sluice.v1.PointInTime
+	(*SearchRequest)(nil),               // 39: sluice.v1.SearchRequest
+	(*TotalHits)(nil),                   // 40: sluice.v1.TotalHits
+	(*Hit)(nil),                         // 41: sluice.v1.Hit
+	(*SearchResponse)(nil),              // 42: sluice.v1.SearchResponse
+	(*OpenPointInTimeRequest)(nil),      // 43: sluice.v1.OpenPointInTimeRequest
+	(*OpenPointInTimeResponse)(nil),     // 44: sluice.v1.OpenPointInTimeResponse
+	(*ClosePointInTimeRequest)(nil),     // 45: sluice.v1.ClosePointInTimeRequest
+	(*ClosePointInTimeResponse)(nil),    // 46: sluice.v1.ClosePointInTimeResponse
+	(*Slice)(nil),                       // 47: sluice.v1.Slice
+	(*ScrollRequest)(nil),               // 48: sluice.v1.ScrollRequest
+	(*ScrollDoc)(nil),                   // 49: sluice.v1.ScrollDoc
+	(*ScrollResponse)(nil),              // 50: sluice.v1.ScrollResponse
+	(*RefreshRequest)(nil),              // 51: sluice.v1.RefreshRequest
+	(*RefreshResponse)(nil),             // 52: sluice.v1.RefreshResponse
+	(*ReindexSource)(nil),               // 53: sluice.v1.ReindexSource
+	(*ReindexDestination)(nil),          // 54: sluice.v1.ReindexDestination
+	(*ReindexRequest)(nil),              // 55: sluice.v1.ReindexRequest
+	(*ReindexResponse)(nil),             // 56: sluice.v1.ReindexResponse
+	(*SliceStatus)(nil),                 // 57: sluice.v1.SliceStatus
+	(*ReindexStatus)(nil),               // 58: sluice.v1.ReindexStatus
+	(*Task)(nil),                        // 59: sluice.v1.Task
+	(*GetTaskRequest)(nil),              // 60: sluice.v1.GetTaskRequest
+	(*GetTaskResponse)(nil),             // 61: sluice.v1.GetTaskResponse
+	(*ListTasksRequest)(nil),            // 62: sluice.v1.ListTasksRequest
+	(*ListTasksResponse)(nil),           // 63: sluice.v1.ListTasksResponse
+	(*CancelTaskRequest)(nil),           // 64: sluice.v1.CancelTaskRequest
+	(*CancelTaskResponse)(nil),          // 65: sluice.v1.CancelTaskResponse
+	(*RethrottleTaskRequest)(nil),       // 66: sluice.v1.RethrottleTaskRequest
+	(*RethrottleTaskResponse)(nil),      // 67: sluice.v1.RethrottleTaskResponse
+	(*ClusterHealthRequest)(nil),        // 68: sluice.v1.ClusterHealthRequest
+	(*IndexHealth)(nil),                 // 69: sluice.v1.IndexHealth
+	(*ClusterHealthResponse)(nil),       // 70: sluice.v1.ClusterHealthResponse
+	(*ClusterStateRequest)(nil),         // 71: sluice.v1.ClusterStateRequest
+	(*NodeInfo)(nil),                    // 72: sluice.v1.NodeInfo
+	(*ClusterStateResponse)(nil),        // 73: sluice.v1.ClusterStateResponse
+	(*VerifyIndexRequest)(nil),          // 74: sluice.v1.VerifyIndexRequest
+	(*FileVerification)(nil),            // 75: sluice.v1.FileVerification
+	(*SegmentVerification)(nil),         // 76: sluice.v1.SegmentVerification
+	(*ShardVerification)(nil),           // 77: sluice.v1.ShardVerification
+	(*VerifyIndexResponse)(nil),         // 78: sluice.v1.VerifyIndexResponse
+	(*IndexSettings)(nil),               // 79: sluice.v1.IndexSettings
+	(*Mapping)(nil),                     // 80: sluice.v1.Mapping
+	(*IndexInfo)(nil),                   // 81: sluice.v1.IndexInfo
+	(*durationpb.Duration)(nil),         // 82: google.protobuf.Duration
+	(*ErrorDetail)(nil),                 // 83: sluice.v1.ErrorDetail
+	(*Query)(nil),                       // 84: sluice.v1.Query
+	(*SortField)(nil),                   // 85: sluice.v1.SortField
+	(*SearchAfter)(nil),                 // 86: sluice.v1.SearchAfter
+	(*SortValue)(nil),                   // 87: sluice.v1.SortValue
+	(*ShardsSummary)(nil),               // 88: sluice.v1.ShardsSummary
+	(*ShardFailure)(nil),                // 89: sluice.v1.ShardFailure
+	(*timestamppb.Timestamp)(nil),       // 90: google.protobuf.Timestamp
+	(HealthStatus)(0),                   // 91: sluice.v1.HealthStatus
+	(*ShardRouting)(nil),                // 92: sluice.v1.ShardRouting
 }
 var file_sluice_v1_sluice_proto_depIdxs = []int32{
-	72,  // 0: sluice.v1.CreateIndexRequest.settings:type_name -> sluice.v1.IndexSettings
-	73,  // 1: sluice.v1.CreateIndexRequest.mapping:type_name -> sluice.v1.Mapping
-	74,  // 2: sluice.v1.CreateIndexResponse.index:type_name -> sluice.v1.IndexInfo
-	74,  // 3: sluice.v1.GetIndexResponse.index:type_name -> sluice.v1.IndexInfo
-	74,  // 4: sluice.v1.ListIndicesResponse.indices:type_name -> sluice.v1.IndexInfo
-	72,  // 5: sluice.v1.UpdateIndexSettingsRequest.settings:type_name -> sluice.v1.IndexSettings
-	74,  // 6: sluice.v1.UpdateIndexSettingsResponse.index:type_name -> sluice.v1.IndexInfo
-	73,  // 7: sluice.v1.PutMappingRequest.mapping:type_name -> sluice.v1.Mapping
-	74,  // 8: sluice.v1.PutMappingResponse.index:type_name -> sluice.v1.IndexInfo
+	79,  // 0: sluice.v1.CreateIndexRequest.settings:type_name -> sluice.v1.IndexSettings
+	80,  // 1: sluice.v1.CreateIndexRequest.mapping:type_name -> sluice.v1.Mapping
+	81,  // 2: sluice.v1.CreateIndexResponse.index:type_name -> sluice.v1.IndexInfo
+	81,  // 3: sluice.v1.GetIndexResponse.index:type_name -> sluice.v1.IndexInfo
+	81,  // 4: sluice.v1.ListIndicesResponse.indices:type_name -> sluice.v1.IndexInfo
+	79,  // 5: sluice.v1.UpdateIndexSettingsRequest.settings:type_name -> sluice.v1.IndexSettings
+	81,  // 6: sluice.v1.UpdateIndexSettingsResponse.index:type_name -> sluice.v1.IndexInfo
+	80,  // 7: sluice.v1.PutMappingRequest.mapping:type_name -> sluice.v1.Mapping
+	81,  // 8: sluice.v1.PutMappingResponse.index:type_name -> sluice.v1.IndexInfo
 	0,   // 9: sluice.v1.AliasAction.type:type_name -> sluice.v1.AliasActionType
-	21,  // 10: sluice.v1.UpdateAliasesRequest.actions:type_name -> sluice.v1.AliasAction
-	25,  // 11: sluice.v1.ListAliasesResponse.aliases:type_name -> sluice.v1.AliasInfo
+	23,  // 10: sluice.v1.UpdateAliasesRequest.actions:type_name -> sluice.v1.AliasAction
+	27,  // 11: sluice.v1.ListAliasesResponse.aliases:type_name -> sluice.v1.AliasInfo
 	2,   // 12: sluice.v1.BulkItem.action:type_name -> sluice.v1.BulkAction
-	27,  // 13: sluice.v1.BulkRequest.items:type_name -> sluice.v1.BulkItem
+	29,  // 13: sluice.v1.BulkRequest.items:type_name -> sluice.v1.BulkItem
 	1,   // 14: sluice.v1.BulkRequest.refresh:type_name -> sluice.v1.RefreshPolicy
-	75,  // 15: sluice.v1.BulkRequest.timeout:type_name -> google.protobuf.Duration
+	82,  // 15: sluice.v1.BulkRequest.timeout:type_name -> google.protobuf.Duration
 	2,   // 16: sluice.v1.BulkItemResult.action:type_name -> sluice.v1.BulkAction
 	3,   // 17: sluice.v1.BulkItemResult.status:type_name -> sluice.v1.BulkItemStatus
-	76,  // 18: sluice.v1.BulkItemResult.error:type_name -> sluice.v1.ErrorDetail
-	29,  // 19: sluice.v1.BulkResponse.items:type_name -> sluice.v1.BulkItemResult
-	75,  // 20: sluice.v1.BulkResponse.took:type_name -> google.protobuf.Duration
-	27,  // 21: sluice.v1.BulkStreamRequest.items:type_name -> sluice.v1.BulkItem
+	83,  // 18: sluice.v1.BulkItemResult.error:type_name -> sluice.v1.ErrorDetail
+	31,  // 19: sluice.v1.BulkResponse.items:type_name -> sluice.v1.BulkItemResult
+	82,  // 20: sluice.v1.BulkResponse.took:type_name -> google.protobuf.Duration
+	29,  // 21: sluice.v1.BulkStreamRequest.items:type_name -> sluice.v1.BulkItem
 	1,   // 22: sluice.v1.BulkStreamRequest.refresh:type_name -> sluice.v1.RefreshPolicy
-	33,  // 23: sluice.v1.BulkStreamResponse.failures:type_name -> sluice.v1.BulkStreamFailure
-	75,  // 24: sluice.v1.BulkStreamResponse.took:type_name -> google.protobuf.Duration
-	29,  // 25: sluice.v1.BulkStreamFailure.result:type_name -> sluice.v1.BulkItemResult
-	75,  // 26: sluice.v1.PointInTime.keep_alive:type_name -> google.protobuf.Duration
-	77,  // 27: sluice.v1.SearchRequest.query:type_name -> sluice.v1.Query
-	78,  // 28: sluice.v1.SearchRequest.sort:type_name -> sluice.v1.SortField
-	79,  // 29: sluice.v1.SearchRequest.search_after:type_name -> sluice.v1.SearchAfter
-	36,  // 30: sluice.v1.SearchRequest.pit:type_name -> sluice.v1.PointInTime
-	75,  // 31: sluice.v1.SearchRequest.timeout:type_name -> google.protobuf.Duration
+	35,  // 23: sluice.v1.BulkStreamResponse.failures:type_name -> sluice.v1.BulkStreamFailure
+	82,  // 24: sluice.v1.BulkStreamResponse.took:type_name -> google.protobuf.Duration
+	31,  // 25: sluice.v1.BulkStreamFailure.result:type_name -> sluice.v1.BulkItemResult
+	82,  // 26: sluice.v1.PointInTime.keep_alive:type_name -> google.protobuf.Duration
+	84,  // 27: sluice.v1.SearchRequest.query:type_name -> sluice.v1.Query
+	85,  // 28: sluice.v1.SearchRequest.sort:type_name -> sluice.v1.SortField
+	86,  // 29: sluice.v1.SearchRequest.search_after:type_name -> sluice.v1.SearchAfter
+	38,  // 30: sluice.v1.SearchRequest.pit:type_name -> sluice.v1.PointInTime
+	82,  // 31: sluice.v1.SearchRequest.timeout:type_name -> google.protobuf.Duration
 	4,   // 32: sluice.v1.TotalHits.relation:type_name -> sluice.v1.TotalHitsRelation
-	80,  // 33: sluice.v1.Hit.sort:type_name -> sluice.v1.SortValue
-	38,  // 34: sluice.v1.SearchResponse.total:type_name -> sluice.v1.TotalHits
-	39,  // 35: sluice.v1.SearchResponse.hits:type_name -> sluice.v1.Hit
-	81,  // 36: sluice.v1.SearchResponse.shards:type_name -> sluice.v1.ShardsSummary
-	75,  // 37: sluice.v1.SearchResponse.took:type_name -> google.protobuf.Duration
-	75,  // 38: sluice.v1.OpenPointInTimeRequest.keep_alive:type_name -> google.protobuf.Duration
-	81,  // 39: sluice.v1.OpenPointInTimeResponse.shards:type_name -> sluice.v1.ShardsSummary
-	36,  // 40: sluice.v1.ScrollRequest.pit:type_name -> sluice.v1.PointInTime
-	77,  // 41: sluice.v1.ScrollRequest.query:type_name -> sluice.v1.Query
-	45,  // 42: sluice.v1.ScrollRequest.slice:type_name -> sluice.v1.Slice
-	47,  // 43: sluice.v1.ScrollResponse.docs:type_name -> sluice.v1.ScrollDoc
-	81,  // 44: sluice.v1.RefreshResponse.shards:type_name -> sluice.v1.ShardsSummary
-	77,  // 45: sluice.v1.ReindexSource.query:type_name -> sluice.v1.Query
-	72,  // 46: sluice.v1.ReindexDestination.settings:type_name -> sluice.v1.IndexSettings
-	73,  // 47: sluice.v1.ReindexDestination.mapping:type_name -> sluice.v1.Mapping
+	87,  // 33: sluice.v1.Hit.sort:type_name -> sluice.v1.SortValue
+	40,  // 34: sluice.v1.SearchResponse.total:type_name -> sluice.v1.TotalHits
+	41,  // 35: sluice.v1.SearchResponse.hits:type_name -> sluice.v1.Hit
+	88,  // 36: sluice.v1.SearchResponse.shards:type_name -> sluice.v1.ShardsSummary
+	82,  // 37: sluice.v1.SearchResponse.took:type_name -> google.protobuf.Duration
+	82,  // 38: sluice.v1.OpenPointInTimeRequest.keep_alive:type_name -> google.protobuf.Duration
+	88,  // 39: sluice.v1.OpenPointInTimeResponse.shards:type_name -> sluice.v1.ShardsSummary
+	38,  // 40: sluice.v1.ScrollRequest.pit:type_name -> sluice.v1.PointInTime
+	84,  // 41: sluice.v1.ScrollRequest.query:type_name -> sluice.v1.Query
+	47,  // 42: sluice.v1.ScrollRequest.slice:type_name -> sluice.v1.Slice
+	49,  // 43: sluice.v1.ScrollResponse.docs:type_name -> sluice.v1.ScrollDoc
+	88,  // 44: sluice.v1.RefreshResponse.shards:type_name -> sluice.v1.ShardsSummary
+	84,  // 45: sluice.v1.ReindexSource.query:type_name -> sluice.v1.Query
+	79,  // 46: sluice.v1.ReindexDestination.settings:type_name -> sluice.v1.IndexSettings
+	80,  // 47: sluice.v1.ReindexDestination.mapping:type_name -> sluice.v1.Mapping
 	2,   // 48: sluice.v1.ReindexDestination.op_type:type_name -> sluice.v1.BulkAction
-	51,  // 49: sluice.v1.ReindexRequest.source:type_name -> sluice.v1.ReindexSource
-	52,  // 50: sluice.v1.ReindexRequest.dest:type_name -> sluice.v1.ReindexDestination
+	53,  // 49: sluice.v1.ReindexRequest.source:type_name -> sluice.v1.ReindexSource
+	54,  // 50: sluice.v1.ReindexRequest.dest:type_name -> sluice.v1.ReindexDestination
 	7,   // 51: sluice.v1.ReindexRequest.conflicts:type_name -> sluice.v1.ConflictPolicy
 	5,   // 52: sluice.v1.ReindexRequest.mode:type_name -> sluice.v1.ReindexMode
 	6,   // 53: sluice.v1.ReindexRequest.copy_method:type_name -> sluice.v1.ReindexCopyMethod
-	57,  // 54: sluice.v1.ReindexResponse.task:type_name -> sluice.v1.Task
+	59,  // 54: sluice.v1.ReindexResponse.task:type_name -> sluice.v1.Task
 	8,   // 55: sluice.v1.SliceStatus.state:type_name -> sluice.v1.TaskState
 	6,   // 56: sluice.v1.SliceStatus.copy_method:type_name -> sluice.v1.ReindexCopyMethod
-	75,  // 57: sluice.v1.ReindexStatus.throttled:type_name -> google.protobuf.Duration
-	75,  // 58: sluice.v1.ReindexStatus.eta:type_name -> google.protobuf.Duration
+	82,  // 57: sluice.v1.ReindexStatus.throttled:type_name -> google.protobuf.Duration
+	82,  // 58: sluice.v1.ReindexStatus.eta:type_name -> google.protobuf.Duration
 	5,   // 59: sluice.v1.ReindexStatus.mode:type_name -> sluice.v1.ReindexMode
-	55,  // 60: sluice.v1.ReindexStatus.slices:type_name -> sluice.v1.SliceStatus
-	82,  // 61: sluice.v1.ReindexStatus.failure_samples:type_name -> sluice.v1.ShardFailure
+	57,  // 60: sluice.v1.ReindexStatus.slices:type_name -> sluice.v1.SliceStatus
+	89,  // 61: sluice.v1.ReindexStatus.failure_samples:type_name -> sluice.v1.ShardFailure
 	6,   // 62: sluice.v1.ReindexStatus.copy_method:type_name -> sluice.v1.ReindexCopyMethod
 	8,   // 63: sluice.v1.Task.state:type_name -> sluice.v1.TaskState
-	83,  // 64: sluice.v1.Task.start_time:type_name -> google.protobuf.Timestamp
-	83,  // 65: sluice.v1.Task.end_time:type_name -> google.protobuf.Timestamp
-	76,  // 66: sluice.v1.Task.error:type_name -> sluice.v1.ErrorDetail
-	56,  // 67: sluice.v1.Task.reindex:type_name -> sluice.v1.ReindexStatus
-	75,  // 68: sluice.v1.GetTaskRequest.timeout:type_name -> google.protobuf.Duration
-	57,  // 69: sluice.v1.GetTaskResponse.task:type_name -> sluice.v1.Task
+	90,  // 64: sluice.v1.Task.start_time:type_name -> google.protobuf.Timestamp
+	90,  // 65: sluice.v1.Task.end_time:type_name -> google.protobuf.Timestamp
+	83,  // 66: sluice.v1.Task.error:type_name -> sluice.v1.ErrorDetail
+	58,  // 67: sluice.v1.Task.reindex:type_name -> sluice.v1.ReindexStatus
+	82,  // 68: sluice.v1.GetTaskRequest.timeout:type_name -> google.protobuf.Duration
+	59,  // 69: sluice.v1.GetTaskResponse.task:type_name -> sluice.v1.Task
 	8,   // 70: sluice.v1.ListTasksRequest.states:type_name -> sluice.v1.TaskState
-	57,  // 71: sluice.v1.ListTasksResponse.tasks:type_name -> sluice.v1.Task
-	57,  // 72: sluice.v1.CancelTaskResponse.task:type_name -> sluice.v1.Task
-	57,  // 73: sluice.v1.RethrottleTaskResponse.task:type_name -> sluice.v1.Task
-	84,  // 74: sluice.v1.ClusterHealthRequest.wait_for_status:type_name -> sluice.v1.HealthStatus
-	75,  // 75: sluice.v1.ClusterHealthRequest.timeout:type_name -> google.protobuf.Duration
-	84,  // 76: sluice.v1.IndexHealth.status:type_name -> sluice.v1.HealthStatus
-	85,  // 77: sluice.v1.IndexHealth.shards:type_name -> sluice.v1.ShardRouting
-	84,  // 78: sluice.v1.ClusterHealthResponse.status:type_name -> sluice.v1.HealthStatus
-	67,  // 79: sluice.v1.ClusterHealthResponse.indices:type_name -> sluice.v1.IndexHealth
-	70,  // 80: sluice.v1.ClusterStateResponse.nodes:type_name -> sluice.v1.NodeInfo
-	74,  // 81: sluice.v1.ClusterStateResponse.indices:type_name -> sluice.v1.IndexInfo
-	25,  // 82: sluice.v1.ClusterStateResponse.aliases:type_name -> sluice.v1.AliasInfo
-	9,   // 83: sluice.v1.Sluice.CreateIndex:input_type -> sluice.v1.CreateIndexRequest
-	11,  // 84: sluice.v1.Sluice.DeleteIndex:input_type -> sluice.v1.DeleteIndexRequest
-	13,  // 85: sluice.v1.Sluice.GetIndex:input_type -> sluice.v1.GetIndexRequest
-	15,  // 86: sluice.v1.Sluice.ListIndices:input_type -> sluice.v1.ListIndicesRequest
-	17,  // 87: sluice.v1.Sluice.UpdateIndexSettings:input_type -> sluice.v1.UpdateIndexSettingsRequest
-	19,  // 88: sluice.v1.Sluice.PutMapping:input_type -> sluice.v1.PutMappingRequest
-	22,  // 89: sluice.v1.Sluice.UpdateAliases:input_type -> sluice.v1.UpdateAliasesRequest
-	24,  // 90: sluice.v1.Sluice.ListAliases:input_type -> sluice.v1.ListAliasesRequest
-	28,  // 91: sluice.v1.Sluice.Bulk:input_type -> sluice.v1.BulkRequest
-	31,  // 92: sluice.v1.Sluice.BulkStream:input_type -> sluice.v1.BulkStreamRequest
-	34,  // 93: sluice.v1.Sluice.Get:input_type -> sluice.v1.GetRequest
-	37,  // 94: sluice.v1.Sluice.Search:input_type -> sluice.v1.SearchRequest
-	41,  // 95: sluice.v1.Sluice.OpenPointInTime:input_type -> sluice.v1.OpenPointInTimeRequest
-	43,  // 96: sluice.v1.Sluice.ClosePointInTime:input_type -> sluice.v1.ClosePointInTimeRequest
-	46,  // 97: sluice.v1.Sluice.Scroll:input_type -> sluice.v1.ScrollRequest
-	49,  // 98: sluice.v1.Sluice.Refresh:input_type -> sluice.v1.RefreshRequest
-	53,  // 99: sluice.v1.Sluice.Reindex:input_type -> sluice.v1.ReindexRequest
-	58,  // 100: sluice.v1.Sluice.GetTask:input_type -> sluice.v1.GetTaskRequest
-	60,  // 101: sluice.v1.Sluice.ListTasks:input_type -> sluice.v1.ListTasksRequest
-	62,  // 102: sluice.v1.Sluice.CancelTask:input_type -> sluice.v1.CancelTaskRequest
-	64,  // 103: sluice.v1.Sluice.RethrottleTask:input_type -> sluice.v1.RethrottleTaskRequest
-	66,  // 104: sluice.v1.Sluice.ClusterHealth:input_type -> sluice.v1.ClusterHealthRequest
-	69,  // 105: sluice.v1.Sluice.ClusterState:input_type -> sluice.v1.ClusterStateRequest
-	10,  // 106: sluice.v1.Sluice.CreateIndex:output_type -> sluice.v1.CreateIndexResponse
-	12,  // 107: sluice.v1.Sluice.DeleteIndex:output_type -> sluice.v1.DeleteIndexResponse
-	14,  // 108: sluice.v1.Sluice.GetIndex:output_type -> sluice.v1.GetIndexResponse
-	16,  // 109: sluice.v1.Sluice.ListIndices:output_type -> sluice.v1.ListIndicesResponse
-	18,  // 110: sluice.v1.Sluice.UpdateIndexSettings:output_type -> sluice.v1.UpdateIndexSettingsResponse
-	20,  // 111: sluice.v1.Sluice.PutMapping:output_type -> sluice.v1.PutMappingResponse
-	23,  // 112: sluice.v1.Sluice.UpdateAliases:output_type -> sluice.v1.UpdateAliasesResponse
-	26,  // 113: sluice.v1.Sluice.ListAliases:output_type -> sluice.v1.ListAliasesResponse
-	30,  // 114: sluice.v1.Sluice.Bulk:output_type -> sluice.v1.BulkResponse
-	32,  // 115: sluice.v1.Sluice.BulkStream:output_type -> sluice.v1.BulkStreamResponse
-	35,  // 116: sluice.v1.Sluice.Get:output_type -> sluice.v1.GetResponse
-	40,  // 117: sluice.v1.Sluice.Search:output_type -> sluice.v1.SearchResponse
-	42,  // 118: sluice.v1.Sluice.OpenPointInTime:output_type -> sluice.v1.OpenPointInTimeResponse
-	44,  // 119: sluice.v1.Sluice.ClosePointInTime:output_type -> sluice.v1.ClosePointInTimeResponse
-	48,  // 120: sluice.v1.Sluice.Scroll:output_type -> sluice.v1.ScrollResponse
-	50,  // 121: sluice.v1.Sluice.Refresh:output_type -> sluice.v1.RefreshResponse
-	54,  // 122: sluice.v1.Sluice.Reindex:output_type -> sluice.v1.ReindexResponse
-	59,  // 123: sluice.v1.Sluice.GetTask:output_type -> sluice.v1.GetTaskResponse
-	61,  // 124: sluice.v1.Sluice.ListTasks:output_type -> sluice.v1.ListTasksResponse
-	63,  // 125: sluice.v1.Sluice.CancelTask:output_type -> sluice.v1.CancelTaskResponse
-	65,  // 126: sluice.v1.Sluice.RethrottleTask:output_type -> sluice.v1.RethrottleTaskResponse
-	68,  // 127: sluice.v1.Sluice.ClusterHealth:output_type -> sluice.v1.ClusterHealthResponse
-	71,  // 128: sluice.v1.Sluice.ClusterState:output_type -> sluice.v1.ClusterStateResponse
-	106, // [106:129] is the sub-list for method output_type
-	83,  // [83:106] is the sub-list for method input_type
-	83,  // [83:83] is the sub-list for extension type_name
-	83,  // [83:83] is the sub-list for extension extendee
-	0,   // [0:83] is the sub-list for field type_name
+	59,  // 71: sluice.v1.ListTasksResponse.tasks:type_name -> sluice.v1.Task
+	59,  // 72: sluice.v1.CancelTaskResponse.task:type_name -> sluice.v1.Task
+	59,  // 73: sluice.v1.RethrottleTaskResponse.task:type_name -> sluice.v1.Task
+	91,  // 74: sluice.v1.ClusterHealthRequest.wait_for_status:type_name -> sluice.v1.HealthStatus
+	82,  // 75: sluice.v1.ClusterHealthRequest.timeout:type_name -> google.protobuf.Duration
+	91,  // 76: sluice.v1.IndexHealth.status:type_name -> sluice.v1.HealthStatus
+	92,  // 77: sluice.v1.IndexHealth.shards:type_name -> sluice.v1.ShardRouting
+	91,  // 78: sluice.v1.ClusterHealthResponse.status:type_name -> sluice.v1.HealthStatus
+	69,  // 79: sluice.v1.ClusterHealthResponse.indices:type_name -> sluice.v1.IndexHealth
+	72,  // 80: sluice.v1.ClusterStateResponse.nodes:type_name -> sluice.v1.NodeInfo
+	81,  // 81: sluice.v1.ClusterStateResponse.indices:type_name -> sluice.v1.IndexInfo
+	27,  // 82: sluice.v1.ClusterStateResponse.aliases:type_name -> sluice.v1.AliasInfo
+	9,   // 83: sluice.v1.FileVerification.status:type_name -> sluice.v1.FileVerificationStatus
+	10,  // 84: sluice.v1.ShardVerification.status:type_name -> sluice.v1.ShardVerificationStatus
+	75,  // 85: sluice.v1.ShardVerification.files:type_name -> sluice.v1.FileVerification
+	76,  // 86: sluice.v1.ShardVerification.segments:type_name -> sluice.v1.SegmentVerification
+	82,  // 87: sluice.v1.ShardVerification.took:type_name -> google.protobuf.Duration
+	77,  // 88: sluice.v1.VerifyIndexResponse.shards:type_name -> sluice.v1.ShardVerification
+	11,  // 89: sluice.v1.Sluice.CreateIndex:input_type -> sluice.v1.CreateIndexRequest
+	13,  // 90: sluice.v1.Sluice.DeleteIndex:input_type -> sluice.v1.DeleteIndexRequest
+	15,  // 91: sluice.v1.Sluice.GetIndex:input_type -> sluice.v1.GetIndexRequest
+	17,  // 92: sluice.v1.Sluice.ListIndices:input_type -> sluice.v1.ListIndicesRequest
+	19,  // 93: sluice.v1.Sluice.UpdateIndexSettings:input_type -> sluice.v1.UpdateIndexSettingsRequest
+	21,  // 94: sluice.v1.Sluice.PutMapping:input_type -> sluice.v1.PutMappingRequest
+	24,  // 95: sluice.v1.Sluice.UpdateAliases:input_type -> sluice.v1.UpdateAliasesRequest
+	26,  // 96: sluice.v1.Sluice.ListAliases:input_type -> sluice.v1.ListAliasesRequest
+	30,  // 97: sluice.v1.Sluice.Bulk:input_type -> sluice.v1.BulkRequest
+	33,  // 98: sluice.v1.Sluice.BulkStream:input_type -> sluice.v1.BulkStreamRequest
+	36,  // 99: sluice.v1.Sluice.Get:input_type -> sluice.v1.GetRequest
+	39,  // 100: sluice.v1.Sluice.Search:input_type -> sluice.v1.SearchRequest
+	43,  // 101: sluice.v1.Sluice.OpenPointInTime:input_type -> sluice.v1.OpenPointInTimeRequest
+	45,  // 102: sluice.v1.Sluice.ClosePointInTime:input_type -> sluice.v1.ClosePointInTimeRequest
+	48,  // 103: sluice.v1.Sluice.Scroll:input_type -> sluice.v1.ScrollRequest
+	51,  // 104: sluice.v1.Sluice.Refresh:input_type -> sluice.v1.RefreshRequest
+	55,  // 105: sluice.v1.Sluice.Reindex:input_type -> sluice.v1.ReindexRequest
+	60,  // 106: sluice.v1.Sluice.GetTask:input_type -> sluice.v1.GetTaskRequest
+	62,  // 107: sluice.v1.Sluice.ListTasks:input_type -> sluice.v1.ListTasksRequest
+	64,  // 108: sluice.v1.Sluice.CancelTask:input_type -> sluice.v1.CancelTaskRequest
+	66,  // 109: sluice.v1.Sluice.RethrottleTask:input_type -> sluice.v1.RethrottleTaskRequest
+	68,  // 110: sluice.v1.Sluice.ClusterHealth:input_type -> sluice.v1.ClusterHealthRequest
+	71,  // 111: sluice.v1.Sluice.ClusterState:input_type -> sluice.v1.ClusterStateRequest
+	74,  // 112: sluice.v1.Sluice.VerifyIndex:input_type -> sluice.v1.VerifyIndexRequest
+	12,  // 113: sluice.v1.Sluice.CreateIndex:output_type -> sluice.v1.CreateIndexResponse
+	14,  // 114: sluice.v1.Sluice.DeleteIndex:output_type -> sluice.v1.DeleteIndexResponse
+	16,  // 115: sluice.v1.Sluice.GetIndex:output_type -> sluice.v1.GetIndexResponse
+	18,  // 116: sluice.v1.Sluice.ListIndices:output_type -> sluice.v1.ListIndicesResponse
+	20,  // 117: sluice.v1.Sluice.UpdateIndexSettings:output_type -> sluice.v1.UpdateIndexSettingsResponse
+	22,  // 118: sluice.v1.Sluice.PutMapping:output_type -> sluice.v1.PutMappingResponse
+	25,  // 119: sluice.v1.Sluice.UpdateAliases:output_type -> sluice.v1.UpdateAliasesResponse
+	28,  // 120: sluice.v1.Sluice.ListAliases:output_type -> sluice.v1.ListAliasesResponse
+	32,  // 121: sluice.v1.Sluice.Bulk:output_type -> sluice.v1.BulkResponse
+	34,  // 122: sluice.v1.Sluice.BulkStream:output_type -> sluice.v1.BulkStreamResponse
+	37,  // 123: sluice.v1.Sluice.Get:output_type -> sluice.v1.GetResponse
+	42,  // 124: sluice.v1.Sluice.Search:output_type -> sluice.v1.SearchResponse
+	44,  // 125: sluice.v1.Sluice.OpenPointInTime:output_type -> sluice.v1.OpenPointInTimeResponse
+	46,  // 126: sluice.v1.Sluice.ClosePointInTime:output_type -> sluice.v1.ClosePointInTimeResponse
+	50,  // 127: sluice.v1.Sluice.Scroll:output_type -> sluice.v1.ScrollResponse
+	52,  // 128: sluice.v1.Sluice.Refresh:output_type -> sluice.v1.RefreshResponse
+	56,  // 129: sluice.v1.Sluice.Reindex:output_type -> sluice.v1.ReindexResponse
+	61,  // 130: sluice.v1.Sluice.GetTask:output_type -> sluice.v1.GetTaskResponse
+	63,  // 131: sluice.v1.Sluice.ListTasks:output_type -> sluice.v1.ListTasksResponse
+	65,  // 132: sluice.v1.Sluice.CancelTask:output_type -> sluice.v1.CancelTaskResponse
+	67,  // 133: sluice.v1.Sluice.RethrottleTask:output_type -> sluice.v1.RethrottleTaskResponse
+	70,  // 134: sluice.v1.Sluice.ClusterHealth:output_type -> sluice.v1.ClusterHealthResponse
+	73,  // 135: sluice.v1.Sluice.ClusterState:output_type -> sluice.v1.ClusterStateResponse
+	78,  // 136: sluice.v1.Sluice.VerifyIndex:output_type -> sluice.v1.VerifyIndexResponse
+	113, // [113:137] is the sub-list for method output_type
+	89,  // [89:113] is the sub-list for method input_type
+	89,  // [89:89] is the sub-list for extension type_name
+	89,  // [89:89] is the sub-list for extension extendee
+	0,   // [0:89] is the sub-list for field type_name
 }
 
 func init() { file_sluice_v1_sluice_proto_init() }
@@ -5435,13 +5994,14 @@ func file_sluice_v1_sluice_proto_init() {
 	file_sluice_v1_types_proto_init()
 	file_sluice_v1_sluice_proto_msgTypes[28].OneofWrappers = []any{}
 	file_sluice_v1_sluice_proto_msgTypes[37].OneofWrappers = []any{}
+	file_sluice_v1_sluice_proto_msgTypes[63].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_sluice_v1_sluice_proto_rawDesc), len(file_sluice_v1_sluice_proto_rawDesc)),
-			NumEnums:      9,
-			NumMessages:   63,
+			NumEnums:      11,
+			NumMessages:   68,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -42,6 +42,7 @@ const (
 	Sluice_RethrottleTask_FullMethodName      = "/sluice.v1.Sluice/RethrottleTask"
 	Sluice_ClusterHealth_FullMethodName       = "/sluice.v1.Sluice/ClusterHealth"
 	Sluice_ClusterState_FullMethodName        = "/sluice.v1.Sluice/ClusterState"
+	Sluice_VerifyIndex_FullMethodName         = "/sluice.v1.Sluice/VerifyIndex"
 )
 
 // SluiceClient is the client API for Sluice service.
@@ -104,6 +105,10 @@ type SluiceClient interface {
 	ClusterHealth(ctx context.Context, in *ClusterHealthRequest, opts ...grpc.CallOption) (*ClusterHealthResponse, error)
 	// ClusterState returns nodes, index metadata and the routing table.
 	ClusterState(ctx context.Context, in *ClusterStateRequest, opts ...grpc.CallOption) (*ClusterStateResponse, error)
+	// VerifyIndex checks the files of an index's shard copies now: every file's checksum in full,
+	// and with deep every segment decoded end to end. A damaged file fails its copy, as the data
+	// nodes' background scrubber does; a copy that has already FAILED reports its reason.
+	VerifyIndex(ctx context.Context, in *VerifyIndexRequest, opts ...grpc.CallOption) (*VerifyIndexResponse, error)
 }
 
 type sluiceClient struct {
@@ -356,6 +361,16 @@ func (c *sluiceClient) ClusterState(ctx context.Context, in *ClusterStateRequest
 	return out, nil
 }
 
+func (c *sluiceClient) VerifyIndex(ctx context.Context, in *VerifyIndexRequest, opts ...grpc.CallOption) (*VerifyIndexResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(VerifyIndexResponse)
+	err := c.cc.Invoke(ctx, Sluice_VerifyIndex_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // SluiceServer is the server API for Sluice service.
 // All implementations must embed UnimplementedSluiceServer
 // for forward compatibility.
@@ -416,6 +431,10 @@ type SluiceServer interface {
 	ClusterHealth(context.Context, *ClusterHealthRequest) (*ClusterHealthResponse, error)
 	// ClusterState returns nodes, index metadata and the routing table.
 	ClusterState(context.Context, *ClusterStateRequest) (*ClusterStateResponse, error)
+	// VerifyIndex checks the files of an index's shard copies now: every file's checksum in full,
+	// and with deep every segment decoded end to end. A damaged file fails its copy, as the data
+	// nodes' background scrubber does; a copy that has already FAILED reports its reason.
+	VerifyIndex(context.Context, *VerifyIndexRequest) (*VerifyIndexResponse, error)
 	mustEmbedUnimplementedSluiceServer()
 }
 
@@ -494,6 +513,9 @@ func (UnimplementedSluiceServer) ClusterHealth(context.Context, *ClusterHealthRe
 }
 func (UnimplementedSluiceServer) ClusterState(context.Context, *ClusterStateRequest) (*ClusterStateResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ClusterState not implemented")
+}
+func (UnimplementedSluiceServer) VerifyIndex(context.Context, *VerifyIndexRequest) (*VerifyIndexResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method VerifyIndex not implemented")
 }
 func (UnimplementedSluiceServer) mustEmbedUnimplementedSluiceServer() {}
 func (UnimplementedSluiceServer) testEmbeddedByValue()                {}
@@ -912,6 +934,24 @@ func _Sluice_ClusterState_Handler(srv interface{}, ctx context.Context, dec func
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Sluice_VerifyIndex_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(VerifyIndexRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(SluiceServer).VerifyIndex(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Sluice_VerifyIndex_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(SluiceServer).VerifyIndex(ctx, req.(*VerifyIndexRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Sluice_ServiceDesc is the grpc.ServiceDesc for Sluice service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -1002,6 +1042,10 @@ var Sluice_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ClusterState",
 			Handler:    _Sluice_ClusterState_Handler,
+		},
+		{
+			MethodName: "VerifyIndex",
+			Handler:    _Sluice_VerifyIndex_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

@@ -1402,6 +1402,153 @@ func (x *ShardStatsResponse) GetDurableSeqNo() int64 {
 	return 0
 }
 
+// VerifyShardRequest asks for a shard's files to be verified.
+type VerifyShardRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The shard.
+	Shard *ShardID `protobuf:"bytes,1,opt,name=shard,proto3" json:"shard,omitempty"`
+	// Also decode every segment end to end (not throttled).
+	Deep bool `protobuf:"varint,2,opt,name=deep,proto3" json:"deep,omitempty"`
+	// Caps the checksum read rate, bytes per second; 0: as fast as it goes.
+	MaxBytesPerSec int64 `protobuf:"varint,3,opt,name=max_bytes_per_sec,json=maxBytesPerSec,proto3" json:"max_bytes_per_sec,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *VerifyShardRequest) Reset() {
+	*x = VerifyShardRequest{}
+	mi := &file_sluice_node_v1_node_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *VerifyShardRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*VerifyShardRequest) ProtoMessage() {}
+
+func (x *VerifyShardRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_sluice_node_v1_node_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use VerifyShardRequest.ProtoReflect.Descriptor instead.
+func (*VerifyShardRequest) Descriptor() ([]byte, []int) {
+	return file_sluice_node_v1_node_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *VerifyShardRequest) GetShard() *ShardID {
+	if x != nil {
+		return x.Shard
+	}
+	return nil
+}
+
+func (x *VerifyShardRequest) GetDeep() bool {
+	if x != nil {
+		return x.Deep
+	}
+	return false
+}
+
+func (x *VerifyShardRequest) GetMaxBytesPerSec() int64 {
+	if x != nil {
+		return x.MaxBytesPerSec
+	}
+	return 0
+}
+
+// VerifyShardResponse is what the verification found.
+type VerifyShardResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Every file checked.
+	Files []*v1.FileVerification `protobuf:"bytes,1,rep,name=files,proto3" json:"files,omitempty"`
+	// With deep: every segment decoded.
+	Segments []*v1.SegmentVerification `protobuf:"bytes,2,rep,name=segments,proto3" json:"segments,omitempty"`
+	// Bytes checksummed.
+	Bytes int64 `protobuf:"varint,3,opt,name=bytes,proto3" json:"bytes,omitempty"`
+	// How long it took.
+	Took *durationpb.Duration `protobuf:"bytes,4,opt,name=took,proto3" json:"took,omitempty"`
+	// Why the shard has failed, if it has (by this verification or before it): its first damaged
+	// file.
+	Failure       string `protobuf:"bytes,5,opt,name=failure,proto3" json:"failure,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *VerifyShardResponse) Reset() {
+	*x = VerifyShardResponse{}
+	mi := &file_sluice_node_v1_node_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *VerifyShardResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*VerifyShardResponse) ProtoMessage() {}
+
+func (x *VerifyShardResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_sluice_node_v1_node_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use VerifyShardResponse.ProtoReflect.Descriptor instead.
+func (*VerifyShardResponse) Descriptor() ([]byte, []int) {
+	return file_sluice_node_v1_node_proto_rawDescGZIP(), []int{22}
+}
+
+func (x *VerifyShardResponse) GetFiles() []*v1.FileVerification {
+	if x != nil {
+		return x.Files
+	}
+	return nil
+}
+
+func (x *VerifyShardResponse) GetSegments() []*v1.SegmentVerification {
+	if x != nil {
+		return x.Segments
+	}
+	return nil
+}
+
+func (x *VerifyShardResponse) GetBytes() int64 {
+	if x != nil {
+		return x.Bytes
+	}
+	return 0
+}
+
+func (x *VerifyShardResponse) GetTook() *durationpb.Duration {
+	if x != nil {
+		return x.Took
+	}
+	return nil
+}
+
+func (x *VerifyShardResponse) GetFailure() string {
+	if x != nil {
+		return x.Failure
+	}
+	return ""
+}
+
 var File_sluice_node_v1_node_proto protoreflect.FileDescriptor
 
 const file_sluice_node_v1_node_proto_rawDesc = "" +
@@ -1500,7 +1647,17 @@ const file_sluice_node_v1_node_proto_rawDesc = "" +
 	"\x10store_size_bytes\x18\x04 \x01(\x03R\x0estoreSizeBytes\x12\x1c\n" +
 	"\n" +
 	"max_seq_no\x18\x05 \x01(\x03R\bmaxSeqNo\x12$\n" +
-	"\x0edurable_seq_no\x18\x06 \x01(\x03R\fdurableSeqNo2\xa3\x06\n" +
+	"\x0edurable_seq_no\x18\x06 \x01(\x03R\fdurableSeqNo\"\x82\x01\n" +
+	"\x12VerifyShardRequest\x12-\n" +
+	"\x05shard\x18\x01 \x01(\v2\x17.sluice.node.v1.ShardIDR\x05shard\x12\x12\n" +
+	"\x04deep\x18\x02 \x01(\bR\x04deep\x12)\n" +
+	"\x11max_bytes_per_sec\x18\x03 \x01(\x03R\x0emaxBytesPerSec\"\xe3\x01\n" +
+	"\x13VerifyShardResponse\x121\n" +
+	"\x05files\x18\x01 \x03(\v2\x1b.sluice.v1.FileVerificationR\x05files\x12:\n" +
+	"\bsegments\x18\x02 \x03(\v2\x1e.sluice.v1.SegmentVerificationR\bsegments\x12\x14\n" +
+	"\x05bytes\x18\x03 \x01(\x03R\x05bytes\x12-\n" +
+	"\x04took\x18\x04 \x01(\v2\x19.google.protobuf.DurationR\x04took\x12\x18\n" +
+	"\afailure\x18\x05 \x01(\tR\afailure2\xfb\x06\n" +
 	"\x04Node\x12P\n" +
 	"\tShardBulk\x12 .sluice.node.v1.ShardBulkRequest\x1a!.sluice.node.v1.ShardBulkResponse\x12M\n" +
 	"\bShardGet\x12\x1f.sluice.node.v1.ShardGetRequest\x1a .sluice.node.v1.ShardGetResponse\x12V\n" +
@@ -1512,7 +1669,8 @@ const file_sluice_node_v1_node_proto_rawDesc = "" +
 	"\x10CloseShardReader\x12'.sluice.node.v1.CloseShardReaderRequest\x1a(.sluice.node.v1.CloseShardReaderResponse\x12R\n" +
 	"\tShardScan\x12 .sluice.node.v1.ShardScanRequest\x1a!.sluice.node.v1.ShardScanResponse0\x01\x12S\n" +
 	"\n" +
-	"ShardStats\x12!.sluice.node.v1.ShardStatsRequest\x1a\".sluice.node.v1.ShardStatsResponseB=Z;github.com/sluice-search/sluice/proto/sluice/node/v1;nodev1b\x06proto3"
+	"ShardStats\x12!.sluice.node.v1.ShardStatsRequest\x1a\".sluice.node.v1.ShardStatsResponse\x12V\n" +
+	"\vVerifyShard\x12\".sluice.node.v1.VerifyShardRequest\x1a#.sluice.node.v1.VerifyShardResponseB=Z;github.com/sluice-search/sluice/proto/sluice/node/v1;nodev1b\x06proto3"
 
 var (
 	file_sluice_node_v1_node_proto_rawDescOnce sync.Once
@@ -1526,7 +1684,7 @@ func file_sluice_node_v1_node_proto_rawDescGZIP() []byte {
 	return file_sluice_node_v1_node_proto_rawDescData
 }
 
-var file_sluice_node_v1_node_proto_msgTypes = make([]protoimpl.MessageInfo, 21)
+var file_sluice_node_v1_node_proto_msgTypes = make([]protoimpl.MessageInfo, 23)
 var file_sluice_node_v1_node_proto_goTypes = []any{
 	(*ShardID)(nil),                  // 0: sluice.node.v1.ShardID
 	(*ShardBulkRequest)(nil),         // 1: sluice.node.v1.ShardBulkRequest
@@ -1549,67 +1707,77 @@ var file_sluice_node_v1_node_proto_goTypes = []any{
 	(*ShardScanResponse)(nil),        // 18: sluice.node.v1.ShardScanResponse
 	(*ShardStatsRequest)(nil),        // 19: sluice.node.v1.ShardStatsRequest
 	(*ShardStatsResponse)(nil),       // 20: sluice.node.v1.ShardStatsResponse
-	(*v1.BulkItem)(nil),              // 21: sluice.v1.BulkItem
-	(v1.RefreshPolicy)(0),            // 22: sluice.v1.RefreshPolicy
-	(*v1.BulkItemResult)(nil),        // 23: sluice.v1.BulkItemResult
-	(*v1.Query)(nil),                 // 24: sluice.v1.Query
-	(*v1.SortField)(nil),             // 25: sluice.v1.SortField
-	(*v1.SearchAfter)(nil),           // 26: sluice.v1.SearchAfter
-	(*durationpb.Duration)(nil),      // 27: google.protobuf.Duration
-	(*v1.SortValue)(nil),             // 28: sluice.v1.SortValue
-	(*v1.TotalHits)(nil),             // 29: sluice.v1.TotalHits
-	(*v1.Slice)(nil),                 // 30: sluice.v1.Slice
+	(*VerifyShardRequest)(nil),       // 21: sluice.node.v1.VerifyShardRequest
+	(*VerifyShardResponse)(nil),      // 22: sluice.node.v1.VerifyShardResponse
+	(*v1.BulkItem)(nil),              // 23: sluice.v1.BulkItem
+	(v1.RefreshPolicy)(0),            // 24: sluice.v1.RefreshPolicy
+	(*v1.BulkItemResult)(nil),        // 25: sluice.v1.BulkItemResult
+	(*v1.Query)(nil),                 // 26: sluice.v1.Query
+	(*v1.SortField)(nil),             // 27: sluice.v1.SortField
+	(*v1.SearchAfter)(nil),           // 28: sluice.v1.SearchAfter
+	(*durationpb.Duration)(nil),      // 29: google.protobuf.Duration
+	(*v1.SortValue)(nil),             // 30: sluice.v1.SortValue
+	(*v1.TotalHits)(nil),             // 31: sluice.v1.TotalHits
+	(*v1.Slice)(nil),                 // 32: sluice.v1.Slice
+	(*v1.FileVerification)(nil),      // 33: sluice.v1.FileVerification
+	(*v1.SegmentVerification)(nil),   // 34: sluice.v1.SegmentVerification
 }
 var file_sluice_node_v1_node_proto_depIdxs = []int32{
 	0,  // 0: sluice.node.v1.ShardBulkRequest.shard:type_name -> sluice.node.v1.ShardID
-	21, // 1: sluice.node.v1.ShardBulkRequest.items:type_name -> sluice.v1.BulkItem
-	22, // 2: sluice.node.v1.ShardBulkRequest.refresh:type_name -> sluice.v1.RefreshPolicy
-	23, // 3: sluice.node.v1.ShardBulkResponse.items:type_name -> sluice.v1.BulkItemResult
+	23, // 1: sluice.node.v1.ShardBulkRequest.items:type_name -> sluice.v1.BulkItem
+	24, // 2: sluice.node.v1.ShardBulkRequest.refresh:type_name -> sluice.v1.RefreshPolicy
+	25, // 3: sluice.node.v1.ShardBulkResponse.items:type_name -> sluice.v1.BulkItemResult
 	0,  // 4: sluice.node.v1.ShardGetRequest.shard:type_name -> sluice.node.v1.ShardID
 	0,  // 5: sluice.node.v1.ShardSearchRequest.shard:type_name -> sluice.node.v1.ShardID
-	24, // 6: sluice.node.v1.ShardSearchRequest.query:type_name -> sluice.v1.Query
-	25, // 7: sluice.node.v1.ShardSearchRequest.sort:type_name -> sluice.v1.SortField
-	26, // 8: sluice.node.v1.ShardSearchRequest.search_after:type_name -> sluice.v1.SearchAfter
-	27, // 9: sluice.node.v1.ShardSearchRequest.timeout:type_name -> google.protobuf.Duration
-	27, // 10: sluice.node.v1.ShardSearchRequest.keep_alive:type_name -> google.protobuf.Duration
-	28, // 11: sluice.node.v1.ShardHit.sort:type_name -> sluice.v1.SortValue
+	26, // 6: sluice.node.v1.ShardSearchRequest.query:type_name -> sluice.v1.Query
+	27, // 7: sluice.node.v1.ShardSearchRequest.sort:type_name -> sluice.v1.SortField
+	28, // 8: sluice.node.v1.ShardSearchRequest.search_after:type_name -> sluice.v1.SearchAfter
+	29, // 9: sluice.node.v1.ShardSearchRequest.timeout:type_name -> google.protobuf.Duration
+	29, // 10: sluice.node.v1.ShardSearchRequest.keep_alive:type_name -> google.protobuf.Duration
+	30, // 11: sluice.node.v1.ShardHit.sort:type_name -> sluice.v1.SortValue
 	6,  // 12: sluice.node.v1.ShardSearchResponse.hits:type_name -> sluice.node.v1.ShardHit
-	29, // 13: sluice.node.v1.ShardSearchResponse.total:type_name -> sluice.v1.TotalHits
+	31, // 13: sluice.node.v1.ShardSearchResponse.total:type_name -> sluice.v1.TotalHits
 	0,  // 14: sluice.node.v1.ShardFetchRequest.shard:type_name -> sluice.node.v1.ShardID
 	9,  // 15: sluice.node.v1.ShardFetchResponse.docs:type_name -> sluice.node.v1.FetchedDoc
 	0,  // 16: sluice.node.v1.ShardRefreshRequest.shard:type_name -> sluice.node.v1.ShardID
 	0,  // 17: sluice.node.v1.OpenShardReaderRequest.shard:type_name -> sluice.node.v1.ShardID
-	27, // 18: sluice.node.v1.OpenShardReaderRequest.keep_alive:type_name -> google.protobuf.Duration
+	29, // 18: sluice.node.v1.OpenShardReaderRequest.keep_alive:type_name -> google.protobuf.Duration
 	0,  // 19: sluice.node.v1.CloseShardReaderRequest.shard:type_name -> sluice.node.v1.ShardID
 	0,  // 20: sluice.node.v1.ShardScanRequest.shard:type_name -> sluice.node.v1.ShardID
-	24, // 21: sluice.node.v1.ShardScanRequest.query:type_name -> sluice.v1.Query
-	30, // 22: sluice.node.v1.ShardScanRequest.slice:type_name -> sluice.v1.Slice
-	27, // 23: sluice.node.v1.ShardScanRequest.keep_alive:type_name -> google.protobuf.Duration
+	26, // 21: sluice.node.v1.ShardScanRequest.query:type_name -> sluice.v1.Query
+	32, // 22: sluice.node.v1.ShardScanRequest.slice:type_name -> sluice.v1.Slice
+	29, // 23: sluice.node.v1.ShardScanRequest.keep_alive:type_name -> google.protobuf.Duration
 	9,  // 24: sluice.node.v1.ShardScanResponse.docs:type_name -> sluice.node.v1.FetchedDoc
 	0,  // 25: sluice.node.v1.ShardStatsRequest.shard:type_name -> sluice.node.v1.ShardID
-	1,  // 26: sluice.node.v1.Node.ShardBulk:input_type -> sluice.node.v1.ShardBulkRequest
-	3,  // 27: sluice.node.v1.Node.ShardGet:input_type -> sluice.node.v1.ShardGetRequest
-	5,  // 28: sluice.node.v1.Node.ShardSearch:input_type -> sluice.node.v1.ShardSearchRequest
-	8,  // 29: sluice.node.v1.Node.ShardFetch:input_type -> sluice.node.v1.ShardFetchRequest
-	11, // 30: sluice.node.v1.Node.ShardRefresh:input_type -> sluice.node.v1.ShardRefreshRequest
-	13, // 31: sluice.node.v1.Node.OpenShardReader:input_type -> sluice.node.v1.OpenShardReaderRequest
-	15, // 32: sluice.node.v1.Node.CloseShardReader:input_type -> sluice.node.v1.CloseShardReaderRequest
-	17, // 33: sluice.node.v1.Node.ShardScan:input_type -> sluice.node.v1.ShardScanRequest
-	19, // 34: sluice.node.v1.Node.ShardStats:input_type -> sluice.node.v1.ShardStatsRequest
-	2,  // 35: sluice.node.v1.Node.ShardBulk:output_type -> sluice.node.v1.ShardBulkResponse
-	4,  // 36: sluice.node.v1.Node.ShardGet:output_type -> sluice.node.v1.ShardGetResponse
-	7,  // 37: sluice.node.v1.Node.ShardSearch:output_type -> sluice.node.v1.ShardSearchResponse
-	10, // 38: sluice.node.v1.Node.ShardFetch:output_type -> sluice.node.v1.ShardFetchResponse
-	12, // 39: sluice.node.v1.Node.ShardRefresh:output_type -> sluice.node.v1.ShardRefreshResponse
-	14, // 40: sluice.node.v1.Node.OpenShardReader:output_type -> sluice.node.v1.OpenShardReaderResponse
-	16, // 41: sluice.node.v1.Node.CloseShardReader:output_type -> sluice.node.v1.CloseShardReaderResponse
-	18, // 42: sluice.node.v1.Node.ShardScan:output_type -> sluice.node.v1.ShardScanResponse
-	20, // 43: sluice.node.v1.Node.ShardStats:output_type -> sluice.node.v1.ShardStatsResponse
-	35, // [35:44] is the sub-list for method output_type
-	26, // [26:35] is the sub-list for method input_type
-	26, // [26:26] is the sub-list for extension type_name
-	26, // [26:26] is the sub-list for extension extendee
-	0,  // [0:26] is the sub-list for field type_name
+	0,  // 26: sluice.node.v1.VerifyShardRequest.shard:type_name -> sluice.node.v1.ShardID
+	33, // 27: sluice.node.v1.VerifyShardResponse.files:type_name -> sluice.v1.FileVerification
+	34, // 28: sluice.node.v1.VerifyShardResponse.segments:type_name -> sluice.v1.SegmentVerification
+	29, // 29: sluice.node.v1.VerifyShardResponse.took:type_name -> google.protobuf.Duration
+	1,  // 30: sluice.node.v1.Node.ShardBulk:input_type -> sluice.node.v1.ShardBulkRequest
+	3,  // 31: sluice.node.v1.Node.ShardGet:input_type -> sluice.node.v1.ShardGetRequest
+	5,  // 32: sluice.node.v1.Node.ShardSearch:input_type -> sluice.node.v1.ShardSearchRequest
+	8,  // 33: sluice.node.v1.Node.ShardFetch:input_type -> sluice.node.v1.ShardFetchRequest
+	11, // 34: sluice.node.v1.Node.ShardRefresh:input_type -> sluice.node.v1.ShardRefreshRequest
+	13, // 35: sluice.node.v1.Node.OpenShardReader:input_type -> sluice.node.v1.OpenShardReaderRequest
+	15, // 36: sluice.node.v1.Node.CloseShardReader:input_type -> sluice.node.v1.CloseShardReaderRequest
+	17, // 37: sluice.node.v1.Node.ShardScan:input_type -> sluice.node.v1.ShardScanRequest
+	19, // 38: sluice.node.v1.Node.ShardStats:input_type -> sluice.node.v1.ShardStatsRequest
+	21, // 39: sluice.node.v1.Node.VerifyShard:input_type -> sluice.node.v1.VerifyShardRequest
+	2,  // 40: sluice.node.v1.Node.ShardBulk:output_type -> sluice.node.v1.ShardBulkResponse
+	4,  // 41: sluice.node.v1.Node.ShardGet:output_type -> sluice.node.v1.ShardGetResponse
+	7,  // 42: sluice.node.v1.Node.ShardSearch:output_type -> sluice.node.v1.ShardSearchResponse
+	10, // 43: sluice.node.v1.Node.ShardFetch:output_type -> sluice.node.v1.ShardFetchResponse
+	12, // 44: sluice.node.v1.Node.ShardRefresh:output_type -> sluice.node.v1.ShardRefreshResponse
+	14, // 45: sluice.node.v1.Node.OpenShardReader:output_type -> sluice.node.v1.OpenShardReaderResponse
+	16, // 46: sluice.node.v1.Node.CloseShardReader:output_type -> sluice.node.v1.CloseShardReaderResponse
+	18, // 47: sluice.node.v1.Node.ShardScan:output_type -> sluice.node.v1.ShardScanResponse
+	20, // 48: sluice.node.v1.Node.ShardStats:output_type -> sluice.node.v1.ShardStatsResponse
+	22, // 49: sluice.node.v1.Node.VerifyShard:output_type -> sluice.node.v1.VerifyShardResponse
+	40, // [40:50] is the sub-list for method output_type
+	30, // [30:40] is the sub-list for method input_type
+	30, // [30:30] is the sub-list for extension type_name
+	30, // [30:30] is the sub-list for extension extendee
+	0,  // [0:30] is the sub-list for field type_name
 }
 
 func init() { file_sluice_node_v1_node_proto_init() }
@@ -1623,7 +1791,7 @@ func file_sluice_node_v1_node_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_sluice_node_v1_node_proto_rawDesc), len(file_sluice_node_v1_node_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   21,
+			NumMessages:   23,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

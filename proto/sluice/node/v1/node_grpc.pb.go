@@ -33,6 +33,7 @@ const (
 	Node_CloseShardReader_FullMethodName = "/sluice.node.v1.Node/CloseShardReader"
 	Node_ShardScan_FullMethodName        = "/sluice.node.v1.Node/ShardScan"
 	Node_ShardStats_FullMethodName       = "/sluice.node.v1.Node/ShardStats"
+	Node_VerifyShard_FullMethodName      = "/sluice.node.v1.Node/VerifyShard"
 )
 
 // NodeClient is the client API for Node service.
@@ -63,6 +64,10 @@ type NodeClient interface {
 	ShardScan(ctx context.Context, in *ShardScanRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[ShardScanResponse], error)
 	// ShardStats reports a shard's counters.
 	ShardStats(ctx context.Context, in *ShardStatsRequest, opts ...grpc.CallOption) (*ShardStatsResponse, error)
+	// VerifyShard checksums every file of an open shard now (a failed one too), and with deep
+	// decodes every segment; a damaged file fails the shard. One verification runs at a time on a
+	// node; others wait.
+	VerifyShard(ctx context.Context, in *VerifyShardRequest, opts ...grpc.CallOption) (*VerifyShardResponse, error)
 }
 
 type nodeClient struct {
@@ -172,6 +177,16 @@ func (c *nodeClient) ShardStats(ctx context.Context, in *ShardStatsRequest, opts
 	return out, nil
 }
 
+func (c *nodeClient) VerifyShard(ctx context.Context, in *VerifyShardRequest, opts ...grpc.CallOption) (*VerifyShardResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(VerifyShardResponse)
+	err := c.cc.Invoke(ctx, Node_VerifyShard_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // NodeServer is the server API for Node service.
 // All implementations must embed UnimplementedNodeServer
 // for forward compatibility.
@@ -200,6 +215,10 @@ type NodeServer interface {
 	ShardScan(*ShardScanRequest, grpc.ServerStreamingServer[ShardScanResponse]) error
 	// ShardStats reports a shard's counters.
 	ShardStats(context.Context, *ShardStatsRequest) (*ShardStatsResponse, error)
+	// VerifyShard checksums every file of an open shard now (a failed one too), and with deep
+	// decodes every segment; a damaged file fails the shard. One verification runs at a time on a
+	// node; others wait.
+	VerifyShard(context.Context, *VerifyShardRequest) (*VerifyShardResponse, error)
 	mustEmbedUnimplementedNodeServer()
 }
 
@@ -236,6 +255,9 @@ func (UnimplementedNodeServer) ShardScan(*ShardScanRequest, grpc.ServerStreaming
 }
 func (UnimplementedNodeServer) ShardStats(context.Context, *ShardStatsRequest) (*ShardStatsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ShardStats not implemented")
+}
+func (UnimplementedNodeServer) VerifyShard(context.Context, *VerifyShardRequest) (*VerifyShardResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method VerifyShard not implemented")
 }
 func (UnimplementedNodeServer) mustEmbedUnimplementedNodeServer() {}
 func (UnimplementedNodeServer) testEmbeddedByValue()              {}
@@ -413,6 +435,24 @@ func _Node_ShardStats_Handler(srv interface{}, ctx context.Context, dec func(int
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Node_VerifyShard_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(VerifyShardRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(NodeServer).VerifyShard(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Node_VerifyShard_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(NodeServer).VerifyShard(ctx, req.(*VerifyShardRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Node_ServiceDesc is the grpc.ServiceDesc for Node service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -451,6 +491,10 @@ var Node_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ShardStats",
 			Handler:    _Node_ShardStats_Handler,
+		},
+		{
+			MethodName: "VerifyShard",
+			Handler:    _Node_VerifyShard_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{
