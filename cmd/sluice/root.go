@@ -42,6 +42,7 @@ Kubernetes. This one binary runs every part of it, and is also its client.`,
 		newScrollCmd(),
 		newRefreshCmd(),
 		newSampleCmd(),
+		newShardCmd(),
 	)
 	addGroups(root)
 	return root

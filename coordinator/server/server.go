@@ -301,3 +301,8 @@ func (s *Server) RethrottleTask(ctx context.Context, req *sluicev1.RethrottleTas
 	}
 	return &sluicev1.RethrottleTaskResponse{Task: t}, nil
 }
+
+// VerifyIndex verifies an index's shard copies (datapath).
+func (s *Server) VerifyIndex(ctx context.Context, req *sluicev1.VerifyIndexRequest) (*sluicev1.VerifyIndexResponse, error) {
+	return s.data.VerifyIndex(ctx, req)
+}

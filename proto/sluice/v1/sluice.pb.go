@@ -5165,7 +5165,9 @@ type ShardVerification struct {
 	Took *durationpb.Duration `protobuf:"bytes,9,opt,name=took,proto3" json:"took,omitempty"`
 	// Why the copy is damaged, failed or unavailable: the first damaged file, the routing reason,
 	// or the error.
-	Failure       string `protobuf:"bytes,10,opt,name=failure,proto3" json:"failure,omitempty"`
+	Failure string `protobuf:"bytes,10,opt,name=failure,proto3" json:"failure,omitempty"`
+	// For UNAVAILABLE after a failed call: the error, with its code.
+	Error         *ErrorDetail `protobuf:"bytes,11,opt,name=error,proto3" json:"error,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -5268,6 +5270,13 @@ func (x *ShardVerification) GetFailure() string {
 		return x.Failure
 	}
 	return ""
+}
+
+func (x *ShardVerification) GetError() *ErrorDetail {
+	if x != nil {
+		return x.Error
+	}
+	return nil
 }
 
 // VerifyIndexResponse holds one result per shard copy verified.
@@ -5626,7 +5635,7 @@ const file_sluice_v1_sluice_proto_rawDesc = "" +
 	"\x05error\x18\x04 \x01(\tR\x05error\"?\n" +
 	"\x13SegmentVerification\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
-	"\x05error\x18\x02 \x01(\tR\x05error\"\xfc\x02\n" +
+	"\x05error\x18\x02 \x01(\tR\x05error\"\xaa\x03\n" +
 	"\x11ShardVerification\x12\x14\n" +
 	"\x05index\x18\x01 \x01(\tR\x05index\x12\x14\n" +
 	"\x05shard\x18\x02 \x01(\x05R\x05shard\x12\x17\n" +
@@ -5638,7 +5647,8 @@ const file_sluice_v1_sluice_proto_rawDesc = "" +
 	"\x05bytes\x18\b \x01(\x03R\x05bytes\x12-\n" +
 	"\x04took\x18\t \x01(\v2\x19.google.protobuf.DurationR\x04took\x12\x18\n" +
 	"\afailure\x18\n" +
-	" \x01(\tR\afailure\"K\n" +
+	" \x01(\tR\afailure\x12,\n" +
+	"\x05error\x18\v \x01(\v2\x16.sluice.v1.ErrorDetailR\x05error\"K\n" +
 	"\x13VerifyIndexResponse\x124\n" +
 	"\x06shards\x18\x01 \x03(\v2\x1c.sluice.v1.ShardVerificationR\x06shards*m\n" +
 	"\x0fAliasActionType\x12!\n" +
@@ -5929,60 +5939,61 @@ var file_sluice_v1_sluice_proto_depIdxs = []int32{
 	75,  // 85: sluice.v1.ShardVerification.files:type_name -> sluice.v1.FileVerification
 	76,  // 86: sluice.v1.ShardVerification.segments:type_name -> sluice.v1.SegmentVerification
 	82,  // 87: sluice.v1.ShardVerification.took:type_name -> google.protobuf.Duration
-	77,  // 88: sluice.v1.VerifyIndexResponse.shards:type_name -> sluice.v1.ShardVerification
-	11,  // 89: sluice.v1.Sluice.CreateIndex:input_type -> sluice.v1.CreateIndexRequest
-	13,  // 90: sluice.v1.Sluice.DeleteIndex:input_type -> sluice.v1.DeleteIndexRequest
-	15,  // 91: sluice.v1.Sluice.GetIndex:input_type -> sluice.v1.GetIndexRequest
-	17,  // 92: sluice.v1.Sluice.ListIndices:input_type -> sluice.v1.ListIndicesRequest
-	19,  // 93: sluice.v1.Sluice.UpdateIndexSettings:input_type -> sluice.v1.UpdateIndexSettingsRequest
-	21,  // 94: sluice.v1.Sluice.PutMapping:input_type -> sluice.v1.PutMappingRequest
-	24,  // 95: sluice.v1.Sluice.UpdateAliases:input_type -> sluice.v1.UpdateAliasesRequest
-	26,  // 96: sluice.v1.Sluice.ListAliases:input_type -> sluice.v1.ListAliasesRequest
-	30,  // 97: sluice.v1.Sluice.Bulk:input_type -> sluice.v1.BulkRequest
-	33,  // 98: sluice.v1.Sluice.BulkStream:input_type -> sluice.v1.BulkStreamRequest
-	36,  // 99: sluice.v1.Sluice.Get:input_type -> sluice.v1.GetRequest
-	39,  // 100: sluice.v1.Sluice.Search:input_type -> sluice.v1.SearchRequest
-	43,  // 101: sluice.v1.Sluice.OpenPointInTime:input_type -> sluice.v1.OpenPointInTimeRequest
-	45,  // 102: sluice.v1.Sluice.ClosePointInTime:input_type -> sluice.v1.ClosePointInTimeRequest
-	48,  // 103: sluice.v1.Sluice.Scroll:input_type -> sluice.v1.ScrollRequest
-	51,  // 104: sluice.v1.Sluice.Refresh:input_type -> sluice.v1.RefreshRequest
-	55,  // 105: sluice.v1.Sluice.Reindex:input_type -> sluice.v1.ReindexRequest
-	60,  // 106: sluice.v1.Sluice.GetTask:input_type -> sluice.v1.GetTaskRequest
-	62,  // 107: sluice.v1.Sluice.ListTasks:input_type -> sluice.v1.ListTasksRequest
-	64,  // 108: sluice.v1.Sluice.CancelTask:input_type -> sluice.v1.CancelTaskRequest
-	66,  // 109: sluice.v1.Sluice.RethrottleTask:input_type -> sluice.v1.RethrottleTaskRequest
-	68,  // 110: sluice.v1.Sluice.ClusterHealth:input_type -> sluice.v1.ClusterHealthRequest
-	71,  // 111: sluice.v1.Sluice.ClusterState:input_type -> sluice.v1.ClusterStateRequest
-	74,  // 112: sluice.v1.Sluice.VerifyIndex:input_type -> sluice.v1.VerifyIndexRequest
-	12,  // 113: sluice.v1.Sluice.CreateIndex:output_type -> sluice.v1.CreateIndexResponse
-	14,  // 114: sluice.v1.Sluice.DeleteIndex:output_type -> sluice.v1.DeleteIndexResponse
-	16,  // 115: sluice.v1.Sluice.GetIndex:output_type -> sluice.v1.GetIndexResponse
-	18,  // 116: sluice.v1.Sluice.ListIndices:output_type -> sluice.v1.ListIndicesResponse
-	20,  // 117: sluice.v1.Sluice.UpdateIndexSettings:output_type -> sluice.v1.UpdateIndexSettingsResponse
-	22,  // 118: sluice.v1.Sluice.PutMapping:output_type -> sluice.v1.PutMappingResponse
-	25,  // 119: sluice.v1.Sluice.UpdateAliases:output_type -> sluice.v1.UpdateAliasesResponse
-	28,  // 120: sluice.v1.Sluice.ListAliases:output_type -> sluice.v1.ListAliasesResponse
-	32,  // 121: sluice.v1.Sluice.Bulk:output_type -> sluice.v1.BulkResponse
-	34,  // 122: sluice.v1.Sluice.BulkStream:output_type -> sluice.v1.BulkStreamResponse
-	37,  // 123: sluice.v1.Sluice.Get:output_type -> sluice.v1.GetResponse
-	42,  // 124: sluice.v1.Sluice.Search:output_type -> sluice.v1.SearchResponse
-	44,  // 125: sluice.v1.Sluice.OpenPointInTime:output_type -> sluice.v1.OpenPointInTimeResponse
-	46,  // 126: sluice.v1.Sluice.ClosePointInTime:output_type -> sluice.v1.ClosePointInTimeResponse
-	50,  // 127: sluice.v1.Sluice.Scroll:output_type -> sluice.v1.ScrollResponse
-	52,  // 128: sluice.v1.Sluice.Refresh:output_type -> sluice.v1.RefreshResponse
-	56,  // 129: sluice.v1.Sluice.Reindex:output_type -> sluice.v1.ReindexResponse
-	61,  // 130: sluice.v1.Sluice.GetTask:output_type -> sluice.v1.GetTaskResponse
-	63,  // 131: sluice.v1.Sluice.ListTasks:output_type -> sluice.v1.ListTasksResponse
-	65,  // 132: sluice.v1.Sluice.CancelTask:output_type -> sluice.v1.CancelTaskResponse
-	67,  // 133: sluice.v1.Sluice.RethrottleTask:output_type -> sluice.v1.RethrottleTaskResponse
-	70,  // 134: sluice.v1.Sluice.ClusterHealth:output_type -> sluice.v1.ClusterHealthResponse
-	73,  // 135: sluice.v1.Sluice.ClusterState:output_type -> sluice.v1.ClusterStateResponse
-	78,  // 136: sluice.v1.Sluice.VerifyIndex:output_type -> sluice.v1.VerifyIndexResponse
-	113, // [113:137] is the sub-list for method output_type
-	89,  // [89:113] is the sub-list for method input_type
-	89,  // [89:89] is the sub-list for extension type_name
-	89,  // [89:89] is the sub-list for extension extendee
-	0,   // [0:89] is the sub-list for field type_name
+	83,  // 88: sluice.v1.ShardVerification.error:type_name -> sluice.v1.ErrorDetail
+	77,  // 89: sluice.v1.VerifyIndexResponse.shards:type_name -> sluice.v1.ShardVerification
+	11,  // 90: sluice.v1.Sluice.CreateIndex:input_type -> sluice.v1.CreateIndexRequest
+	13,  // 91: sluice.v1.Sluice.DeleteIndex:input_type -> sluice.v1.DeleteIndexRequest
+	15,  // 92: sluice.v1.Sluice.GetIndex:input_type -> sluice.v1.GetIndexRequest
+	17,  // 93: sluice.v1.Sluice.ListIndices:input_type -> sluice.v1.ListIndicesRequest
+	19,  // 94: sluice.v1.Sluice.UpdateIndexSettings:input_type -> sluice.v1.UpdateIndexSettingsRequest
+	21,  // 95: sluice.v1.Sluice.PutMapping:input_type -> sluice.v1.PutMappingRequest
+	24,  // 96: sluice.v1.Sluice.UpdateAliases:input_type -> sluice.v1.UpdateAliasesRequest
+	26,  // 97: sluice.v1.Sluice.ListAliases:input_type -> sluice.v1.ListAliasesRequest
+	30,  // 98: sluice.v1.Sluice.Bulk:input_type -> sluice.v1.BulkRequest
+	33,  // 99: sluice.v1.Sluice.BulkStream:input_type -> sluice.v1.BulkStreamRequest
+	36,  // 100: sluice.v1.Sluice.Get:input_type -> sluice.v1.GetRequest
+	39,  // 101: sluice.v1.Sluice.Search:input_type -> sluice.v1.SearchRequest
+	43,  // 102: sluice.v1.Sluice.OpenPointInTime:input_type -> sluice.v1.OpenPointInTimeRequest
+	45,  // 103: sluice.v1.Sluice.ClosePointInTime:input_type -> sluice.v1.ClosePointInTimeRequest
+	48,  // 104: sluice.v1.Sluice.Scroll:input_type -> sluice.v1.ScrollRequest
+	51,  // 105: sluice.v1.Sluice.Refresh:input_type -> sluice.v1.RefreshRequest
+	55,  // 106: sluice.v1.Sluice.Reindex:input_type -> sluice.v1.ReindexRequest
+	60,  // 107: sluice.v1.Sluice.GetTask:input_type -> sluice.v1.GetTaskRequest
+	62,  // 108: sluice.v1.Sluice.ListTasks:input_type -> sluice.v1.ListTasksRequest
+	64,  // 109: sluice.v1.Sluice.CancelTask:input_type -> sluice.v1.CancelTaskRequest
+	66,  // 110: sluice.v1.Sluice.RethrottleTask:input_type -> sluice.v1.RethrottleTaskRequest
+	68,  // 111: sluice.v1.Sluice.ClusterHealth:input_type -> sluice.v1.ClusterHealthRequest
+	71,  // 112: sluice.v1.Sluice.ClusterState:input_type -> sluice.v1.ClusterStateRequest
+	74,  // 113: sluice.v1.Sluice.VerifyIndex:input_type -> sluice.v1.VerifyIndexRequest
+	12,  // 114: sluice.v1.Sluice.CreateIndex:output_type -> sluice.v1.CreateIndexResponse
+	14,  // 115: sluice.v1.Sluice.DeleteIndex:output_type -> sluice.v1.DeleteIndexResponse
+	16,  // 116: sluice.v1.Sluice.GetIndex:output_type -> sluice.v1.GetIndexResponse
+	18,  // 117: sluice.v1.Sluice.ListIndices:output_type -> sluice.v1.ListIndicesResponse
+	20,  // 118: sluice.v1.Sluice.UpdateIndexSettings:output_type -> sluice.v1.UpdateIndexSettingsResponse
+	22,  // 119: sluice.v1.Sluice.PutMapping:output_type -> sluice.v1.PutMappingResponse
+	25,  // 120: sluice.v1.Sluice.UpdateAliases:output_type -> sluice.v1.UpdateAliasesResponse
+	28,  // 121: sluice.v1.Sluice.ListAliases:output_type -> sluice.v1.ListAliasesResponse
+	32,  // 122: sluice.v1.Sluice.Bulk:output_type -> sluice.v1.BulkResponse
+	34,  // 123: sluice.v1.Sluice.BulkStream:output_type -> sluice.v1.BulkStreamResponse
+	37,  // 124: sluice.v1.Sluice.Get:output_type -> sluice.v1.GetResponse
+	42,  // 125: sluice.v1.Sluice.Search:output_type -> sluice.v1.SearchResponse
+	44,  // 126: sluice.v1.Sluice.OpenPointInTime:output_type -> sluice.v1.OpenPointInTimeResponse
+	46,  // 127: sluice.v1.Sluice.ClosePointInTime:output_type -> sluice.v1.ClosePointInTimeResponse
+	50,  // 128: sluice.v1.Sluice.Scroll:output_type -> sluice.v1.ScrollResponse
+	52,  // 129: sluice.v1.Sluice.Refresh:output_type -> sluice.v1.RefreshResponse
+	56,  // 130: sluice.v1.Sluice.Reindex:output_type -> sluice.v1.ReindexResponse
+	61,  // 131: sluice.v1.Sluice.GetTask:output_type -> sluice.v1.GetTaskResponse
+	63,  // 132: sluice.v1.Sluice.ListTasks:output_type -> sluice.v1.ListTasksResponse
+	65,  // 133: sluice.v1.Sluice.CancelTask:output_type -> sluice.v1.CancelTaskResponse
+	67,  // 134: sluice.v1.Sluice.RethrottleTask:output_type -> sluice.v1.RethrottleTaskResponse
+	70,  // 135: sluice.v1.Sluice.ClusterHealth:output_type -> sluice.v1.ClusterHealthResponse
+	73,  // 136: sluice.v1.Sluice.ClusterState:output_type -> sluice.v1.ClusterStateResponse
+	78,  // 137: sluice.v1.Sluice.VerifyIndex:output_type -> sluice.v1.VerifyIndexResponse
+	114, // [114:138] is the sub-list for method output_type
+	90,  // [90:114] is the sub-list for method input_type
+	90,  // [90:90] is the sub-list for extension type_name
+	90,  // [90:90] is the sub-list for extension extendee
+	0,   // [0:90] is the sub-list for field type_name
 }
 
 func init() { file_sluice_v1_sluice_proto_init() }
