@@ -65,7 +65,11 @@ type Config struct {
 	Tasks    reindex.Options
 	// LeaseTTL of node registrations and the allocator session. Default 10s.
 	LeaseTTL time.Duration
-	Logger   *slog.Logger
+	// Node is every node's configuration (scrubbing, recoveries, shard
+	// tuning); its ID, DataDir, Listen, Etcd, LeaseTTL and Logger are set
+	// per node.
+	Node   node.Config
+	Logger *slog.Logger
 }
 
 // Cluster is a running dev cluster.
@@ -114,8 +118,9 @@ func Start(ctx context.Context, cfg Config) (_ *Cluster, err error) {
 	for i := range cfg.Nodes {
 		id := fmt.Sprintf("node-%d", i+1)
 		dir := filepath.Join(cfg.DataDir, id)
-		n, err := node.New(node.Config{ID: id, DataDir: dir, Listen: "127.0.0.1:0", Etcd: c.etcd,
-			LeaseTTL: cfg.LeaseTTL, Logger: cfg.Logger.With("node", id)})
+		ncfg := cfg.Node
+		ncfg.ID, ncfg.DataDir, ncfg.Listen, ncfg.Etcd, ncfg.LeaseTTL, ncfg.Logger = id, dir, "127.0.0.1:0", c.etcd, cfg.LeaseTTL, cfg.Logger.With("node", id)
+		n, err := node.New(ncfg)
 		if err != nil {
 			return nil, fmt.Errorf("devcluster: %w", err)
 		}

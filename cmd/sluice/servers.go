@@ -18,6 +18,7 @@ import (
 	"github.com/sluice-search/sluice/coordinator/reindex"
 	"github.com/sluice-search/sluice/devcluster"
 	"github.com/sluice-search/sluice/node"
+	"github.com/sluice-search/sluice/node/engine"
 )
 
 // serverFlags are shared by `sluice node` and `sluice coordinator`; the
@@ -80,8 +81,36 @@ func newLogger(level string) (*slog.Logger, error) {
 	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: l})), nil
 }
 
+// nodeFlags tune a data node's shards; `sluice node` and `sluice dev`
+// (for its in-process nodes) take them.
+type nodeFlags struct {
+	scrubInterval  time.Duration
+	scrubRate      byteSize
+	recoveries     int
+	flushThreshold byteSize
+}
+
+func (f *nodeFlags) register(cmd *cobra.Command) {
+	f.scrubRate, f.flushThreshold = engine.DefaultScrubBytesPerSec, engine.DefaultCommitTranslogBytes
+	cmd.Flags().DurationVar(&f.scrubInterval, "scrub-interval", engine.DefaultScrubInterval,
+		"how often the background scrubber starts a pass that re-verifies the checksum of every file of every open shard (a damaged file fails its shard); negative turns it off")
+	cmd.Flags().Var(&f.scrubRate, "scrub-bytes-per-sec", "the scrubber's read rate cap over all shards, e.g. 20MiB; -1: unlimited")
+	cmd.Flags().IntVar(&f.recoveries, "concurrent-recoveries", node.DefaultConcurrentRecoveries,
+		"how many shards the node opens (recovers from commit and translog) at once")
+	cmd.Flags().Var(&f.flushThreshold, "translog-flush-threshold",
+		"commit a shard once its uncommitted translog exceeds this, bounding what a restart replays (index.translog.flush_threshold_size), e.g. 64MiB; -1: never by size")
+}
+
+// apply sets the flags' values into a node's config.
+func (f *nodeFlags) apply(cfg *node.Config) {
+	cfg.Shards.Scrub.Interval, cfg.Shards.Scrub.BytesPerSec = f.scrubInterval, int64(f.scrubRate)
+	cfg.Shards.CommitTranslogBytes = int64(f.flushThreshold)
+	cfg.ConcurrentRecoveries = f.recoveries
+}
+
 func newNodeCmd() *cobra.Command {
 	var f serverFlags
+	var nf nodeFlags
 	var dataDir, zone, id, advertise string
 	cmd := &cobra.Command{
 		Use:     "node",
@@ -93,7 +122,15 @@ and Reindex gRPC services, and opens the shards the allocator assigns to it, und
 <data-dir>/<index-uuid>/<shard>/. Its id is stored in <data-dir>/node.id on
 first start, so a restarted node is the same node and finds its shards.
 SIGINT/SIGTERM shut it down gracefully (shards are committed and closed, then
-the node deregisters).`,
+the node deregisters).
+
+On start it recovers its shards, --concurrent-recoveries at a time: each stays
+INITIALIZING, with its translog replay progress in 'sluice health' and 'sluice
+state', until it is open. A commit whenever a shard's translog passes
+--translog-flush-threshold bounds what a restart replays. A background
+scrubber re-reads every file of every open shard each --scrub-interval (at
+most --scrub-bytes-per-sec, after indexing and searching) and fails a shard
+with a damaged file, which then shows FAILED naming the file.`,
 		Example: `  sluice node --etcd http://etcd:2379 --data-dir /var/lib/sluice --zone eu-1a
   sluice node --etcd http://127.0.0.1:2379 --listen 127.0.0.1:9301 --data-dir ./n1`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -105,8 +142,10 @@ the node deregisters).`,
 			if err != nil {
 				return err
 			}
-			n, err := node.New(node.Config{ID: id, DataDir: dataDir, Listen: f.listen, Advertise: advertise,
-				Zone: zone, EtcdEndpoints: f.etcd, Prefix: f.prefix, Logger: log, Metrics: grpcMetrics(tel)})
+			cfg := node.Config{ID: id, DataDir: dataDir, Listen: f.listen, Advertise: advertise,
+				Zone: zone, EtcdEndpoints: f.etcd, Prefix: f.prefix, Logger: log, Metrics: grpcMetrics(tel)}
+			nf.apply(&cfg)
+			n, err := node.New(cfg)
 			if err != nil {
 				return err
 			}
@@ -126,6 +165,7 @@ the node deregisters).`,
 	cmd.Flags().StringVar(&zone, "zone", "", "availability zone, for zone-aware shard placement")
 	cmd.Flags().StringVar(&id, "node-id", "", "node id (default: stored in the data dir, or generated on first start)")
 	cmd.Flags().StringVar(&advertise, "advertise", "", "address other processes dial (default: the listen address)")
+	nf.register(cmd)
 	return cmd
 }
 
@@ -178,6 +218,7 @@ func newDevCmd() *cobra.Command {
 	var dataDir, listen, etcdURL, logLevel, metricsListen string
 	var nodes int
 	var enablePprof bool
+	var nf nodeFlags
 	cmd := &cobra.Command{
 		Use:     "dev",
 		Short:   "Run a whole cluster in one process (embedded etcd, a coordinator, N nodes)",
@@ -202,8 +243,9 @@ indices and data.`,
 			if metricsListen == "" && enablePprof {
 				return fmt.Errorf("--enable-pprof needs --metrics-listen")
 			}
-			c, err := devcluster.Start(cmd.Context(), devcluster.Config{DataDir: dataDir, Listen: listen,
-				EtcdURL: etcdURL, Nodes: nodes, Logger: log})
+			dc := devcluster.Config{DataDir: dataDir, Listen: listen, EtcdURL: etcdURL, Nodes: nodes, Logger: log}
+			nf.apply(&dc.Node)
+			c, err := devcluster.Start(cmd.Context(), dc)
 			if err != nil {
 				return err
 			}
@@ -228,5 +270,6 @@ indices and data.`,
 	cmd.Flags().StringVar(&logLevel, "log-level", "warn", "log level: debug, info, warn, error")
 	cmd.Flags().StringVar(&metricsListen, "metrics-listen", "", "serve the process's Go runtime and process metrics at /metrics on this address (default: off)")
 	cmd.Flags().BoolVar(&enablePprof, "enable-pprof", false, "also serve the Go profiler at /debug/pprof/ on --metrics-listen")
+	nf.register(cmd)
 	return cmd
 }
