@@ -382,4 +382,19 @@ func TestNodeReportsScrubFailure(t *testing.T) {
 	}
 	time.Sleep(300 * time.Millisecond) // a few reconcile passes: it stays FAILED
 	e.waitShards(t, "books", failed)
+
+	// Deleting the index deletes the failed copy's data, marker included.
+	if _, err := e.md.DeleteIndex(ctx, "books"); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if _, err := os.Stat(n.Shards().Path(id)); errors.Is(err, os.ErrNotExist) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the failed copy's data outlived its index")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }

@@ -181,11 +181,6 @@ func (r *reconciler) reconcile(ctx context.Context, st *state.Snapshot) {
 			}
 		}
 	}
-	for id := range r.failed {
-		if st.ByUUID[id.Index] == nil {
-			delete(r.failed, id) // the index is gone
-		}
-	}
 	// Opens that ended: open shards join r.open (and are closed below if
 	// no longer wanted); failures are reported and retried.
 	for id, o := range r.opening {
@@ -210,6 +205,19 @@ func (r *reconciler) reconcile(ctx context.Context, st *state.Snapshot) {
 			continue // cancelled because unwanted, or the node is stopping
 		}
 		r.openFailed(ctx, id, o)
+	}
+	// A copy that failed to open is deleted with its index (its data,
+	// corruption marker included), as an open one is below.
+	for id := range r.failed {
+		if _, busy := r.opening[id]; busy || st.ByUUID[id.Index] != nil {
+			continue
+		}
+		delete(r.failed, id)
+		if err := r.host.deleteShard(ctx, id); err != nil {
+			r.log.Warn("delete failed shard", "shard", id, "err", err)
+		} else {
+			r.log.Info("deleted failed shard of deleted index", "shard", id)
+		}
 	}
 	// Close what is no longer ours; delete the data of deleted indices.
 	for id := range r.open {
