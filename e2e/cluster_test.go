@@ -7,9 +7,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
+	"sync"
 	"syscall"
 	"time"
 
+	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
 	"github.com/sluice-search/sluice/client"
@@ -106,7 +109,10 @@ func startCluster(dir string, nodes int) *cluster {
 		id := fmt.Sprintf("node-%d", i+1)
 		p := &proc{name: id, bin: c.sluice, log: filepath.Join(dir, id+".log"), args: []string{"node",
 			"--etcd", c.etcdURL, "--listen", fmt.Sprintf("127.0.0.1:%d", freePort()),
-			"--data-dir", filepath.Join(dir, id), "--node-id", id, "--log-level", "info"}}
+			"--data-dir", filepath.Join(dir, id), "--node-id", id, "--log-level", "info",
+			// Scrub every file every few seconds: the fault tests wait for it,
+			// and every other test runs with it.
+			"--scrub-interval", scrubInterval.String(), "--scrub-bytes-per-sec", "64MiB"}}
 		p.start()
 		c.nodes = append(c.nodes, p)
 	}
@@ -161,6 +167,74 @@ func (c *cluster) cli(coord string, args ...string) (string, error) {
 	cmd := exec.Command(c.sluice, append(args, "--addr", c.coordAddr[coord])...)
 	out, err := cmd.CombinedOutput()
 	return string(out), err
+}
+
+// scrubInterval is the data nodes' --scrub-interval.
+const scrubInterval = 2 * time.Second
+
+// proc is the process of data node id.
+func (c *cluster) proc(id string) *proc {
+	for _, p := range c.nodes {
+		if p.name == id {
+			return p
+		}
+	}
+	Fail("no data node " + id)
+	return nil
+}
+
+// restartNodes stops the nodes with sig (all at once) and starts them
+// again.
+func (c *cluster) restartNodes(sig syscall.Signal, nodes ...*proc) {
+	var wg sync.WaitGroup
+	for _, p := range nodes {
+		wg.Go(func() { p.kill(sig) })
+	}
+	wg.Wait()
+	for _, p := range nodes {
+		p.start()
+	}
+}
+
+// logOf is what a process has logged so far (every run of it).
+func (c *cluster) logOf(p *proc) string {
+	b, err := os.ReadFile(p.log)
+	Expect(err).NotTo(HaveOccurred())
+	return string(b)
+}
+
+// locate returns the node holding shard n of index and the shard's
+// directory there.
+func (c *cluster) locate(index string, n int32) (nodeID, dir string) {
+	st, err := c.state(coord)
+	Expect(err).NotTo(HaveOccurred())
+	for _, x := range st.Indices {
+		if x.Name == index {
+			nodeID = x.Shards[n].NodeId
+			return nodeID, filepath.Join(c.dir, nodeID, x.Uuid, strconv.Itoa(int(n)))
+		}
+	}
+	Fail("no index " + index)
+	return "", ""
+}
+
+// shardOn returns the shard of index that node nodeID holds (the first)
+// and its directory.
+func (c *cluster) shardOn(index, nodeID string) (int32, string) {
+	st, err := c.state(coord)
+	Expect(err).NotTo(HaveOccurred())
+	for _, x := range st.Indices {
+		if x.Name != index {
+			continue
+		}
+		for _, sh := range x.Shards {
+			if sh.NodeId == nodeID {
+				return sh.Shard, filepath.Join(c.dir, nodeID, x.Uuid, strconv.Itoa(int(sh.Shard)))
+			}
+		}
+	}
+	Fail(fmt.Sprintf("index %s has no shard on %s", index, nodeID))
+	return 0, ""
 }
 
 func (c *cluster) stop() {

@@ -2,7 +2,18 @@
 // sluice binary and etcd, starts etcd, coordinators and three data nodes as
 // separate processes on loopback ports, and drives them through the public
 // gRPC API and the CLI — including SIGKILL of a data node and of the
-// allocating coordinator.
+// allocating coordinator. The data nodes scrub every file every 2 s
+// (--scrub-interval), so every test runs with the scrubber.
+//
+// faults_test.go damages what a node keeps on disk: a flipped byte in the
+// last acknowledged translog record and in the middle of the translog (the
+// shard is FAILED, red, naming file and offset), a record cut short past
+// the checkpoint (cut; green with every acknowledged document), a flipped
+// byte in each segment file type on running nodes (the scrubber fails each
+// shard within its interval; searches report it; `sluice shard verify`
+// exits non-zero naming the files); and restarts a node killed with a large
+// translog, measuring the replay (SLUICE_E2E_TRANSLOG_MB sets the larger
+// case's size, 128 by default).
 //
 // Run it with the rest of the tests (`go test ./...`), alone
 // (`go test ./e2e/ -v`), or with the Ginkgo CLI (`go tool ginkgo ./e2e`).
