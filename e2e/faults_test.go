@@ -151,6 +151,7 @@ var _ = Describe("faults on a 3-node cluster", Ordered, func() {
 			Expect(err).NotTo(HaveOccurred())
 			Expect(h.Status).To(Equal(sluicev1.HealthStatus_HEALTH_STATUS_RED))
 			out, _ := c.cli(coord, "health", tc.name)
+			GinkgoWriter.Printf("$ sluice health %s\n%s\n", tc.name, out)
 			Expect(out).To(And(ContainSubstring("failed"), ContainSubstring(m[0])), out)
 
 			// The other shards serve every acknowledged document; the
@@ -245,6 +246,7 @@ var _ = Describe("faults on a 3-node cluster", Ordered, func() {
 		out, err := c.cli(coord, "health", "seg")
 		Expect(err).NotTo(HaveOccurred(), out)
 		out, err = c.cli(coord, "shard", "verify", "seg")
+		GinkgoWriter.Printf("$ sluice shard verify seg\n%s\n", out)
 		Expect(err).To(HaveOccurred(), "shard verify exits non-zero on damage:\n%s", out)
 		Expect(out).To(ContainSubstring("9 of 10 shard copies damaged or failed"))
 		for _, name := range damaged {
@@ -329,7 +331,7 @@ var _ = Describe("faults on a 3-node cluster", Ordered, func() {
 			// Until the new process marks its copies recovering, the routing
 			// entry still says STARTED from before the kill: started counts
 			// from the first INITIALIZING seen.
-			recovering := false
+			recovering, shown := false, false
 			for i := 0; writable == 0 || started == 0; i++ {
 				Expect(time.Since(start)).To(BeNumerically("<", 3*time.Minute), "%s: never recovered", label)
 				if st, err := c.state(coord); started == 0 && err == nil {
@@ -340,8 +342,16 @@ var _ = Describe("faults on a 3-node cluster", Ordered, func() {
 						switch sh := x.Shards[0]; {
 						case sh.State == sluicev1.ShardState_SHARD_STATE_INITIALIZING:
 							recovering = true
-							if sh.Recovery != nil {
-								progress = append(progress, sh.Recovery)
+							if sh.Recovery == nil {
+								break
+							}
+							progress = append(progress, sh.Recovery)
+							if sh.Recovery.Stage == sluicev1.RecoveryStage_RECOVERY_STAGE_REPLAYING_TRANSLOG && !shown {
+								// What a person sees meanwhile.
+								shown = true
+								out, _ := c.cli(coord, "health", "big")
+								GinkgoWriter.Printf("$ sluice health big\n%s\n", out)
+								Expect(out).To(MatchRegexp(`big\[0\]\s+initializing\s+%s\s+recovering on node \[%s\]: replaying translog, \d+ of \d+ ops`, nodeID, nodeID))
 							}
 						case sh.State == sluicev1.ShardState_SHARD_STATE_STARTED && recovering:
 							started = time.Since(start)

@@ -89,7 +89,7 @@ func printVerify(out io.Writer, resp *sluicev1.VerifyIndexResponse, files bool) 
 	for _, sv := range resp.Shards {
 		nfiles, bytes, took := "-", "-", "-"
 		if sv.Took != nil {
-			nfiles, bytes, took = fmt.Sprint(len(sv.Files)), formatBytes(sv.Bytes), sv.Took.AsDuration().Round(time.Millisecond).String()
+			nfiles, bytes, took = fmt.Sprint(len(sv.Files)), formatBytes(sv.Bytes), sv.Took.AsDuration().Round(time.Microsecond).String()
 		}
 		fmt.Fprintf(w, "%s[%d]\t%s\t%s\t%s\t%s\t%s\t%s\n", sv.Index, sv.Shard, orDash(sv.NodeId),
 			client.EnumName(sv.Status), nfiles, bytes, took, oneLine(sv.Failure))
