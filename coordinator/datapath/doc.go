@@ -1,6 +1,6 @@
 // Package datapath is the coordinator's data path: the document RPCs of the
 // public Sluice service (Bulk, BulkStream, Get, Search, OpenPointInTime,
-// ClosePointInTime, Scroll, Refresh and index statistics), implemented over
+// ClosePointInTime, Scroll, Refresh, index statistics and VerifyIndex), implemented over
 // the cluster state cache (which node holds each shard) and the node
 // connection pool, given explicitly to New; coordinator.New builds it, and
 // coordinator/server translates the RPCs to its methods.
@@ -55,4 +55,13 @@
 // hash on the node — together every live document exactly once. A scroll
 // without a PIT opens its own, carries it in the cursor (so a broken stream
 // resumes on the same view) and closes it at the end.
+//
+// # Verify
+//
+// VerifyIndex asks each started copy's node to checksum its files
+// (VerifyShard; one at a time per node), all copies at once. A copy whose
+// routing entry says FAILED answers with its reason and its node is not
+// called — the node closed it; one not started is UNAVAILABLE. A node that
+// no longer holds a copy it was asked about has usually just failed it:
+// the routing entry is given a moment (failedWait) to say so.
 package datapath

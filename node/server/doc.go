@@ -27,4 +27,12 @@
 // slice from the _id term dictionary, no stored fields read — which also
 // gives the exact total up front. The cursor is the next shard-local doc, so
 // a scan resumes exactly where a broken stream stopped, on the same reader.
+//
+// # Verify
+//
+// VerifyShard checksums every file of an open shard now
+// (shard.Host.Verify; with deep, every segment decoded), one verification
+// at a time per node so that concurrent requests do not share the disk.
+// Damage fails the shard as the scrubber's does, and the response carries
+// every file's result and the shard's failure.
 package server
