@@ -202,7 +202,14 @@ func (r *reconciler) reconcile(ctx context.Context, st *state.Snapshot) {
 			continue
 		}
 		if errors.Is(o.err, context.Canceled) {
-			continue // cancelled because unwanted, or the node is stopping
+			// Cancelled because unwanted (the node stopping harvests
+			// nothing); the data goes if the index did.
+			if st.ByUUID[id.Index] == nil {
+				if err := r.host.deleteShard(ctx, id); err != nil {
+					r.log.Warn("delete shard", "shard", id, "err", err)
+				}
+			}
+			continue
 		}
 		r.openFailed(ctx, id, o)
 	}
