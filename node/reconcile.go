@@ -90,6 +90,9 @@ type opening struct {
 	cancel   context.CancelFunc
 	done     chan struct{}
 	err      error // set before done is closed
+	// reported is the reason last published (reportProgress), so that a
+	// queued shard's unchanged progress costs no etcd read each second.
+	reported string
 }
 
 func newReconciler(nodeID string, host shardSet, store *state.Store, cache *state.Cache, recoveries int, log *slog.Logger) *reconciler {
@@ -187,10 +190,13 @@ func (r *reconciler) reconcile(ctx context.Context, st *state.Snapshot) {
 		select {
 		case <-o.done:
 		default:
-			if _, ok := desired[id]; !ok {
+			if w, ok := desired[id]; !ok {
 				o.cancel() // no longer ours: stop recovering it
 			} else {
-				o.rt = desired[id].rt
+				o.rt = w.rt
+				if w.rt.GetState() != sluicev1.ShardState_SHARD_STATE_INITIALIZING || w.rt.GetReason() != o.reported {
+					o.reported = "" // changed by another: the next progress report writes it again
+				}
 			}
 			continue
 		}
@@ -357,10 +363,15 @@ func (r *reconciler) reportProgress(ctx context.Context) {
 		rec := &sluicev1.ShardRecovery{Stage: sluicev1.RecoveryStage_RECOVERY_STAGE_QUEUED}
 		reason := r.queuedReason()
 		if o.running.Load() {
-			rec = recoveryProto(o.rec.Progress())
-			reason = recoveryReason(r.nodeID, o.rec.Progress())
+			p := o.rec.Progress()
+			rec, reason = recoveryProto(p), recoveryReason(r.nodeID, p)
 		}
-		r.report(ctx, id, o.rt, state.ShardReport{State: sluicev1.ShardState_SHARD_STATE_INITIALIZING, Reason: reason, Recovery: rec})
+		if reason == o.reported {
+			continue
+		}
+		if r.report(ctx, id, o.rt, state.ShardReport{State: sluicev1.ShardState_SHARD_STATE_INITIALIZING, Reason: reason, Recovery: rec}) {
+			o.reported = reason
+		}
 	}
 }
 
@@ -402,12 +413,14 @@ func (r *reconciler) retryDue(id state.ShardID, rt *statev1.ShardRouting, now ti
 
 // report writes a shard's state into its routing entry, guarded by the
 // allocation id; a stale report (the copy moved or was deleted) is dropped.
-func (r *reconciler) report(ctx context.Context, id state.ShardID, rt *statev1.ShardRouting, rep state.ShardReport) {
+// It says whether the entry now holds the report.
+func (r *reconciler) report(ctx context.Context, id state.ShardID, rt *statev1.ShardRouting, rep state.ShardReport) bool {
 	err := r.store.SetShardState(ctx, id, r.nodeID, rt.GetAllocationId(), rep)
 	if err != nil && !errors.Is(err, state.ErrStale) && ctx.Err() == nil {
 		// Retried by the next reconcile (timer or change).
 		r.log.Warn("report shard state", "shard", id, "state", rep.State.String(), "err", err)
 	}
+	return err == nil
 }
 
 // stop halts reconciling, cancels the opens in progress and waits for
