@@ -40,7 +40,10 @@ func TestPrintJSON(t *testing.T) {
     "translog_durability": "async",
     "translog_sync_interval": "5s",
     "merge_max_mb_per_sec": 0,
-    "indexing_buffer_bytes": 0
+    "indexing_buffer_bytes": 0,
+    "mapping_total_fields_limit": 0,
+    "mapping_depth_limit": 0,
+    "mapping_field_name_length_limit": 0
   },
   "mapping": {
     "properties": {

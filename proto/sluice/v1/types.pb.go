@@ -599,8 +599,19 @@ type IndexSettings struct {
 	// Indexing RAM buffer per shard in bytes before the largest in-memory segment is flushed.
 	// 0: the node's default.
 	IndexingBufferBytes int64 `protobuf:"varint,8,opt,name=indexing_buffer_bytes,json=indexingBufferBytes,proto3" json:"indexing_buffer_bytes,omitempty"`
-	unknownFields       protoimpl.UnknownFields
-	sizeCache           protoimpl.SizeCache
+	// Most leaf fields the mapping may hold (dynamic; Elasticsearch's
+	// index.mapping.total_fields.limit). 0: the default, 1,000. A document or mapping update
+	// that would add more is refused without changing the mapping.
+	MappingTotalFieldsLimit int32 `protobuf:"varint,9,opt,name=mapping_total_fields_limit,json=mappingTotalFieldsLimit,proto3" json:"mapping_total_fields_limit,omitempty"`
+	// Most segments of a field's dotted path ("a.b.c" has 3), and most nested objects in a
+	// document (dynamic; index.mapping.depth.limit). 0: the default, 20.
+	MappingDepthLimit int32 `protobuf:"varint,10,opt,name=mapping_depth_limit,json=mappingDepthLimit,proto3" json:"mapping_depth_limit,omitempty"`
+	// Most bytes of a field's whole dotted path (dynamic; index.mapping.field_name_length.limit).
+	// 0: the default, 256 (Elasticsearch has no default bound; Sluice keeps every mapping in one
+	// etcd record, so names are bounded).
+	MappingFieldNameLengthLimit int32 `protobuf:"varint,11,opt,name=mapping_field_name_length_limit,json=mappingFieldNameLengthLimit,proto3" json:"mapping_field_name_length_limit,omitempty"`
+	unknownFields               protoimpl.UnknownFields
+	sizeCache                   protoimpl.SizeCache
 }
 
 func (x *IndexSettings) Reset() {
@@ -685,6 +696,27 @@ func (x *IndexSettings) GetMergeMaxMbPerSec() float64 {
 func (x *IndexSettings) GetIndexingBufferBytes() int64 {
 	if x != nil {
 		return x.IndexingBufferBytes
+	}
+	return 0
+}
+
+func (x *IndexSettings) GetMappingTotalFieldsLimit() int32 {
+	if x != nil {
+		return x.MappingTotalFieldsLimit
+	}
+	return 0
+}
+
+func (x *IndexSettings) GetMappingDepthLimit() int32 {
+	if x != nil {
+		return x.MappingDepthLimit
+	}
+	return 0
+}
+
+func (x *IndexSettings) GetMappingFieldNameLengthLimit() int32 {
+	if x != nil {
+		return x.MappingFieldNameLengthLimit
 	}
 	return 0
 }
@@ -1270,7 +1302,10 @@ type ErrorDetail struct {
 	// A human readable reason.
 	Reason string `protobuf:"bytes,2,opt,name=reason,proto3" json:"reason,omitempty"`
 	// The document field the failure concerns, if any.
-	Field         string `protobuf:"bytes,3,opt,name=field,proto3" json:"field,omitempty"`
+	Field string `protobuf:"bytes,3,opt,name=field,proto3" json:"field,omitempty"`
+	// With code RESOURCE_EXHAUSTED: how long to wait before retrying, as a whole request's
+	// google.rpc.RetryInfo says. Unset otherwise.
+	RetryDelay    *durationpb.Duration `protobuf:"bytes,4,opt,name=retry_delay,json=retryDelay,proto3" json:"retry_delay,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1324,6 +1359,13 @@ func (x *ErrorDetail) GetField() string {
 		return x.Field
 	}
 	return ""
+}
+
+func (x *ErrorDetail) GetRetryDelay() *durationpb.Duration {
+	if x != nil {
+		return x.RetryDelay
+	}
+	return nil
 }
 
 // ShardFailure reports one shard that failed to take part in a request.
@@ -1492,7 +1534,7 @@ const file_sluice_v1_types_proto_rawDesc = "" +
 	"\adynamic\x18\x02 \x01(\x0e2\x19.sluice.v1.DynamicMappingR\adynamic\x1aV\n" +
 	"\x0fPropertiesEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12-\n" +
-	"\x05value\x18\x02 \x01(\v2\x17.sluice.v1.FieldMappingR\x05value:\x028\x01\"\xeb\x03\n" +
+	"\x05value\x18\x02 \x01(\v2\x17.sluice.v1.FieldMappingR\x05value:\x028\x01\"\x9e\x05\n" +
 	"\rIndexSettings\x12(\n" +
 	"\x10number_of_shards\x18\x01 \x01(\x05R\x0enumberOfShards\x127\n" +
 	"\x18number_of_routing_shards\x18\x02 \x01(\x05R\x15numberOfRoutingShards\x12,\n" +
@@ -1501,7 +1543,11 @@ const file_sluice_v1_types_proto_rawDesc = "" +
 	"\x13translog_durability\x18\x05 \x01(\x0e2\x1d.sluice.v1.TranslogDurabilityR\x12translogDurability\x12O\n" +
 	"\x16translog_sync_interval\x18\x06 \x01(\v2\x19.google.protobuf.DurationR\x14translogSyncInterval\x12.\n" +
 	"\x14merge_max_mb_per_sec\x18\a \x01(\x01R\x10mergeMaxMbPerSec\x122\n" +
-	"\x15indexing_buffer_bytes\x18\b \x01(\x03R\x13indexingBufferBytes\"\xf7\x01\n" +
+	"\x15indexing_buffer_bytes\x18\b \x01(\x03R\x13indexingBufferBytes\x12;\n" +
+	"\x1amapping_total_fields_limit\x18\t \x01(\x05R\x17mappingTotalFieldsLimit\x12.\n" +
+	"\x13mapping_depth_limit\x18\n" +
+	" \x01(\x05R\x11mappingDepthLimit\x12D\n" +
+	"\x1fmapping_field_name_length_limit\x18\v \x01(\x05R\x1bmappingFieldNameLengthLimit\"\xf7\x01\n" +
 	"\fShardRouting\x12\x14\n" +
 	"\x05shard\x18\x01 \x01(\x05R\x05shard\x12\x17\n" +
 	"\anode_id\x18\x02 \x01(\tR\x06nodeId\x12\x18\n" +
@@ -1547,11 +1593,13 @@ const file_sluice_v1_types_proto_rawDesc = "" +
 	"long_value\x18\x02 \x01(\x03H\x00R\tlongValue\x12#\n" +
 	"\fdouble_value\x18\x03 \x01(\x01H\x00R\vdoubleValue\x12%\n" +
 	"\rkeyword_value\x18\x04 \x01(\fH\x00R\fkeywordValueB\x06\n" +
-	"\x04kind\"O\n" +
+	"\x04kind\"\x8b\x01\n" +
 	"\vErrorDetail\x12\x12\n" +
 	"\x04code\x18\x01 \x01(\x05R\x04code\x12\x16\n" +
 	"\x06reason\x18\x02 \x01(\tR\x06reason\x12\x14\n" +
-	"\x05field\x18\x03 \x01(\tR\x05field\"\x81\x01\n" +
+	"\x05field\x18\x03 \x01(\tR\x05field\x12:\n" +
+	"\vretry_delay\x18\x04 \x01(\v2\x19.google.protobuf.DurationR\n" +
+	"retryDelay\"\x81\x01\n" +
 	"\fShardFailure\x12\x14\n" +
 	"\x05index\x18\x01 \x01(\tR\x05index\x12\x14\n" +
 	"\x05shard\x18\x02 \x01(\x05R\x05shard\x12\x17\n" +
@@ -1662,14 +1710,15 @@ var file_sluice_v1_types_proto_depIdxs = []int32{
 	20, // 13: sluice.v1.IndexInfo.creation_time:type_name -> google.protobuf.Timestamp
 	4,  // 14: sluice.v1.IndexInfo.health:type_name -> sluice.v1.HealthStatus
 	10, // 15: sluice.v1.IndexInfo.shards:type_name -> sluice.v1.ShardRouting
-	15, // 16: sluice.v1.ShardFailure.error:type_name -> sluice.v1.ErrorDetail
-	16, // 17: sluice.v1.ShardsSummary.failures:type_name -> sluice.v1.ShardFailure
-	7,  // 18: sluice.v1.Mapping.PropertiesEntry.value:type_name -> sluice.v1.FieldMapping
-	19, // [19:19] is the sub-list for method output_type
-	19, // [19:19] is the sub-list for method input_type
-	19, // [19:19] is the sub-list for extension type_name
-	19, // [19:19] is the sub-list for extension extendee
-	0,  // [0:19] is the sub-list for field type_name
+	19, // 16: sluice.v1.ErrorDetail.retry_delay:type_name -> google.protobuf.Duration
+	15, // 17: sluice.v1.ShardFailure.error:type_name -> sluice.v1.ErrorDetail
+	16, // 18: sluice.v1.ShardsSummary.failures:type_name -> sluice.v1.ShardFailure
+	7,  // 19: sluice.v1.Mapping.PropertiesEntry.value:type_name -> sluice.v1.FieldMapping
+	20, // [20:20] is the sub-list for method output_type
+	20, // [20:20] is the sub-list for method input_type
+	20, // [20:20] is the sub-list for extension type_name
+	20, // [20:20] is the sub-list for extension extendee
+	0,  // [0:20] is the sub-list for field type_name
 }
 
 func init() { file_sluice_v1_types_proto_init() }
