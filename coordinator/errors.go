@@ -20,7 +20,8 @@ import (
 // The coordinator's server applies it to every error its handlers return;
 // the data path and the task manager describe per-item failures and
 // failed tasks with it. Overload (RESOURCE_EXHAUSTED) advertises
-// retryAfter in a RetryInfo.
+// retryAfter in a RetryInfo (and ErrorDetail.retry_delay); the field of an
+// invalid request is named by the core's rpc.FieldError types.
 func errorTable(retryAfter time.Duration) *rpc.Errors {
 	return &rpc.Errors{
 		Codes: []rpc.Code{
@@ -31,13 +32,6 @@ func errorTable(retryAfter time.Duration) *rpc.Errors {
 			{Code: codes.ResourceExhausted, Errs: []error{datapath.ErrOverloaded}},
 			{Code: codes.Unavailable, Errs: []error{datapath.ErrUnavailable}, Match: etcdUnavailable},
 			{Code: codes.FailedPrecondition, Errs: []error{reindex.ErrConflictAbort}},
-		},
-		Field: func(err error) string {
-			var qe *querydsl.Error
-			if errors.As(err, &qe) {
-				return qe.Field
-			}
-			return ""
 		},
 		RetryAfter: retryAfter,
 	}

@@ -36,6 +36,9 @@ func (e *Error) Error() string {
 // Unwrap makes errors.Is(err, ErrInvalid) true.
 func (e *Error) Unwrap() error { return ErrInvalid }
 
+// ErrorField names the field (rpc.FieldError).
+func (e *Error) ErrorField() string { return e.Field }
+
 func invalid(field, format string, args ...any) error {
 	return &Error{Field: field, Reason: fmt.Sprintf(format, args...)}
 }

@@ -8,12 +8,15 @@ import (
 	"net"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/durationpb"
 
 	nodev1 "github.com/sluice-search/sluice/proto/sluice/node/v1"
 )
@@ -146,5 +149,46 @@ func TestErrorsCode(t *testing.T) {
 	var none *Errors
 	if got := none.Code(errBad); got != codes.Internal {
 		t.Errorf("nil table: %v", got)
+	}
+}
+
+// fieldErr is a core error naming a field (FieldError).
+type fieldErr struct{ field string }
+
+func (e fieldErr) Error() string      { return "bad " + e.field }
+func (e fieldErr) ErrorField() string { return e.field }
+
+// TestErrorsDetailsNameFieldsAndRetryDelays: an item's detail carries the
+// retry delay of an overload (the table's, or a relayed RetryInfo's), an
+// invalid request's status names its field in a BadRequest, and text that
+// is not UTF-8 is repaired so the status can be sent.
+func TestErrorsDetailsNameFieldsAndRetryDelays(t *testing.T) {
+	tbl := &Errors{Codes: []Code{{Code: codes.ResourceExhausted, Errs: []error{errBusy}}, {Code: codes.InvalidArgument, Errs: []error{errBad}}},
+		RetryAfter: 300 * time.Millisecond}
+	if d := tbl.Detail(fmt.Errorf("shard 1: %w", errBusy)); d.GetRetryDelay().AsDuration() != 300*time.Millisecond {
+		t.Errorf("overloaded item: %v", d)
+	}
+	remote := &RemoteError{status.New(codes.ResourceExhausted, "node busy")}
+	remote.s, _ = remote.s.WithDetails(&errdetails.RetryInfo{RetryDelay: durationpb.New(2 * time.Second)})
+	if d := tbl.Detail(fmt.Errorf("shard 1: %w", remote)); d.GetRetryDelay().AsDuration() != 2*time.Second {
+		t.Errorf("relayed overload: %v", d)
+	}
+	if d := tbl.Detail(fmt.Errorf("x: %w", errBad)); d.GetRetryDelay() != nil {
+		t.Errorf("invalid item has a retry delay: %v", d)
+	}
+	err := fmt.Errorf("%w: %w", errBad, fieldErr{"items[2].id\xff"})
+	if d := tbl.Detail(err); d.GetField() != "items[2].id\uFFFD" || !utf8.ValidString(d.GetReason()) {
+		t.Errorf("field detail: %q %q", d.GetField(), d.GetReason())
+	}
+	st := tbl.Status(err)
+	var br *errdetails.BadRequest
+	for _, d := range st.Details() {
+		br, _ = d.(*errdetails.BadRequest)
+	}
+	if st.Code() != codes.InvalidArgument || br == nil || br.FieldViolations[0].Field != "items[2].id\uFFFD" || !utf8.ValidString(st.Message()) {
+		t.Fatalf("status %v %q details %v", st.Code(), st.Message(), st.Details())
+	}
+	if _, err := proto.Marshal(st.Proto()); err != nil {
+		t.Fatalf("status cannot be sent: %v", err)
 	}
 }

@@ -3,6 +3,10 @@
 // recovery and logging interceptors, the standard health service and
 // reflection, so every server answers grpcurl and health probes the same way.
 //
+// A request whose bytes do not decode (invalid UTF-8 in a string, nesting
+// beyond protobuf's limit) is answered INVALID_ARGUMENT naming the field
+// where it can (codec.go), not INTERNAL as gRPC would.
+//
 // Errors (errors.go) is the mechanism of a process's one error table: the
 // server turns every error a handler returns into a status through it, and
 // Relay keeps another process's answer as a RemoteError, so a relayed
@@ -19,11 +23,14 @@ import (
 	grpcprom "github.com/grpc-ecosystem/go-grpc-middleware/providers/prometheus"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/encoding"
+	grpcproto "google.golang.org/grpc/encoding/proto"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/keepalive"
 	"google.golang.org/grpc/reflection"
 	"google.golang.org/grpc/status"
+	"google.golang.org/grpc/tap"
 )
 
 // MaxMessageBytes is the default limit of one message in either direction:
@@ -35,6 +42,9 @@ type Options struct {
 	Logger *slog.Logger
 	// MaxMessageBytes limits received and sent messages. Default MaxMessageBytes.
 	MaxMessageBytes int
+	// MaxRecvMessageBytes, if set, limits received messages instead (a
+	// coordinator keeps each request within its memory budgets).
+	MaxRecvMessageBytes int
 	// SlowCall logs calls taking longer at info level. Default 1s.
 	SlowCall time.Duration
 	// Metrics, if set, counts and times every call for Prometheus.
@@ -43,6 +53,11 @@ type Options struct {
 	// becomes a status through it. Nil has no rules (INTERNAL, but for
 	// contexts and relayed statuses).
 	Errors *Errors
+	// Admit, if set, sees each call before any of its messages is read:
+	// an error refuses the call with the error's status (through Errors);
+	// the context it returns is the call's, and ends with the call.
+	// In-process calls (Local) do not pass through it.
+	Admit func(ctx context.Context, method string) (context.Context, error)
 }
 
 // Server is a gRPC server with its health service. Services registered on
@@ -70,20 +85,25 @@ func NewServer(o Options) *Server {
 	if o.MaxMessageBytes <= 0 {
 		o.MaxMessageBytes = MaxMessageBytes
 	}
+	if o.MaxRecvMessageBytes <= 0 {
+		o.MaxRecvMessageBytes = o.MaxMessageBytes
+	}
 	if o.SlowCall <= 0 {
 		o.SlowCall = time.Second
 	}
 	l := &callLogger{log: o.Logger, slow: o.SlowCall}
 	// The error table innermost: the logger and metrics see the codes.
-	unary := []grpc.UnaryServerInterceptor{l.unary, recoverUnary(o.Logger), o.Errors.unary}
-	stream := []grpc.StreamServerInterceptor{l.stream, recoverStream(o.Logger), o.Errors.stream}
+	unary := []grpc.UnaryServerInterceptor{l.unary, recoverUnary(o.Logger), o.Errors.unary, unaryMalformed}
+	stream := []grpc.StreamServerInterceptor{l.stream, recoverStream(o.Logger), o.Errors.stream, streamMalformed}
 	if o.Metrics != nil {
 		// Outermost, so a recovered panic is counted with its INTERNAL code.
 		unary = append([]grpc.UnaryServerInterceptor{o.Metrics.UnaryServerInterceptor()}, unary...)
 		stream = append([]grpc.StreamServerInterceptor{o.Metrics.StreamServerInterceptor()}, stream...)
 	}
-	g := grpc.NewServer(
-		grpc.MaxRecvMsgSize(o.MaxMessageBytes),
+	opts := []grpc.ServerOption{
+		// A request that does not decode is the client's fault, not INTERNAL.
+		grpc.ForceServerCodecV2(codec{encoding.GetCodecV2(grpcproto.Name)}),
+		grpc.MaxRecvMsgSize(o.MaxRecvMessageBytes),
 		grpc.MaxSendMsgSize(o.MaxMessageBytes),
 		// Clients ping idle connections (client.Dial does, every 30s);
 		// allow it rather than closing their connections.
@@ -96,7 +116,14 @@ func NewServer(o Options) *Server {
 		// starts a goroutine for it.
 		grpc.NumStreamWorkers(uint32(runtime.GOMAXPROCS(0))),
 		grpc.ChainStreamInterceptor(stream...),
-	)
+	}
+	if o.Admit != nil {
+		opts = append(opts, grpc.InTapHandle(func(ctx context.Context, info *tap.Info) (context.Context, error) {
+			ctx, err := o.Admit(ctx, info.FullMethodName)
+			return ctx, o.Errors.Err(err)
+		}))
+	}
+	g := grpc.NewServer(opts...)
 	h := health.NewServer()
 	h.SetServingStatus("", healthpb.HealthCheckResponse_NOT_SERVING)
 	healthpb.RegisterHealthServer(g, h)

@@ -25,16 +25,26 @@ var (
 // kindError is an error of one of the kinds above whose message is just the
 // message, so the gRPC edge can pass it through unchanged.
 type kindError struct {
-	kind error
-	msg  string
+	kind  error
+	msg   string
+	field string
 }
 
 func (e *kindError) Error() string { return e.msg }
 func (e *kindError) Unwrap() error { return e.kind }
 
+// ErrorField names the request field at fault, if known (rpc.FieldError).
+func (e *kindError) ErrorField() string { return e.field }
+
 // Invalidf returns an ErrInvalid error with the formatted message.
 func Invalidf(format string, args ...any) error {
 	return &kindError{kind: ErrInvalid, msg: fmt.Sprintf(format, args...)}
+}
+
+// InvalidFieldf returns an ErrInvalid error about a request field: the
+// message starts with the field.
+func InvalidFieldf(field, format string, args ...any) error {
+	return &kindError{kind: ErrInvalid, msg: field + ": " + fmt.Sprintf(format, args...), field: field}
 }
 
 // NotFoundf returns an ErrNotFound error with the formatted message.

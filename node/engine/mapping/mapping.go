@@ -41,6 +41,9 @@ func (e *FieldError) Error() string {
 
 func (e *FieldError) Unwrap() error { return e.Kind }
 
+// ErrorField names the field (the gRPC edge's rpc.FieldError).
+func (e *FieldError) ErrorField() string { return e.Field }
+
 func fieldErr(kind error, field, format string, args ...any) error {
 	return &FieldError{Field: field, Reason: fmt.Sprintf(format, args...), Kind: kind}
 }
