@@ -54,6 +54,7 @@ import (
 	"github.com/sluice-search/sluice/coordinator/datapath"
 	"github.com/sluice-search/sluice/coordinator/reindex"
 	"github.com/sluice-search/sluice/coordinator/server"
+	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
 )
 
 // DefaultListen is the coordinator's default address.
@@ -167,7 +168,8 @@ func New(cfg Config) (*Coordinator, error) {
 	c.tasks = reindex.New(c.store, c.cache, c.nodes, md, c.data, topts)
 	c.allocator = allocator.New(allocator.Config{Store: c.store, Cache: c.cache, ID: cfg.ID,
 		SessionTTL: cfg.AllocatorSessionTTL, Logger: cfg.Logger.With("component", "allocator")})
-	c.grpc = rpc.NewServer(rpc.Options{Logger: cfg.Logger, Metrics: cfg.Metrics, Errors: errs})
+	c.grpc = rpc.NewServer(rpc.Options{Logger: cfg.Logger, Metrics: cfg.Metrics, Errors: errs,
+		MaxRecvMessageBytes: int(dopts.MaxRequestBytes()), Admit: c.admit})
 	c.server = server.New(server.Config{
 		Metadata: md, Cache: c.cache, Data: c.data, Tasks: c.tasks,
 		Leader: func(ctx context.Context) (string, error) { return allocator.Leader(ctx, c.etcd, c.store.Keys) },
@@ -180,6 +182,16 @@ func New(cfg Config) (*Coordinator, error) {
 	}
 	c.lis = lis
 	return c, nil
+}
+
+// admit sees every call before its messages are read: bulk calls take
+// room in the bulk budget first, or are refused unread (datapath.AdmitBulk).
+func (c *Coordinator) admit(ctx context.Context, method string) (context.Context, error) {
+	switch method {
+	case sluicev1.Sluice_Bulk_FullMethodName, sluicev1.Sluice_BulkStream_FullMethodName:
+		return c.data.AdmitBulk(ctx)
+	}
+	return ctx, nil
 }
 
 func (c *Coordinator) closeEtcd() {

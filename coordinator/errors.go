@@ -25,7 +25,7 @@ import (
 func errorTable(retryAfter time.Duration) *rpc.Errors {
 	return &rpc.Errors{
 		Codes: []rpc.Code{
-			{Code: codes.InvalidArgument, Errs: []error{state.ErrInvalid, datapath.ErrInvalid, querydsl.ErrInvalid}},
+			{Code: codes.InvalidArgument, Errs: []error{state.ErrInvalid, datapath.ErrInvalid, datapath.ErrTooLarge, querydsl.ErrInvalid}},
 			{Code: codes.NotFound, Errs: []error{state.ErrNotFound, datapath.ErrPITGone}},
 			{Code: codes.AlreadyExists, Errs: []error{state.ErrAlreadyExists}},
 			{Code: codes.Aborted, Errs: []error{state.ErrConflict}},

@@ -1,12 +1,14 @@
 // Package bulkindexer loads documents through Sluice's unary Bulk RPC:
 // items are batched by count and bytes, sent by a fixed number of
 // concurrent workers, and retried with exponential backoff (jittered,
-// honouring the server's google.rpc.RetryInfo) when the cluster sheds
-// load or a shard is not started yet — a RESOURCE_EXHAUSTED or UNAVAILABLE
-// answer for the whole batch or for some items (only those are resent; a
-// load right after the index is created meets shards still starting, as
-// one during a node restart meets shards moving). Every other per-item
-// failure (malformed JSON, mapping conflict, unknown index) is final and reported through Config.OnError; nothing is dropped
+// honouring the server's delay: a google.rpc.RetryInfo, or an item's
+// ErrorDetail.retry_delay) when the cluster sheds load or a shard is not
+// started yet — a RESOURCE_EXHAUSTED or UNAVAILABLE answer for the whole
+// batch or for some items (only those are resent; a load right after the
+// index is created meets shards still starting, as one during a node
+// restart meets shards moving). Every other per-item failure (malformed
+// JSON, mapping conflict, unknown index) is final and reported through
+// Config.OnError; nothing is dropped
 // silently: an item either succeeds, or OnError sees it, or Close returns
 // an error.
 //
@@ -250,6 +252,7 @@ func (ix *Indexer) send(items []*sluicev1.BulkItem) {
 			return
 		}
 		var again []*sluicev1.BulkItem
+		var hint time.Duration // the longest retry delay of the overloaded items
 		for i, r := range resp.GetItems() {
 			it := items[i]
 			switch r.GetStatus() {
@@ -264,6 +267,7 @@ func (ix *Indexer) send(items []*sluicev1.BulkItem) {
 			default:
 				if c := codes.Code(r.GetError().GetCode()); (c == codes.ResourceExhausted || c == codes.Unavailable) && attempt < ix.cfg.MaxRetries {
 					again = append(again, it)
+					hint = max(hint, r.GetError().GetRetryDelay().AsDuration())
 					continue
 				}
 				ix.failed.Add(1)
@@ -278,7 +282,7 @@ func (ix *Indexer) send(items []*sluicev1.BulkItem) {
 		}
 		if len(again) > 0 {
 			ix.retries.Add(int64(len(again)))
-			time.Sleep(ix.backoff(attempt, 0))
+			time.Sleep(ix.backoff(attempt, hint))
 		}
 		items = again
 	}

@@ -8,7 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/sluice-search/sluice/client/bulkindexer"
 	"github.com/sluice-search/sluice/coordinator/datapath"
@@ -119,5 +121,58 @@ func TestLoadWaitsForStartingShards(t *testing.T) {
 	}
 	if st := ix.Stats(); st.Created != n {
 		t.Errorf("stats %+v, %d failed", st, failed.Load())
+	}
+}
+
+// delayingBulker overloads every item of its first call, advertising a
+// retry delay per item, and applies them after.
+type delayingBulker struct {
+	mu    sync.Mutex
+	calls []time.Time
+	delay time.Duration
+}
+
+func (b *delayingBulker) Bulk(_ context.Context, in *sluicev1.BulkRequest, _ ...grpc.CallOption) (*sluicev1.BulkResponse, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.calls = append(b.calls, time.Now())
+	resp := &sluicev1.BulkResponse{}
+	for _, it := range in.Items {
+		r := &sluicev1.BulkItemResult{Id: it.Id, Status: sluicev1.BulkItemStatus_BULK_ITEM_STATUS_CREATED}
+		if len(b.calls) == 1 {
+			r.Status = sluicev1.BulkItemStatus_BULK_ITEM_STATUS_ERROR
+			r.Error = &sluicev1.ErrorDetail{Code: int32(codes.ResourceExhausted), Reason: "busy", RetryDelay: durationpb.New(b.delay)}
+		}
+		resp.Items = append(resp.Items, r)
+	}
+	return resp, nil
+}
+
+// TestItemRetryDelayIsHonoured: items refused for overload are resent no
+// sooner than their ErrorDetail.retry_delay says (less the jitter), even
+// when the indexer's own backoff is much shorter.
+func TestItemRetryDelayIsHonoured(t *testing.T) {
+	b := &delayingBulker{delay: 400 * time.Millisecond}
+	ix, err := bulkindexer.New(bulkindexer.Config{Client: b, Index: "x", Workers: 1, InitialBackoff: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for i := range 3 {
+		if err := ix.Add(ctx, item(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := ix.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if st := ix.Stats(); st.Created != 3 || st.Retries != 3 {
+		t.Fatalf("stats %+v", st)
+	}
+	if len(b.calls) != 2 {
+		t.Fatalf("%d calls", len(b.calls))
+	}
+	if gap := b.calls[1].Sub(b.calls[0]); gap < 300*time.Millisecond {
+		t.Fatalf("resent after %v; the items asked for %v", gap, b.delay)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/sluice-search/sluice/client"
 	"github.com/sluice-search/sluice/cluster/telemetry"
 	"github.com/sluice-search/sluice/coordinator"
+	"github.com/sluice-search/sluice/coordinator/datapath"
 	"github.com/sluice-search/sluice/coordinator/reindex"
 	"github.com/sluice-search/sluice/devcluster"
 	"github.com/sluice-search/sluice/node"
@@ -169,8 +170,31 @@ with a damaged file, which then shows FAILED naming the file.`,
 	return cmd
 }
 
+// budgetFlags are a coordinator's memory budgets (`sluice coordinator`,
+// `sluice dev`).
+type budgetFlags struct {
+	bulk, search byteSize
+}
+
+func (b *budgetFlags) register(cmd *cobra.Command) {
+	b.bulk, b.search = datapath.DefaultMaxInFlightBulkBytes, datapath.DefaultMaxInFlightSearchBytes
+	cmd.Flags().Var(&b.bulk, "max-inflight-bulk-bytes",
+		"bulk request bytes the coordinator holds at once (Elasticsearch's indexing_pressure.memory.limit); a Bulk beyond it is refused with RESOURCE_EXHAUSTED and a retry delay, a BulkStream waits; the largest request accepted is a quarter of it (at most 64MiB)")
+	cmd.Flags().Var(&b.search, "max-inflight-search-bytes",
+		"bytes of fetched hits and scroll batches the coordinator holds at once; a search beyond it is refused with RESOURCE_EXHAUSTED and a retry delay")
+}
+
+func (b *budgetFlags) apply(o *datapath.Options) error {
+	if b.bulk <= 0 || b.search <= 0 {
+		return fmt.Errorf("--max-inflight-bulk-bytes and --max-inflight-search-bytes must be positive sizes")
+	}
+	o.MaxInFlightBulkBytes, o.MaxInFlightSearchBytes = int64(b.bulk), int64(b.search)
+	return nil
+}
+
 func newCoordinatorCmd() *cobra.Command {
 	var f serverFlags
+	var budgets budgetFlags
 	var id, clusterName string
 	var taskRetention time.Duration
 	cmd := &cobra.Command{
@@ -192,9 +216,13 @@ them, elected through etcd, is the allocator that places shards on nodes.`,
 			if err != nil {
 				return err
 			}
-			c, err := coordinator.New(coordinator.Config{ID: id, Listen: f.listen, EtcdEndpoints: f.etcd,
+			cfg := coordinator.Config{ID: id, Listen: f.listen, EtcdEndpoints: f.etcd,
 				Prefix: f.prefix, ClusterName: clusterName, Logger: log, Metrics: grpcMetrics(tel),
-				Tasks: reindex.Options{TaskRetention: taskRetention}})
+				Tasks: reindex.Options{TaskRetention: taskRetention}}
+			if err := budgets.apply(&cfg.DataPath); err != nil {
+				return err
+			}
+			c, err := coordinator.New(cfg)
 			if err != nil {
 				return err
 			}
@@ -211,6 +239,7 @@ them, elected through etcd, is the allocator that places shards on nodes.`,
 	cmd.Flags().StringVar(&id, "node-id", "", "coordinator id in the allocator election (default: hostname + random suffix)")
 	cmd.Flags().StringVar(&clusterName, "cluster-name", "", "name of the cluster: stored by its first coordinator (default "+coordinator.DefaultClusterName+"); a coordinator naming another cluster is refused")
 	cmd.Flags().DurationVar(&taskRetention, "task-retention", reindex.DefaultTaskRetention, "how long finished reindex tasks stay listed before they are deleted from etcd; negative keeps them forever")
+	budgets.register(cmd)
 	return cmd
 }
 
@@ -219,6 +248,7 @@ func newDevCmd() *cobra.Command {
 	var nodes int
 	var enablePprof bool
 	var nf nodeFlags
+	var budgets budgetFlags
 	cmd := &cobra.Command{
 		Use:     "dev",
 		Short:   "Run a whole cluster in one process (embedded etcd, a coordinator, N nodes)",
@@ -245,6 +275,9 @@ indices and data.`,
 			}
 			dc := devcluster.Config{DataDir: dataDir, Listen: listen, EtcdURL: etcdURL, Nodes: nodes, Logger: log}
 			nf.apply(&dc.Node)
+			if err := budgets.apply(&dc.DataPath); err != nil {
+				return err
+			}
 			c, err := devcluster.Start(cmd.Context(), dc)
 			if err != nil {
 				return err
@@ -271,5 +304,6 @@ indices and data.`,
 	cmd.Flags().StringVar(&metricsListen, "metrics-listen", "", "serve the process's Go runtime and process metrics at /metrics on this address (default: off)")
 	cmd.Flags().BoolVar(&enablePprof, "enable-pprof", false, "also serve the Go profiler at /debug/pprof/ on --metrics-listen")
 	nf.register(cmd)
+	budgets.register(cmd)
 	return cmd
 }

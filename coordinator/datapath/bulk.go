@@ -10,9 +10,9 @@ import (
 	"sync"
 	"time"
 
-	"golang.org/x/sync/semaphore"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/sluice-search/sluice/cluster/fanout"
@@ -107,6 +107,9 @@ func (d *DataPath) bulk(ctx context.Context, defaultIndex string, items []*sluic
 			for j, p := range g.pos {
 				r := out[j]
 				r.Index = g.t.index // the node knows names; the coordinator's view wins
+				if e := r.GetError(); codes.Code(e.GetCode()) == codes.ResourceExhausted && e.GetRetryDelay() == nil {
+					e.RetryDelay = durationpb.New(d.opts.RetryAfter)
+				}
 				res.items[p] = r
 			}
 		})
@@ -171,15 +174,15 @@ func (d *DataPath) shardBulk(ctx context.Context, g *shardGroup, refresh sluicev
 
 func (d *DataPath) sendGroup(ctx context.Context, t target, g *shardGroup, refresh sluicev1.RefreshPolicy, adm admission) ([]*sluicev1.BulkItemResult, error) {
 	b := d.budget(t.node)
-	need := min(g.bytes, d.opts.MaxInFlightBytesPerNode)
-	if err := d.admit(ctx, b, need, adm); err != nil {
+	r, err := b.Reserve(ctx, g.bytes, d.admissionWait(adm))
+	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		return nil, fmt.Errorf("[%s][%d] on node %s: %w: %d bytes of bulk requests in flight (budget %d); retry after backoff",
-			t.index, t.shard, t.node, ErrOverloaded, d.opts.MaxInFlightBytesPerNode, d.opts.MaxInFlightBytesPerNode)
+		return nil, fmt.Errorf("[%s][%d] on node %s: %w: %d bytes of bulk requests in flight to the node (budget %d); retry after backoff",
+			t.index, t.shard, t.node, ErrOverloaded, b.Used(), b.Limit())
 	}
-	defer b.Release(need)
+	defer r.Release()
 	c, err := d.nodes.Client(t.node)
 	if err != nil {
 		return nil, fmt.Errorf("[%s][%d]: %w: %v", t.index, t.shard, ErrUnavailable, err)
@@ -194,19 +197,13 @@ func (d *DataPath) sendGroup(ctx context.Context, t target, g *shardGroup, refre
 	return resp.GetItems(), nil
 }
 
-// admit takes need bytes of a node's budget: at once if free (Acquire
-// fails on a context that is already done, even with room), else waiting
-// at most AdmissionWait (unary) or as long as ctx allows (stream).
-func (d *DataPath) admit(ctx context.Context, b *semaphore.Weighted, need int64, adm admission) error {
-	if b.TryAcquire(need) {
-		return nil
-	}
+// admissionWait is how long a bulk waits for room in a node's budget: at
+// most AdmissionWait (unary), or as long as ctx allows (stream).
+func (d *DataPath) admissionWait(adm admission) time.Duration {
 	if adm == admitOrReject {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, d.opts.AdmissionWait)
-		defer cancel()
+		return d.opts.AdmissionWait
 	}
-	return b.Acquire(ctx, need)
+	return -1
 }
 
 // notHere reports a node's NOT_FOUND "shard not open here", or a node that
@@ -259,6 +256,14 @@ func (d *DataPath) Bulk(ctx context.Context, req *sluicev1.BulkRequest) (*sluice
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	// The request is decoded already: hold its bytes against the
+	// coordinator's budget, or refuse it at once, so that under overload
+	// clients back off instead of piling requests up here.
+	held, err := d.holdBulk(ctx, int64(proto.Size(req)), 0)
+	if err != nil {
+		return nil, err
+	}
+	defer held.Release()
 	res, err := d.bulk(ctx, req.GetIndex(), req.GetItems(), req.GetRefresh(), admitOrReject)
 	if err != nil {
 		return nil, err
@@ -277,6 +282,16 @@ func (d *DataPath) Bulk(ctx context.Context, req *sluicev1.BulkRequest) (*sluice
 	return resp, nil
 }
 
+// bulkOverloaded is the error of a bulk the coordinator's budget had no
+// room for.
+func (d *DataPath) bulkOverloaded(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return fmt.Errorf("%w: %d bytes of bulk requests in flight on this coordinator (budget %d); retry after backoff",
+		ErrOverloaded, d.bulkBytes.Used(), d.bulkBytes.Limit())
+}
+
 // maxStreamFailures bounds the failures a BulkStream lists.
 const maxStreamFailures = 1000
 
@@ -288,13 +303,31 @@ func (d *DataPath) BulkStream(ctx context.Context, recv func() (*sluicev1.BulkSt
 	var index string
 	var refresh sluicev1.RefreshPolicy
 	touched := map[target]bool{}
+	// The stream's batches are held against the coordinator's budget: room
+	// for one more before reading it (the largest request first, then as
+	// much as the last batch), so a full budget leaves batches in the
+	// client and gRPC flow control pushes back; then exactly its size
+	// while it is applied.
+	next := d.opts.MaxRequestBytes()
+	held, err := d.holdBulk(ctx, next, -1)
+	if err != nil {
+		return nil, err
+	}
+	defer held.Release()
 	for first := true; ; first = false {
+		if err := held.Resize(ctx, next, -1); err != nil {
+			return nil, d.bulkOverloaded(ctx, err)
+		}
 		req, err := recv()
 		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {
 			return nil, err
+		}
+		next = int64(proto.Size(req))
+		if err := held.Resize(ctx, next, -1); err != nil {
+			return nil, d.bulkOverloaded(ctx, err)
 		}
 		if first {
 			index, refresh = req.GetIndex(), req.GetRefresh()
@@ -325,6 +358,7 @@ func (d *DataPath) BulkStream(ctx context.Context, recv func() (*sluicev1.BulkSt
 			out.Total++
 		}
 	}
+	held.Release()
 	if refresh == sluicev1.RefreshPolicy_REFRESH_POLICY_IMMEDIATE || refresh == sluicev1.RefreshPolicy_REFRESH_POLICY_WAIT_FOR {
 		ts := make([]target, 0, len(touched))
 		for t := range touched {

@@ -9,8 +9,6 @@ import (
 	"sync"
 	"time"
 
-	"golang.org/x/sync/semaphore"
-
 	"github.com/sluice-search/sluice/cluster/nodeconn"
 	"github.com/sluice-search/sluice/cluster/routing"
 	"github.com/sluice-search/sluice/cluster/rpc"
@@ -24,6 +22,15 @@ type Options struct {
 	// MaxInFlightBytesPerNode bounds the bulk bytes in flight to one node
 	// (default 64 MiB).
 	MaxInFlightBytesPerNode int64
+	// MaxInFlightBulkBytes bounds the bulk request bytes this coordinator
+	// holds at once, over all clients (default DefaultMaxInFlightBulkBytes):
+	// a unary Bulk beyond it is refused at once with RESOURCE_EXHAUSTED and
+	// RetryInfo; a BulkStream waits for room before it reads its next batch.
+	MaxInFlightBulkBytes int64
+	// MaxInFlightSearchBytes bounds the bytes of fetched hits and scroll
+	// batches this coordinator assembles at once (default
+	// DefaultMaxInFlightSearchBytes).
+	MaxInFlightSearchBytes int64
 	// AdmissionWait is how long a unary Bulk waits for room in a node's
 	// budget before rejecting (default 200 ms).
 	AdmissionWait time.Duration
@@ -52,6 +59,12 @@ func (o *Options) SetDefaults() {
 	if o.MaxInFlightBytesPerNode <= 0 {
 		o.MaxInFlightBytesPerNode = 64 << 20
 	}
+	if o.MaxInFlightBulkBytes <= 0 {
+		o.MaxInFlightBulkBytes = DefaultMaxInFlightBulkBytes
+	}
+	if o.MaxInFlightSearchBytes <= 0 {
+		o.MaxInFlightSearchBytes = DefaultMaxInFlightSearchBytes
+	}
 	if o.AdmissionWait <= 0 {
 		o.AdmissionWait = 200 * time.Millisecond
 	}
@@ -75,6 +88,15 @@ func (o *Options) SetDefaults() {
 	}
 }
 
+// The coordinator's default memory budgets. Elasticsearch sizes its
+// indexing pressure limit at 10% of the heap; a coordinator has no fixed
+// heap, so these are absolute: a coordinator's resident memory under
+// overload stays within a few times their sum (docs/limits.md measures it).
+const (
+	DefaultMaxInFlightBulkBytes   = 128 << 20
+	DefaultMaxInFlightSearchBytes = 128 << 20
+)
+
 // Nodes gives Node clients by node id (nodeconn.Pool).
 type Nodes interface {
 	Client(nodeID string) (nodev1.NodeClient, error)
@@ -90,35 +112,50 @@ type DataPath struct {
 	nodes Nodes
 	opts  Options
 
-	budgetMu sync.Mutex
-	budgets  map[string]*semaphore.Weighted
+	// bulkBytes and searchBytes are the coordinator's budgets; budgets
+	// holds each node's.
+	bulkBytes   *Budget
+	searchBytes *Budget
+	budgetMu    sync.Mutex
+	budgets     map[string]*Budget
 }
 
 // New returns a data path over a state cache and node clients.
 func New(cache *state.Cache, nodes Nodes, opts Options) *DataPath {
 	opts.SetDefaults()
-	return &DataPath{cache: cache, nodes: nodes, opts: opts, budgets: map[string]*semaphore.Weighted{}}
+	d := &DataPath{cache: cache, nodes: nodes, opts: opts, budgets: map[string]*Budget{},
+		bulkBytes: NewBudget(opts.MaxInFlightBulkBytes), searchBytes: NewBudget(opts.MaxInFlightSearchBytes)}
+	return d
 }
 
-// budget is a node's in-flight bulk bytes semaphore.
-func (d *DataPath) budget(nodeID string) *semaphore.Weighted {
+// budget is a node's in-flight bulk bytes.
+func (d *DataPath) budget(nodeID string) *Budget {
 	d.budgetMu.Lock()
 	defer d.budgetMu.Unlock()
 	b := d.budgets[nodeID]
 	if b == nil {
-		b = semaphore.NewWeighted(d.opts.MaxInFlightBytesPerNode)
+		b = NewBudget(d.opts.MaxInFlightBytesPerNode)
 		d.budgets[nodeID] = b
 	}
 	return b
 }
+
+// BulkBudget and SearchBudget are the coordinator's budgets (for metrics
+// and tests).
+func (d *DataPath) BulkBudget() *Budget   { return d.bulkBytes }
+func (d *DataPath) SearchBudget() *Budget { return d.searchBytes }
 
 // Typed errors of the data path; the coordinator's error table maps them
 // to codes.
 var (
 	// ErrInvalid: the request is malformed.
 	ErrInvalid = errors.New("invalid request")
-	// ErrOverloaded: a node's in-flight budget is full; retry later.
-	ErrOverloaded = errors.New("node overloaded")
+	// ErrOverloaded: an in-flight budget (the coordinator's or a node's)
+	// is full; retry later.
+	ErrOverloaded = errors.New("overloaded")
+	// ErrTooLarge: a request needs more than a whole budget (a search
+	// whose hits outweigh the search budget); asking again cannot help.
+	ErrTooLarge = errors.New("request too large")
 	// ErrUnavailable: a shard has no started copy on a live node.
 	ErrUnavailable = errors.New("shard unavailable")
 	// ErrPITGone: the point-in-time id is malformed or expired.
@@ -128,6 +165,17 @@ var (
 func invalidf(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrInvalid, fmt.Sprintf(format, args...))
 }
+
+// fieldError is an error about one field of the request; the error table
+// names it (ErrorDetail.field, a BadRequest field violation).
+type fieldError struct {
+	field string
+	err   error
+}
+
+func (e *fieldError) Error() string      { return e.err.Error() }
+func (e *fieldError) Unwrap() error      { return e.err }
+func (e *fieldError) ErrorField() string { return e.field }
 
 // state returns the current cluster state.
 func (d *DataPath) state(ctx context.Context) (*state.Snapshot, error) {

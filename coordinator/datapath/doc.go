@@ -6,7 +6,7 @@
 // coordinator/server translates the RPCs to its methods.
 //
 // The data path returns typed, wrapped errors (ErrInvalid, ErrOverloaded,
-// ErrUnavailable, ErrPITGone, the cluster state's); the coordinator's one
+// ErrTooLarge, ErrUnavailable, ErrPITGone, the cluster state's); the coordinator's one
 // error table maps them to codes and describes per-item and per-shard
 // failures (Options.Errors). A node's error arrives as an rpc.RemoteError
 // (cluster/nodeconn): wrapped with where it happened, it keeps the node's
@@ -23,13 +23,40 @@
 // The item's routing travels with it and the shard's engine stores it
 // (_routing); Get, search hits and Scroll return it.
 //
-// Backpressure: each node has a budget of in-flight bulk bytes (a
-// weighted semaphore). Unary Bulk waits at most Options.AdmissionWait for
-// room; items it cannot admit fail with RESOURCE_EXHAUSTED and, when no item
-// was admitted at all, the call fails with RESOURCE_EXHAUSTED carrying a
-// google.rpc.RetryInfo — never an unbounded queue, never a silent drop.
-// BulkStream instead blocks on the budget: gRPC flow control pushes back on
-// the client, and each stream holds one batch at a time.
+// # Memory budgets
+//
+// The coordinator holds what it is asked to carry within two budgets of
+// bytes (Budget), as Elasticsearch's indexing pressure does, so that
+// under overload it refuses work instead of growing without bound:
+//
+//   - Bulk (Options.MaxInFlightBulkBytes): a bulk call takes room for the
+//     largest request the coordinator receives (a quarter of the budget,
+//     at most 64 MiB, its gRPC receive limit) before any of its bytes are
+//     read (AdmitBulk, a gRPC tap), or is refused unread with
+//     RESOURCE_EXHAUSTED and a RetryInfo; once decoded it holds its real
+//     size until it is answered. So the requests being received and those
+//     being applied are bounded together. A BulkStream takes room for its
+//     next batch (as large as its last) before reading it, and waits for
+//     it: a full budget leaves batches in the client and gRPC flow
+//     control pushes back.
+//   - Search (Options.MaxInFlightSearchBytes): the documents a search's
+//     fetch phase gathers, and each scroll batch, until handed to gRPC.
+//     A search that finds no room within AdmissionWait is refused with
+//     RESOURCE_EXHAUSTED and a RetryInfo; one that alone outweighs the
+//     budget is INVALID_ARGUMENT naming size (scroll: batch_size).
+//
+// A reservation is released when its call ends, on every path (a tap's
+// with the call's context). Resident memory under overload is a few times
+// the budgets (the request decoded, its copy to the nodes, garbage not yet
+// collected); docs/limits.md has the measurements.
+//
+// Each node also has a budget of in-flight bulk bytes. Unary Bulk waits at
+// most Options.AdmissionWait for room; items it cannot admit fail with
+// RESOURCE_EXHAUSTED and a retry delay (ErrorDetail.retry_delay) and, when
+// no item was admitted at all, the call fails with RESOURCE_EXHAUSTED
+// carrying a google.rpc.RetryInfo — never an unbounded queue, never a
+// silent drop. BulkStream instead blocks on the node's budget: each stream
+// holds one batch at a time.
 //
 // # Search
 //

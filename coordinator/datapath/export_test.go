@@ -1,11 +1,13 @@
 package datapath
 
+import "context"
+
 // HoldBudget takes a node's whole in-flight budget, as concurrent bulks
 // would, until release is called.
 func HoldBudget(d *DataPath, nodeID string) (release func(), ok bool) {
-	b := d.budget(nodeID)
-	if !b.TryAcquire(d.opts.MaxInFlightBytesPerNode) {
+	r, err := d.budget(nodeID).Reserve(context.Background(), d.opts.MaxInFlightBytesPerNode, 0)
+	if err != nil {
 		return nil, false
 	}
-	return func() { b.Release(d.opts.MaxInFlightBytesPerNode) }, true
+	return r.Release, true
 }

@@ -202,12 +202,22 @@ func (d *DataPath) Scroll(ctx context.Context, req *sluicev1.ScrollRequest, send
 				continue
 			}
 			out := &sluicev1.ScrollResponse{Total: cur.total, Docs: make([]*sluicev1.ScrollDoc, len(r.GetDocs()))}
+			var n int64
 			for k, doc := range r.GetDocs() {
 				out.Docs[k] = &sluicev1.ScrollDoc{Index: s.shard.pit.index, Id: doc.GetId(), Source: doc.GetSource(), Routing: doc.GetRouting()}
+				n += docBytes(doc.GetId(), doc.GetRouting(), doc.GetSource())
 			}
 			cur.pos, cur.shard = i, r.GetCursor()
 			out.Cursor = cur.encode()
-			if err := send(out); err != nil {
+			// Each batch is held against the search budget until gRPC
+			// has it; a stream broken here resumes from the last cursor.
+			held := d.holdSearch("batch_size")
+			if err := held.add(ctx, n); err != nil {
+				return err
+			}
+			err := send(out)
+			held.release()
+			if err != nil {
 				return err
 			}
 			sent = true

@@ -116,7 +116,11 @@ func (d *DataPath) Search(ctx context.Context, req *sluicev1.SearchRequest) (*sl
 		hits = nil
 	}
 	fetchSource := req.FetchSource == nil || req.GetFetchSource()
-	docs, err := d.fetchPhase(ctx, results, hits, fetchSource, req.GetPit() != nil)
+	// The fetched documents are held against the coordinator's search
+	// budget until the response is handed to gRPC.
+	held := d.holdSearch("size")
+	defer held.release()
+	docs, err := d.fetchPhase(ctx, results, hits, fetchSource, req.GetPit() != nil, held)
 	if err != nil {
 		return nil, err
 	}
@@ -237,7 +241,7 @@ func (d *DataPath) queryPhase(ctx context.Context, ts []searchTarget, req *sluic
 // fetchPhase reads the winners from the readers their shards searched, and
 // releases readers pinned for this search only. Docs come back in hits
 // order.
-func (d *DataPath) fetchPhase(ctx context.Context, results []shardResult, hits []mergedHit, source, pit bool) ([]*nodev1.FetchedDoc, error) {
+func (d *DataPath) fetchPhase(ctx context.Context, results []shardResult, hits []mergedHit, source, pit bool, held *searchHold) ([]*nodev1.FetchedDoc, error) {
 	byShard := map[*shardResult][]int{}
 	for i, h := range hits {
 		byShard[h.sr] = append(byShard[h.sr], i)
@@ -267,6 +271,13 @@ func (d *DataPath) fetchPhase(ctx context.Context, results []shardResult, hits [
 			var fr *nodev1.ShardFetchResponse
 			if err == nil {
 				fr, err = c.ShardFetch(ctx, freq)
+			}
+			if err == nil {
+				var n int64
+				for _, doc := range fr.GetDocs() {
+					n += docBytes(doc.GetId(), doc.GetRouting(), doc.GetSource())
+				}
+				err = held.add(ctx, n)
 			}
 			mu.Lock()
 			defer mu.Unlock()
