@@ -27,8 +27,9 @@
 // values. Values are coerced as Elasticsearch does (numeric strings into
 // numbers, fractions truncated for long, numbers and booleans into
 // keyword/text); null and empty arrays add nothing. A value that does not
-// fit, or invalid JSON, is an error wrapping ErrDocument in a *FieldError
-// naming the field.
+// fit, or invalid JSON — a string (key or value) that is not valid UTF-8
+// included, as Elasticsearch's parser refuses it — is an error wrapping
+// ErrDocument in a *FieldError naming the field.
 //
 // Unmapped fields follow the mapping's dynamic setting: strict rejects the
 // document (ErrStrict), false ignores them (they stay in _source), true
@@ -39,7 +40,20 @@
 // documents racing to introduce one field with different types meet, and
 // the loser is rejected — then hands the parser the merged mapping.
 //
+// # Limits
+//
+// A Mapping carries Limits (WithLimits, from the index settings): the new
+// fields a document brings dynamically are held to Elasticsearch's
+// index.mapping.total_fields.limit (1,000 fields and the objects their
+// paths imply), depth.limit (20 levels) and field_name_length.limit (256
+// bytes of the whole path here; unbounded in Elasticsearch). The first
+// field past a limit refuses the document (ErrLimit, naming it), so a
+// document with 50,000 new fields costs no more than one with 1,001, and
+// no update is returned. Objects and arrays nest at most maxNesting deep
+// anywhere in a document. Fields already mapped are not checked again: the
+// cluster metadata holds every mapping update to the same limits.
+//
 // Differences from Elasticsearch: dynamic applies to the whole mapping, not
 // per object; duplicate keys in a source are not rejected (their values
-// add up); there is no field-count limit on dynamic fields yet.
+// add up).
 package mapping

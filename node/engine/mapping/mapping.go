@@ -23,7 +23,80 @@ var (
 	ErrDocument = errors.New("document does not fit the mapping")
 	// ErrStrict: a document brings a new field into a strict mapping.
 	ErrStrict = errors.New("dynamic field not allowed by strict mapping")
+	// ErrLimit: a document or mapping update would take the mapping past
+	// one of its Limits.
+	ErrLimit = errors.New("mapping limit exceeded")
 )
+
+// Limits bound what dynamic mapping may add, as Elasticsearch's
+// index.mapping.*.limit settings do; a zero field means its default.
+type Limits struct {
+	// TotalFields bounds the mapping's fields and the objects they imply
+	// ("a.b" implies object "a"), as index.mapping.total_fields.limit.
+	TotalFields int
+	// Depth bounds a field's object depth: a field at the root has depth 1,
+	// "a.b.c" depth 3 (index.mapping.depth.limit).
+	Depth int
+	// FieldNameLength bounds a field's whole dotted path, in bytes
+	// (index.mapping.field_name_length.limit).
+	FieldNameLength int
+}
+
+// The limits' defaults. Elasticsearch's, but for the field name length,
+// unbounded there: here every mapping is one etcd record that every node
+// and coordinator holds, so its size is bounded — 1,000 fields of at most
+// 256 bytes keep it under half a megabyte, well inside etcd's 1.5 MiB
+// request limit — and 256 bytes is longer than any path real data uses.
+const (
+	DefaultTotalFieldsLimit     = 1000
+	DefaultDepthLimit           = 20
+	DefaultFieldNameLengthLimit = 256
+	// MaxDepthLimit bounds the depth limit itself: JSON nests objects and
+	// arrays at most maxNesting deep whatever the mapping says.
+	MaxDepthLimit = 100
+)
+
+// OrDefaults is l with its zero fields set to the defaults.
+func (l Limits) OrDefaults() Limits {
+	if l.TotalFields <= 0 {
+		l.TotalFields = DefaultTotalFieldsLimit
+	}
+	if l.Depth <= 0 {
+		l.Depth = DefaultDepthLimit
+	}
+	if l.FieldNameLength <= 0 {
+		l.FieldNameLength = DefaultFieldNameLengthLimit
+	}
+	return l
+}
+
+// CheckName checks a new field or object path against the depth and name
+// length limits (an object's depth is one more than its path's segments:
+// its fields sit below it).
+func (l Limits) CheckName(name string, object bool) error {
+	l = l.OrDefaults()
+	if len(name) > l.FieldNameLength {
+		return fieldErr(ErrLimit, name, "field name is %d bytes long, more than the limit of %d (index.mapping.field_name_length.limit)", len(name), l.FieldNameLength)
+	}
+	depth := strings.Count(name, ".") + 1
+	if object {
+		depth++
+	}
+	if depth > l.Depth {
+		return fieldErr(ErrLimit, name, "limit of mapping depth [%d] has been exceeded (index.mapping.depth.limit)", l.Depth)
+	}
+	return nil
+}
+
+// CheckTotal checks that a mapping of total fields and objects, after
+// adding added new ones, is within the total fields limit; field names
+// one of them.
+func (l Limits) CheckTotal(total, added int, field string) error {
+	if l = l.OrDefaults(); total > l.TotalFields {
+		return fieldErr(ErrLimit, field, "limit of total fields [%d] has been exceeded while adding %d new fields (index.mapping.total_fields.limit)", l.TotalFields, added)
+	}
+	return nil
+}
 
 // FieldError is an error about one field.
 type FieldError struct {
@@ -124,6 +197,7 @@ func (f Field) validate(name string) error {
 // by every goroutine; updates make a new one (Merge).
 type Mapping struct {
 	dynamic Dynamic
+	limits  Limits
 	fields  map[string]Field
 	objects map[string]struct{} // every proper prefix "a", "a.b" of a field "a.b.c"
 }
@@ -178,6 +252,21 @@ func validName(name string) error {
 // Dynamic returns the dynamic setting.
 func (m *Mapping) Dynamic() Dynamic { return m.dynamic }
 
+// Limits returns the limits dynamic updates are held to, defaults filled.
+func (m *Mapping) Limits() Limits { return m.limits.OrDefaults() }
+
+// WithLimits returns m with limits l (the index's settings). A mapping
+// update with limits set carries them into the merge (Merge).
+func (m *Mapping) WithLimits(l Limits) *Mapping {
+	out := *m
+	out.limits = l
+	return &out
+}
+
+// Total is what the total fields limit counts: fields and the objects
+// their paths imply.
+func (m *Mapping) Total() int { return len(m.fields) + len(m.objects) }
+
 // Field returns the mapped field at a dotted path.
 func (m *Mapping) Field(name string) (Field, bool) {
 	f, ok := m.fields[name]
@@ -195,7 +284,10 @@ func (m *Mapping) Names() []string {
 // Merge returns m with the fields of update added: new fields are added,
 // identical ones kept, and a field whose type or parameters differ is a
 // conflict (ErrConflict naming it), as in Elasticsearch's put-mapping. A
-// dynamic setting in update replaces m's. m is not changed.
+// dynamic setting or limits in update replace m's. The limits are not
+// checked here (a cluster mapping may already be past a lowered limit):
+// the parser holds the fields a document brings to them, and the cluster
+// metadata every update. m is not changed.
 func (m *Mapping) Merge(update *Mapping) (*Mapping, error) {
 	fields := maps.Clone(m.fields)
 	for _, name := range update.Names() {
@@ -212,6 +304,10 @@ func (m *Mapping) Merge(update *Mapping) (*Mapping, error) {
 	if update.dynamic != DynamicDefault {
 		dynamic = update.dynamic
 	}
+	limits := m.limits
+	if update.limits != (Limits{}) {
+		limits = update.limits
+	}
 	merged, err := New(dynamic, fields)
 	if err != nil {
 		// A leaf added where the other mapping has an object (or the
@@ -222,6 +318,7 @@ func (m *Mapping) Merge(update *Mapping) (*Mapping, error) {
 		}
 		return nil, err
 	}
+	merged.limits = limits
 	return merged, nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 	"strconv"
+	"unicode/utf8"
 
 	"github.com/sluice-search/sluice/node/engine/analysis"
 	"github.com/sluice-search/sluice/node/engine/document"
@@ -116,6 +117,8 @@ func (p *Parser) Parse(doc *document.Document, id, source []byte) (update *Mappi
 		return nil, fieldErr(ErrDocument, "_id", "must not be empty")
 	case len(id) > MaxIDLength:
 		return nil, fieldErr(ErrDocument, "_id", "is %d bytes long, more than %d", len(id), MaxIDLength)
+	case !utf8.Valid(id):
+		return nil, fieldErr(ErrDocument, "_id", "is not valid UTF-8")
 	}
 	doc.ID = append(doc.ID, id...)
 	doc.Source = append(doc.Source, source...)
@@ -134,7 +137,8 @@ func (p *Parser) Parse(doc *document.Document, id, source []byte) (update *Mappi
 		}
 		return nil, err
 	}
-	if p.sc.peek() != 0 {
+	// Not peek() != 0: a NUL byte after the document is data too.
+	if p.sc.peek(); p.sc.i < len(p.sc.data) {
 		return nil, fieldErr(ErrDocument, "", "%v", p.sc.fail("data after the document"))
 	}
 	if len(p.pending) > 0 {
@@ -203,7 +207,7 @@ func (p *Parser) object(depth int) error {
 // value parses any value at p.path.
 func (p *Parser) value(depth int) error {
 	s := &p.sc
-	if depth > maxDepth {
+	if depth > maxNesting {
 		return s.fail("nested too deeply")
 	}
 	switch s.peek() {
@@ -254,6 +258,10 @@ func (p *Parser) resolve(object bool) (*target, error) {
 	case DynamicStrict:
 		return nil, fieldErr(ErrStrict, name, "mapping is strict, dynamic introduction of [%s] is not allowed", name)
 	}
+	limits := p.m.Limits()
+	if err := limits.CheckName(name, object); err != nil {
+		return nil, err
+	}
 	t := &target{name: name, object: object}
 	if !object {
 		var err error
@@ -273,6 +281,11 @@ func (p *Parser) resolve(object bool) (*target, error) {
 		}
 	}
 	p.pending[name] = t
+	// Refused at the first field past the limit: a document bringing
+	// 50,000 new fields costs no more than one bringing 1,001.
+	if err := limits.CheckTotal(p.m.Total()+len(p.pending), len(p.pending), name); err != nil {
+		return nil, err
+	}
 	return t, nil
 }
 

@@ -143,13 +143,18 @@ func TestParseDocumentErrors(t *testing.T) {
 		{"invalid JSON number", `{"n": 01}`, "n", "invalid JSON", ErrDocument},
 		{"trailing comma", `{"n": 1,}`, "", "expected a key", ErrDocument},
 		{"trailing data", `{"n": 1} x`, "", "data after the document", ErrDocument},
+		{"trailing NUL", "{\"n\": 1}\x00\xff", "", "data after the document", ErrDocument},
 		{"not an object", `[1]`, "", "must be a JSON object", ErrDocument},
 		{"empty source", ``, "", "must be a JSON object", ErrDocument},
 		{"control char", "{\"title\": \"a\tb\"}", "title", "control character", ErrDocument},
 		{"metadata field", `{"_id": "x"}`, "_id", "metadata field", ErrDocument},
 		{"empty key", `{"": 1}`, "", "cannot be empty", ErrDocument},
 		{"immense keyword", `{"tag": "` + strings.Repeat("x", MaxTermLength+1) + `"}`, "tag", "more than", ErrDocument},
-		{"deep nesting", `{"title": ` + strings.Repeat("[", 100) + strings.Repeat("]", 100) + `}`, "title", "nested too deeply", ErrDocument},
+		{"deep nesting", `{"title": ` + strings.Repeat("[", 300) + strings.Repeat("]", 300) + `}`, "title", "nested too deeply", ErrDocument},
+		{"invalid UTF-8 in a value", "{\"title\": \"a\xffb\"}", "title", "not valid UTF-8", ErrDocument},
+		{"invalid UTF-8 after an escape", "{\"title\": \"\\u00e9 \xc3\"}", "title", "not valid UTF-8", ErrDocument},
+		{"invalid UTF-8 in a key", "{\"user\": {\"n\xffck\": \"k\"}}", "user", "not valid UTF-8", ErrDocument},
+		{"a surrogate encoded as UTF-8", "{\"title\": \"\xed\xa0\x80\"}", "title", "not valid UTF-8", ErrDocument},
 	}
 	var doc document.Document
 	for _, tt := range tests {
@@ -256,12 +261,107 @@ func TestDynamic(t *testing.T) {
 	}
 }
 
+func TestParseRefusesInvalidUTF8ID(t *testing.T) {
+	p, err := NewParser(mustNew(t, DynamicTrue, testFields))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc document.Document
+	_, err = p.Parse(&doc, []byte("a\xff"), []byte(`{"title": "x"}`))
+	var fe *FieldError
+	if !errors.As(err, &fe) || fe.Field != "_id" || !errors.Is(err, ErrDocument) {
+		t.Fatalf("invalid UTF-8 _id: %v", err)
+	}
+	// Valid UTF-8 from escapes, and every Unicode plane, parse.
+	if _, err := p.Parse(&doc, []byte("é"), []byte(`{"title": "\u00e9 \ud83d\ude00 😀 東京 \ud800"}`)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestParseLimits: new dynamic fields are held to the mapping's limits
+// (Elasticsearch's index.mapping.*.limit), counted as Elasticsearch does;
+// the document is refused naming the first field past a limit, and no
+// update comes back. Fields already mapped are not re-checked.
+func TestParseLimits(t *testing.T) {
+	base := map[string]Field{"a": NewField(document.Keyword)}
+	many := func(n int) string {
+		var b strings.Builder
+		b.WriteString("{")
+		for i := range n {
+			if i > 0 {
+				b.WriteString(",")
+			}
+			fmt.Fprintf(&b, `"f%d": %d`, i, i)
+		}
+		b.WriteString("}")
+		return b.String()
+	}
+	tests := []struct {
+		name   string
+		limits Limits
+		src    string
+		field  string // "" when the document fits
+	}{
+		{"fields up to the limit", Limits{TotalFields: 5}, many(4), ""},
+		{"one field past the limit", Limits{TotalFields: 5}, many(5), "f4"},
+		{"objects count", Limits{TotalFields: 3}, `{"o": {"x": 1, "y": 2}}`, "o.y"},
+		{"50,000 new fields, default limit", Limits{}, many(50000), "f999"},
+		{"depth at the limit", Limits{Depth: 3}, `{"x": {"y": {"z": 1}}}`, ""},
+		{"a field past the depth limit", Limits{Depth: 3}, `{"x": {"y": {"z": {"w": 1}}}}`, "x.y.z"},
+		{"an empty object past the depth limit", Limits{Depth: 2}, `{"x": {"y": {}}}`, "x.y"},
+		{"default depth", Limits{}, strings.Repeat(`{"o": `, 21) + "1" + strings.Repeat("}", 21), strings.TrimSuffix(strings.Repeat("o.", 20), ".")},
+		{"name at the length limit", Limits{FieldNameLength: 8}, `{"abcdefgh": 1}`, ""},
+		{"name past the length limit", Limits{FieldNameLength: 8}, `{"abcdefghi": 1}`, "abcdefghi"},
+		{"path past the length limit", Limits{FieldNameLength: 8}, `{"abc": {"defgh": 1}}`, "abc.defgh"},
+		{"default name length", Limits{}, `{"` + strings.Repeat("n", 257) + `": 1}`, strings.Repeat("n", 257)},
+	}
+	var doc document.Document
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p, err := NewParser(mustNew(t, DynamicTrue, base).WithLimits(tt.limits))
+			if err != nil {
+				t.Fatal(err)
+			}
+			upd, err := p.Parse(&doc, []byte("1"), []byte(tt.src))
+			if tt.field == "" {
+				if err != nil || upd == nil {
+					t.Fatalf("%v %v", upd, err)
+				}
+				if _, err := p.Mapping().Merge(upd); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			var fe *FieldError
+			if !errors.As(err, &fe) || !errors.Is(err, ErrLimit) || fe.Field != tt.field || upd != nil {
+				t.Fatalf("got %v (update %v), want ErrLimit on %q", err, upd, tt.field)
+			}
+		})
+	}
+	// A mapping already past a lowered limit still parses its fields.
+	p, err := NewParser(mustNew(t, DynamicTrue, map[string]Field{"x": NewField(document.Long), "y": NewField(document.Long)}).WithLimits(Limits{TotalFields: 1}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if upd, err := p.Parse(&doc, []byte("1"), []byte(`{"x": 1, "y": 2}`)); err != nil || upd != nil {
+		t.Fatalf("known fields under a lowered limit: %v %v", upd, err)
+	}
+	// Objects and arrays nest up to maxNesting in an ignored part.
+	p, _ = NewParser(mustNew(t, DynamicFalse, nil))
+	deep := strings.Repeat(`{"o": [`, maxNesting/2-1) + "1" + strings.Repeat("]}", maxNesting/2-1)
+	if _, err := p.Parse(&doc, []byte("1"), []byte(deep)); err != nil {
+		t.Fatalf("ignored nesting within the cap: %v", err)
+	}
+}
+
 func FuzzParse(f *testing.F) {
 	for _, s := range []string{
 		`{"title": "Hello", "n": 1, "price": 2.5, "at": "2015-01-01", "ok": true, "tag": ["a", "b"]}`,
 		`{"user": {"name": "x", "age": "7"}, "new": {"x": [1, null, {"y": 1.5e3}]}}`,
 		`{"title": "\u00e9\ud83d\ude00", "jp": "東京都"}`,
 		`{"a": [[[]]], "b": {}, "c": -0.0}`,
+		"{\"t\xff\": \"\xc3(\", \"k\": \"\\u00e9\xed\xa0\x80\"}",
+		`{"a": {"b": {"c": {"d": {"e": {"f": {"g": {"h": {"i": {"j": {"k": {"l": {"m": {"n": {"o": {"p": {"q": {"r": {"s": {"t": {"u": 1}}}}}}}}}}}}}}}}}}}}}`,
 	} {
 		f.Add(s, false)
 		f.Add(s, true)
@@ -281,6 +381,21 @@ func FuzzParse(f *testing.F) {
 				t.Fatalf("error is not a FieldError: %v", err)
 			}
 			return
+		}
+		// Bytes that are not UTF-8 can only stand in strings of valid JSON.
+		if !utf8.ValidString(src) {
+			t.Fatalf("accepted a source that is not valid UTF-8: %q", src)
+		}
+		if upd != nil {
+			lim := p.Mapping().Limits()
+			if p.Mapping().Total()+upd.Total() > lim.TotalFields {
+				t.Fatalf("update of %d past the total fields limit", upd.Total())
+			}
+			for _, name := range upd.Names() {
+				if err := lim.CheckName(name, false); err != nil {
+					t.Fatalf("update past a limit: %v", err)
+				}
+			}
 		}
 		seen := map[string]bool{}
 		for _, fl := range doc.Fields {
@@ -310,9 +425,17 @@ func FuzzParse(f *testing.F) {
 }
 
 func BenchmarkParse(b *testing.B) {
-	docs := analysistest.Corpus(b, 5000)
-	p, err := NewParser(mustNew(b, DynamicStrict, map[string]Field{
+	benchmarkParse(b, mustNew(b, DynamicStrict, map[string]Field{
 		"id": NewField(document.Keyword), "title": NewField(document.Text), "body": NewField(document.Text)}))
+}
+
+// BenchmarkParseScan measures the JSON scan alone: every field unmapped
+// and ignored (dynamic false), so nothing is analysed.
+func BenchmarkParseScan(b *testing.B) { benchmarkParse(b, mustNew(b, DynamicFalse, nil)) }
+
+func benchmarkParse(b *testing.B, m *Mapping) {
+	docs := analysistest.Corpus(b, 5000)
+	p, err := NewParser(m)
 	if err != nil {
 		b.Fatal(err)
 	}

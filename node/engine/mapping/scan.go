@@ -50,7 +50,8 @@ func (s *scanner) expect(c byte) error {
 }
 
 // strSafe marks bytes that end the fast path of str: the quote, the
-// backslash and control characters.
+// backslash and control characters. UTF-8 is checked once the string's end
+// is found.
 var strSafe = func() (t [256]bool) {
 	for i := range t {
 		t[i] = i >= 0x20 && i != '"' && i != '\\'
@@ -59,7 +60,10 @@ var strSafe = func() (t [256]bool) {
 }()
 
 // str reads the string at s.i (a '"'). The result aliases the input when
-// the string has no escapes, else s.buf.
+// the string has no escapes, else s.buf. A string that is not valid UTF-8
+// is an error, as in Elasticsearch (whose JSON parser refuses it): its
+// bytes would be stored, indexed as terms no query can spell, and sent
+// back in a protobuf string that cannot hold them.
 func (s *scanner) str() ([]byte, error) {
 	s.i++ // opening quote
 	start := s.i
@@ -68,7 +72,12 @@ func (s *scanner) str() ([]byte, error) {
 	}
 	if s.i < len(s.data) && s.data[s.i] == '"' {
 		s.i++
-		return s.data[start : s.i-1], nil
+		// utf8.Valid reads ASCII eight bytes at a time: a small cost next
+		// to the scan above.
+		if v := s.data[start : s.i-1]; utf8.Valid(v) {
+			return v, nil
+		}
+		return nil, s.failUTF8(start)
 	}
 	s.buf = append(s.buf[:0], s.data[start:s.i]...)
 	for s.i < len(s.data) {
@@ -76,7 +85,12 @@ func (s *scanner) str() ([]byte, error) {
 		switch {
 		case c == '"':
 			s.i++
-			return s.buf, nil
+			// Escapes decode to valid UTF-8 (a lone surrogate to U+FFFD):
+			// only raw bytes can make the result invalid.
+			if utf8.Valid(s.buf) {
+				return s.buf, nil
+			}
+			return nil, s.failUTF8(start)
 		case c < 0x20:
 			return nil, s.fail("control character in string")
 		case c != '\\':
@@ -131,6 +145,20 @@ func (s *scanner) str() ([]byte, error) {
 		}
 	}
 	return nil, s.fail("unterminated string")
+}
+
+// failUTF8 reports the first byte of the string from start that is not
+// valid UTF-8.
+func (s *scanner) failUTF8(start int) error {
+	i := start
+	for i < s.i {
+		r, n := utf8.DecodeRune(s.data[i:s.i])
+		if r == utf8.RuneError && n <= 1 {
+			break
+		}
+		i += n
+	}
+	return &syntaxError{off: i, msg: "string is not valid UTF-8"}
 }
 
 func (s *scanner) hex4() (rune, bool) {
@@ -215,13 +243,15 @@ func (s *scanner) literal(lit string) error {
 	return nil
 }
 
-// maxDepth bounds nesting so hostile input cannot exhaust the stack
-// (Elasticsearch's index.mapping.depth.limit is 20 objects).
-const maxDepth = 64
+// maxNesting bounds how deep a document's objects and arrays nest, so
+// hostile input cannot exhaust the stack: room for objects as deep as the
+// largest depth limit (MaxDepthLimit), each in an array. The fields a
+// mapping may gain are held to its depth limit (Limits.Depth).
+const maxNesting = 2*MaxDepthLimit + 8
 
 // skip validates and consumes any value.
 func (s *scanner) skip(depth int) error {
-	if depth > maxDepth {
+	if depth > maxNesting {
 		return s.fail("nested too deeply")
 	}
 	switch c := s.peek(); c {
