@@ -1,8 +1,6 @@
 package node
 
 import (
-	"errors"
-
 	"google.golang.org/grpc/codes"
 
 	"github.com/sluice-search/sluice/cluster/rpc"
@@ -34,20 +32,8 @@ var Errors = &rpc.Errors{
 		{Code: codes.Unavailable, Errs: []error{reindex.ErrNoDestination}},
 		{Code: codes.InvalidArgument, Errs: []error{shard.ErrInvalid, reindex.ErrInvalid, reindex.ErrBadCursor,
 			querydsl.ErrInvalid, search.ErrInvalidQuery, dwpt.ErrInvalidDocument,
-			mapping.ErrDocument, mapping.ErrStrict, mapping.ErrConflict, mapping.ErrInvalidMapping}},
+			mapping.ErrDocument, mapping.ErrStrict, mapping.ErrConflict, mapping.ErrInvalidMapping, mapping.ErrLimit}},
 	},
-	Field: field,
-}
-
-// field names the document or query field an error is about.
-func field(err error) string {
-	var fe *mapping.FieldError
-	var qe *querydsl.Error
-	switch {
-	case errors.As(err, &fe):
-		return fe.Field
-	case errors.As(err, &qe):
-		return qe.Field
-	}
-	return ""
+	// The field of an error is named by the core's rpc.FieldError types
+	// (mapping.FieldError, querydsl.Error, the cluster state's).
 }

@@ -53,10 +53,19 @@ type hostedShards struct{ h *shard.Host }
 
 func shardID(id state.ShardID) shard.ID { return shard.ID{IndexUUID: id.Index, Shard: id.Shard} }
 
-func (s hostedShards) openShard(ctx context.Context, info *statev1.Index, id state.ShardID, rec *engine.Recovery) error {
+// indexMapping is an index's mapping with the limits of its settings.
+func indexMapping(info *statev1.Index) (*mapping.Mapping, error) {
 	m, err := querydsl.MappingFromProto(info.GetMapping())
 	if err != nil {
-		return fmt.Errorf("index [%s]: %w", info.GetName(), err)
+		return nil, fmt.Errorf("index [%s]: %w", info.GetName(), err)
+	}
+	return m.WithLimits(querydsl.MappingLimits(info.GetSettings())), nil
+}
+
+func (s hostedShards) openShard(ctx context.Context, info *statev1.Index, id state.ShardID, rec *engine.Recovery) error {
+	m, err := indexMapping(info)
+	if err != nil {
+		return err
 	}
 	d, iv := durability(info.GetSettings())
 	_, err = s.h.Open(ctx, shard.Meta{ID: shardID(id), Index: info.GetName(), Mapping: m,
@@ -66,9 +75,9 @@ func (s hostedShards) openShard(ctx context.Context, info *statev1.Index, id sta
 }
 
 func (s hostedShards) updateIndex(_ context.Context, info *statev1.Index) error {
-	m, err := querydsl.MappingFromProto(info.GetMapping())
+	m, err := indexMapping(info)
 	if err != nil {
-		return fmt.Errorf("index [%s]: %w", info.GetName(), err)
+		return err
 	}
 	s.h.SetRefreshInterval(info.GetUuid(), refreshInterval(info.GetSettings()))
 	d, iv := durability(info.GetSettings())

@@ -204,6 +204,13 @@ func MappingFromProto(pm *sluicev1.Mapping) (*mapping.Mapping, error) {
 	return mapping.New(dyn, fields)
 }
 
+// MappingLimits are the mapping limits of index settings (zero fields:
+// the defaults).
+func MappingLimits(s *sluicev1.IndexSettings) mapping.Limits {
+	return mapping.Limits{TotalFields: int(s.GetMappingTotalFieldsLimit()), Depth: int(s.GetMappingDepthLimit()),
+		FieldNameLength: int(s.GetMappingFieldNameLengthLimit())}
+}
+
 // SameMapping reports whether two mappings index documents alike: equal in
 // the canonical form MappingToProto gives (defaults filled, fields sorted),
 // however they were declared. A segment copy needs it of its source and

@@ -15,7 +15,16 @@
 //
 // Validation follows Elasticsearch where Sluice has the same concept: index
 // and alias names, shard and routing shard counts (routing shards a
-// multiple of shards), no replicas until replication exists, and mappings
-// (types, analyzers, a field may not be both a leaf and an object; a mapping
-// update may add fields but not change them).
+// multiple of shards), no replicas until replication exists, dynamic
+// settings (refresh_interval at least 100 ms unless off, which
+// Elasticsearch does not bound), and mappings (types, analyzers, a field
+// may not be both a leaf and an object; a mapping update may add fields but
+// not change them; new fields within the index's mapping limits:
+// index.mapping.total_fields.limit, depth.limit, field_name_length.limit).
+// Dynamic mapping updates from nodes pass the same checks, so two shards
+// racing to add one field with two types, or fields past a limit, meet in
+// one transaction and the later loses. An error about one field names it
+// (rpc.FieldError). A change larger than one etcd transaction holds is
+// refused as invalid (state.MaxTxnOps, MaxTxnBytes) rather than failing in
+// etcd.
 package metadata

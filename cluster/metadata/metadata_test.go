@@ -3,9 +3,12 @@ package metadata
 import (
 	"context"
 	"errors"
+	"fmt"
+	"math"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"google.golang.org/protobuf/types/known/durationpb"
 
@@ -13,6 +16,7 @@ import (
 
 	"github.com/sluice-search/sluice/cluster/etcdtest"
 	"github.com/sluice-search/sluice/cluster/state"
+	"github.com/sluice-search/sluice/node/engine/mapping"
 	statev1 "github.com/sluice-search/sluice/proto/sluice/state/v1"
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
 )
@@ -68,6 +72,18 @@ func TestNormalizeSettings(t *testing.T) {
 		{"routing not multiple", &sluicev1.IndexSettings{NumberOfShards: 4, NumberOfRoutingShards: 6}, 0, 0, "multiple"},
 		{"replicas", &sluicev1.IndexSettings{NumberOfReplicas: 1}, 0, 0, "number_of_replicas: replication is not supported yet"},
 		{"bad sync interval", &sluicev1.IndexSettings{TranslogSyncInterval: durationpb.New(0)}, 0, 0, "translog_sync_interval"},
+		{"sync interval below the floor", &sluicev1.IndexSettings{TranslogSyncInterval: durationpb.New(time.Millisecond)}, 0, 0, "translog_sync_interval: must be at least 100ms"},
+		{"refresh below the floor", &sluicev1.IndexSettings{RefreshInterval: durationpb.New(time.Nanosecond)}, 0, 0, "refresh_interval: must be at least 100ms, or -1"},
+		{"refresh at the floor", &sluicev1.IndexSettings{RefreshInterval: durationpb.New(100 * time.Millisecond)}, 1, 1, ""},
+		{"refresh off", &sluicev1.IndexSettings{RefreshInterval: durationpb.New(-time.Millisecond)}, 1, 1, ""},
+		{"refresh off with 0", &sluicev1.IndexSettings{RefreshInterval: durationpb.New(0)}, 1, 1, ""},
+		{"negative buffer", &sluicev1.IndexSettings{IndexingBufferBytes: -1}, 0, 0, "indexing_buffer_bytes"},
+		{"huge buffer", &sluicev1.IndexSettings{IndexingBufferBytes: 1 << 40}, 0, 0, "indexing_buffer_bytes"},
+		{"NaN merge rate", &sluicev1.IndexSettings{MergeMaxMbPerSec: math.NaN()}, 0, 0, "merge_max_mb_per_sec"},
+		{"unknown durability", &sluicev1.IndexSettings{TranslogDurability: 7}, 0, 0, "translog_durability: unknown value 7"},
+		{"negative fields limit", &sluicev1.IndexSettings{MappingTotalFieldsLimit: -1}, 0, 0, "mapping_total_fields_limit"},
+		{"depth limit too large", &sluicev1.IndexSettings{MappingDepthLimit: 101}, 0, 0, "mapping_depth_limit"},
+		{"limits", &sluicev1.IndexSettings{MappingTotalFieldsLimit: 5000, MappingDepthLimit: 50, MappingFieldNameLengthLimit: 1000}, 1, 1, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -113,10 +129,14 @@ func TestValidateMapping(t *testing.T) {
 		{"metadata field", map[string]*sluicev1.FieldMapping{"_id": field(keyword)}, "field [_id]"},
 		{"empty segment", map[string]*sluicev1.FieldMapping{"a..b": field(keyword)}, "field [a..b]"},
 		{"leaf and object", map[string]*sluicev1.FieldMapping{"a": field(keyword), "a-z": field(keyword), "a.b": field(long)}, "field [a]: cannot be both"},
+		{"depth at the limit", map[string]*sluicev1.FieldMapping{"a.b.c": field(long)}, ""},
+		{"past the depth limit", map[string]*sluicev1.FieldMapping{"a.b.c.d": field(long)}, "field [a.b.c.d]: limit of mapping depth [3]"},
+		{"name past the length limit", map[string]*sluicev1.FieldMapping{"abcdefghijk": field(long)}, "field [abcdefghijk]: field name is 11 bytes long"},
+		{"fields and objects past the total", map[string]*sluicev1.FieldMapping{"a.x": field(long), "a.y": field(long), "b.x": field(long)}, "limit of total fields [4]"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := ValidateMapping(&sluicev1.Mapping{Properties: tt.props})
+			err := ValidateMapping(&sluicev1.Mapping{Properties: tt.props}, mapping.Limits{TotalFields: 4, Depth: 3, FieldNameLength: 10})
 			if tt.want == "" {
 				if err != nil {
 					t.Fatal(err)
@@ -145,10 +165,13 @@ func TestMergeMapping(t *testing.T) {
 		{"analyzer change", map[string]*sluicev1.FieldMapping{"title": {Type: text, Analyzer: "cjk"}}, 0, "field [title]: cannot change [analyzer]"},
 		{"index change", map[string]*sluicev1.FieldMapping{"n": {Type: long, Index: &no}}, 0, "field [n]: cannot change [index]"},
 		{"object over leaf", map[string]*sluicev1.FieldMapping{"n.x": field(long)}, 0, "field [n]"},
+		{"up to the total", map[string]*sluicev1.FieldMapping{"a": field(long), "b": field(long)}, 4, ""},
+		{"past the total", map[string]*sluicev1.FieldMapping{"a": field(long), "b": field(long), "c": field(long)}, 0, "limit of total fields [4] has been exceeded while adding 3 new fields"},
+		{"past the depth", map[string]*sluicev1.FieldMapping{"a.b.c": field(long)}, 0, "field [a.b.c]: limit of mapping depth [2]"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := MergeMapping(cur, &sluicev1.Mapping{Properties: tt.update})
+			got, err := MergeMapping(cur, &sluicev1.Mapping{Properties: tt.update}, mapping.Limits{TotalFields: 4, Depth: 2})
 			if tt.want != "" {
 				if !errors.Is(err, state.ErrInvalid) || !strings.Contains(err.Error(), tt.want) {
 					t.Fatalf("err = %v, want %q", err, tt.want)
@@ -165,6 +188,16 @@ func TestMergeMapping(t *testing.T) {
 	}
 	if len(cur.Properties) != 2 {
 		t.Error("MergeMapping changed its input")
+	}
+	// A mapping past a lowered limit takes updates that add nothing.
+	if _, err := MergeMapping(cur, &sluicev1.Mapping{Properties: map[string]*sluicev1.FieldMapping{"n": field(long)}}, mapping.Limits{TotalFields: 1}); err != nil {
+		t.Fatal(err)
+	}
+	// The conflict names its field.
+	_, err := MergeMapping(cur, &sluicev1.Mapping{Properties: map[string]*sluicev1.FieldMapping{"n": field(text)}}, mapping.Limits{})
+	var fe interface{ ErrorField() string }
+	if !errors.As(err, &fe) || fe.ErrorField() != "n" {
+		t.Fatalf("conflict does not name its field: %v", err)
 	}
 }
 
@@ -377,5 +410,53 @@ func TestCreateColocated(t *testing.T) {
 		if sh.NodeId != want || sh.State != sluicev1.ShardState_SHARD_STATE_INITIALIZING || sh.AllocationId == "" {
 			t.Errorf("dest shard %d: %v, want on %s", i, sh, want)
 		}
+	}
+}
+
+// TestMergeSettingsChecksWhatChanges: an index stored before a rule (a
+// 1ns refresh) can still change its other settings; the rule holds for
+// what an update sets.
+func TestMergeSettingsChecksWhatChanges(t *testing.T) {
+	old := &sluicev1.IndexSettings{NumberOfShards: 1, RefreshInterval: durationpb.New(time.Nanosecond)}
+	got, err := MergeSettings(old, &sluicev1.IndexSettings{TranslogDurability: sluicev1.TranslogDurability_TRANSLOG_DURABILITY_ASYNC,
+		MappingTotalFieldsLimit: 2000})
+	if err != nil || got.MappingTotalFieldsLimit != 2000 || got.TranslogDurability != sluicev1.TranslogDurability_TRANSLOG_DURABILITY_ASYNC {
+		t.Fatalf("%v %v", got, err)
+	}
+	_, err = MergeSettings(old, &sluicev1.IndexSettings{RefreshInterval: durationpb.New(time.Millisecond)})
+	var fe interface{ ErrorField() string }
+	if !errors.As(err, &fe) || fe.ErrorField() != "refresh_interval" || !errors.Is(err, state.ErrInvalid) {
+		t.Fatalf("1ms refresh: %v", err)
+	}
+}
+
+// TestTooLargeForOneTransaction: changes beyond what etcd takes in one
+// transaction are refused as invalid requests, not sent to fail there:
+// too many alias actions, a mapping record too large.
+func TestTooLargeForOneTransaction(t *testing.T) {
+	s := newService(t)
+	ctx := context.Background()
+	create(t, s, "v1", 1)
+	var actions []*sluicev1.AliasAction
+	for i := range 100 {
+		actions = append(actions, &sluicev1.AliasAction{Type: sluicev1.AliasActionType_ALIAS_ACTION_TYPE_ADD,
+			Alias: fmt.Sprintf("a%d", i), Index: "v1"})
+	}
+	if err := s.UpdateAliases(ctx, actions); !errors.Is(err, state.ErrInvalid) || !strings.Contains(err.Error(), "smaller parts") {
+		t.Fatalf("100 alias actions: %v", err)
+	}
+	if err := s.UpdateAliases(ctx, actions[:40]); err != nil {
+		t.Fatalf("40 alias actions: %v", err)
+	}
+	_, err := s.UpdateSettings(ctx, "v1", &sluicev1.IndexSettings{MappingTotalFieldsLimit: 100000, MappingFieldNameLengthLimit: 10000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	props := map[string]*sluicev1.FieldMapping{}
+	for i := range 5000 {
+		props[fmt.Sprintf("%s%d", strings.Repeat("f", 200), i)] = field(long)
+	}
+	if _, err := s.PutMapping(ctx, "v1", &sluicev1.Mapping{Properties: props}); !errors.Is(err, state.ErrInvalid) || !strings.Contains(err.Error(), "bytes of cluster state") {
+		t.Fatalf("a 1.3 MB mapping: %v", err)
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/sluice-search/sluice/cluster/state"
 	statev1 "github.com/sluice-search/sluice/proto/sluice/state/v1"
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
+	"github.com/sluice-search/sluice/querydsl"
 )
 
 // Service is the metadata API over a cluster's etcd state.
@@ -32,7 +33,7 @@ type Service struct {
 
 // New returns a Service over store.
 func New(store *state.Store) *Service {
-	return &Service{Store: store, Now: time.Now, NewID: uuid.NewString, MaxTxnOps: 128}
+	return &Service{Store: store, Now: time.Now, NewID: uuid.NewString, MaxTxnOps: state.MaxTxnOps}
 }
 
 // CreateOptions are creation options beyond the public request.
@@ -57,7 +58,7 @@ func (s *Service) CreateIndex(ctx context.Context, req *sluicev1.CreateIndexRequ
 	if err != nil {
 		return nil, err
 	}
-	if err := ValidateMapping(req.GetMapping()); err != nil {
+	if err := ValidateMapping(req.GetMapping(), querydsl.MappingLimits(settings)); err != nil {
 		return nil, err
 	}
 	for _, a := range req.GetAliases() {
@@ -342,7 +343,7 @@ func (s *Service) UpdateSettings(ctx context.Context, name string, update *sluic
 // updates: a racing update of the same field with another type loses.
 func (s *Service) PutMapping(ctx context.Context, name string, update *sluicev1.Mapping) (*sluicev1.IndexInfo, error) {
 	return s.updateIndex(ctx, name, func(m *statev1.Index) error {
-		merged, err := MergeMapping(m.GetMapping(), update)
+		merged, err := MergeMapping(m.GetMapping(), update, querydsl.MappingLimits(m.GetSettings()))
 		if err != nil {
 			return err
 		}

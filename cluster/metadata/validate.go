@@ -3,8 +3,10 @@ package metadata
 import (
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"strings"
+	"time"
 
 	"google.golang.org/protobuf/proto"
 
@@ -12,6 +14,7 @@ import (
 	"github.com/sluice-search/sluice/cluster/state"
 	"github.com/sluice-search/sluice/node/engine/analysis"
 	"github.com/sluice-search/sluice/node/engine/document"
+	"github.com/sluice-search/sluice/node/engine/mapping"
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
 )
 
@@ -69,15 +72,49 @@ func NormalizeSettings(in *sluicev1.IndexSettings) (*sluicev1.IndexSettings, err
 	return s, nil
 }
 
+// MinRefreshInterval is the shortest periodic refresh an index may have.
+// Elasticsearch has no floor, but counts the interval in whole
+// milliseconds, so "1ns" there turns refresh off; here it made a node burn
+// most of a core refreshing a ten-document index. 100 ms is also
+// Elasticsearch's floor for the translog sync interval.
+const MinRefreshInterval = 100 * time.Millisecond
+
+// MaxIndexingBufferBytes bounds a shard's indexing buffer: Lucene refuses
+// a per-thread buffer of 2 GiB or more (IndexWriterConfig).
+const MaxIndexingBufferBytes = 2 << 30
+
+// validateDynamic checks the dynamic settings update sets (all of them at
+// creation). Only what is set is checked, so an index created before a
+// rule (a 1ns refresh) can still change its other settings.
 func validateDynamic(s *sluicev1.IndexSettings) error {
-	if d := s.GetTranslogSyncInterval(); d != nil && d.AsDuration() <= 0 {
-		return invalid("translog_sync_interval: must be positive, got %v", d.AsDuration())
+	if d := s.GetRefreshInterval(); d != nil {
+		if iv := d.AsDuration(); iv > 0 && iv < MinRefreshInterval {
+			return state.InvalidFieldf("refresh_interval", "refresh_interval: must be at least %v, or -1 to refresh only when asked; got %v", MinRefreshInterval, iv)
+		}
 	}
-	if s.GetIndexingBufferBytes() < 0 {
-		return invalid("indexing_buffer_bytes: must be >= 0, got %d", s.GetIndexingBufferBytes())
+	if d := s.GetTranslogSyncInterval(); d != nil && d.AsDuration() < MinRefreshInterval {
+		return state.InvalidFieldf("translog_sync_interval", "translog_sync_interval: must be at least %v, got %v", MinRefreshInterval, d.AsDuration())
+	}
+	if n := s.GetIndexingBufferBytes(); n < 0 || n > MaxIndexingBufferBytes {
+		return state.InvalidFieldf("indexing_buffer_bytes", "indexing_buffer_bytes: must be between 0 (the node's default) and %d, got %d", int64(MaxIndexingBufferBytes), n)
 	}
 	if _, ok := sluicev1.TranslogDurability_name[int32(s.GetTranslogDurability())]; !ok {
-		return invalid("translog_durability: unknown value %d", s.GetTranslogDurability())
+		return state.InvalidFieldf("translog_durability", "translog_durability: unknown value %d", s.GetTranslogDurability())
+	}
+	if f := s.GetMergeMaxMbPerSec(); math.IsNaN(f) || math.IsInf(f, 0) {
+		return state.InvalidFieldf("merge_max_mb_per_sec", "merge_max_mb_per_sec: must be a finite number, got %v", f)
+	}
+	for _, l := range []struct {
+		field    string
+		n, limit int32
+	}{
+		{"mapping_total_fields_limit", s.GetMappingTotalFieldsLimit(), math.MaxInt32},
+		{"mapping_depth_limit", s.GetMappingDepthLimit(), mapping.MaxDepthLimit},
+		{"mapping_field_name_length_limit", s.GetMappingFieldNameLengthLimit(), math.MaxInt32},
+	} {
+		if l.n < 0 || l.n > l.limit {
+			return state.InvalidFieldf(l.field, "%s: must be between 0 (the default) and %d, got %d", l.field, l.limit, l.n)
+		}
 	}
 	return nil
 }
@@ -114,7 +151,16 @@ func MergeSettings(current, update *sluicev1.IndexSettings) (*sluicev1.IndexSett
 	if update.GetIndexingBufferBytes() != 0 {
 		out.IndexingBufferBytes = update.GetIndexingBufferBytes()
 	}
-	if err := validateDynamic(out); err != nil {
+	if update.GetMappingTotalFieldsLimit() != 0 {
+		out.MappingTotalFieldsLimit = update.GetMappingTotalFieldsLimit()
+	}
+	if update.GetMappingDepthLimit() != 0 {
+		out.MappingDepthLimit = update.GetMappingDepthLimit()
+	}
+	if update.GetMappingFieldNameLengthLimit() != 0 {
+		out.MappingFieldNameLengthLimit = update.GetMappingFieldNameLengthLimit()
+	}
+	if err := validateDynamic(update); err != nil {
 		return nil, err
 	}
 	return out, nil
@@ -123,20 +169,24 @@ func MergeSettings(current, update *sluicev1.IndexSettings) (*sluicev1.IndexSett
 // metadataFields are the names a mapping must not define.
 var metadataFields = []string{"_id", "_source", "_routing", "_index", "_seq_no", "_version"}
 
-// ValidateMapping checks a mapping: field names, types, analyzers, and that
-// no field is both a leaf and an object ("a" and "a.b").
-func ValidateMapping(m *sluicev1.Mapping) error {
+// ValidateMapping checks a mapping: field names, types, analyzers, that no
+// field is both a leaf and an object ("a" and "a.b"), and the index's
+// mapping limits.
+func ValidateMapping(m *sluicev1.Mapping, limits mapping.Limits) error {
 	if m == nil {
 		return nil
 	}
 	if _, ok := sluicev1.DynamicMapping_name[int32(m.GetDynamic())]; !ok {
-		return invalid("mapping: dynamic: unknown value %d", m.GetDynamic())
+		return state.InvalidFieldf("dynamic", "mapping: dynamic: unknown value %d", m.GetDynamic())
 	}
 	names := slices.Sorted(maps.Keys(m.GetProperties()))
 	for _, name := range names {
-		if err := validateField(name, m.GetProperties()[name]); err != nil {
+		if err := validateField(name, m.GetProperties()[name], limits); err != nil {
 			return err
 		}
+	}
+	if err := checkTotal(names, len(names), limits); err != nil {
+		return err
 	}
 	// Sorted, "a" comes right before "a.b..." if both exist ("a-b" sorts
 	// between them, so check every later name with the prefix).
@@ -146,16 +196,33 @@ func ValidateMapping(m *sluicev1.Mapping) error {
 				break
 			}
 			if strings.HasPrefix(later, name+".") {
-				return invalid("mapping: field [%s]: cannot be both a field and an object (field [%s])", name, later)
+				return state.InvalidFieldf(name, "mapping: field [%s]: cannot be both a field and an object (field [%s])", name, later)
 			}
 		}
 	}
 	return nil
 }
 
-func validateField(name string, f *sluicev1.FieldMapping) error {
+// checkTotal checks the fields of a mapping (sorted) and the objects their
+// paths imply against the total fields limit, added of them being new.
+func checkTotal(names []string, added int, limits mapping.Limits) error {
+	objects := map[string]bool{}
+	for _, name := range names {
+		for i := range len(name) {
+			if name[i] == '.' {
+				objects[name[:i]] = true
+			}
+		}
+	}
+	if err := limits.CheckTotal(len(names)+len(objects), added, ""); err != nil {
+		return state.InvalidFieldf("", "mapping: %s", err.(*mapping.FieldError).Reason)
+	}
+	return nil
+}
+
+func validateField(name string, f *sluicev1.FieldMapping, limits mapping.Limits) error {
 	bad := func(format string, args ...any) error {
-		return invalid("mapping: field [%s]: %s", name, fmt.Sprintf(format, args...))
+		return state.InvalidFieldf(name, "mapping: field [%s]: %s", name, fmt.Sprintf(format, args...))
 	}
 	switch {
 	case strings.TrimSpace(name) == "":
@@ -164,6 +231,9 @@ func validateField(name string, f *sluicev1.FieldMapping) error {
 		return bad("is a metadata field and cannot be mapped")
 	case name[0] == '.' || name[len(name)-1] == '.' || strings.Contains(name, ".."):
 		return bad("field name must not contain an empty path segment")
+	}
+	if err := limits.CheckName(name, false); err != nil {
+		return bad("%s", err.(*mapping.FieldError).Reason)
 	}
 	if f.GetType() == sluicev1.FieldType_FIELD_TYPE_UNSPECIFIED {
 		return bad("type is required")
@@ -227,12 +297,15 @@ func effectiveField(f *sluicev1.FieldMapping) effective {
 // MergeMapping adds update's fields to current, as Elasticsearch's
 // put-mapping does: new fields are added, identical ones kept, a changed
 // field is a conflict naming it; a dynamic setting in update replaces
-// current's. Neither argument is changed.
-func MergeMapping(current, update *sluicev1.Mapping) (*sluicev1.Mapping, error) {
-	if err := ValidateMapping(update); err != nil {
+// current's. New fields are held to the index's limits (a mapping already
+// past a lowered limit only refuses additions). Neither argument is
+// changed.
+func MergeMapping(current, update *sluicev1.Mapping, limits mapping.Limits) (*sluicev1.Mapping, error) {
+	if err := ValidateMapping(update, mapping.Limits{TotalFields: math.MaxInt32, Depth: limits.Depth, FieldNameLength: limits.FieldNameLength}); err != nil {
 		return nil, err
 	}
 	out := &sluicev1.Mapping{Properties: map[string]*sluicev1.FieldMapping{}, Dynamic: current.GetDynamic()}
+	added := 0
 	for name, f := range current.GetProperties() {
 		out.Properties[name] = proto.Clone(f).(*sluicev1.FieldMapping)
 	}
@@ -241,17 +314,23 @@ func MergeMapping(current, update *sluicev1.Mapping) (*sluicev1.Mapping, error) 
 		if old, ok := out.Properties[name]; ok {
 			o, n := effectiveField(old), effectiveField(uf)
 			if o != n {
-				return nil, invalid("mapping conflict: field [%s]: %s", name, describeConflict(o, n))
+				return nil, state.InvalidFieldf(name, "mapping conflict: field [%s]: %s", name, describeConflict(o, n))
 			}
 			continue
 		}
 		out.Properties[name] = proto.Clone(uf).(*sluicev1.FieldMapping)
+		added++
 	}
 	if update.GetDynamic() != sluicev1.DynamicMapping_DYNAMIC_MAPPING_UNSPECIFIED {
 		out.Dynamic = update.GetDynamic()
 	}
-	if err := ValidateMapping(out); err != nil {
+	if err := ValidateMapping(out, mapping.Limits{TotalFields: math.MaxInt32, Depth: math.MaxInt32, FieldNameLength: math.MaxInt32}); err != nil {
 		return nil, fmt.Errorf("mapping conflict: %w", err)
+	}
+	if added > 0 {
+		if err := checkTotal(slices.Sorted(maps.Keys(out.Properties)), added, limits); err != nil {
+			return nil, err
+		}
 	}
 	return out, nil
 }

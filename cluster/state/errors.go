@@ -41,10 +41,10 @@ func Invalidf(format string, args ...any) error {
 	return &kindError{kind: ErrInvalid, msg: fmt.Sprintf(format, args...)}
 }
 
-// InvalidFieldf returns an ErrInvalid error about a request field: the
-// message starts with the field.
+// InvalidFieldf returns an ErrInvalid error about a request field, which
+// it names (ErrorField); the message is as formatted.
 func InvalidFieldf(field, format string, args ...any) error {
-	return &kindError{kind: ErrInvalid, msg: field + ": " + fmt.Sprintf(format, args...), field: field}
+	return &kindError{kind: ErrInvalid, msg: fmt.Sprintf(format, args...), field: field}
 }
 
 // NotFoundf returns an ErrNotFound error with the formatted message.

@@ -35,11 +35,21 @@ func (s *Store) Load(ctx context.Context) (*Snapshot, error) {
 	return decode(s.Keys, resp.Header.Revision, resp.Kvs)
 }
 
+// What etcd takes in one transaction, at its defaults (--max-txn-ops,
+// --max-request-bytes 1.5 MiB, of which the keys, guards and framing take
+// some). Commit refuses a transaction beyond them as ErrInvalid — a
+// request too large to apply, not an etcd failure.
+const (
+	MaxTxnOps   = 128
+	MaxTxnBytes = 1 << 20
+)
+
 // Txn collects the guards and writes of one etcd transaction.
 type Txn struct {
-	cmps []clientv3.Cmp
-	ops  []clientv3.Op
-	err  error
+	cmps  []clientv3.Cmp
+	ops   []clientv3.Op
+	bytes int // of the keys and values written
+	err   error
 }
 
 // Unchanged guards that key still has the mod revision it was read with
@@ -66,6 +76,7 @@ func (t *Txn) Put(key string, m proto.Message, opts ...clientv3.OpOption) {
 		return
 	}
 	t.ops = append(t.ops, clientv3.OpPut(key, v, opts...))
+	t.bytes += len(key) + len(v)
 }
 
 // Delete deletes a key.
@@ -87,6 +98,14 @@ func (s *Store) Commit(ctx context.Context, t *Txn) error {
 	}
 	if t.Empty() {
 		return nil
+	}
+	switch {
+	case len(t.cmps) > MaxTxnOps || len(t.ops) > MaxTxnOps:
+		return Invalidf("the change takes %d guards and %d writes, more than one cluster state transaction holds (%d each); make it in smaller parts",
+			len(t.cmps), len(t.ops), MaxTxnOps)
+	case t.bytes > MaxTxnBytes:
+		return Invalidf("the change writes %d bytes of cluster state, more than one transaction holds (%d); a mapping this large needs fewer or shorter fields",
+			t.bytes, MaxTxnBytes)
 	}
 	resp, err := s.Client.Txn(ctx).If(t.cmps...).Then(t.ops...).Commit()
 	if err != nil {
