@@ -169,7 +169,10 @@ func New(cfg Config) (*Coordinator, error) {
 	c.allocator = allocator.New(allocator.Config{Store: c.store, Cache: c.cache, ID: cfg.ID,
 		SessionTTL: cfg.AllocatorSessionTTL, Logger: cfg.Logger.With("component", "allocator")})
 	c.grpc = rpc.NewServer(rpc.Options{Logger: cfg.Logger, Metrics: cfg.Metrics, Errors: errs,
-		MaxRecvMessageBytes: int(dopts.MaxRequestBytes()), Admit: c.admit})
+		MaxRecvMessageBytes: int(dopts.MaxRequestBytes()), Admit: c.admit,
+		// A bulk item's action is checked with the item (datapath), so a
+		// bad one fails alone.
+		Enums: rpc.NewEnumCheck("sluice.v1.BulkItem.action")})
 	c.server = server.New(server.Config{
 		Metadata: md, Cache: c.cache, Data: c.data, Tasks: c.tasks,
 		Leader: func(ctx context.Context) (string, error) { return allocator.Leader(ctx, c.etcd, c.store.Keys) },

@@ -178,24 +178,36 @@ func invalidUTF8InEntry(fd protoreflect.FieldDescriptor, entry []byte, path stri
 	return ""
 }
 
-// unaryMalformed and streamMalformed answer a malformed request with its
-// error, before the handler sees it.
-func unaryMalformed(ctx context.Context, req any, _ *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
-	if err := malformed(req); err != nil {
-		return nil, err
+// requestChecks answer a request that did not decode (codec.go) and, with
+// enums, one holding an undeclared enum number, before the handler sees it.
+func requestChecks(enums *EnumCheck) (grpc.UnaryServerInterceptor, grpc.StreamServerInterceptor) {
+	check := func(m any) error {
+		if err := malformed(m); err != nil || enums == nil {
+			return err
+		}
+		pm, _ := m.(proto.Message)
+		return enums.Check(pm)
 	}
-	return h(ctx, req)
+	unary := func(ctx context.Context, req any, _ *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+		if err := check(req); err != nil {
+			return nil, err
+		}
+		return h(ctx, req)
+	}
+	stream := func(srv any, ss grpc.ServerStream, _ *grpc.StreamServerInfo, h grpc.StreamHandler) error {
+		return h(srv, checkedStream{ss, check})
+	}
+	return unary, stream
 }
 
-func streamMalformed(srv any, ss grpc.ServerStream, _ *grpc.StreamServerInfo, h grpc.StreamHandler) error {
-	return h(srv, malformedStream{ss})
+type checkedStream struct {
+	grpc.ServerStream
+	check func(any) error
 }
 
-type malformedStream struct{ grpc.ServerStream }
-
-func (s malformedStream) RecvMsg(m any) error {
+func (s checkedStream) RecvMsg(m any) error {
 	if err := s.ServerStream.RecvMsg(m); err != nil {
 		return err
 	}
-	return malformed(m)
+	return s.check(m)
 }

@@ -10,6 +10,8 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/types/dynamicpb"
 
 	nodev1 "github.com/sluice-search/sluice/proto/sluice/node/v1"
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
@@ -121,4 +123,30 @@ func TestInvalidUTF8Path(t *testing.T) {
 			t.Errorf("invalidUTF8 = %q, want %q", got, tt.want)
 		}
 	}
+}
+
+// FuzzInvalidUTF8: the walk that names a bad string never panics on any
+// bytes, and names nothing in bytes that decode.
+func FuzzInvalidUTF8(f *testing.F) {
+	bad := []byte("ab\xffc")
+	for _, b := range [][]byte{
+		append(field(3, field(3, []byte("ok"))), field(3, field(3, bad))...),
+		field(1, append(field(1, []byte("title")), field(2, field(2, bad))...)),
+		{0xff, 0xff}, field(2, field(2, field(1, bad))),
+	} {
+		f.Add(b)
+	}
+	mds := []protoreflect.MessageDescriptor{(&nodev1.ShardBulkRequest{}).ProtoReflect().Descriptor(),
+		(&sluicev1.CreateIndexRequest{}).ProtoReflect().Descriptor(), (&sluicev1.SearchRequest{}).ProtoReflect().Descriptor()}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		for _, md := range mds {
+			path := invalidUTF8(md, b, "", 0)
+			if path == "" {
+				continue
+			}
+			if proto.Unmarshal(b, dynamicpb.NewMessage(md)) == nil {
+				t.Fatalf("named %s in bytes that decode", path)
+			}
+		}
+	})
 }

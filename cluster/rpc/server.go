@@ -53,6 +53,10 @@ type Options struct {
 	// becomes a status through it. Nil has no rules (INTERNAL, but for
 	// contexts and relayed statuses).
 	Errors *Errors
+	// Enums, if set, refuses requests holding an enum number their enum
+	// does not declare, as INVALID_ARGUMENT naming the field: a public
+	// server's, whose clients are not Sluice's own.
+	Enums *EnumCheck
 	// Admit, if set, sees each call before any of its messages is read:
 	// an error refuses the call with the error's status (through Errors);
 	// the context it returns is the call's, and ends with the call.
@@ -93,8 +97,9 @@ func NewServer(o Options) *Server {
 	}
 	l := &callLogger{log: o.Logger, slow: o.SlowCall}
 	// The error table innermost: the logger and metrics see the codes.
-	unary := []grpc.UnaryServerInterceptor{l.unary, recoverUnary(o.Logger), o.Errors.unary, unaryMalformed}
-	stream := []grpc.StreamServerInterceptor{l.stream, recoverStream(o.Logger), o.Errors.stream, streamMalformed}
+	checkUnary, checkStream := requestChecks(o.Enums)
+	unary := []grpc.UnaryServerInterceptor{l.unary, recoverUnary(o.Logger), o.Errors.unary, checkUnary}
+	stream := []grpc.StreamServerInterceptor{l.stream, recoverStream(o.Logger), o.Errors.stream, checkStream}
 	if o.Metrics != nil {
 		// Outermost, so a recovered panic is counted with its INTERNAL code.
 		unary = append([]grpc.UnaryServerInterceptor{o.Metrics.UnaryServerInterceptor()}, unary...)
