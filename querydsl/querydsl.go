@@ -43,12 +43,21 @@ func invalid(field, format string, args ...any) error {
 	return &Error{Field: field, Reason: fmt.Sprintf(format, args...)}
 }
 
-// maxClauses bounds the number of clauses of one bool query and terms of one
-// terms query (Elasticsearch's indices.query.bool.max_clause_count).
-const maxClauses = 4096
-
-// maxDepth bounds bool nesting, so a hostile query cannot exhaust the stack.
-const maxDepth = 32
+// The query limits, Elasticsearch's (8.x) defaults:
+const (
+	// MaxClauses bounds the clauses of a whole query: every query in it,
+	// and every term a match query analyses to (Elasticsearch's
+	// indices.query.bool.max_clause_count, which counts the rewritten
+	// Lucene query tree).
+	MaxClauses = 4096
+	// MaxDepth bounds how deep queries nest in bool queries
+	// (indices.query.bool.max_nested_depth), so a hostile query cannot
+	// exhaust the stack.
+	MaxDepth = 30
+	// MaxTerms bounds the values of one terms or ids query, which count as
+	// one clause (index.max_terms_count).
+	MaxTerms = 65536
+)
 
 // Compiler translates queries against one mapping. It is cheap to build and
 // safe for concurrent use.
@@ -57,6 +66,8 @@ type Compiler struct {
 	// Strict rejects fields the mapping does not have; otherwise they match
 	// nothing.
 	Strict bool
+
+	clauses *int // counted by one Compile
 }
 
 // Compile translates q; nil (or a Query with no kind set) matches all.
@@ -64,15 +75,27 @@ func (c Compiler) Compile(q *sluicev1.Query) (search.Query, error) {
 	if c.Mapping == nil {
 		return nil, invalid("", "no mapping")
 	}
+	c.clauses = new(int)
 	return c.compile(q, 0)
 }
 
+// count adds n clauses to the query's count.
+func (c Compiler) count(n int) error {
+	if *c.clauses += n; *c.clauses > MaxClauses {
+		return invalid("", "the query has more than %d clauses (queries, and the terms match queries analyse to)", MaxClauses)
+	}
+	return nil
+}
+
 func (c Compiler) compile(q *sluicev1.Query, depth int) (search.Query, error) {
-	if depth > maxDepth {
-		return nil, invalid("", "queries nest deeper than %d levels", maxDepth)
+	if depth > MaxDepth {
+		return nil, invalid("", "queries nest deeper than %d levels in bool queries", MaxDepth)
 	}
 	if q == nil {
 		return &search.MatchAllQuery{}, nil
+	}
+	if err := c.count(1); err != nil {
+		return nil, err
 	}
 	switch k := q.Kind.(type) {
 	case nil:
@@ -93,8 +116,8 @@ func (c Compiler) compile(q *sluicev1.Query, depth int) (search.Query, error) {
 		return c.phrase(k.Phrase)
 	case *sluicev1.Query_Ids:
 		ids := k.Ids.GetValues()
-		if len(ids) > maxClauses {
-			return nil, invalid("_id", "%d ids exceed the limit of %d", len(ids), maxClauses)
+		if len(ids) > MaxTerms {
+			return nil, invalid("_id", "%d ids exceed the limit of %d", len(ids), MaxTerms)
 		}
 		terms := make([][]byte, len(ids))
 		for i, id := range ids {
@@ -165,6 +188,10 @@ func (c Compiler) match(m *sluicev1.MatchQuery) (search.Query, error) {
 			terms = append(terms, t.Term)
 		}
 	}
+	// Each term beyond the first is a clause of the rewritten query.
+	if err := c.count(max(0, len(terms)-1)); err != nil {
+		return nil, err
+	}
 	op := search.OperatorOr
 	if m.GetOperator() == sluicev1.MatchOperator_MATCH_OPERATOR_AND {
 		op = search.OperatorAnd
@@ -228,8 +255,8 @@ func (c Compiler) terms(t *sluicev1.TermsQuery) (search.Query, error) {
 	if !ok {
 		return matchNone(err)
 	}
-	if len(t.GetValues()) > maxClauses {
-		return nil, invalid(t.Field, "%d terms exceed the limit of %d", len(t.GetValues()), maxClauses)
+	if len(t.GetValues()) > MaxTerms {
+		return nil, invalid(t.Field, "%d terms exceed the limit of %d", len(t.GetValues()), MaxTerms)
 	}
 	terms := make([][]byte, len(t.GetValues()))
 	for i, v := range t.GetValues() {
@@ -242,8 +269,8 @@ func (c Compiler) terms(t *sluicev1.TermsQuery) (search.Query, error) {
 
 func (c Compiler) boolean(b *sluicev1.BoolQuery, depth int) (search.Query, error) {
 	n := len(b.GetMust()) + len(b.GetShould()) + len(b.GetMustNot()) + len(b.GetFilter())
-	if n > maxClauses {
-		return nil, invalid("", "bool query has %d clauses, more than %d", n, maxClauses)
+	if n > MaxClauses {
+		return nil, invalid("", "the query has more than %d clauses (queries, and the terms match queries analyse to)", MaxClauses)
 	}
 	var (
 		out search.BooleanQuery

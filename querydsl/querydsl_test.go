@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/sluice-search/sluice/node/engine"
@@ -314,4 +315,134 @@ func TestSameMapping(t *testing.T) {
 			t.Errorf("%s: SameMapping = %v, want %v", tc.name, got, tc.want)
 		}
 	}
+}
+
+// nest wraps q in n bool queries.
+func nest(q *sluicev1.Query, n int) *sluicev1.Query {
+	for range n {
+		q = boolQ(&sluicev1.BoolQuery{Must: []*sluicev1.Query{q}})
+	}
+	return q
+}
+
+// TestQueryLimits: Elasticsearch's query limits, with the boundary on
+// each side: nesting (max_nested_depth 30), clauses of the whole query
+// (max_clause_count 4096, match terms included) and terms of one terms or
+// ids query (max_terms_count 65,536).
+func TestQueryLimits(t *testing.T) {
+	c := querydsl.Compiler{Mapping: testMapping(t), Strict: true}
+	leaf := term("tag", str("a"))
+	flat := func(n int) *sluicev1.Query {
+		b := &sluicev1.BoolQuery{}
+		for range n {
+			b.Should = append(b.Should, leaf)
+		}
+		return boolQ(b)
+	}
+	words := func(n int) string {
+		var b []byte
+		for i := range n {
+			b = fmt.Appendf(b, "w%d ", i)
+		}
+		return string(b)
+	}
+	values := func(n int) []*sluicev1.FieldValue {
+		out := make([]*sluicev1.FieldValue, n)
+		for i := range out {
+			out[i] = str(fmt.Sprint(i))
+		}
+		return out
+	}
+	ids := func(n int) []string {
+		out := make([]string, n)
+		for i := range out {
+			out[i] = fmt.Sprint(i)
+		}
+		return out
+	}
+	// Two bools of 2,100 clauses: each within the limit, together past it.
+	wide := boolQ(&sluicev1.BoolQuery{Must: []*sluicev1.Query{flat(2100), flat(2100)}})
+	for _, tc := range []struct {
+		name string
+		q    *sluicev1.Query
+		want string // "" compiles
+	}{
+		{"30 levels", nest(leaf, 30), ""},
+		{"31 levels", nest(leaf, 31), "deeper than 30"},
+		{"5,000 levels", nest(leaf, 5000), "deeper than 30"},
+		{"4,095 clauses", flat(4095), ""},
+		{"4,096 clauses", flat(4096), "more than 4096 clauses"},
+		{"clauses over the whole tree", wide, "more than 4096 clauses"},
+		{"a match of 4,000 terms", match("title", words(4000)), ""},
+		{"a match of 5,000 terms", match("title", words(5000)), "more than 4096 clauses"},
+		{"65,536 terms", &sluicev1.Query{Kind: &sluicev1.Query_Terms{Terms: &sluicev1.TermsQuery{Field: "tag", Values: values(65536)}}}, ""},
+		{"65,537 terms", &sluicev1.Query{Kind: &sluicev1.Query_Terms{Terms: &sluicev1.TermsQuery{Field: "tag", Values: values(65537)}}}, "exceed the limit of 65536"},
+		{"65,537 ids", &sluicev1.Query{Kind: &sluicev1.Query_Ids{Ids: &sluicev1.IdsQuery{Values: ids(65537)}}}, "exceed the limit of 65536"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := c.Compile(tc.q)
+			if tc.want == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if !errors.Is(err, querydsl.ErrInvalid) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v, want %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// FuzzCompile: whatever protobuf bytes decode to a Query, compiling it
+// either works or fails with a *querydsl.Error — never a panic or another
+// error — and queries past the limits never compile.
+func FuzzCompile(f *testing.F) {
+	for _, q := range []*sluicev1.Query{
+		match("title", "quick brown"), term("n", long(3)), rng("n", &sluicev1.RangeQuery{Gt: long(1), Lte: dbl(9.5)}),
+		boolQ(&sluicev1.BoolQuery{Must: []*sluicev1.Query{match("title", "fox")}, Should: []*sluicev1.Query{term("tag", str("a"))}, MinimumShouldMatch: "1"}),
+		&sluicev1.Query{Kind: &sluicev1.Query_Phrase{Phrase: &sluicev1.PhraseQuery{Field: "title", Query: "brown fox", Slop: 1}}},
+		&sluicev1.Query{Kind: &sluicev1.Query_Ids{Ids: &sluicev1.IdsQuery{Values: []string{"1", "2"}}}},
+		nest(term("ok", str("true")), 29),
+	} {
+		b, err := proto.Marshal(q)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b, true)
+		f.Add(b, false)
+	}
+	m := testMapping(f)
+	f.Fuzz(func(t *testing.T, b []byte, strict bool) {
+		var q sluicev1.Query
+		if proto.Unmarshal(b, &q) != nil {
+			return
+		}
+		_, err := querydsl.Compiler{Mapping: m, Strict: strict}.Compile(&q)
+		if err == nil {
+			if d := depth(&q); d > querydsl.MaxDepth {
+				t.Fatalf("compiled a query %d deep", d)
+			}
+			return
+		}
+		var e *querydsl.Error
+		if !errors.As(err, &e) {
+			t.Fatalf("error is not a *querydsl.Error: %v", err)
+		}
+	})
+}
+
+// depth is how deep queries nest in bool queries.
+func depth(q *sluicev1.Query) int {
+	b := q.GetBool()
+	if b == nil {
+		return 0
+	}
+	d := 0
+	for _, part := range [][]*sluicev1.Query{b.GetMust(), b.GetShould(), b.GetMustNot(), b.GetFilter()} {
+		for _, sub := range part {
+			d = max(d, 1+depth(sub))
+		}
+	}
+	return d
 }
