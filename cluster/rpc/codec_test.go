@@ -13,22 +13,10 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/dynamicpb"
 
+	"github.com/sluice-search/sluice/cluster/rpc/rpctest"
 	nodev1 "github.com/sluice-search/sluice/proto/sluice/node/v1"
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
 )
-
-// rawCodec sends pre-encoded bytes, as a client in another language that
-// does not check UTF-8 might.
-type rawCodec struct{}
-
-func (rawCodec) Marshal(v any) ([]byte, error) {
-	if b, ok := v.([]byte); ok {
-		return b, nil
-	}
-	return proto.Marshal(v.(proto.Message))
-}
-func (rawCodec) Unmarshal(b []byte, v any) error { return proto.Unmarshal(b, v.(proto.Message)) }
-func (rawCodec) Name() string                    { return "proto" }
 
 // okServer answers every call it gets, so a refusal can only come from
 // the decoding.
@@ -81,7 +69,7 @@ func TestMalformedRequestsAreInvalidArgument(t *testing.T) {
 			out := new(nodev1.ShardGetResponse)
 			if tt.method == "/sluice.node.v1.Node/ShardScan" {
 				var s grpc.ClientStream
-				s, err = cc.NewStream(ctx, &grpc.StreamDesc{ServerStreams: true}, tt.method, grpc.ForceCodec(rawCodec{}))
+				s, err = cc.NewStream(ctx, &grpc.StreamDesc{ServerStreams: true}, tt.method, grpc.ForceCodec(rpctest.RawCodec{}))
 				if err == nil {
 					if err = s.SendMsg(tt.req); err == nil {
 						_ = s.CloseSend()
@@ -89,7 +77,7 @@ func TestMalformedRequestsAreInvalidArgument(t *testing.T) {
 					}
 				}
 			} else {
-				err = cc.Invoke(ctx, tt.method, tt.req, out, grpc.ForceCodec(rawCodec{}))
+				err = cc.Invoke(ctx, tt.method, tt.req, out, grpc.ForceCodec(rpctest.RawCodec{}))
 			}
 			st := status.Convert(err)
 			if st.Code() != codes.InvalidArgument {

@@ -131,6 +131,12 @@ func (d *DataPath) routeItem(st *state.Snapshot, name string, it *sluicev1.BulkI
 		}
 		return target{}, nil, err
 	}
+	if err := checkID("_id", it.GetId()); err != nil {
+		return target{}, nil, err
+	}
+	if err := checkID("routing", it.GetRouting()); err != nil {
+		return target{}, nil, err
+	}
 	switch it.GetAction() {
 	case sluicev1.BulkAction_BULK_ACTION_INDEX, sluicev1.BulkAction_BULK_ACTION_CREATE:
 		if len(it.GetSource()) == 0 {
@@ -250,6 +256,12 @@ func (d *DataPath) awaitShard(ctx context.Context, t target, deadline time.Time)
 // Bulk applies a bulk request.
 func (d *DataPath) Bulk(ctx context.Context, req *sluicev1.BulkRequest) (*sluicev1.BulkResponse, error) {
 	start := time.Now()
+	if err := checkTimeout("timeout", req.GetTimeout()); err != nil {
+		return nil, err
+	}
+	if len(req.GetItems()) == 0 {
+		return nil, invalidField("items", "at least one item is required")
+	}
 	timeout := d.opts.BulkTimeout
 	if t := req.GetTimeout(); t != nil && t.AsDuration() > 0 {
 		timeout = t.AsDuration()

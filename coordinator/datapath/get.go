@@ -17,7 +17,13 @@ import (
 // Get reads a document by id.
 func (d *DataPath) Get(ctx context.Context, req *sluicev1.GetRequest) (*sluicev1.GetResponse, error) {
 	if req.GetId() == "" {
-		return nil, invalidf("id is required")
+		return nil, invalidField("id", "is required")
+	}
+	if err := checkID("id", req.GetId()); err != nil {
+		return nil, err
+	}
+	if err := checkID("routing", req.GetRouting()); err != nil {
+		return nil, err
 	}
 	st, err := d.state(ctx)
 	if err != nil {

@@ -17,9 +17,9 @@ import (
 func (d *DataPath) OpenPointInTime(ctx context.Context, req *sluicev1.OpenPointInTimeRequest) (*sluicev1.OpenPointInTimeResponse, error) {
 	ka := req.GetKeepAlive().AsDuration()
 	if ka <= 0 {
-		return nil, invalidf("keep_alive is required and must be positive")
+		return nil, invalidField("keep_alive", "is required and must be positive")
 	}
-	if err := checkKeepAlive("keep_alive", ka); err != nil {
+	if err := checkKeepAlive("keep_alive", req.GetKeepAlive()); err != nil {
 		return nil, err
 	}
 	id, n, err := d.openPIT(ctx, req.GetIndices(), ka)
@@ -27,19 +27,6 @@ func (d *DataPath) OpenPointInTime(ctx context.Context, req *sluicev1.OpenPointI
 		return nil, err
 	}
 	return &sluicev1.OpenPointInTimeResponse{Id: id, Shards: summary(n, nil)}, nil
-}
-
-// MaxKeepAlive bounds a point-in-time's keep-alive (Elasticsearch's
-// search.max_keep_alive default): a forgotten context pins segment files on
-// every shard for as long as it lives.
-const MaxKeepAlive = 24 * time.Hour
-
-// checkKeepAlive rejects a keep-alive above MaxKeepAlive, naming field.
-func checkKeepAlive(field string, ka time.Duration) error {
-	if ka > MaxKeepAlive {
-		return invalidf("%s %v is above the maximum %v; close the point-in-time and open a new one instead", field, ka, MaxKeepAlive)
-	}
-	return nil
 }
 
 // openPIT pins a reader on every shard of the indices; all or nothing.

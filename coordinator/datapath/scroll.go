@@ -33,10 +33,10 @@ func sliceShards(ps []pitShard, sl *sluicev1.Slice) ([]sliceShard, error) {
 		}
 		return out, nil
 	}
-	id, max := int(sl.GetId()), int(sl.GetMax())
-	if max < 1 || id < 0 || id >= max {
-		return nil, invalidf("slice id %d must be in [0, max %d) and max >= 1", id, max)
+	if err := checkSlice(sl); err != nil {
+		return nil, err
 	}
+	id, max := int(sl.GetId()), int(sl.GetMax())
 	if max <= n {
 		var out []sliceShard
 		for j := id; j < n; j += max {
@@ -124,10 +124,10 @@ func (d *DataPath) Scroll(ctx context.Context, req *sluicev1.ScrollRequest, send
 			return err
 		}
 	}
-	pitID, keepAlive := req.GetPit().GetId(), req.GetPit().GetKeepAlive().AsDuration()
-	if err := checkKeepAlive("pit.keep_alive", keepAlive); err != nil {
+	if err := checkScroll(req); err != nil {
 		return err
 	}
+	pitID, keepAlive := req.GetPit().GetId(), req.GetPit().GetKeepAlive().AsDuration()
 	switch {
 	case pitID != "":
 		cur.ownPIT = ""

@@ -20,10 +20,8 @@ import (
 	"github.com/sluice-search/sluice/querydsl"
 )
 
-const (
-	defaultSize = 10
-	maxWindow   = 10_000 // from + size, as Elasticsearch's max_result_window
-)
+// defaultSize is the hits a search returns when it does not say.
+const defaultSize = 10
 
 // searchTarget is a shard with the reader to search (0: latest).
 type searchTarget struct {
@@ -52,17 +50,7 @@ func (d *DataPath) Search(ctx context.Context, req *sluicev1.SearchRequest) (*sl
 	if req.Size != nil {
 		size = int(req.GetSize())
 	}
-	switch {
-	case size < 0 || from < 0:
-		return nil, invalidf("size and from must be >= 0")
-	case from+size > maxWindow:
-		return nil, invalidf("from + size must be <= %d, got %d; page with search_after and a point-in-time", maxWindow, from+size)
-	case len(req.GetSearchAfter().GetValues()) > 0 && len(req.GetSort()) == 0:
-		return nil, invalidf("search_after needs sort")
-	case len(req.GetSearchAfter().GetValues()) > 0 && len(req.GetSearchAfter().GetValues()) != len(req.GetSort()):
-		return nil, invalidf("search_after has %d values for %d sort keys", len(req.GetSearchAfter().GetValues()), len(req.GetSort()))
-	}
-	if err := checkKeepAlive("pit.keep_alive", req.GetPit().GetKeepAlive().AsDuration()); err != nil {
+	if err := checkSearch(req, size, from); err != nil {
 		return nil, err
 	}
 	st, err := d.state(ctx)

@@ -21,6 +21,7 @@ import (
 	nodev1 "github.com/sluice-search/sluice/proto/sluice/node/v1"
 	statev1 "github.com/sluice-search/sluice/proto/sluice/state/v1"
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
+	"github.com/sluice-search/sluice/querydsl"
 )
 
 // Nodes gives clients of data nodes by node id (cluster/nodeconn.Pool).
@@ -145,6 +146,17 @@ func (m *Manager) Reindex(ctx context.Context, req *sluicev1.ReindexRequest) (*s
 	if err != nil {
 		return nil, err
 	}
+	// The query is checked against the source's mapping now, as a search
+	// would be, rather than failing the task on its first slice.
+	if q := req.GetSource().GetQuery(); q != nil {
+		m, err := querydsl.MappingFromProto(src.Meta.GetMapping())
+		if err == nil {
+			_, err = querydsl.Compiler{Mapping: m, Strict: true}.Compile(q)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("source.query: %w", err)
+		}
+	}
 	plan := &statev1.ReindexPlan{SourceIndex: src.Name(), SourceUuid: src.UUID(), DestIndex: req.GetDest().GetIndex()}
 	if plan.DestIndex == plan.SourceIndex {
 		return nil, state.Invalidf("reindex from [%s] into itself", plan.SourceIndex)
@@ -261,7 +273,9 @@ func (m *Manager) GetTask(ctx context.Context, req *sluicev1.GetTaskRequest) (*s
 	}
 	timeout := 30 * time.Second
 	if req.GetTimeout() != nil {
-		timeout = req.GetTimeout().AsDuration()
+		if timeout = req.GetTimeout().AsDuration(); timeout < 0 {
+			return nil, state.InvalidFieldf("timeout", "timeout must not be negative, got %v", timeout)
+		}
 	}
 	wctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -333,8 +347,8 @@ func (m *Manager) CancelTask(ctx context.Context, id string) (*sluicev1.Task, er
 // RethrottleTask changes a task's throttle; the runner passes it to the
 // running slices at once.
 func (m *Manager) RethrottleTask(ctx context.Context, id string, rps float32) (*sluicev1.Task, error) {
-	if rps < 0 {
-		return nil, state.Invalidf("requests_per_second must be >= 0, got %v", rps)
+	if err := checkRate(rps); err != nil {
+		return nil, err
 	}
 	rec, err := m.tasks.update(ctx, id, func(r *statev1.ReindexTask) error {
 		if terminal(r.GetTask().GetState()) {

@@ -2,9 +2,11 @@ package reindex
 
 import (
 	"fmt"
+	"math"
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/sluice-search/sluice/cluster/metadata"
 	"github.com/sluice-search/sluice/cluster/routing"
 	"github.com/sluice-search/sluice/cluster/state"
 	statev1 "github.com/sluice-search/sluice/proto/sluice/state/v1"
@@ -150,19 +152,29 @@ func planSlices(n, slices int, maxDocs int64) []*statev1.ReindexPlanSlice {
 	return out
 }
 
+// MaxSlices bounds a task's slices, as Elasticsearch's
+// index.max_slices_per_scroll.
+const MaxSlices = 1024
+
 // validate checks what can be checked before reading the cluster state.
 func validate(req *sluicev1.ReindexRequest) error {
 	switch {
 	case req.GetSource().GetIndex() == "":
-		return state.Invalidf("source.index is required")
+		return state.InvalidFieldf("source.index", "source.index is required")
 	case req.GetDest().GetIndex() == "":
-		return state.Invalidf("dest.index is required")
-	case req.GetSlices() < 0:
-		return state.Invalidf("slices must be >= 0 (0 is auto), got %d", req.GetSlices())
-	case req.GetRequestsPerSecond() < 0:
-		return state.Invalidf("requests_per_second must be >= 0, got %v", req.GetRequestsPerSecond())
+		return state.InvalidFieldf("dest.index", "dest.index is required")
+	case req.GetSlices() < 0 || req.GetSlices() > MaxSlices:
+		return state.InvalidFieldf("slices", "slices must be between 0 (auto) and %d, got %d", MaxSlices, req.GetSlices())
 	case req.GetMaxDocs() < 0:
-		return state.Invalidf("max_docs must be >= 0, got %d", req.GetMaxDocs())
+		return state.InvalidFieldf("max_docs", "max_docs must be >= 0, got %d", req.GetMaxDocs())
+	}
+	if err := checkRate(req.GetRequestsPerSecond()); err != nil {
+		return err
+	}
+	if a := req.GetSwapAlias(); a != "" {
+		if err := metadata.ValidateName("alias", a); err != nil {
+			return fmt.Errorf("swap_alias: %w", err)
+		}
 	}
 	if _, ok := sluicev1.ReindexCopyMethod_name[int32(req.GetCopyMethod())]; !ok {
 		return state.Invalidf("unknown copy_method %v", req.GetCopyMethod())
@@ -174,6 +186,15 @@ func validate(req *sluicev1.ReindexRequest) error {
 	}
 	if _, err := routing.ParseDest(req.GetDest().GetRouting()); err != nil {
 		return state.Invalidf("dest.%v", err)
+	}
+	return nil
+}
+
+// checkRate checks a requests_per_second: a finite number, 0 for
+// unlimited.
+func checkRate(rps float32) error {
+	if f := float64(rps); f < 0 || math.IsNaN(f) || math.IsInf(f, 0) {
+		return state.InvalidFieldf("requests_per_second", "requests_per_second must be a finite number >= 0 (0: unlimited), got %v", rps)
 	}
 	return nil
 }

@@ -182,7 +182,9 @@ func (s *Server) ClusterHealth(ctx context.Context, req *sluicev1.ClusterHealthR
 	}
 	timeout := 30 * time.Second
 	if req.GetTimeout() != nil {
-		timeout = req.GetTimeout().AsDuration()
+		if timeout = req.GetTimeout().AsDuration(); timeout < 0 {
+			return nil, state.InvalidFieldf("timeout", "timeout must not be negative, got %v", timeout)
+		}
 	}
 	wctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
