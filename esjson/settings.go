@@ -47,6 +47,9 @@ var settingSetters = map[string]func(s *sluicev1.IndexSettings, path, name strin
 		s.MergeMaxMbPerSec = f
 		return nil
 	},
+	"index.mapping.total_fields.limit":      intSetting(func(s *sluicev1.IndexSettings, n int32) { s.MappingTotalFieldsLimit = n }),
+	"index.mapping.depth.limit":             intSetting(func(s *sluicev1.IndexSettings, n int32) { s.MappingDepthLimit = n }),
+	"index.mapping.field_name_length.limit": intSetting(func(s *sluicev1.IndexSettings, n int32) { s.MappingFieldNameLengthLimit = n }),
 	"index.indexing_buffer_bytes": func(s *sluicev1.IndexSettings, path, name string, v *value) error {
 		n, ok := v.int(64)
 		if !ok {
@@ -69,6 +72,8 @@ var settingSetters = map[string]func(s *sluicev1.IndexSettings, path, name strin
 //	index.translog.sync_interval  a time value
 //	index.merge_max_mb_per_sec    merge IO limit (Sluice's; 0 adaptive)
 //	index.indexing_buffer_bytes   per-shard indexing buffer (Sluice's)
+//	index.mapping.total_fields.limit, index.mapping.depth.limit,
+//	index.mapping.field_name_length.limit  integers
 //
 // Any other setting is an error. Empty input is nil settings.
 func ParseSettings(data []byte) (*sluicev1.IndexSettings, error) {

@@ -24,6 +24,8 @@ func TestParseSettings(t *testing.T) {
 		{"mixed", `{"index":{"translog.durability":"request"},"index.merge_max_mb_per_sec":40.5,"indexing_buffer_bytes":"1048576"}`,
 			&sluicev1.IndexSettings{TranslogDurability: sluicev1.TranslogDurability_TRANSLOG_DURABILITY_REQUEST, MergeMaxMbPerSec: 40.5,
 				IndexingBufferBytes: 1 << 20}, ""},
+		{"mapping limits", `{"index":{"mapping":{"total_fields":{"limit":2000},"depth.limit":"30"}},"index.mapping.field_name_length.limit":100}`,
+			&sluicev1.IndexSettings{MappingTotalFieldsLimit: 2000, MappingDepthLimit: 30, MappingFieldNameLengthLimit: 100}, ""},
 	}, ParseSettings)
 }
 

@@ -46,10 +46,13 @@ simple.
 
 --settings takes Elasticsearch's index settings JSON, nested or flat:
 number_of_shards, number_of_routing_shards, number_of_replicas,
-refresh_interval ("30s", "-1" for refresh on demand only),
-translog.durability (request or async), translog.sync_interval, and Sluice's
-merge_max_mb_per_sec and indexing_buffer_bytes. --shards, --routing-shards and
---replicas may be given instead, not as well.`,
+refresh_interval ("30s", at least "100ms"; "-1" for refresh on demand only),
+translog.durability (request or async), translog.sync_interval (at least
+100ms), mapping.total_fields.limit (default 1000), mapping.depth.limit (20),
+mapping.field_name_length.limit (256 bytes of a field's dotted path), and
+Sluice's merge_max_mb_per_sec and indexing_buffer_bytes. --shards,
+--routing-shards and --replicas may be given instead, not as well. The
+limits every setting and request is held to: docs/limits.md.`,
 		Example: `  sluice index create books --shards 3
   sluice index create logs-2026 --shards 4 --routing-shards 16 --alias logs --wait
   sluice index create books --mapping '{"properties":{"title":{"type":"text"},"year":{"type":"long"}}}'
