@@ -1631,12 +1631,14 @@ type BulkItem struct {
 	Action BulkAction `protobuf:"varint,1,opt,name=action,proto3,enum=sluice.v1.BulkAction" json:"action,omitempty"`
 	// Target index or alias; empty means the request's default index.
 	Index string `protobuf:"bytes,2,opt,name=index,proto3" json:"index,omitempty"`
-	// Document id. Required for DELETE; for INDEX and CREATE, empty means generate one.
+	// Document id, at most 512 bytes. Required for DELETE; for INDEX and CREATE, empty means
+	// generate one.
 	Id string `protobuf:"bytes,3,opt,name=id,proto3" json:"id,omitempty"`
 	// The document as JSON (an object); required for INDEX and CREATE. Passed through
 	// unchanged as _source.
 	Source []byte `protobuf:"bytes,4,opt,name=source,proto3" json:"source,omitempty"`
-	// Custom routing value; documents with the same routing go to the same shard.
+	// Custom routing value, at most 512 bytes; documents with the same routing go to the same
+	// shard.
 	Routing       string `protobuf:"bytes,5,opt,name=routing,proto3" json:"routing,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -2404,7 +2406,8 @@ type SearchRequest struct {
 	SearchAfter *SearchAfter `protobuf:"bytes,6,opt,name=search_after,json=searchAfter,proto3" json:"search_after,omitempty"`
 	// Search a point-in-time instead of the latest refresh.
 	Pit *PointInTime `protobuf:"bytes,7,opt,name=pit,proto3" json:"pit,omitempty"`
-	// Count hits exactly up to this many; -1 counts all; 0 means the default 10,000.
+	// Count hits exactly up to this many; -1 counts all; 0 means the default 10,000. Less than -1
+	// is invalid.
 	TrackTotalHits int32 `protobuf:"varint,8,opt,name=track_total_hits,json=trackTotalHits,proto3" json:"track_total_hits,omitempty"`
 	// Per-shard time limit; shards that run out report partial results. Unset: none.
 	Timeout *durationpb.Duration `protobuf:"bytes,9,opt,name=timeout,proto3" json:"timeout,omitempty"`
@@ -2985,8 +2988,8 @@ type Slice struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// This slice, 0 <= id < max.
 	Id int32 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
-	// Number of slices. With max <= shards a slice reads whole shards; above that it reads the
-	// documents of a shard whose _id hash falls in the slice.
+	// Number of slices, at most 1,024. With max <= shards a slice reads whole shards; above that it
+	// reads the documents of a shard whose _id hash falls in the slice.
 	Max           int32 `protobuf:"varint,2,opt,name=max,proto3" json:"max,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -3048,7 +3051,7 @@ type ScrollRequest struct {
 	Query *Query `protobuf:"bytes,3,opt,name=query,proto3" json:"query,omitempty"`
 	// Part of a sliced scroll; unset reads everything.
 	Slice *Slice `protobuf:"bytes,4,opt,name=slice,proto3" json:"slice,omitempty"`
-	// Documents per response message; default 1,000.
+	// Documents per response message; default 1,000, at most 10,000.
 	BatchSize int32 `protobuf:"varint,5,opt,name=batch_size,json=batchSize,proto3" json:"batch_size,omitempty"`
 	// Resume after the batch this cursor came from (ScrollResponse.cursor).
 	Cursor []byte `protobuf:"bytes,6,opt,name=cursor,proto3" json:"cursor,omitempty"`
@@ -3515,8 +3518,8 @@ type ReindexRequest struct {
 	Source *ReindexSource `protobuf:"bytes,1,opt,name=source,proto3" json:"source,omitempty"`
 	// Where to copy to.
 	Dest *ReindexDestination `protobuf:"bytes,2,opt,name=dest,proto3" json:"dest,omitempty"`
-	// Number of slices; 0 means auto (one per source shard). More than the shard count
-	// subdivides shards by _id hash.
+	// Number of slices, at most 1,024; 0 means auto (one per source shard). More than the shard
+	// count subdivides shards by _id hash.
 	Slices int32 `protobuf:"varint,3,opt,name=slices,proto3" json:"slices,omitempty"`
 	// Throttle in documents per second over the whole task; 0 means unlimited.
 	RequestsPerSecond float32 `protobuf:"fixed32,4,opt,name=requests_per_second,json=requestsPerSecond,proto3" json:"requests_per_second,omitempty"`

@@ -51,7 +51,8 @@ const (
 //
 // Sluice is the public API, served by every coordinator.
 //
-// Errors: invalid requests fail with INVALID_ARGUMENT and name the offending field; unknown
+// Errors: invalid requests fail with INVALID_ARGUMENT and name the offending field (in the
+// message and a google.rpc.BadRequest detail; docs/limits.md lists every check); unknown
 // indices, aliases, tasks and point-in-times with NOT_FOUND; creating an existing index with
 // ALREADY_EXISTS; overload with RESOURCE_EXHAUSTED carrying a google.rpc.RetryInfo detail (the
 // request was not applied, or for Bulk, the items that report it were not applied: retry them).
@@ -377,7 +378,8 @@ func (c *sluiceClient) VerifyIndex(ctx context.Context, in *VerifyIndexRequest, 
 //
 // Sluice is the public API, served by every coordinator.
 //
-// Errors: invalid requests fail with INVALID_ARGUMENT and name the offending field; unknown
+// Errors: invalid requests fail with INVALID_ARGUMENT and name the offending field (in the
+// message and a google.rpc.BadRequest detail; docs/limits.md lists every check); unknown
 // indices, aliases, tasks and point-in-times with NOT_FOUND; creating an existing index with
 // ALREADY_EXISTS; overload with RESOURCE_EXHAUSTED carrying a google.rpc.RetryInfo detail (the
 // request was not applied, or for Bulk, the items that report it were not applied: retry them).

@@ -587,17 +587,18 @@ type IndexSettings struct {
 	NumberOfRoutingShards int32 `protobuf:"varint,2,opt,name=number_of_routing_shards,json=numberOfRoutingShards,proto3" json:"number_of_routing_shards,omitempty"`
 	// Number of replica copies of each shard. Only 0 is accepted until replication exists.
 	NumberOfReplicas int32 `protobuf:"varint,3,opt,name=number_of_replicas,json=numberOfReplicas,proto3" json:"number_of_replicas,omitempty"`
-	// How often buffered writes become searchable (dynamic). Unset: 1s. A negative duration
-	// turns periodic refresh off; writes then become visible on explicit refresh only.
+	// How often buffered writes become searchable (dynamic). Unset: 1s. At least 100ms; zero or a
+	// negative duration turns periodic refresh off; writes then become visible on explicit refresh
+	// only.
 	RefreshInterval *durationpb.Duration `protobuf:"bytes,4,opt,name=refresh_interval,json=refreshInterval,proto3" json:"refresh_interval,omitempty"`
 	// When acknowledged writes are durable (dynamic).
 	TranslogDurability TranslogDurability `protobuf:"varint,5,opt,name=translog_durability,json=translogDurability,proto3,enum=sluice.v1.TranslogDurability" json:"translog_durability,omitempty"`
-	// fsync interval for TRANSLOG_DURABILITY_ASYNC (dynamic). Unset: 5s.
+	// fsync interval for TRANSLOG_DURABILITY_ASYNC (dynamic). Unset: 5s. At least 100ms.
 	TranslogSyncInterval *durationpb.Duration `protobuf:"bytes,6,opt,name=translog_sync_interval,json=translogSyncInterval,proto3" json:"translog_sync_interval,omitempty"`
 	// Merge IO limit in MB/s (dynamic). 0: adaptive (auto IO throttle); negative: unthrottled.
 	MergeMaxMbPerSec float64 `protobuf:"fixed64,7,opt,name=merge_max_mb_per_sec,json=mergeMaxMbPerSec,proto3" json:"merge_max_mb_per_sec,omitempty"`
 	// Indexing RAM buffer per shard in bytes before the largest in-memory segment is flushed.
-	// 0: the node's default.
+	// 0: the node's default. At most 2 GiB.
 	IndexingBufferBytes int64 `protobuf:"varint,8,opt,name=indexing_buffer_bytes,json=indexingBufferBytes,proto3" json:"indexing_buffer_bytes,omitempty"`
 	// Most leaf fields the mapping may hold (dynamic; Elasticsearch's
 	// index.mapping.total_fields.limit). 0: the default, 1,000. A document or mapping update
