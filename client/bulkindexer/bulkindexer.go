@@ -21,9 +21,11 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
@@ -57,8 +59,9 @@ type Config struct {
 	// MaxBackoff (10 s), about two and a half minutes in all.
 	MaxRetries                 int
 	InitialBackoff, MaxBackoff time.Duration
-	// OnError is called (from worker goroutines) for each item that failed
-	// for good; res says why.
+	// OnError is called (from worker goroutines, or from Add for an item
+	// that cannot be encoded) for each item that failed for good; res says
+	// why.
 	OnError func(item *sluicev1.BulkItem, res *sluicev1.BulkItemResult)
 	// OnSuccess, if set, is called for each item applied.
 	OnSuccess func(item *sluicev1.BulkItem, res *sluicev1.BulkItemResult)
@@ -135,8 +138,22 @@ func New(cfg Config) (*Indexer, error) {
 	return ix, nil
 }
 
-// Add queues an item; it blocks while the queue is full.
+// Add queues an item; it blocks while the queue is full. An item whose
+// index, id or routing is not valid UTF-8 cannot be encoded, and would fail
+// its whole batch: it fails alone, at once, through OnError.
 func (ix *Indexer) Add(ctx context.Context, item *sluicev1.BulkItem) error {
+	for _, f := range []struct{ name, v string }{{"index", item.GetIndex()}, {"_id", item.GetId()}, {"routing", item.GetRouting()}} {
+		if !utf8.ValidString(f.v) {
+			ix.added.Add(1)
+			ix.failed.Add(1)
+			if ix.cfg.OnError != nil {
+				ix.cfg.OnError(item, &sluicev1.BulkItemResult{Action: item.GetAction(), Index: validUTF8(item.GetIndex()), Id: validUTF8(item.GetId()),
+					Status: sluicev1.BulkItemStatus_BULK_ITEM_STATUS_ERROR,
+					Error:  &sluicev1.ErrorDetail{Code: int32(codes.InvalidArgument), Field: f.name, Reason: f.name + " is not valid UTF-8"}})
+			}
+			return nil
+		}
+	}
 	ix.mu.Lock()
 	if ix.closed {
 		ix.mu.Unlock()
@@ -309,6 +326,9 @@ func retryDelay(err error) time.Duration {
 	}
 	return 0
 }
+
+// validUTF8 repairs a string for a protobuf field.
+func validUTF8(s string) string { return strings.ToValidUTF8(s, "\uFFFD") }
 
 func (ix *Indexer) failAll(items []*sluicev1.BulkItem, err error) {
 	ix.failed.Add(int64(len(items)))

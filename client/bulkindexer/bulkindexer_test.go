@@ -176,3 +176,33 @@ func TestItemRetryDelayIsHonoured(t *testing.T) {
 		t.Fatalf("resent after %v; the items asked for %v", gap, b.delay)
 	}
 }
+
+// TestInvalidUTF8FailsAlone: an item whose id is not UTF-8 cannot be
+// encoded; it fails at once, alone, and its batch goes through.
+func TestInvalidUTF8FailsAlone(t *testing.T) {
+	b := &delayingBulker{}
+	b.calls = []time.Time{{}} // past the first call: apply everything
+	var failed []*sluicev1.BulkItemResult
+	ix, err := bulkindexer.New(bulkindexer.Config{Client: b, Index: "x", Workers: 1,
+		OnError: func(_ *sluicev1.BulkItem, r *sluicev1.BulkItemResult) { failed = append(failed, r) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	bad := item(1)
+	bad.Id = "d\xff"
+	for _, it := range []*sluicev1.BulkItem{item(0), bad, item(2)} {
+		if err := ix.Add(ctx, it); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := ix.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if st := ix.Stats(); st.Created != 2 || st.Failed != 1 || st.Added != 3 {
+		t.Fatalf("stats %+v", st)
+	}
+	if len(failed) != 1 || failed[0].Error.Field != "_id" || codes.Code(failed[0].Error.Code) != codes.InvalidArgument {
+		t.Fatalf("failures %v", failed)
+	}
+}
