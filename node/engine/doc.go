@@ -218,8 +218,10 @@
 // translog.ErrCorrupt naming the file and offset), and replays operations
 // above the commit's SeqNo — per id only the one with the highest seqNo,
 // since concurrent writers append out of seqNo order (recovery.go) — then
-// refreshes and continues numbering after the highest seqNo seen. See
-// docs/engine-durability.md.
+// refreshes and continues numbering after the highest seqNo seen. A
+// replayed document was acknowledged, so a parser that is a ReplayParser
+// parses it without checks added since it was written (UTF-8 of strings).
+// See docs/engine-durability.md.
 //
 // # Damaged files
 //

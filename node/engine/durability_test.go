@@ -31,12 +31,14 @@ func openDurable(t testing.TB, dir string, opts Options) (*Engine, error) {
 	if opts.CommitTranslogBytes == 0 {
 		opts.CommitTranslogBytes = -1
 	}
-	m, err := mapping.New(mapping.DynamicTrue, map[string]mapping.Field{"title": mapping.NewField(document.Text)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if opts.Parser, err = NewMappingParser(m); err != nil {
-		t.Fatal(err)
+	if opts.Parser == nil {
+		m, err := mapping.New(mapping.DynamicTrue, map[string]mapping.Field{"title": mapping.NewField(document.Text)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if opts.Parser, err = NewMappingParser(m); err != nil {
+			t.Fatal(err)
+		}
 	}
 	return Open(context.Background(), opts)
 }

@@ -27,6 +27,13 @@ type DocParser interface {
 	Parse(id, source []byte, doc *document.Document) error
 }
 
+// ReplayParser is a DocParser that parses a translog's operations, on
+// replay, as documents acknowledged before: checks added since (UTF-8 of
+// strings) must not refuse a document a client was told is durable.
+type ReplayParser interface {
+	ParseReplay(id, source []byte, doc *document.Document) error
+}
+
 // Defaults for Options.
 const (
 	DefaultRefreshInterval  = time.Second
@@ -248,7 +255,7 @@ func (e *Engine) index(ctx context.Context, b *Bulk, id, routing, source []byte)
 	if err := e.Failure(); err != nil {
 		return Result{}, err
 	}
-	doc, err := e.parse(id, routing, source)
+	doc, err := e.parse(id, routing, source, false)
 	if err != nil {
 		return Result{}, err
 	}
@@ -280,7 +287,7 @@ func (e *Engine) create(ctx context.Context, b *Bulk, id, routing, source []byte
 	if err := e.Failure(); err != nil {
 		return Result{}, err
 	}
-	doc, err := e.parse(id, routing, source)
+	doc, err := e.parse(id, routing, source, false)
 	if err != nil {
 		return Result{}, err
 	}
@@ -297,10 +304,14 @@ func (e *Engine) create(ctx context.Context, b *Bulk, id, routing, source []byte
 }
 
 // parse fills a pooled Document; the caller puts it back.
-func (e *Engine) parse(id, routing, source []byte) (*document.Document, error) {
+func (e *Engine) parse(id, routing, source []byte, replay bool) (*document.Document, error) {
 	doc := e.docs.Get().(*document.Document)
 	doc.Reset()
-	if err := e.opts.Parser.Parse(id, source, doc); err != nil {
+	parse := e.opts.Parser.Parse
+	if rp, ok := e.opts.Parser.(ReplayParser); ok && replay {
+		parse = rp.ParseReplay
+	}
+	if err := parse(id, source, doc); err != nil {
 		e.docs.Put(doc)
 		return nil, fmt.Errorf("engine: parse document %q: %w", id, err)
 	}

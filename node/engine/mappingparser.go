@@ -41,6 +41,16 @@ func (p *MappingParser) Mapping() *mapping.Mapping { return p.current.Load() }
 
 // Parse fills doc from source by the current mapping.
 func (p *MappingParser) Parse(id, source []byte, doc *document.Document) error {
+	return p.parse(id, source, doc, (*mapping.Parser).Parse)
+}
+
+// ParseReplay is Parse for a replayed operation (ReplayParser).
+func (p *MappingParser) ParseReplay(id, source []byte, doc *document.Document) error {
+	return p.parse(id, source, doc, (*mapping.Parser).ParseAcknowledged)
+}
+
+func (p *MappingParser) parse(id, source []byte, doc *document.Document,
+	parse func(*mapping.Parser, *document.Document, []byte, []byte) (*mapping.Mapping, error)) error {
 	cur := p.current.Load()
 	mp, _ := p.parsers.Get().(*mapping.Parser)
 	if mp == nil {
@@ -54,7 +64,7 @@ func (p *MappingParser) Parse(id, source []byte, doc *document.Document) error {
 		}
 	}
 	defer p.parsers.Put(mp)
-	update, err := mp.Parse(doc, id, source)
+	update, err := parse(mp, doc, id, source)
 	if err != nil || update == nil {
 		return err
 	}

@@ -236,7 +236,7 @@ func (e *Engine) replayOp(ctx context.Context, op *translog.Op) error {
 	case translog.OpDelete:
 		seq, _, err = e.w.Delete(ctx, op.ID)
 	case translog.OpIndex:
-		doc, perr := e.parse(op.ID, op.Routing, op.Source)
+		doc, perr := e.parse(op.ID, op.Routing, op.Source, true)
 		if perr != nil {
 			return fmt.Errorf("engine: replay seq %d: %w", want, perr)
 		}

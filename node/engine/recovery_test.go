@@ -2,10 +2,14 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/sluice-search/sluice/node/engine/document"
+	"github.com/sluice-search/sluice/node/engine/mapping"
 )
 
 // TestRecoveryProgress: Open reports its translog replay through a
@@ -88,5 +92,45 @@ func TestRecoveryProgress(t *testing.T) {
 	e = mustOpenDurable(t, dir, Options{})
 	if p := e.Recovery().Progress(); p.Replayed != 0 || p.Stage != RecoveryDone || e.Stats().NumDocs != ids {
 		t.Fatalf("after a clean restart: %+v, %d docs", p, e.Stats().NumDocs)
+	}
+}
+
+// legacyParser accepts what a version without the UTF-8 check did.
+type legacyParser struct{ *MappingParser }
+
+func (p legacyParser) Parse(id, source []byte, doc *document.Document) error {
+	return p.ParseReplay(id, source, doc)
+}
+
+// TestReplayKeepsAcknowledgedDocuments: a document acknowledged before
+// strings had to be UTF-8 (here written through a parser without the
+// check) is replayed from the translog by one with it, rather than failing
+// the shard's recovery; a new write of the same bytes is refused.
+func TestReplayKeepsAcknowledgedDocuments(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	m, err := mapping.New(mapping.DynamicTrue, map[string]mapping.Field{"title": mapping.NewField(document.Text)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mp, err := NewMappingParser(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	latin1 := []byte("{\"title\": \"caf\xe9\"}")
+	e := mustOpenDurable(t, dir, Options{Parser: legacyParser{mp}})
+	if _, err := e.Index(ctx, []byte("old"), latin1); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Close(ctx); err != nil { // no commit: the document is in the translog only
+		t.Fatal(err)
+	}
+	e = mustOpenDurable(t, dir, Options{})
+	defer e.Close(ctx)
+	if got := liveDocs(t, e); got["old"] != string(latin1) {
+		t.Fatalf("replayed: %q", got)
+	}
+	if _, err := e.Index(ctx, []byte("new"), latin1); !errors.Is(err, mapping.ErrDocument) {
+		t.Fatalf("a new write of the same bytes: %v", err)
 	}
 }

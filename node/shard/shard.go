@@ -173,6 +173,17 @@ func (s *Shard) setMapping(m *mapping.Mapping) error {
 type docParser struct{ s *Shard }
 
 func (p docParser) Parse(id, source []byte, doc *document.Document) error {
+	return p.parse(id, source, doc, (*mapping.Parser).Parse)
+}
+
+// ParseReplay parses a replayed operation as acknowledged before
+// (engine.ReplayParser).
+func (p docParser) ParseReplay(id, source []byte, doc *document.Document) error {
+	return p.parse(id, source, doc, (*mapping.Parser).ParseAcknowledged)
+}
+
+func (p docParser) parse(id, source []byte, doc *document.Document,
+	parse func(*mapping.Parser, *document.Document, []byte, []byte) (*mapping.Mapping, error)) error {
 	m := p.s.mapping.Load()
 	mp, _ := p.s.parsers.Get().(*mapping.Parser)
 	if mp == nil {
@@ -186,7 +197,7 @@ func (p docParser) Parse(id, source []byte, doc *document.Document) error {
 		}
 	}
 	defer p.s.parsers.Put(mp)
-	update, err := mp.Parse(doc, id, source)
+	update, err := parse(mp, doc, id, source)
 	if err != nil {
 		return err
 	}

@@ -48,6 +48,7 @@ type Parser struct {
 	doc       *document.Document
 	path      []byte
 	gen       uint64
+	anyBytes  bool // ParseAcknowledged
 }
 
 // NewParser returns a parser for m, for one goroutine.
@@ -117,7 +118,7 @@ func (p *Parser) Parse(doc *document.Document, id, source []byte) (update *Mappi
 		return nil, fieldErr(ErrDocument, "_id", "must not be empty")
 	case len(id) > MaxIDLength:
 		return nil, fieldErr(ErrDocument, "_id", "is %d bytes long, more than %d", len(id), MaxIDLength)
-	case !utf8.Valid(id):
+	case !p.anyBytes && !utf8.Valid(id):
 		return nil, fieldErr(ErrDocument, "_id", "is not valid UTF-8")
 	}
 	doc.ID = append(doc.ID, id...)
@@ -126,7 +127,7 @@ func (p *Parser) Parse(doc *document.Document, id, source []byte) (update *Mappi
 	p.gen++
 	p.path = p.path[:0]
 	clear(p.pending)
-	p.sc = scanner{data: doc.Source, buf: p.sc.buf}
+	p.sc = scanner{data: doc.Source, buf: p.sc.buf, anyBytes: p.anyBytes}
 	if p.sc.peek() != '{' {
 		return nil, fieldErr(ErrDocument, "", "the source must be a JSON object")
 	}
@@ -145,6 +146,16 @@ func (p *Parser) Parse(doc *document.Document, id, source []byte) (update *Mappi
 		return p.dynamicUpdate()
 	}
 	return nil, nil
+}
+
+// ParseAcknowledged is Parse for a document acknowledged before, a
+// translog replay: strings that are not valid UTF-8 pass, as they did
+// before the check existed, so an acknowledged document is never refused
+// on its way back. Everything else is checked as by Parse.
+func (p *Parser) ParseAcknowledged(doc *document.Document, id, source []byte) (update *Mapping, err error) {
+	p.anyBytes = true
+	defer func() { p.anyBytes = false }()
+	return p.Parse(doc, id, source)
 }
 
 func (p *Parser) dynamicUpdate() (*Mapping, error) {

@@ -13,6 +13,9 @@ type scanner struct {
 	data []byte
 	i    int
 	buf  []byte // unescaped string scratch, valid until the next str call
+	// anyBytes skips the UTF-8 check: for documents acknowledged before
+	// the check existed (Parser.ParseAcknowledged).
+	anyBytes bool
 }
 
 // syntaxError is invalid JSON; the parser wraps it with the field path.
@@ -74,7 +77,7 @@ func (s *scanner) str() ([]byte, error) {
 		s.i++
 		// utf8.Valid reads ASCII eight bytes at a time: a small cost next
 		// to the scan above.
-		if v := s.data[start : s.i-1]; utf8.Valid(v) {
+		if v := s.data[start : s.i-1]; s.anyBytes || utf8.Valid(v) {
 			return v, nil
 		}
 		return nil, s.failUTF8(start)
@@ -87,7 +90,7 @@ func (s *scanner) str() ([]byte, error) {
 			s.i++
 			// Escapes decode to valid UTF-8 (a lone surrogate to U+FFFD):
 			// only raw bytes can make the result invalid.
-			if utf8.Valid(s.buf) {
+			if s.anyBytes || utf8.Valid(s.buf) {
 				return s.buf, nil
 			}
 			return nil, s.failUTF8(start)
