@@ -19,6 +19,22 @@
 // binary (type byte, uvarint seqno and term, length-prefixed id, source and
 // routing).
 //
+// # Primary terms and trim records (format version 3)
+//
+// Every record carries the primary term of the primary that assigned its
+// sequence number. Generation files are version 3; versions 1 and 2, whose
+// records all carry term 0 (no build wrote another), are read with term 0
+// as 1, the shard's first primary term. A trim record (OpTrim: a term T
+// and a bound S, appended by Trim and fsynced at once) voids every record
+// before it whose term is below T and whose seqno is above S: the ops an
+// old primary sent a replica but never acknowledged, which the new primary
+// (term T, holding everything up to S) does not have. Snapshots skip void
+// records and never return trim records, so replay and peer recovery see
+// only live operations; Open finds the trim records while it checks the
+// generations, and TrimBelow forgets those of the generations it deletes
+// (they void only older records). A build that reads only version 2
+// refuses version 3 files rather than mistake a trim record for damage.
+//
 // translog.ckp, the checkpoint, names the current generation, the offset up
 // to which it is fsynced with the number of records below it, the oldest
 // generation still needed and the synced seqno range. It is rewritten on
@@ -57,7 +73,7 @@
 // GenerationSize; Roll does it on demand. After a commit, TrimBelow(seqNo)
 // deletes the oldest generations whose operations are all below seqNo
 // (never the current one). Snapshot(fromSeqNo) replays retained operations
-// in write order.
+// in write order, without those trim records void.
 //
 // # Recovery
 //

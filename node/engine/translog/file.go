@@ -34,10 +34,16 @@ func (u UUID) String() string { return hex.EncodeToString(u[:]) }
 // a roll writes this header after fsyncing its predecessor, so recovery can
 // tell a retained older generation that lost records at a record boundary.
 // Version 1 headers (written before checkpoints on every sync) end after
-// the uuid and are still read.
+// the uuid and are still read. Version 3 (the same layout as 2) marks
+// generations whose records carry primary terms and may hold trim records
+// (OpTrim): a build that reads only version 2 refuses the file instead of
+// taking a trim record for damage — and, past the checkpoint's offset,
+// cutting it and what follows as a torn tail. In version 1 and 2 files a
+// record's term 0 reads as 1 (see Op.PrimaryTerm).
 const (
 	fileMagic        = "SLTG"
-	fileVersion      = 2
+	fileVersion      = 3
+	firstTermVersion = 3 // the first version whose records carry terms
 	fileHeaderSizeV1 = 4 + 4 + 8 + 16 + 4
 	fileHeaderSize   = fileHeaderSizeV1 + 8 + 8
 	filePrefix       = "translog-"
@@ -82,6 +88,7 @@ type genHeader struct {
 	// prevSize and prevOps describe the previous generation; -1 in
 	// version 1 headers.
 	prevSize, prevOps int64
+	version           uint32
 }
 
 // readFileHeader checks the header of f against gen and uuid.
@@ -97,13 +104,13 @@ func readFileHeader(f *os.File, gen uint64, uuid UUID) (genHeader, error) {
 	if n < 8 || string(h[:4]) != fileMagic {
 		return bad("not a translog generation file")
 	}
-	hdr := genHeader{size: fileHeaderSize, prevSize: -1, prevOps: -1}
-	switch v := binary.LittleEndian.Uint32(h[4:]); v {
+	hdr := genHeader{size: fileHeaderSize, prevSize: -1, prevOps: -1, version: binary.LittleEndian.Uint32(h[4:])}
+	switch hdr.version {
 	case 1:
 		hdr.size = fileHeaderSizeV1
-	case fileVersion:
+	case 2, fileVersion:
 	default:
-		return bad("unsupported version %d", v)
+		return bad("unsupported version %d", hdr.version)
 	}
 	if int64(n) < hdr.size {
 		return bad("%d bytes, want %d", n, hdr.size)
@@ -153,9 +160,11 @@ type Checkpoint struct {
 // other slot, so the previous checkpoint survives a torn write; each slot
 // starts a page and is shorter than a 512-byte sector, so one write touches
 // one sector. Version 1 checkpoints (ckpSizeV1 bytes, one record replaced by
-// rename) are still read.
+// rename) are still read. The slot layout is version 2 (ckpVersion),
+// whatever the generation files' version.
 const (
 	ckpMagic    = "SLCK"
+	ckpVersion  = 2
 	ckpSlotSize = 4096
 	ckpFileSize = 2 * ckpSlotSize
 	ckpSize     = 4 + 4 + 8 + 16 + 8*7 + 4
@@ -165,7 +174,7 @@ const (
 // appendSlot appends c as a slot with sequence number seq to b.
 func (c *Checkpoint) appendSlot(b []byte, seq uint64) []byte {
 	b = append(b, ckpMagic...)
-	b = binary.LittleEndian.AppendUint32(b, fileVersion)
+	b = binary.LittleEndian.AppendUint32(b, ckpVersion)
 	b = binary.LittleEndian.AppendUint64(b, seq)
 	b = append(b, c.UUID[:]...)
 	for _, v := range [...]uint64{c.Generation, uint64(c.Offset), uint64(c.Ops), c.MinGeneration, c.MinSeqNo, c.MaxSeqNo, c.TrimmedBelow} {
@@ -181,7 +190,7 @@ func (c *Checkpoint) unmarshalSlot(b []byte) (uint64, error) {
 	switch {
 	case string(b[:4]) != ckpMagic:
 		return 0, errors.New("bad magic")
-	case binary.LittleEndian.Uint32(b[4:]) != fileVersion:
+	case binary.LittleEndian.Uint32(b[4:]) != ckpVersion:
 		return 0, fmt.Errorf("unsupported version %d", binary.LittleEndian.Uint32(b[4:]))
 	case crc32.Checksum(b[:ckpSize-4], castagnoli) != binary.LittleEndian.Uint32(b[ckpSize-4:]):
 		return 0, errors.New("checksum mismatch")

@@ -16,6 +16,10 @@ func FuzzDecodeOp(f *testing.F) {
 		rec, _, _ := appendRecord(nil, &op, 0)
 		f.Add(rec[recordHeaderSize:])
 	}
+	trim := Op{Type: OpTrim, SeqNo: 41, PrimaryTerm: 3}
+	rec, _, _ := appendRecord(nil, &trim, 0)
+	f.Add(rec[recordHeaderSize:])
+	f.Add([]byte{4, 1, 2, 0, 1, 0, 'x', 0})
 	f.Add([]byte{1, 0, 0, 0, 0, 0})
 	f.Add([]byte{2, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01, 0, 5, 0, 0})
 	f.Fuzz(func(t *testing.T, payload []byte) {

@@ -16,6 +16,7 @@ type genInfo struct {
 	size           int64 // header and records
 	ops            int64
 	minSeq, maxSeq uint64 // minSeq > maxSeq when there are no ops
+	maxTerm        uint64 // of its records, trim records included
 	lastCRC        uint32 // the chain's tail: prev of the next record
 }
 
@@ -23,12 +24,32 @@ func emptyGen(gen uint64, headerSize int64, headerCRC uint32) genInfo {
 	return genInfo{gen: gen, size: headerSize, minSeq: math.MaxUint64, lastCRC: headerCRC}
 }
 
+// add counts a record. A trim record's SeqNo is a bound, not an
+// operation's number: it leaves the seqno range alone.
 func (g *genInfo) add(op *Op, recordSize int64, crc uint32) {
 	g.ops++
 	g.size += recordSize
-	g.minSeq = min(g.minSeq, op.SeqNo)
-	g.maxSeq = max(g.maxSeq, op.SeqNo)
+	if op.Type != OpTrim {
+		g.minSeq = min(g.minSeq, op.SeqNo)
+		g.maxSeq = max(g.maxSeq, op.SeqNo)
+	}
+	g.maxTerm = max(g.maxTerm, op.PrimaryTerm)
 	g.lastCRC = crc
+}
+
+// trimPoint is a trim record: where it is, and what it voids.
+type trimPoint struct {
+	gen         uint64
+	off         int64
+	term, above uint64
+}
+
+// voids reports whether the trim record voids op, read at offset off of
+// generation gen: op was appended before it, by an older term, above its
+// bound.
+func (tp *trimPoint) voids(gen uint64, off int64, op *Op) bool {
+	before := gen < tp.gen || gen == tp.gen && off < tp.off
+	return before && op.PrimaryTerm < tp.term && op.SeqNo > tp.above
 }
 
 // badRecord says where and why reading stopped before the end of a file.
@@ -106,6 +127,9 @@ func (rr *recordReader) next() (*Op, error) {
 	}
 	if err := decodeOp(payload, &rr.op); err != nil {
 		return nil, bad(err.Error(), false)
+	}
+	if rr.hdr.version < firstTermVersion && rr.op.PrimaryTerm == 0 {
+		rr.op.PrimaryTerm = 1
 	}
 	rr.info.add(&rr.op, recordHeaderSize+n, crc)
 	rr.off += recordHeaderSize + n

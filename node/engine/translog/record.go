@@ -14,6 +14,12 @@ const (
 	OpIndex  OpType = iota + 1 // index (add or replace) a document
 	OpDelete                   // delete a document by _id
 	OpNoOp                     // fill a sequence-number gap (Source may hold a reason)
+	// OpTrim is a trim record, not an operation: operations appended
+	// before it whose PrimaryTerm is below its PrimaryTerm and whose SeqNo
+	// is above its SeqNo are void (a new primary's resync: they came from
+	// an older primary and were never acknowledged). It has no ID, Source
+	// or Routing. Snapshots apply trim records and never return them.
+	OpTrim
 )
 
 func (t OpType) String() string {
@@ -24,6 +30,8 @@ func (t OpType) String() string {
 		return "delete"
 	case OpNoOp:
 		return "noop"
+	case OpTrim:
+		return "trim"
 	}
 	return fmt.Sprintf("OpType(%d)", uint8(t))
 }
@@ -31,8 +39,11 @@ func (t OpType) String() string {
 // Op is one translog operation. Ops returned by a Snapshot alias its
 // buffer until the next call to Next.
 type Op struct {
-	Type        OpType
-	SeqNo       uint64
+	Type  OpType
+	SeqNo uint64
+	// PrimaryTerm is the term of the primary that assigned SeqNo. Records
+	// of generations written before version 3 carry 0, which reads as 1:
+	// the shard's first and, then, only primary.
 	PrimaryTerm uint64
 	ID          []byte
 	Source      []byte // _source for OpIndex
@@ -60,8 +71,11 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // validate rejects ops appendRecord cannot encode.
 func (op *Op) validate() error {
-	if op.Type < OpIndex || op.Type > OpNoOp {
+	if op.Type < OpIndex || op.Type > OpTrim {
 		return fmt.Errorf("translog: unknown op type %d", op.Type)
+	}
+	if op.Type == OpTrim && len(op.ID)+len(op.Source)+len(op.Routing) > 0 {
+		return errors.New("translog: a trim record carries no id, source or routing")
 	}
 	if n := 1 + 5*binary.MaxVarintLen64 + len(op.ID) + len(op.Source) + len(op.Routing); n > MaxOpSize {
 		return fmt.Errorf("translog: operation of about %d bytes exceeds %d", n, MaxOpSize)
@@ -109,7 +123,7 @@ func decodeOp(payload []byte, op *Op) error {
 		return errBadPayload
 	}
 	op.Type = OpType(payload[0])
-	if op.Type < OpIndex || op.Type > OpNoOp {
+	if op.Type < OpIndex || op.Type > OpTrim {
 		return fmt.Errorf("%w: unknown type %d", errBadPayload, payload[0])
 	}
 	p := payload[1:]
@@ -129,6 +143,9 @@ func decodeOp(payload []byte, op *Op) error {
 	}
 	if len(p) != 0 {
 		return fmt.Errorf("%w: %d trailing bytes", errBadPayload, len(p))
+	}
+	if op.Type == OpTrim && len(op.ID)+len(op.Source)+len(op.Routing) > 0 {
+		return fmt.Errorf("%w: trim record with a body", errBadPayload)
 	}
 	return nil
 }

@@ -128,8 +128,12 @@ func (t *Translog) recoverGeneration(gen uint64, lc *loadedCheckpoint, prev *gen
 			}
 			checked = true
 		}
-		_, err := rr.next()
+		off := rr.off
+		op, err := rr.next()
 		if err == nil {
+			if op.Type == OpTrim {
+				t.trims = append(t.trims, trimPoint{gen: gen, off: off, term: op.PrimaryTerm, above: op.SeqNo})
+			}
 			continue
 		}
 		if err == io.EOF {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 )
 
 // Snapshot iterates over the operations retained when it was taken, in the
@@ -20,12 +21,14 @@ type Snapshot struct {
 	i     int
 	rr    *recordReader
 	uuid  UUID
+	trims []trimPoint
 	// ops and bytes of the generations finished reading.
 	doneOps, doneBytes int64
 }
 
-// Snapshot returns the operations with sequence number >= fromSeqNo. Ops
-// added after the call are not included.
+// Snapshot returns the operations with sequence number >= fromSeqNo,
+// without those a trim record voids (and without the trim records). Ops
+// and trim records added after the call are not included.
 func (t *Translog) Snapshot(ctx context.Context, fromSeqNo uint64) (*Snapshot, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -35,7 +38,7 @@ func (t *Translog) Snapshot(ctx context.Context, fromSeqNo uint64) (*Snapshot, e
 	if err := t.flushLocked(); err != nil {
 		return nil, err
 	}
-	s := &Snapshot{from: fromSeqNo, uuid: t.uuid}
+	s := &Snapshot{from: fromSeqNo, uuid: t.uuid, trims: slices.Clone(t.trims)}
 	cur := t.cur
 	cur.size = t.written
 	for _, g := range append(t.old[:len(t.old):len(t.old)], cur) {
@@ -67,6 +70,7 @@ func (s *Snapshot) Next() (*Op, error) {
 			}
 			s.rr = rr
 		}
+		off := s.rr.off
 		op, err := s.rr.next()
 		switch {
 		case errors.Is(err, io.EOF):
@@ -79,10 +83,20 @@ func (s *Snapshot) Next() (*Op, error) {
 			// Recovery validated these bytes, so this is new damage.
 			return nil, fmt.Errorf("%w: %s: %v", ErrCorrupt, s.files[s.i].Name(), err)
 		}
-		if op.SeqNo >= s.from {
+		if op.Type != OpTrim && op.SeqNo >= s.from && !s.trimmed(s.gens[s.i].gen, off, op) {
 			return op, nil
 		}
 	}
+}
+
+// trimmed reports whether a trim record after op voids it.
+func (s *Snapshot) trimmed(gen uint64, off int64, op *Op) bool {
+	for i := range s.trims {
+		if s.trims[i].voids(gen, off, op) {
+			return true
+		}
+	}
+	return false
 }
 
 // Size returns the records and bytes of the generations the snapshot

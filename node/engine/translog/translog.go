@@ -97,11 +97,12 @@ type Translog struct {
 	ckpf    ckpFile // written under syncSem
 
 	mu      sync.Mutex
-	file    *os.File  // current generation, opened for append
-	cur     genInfo   // current generation; size counts buffered bytes
-	written int64     // bytes of the current generation handed to the OS
-	buf     []byte    // encoded records not yet written
-	old     []genInfo // retained older generations, oldest first
+	file    *os.File    // current generation, opened for append
+	cur     genInfo     // current generation; size counts buffered bytes
+	written int64       // bytes of the current generation handed to the OS
+	buf     []byte      // encoded records not yet written
+	old     []genInfo   // retained older generations, oldest first
+	trims   []trimPoint // trim records of the retained generations, in order
 	ckp     Checkpoint
 	// dataSynced is the fsynced prefix of the current generation; synced
 	// what the last durable checkpoint covers. An operation is durable
@@ -299,6 +300,9 @@ func (t *Translog) add(ctx context.Context, one *Op, batch []Op) (Location, erro
 		size := int64(len(t.buf) - start)
 		loc = Location{Generation: t.cur.gen, Offset: t.cur.size, Size: size}
 		t.cur.add(op, size, crc)
+		if op.Type == OpTrim {
+			t.trims = append(t.trims, trimPoint{gen: loc.Generation, off: loc.Offset, term: op.PrimaryTerm, above: op.SeqNo})
+		}
 		if len(t.buf) >= writeBufferSize {
 			if err = t.flushLocked(); err != nil {
 				break
@@ -522,6 +526,9 @@ func (t *Translog) TrimBelow(ctx context.Context, minSeqNoToKeep uint64) error {
 	}
 	drop := t.old[:n]
 	t.old = slices.Clone(t.old[n:])
+	// A trim record voids only records before it: one in a dropped
+	// generation has nothing left to void.
+	t.trims = slices.DeleteFunc(t.trims, func(tp trimPoint) bool { return tp.gen <= drop[n-1].gen })
 	// The checkpoint goes first: a crash before the files are removed
 	// leaves unreferenced files that Open deletes.
 	t.ckp.MinGeneration = t.cur.gen
@@ -537,6 +544,22 @@ func (t *Translog) TrimBelow(ctx context.Context, minSeqNoToKeep uint64) error {
 		}
 	}
 	return nil
+}
+
+// Trim appends a trim record — operations already in the log with a
+// primary term below term and a sequence number above aboveSeqNo are void
+// from now on (snapshots skip them, so replay and recovery never see them)
+// — and returns once it is durable, whatever the durability mode. A new
+// primary resyncs its replicas with it: their logs may hold operations the
+// old primary sent them but never acknowledged, which the new primary does
+// not have (Elasticsearch's trimOperationOfPreviousPrimaryTerms).
+func (t *Translog) Trim(ctx context.Context, term, aboveSeqNo uint64) error {
+	op := Op{Type: OpTrim, PrimaryTerm: term, SeqNo: aboveSeqNo}
+	loc, err := t.add(ctx, &op, nil)
+	if err != nil {
+		return err
+	}
+	return t.SyncTo(ctx, loc)
 }
 
 // Stats describe the retained translog.
@@ -564,6 +587,10 @@ type Stats struct {
 	UnsyncedOps  int64
 	// TruncatedBytes is the torn tail Open cut off.
 	TruncatedBytes int64
+	// MaxTerm is the highest primary term of the retained records (trim
+	// records included); Trims counts the retained trim records.
+	MaxTerm uint64
+	Trims   int
 }
 
 // Stats returns current statistics.
@@ -573,7 +600,7 @@ func (t *Translog) Stats() Stats {
 	s := Stats{CurrentGen: t.cur.gen, MinSeqNo: t.cur.minSeq, MaxSeqNo: t.cur.maxSeq,
 		Fsyncs: t.fsyncs.Load(), TruncatedBytes: t.truncated, MinGeneration: t.cur.gen, SyncedOffset: t.synced.Offset,
 		UnsyncedOps:     t.cur.ops - t.ckp.Ops,
-		CheckpointSyncs: t.ckpf.syncs.Load()}
+		CheckpointSyncs: t.ckpf.syncs.Load(), Trims: len(t.trims)}
 	if len(t.old) > 0 {
 		s.MinGeneration = t.old[0].gen
 	}
@@ -582,6 +609,7 @@ func (t *Translog) Stats() Stats {
 		s.Ops += g.ops
 		s.SizeBytes += g.size
 		s.MinSeqNo, s.MaxSeqNo = min(s.MinSeqNo, g.minSeq), max(s.MaxSeqNo, g.maxSeq)
+		s.MaxTerm = max(s.MaxTerm, g.maxTerm)
 		if g.ops > 0 && g.maxSeq >= t.ckp.TrimmedBelow || g.gen == t.cur.gen {
 			s.UncommittedOps += g.ops
 			s.UncommittedBytes += g.size
