@@ -295,17 +295,18 @@ func (e *Engine) commit(ctx context.Context, opts CommitOptions) (*SegmentInfos,
 	d := &e.dur
 	d.commitMu.Lock()
 	defer d.commitMu.Unlock()
+	ud := maps.Clone(opts.UserData)
+	if ud == nil {
+		ud = make(map[string]string, 3)
+	}
+	ud[UserDataPrimaryTerm] = strconv.FormatInt(e.term.Load(), 10)
 	if d.tl == nil {
-		return e.w.Commit(ctx, opts)
+		return e.w.Commit(ctx, CommitOptions{UserData: ud})
 	}
 	// Rolling first lets the trim drop whole generations: everything in
 	// the old ones was appended before the commit's refresh.
 	if err := d.tl.Roll(ctx); err != nil {
 		return nil, fmt.Errorf("engine: commit: roll translog: %w", err)
-	}
-	ud := maps.Clone(opts.UserData)
-	if ud == nil {
-		ud = make(map[string]string, 2)
 	}
 	ud[UserDataTranslogUUID] = d.tl.UUID().String()
 	ud[UserDataTranslogGeneration] = strconv.FormatUint(d.tl.Stats().CurrentGen, 10)

@@ -102,6 +102,14 @@ type Options struct {
 	// goroutine that found it and must not wait for the engine.
 	OnFailure func(err error)
 
+	// PrimaryTerm is the term of this primary (the shard's primary term in
+	// the cluster state): every operation the engine logs carries it.
+	// 0 adopts the highest term the last commit and the translog know
+	// (at least 1); a term below that is refused (ErrStaleTerm). New
+	// segments are named from at least (PrimaryTerm-1)<<32 (see
+	// SetPrimaryTerm).
+	PrimaryTerm int64
+
 	// Durability: the translog, periodic commits, checks at open.
 	TranslogOptions
 }
@@ -151,6 +159,7 @@ type Engine struct {
 	dur          durability
 	failure      atomic.Pointer[error] // set once by fail
 	checks       checkState            // verification (scrub, Verify) state and counters
+	term         atomic.Int64          // primary term of logged operations
 }
 
 // Result is the outcome of Index or Delete.
@@ -260,11 +269,12 @@ func (e *Engine) index(ctx context.Context, b *Bulk, id, routing, source []byte)
 		return Result{}, err
 	}
 	defer e.docs.Put(doc)
+	term := e.term.Load()
 	seq, created, err := e.w.Update(ctx, id, doc)
 	if err != nil {
 		return Result{}, err
 	}
-	if err := e.logOp(ctx, b, &translog.Op{Type: translog.OpIndex, SeqNo: uint64(seq), ID: id, Routing: routing, Source: source}); err != nil {
+	if err := e.logOp(ctx, b, &translog.Op{Type: translog.OpIndex, SeqNo: uint64(seq), PrimaryTerm: uint64(term), ID: id, Routing: routing, Source: source}); err != nil {
 		return Result{}, err
 	}
 	e.refresher.checkBuffered()
@@ -292,11 +302,12 @@ func (e *Engine) create(ctx context.Context, b *Bulk, id, routing, source []byte
 		return Result{}, err
 	}
 	defer e.docs.Put(doc)
+	term := e.term.Load()
 	seq, err := e.w.Create(ctx, doc)
 	if err != nil {
 		return Result{}, err
 	}
-	if err := e.logOp(ctx, b, &translog.Op{Type: translog.OpIndex, SeqNo: uint64(seq), ID: id, Routing: routing, Source: source}); err != nil {
+	if err := e.logOp(ctx, b, &translog.Op{Type: translog.OpIndex, SeqNo: uint64(seq), PrimaryTerm: uint64(term), ID: id, Routing: routing, Source: source}); err != nil {
 		return Result{}, err
 	}
 	e.refresher.checkBuffered()
@@ -334,11 +345,12 @@ func (e *Engine) delete(ctx context.Context, b *Bulk, id []byte) (Result, error)
 	if err := e.Failure(); err != nil {
 		return Result{}, err
 	}
+	term := e.term.Load()
 	seq, found, err := e.w.Delete(ctx, id)
 	if err != nil {
 		return Result{}, err
 	}
-	if err := e.logOp(ctx, b, &translog.Op{Type: translog.OpDelete, SeqNo: uint64(seq), ID: id}); err != nil {
+	if err := e.logOp(ctx, b, &translog.Op{Type: translog.OpDelete, SeqNo: uint64(seq), PrimaryTerm: uint64(term), ID: id}); err != nil {
 		return Result{}, err
 	}
 	e.refresher.checkBuffered()

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"sync/atomic"
 	"time"
@@ -38,7 +39,7 @@ func (e *Engine) openTranslog(ctx context.Context) error {
 		}
 	}
 	if e.opts.TranslogPath == "" {
-		return nil
+		return e.settleTerm(commitTerm(e.w.LastCommit()))
 	}
 	// The translog syncs in the background every SyncInterval; Request
 	// durability additionally waits for a sync per operation or bulk
@@ -49,7 +50,11 @@ func (e *Engine) openTranslog(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("engine: open translog %s: %w", e.opts.TranslogPath, err)
 	}
-	if err := e.replayTranslog(ctx, tl); err != nil {
+	err = e.settleTerm(max(commitTerm(e.w.LastCommit()), int64(tl.Stats().MaxTerm)))
+	if err == nil {
+		err = e.replayTranslog(ctx, tl)
+	}
+	if err != nil {
 		tl.Close()
 		return err
 	}
@@ -81,18 +86,42 @@ func (e *Engine) checkCommitIntegrity() error {
 	return nil
 }
 
+// settleTerm sets the engine's term at open from Options.PrimaryTerm and
+// the highest term the commit and the translog hold, and jumps the
+// segment counter to the term's range.
+func (e *Engine) settleTerm(known int64) error {
+	term, err := adoptTerm(e.opts.PrimaryTerm, known)
+	if err != nil {
+		return err
+	}
+	e.term.Store(term)
+	e.w.segments.raiseCounter(termCounterFloor(term))
+	return nil
+}
+
 // replayTranslog applies the translog's operations above the last
 // commit's SeqNo. The translog is in append order, not sequence order
-// (concurrent writers append after taking their numbers), so a first pass
-// finds each id's highest sequence number and the second applies only that
-// operation: the last write per id wins by seqNo, as it did before the
-// crash, whatever order the records landed in. The second pass applies
-// them in seqNo order, each with its recorded number (AdvanceSeqNo skips
-// the gaps superseded or never-logged operations leave), holding back only
-// the few records that arrived ahead of a lower number. Replayed operations
-// are not logged again; afterwards the writer continues after the highest
-// number seen, so new operations outrank every logged one on the next
-// replay.
+// (concurrent writers append after taking their numbers), and after a
+// change of primary it may hold two records for one seqNo, so replay
+// decides first which record wins:
+//
+//   - a trim record voids the older terms' records above its bound before
+//     it (the snapshot never returns them);
+//   - of the records of one seqNo, the one with the highest term wins (a
+//     new primary reassigned the number; a no-op filling a gap wins over
+//     the old primary's unacknowledged operation); the others are void;
+//   - per id, the winning record with the highest seqNo wins.
+//
+// A first pass finds each id's winner (and, only when records of more
+// than one term are above the commit, each seqNo's highest term first);
+// the last pass applies the winners in seqNo order, each with its
+// recorded number (AdvanceSeqNo skips the gaps superseded, void or
+// never-logged operations leave), holding back only the few records that
+// arrived ahead of a lower number. Replayed operations are not logged
+// again; afterwards the writer continues after the highest number seen,
+// so new operations outrank every logged one on the next replay, and the
+// seqNos between the commit and that number that no record holds are
+// filled with no-ops of the engine's term (fillGaps).
 func (e *Engine) replayTranslog(ctx context.Context, tl *translog.Translog) error {
 	var from int64
 	last := e.w.LastCommit()
@@ -104,22 +133,44 @@ func (e *Engine) replayTranslog(ctx context.Context, tl *translog.Translog) erro
 		}
 	}
 	start := time.Now()
-	latest := make(map[string]int64)
+	st := tl.Stats()
+	seen, err := newSeqSet(from, int64(st.MaxSeqNo))
+	if err != nil {
+		return err
+	}
+	type winner struct {
+		seq  int64
+		term uint64
+	}
+	latest := make(map[string]winner)
 	maxSeen := from
 	var total int
-	rec := e.dur.recovery
-	rec.setStage(RecoveryScanning)
-	err := scanTranslog(ctx, tl, from, rec, func(op *translog.Op) error {
-		total++
-		seq := int64(op.SeqNo)
-		maxSeen = max(maxSeen, seq)
+	var minTerm, maxTerm uint64 = math.MaxUint64, 0
+	// seqTerm: each seqNo's highest term, when more than one term is
+	// above the commit (nil: every record of a seqNo has the same term).
+	var seqTerm map[int64]uint64
+	collect := func(op *translog.Op) error {
 		if op.Type == translog.OpNoOp {
 			return nil
 		}
-		if s, ok := latest[string(op.ID)]; !ok || seq > s {
-			latest[string(op.ID)] = seq
+		seq := int64(op.SeqNo)
+		if seqTerm != nil && seqTerm[seq] != op.PrimaryTerm {
+			return nil // void: a newer primary reassigned seq
+		}
+		if w, ok := latest[string(op.ID)]; !ok || seq > w.seq || seq == w.seq && op.PrimaryTerm > w.term {
+			latest[string(op.ID)] = winner{seq, op.PrimaryTerm}
 		}
 		return nil
+	}
+	rec := e.dur.recovery
+	rec.setStage(RecoveryScanning)
+	err = scanTranslog(ctx, tl, from, rec, func(op *translog.Op) error {
+		total++
+		seq := int64(op.SeqNo)
+		maxSeen = max(maxSeen, seq)
+		seen.add(seq)
+		minTerm, maxTerm = min(minTerm, op.PrimaryTerm), max(maxTerm, op.PrimaryTerm)
+		return collect(op)
 	})
 	if err != nil {
 		return err
@@ -127,23 +178,47 @@ func (e *Engine) replayTranslog(ctx context.Context, tl *translog.Translog) erro
 	if total == 0 {
 		return nil
 	}
+	if minTerm != maxTerm {
+		seqTerm = make(map[int64]uint64)
+		clear(latest)
+		err = scanTranslog(ctx, tl, from, rec, func(op *translog.Op) error {
+			seq := int64(op.SeqNo)
+			seqTerm[seq] = max(seqTerm[seq], op.PrimaryTerm)
+			return nil
+		})
+		if err == nil {
+			err = scanTranslog(ctx, tl, from, rec, collect)
+		}
+		if err != nil {
+			return err
+		}
+	}
 	order := make([]int64, 0, len(latest))
-	for _, seq := range latest {
-		order = append(order, seq)
+	for _, w := range latest {
+		order = append(order, w.seq)
 	}
 	slices.Sort(order)
+	for i := 1; i < len(order); i++ {
+		if order[i] == order[i-1] {
+			return fmt.Errorf("engine: translog holds two ids at seq %d in one term: %w", order[i], translog.ErrCorrupt)
+		}
+	}
 	held := make(map[int64]translog.Op)
 	var applied int
 	rec.setStage(RecoveryReplaying)
 	rec.opsTotal.Store(int64(len(order)))
 	err = scanTranslog(ctx, tl, from, rec, func(op *translog.Op) error {
-		if op.Type == translog.OpNoOp || latest[string(op.ID)] != int64(op.SeqNo) {
+		if op.Type == translog.OpNoOp {
 			return nil
 		}
-		if int64(op.SeqNo) != order[applied] {
+		seq := int64(op.SeqNo)
+		if w := latest[string(op.ID)]; w.seq != seq || w.term != op.PrimaryTerm || applied == len(order) || seq < order[applied] {
+			return nil // superseded, void, or a duplicate of one applied
+		}
+		if seq != order[applied] {
 			// Ahead of a lower number still to come: keep a copy (the
 			// snapshot reuses its buffer).
-			held[int64(op.SeqNo)] = translog.Op{Type: op.Type, SeqNo: op.SeqNo,
+			held[seq] = translog.Op{Type: op.Type, SeqNo: op.SeqNo, PrimaryTerm: op.PrimaryTerm,
 				ID: slices.Clone(op.ID), Routing: slices.Clone(op.Routing), Source: slices.Clone(op.Source)}
 			return nil
 		}
@@ -171,6 +246,10 @@ func (e *Engine) replayTranslog(ctx context.Context, tl *translog.Translog) erro
 		return fmt.Errorf("engine: translog replay applied %d of %d operations: %w", applied, len(order), translog.ErrCorrupt)
 	}
 	e.w.AdvanceSeqNo(maxSeen + 1)
+	gaps, err := e.fillGaps(ctx, tl, seen, maxSeen)
+	if err != nil {
+		return err
+	}
 	rec.setStage(RecoveryRefreshing)
 	if _, err := e.w.Refresh(ctx, true); err != nil {
 		return fmt.Errorf("engine: refresh after translog replay: %w", err)
@@ -179,9 +258,67 @@ func (e *Engine) replayTranslog(ctx context.Context, tl *translog.Translog) erro
 	// translog, which reads and checks every record first.
 	p := rec.Progress()
 	e.opts.Logger.Info("engine: recovered from translog", "from_seq_no", from, "max_seq_no", maxSeen,
-		"ops", total, "applied", applied, "bytes", p.BytesTotal, "truncated_bytes", tl.Stats().TruncatedBytes,
+		"ops", total, "applied", applied, "gaps_filled", gaps, "terms", fmt.Sprintf("%d..%d", minTerm, maxTerm),
+		"bytes", p.BytesTotal, "truncated_bytes", tl.Stats().TruncatedBytes,
 		"took", time.Since(start), "recovery_took", p.Elapsed)
 	return nil
+}
+
+// fillGaps logs a no-op of the engine's term for every seqNo above the
+// commit up to maxSeen that no record holds (an operation that had its
+// number when the process died, before it was logged; or one a trim
+// record voided), so that every number up to maxSeen is accounted for
+// — a copy's local checkpoint can pass it — and a record an old primary
+// gave one of these numbers, wherever it still is, loses to the no-op's
+// newer term (Elasticsearch's fillSeqNoGaps). It returns how many it
+// logged.
+func (e *Engine) fillGaps(ctx context.Context, tl *translog.Translog, seen *seqSet, maxSeen int64) (int, error) {
+	var ops []translog.Op
+	term := uint64(e.term.Load())
+	for seq := seen.from + 1; seq <= maxSeen; seq++ {
+		if !seen.has(seq) {
+			ops = append(ops, translog.Op{Type: translog.OpNoOp, SeqNo: uint64(seq), PrimaryTerm: term, Source: []byte("gap filled at open")})
+		}
+	}
+	if len(ops) == 0 {
+		return 0, nil
+	}
+	if _, err := tl.AddBatch(ctx, ops); err != nil {
+		return 0, fmt.Errorf("engine: filling %d seqNo gaps: %w", len(ops), err)
+	}
+	if err := tl.Sync(ctx); err != nil {
+		return 0, fmt.Errorf("engine: filling %d seqNo gaps: %w", len(ops), err)
+	}
+	return len(ops), nil
+}
+
+// seqSet is a set of the seqNos above from, a bit per number.
+type seqSet struct {
+	from int64
+	bits []uint64
+}
+
+// maxSeqSetBits bounds a seqSet: a translog spanning more numbers than
+// this above its commit is not one this engine wrote.
+const maxSeqSetBits = 1 << 34
+
+func newSeqSet(from, maxSeq int64) (*seqSet, error) {
+	n := max(maxSeq-from, 0)
+	if n > maxSeqSetBits {
+		return nil, fmt.Errorf("engine: translog spans seqNos %d..%d above its commit: %w", from+1, maxSeq, translog.ErrCorrupt)
+	}
+	return &seqSet{from: from, bits: make([]uint64, (n+63)/64)}, nil
+}
+
+func (s *seqSet) add(seq int64) {
+	if i := seq - s.from - 1; i >= 0 && i < int64(len(s.bits))*64 {
+		s.bits[i/64] |= 1 << (i % 64)
+	}
+}
+
+func (s *seqSet) has(seq int64) bool {
+	i := seq - s.from - 1
+	return i >= 0 && i < int64(len(s.bits))*64 && s.bits[i/64]&(1<<(i%64)) != 0
 }
 
 // scanTranslog calls fn for every retained operation above seq, and

@@ -46,6 +46,16 @@ func newSegmentSet() *segmentSet {
 // nextName names a new segment (Lucene's "_" + base-36 counter).
 func (ss *segmentSet) nextName() string { return segmentName(ss.counter.Add(1)) }
 
+// raiseCounter makes the counter at least n.
+func (ss *segmentSet) raiseCounter(n int64) {
+	for {
+		c := ss.counter.Load()
+		if c >= n || ss.counter.CompareAndSwap(c, n) {
+			return
+		}
+	}
+}
+
 // load makes a commit's segments the list (a new writer's).
 func (ss *segmentSet) load(segs []*segState, si *SegmentInfos) {
 	ss.mu.Lock()
