@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"fmt"
-	"io"
 	"maps"
 	"math/rand/v2"
 	"path/filepath"
@@ -199,20 +198,8 @@ func TestReplayTermsModel(t *testing.T) {
 // checkNoGaps: every seqNo in (from, to] has a record in e's translog.
 func checkNoGaps(t *testing.T, e *Engine, from, to int64) {
 	t.Helper()
-	snap, err := e.dur.tl.Snapshot(context.Background(), uint64(from)+1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer snap.Close()
 	seen := map[int64]bool{}
-	for {
-		op, err := snap.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, op := range translogOps(t, e, uint64(from)+1) {
 		seen[int64(op.SeqNo)] = true
 	}
 	for s := from + 1; s <= to; s++ {

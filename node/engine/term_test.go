@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/sluice-search/sluice/node/engine/translog"
 )
 
 // TestPrimaryTerm: operations are logged with the engine's term; the term
@@ -82,20 +84,31 @@ func TestPrimaryTerm(t *testing.T) {
 
 func translogTerms(t *testing.T, e *Engine) []uint64 {
 	t.Helper()
-	snap, err := e.dur.tl.Snapshot(context.Background(), 0)
+	var terms []uint64
+	for _, op := range translogOps(t, e, 0) {
+		terms = append(terms, op.PrimaryTerm)
+	}
+	return terms
+}
+
+// translogOps returns e's translog operations from seqNo from (copied).
+func translogOps(t testing.TB, e *Engine, from uint64) []translog.Op {
+	t.Helper()
+	snap, err := e.dur.tl.Snapshot(context.Background(), from)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer snap.Close()
-	var terms []uint64
+	var ops []translog.Op
 	for {
 		op, err := snap.Next()
 		if err == io.EOF {
-			return terms
+			return ops
 		}
 		if err != nil {
 			t.Fatal(err)
 		}
-		terms = append(terms, op.PrimaryTerm)
+		ops = append(ops, translog.Op{Type: op.Type, SeqNo: op.SeqNo, PrimaryTerm: op.PrimaryTerm,
+			ID: slices.Clone(op.ID), Source: slices.Clone(op.Source), Routing: slices.Clone(op.Routing)})
 	}
 }
