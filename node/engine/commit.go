@@ -5,12 +5,14 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"hash/crc32"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/sluice-search/sluice/node/engine/index"
 	"github.com/sluice-search/sluice/node/engine/store"
@@ -61,35 +63,47 @@ const (
 func commitFileName(gen int64) string { return commitPrefix + strconv.FormatInt(gen, 36) }
 
 func encodeSegmentInfos(si *SegmentInfos) ([]byte, error) {
-	body, err := json.Marshal(si)
-	if err != nil {
-		return nil, err
-	}
-	var b bytes.Buffer
-	b.WriteString(commitMagic)
-	b.WriteByte(commitVersion)
-	b.Write(body)
-	return binary.BigEndian.AppendUint32(b.Bytes(), crc32.ChecksumIEEE(b.Bytes())), nil
+	return frameJSON(commitMagic, commitVersion, si)
 }
 
 // DecodeSegmentInfos parses a commit point file; damage is an error wrapping
 // index.ErrCorrupt.
 func DecodeSegmentInfos(data []byte) (*SegmentInfos, error) {
-	if len(data) < len(commitMagic)+1+4 || string(data[:len(commitMagic)]) != commitMagic {
-		return nil, fmt.Errorf("commit point: bad header: %w", index.ErrCorrupt)
-	}
-	n := len(data) - 4
-	if crc32.ChecksumIEEE(data[:n]) != binary.BigEndian.Uint32(data[n:]) {
-		return nil, fmt.Errorf("commit point: checksum mismatch: %w", index.ErrCorrupt)
-	}
-	if v := data[len(commitMagic)]; v != commitVersion {
-		return nil, fmt.Errorf("commit point: unknown version %d: %w", v, index.ErrCorrupt)
-	}
 	si := new(SegmentInfos)
-	if err := json.Unmarshal(data[len(commitMagic)+1:n], si); err != nil {
-		return nil, fmt.Errorf("commit point: %v: %w", err, index.ErrCorrupt)
+	if err := unframeJSON(data, commitMagic, commitVersion, si); err != nil {
+		return nil, fmt.Errorf("commit point: %w: %w", err, index.ErrCorrupt)
 	}
 	return si, nil
+}
+
+// frameJSON encodes v as commit points and checkpoints are framed: magic,
+// a version byte, a JSON body and a big-endian CRC32 of everything before
+// it.
+func frameJSON(magic string, version byte, v any) ([]byte, error) {
+	body, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	var b bytes.Buffer
+	b.WriteString(magic)
+	b.WriteByte(version)
+	b.Write(body)
+	return binary.BigEndian.AppendUint32(b.Bytes(), crc32.ChecksumIEEE(b.Bytes())), nil
+}
+
+// unframeJSON checks frameJSON's framing and decodes the body into v; the
+// error says what is wrong.
+func unframeJSON(data []byte, magic string, version byte, v any) error {
+	n := len(data) - 4
+	switch {
+	case n < len(magic)+1 || string(data[:len(magic)]) != magic:
+		return errors.New("bad header")
+	case crc32.ChecksumIEEE(data[:n]) != binary.BigEndian.Uint32(data[n:]):
+		return errors.New("checksum mismatch")
+	case data[len(magic)] != version:
+		return fmt.Errorf("unknown version %d", data[len(magic)])
+	}
+	return json.Unmarshal(data[len(magic)+1:n], v)
 }
 
 // ReadLatestCommit returns the newest commit point in dir, or nil if there is
@@ -128,9 +142,9 @@ func ReadLatestCommit(dir store.Directory) (*SegmentInfos, error) {
 // fsynced before the commit point is published. It keeps the last commit
 // point's files referenced in the fileDeleter (only the last is kept).
 type committer struct {
-	dir   store.Directory
-	codec index.Codec
-	fd    *fileDeleter
+	dir  store.Directory
+	fd   *fileDeleter
+	live *liveDocsFiles
 
 	// mu serialises commits (the writer's Commit holds it from its
 	// refresh to the commit point's publication); it guards the fields
@@ -167,40 +181,27 @@ func (w *IndexWriter) Commit(ctx context.Context, opts CommitOptions) (*SegmentI
 	userData := w.segments.withAddMarkersLocked(opts.UserData)
 	w.segments.mu.Unlock()
 	defer r.Release()
-	return w.commits.commitLocked(r, userData, w.segments.counter.Load())
+	return w.commits.commitLocked(r, userData, &w.segments.counter)
 }
 
-// commitLocked writes the commit point of r's segments.
-func (c *committer) commitLocked(r *Reader, userData map[string]string, counter int64) (*SegmentInfos, error) {
-	si := &SegmentInfos{SeqNo: r.SeqNo(), Counter: counter, UserData: userData}
+// commitLocked writes the commit point of r's segments, with live-docs
+// files for those whose newest file (a checkpoint's, or the last
+// commit's) holds other bits than r's.
+func (c *committer) commitLocked(r *Reader, userData map[string]string, counter *atomic.Int64) (*SegmentInfos, error) {
+	si := &SegmentInfos{SeqNo: r.SeqNo(), UserData: userData}
 	if c.last != nil {
 		si.Generation = c.last.Generation + 1
 	} else {
 		si.Generation = 1
 	}
-	for i, s := range r.segs {
-		live := r.leaves[i].Live
-		if live != s.committedLive {
-			if live == nil {
-				s.delGen, s.liveFile = 0, ""
-			} else {
-				s.delGen++
-				name, err := c.codec.WriteLiveDocs(c.dir, s.info, s.delGen, live, store.IOContext{Kind: store.IOCommit})
-				if err != nil {
-					return nil, fmt.Errorf("engine: commit: live docs of %s: %w", s.info.Name, err)
-				}
-				// Only commit points reference live-docs files: the
-				// in-memory bitset is what readers use.
-				s.liveFile = name
-			}
-			s.committedLive = live
-		}
-		cs := CommitSegment{Info: *s.info, DelGen: s.delGen, LiveDocs: s.liveFile, SizeBytes: s.sizeBytes}
-		if live != nil {
-			cs.DelCount = s.info.MaxDoc - live.Cardinality()
-		}
-		si.Segments = append(si.Segments, cs)
+	segs, release, err := c.live.segments(r, store.IOContext{Kind: store.IOCommit})
+	if err != nil {
+		return nil, fmt.Errorf("engine: commit: %w", err)
 	}
+	defer release() // after the commit's own references, below
+	si.Segments = segs
+	// After the live-docs files: their generations come from the counter.
+	si.Counter = counter.Load()
 	files := si.Files()
 	if err := c.dir.Sync(files[1:]); err != nil {
 		return nil, fmt.Errorf("engine: commit: sync: %w", err)
@@ -315,9 +316,9 @@ func (w *IndexWriter) loadCommit(si *SegmentInfos) error {
 			if err != nil {
 				return fail(fmt.Errorf("engine: live docs of %s: %w", info.Name, err))
 			}
-			s.live, s.committedLive = live, live
+			s.live = live
 			s.delCount = info.MaxDoc - live.Cardinality()
-			s.delGen, s.liveFile = cs.DelGen, cs.LiveDocs
+			s.setLiveFile(cs.LiveDocs, live, cs.DelGen)
 		}
 	}
 	files := si.Files()
@@ -329,7 +330,10 @@ func (w *IndexWriter) loadCommit(si *SegmentInfos) error {
 	w.commits.loaded(si, files)
 	w.seqNo = si.SeqNo
 	w.version++
-	w.current.Store(newReader(segs, si.SeqNo, w.version))
+	r := newReader(segs, si.SeqNo, w.version)
+	r.appliedSeqNo.Store(si.SeqNo)
+	r.addMarkers = cloneMarkers(w.segments.addMarkers)
+	w.current.Store(r)
 	w.refreshed.Store(si.SeqNo)
 	return nil
 }

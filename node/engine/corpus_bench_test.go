@@ -149,8 +149,20 @@ func cpuTime() time.Duration {
 }
 
 // BenchmarkNRTRefresh replaces ~1 MB of random docs (the NRT experiment's
-// per-second volume) and times the refresh that makes them visible.
+// per-second volume) and times the refresh that makes them visible. With
+// checkpoint=true each refresh is followed by a replication checkpoint
+// (Engine.Checkpoint: live-docs files for the segments whose deletes
+// changed, footers of new files read), timed with it, and the previous
+// checkpoint released, as a primary with replicas does; cp-ms is the
+// checkpoint's share. Run both in one invocation, alternated with
+// -count, to compare.
 func BenchmarkNRTRefresh(b *testing.B) {
+	for _, withCP := range []bool{false, true} {
+		b.Run(fmt.Sprintf("checkpoint=%v", withCP), func(b *testing.B) { benchNRTRefresh(b, withCP) })
+	}
+}
+
+func benchNRTRefresh(b *testing.B, withCP bool) {
 	docs := loadBenchDocs(b)
 	ctx := context.Background()
 	e := openBenchEngine(b, 64)
@@ -165,7 +177,13 @@ func BenchmarkNRTRefresh(b *testing.B) {
 	}
 	r := rand.New(rand.NewPCG(1, 2))
 	var lat []time.Duration
-	var swap, flush, apply time.Duration
+	var swap, flush, apply, cpTime time.Duration
+	var prev *ReplicationCheckpoint
+	defer func() {
+		if prev != nil {
+			prev.Release()
+		}
+	}()
 	b.ResetTimer()
 	for range b.N {
 		b.StopTimer()
@@ -181,7 +199,22 @@ func BenchmarkNRTRefresh(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		lat = append(lat, res.Took)
+		took := res.Took
+		if withCP {
+			start := time.Now()
+			cp, err := e.Checkpoint(ctx)
+			if err != nil {
+				b.Fatal(err)
+			}
+			d := time.Since(start)
+			cpTime += d
+			took += d
+			if prev != nil {
+				prev.Release()
+			}
+			prev = cp
+		}
+		lat = append(lat, took)
 		swap, flush, apply = swap+res.SwapWait, flush+res.Flush, apply+res.ApplyDeletes
 	}
 	slices.Sort(lat)
@@ -192,6 +225,7 @@ func BenchmarkNRTRefresh(b *testing.B) {
 	b.ReportMetric(float64(swap.Nanoseconds())/n, "swap-ms")
 	b.ReportMetric(float64(flush.Nanoseconds())/n, "flush-ms")
 	b.ReportMetric(float64(apply.Nanoseconds())/n, "apply-ms")
+	b.ReportMetric(float64(cpTime.Nanoseconds())/n, "cp-ms")
 }
 
 // BenchmarkFlush1MB splits a flush of ~1 MB of corpus docs (one refresh of

@@ -160,6 +160,7 @@ type Engine struct {
 	failure      atomic.Pointer[error] // set once by fail
 	checks       checkState            // verification (scrub, Verify) state and counters
 	term         atomic.Int64          // primary term of logged operations
+	cps          checkpoints           // replication checkpoints (Checkpoint)
 }
 
 // Result is the outcome of Index or Delete.
@@ -548,6 +549,7 @@ func (e *Engine) Stats() Stats {
 // are discarded: call Commit first to keep them).
 func (e *Engine) Close(ctx context.Context) error {
 	e.refresher.close()
+	e.cps.release()
 	err := e.closeDurability(false)
 	if e.ownScheduler != nil {
 		err = errors.Join(err, e.ownScheduler.Close(ctx))

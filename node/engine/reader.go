@@ -26,9 +26,15 @@ type Reader struct {
 	maxDoc  int
 	// SeqNo: every operation with a sequence number <= SeqNo is visible
 	// (with deletes applied unless the refresh skipped them).
-	seqNo   atomic.Int64
-	version int64
-	lookups sync.Pool // *idLookup
+	seqNo atomic.Int64
+	// appliedSeqNo: deletes of every operation up to it are applied (equal
+	// to seqNo unless refreshes skipped deletes); checkpoints use it.
+	appliedSeqNo atomic.Int64
+	// addMarkers are the AddIndexes markers published with the segments
+	// (immutable).
+	addMarkers map[string]string
+	version    int64
+	lookups    sync.Pool // *idLookup
 
 	searcherOnce sync.Once
 	searcher     *search.Searcher

@@ -113,10 +113,18 @@ func (w *IndexWriter) refresh(ctx context.Context, applyDeletes, budgeted bool) 
 	res := RefreshResult{Changed: changed, SeqNo: boundarySeq, NewSegments: len(newSegs),
 		SwapWait: swapped.Sub(start), Flush: flushed.Sub(swapped), ApplyDeletes: time.Since(flushed)}
 	w.mu.Lock()
+	applied := old.appliedSeqNo.Load()
+	if applyDeletes {
+		applied = boundarySeq
+	}
 	if changed {
 		w.version++
-		w.current.Store(newReader(w.segments.segs, boundarySeq, w.version))
+		nr := newReader(w.segments.segs, boundarySeq, w.version)
+		nr.appliedSeqNo.Store(applied)
+		nr.addMarkers = cloneMarkers(w.segments.addMarkers)
+		w.current.Store(nr)
 	} else {
+		old.appliedSeqNo.Store(applied)
 		old.seqNo.Store(boundarySeq)
 	}
 	w.versions.published(applyDeletes)

@@ -34,10 +34,17 @@ type segState struct {
 	ids        idDeleter
 	sizeBytes  int64
 	bloom      *idBloom // immutable once the segment is shared
-	// Commit state, guarded by committer.mu.
-	committedLive *index.FixedBitSet // live docs as of the last commit
-	delGen        int64              // generation of the last live-docs file
-	liveFile      string
+	// The newest live-docs file written (by a commit or a checkpoint) or
+	// loaded for the segment, the bitset it holds and its generation,
+	// guarded by liveDocsFiles.mu. The segment holds a fileDeleter
+	// reference on liveFile, as on its core files.
+	liveFile   string
+	liveFileOf *index.FixedBitSet
+	delGen     int64
+	// metas describes the core files for checkpoints (metaOnce).
+	metaOnce sync.Once
+	metas    []FileMeta
+	metaErr  error
 }
 
 func newSegState(info *index.SegmentInfo, r index.SegmentReader, fd *fileDeleter, dir store.Directory) *segState {
@@ -68,6 +75,9 @@ func (s *segState) decRef() {
 			slog.Warn("engine: closing segment reader", "segment", s.info.Name, "err", err)
 		}
 		s.fd.decRef(s.files)
+		if s.liveFile != "" {
+			s.fd.decRef([]string{s.liveFile})
+		}
 	} else if n < 0 {
 		panic("engine: segment " + s.info.Name + " released too often")
 	}

@@ -92,6 +92,7 @@ type IndexWriter struct {
 	flushControl  *flushControl
 	segments      *segmentSet
 	commits       committer
+	liveFiles     liveDocsFiles
 
 	// mu is the sequence section: sequence numbers, the delete queue and
 	// the version map change together under it, and a refresh publishes a
@@ -178,7 +179,8 @@ func NewIndexWriter(opts WriterOptions) (*IndexWriter, error) {
 		versions:      newVersionMap(),
 	}
 	w.flushControl = newFlushControl(w.perThreadPool, opts.RAMBufferBytes, &w.stats, w.log, w.flushOne)
-	w.commits = committer{dir: w.dir, codec: w.codec, fd: w.fd}
+	w.liveFiles = liveDocsFiles{dir: w.dir, codec: w.codec, fd: w.fd, counter: &w.segments.counter}
+	w.commits = committer{dir: w.dir, fd: w.fd, live: &w.liveFiles}
 	w.closeCtx, w.closeCancel = context.WithCancel(context.Background())
 	w.refreshedCh = make(chan struct{})
 	w.current.Store(newReader(nil, 0, 0))

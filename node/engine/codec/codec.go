@@ -152,6 +152,15 @@ func (c *Codec) CheckIntegrity(dir store.Directory, info *index.SegmentInfo) err
 	return sr.CheckIntegrity()
 }
 
+// FooterChecksum returns the CRC32 a file's codec footer records, reading
+// only its header magic and footer (Lucene's CodecUtil.retrieveChecksum):
+// what replication compares files by without re-hashing them. A file
+// that is not one of this codec's is an error wrapping index.ErrCorrupt.
+func (c *Codec) FooterChecksum(name string, data []byte) (uint32, error) {
+	_, want, err := checksumFooter(data, name)
+	return want, err
+}
+
 // VerifyChecksum checks the CRC32 footer of a file this codec wrote
 // against the whole file, decoding nothing: Lucene's
 // CodecUtil.checksumEntireFile. It reads data in chunks of at most chunk
