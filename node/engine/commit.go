@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"log/slog"
 	"slices"
 	"strconv"
 	"strings"
@@ -188,12 +189,7 @@ func (w *IndexWriter) Commit(ctx context.Context, opts CommitOptions) (*SegmentI
 // files for those whose newest file (a checkpoint's, or the last
 // commit's) holds other bits than r's.
 func (c *committer) commitLocked(r *Reader, userData map[string]string, counter *atomic.Int64) (*SegmentInfos, error) {
-	si := &SegmentInfos{SeqNo: r.SeqNo(), UserData: userData}
-	if c.last != nil {
-		si.Generation = c.last.Generation + 1
-	} else {
-		si.Generation = 1
-	}
+	si := &SegmentInfos{Generation: c.nextGeneration(), SeqNo: r.SeqNo(), UserData: userData}
 	segs, release, err := c.live.segments(r, store.IOContext{Kind: store.IOCommit})
 	if err != nil {
 		return nil, fmt.Errorf("engine: commit: %w", err)
@@ -202,19 +198,37 @@ func (c *committer) commitLocked(r *Reader, userData map[string]string, counter 
 	si.Segments = segs
 	// After the live-docs files: their generations come from the counter.
 	si.Counter = counter.Load()
+	if err := c.publishLocked(si); err != nil {
+		return nil, err
+	}
+	return si, nil
+}
+
+// publishLocked makes si the last commit point: it fsyncs the files si
+// references, writes and publishes the commit point, references its files
+// and releases the previous commit's.
+func (c *committer) publishLocked(si *SegmentInfos) error {
 	files := si.Files()
 	if err := c.dir.Sync(files[1:]); err != nil {
-		return nil, fmt.Errorf("engine: commit: sync: %w", err)
+		return fmt.Errorf("engine: commit: sync: %w", err)
 	}
 	if err := c.writeCommitPoint(si); err != nil {
-		return nil, err
+		return err
 	}
 	c.fd.incRef(files)
 	if c.files != nil {
 		c.fd.decRef(c.files)
 	}
 	c.last, c.files = si, files
-	return si, nil
+	return nil
+}
+
+// nextGeneration is the generation of the next commit point.
+func (c *committer) nextGeneration() int64 {
+	if c.last != nil {
+		return c.last.Generation + 1
+	}
+	return 1
 }
 
 func (c *committer) writeCommitPoint(si *SegmentInfos) error {
@@ -272,47 +286,45 @@ func isIndexFile(name string) bool {
 	return strings.HasPrefix(name, "_") || strings.HasPrefix(name, commitPrefix) || strings.HasPrefix(name, pendingPrefix)
 }
 
-// deleteUnreferenced deletes the engine's files in the directory that keep
-// is missing: flushes and merges a crash left behind. Their names would
-// otherwise collide with the segments the writer names next.
-func (w *IndexWriter) deleteUnreferenced(keep []string) error {
-	names, err := w.dir.ListAll()
+// deleteUnreferenced deletes the engine's files in dir that keep is
+// missing: flushes, merges and copies a crash left behind. Their names
+// would otherwise collide with the segments named next.
+func deleteUnreferenced(dir store.Directory, log *slog.Logger, keep []string) error {
+	names, err := dir.ListAll()
 	if err != nil {
 		return fmt.Errorf("engine: list index files: %w", err)
 	}
 	for _, n := range names {
 		if isIndexFile(n) && !slices.Contains(keep, n) {
-			if err := w.dir.DeleteFile(n); err != nil {
-				w.log.Warn("engine: deleting unreferenced file", "file", n, "err", err)
+			if err := dir.DeleteFile(n); err != nil {
+				log.Warn("engine: deleting unreferenced file", "file", n, "err", err)
 			}
 		}
 	}
 	return nil
 }
 
-// loadCommit opens the segments of si into the writer, which must be new,
-// and deletes index files the commit does not reference (left by a crash
-// between flush and commit).
-func (w *IndexWriter) loadCommit(si *SegmentInfos) error {
+// openCommitSegments opens the segments of si, with their live docs, as
+// segStates referencing their files (core and live-docs) in fd.
+func openCommitSegments(dir store.Directory, c index.Codec, fd *fileDeleter, si *SegmentInfos) ([]*segState, error) {
 	var segs []*segState
-	fail := func(err error) error {
+	fail := func(err error) ([]*segState, error) {
 		for _, s := range segs {
 			s.decRef()
 		}
-		return err
+		return nil, err
 	}
 	for i := range si.Segments {
 		cs := &si.Segments[i]
 		info := cs.Info
-		r, err := w.codec.OpenSegment(w.dir, &info)
+		r, err := c.OpenSegment(dir, &info)
 		if err != nil {
 			return fail(fmt.Errorf("engine: open segment %s: %w", info.Name, err))
 		}
-		s := newSegState(&info, r, w.fd, w.dir)
+		s := newSegState(&info, r, fd, dir)
 		segs = append(segs, s)
-		s.delCursor = w.delTail
 		if cs.DelGen > 0 {
-			live, err := w.codec.ReadLiveDocs(w.dir, &info, cs.DelGen)
+			live, err := c.ReadLiveDocs(dir, &info, cs.DelGen)
 			if err != nil {
 				return fail(fmt.Errorf("engine: live docs of %s: %w", info.Name, err))
 			}
@@ -321,10 +333,27 @@ func (w *IndexWriter) loadCommit(si *SegmentInfos) error {
 			s.setLiveFile(cs.LiveDocs, live, cs.DelGen)
 		}
 	}
+	return segs, nil
+}
+
+// loadCommit opens the segments of si into the writer, which must be new,
+// and deletes index files the commit does not reference (left by a crash
+// between flush and commit).
+func (w *IndexWriter) loadCommit(si *SegmentInfos) error {
+	segs, err := openCommitSegments(w.dir, w.codec, w.fd, si)
+	if err != nil {
+		return err
+	}
+	for _, s := range segs {
+		s.delCursor = w.delTail
+	}
 	files := si.Files()
 	w.fd.incRef(files)
-	if err := w.deleteUnreferenced(files); err != nil {
-		return fail(err)
+	if err := deleteUnreferenced(w.dir, w.log, files); err != nil {
+		for _, s := range segs {
+			s.decRef()
+		}
+		return err
 	}
 	w.segments.load(segs, si)
 	w.commits.loaded(si, files)

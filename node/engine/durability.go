@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"maps"
 	"path/filepath"
 	"strconv"
@@ -324,33 +325,41 @@ func (e *Engine) commit(ctx context.Context, opts CommitOptions) (*SegmentInfos,
 // committer commits when the uncommitted translog grows past
 // CommitTranslogBytes or operations stay uncommitted for CommitInterval.
 func (e *Engine) committer() {
-	d := &e.dur
-	defer close(d.done)
+	runCommitter(e.dur.stop, e.dur.done, e.opts.CommitInterval, e.opts.Logger, e.commitDue,
+		func(ctx context.Context) (*SegmentInfos, error) { return e.commit(ctx, CommitOptions{}) })
+}
+
+// runCommitter calls commit whenever due gives a reason, checking every
+// commitCheckInterval (or every interval, if shorter), until stop is
+// closed or the engine is closed; it closes done when it returns.
+func runCommitter(stop <-chan struct{}, done chan<- struct{}, interval time.Duration, log *slog.Logger,
+	due func() string, commit func(context.Context) (*SegmentInfos, error)) {
+	defer close(done)
 	every := commitCheckInterval
-	if iv := e.opts.CommitInterval; iv > 0 && iv < every {
-		every = iv
+	if interval > 0 && interval < every {
+		every = interval
 	}
 	tick := time.NewTicker(every)
 	defer tick.Stop()
 	for {
 		select {
-		case <-d.stop:
+		case <-stop:
 			return
 		case <-tick.C:
 		}
-		reason := e.commitDue()
+		reason := due()
 		if reason == "" {
 			continue
 		}
 		start := time.Now()
-		si, err := e.commit(context.Background(), CommitOptions{})
+		si, err := commit(context.Background())
 		switch {
 		case errors.Is(err, ErrClosed) || errors.Is(err, translog.ErrClosed):
 			return
 		case err != nil:
-			e.opts.Logger.Error("engine: periodic commit failed", "reason", reason, "err", err)
-		default:
-			e.opts.Logger.Debug("engine: periodic commit", "reason", reason, "generation", si.Generation,
+			log.Error("engine: periodic commit failed", "reason", reason, "err", err)
+		case si != nil:
+			log.Debug("engine: periodic commit", "reason", reason, "generation", si.Generation,
 				"seq_no", si.SeqNo, "took", time.Since(start))
 		}
 	}
@@ -369,13 +378,19 @@ func (e *Engine) commitDue() string {
 	if e.w.MaxSeqNo() <= committed {
 		return ""
 	}
-	if limit := e.opts.CommitTranslogBytes; limit > 0 && d.tl.Stats().UncommittedBytes >= limit {
-		return "translog size"
-	}
 	d.commitMu.Lock()
 	last := d.lastCommit
 	d.commitMu.Unlock()
-	if iv := e.opts.CommitInterval; iv > 0 && time.Since(last) >= iv {
+	return commitReason(&e.opts.TranslogOptions, d.tl, last)
+}
+
+// commitReason says why a periodic commit is due — the uncommitted
+// translog's size, or the time since the last commit — or "".
+func commitReason(o *TranslogOptions, tl *translog.Translog, last time.Time) string {
+	if limit := o.CommitTranslogBytes; limit > 0 && tl.Stats().UncommittedBytes >= limit {
+		return "translog size"
+	}
+	if iv := o.CommitInterval; iv > 0 && time.Since(last) >= iv {
 		return "interval"
 	}
 	return ""

@@ -208,24 +208,12 @@ func Open(ctx context.Context, opts Options) (*Engine, error) {
 			wopts.MergeScheduler, e.ownScheduler = s, s
 		}
 	}
-	if e.dir == nil {
-		if opts.Path == "" {
-			e.closeOwned(ctx)
-			return nil, errors.New("engine: Options needs Path or Directory")
-		}
-		fs, err := store.NewFSDirectory(opts.Path)
-		if err != nil {
-			e.closeOwned(ctx)
-			return nil, fmt.Errorf("engine: open %s: %w", opts.Path, err)
-		}
-		e.dir = store.NewNRTCachingDirectory(fs, opts.NRTCacheMaxSegmentBytes, opts.NRTCacheMaxBytes)
-		e.ownDir = true
-	}
-	wopts.Directory = e.dir
-	if err := checkCorruptionMarkers(e.dir); err != nil {
+	var err error
+	if e.dir, e.ownDir, err = openDirectory(&opts); err != nil {
 		e.closeOwned(ctx)
 		return nil, err
 	}
+	wopts.Directory = e.dir
 	w, err := NewIndexWriter(wopts)
 	if err != nil {
 		e.closeOwned(ctx)
@@ -241,6 +229,30 @@ func Open(ctx context.Context, opts Options) (*Engine, error) {
 	}
 	e.refresher = newRefresher(e, opts.RefreshInterval, opts.WaitRefreshDelay)
 	return e, nil
+}
+
+// openDirectory returns opts.Directory, or else an FSDirectory at
+// opts.Path behind an NRT cache, which the caller owns (closes); it
+// refuses a store marked corrupted.
+func openDirectory(opts *Options) (store.Directory, bool, error) {
+	dir, owned := opts.Directory, false
+	if dir == nil {
+		if opts.Path == "" {
+			return nil, false, errors.New("engine: Options needs Path or Directory")
+		}
+		fs, err := store.NewFSDirectory(opts.Path)
+		if err != nil {
+			return nil, false, fmt.Errorf("engine: open %s: %w", opts.Path, err)
+		}
+		dir, owned = store.NewNRTCachingDirectory(fs, opts.NRTCacheMaxSegmentBytes, opts.NRTCacheMaxBytes), true
+	}
+	if err := checkCorruptionMarkers(dir); err != nil {
+		if owned {
+			dir.Close()
+		}
+		return nil, false, err
+	}
+	return dir, owned, nil
 }
 
 // Writer exposes the IndexWriter (for the translog, commits and merges).

@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"errors"
+	"io/fs"
 	"log/slog"
 	"strconv"
 	"sync"
@@ -125,7 +127,9 @@ func (d *fileDeleter) decRef(files []string) {
 		}
 	}
 	for f := range d.pending {
-		if err := d.dir.DeleteFile(f); err != nil {
+		// Gone already (a promoted replica's files: the new primary's
+		// open deleted what its commit lacks) is deleted.
+		if err := d.dir.DeleteFile(f); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			slog.Warn("engine: deleting unreferenced file; will retry", "file", f, "err", err)
 			continue
 		}

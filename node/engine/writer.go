@@ -192,7 +192,7 @@ func NewIndexWriter(opts WriterOptions) (*IndexWriter, error) {
 		if err := w.loadCommit(si); err != nil {
 			return nil, err
 		}
-	} else if err := w.deleteUnreferenced(nil); err != nil {
+	} else if err := deleteUnreferenced(w.dir, w.log, nil); err != nil {
 		return nil, err
 	}
 	return w, nil
