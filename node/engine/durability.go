@@ -106,6 +106,11 @@ type durability struct {
 
 	commitMu   sync.Mutex // serialises Engine.Commit (user and periodic)
 	lastCommit time.Time
+	// recommit: replay started below the commit's seqNo (a promoted
+	// replica's commit); Open commits once it is done, so the next
+	// replay starts from a commit of this primary's own.
+	recommit bool
+	retain   retention // translog retention locks
 
 	stop     chan struct{}
 	stopOnce sync.Once
@@ -316,9 +321,11 @@ func (e *Engine) commit(ctx context.Context, opts CommitOptions) (*SegmentInfos,
 		return nil, err
 	}
 	d.lastCommit = time.Now()
-	if err := d.tl.TrimBelow(ctx, uint64(si.SeqNo)+1); err != nil {
+	keep := min(si.SeqNo+1, d.retain.keepFrom())
+	if err := d.tl.TrimBelow(ctx, uint64(keep)); err != nil {
 		return si, fmt.Errorf("engine: commit %d is durable but trimming the translog failed: %w", si.Generation, err)
 	}
+	d.tl.MarkCommitted(uint64(si.SeqNo) + 1)
 	return si, nil
 }
 

@@ -20,6 +20,12 @@ import (
 // refresh, no periodic commit unless opts say so); the caller closes it.
 func openDurable(t testing.TB, dir string, opts Options) (*Engine, error) {
 	t.Helper()
+	return Open(context.Background(), durableOptions(t, dir, opts))
+}
+
+// durableOptions are openDurable's options.
+func durableOptions(t testing.TB, dir string, opts Options) Options {
+	t.Helper()
 	opts.Path = dir
 	opts.Codec = testCodec(t)
 	if opts.RefreshInterval == 0 {
@@ -40,7 +46,7 @@ func openDurable(t testing.TB, dir string, opts Options) (*Engine, error) {
 			t.Fatal(err)
 		}
 	}
-	return Open(context.Background(), opts)
+	return opts
 }
 
 func mustOpenDurable(t testing.TB, dir string, opts Options) *Engine {
@@ -61,6 +67,12 @@ func liveDocs(t testing.TB, e *Engine) map[string]string {
 	}
 	r := e.Acquire()
 	defer r.Release()
+	return readerDocs(t, r)
+}
+
+// readerDocs returns every live document's _source by _id in r.
+func readerDocs(t testing.TB, r *Reader) map[string]string {
+	t.Helper()
 	got := map[string]string{}
 	for leaf, lr := range r.Leaves() {
 		for doc := range lr.Reader.MaxDoc() {

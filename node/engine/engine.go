@@ -43,6 +43,11 @@ const (
 	// example), until a commit syncs them.
 	DefaultNRTCacheMaxSegmentBytes = 5 << 20
 	DefaultNRTCacheMaxBytes        = 60 << 20
+	// DefaultMergePreCopyTimeout bounds MergedSegmentPreCopy: a merge
+	// waits at most this long for its files to reach the replicas.
+	DefaultMergePreCopyTimeout = 30 * time.Second
+	// DefaultPreCopyRetention: see Options.PreCopyRetention.
+	DefaultPreCopyRetention = 10 * time.Minute
 )
 
 // Options configure an Engine.
@@ -102,6 +107,24 @@ type Options struct {
 	// goroutine that found it and must not wait for the engine.
 	OnFailure func(err error)
 
+	// MergedSegmentPreCopy, if set, is called on a primary with a merged
+	// segment's files once it is written and warmed, before the merge
+	// commits: the node copies them to replicas (Replica.PreCopy) ahead
+	// of the checkpoint that will reference them, so a big merge never
+	// holds up a replica's refresh (Lucene's NRT replication warms merged
+	// segments this way). The files can be read with OpenIndexFile while
+	// it runs. It is bounded by MergePreCopyTimeout (default
+	// DefaultMergePreCopyTimeout); an error or the timeout is logged and
+	// the merge goes on. Replicas that lack the files copy them with the
+	// checkpoint.
+	MergedSegmentPreCopy func(ctx context.Context, files []FileMeta) error
+	MergePreCopyTimeout  time.Duration
+	// PreCopyRetention bounds how long a replica keeps files PreCopy
+	// fetched that no installed checkpoint references yet (default
+	// DefaultPreCopyRetention): a merge the primary abandoned after
+	// pre-copying leaves nothing behind for long.
+	PreCopyRetention time.Duration
+
 	// PrimaryTerm is the term of this primary (the shard's primary term in
 	// the cluster state): every operation the engine logs carries it.
 	// 0 adopts the highest term the last commit and the translog know
@@ -144,6 +167,12 @@ func (o *Options) SetDefaults() {
 	if o.CPUBudget == nil {
 		o.CPUBudget = cpubudget.Process()
 	}
+	if o.MergePreCopyTimeout <= 0 {
+		o.MergePreCopyTimeout = DefaultMergePreCopyTimeout
+	}
+	if o.PreCopyRetention <= 0 {
+		o.PreCopyRetention = DefaultPreCopyRetention
+	}
 }
 
 // Engine is one shard's index: document operations by _id, refresh,
@@ -185,6 +214,7 @@ func Open(ctx context.Context, opts Options) (*Engine, error) {
 	e := &Engine{opts: opts, dir: opts.Directory}
 	wopts := WriterOptions{Codec: opts.Codec, RAMBufferBytes: opts.RAMBufferBytes, Logger: opts.Logger,
 		MergedSegmentWarmer: opts.MergedSegmentWarmer, CPUBudget: opts.CPUBudget,
+		MergedSegmentPreCopy: opts.MergedSegmentPreCopy, MergePreCopyTimeout: opts.MergePreCopyTimeout,
 		OnCorruption: func(source string, err error) { e.failOnCorruption(source, err) }}
 	if wopts.MergedSegmentWarmer == nil {
 		wopts.MergedSegmentWarmer = WarmSegment
@@ -228,6 +258,12 @@ func Open(ctx context.Context, opts Options) (*Engine, error) {
 		return nil, err
 	}
 	e.refresher = newRefresher(e, opts.RefreshInterval, opts.WaitRefreshDelay)
+	if e.dur.recommit {
+		if _, err := e.commit(ctx, CommitOptions{}); err != nil {
+			e.Close(ctx)
+			return nil, fmt.Errorf("engine: commit after replaying a replica's translog: %w", err)
+		}
+	}
 	return e, nil
 }
 

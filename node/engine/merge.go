@@ -157,6 +157,7 @@ func (w *IndexWriter) runMerge(ctx context.Context, m *oneMerge, rl *mergeschedu
 		return fmt.Errorf("engine: merge into %s aborted: %w", name, err)
 	}
 	slot.Release()
+	w.preCopyMerged(ctx, seg)
 	w.segments.mu.Lock()
 	defer w.segments.mu.Unlock()
 	if w.isClosed() {
@@ -167,4 +168,26 @@ func (w *IndexWriter) runMerge(ctx context.Context, m *oneMerge, rl *mergeschedu
 	w.stats.mergeNanos.Add(int64(time.Since(start)))
 	w.maybeMergeLocked()
 	return nil
+}
+
+// preCopyMerged hands a merged segment's files to the pre-copy hook
+// (Options.MergedSegmentPreCopy) before the merge commits, bounded by its
+// timeout; whatever it returns, the merge goes on. It holds no CPU slot
+// and no lock: it waits on replicas.
+func (w *IndexWriter) preCopyMerged(ctx context.Context, seg *segState) {
+	hook := w.opts.MergedSegmentPreCopy
+	if hook == nil {
+		return
+	}
+	start := time.Now()
+	files, err := seg.coreMetas(w.dir, w.codec)
+	if err == nil {
+		pctx, cancel := context.WithTimeout(ctx, w.opts.MergePreCopyTimeout)
+		err = hook(pctx, files)
+		cancel()
+	}
+	if err != nil {
+		w.log.Warn("engine: pre-copy of a merged segment failed; replicas copy it with the next checkpoint",
+			"segment", seg.info.Name, "took", time.Since(start), "err", err)
+	}
 }

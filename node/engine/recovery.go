@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"slices"
+	"strconv"
 	"sync/atomic"
 	"time"
 
@@ -123,13 +124,22 @@ func (e *Engine) settleTerm(known int64) error {
 // seqNos between the commit and that number that no record holds are
 // filled with no-ops of the engine's term (fillGaps).
 func (e *Engine) replayTranslog(ctx context.Context, tl *translog.Translog) error {
-	var from int64
+	var from, committed int64
 	last := e.w.LastCommit()
 	if last != nil {
-		from = last.SeqNo
+		from, committed = last.SeqNo, last.SeqNo
 		if want, ok := last.UserData[UserDataTranslogUUID]; ok && want != tl.UUID().String() {
 			return fmt.Errorf("engine: translog %s is %s but commit %d needs %s: %w",
 				e.opts.TranslogPath, tl.UUID(), last.Generation, want, translog.ErrCorrupt)
+		}
+		// A replica's commit (a promotion) may hold operations an old
+		// primary never acknowledged, at seqNos the new history gave to
+		// others: replay from the global checkpoint it knew, by id, over
+		// them (replaying an operation the segments hold is harmless).
+		if g, err := strconv.ParseInt(last.UserData[UserDataGlobalCheckpoint], 10, 64); err == nil && g < from {
+			from = max(g, 0)
+			e.w.resetSeqNo(from)
+			e.dur.recommit = true
 		}
 	}
 	start := time.Now()
@@ -246,7 +256,7 @@ func (e *Engine) replayTranslog(ctx context.Context, tl *translog.Translog) erro
 		return fmt.Errorf("engine: translog replay applied %d of %d operations: %w", applied, len(order), translog.ErrCorrupt)
 	}
 	e.w.AdvanceSeqNo(maxSeen + 1)
-	gaps, err := e.fillGaps(ctx, tl, seen, maxSeen)
+	gaps, err := e.fillGaps(ctx, tl, seen, committed, maxSeen)
 	if err != nil {
 		return err
 	}
@@ -265,17 +275,18 @@ func (e *Engine) replayTranslog(ctx context.Context, tl *translog.Translog) erro
 }
 
 // fillGaps logs a no-op of the engine's term for every seqNo above the
-// commit up to maxSeen that no record holds (an operation that had its
+// commit (committed) up to maxSeen that no record holds (an operation that had its
 // number when the process died, before it was logged; or one a trim
 // record voided), so that every number up to maxSeen is accounted for
 // — a copy's local checkpoint can pass it — and a record an old primary
 // gave one of these numbers, wherever it still is, loses to the no-op's
 // newer term (Elasticsearch's fillSeqNoGaps). It returns how many it
 // logged.
-func (e *Engine) fillGaps(ctx context.Context, tl *translog.Translog, seen *seqSet, maxSeen int64) (int, error) {
+func (e *Engine) fillGaps(ctx context.Context, tl *translog.Translog, seen *seqSet, committed, maxSeen int64) (int, error) {
 	var ops []translog.Op
 	term := uint64(e.term.Load())
-	for seq := seen.from + 1; seq <= maxSeen; seq++ {
+	// Below the commit's seqNo the segments hold what the log lacks.
+	for seq := max(seen.from, committed) + 1; seq <= maxSeen; seq++ {
 		if !seen.has(seq) {
 			ops = append(ops, translog.Op{Type: translog.OpNoOp, SeqNo: uint64(seq), PrimaryTerm: term, Source: []byte("gap filled at open")})
 		}

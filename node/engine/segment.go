@@ -138,7 +138,20 @@ func (d *fileDeleter) decRef(files []string) {
 	}
 }
 
-// refCount reports a file's references (tests).
+// tryIncRef takes a reference on a file something references already,
+// and reports whether it did: one nothing references may be being
+// deleted.
+func (d *fileDeleter) tryIncRef(f string) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.refs[f] == 0 {
+		return false
+	}
+	d.refs[f]++
+	return true
+}
+
+// refCount reports a file's references.
 func (d *fileDeleter) refCount(f string) int {
 	d.mu.Lock()
 	defer d.mu.Unlock()

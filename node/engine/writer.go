@@ -49,6 +49,9 @@ type WriterOptions struct {
 	// MergedSegmentWarmer, if set, runs on a merged segment before it can
 	// become visible (e.g. to load its term index).
 	MergedSegmentWarmer func(ctx context.Context, r index.LeafReader) error
+	// MergedSegmentPreCopy and MergePreCopyTimeout: see Options.
+	MergedSegmentPreCopy func(ctx context.Context, files []FileMeta) error
+	MergePreCopyTimeout  time.Duration
 	// CPUBudget: the periodic refresh's flushes each hold a slot of it
 	// while they write (package cpubudget). Default cpubudget.Process().
 	CPUBudget *cpubudget.Budget
@@ -67,6 +70,9 @@ func (o *WriterOptions) SetDefaults() {
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
+	}
+	if o.MergePreCopyTimeout <= 0 {
+		o.MergePreCopyTimeout = DefaultMergePreCopyTimeout
 	}
 }
 
@@ -495,6 +501,14 @@ func (w *IndexWriter) AdvanceSeqNo(seq int64) {
 	if w.seqNo < seq-1 {
 		w.seqNo = seq - 1
 	}
+}
+
+// resetSeqNo makes the next operation's sequence number from+1: at open,
+// before a replay that starts below the loaded commit's seqNo.
+func (w *IndexWriter) resetSeqNo(from int64) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.seqNo = from
 }
 
 // MaxSeqNo is the sequence number of the latest completed operation.

@@ -103,7 +103,10 @@ type Translog struct {
 	buf     []byte      // encoded records not yet written
 	old     []genInfo   // retained older generations, oldest first
 	trims   []trimPoint // trim records of the retained generations, in order
-	ckp     Checkpoint
+	// committedBelow: operations below it are in a commit (MarkCommitted);
+	// with TrimmedBelow, where Stats' uncommitted counts start.
+	committedBelow uint64
+	ckp            Checkpoint
 	// dataSynced is the fsynced prefix of the current generation; synced
 	// what the last durable checkpoint covers. An operation is durable
 	// (SyncTo returns) once synced covers it.
@@ -562,6 +565,16 @@ func (t *Translog) Trim(ctx context.Context, term, aboveSeqNo uint64) error {
 	return t.SyncTo(ctx, loc)
 }
 
+// MarkCommitted records that every operation below seqNo is in a commit
+// point, for Stats' uncommitted counts: a caller that trims less than its
+// commit allows (keeping operations for a copy's recovery) still sees the
+// translog it must commit.
+func (t *Translog) MarkCommitted(seqNo uint64) {
+	t.mu.Lock()
+	t.committedBelow = max(t.committedBelow, seqNo)
+	t.mu.Unlock()
+}
+
 // Stats describe the retained translog.
 type Stats struct {
 	Generations   int
@@ -572,8 +585,10 @@ type Stats struct {
 	CurrentGen    uint64
 	MinGeneration uint64
 	// UncommittedOps/Bytes count the generations holding any operation at
-	// or above the last TrimBelow argument (generation granularity, as in
-	// Elasticsearch).
+	// or above the last TrimBelow (or MarkCommitted) argument (generation
+	// granularity, as in Elasticsearch). TrimmedBelow is the highest
+	// TrimBelow argument: every operation at or above it is retained.
+	TrimmedBelow     uint64
 	UncommittedOps   int64
 	UncommittedBytes int64
 	// Fsyncs counts fsyncs of generation files, CheckpointSyncs
@@ -600,7 +615,7 @@ func (t *Translog) Stats() Stats {
 	s := Stats{CurrentGen: t.cur.gen, MinSeqNo: t.cur.minSeq, MaxSeqNo: t.cur.maxSeq,
 		Fsyncs: t.fsyncs.Load(), TruncatedBytes: t.truncated, MinGeneration: t.cur.gen, SyncedOffset: t.synced.Offset,
 		UnsyncedOps:     t.cur.ops - t.ckp.Ops,
-		CheckpointSyncs: t.ckpf.syncs.Load(), Trims: len(t.trims)}
+		CheckpointSyncs: t.ckpf.syncs.Load(), Trims: len(t.trims), TrimmedBelow: t.ckp.TrimmedBelow}
 	if len(t.old) > 0 {
 		s.MinGeneration = t.old[0].gen
 	}
@@ -610,7 +625,7 @@ func (t *Translog) Stats() Stats {
 		s.SizeBytes += g.size
 		s.MinSeqNo, s.MaxSeqNo = min(s.MinSeqNo, g.minSeq), max(s.MaxSeqNo, g.maxSeq)
 		s.MaxTerm = max(s.MaxTerm, g.maxTerm)
-		if g.ops > 0 && g.maxSeq >= t.ckp.TrimmedBelow || g.gen == t.cur.gen {
+		if g.ops > 0 && g.maxSeq >= max(t.ckp.TrimmedBelow, t.committedBelow) || g.gen == t.cur.gen {
 			s.UncommittedOps += g.ops
 			s.UncommittedBytes += g.size
 		}
