@@ -106,11 +106,13 @@ type durability struct {
 
 	commitMu   sync.Mutex // serialises Engine.Commit (user and periodic)
 	lastCommit time.Time
-	// recommit: replay started below the commit's seqNo (a promoted
-	// replica's commit); Open commits once it is done, so the next
-	// replay starts from a commit of this primary's own.
-	recommit bool
-	retain   retention // translog retention locks
+	// recommit: replay started at replayedFrom, below the commit's seqNo
+	// (a promoted replica's commit); Open commits once it is done, so the
+	// next replay starts from a commit of this primary's own, keeping the
+	// translog above replayedFrom for the resync of the other copies.
+	recommit     bool
+	replayedFrom int64
+	retain       retention // translog retention locks
 
 	stop     chan struct{}
 	stopOnce sync.Once

@@ -259,7 +259,12 @@ func Open(ctx context.Context, opts Options) (*Engine, error) {
 	}
 	e.refresher = newRefresher(e, opts.RefreshInterval, opts.WaitRefreshDelay)
 	if e.dur.recommit {
-		if _, err := e.commit(ctx, CommitOptions{}); err != nil {
+		release, err := e.RetainTranslogFrom(e.dur.replayedFrom + 1)
+		if err == nil {
+			_, err = e.commit(ctx, CommitOptions{})
+			release()
+		}
+		if err != nil {
 			e.Close(ctx)
 			return nil, fmt.Errorf("engine: commit after replaying a replica's translog: %w", err)
 		}

@@ -46,6 +46,14 @@ func (e *Engine) openTranslog(ctx context.Context) error {
 	// durability additionally waits for a sync per operation or bulk
 	// (logOp, Bulk.Sync), which lets a bulk append without fsyncing.
 	e.dur.mode.Store(uint32(e.opts.Durability))
+	// A replica's recovery may have left a translog reset half done.
+	var uuid string
+	if last := e.w.LastCommit(); last != nil {
+		uuid = last.UserData[UserDataTranslogUUID]
+	}
+	if err := finishTranslogReset(e.opts.TranslogPath, uuid); err != nil {
+		return err
+	}
 	tl, err := translog.Open(ctx, e.opts.TranslogPath, translog.Options{Durability: translog.Async,
 		SyncInterval: e.opts.SyncInterval, Logger: e.opts.Logger})
 	if err != nil {
@@ -138,8 +146,10 @@ func (e *Engine) replayTranslog(ctx context.Context, tl *translog.Translog) erro
 		// them (replaying an operation the segments hold is harmless).
 		if g, err := strconv.ParseInt(last.UserData[UserDataGlobalCheckpoint], 10, 64); err == nil && g < from {
 			from = max(g, 0)
+		}
+		if from < committed {
 			e.w.resetSeqNo(from)
-			e.dur.recommit = true
+			e.dur.recommit, e.dur.replayedFrom = true, from
 		}
 	}
 	start := time.Now()

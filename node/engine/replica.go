@@ -8,6 +8,8 @@ import (
 	"io/fs"
 	"log/slog"
 	"maps"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"sync"
@@ -60,8 +62,10 @@ type Replica struct {
 	codec  index.Codec
 	fd     *fileDeleter
 	log    *slog.Logger
-	tl     *translog.Translog
-	mode   atomic.Uint32 // translog.Durability
+	// tl is the translog; Recover replaces it (under termMu and the
+	// commit lock).
+	tl   atomic.Pointer[translog.Translog]
+	mode atomic.Uint32 // translog.Durability
 
 	// termMu orders fencing against appends: ApplyOps holds it shared from
 	// its term check through its append; raising the term, a trim record,
@@ -134,8 +138,8 @@ func OpenReplica(ctx context.Context, opts Options) (*Replica, error) {
 	r.commits = committer{dir: dir, fd: r.fd}
 	if err := r.open(ctx); err != nil {
 		r.releaseState()
-		if r.tl != nil {
-			r.tl.Close()
+		if tl := r.tl.Load(); tl != nil {
+			tl.Close()
 		}
 		if owned {
 			dir.Close()
@@ -185,12 +189,18 @@ func (r *Replica) open(ctx context.Context) error {
 	r.current.Store(reader)
 
 	r.mode.Store(uint32(r.opts.Durability))
-	tl, err := translog.Open(ctx, r.opts.TranslogPath, translog.Options{Durability: translog.Async,
-		SyncInterval: r.opts.SyncInterval, Logger: r.log})
-	if err != nil {
-		return fmt.Errorf("engine: open translog %s: %w", r.opts.TranslogPath, err)
+	var uuid string
+	if si != nil {
+		uuid = si.UserData[UserDataTranslogUUID]
 	}
-	r.tl = tl
+	if err := finishTranslogReset(r.opts.TranslogPath, uuid); err != nil {
+		return err
+	}
+	tl, err := r.openTranslog(ctx, r.opts.TranslogPath)
+	if err != nil {
+		return err
+	}
+	r.tl.Store(tl)
 	if si != nil {
 		if want, ok := si.UserData[UserDataTranslogUUID]; ok && want != tl.UUID().String() {
 			return fmt.Errorf("engine: translog %s is %s but commit %d needs %s: %w",
@@ -203,6 +213,15 @@ func (r *Replica) open(ctx context.Context) error {
 		r.tracker.mark(int64(op.SeqNo), op.PrimaryTerm)
 		return nil
 	})
+}
+
+func (r *Replica) openTranslog(ctx context.Context, path string) (*translog.Translog, error) {
+	tl, err := translog.Open(ctx, path, translog.Options{Durability: translog.Async,
+		SyncInterval: r.opts.SyncInterval, Logger: r.log})
+	if err != nil {
+		return nil, fmt.Errorf("engine: open translog %s: %w", path, err)
+	}
+	return tl, nil
 }
 
 // usableLocked says why operations are refused, with termMu held.
@@ -291,38 +310,41 @@ func (r *Replica) State() CopyState {
 	return st
 }
 
-// ApplyOps appends operations the primary applied (with their seqNos and
-// terms; index, delete or no-op) to the translog and, with Request
-// durability, returns once they are fsynced — one fsync per call, shared
-// with concurrent calls (group commit). Fencing: if any operation's term
-// is below the replica's, nothing is appended and the error wraps
-// ErrStaleTerm; a higher term is adopted first. It returns the copy's
-// state (local checkpoint, max seqNo) after the call. A failed append or
-// fsync fails the replica for writes, as on a primary.
-func (r *Replica) ApplyOps(ctx context.Context, ops []translog.Op) (CopyState, error) {
-	var maxTerm int64
+// ApplyOps appends operations a primary of term primaryTerm sends — its
+// new operations, or older ones it streams in a recovery or a resync —
+// with their own seqNos and terms (index, delete or no-op), to the
+// translog and, with Request durability, returns once they are fsynced:
+// one fsync per call, shared with concurrent calls (group commit).
+// Fencing is by the sender's term, as Elasticsearch's replication
+// requests: below the replica's term nothing is appended and the error
+// wraps ErrStaleTerm; above it, it is adopted first. An operation's own
+// term may be older (it came from an earlier primary) but never newer
+// than primaryTerm. It returns the copy's state (local checkpoint, max
+// seqNo) after the call. A failed append or fsync fails the replica for
+// writes, as on a primary.
+func (r *Replica) ApplyOps(ctx context.Context, primaryTerm int64, ops []translog.Op) (CopyState, error) {
 	for i := range ops {
 		op := &ops[i]
 		switch {
 		case op.Type != translog.OpIndex && op.Type != translog.OpDelete && op.Type != translog.OpNoOp:
 			return CopyState{}, fmt.Errorf("engine: replicated op %d: type %v cannot be replicated", i, op.Type)
-		case op.SeqNo < 1 || op.PrimaryTerm < 1:
-			return CopyState{}, fmt.Errorf("engine: replicated op %d: seq_no %d, term %d: both must be at least 1", i, op.SeqNo, op.PrimaryTerm)
+		case op.SeqNo < 1 || op.PrimaryTerm < 1 || int64(op.PrimaryTerm) > primaryTerm:
+			return CopyState{}, fmt.Errorf("engine: replicated op %d: seq_no %d, term %d: want seq_no and term at least 1, term at most the sender's %d",
+				i, op.SeqNo, op.PrimaryTerm, primaryTerm)
 		case op.Type != translog.OpNoOp && len(op.ID) == 0:
 			return CopyState{}, fmt.Errorf("engine: replicated op %d (seq_no %d): no id", i, op.SeqNo)
 		}
-		maxTerm = max(maxTerm, int64(op.PrimaryTerm))
 	}
 	if len(ops) == 0 {
 		return r.State(), nil
 	}
 	r.termMu.RLock()
-	for maxTerm > r.term.Load() {
+	for primaryTerm > r.term.Load() {
 		r.termMu.RUnlock()
 		r.termMu.Lock()
 		err := r.usableLocked()
 		if err == nil {
-			err = r.fenceLocked(maxTerm, "operations")
+			err = r.fenceLocked(primaryTerm, "operations")
 		}
 		r.termMu.Unlock()
 		if err != nil {
@@ -330,22 +352,18 @@ func (r *Replica) ApplyOps(ctx context.Context, ops []translog.Op) (CopyState, e
 		}
 		r.termMu.RLock()
 	}
-	if err := r.usableLocked(); err != nil {
+	err := r.usableLocked()
+	if cur := r.term.Load(); err == nil && primaryTerm < cur {
+		err = fmt.Errorf("%w: operations from the primary of term %d, this copy knows term %d", ErrStaleTerm, primaryTerm, cur)
+	}
+	if err != nil {
 		r.termMu.RUnlock()
 		return CopyState{}, err
 	}
-	cur := r.term.Load()
-	for i := range ops {
-		if int64(ops[i].PrimaryTerm) < cur {
-			r.termMu.RUnlock()
-			return CopyState{}, fmt.Errorf("%w: operation seq_no %d of term %d, this copy knows term %d",
-				ErrStaleTerm, ops[i].SeqNo, ops[i].PrimaryTerm, cur)
-		}
-	}
-	loc, err := r.tl.AddBatch(ctx, ops)
+	loc, err := r.tl.Load().AddBatch(ctx, ops)
 	r.termMu.RUnlock()
 	if err == nil && translog.Durability(r.mode.Load()) == translog.Request {
-		err = r.tl.SyncTo(ctx, loc)
+		err = r.tl.Load().SyncTo(ctx, loc)
 	}
 	if err != nil {
 		if ctx.Err() == nil {
@@ -386,7 +404,7 @@ func (r *Replica) Trim(ctx context.Context, term, aboveSeqNo int64) error {
 	if err := r.fenceLocked(term, "resync"); err != nil {
 		return err
 	}
-	if err := r.tl.Trim(ctx, uint64(term), uint64(aboveSeqNo)); err != nil {
+	if err := r.tl.Load().Trim(ctx, uint64(term), uint64(aboveSeqNo)); err != nil {
 		return fmt.Errorf("engine: replica trim: %w", err)
 	}
 	r.tracker.trim(uint64(term), aboveSeqNo)
@@ -397,12 +415,12 @@ func (r *Replica) Trim(ctx context.Context, term, aboveSeqNo int64) error {
 func (r *Replica) SetDurability(d translog.Durability, syncInterval time.Duration) {
 	r.mode.Store(uint32(d))
 	if syncInterval > 0 {
-		r.tl.SetSyncInterval(syncInterval)
+		r.tl.Load().SetSyncInterval(syncInterval)
 	}
 }
 
 // TranslogStats returns the replica's translog statistics.
-func (r *Replica) TranslogStats() translog.Stats { return r.tl.Stats() }
+func (r *Replica) TranslogStats() translog.Stats { return r.tl.Load().Stats() }
 
 // InstallResult describes one InstallCheckpoint.
 type InstallResult struct {
@@ -434,6 +452,139 @@ type InstallResult struct {
 // term adopts it; one not newer than the installed (Term, Version) does
 // nothing. A failed install leaves the previous checkpoint installed.
 func (r *Replica) InstallCheckpoint(ctx context.Context, cp *ReplicationCheckpoint, fetch FetchFunc) (InstallResult, error) {
+	return r.installCheckpoint(ctx, cp, fetch, false)
+}
+
+// Recover is the first phase of a copy's peer recovery (a new copy, or
+// one returning after it was down): it installs cp — the primary's
+// checkpoint, taken with a translog retention lock from cp.SeqNo+1 —
+// whatever the copy had installed, reusing the files it has, and commits
+// it over a new, empty translog (Elasticsearch's recovery target does the
+// same): the old one may have missed operations the checkpoint holds, and
+// replaying it over the checkpoint's segments would bring back what they
+// superseded. Then the primary streams every operation above cp.SeqNo
+// (TranslogSnapshot) through ApplyOps; the copy is in sync once they are
+// in. ApplyOps calls wait while the translog is replaced, and those that
+// come after land in the new one. A crash in between leaves either the
+// old translog and commit or the new ones (OpenReplica finishes the
+// switch); the recovery is then done again.
+func (r *Replica) Recover(ctx context.Context, cp *ReplicationCheckpoint, fetch FetchFunc) (InstallResult, error) {
+	res, err := r.installCheckpoint(ctx, cp, fetch, true)
+	if err != nil {
+		return res, err
+	}
+	if err := r.resetTranslog(ctx); err != nil {
+		return res, fmt.Errorf("engine: recovery: %w", err)
+	}
+	return res, nil
+}
+
+// Suffixes of the directories a translog reset goes through.
+const (
+	translogFreshSuffix = ".recovering"
+	translogOldSuffix   = ".old"
+)
+
+// resetTranslog commits the installed checkpoint over a new, empty
+// translog: the new one is made beside the old, the commit names it, and
+// then it takes the old one's place (finishTranslogReset, also run at
+// open).
+func (r *Replica) resetTranslog(ctx context.Context) error {
+	r.termMu.Lock()
+	defer r.termMu.Unlock()
+	if err := r.usableLocked(); err != nil {
+		return err
+	}
+	r.commits.mu.Lock()
+	defer r.commits.mu.Unlock()
+	r.mu.Lock()
+	cp := r.installed.Retain()
+	r.mu.Unlock()
+	defer cp.Release()
+	path := r.opts.TranslogPath
+	fresh := path + translogFreshSuffix
+	if err := os.RemoveAll(fresh); err != nil {
+		return err
+	}
+	ntl, err := r.openTranslog(ctx, fresh)
+	if err != nil {
+		return err
+	}
+	si := r.commitPoint(cp, ntl)
+	err = r.commits.publishLocked(si)
+	if cerr := ntl.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	// The commit names the new translog now: the old one goes.
+	old := r.tl.Load()
+	if err := old.Close(); err != nil && !errors.Is(err, translog.ErrClosed) {
+		r.log.Warn("engine: closing the translog a recovery replaces", "err", err)
+	}
+	if err := finishTranslogReset(path, ntl.UUID().String()); err != nil {
+		return err
+	}
+	tl, err := r.openTranslog(ctx, path)
+	if err != nil {
+		r.failed = err
+		return err
+	}
+	r.tl.Store(tl)
+	r.tracker.reset(cp.SeqNo)
+	r.mu.Lock()
+	r.committed, r.lastCommit = cp, time.Now()
+	r.mu.Unlock()
+	r.committedSeq.Store(cp.SeqNo)
+	return nil
+}
+
+// finishTranslogReset completes a translog reset a crash may have cut
+// short, given the translog UUID the last commit names: a new translog
+// beside the old one that the commit names takes its place; one it does
+// not name (the commit was never written) is dropped, as is an old one
+// left behind.
+func finishTranslogReset(path, commitUUID string) error {
+	fresh, old := path+translogFreshSuffix, path+translogOldSuffix
+	if _, err := os.Stat(fresh); err == nil {
+		ck, err := translog.ReadCheckpoint(fresh)
+		if err == nil && commitUUID != "" && ck.UUID.String() == commitUUID {
+			if _, err := os.Stat(path); err == nil {
+				if err := os.RemoveAll(old); err != nil {
+					return err
+				}
+				if err := os.Rename(path, old); err != nil {
+					return fmt.Errorf("engine: translog reset: %w", err)
+				}
+			}
+			if err := os.Rename(fresh, path); err != nil {
+				return fmt.Errorf("engine: translog reset: %w", err)
+			}
+		} else if err := os.RemoveAll(fresh); err != nil {
+			return err
+		}
+	}
+	if err := os.RemoveAll(old); err != nil {
+		return err
+	}
+	return syncParentDir(path)
+}
+
+// syncParentDir fsyncs the directory holding path (renames in it).
+func syncParentDir(path string) error {
+	d, err := os.Open(filepath.Dir(path))
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil {
+		return fmt.Errorf("engine: fsync %s: %w", filepath.Dir(path), err)
+	}
+	return nil
+}
+
+func (r *Replica) installCheckpoint(ctx context.Context, cp *ReplicationCheckpoint, fetch FetchFunc, force bool) (InstallResult, error) {
 	if err := cp.validate(); err != nil {
 		return InstallResult{}, err
 	}
@@ -463,7 +614,7 @@ func (r *Replica) InstallCheckpoint(ctx context.Context, cp *ReplicationCheckpoi
 	r.mu.Lock()
 	inst := r.installed
 	r.mu.Unlock()
-	if inst != nil && !cp.Newer(inst) {
+	if inst != nil && !cp.Newer(inst) && !force {
 		return InstallResult{SeqNo: r.visible()}, nil
 	}
 	in := &install{r: r, cp: cp}
@@ -881,34 +1032,28 @@ func (r *Replica) expirePreCopiesLocked() {
 // fsyncs the checkpoint's files, writes segments_N with its segments, its
 // seqNo, the translog's identity, the term and the global checkpoint, and
 // then trims the translog below min(seqNo, global checkpoint)+1. It
-// returns the last commit point (the previous one when nothing new was
-// installed since).
+// returns the last commit point — the previous one when nothing new was
+// installed since, or when the installed checkpoint's seqNo is below what
+// the translog was trimmed to already (a new primary's checkpoint, behind
+// an old one the copy committed): committing it would leave operations in
+// neither the commit nor the translog.
 func (r *Replica) Commit(ctx context.Context) (*SegmentInfos, error) {
 	r.commits.mu.Lock()
 	defer r.commits.mu.Unlock()
+	tl := r.tl.Load()
 	r.mu.Lock()
 	cp := r.installed
-	if cp == nil || cp == r.committed || r.stale {
+	if cp == nil || cp == r.committed || r.stale || cp.SeqNo+1 < int64(tl.Stats().TrimmedBelow) {
 		r.mu.Unlock()
 		return r.commits.last, nil
 	}
 	cp.Retain()
 	r.mu.Unlock()
 	defer cp.Release()
-	if err := r.tl.Roll(ctx); err != nil {
+	if err := tl.Roll(ctx); err != nil {
 		return nil, fmt.Errorf("engine: replica commit: roll translog: %w", err)
 	}
-	gcp := r.gcp.Load()
-	ud := maps.Clone(cp.Infos.UserData)
-	if ud == nil {
-		ud = map[string]string{}
-	}
-	ud[UserDataTranslogUUID] = r.tl.UUID().String()
-	ud[UserDataTranslogGeneration] = strconv.FormatUint(r.tl.Stats().CurrentGen, 10)
-	ud[UserDataPrimaryTerm] = strconv.FormatInt(r.term.Load(), 10)
-	ud[UserDataGlobalCheckpoint] = strconv.FormatInt(gcp, 10)
-	si := &SegmentInfos{Generation: r.commits.nextGeneration(), SeqNo: cp.SeqNo, Counter: cp.Infos.Counter,
-		UserData: ud, Segments: slices.Clone(cp.Infos.Segments)}
+	si := r.commitPoint(cp, tl)
 	if err := r.commits.publishLocked(si); err != nil {
 		return nil, err
 	}
@@ -918,12 +1063,28 @@ func (r *Replica) Commit(ctx context.Context) (*SegmentInfos, error) {
 	r.mu.Unlock()
 	r.committedSeq.Store(cp.SeqNo)
 	r.tracker.raiseTo(cp.SeqNo)
-	if keep := min(cp.SeqNo, gcp) + 1; keep > 0 {
-		if err := r.tl.TrimBelow(ctx, uint64(keep)); err != nil {
+	// What a promotion replays: above the global checkpoint, or the
+	// commit if lower (see Promote).
+	if keep := min(cp.SeqNo, r.gcp.Load()) + 1; keep > 0 {
+		if err := tl.TrimBelow(ctx, uint64(keep)); err != nil {
 			return si, fmt.Errorf("engine: replica commit %d is durable but trimming the translog failed: %w", si.Generation, err)
 		}
 	}
 	return si, nil
+}
+
+// commitPoint is the commit point of checkpoint cp over translog tl.
+func (r *Replica) commitPoint(cp *ReplicationCheckpoint, tl *translog.Translog) *SegmentInfos {
+	ud := maps.Clone(cp.Infos.UserData)
+	if ud == nil {
+		ud = map[string]string{}
+	}
+	ud[UserDataTranslogUUID] = tl.UUID().String()
+	ud[UserDataTranslogGeneration] = strconv.FormatUint(tl.Stats().CurrentGen, 10)
+	ud[UserDataPrimaryTerm] = strconv.FormatInt(r.term.Load(), 10)
+	ud[UserDataGlobalCheckpoint] = strconv.FormatInt(r.gcp.Load(), 10)
+	return &SegmentInfos{Generation: r.commits.nextGeneration(), SeqNo: cp.SeqNo, Counter: cp.Infos.Counter,
+		UserData: ud, Segments: slices.Clone(cp.Infos.Segments)}
 }
 
 // commitDue says why a periodic commit is due, or "" (nothing installed
@@ -935,7 +1096,7 @@ func (r *Replica) commitDue() string {
 	if !fresh {
 		return ""
 	}
-	return commitReason(&r.opts.TranslogOptions, r.tl, last)
+	return commitReason(&r.opts.TranslogOptions, r.tl.Load(), last)
 }
 
 // LastCommit returns the copy's last commit point, or nil.
@@ -1078,7 +1239,7 @@ type ReplicaStats struct {
 
 // Stats returns the replica's counters.
 func (r *Replica) Stats() ReplicaStats {
-	st := ReplicaStats{CopyState: r.State(), Translog: r.tl.Stats(),
+	st := ReplicaStats{CopyState: r.State(), Translog: r.tl.Load().Stats(),
 		Installs: r.stats.installs.Load(), FilesFetched: r.stats.fetched.Load(), BytesFetched: r.stats.fetchedBytes.Load(),
 		FilesReused: r.stats.reused.Load(), FilesReplaced: r.stats.replaced.Load(), FilesPreCopied: r.stats.preCopied.Load()}
 	rd := r.Acquire()
@@ -1111,7 +1272,7 @@ func (r *Replica) Close(ctx context.Context) error {
 	r.commits.mu.Lock() // after a commit in progress
 	r.releaseState()
 	r.commits.mu.Unlock()
-	err := r.tl.Close()
+	err := r.tl.Load().Close()
 	if r.ownDir {
 		err = errors.Join(err, r.dir.Close())
 	}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"sync/atomic"
@@ -46,7 +48,7 @@ func fetchFrom(e *Engine, bytes *atomic.Int64) FetchFunc {
 func replicateFrom(t testing.TB, e *Engine, r *Replica, from int64) int64 {
 	t.Helper()
 	ops := translogOps(t, e, uint64(from)+1)
-	if _, err := r.ApplyOps(context.Background(), ops); err != nil {
+	if _, err := r.ApplyOps(context.Background(), e.PrimaryTerm(), ops); err != nil {
 		t.Fatal(err)
 	}
 	for _, op := range ops {
@@ -276,7 +278,7 @@ func TestReplicaApplyOps(t *testing.T) {
 		return translog.Op{Type: translog.OpIndex, SeqNo: seq, PrimaryTerm: term, ID: []byte(strconv.Itoa(int(seq))), Source: []byte(`{}`)}
 	}
 	fsyncs := r.TranslogStats().Fsyncs
-	st, err := r.ApplyOps(ctx, []translog.Op{op(1, 1), op(2, 1), op(4, 1)})
+	st, err := r.ApplyOps(ctx, 1, []translog.Op{op(1, 1), op(2, 1), op(4, 1)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -286,28 +288,33 @@ func TestReplicaApplyOps(t *testing.T) {
 	if st.LocalCheckpoint != 2 || st.MaxSeqNo != 4 {
 		t.Fatalf("after 1,2,4: %+v", st)
 	}
-	if st, err = r.ApplyOps(ctx, []translog.Op{op(3, 2)}); err != nil || st.LocalCheckpoint != 4 || st.Term != 2 {
+	if st, err = r.ApplyOps(ctx, 2, []translog.Op{op(3, 2)}); err != nil || st.LocalCheckpoint != 4 || st.Term != 2 {
 		t.Fatalf("after 3 of term 2: %+v, %v", st, err)
 	}
 	n := r.TranslogStats().Ops
-	if _, err := r.ApplyOps(ctx, []translog.Op{op(5, 2), op(6, 1)}); !errors.Is(err, ErrStaleTerm) {
+	if _, err := r.ApplyOps(ctx, 1, []translog.Op{op(5, 1), op(6, 1)}); !errors.Is(err, ErrStaleTerm) {
 		t.Fatalf("stale term: %v", err)
 	}
 	if r.TranslogStats().Ops != n {
 		t.Fatal("a refused batch was partly appended")
 	}
+	// The primary of term 2 may send term 1's operations (a resync).
+	if _, err := r.ApplyOps(ctx, 2, []translog.Op{op(5, 1)}); err != nil {
+		t.Fatalf("an older op from the current primary: %v", err)
+	}
 	if err := r.SetPrimaryTerm(1); !errors.Is(err, ErrStaleTerm) {
 		t.Fatalf("lowering the term: %v", err)
 	}
 	for _, bad := range []translog.Op{{Type: translog.OpTrim, SeqNo: 1, PrimaryTerm: 2},
-		{Type: translog.OpIndex, SeqNo: 0, PrimaryTerm: 2, ID: []byte("x")}, {Type: translog.OpDelete, SeqNo: 9, PrimaryTerm: 2}} {
-		if _, err := r.ApplyOps(ctx, []translog.Op{bad}); err == nil {
+		{Type: translog.OpIndex, SeqNo: 0, PrimaryTerm: 2, ID: []byte("x")}, {Type: translog.OpDelete, SeqNo: 9, PrimaryTerm: 2},
+		op(9, 3)} {
+		if _, err := r.ApplyOps(ctx, 2, []translog.Op{bad}); err == nil {
 			t.Fatalf("accepted %+v", bad)
 		}
 	}
 	r.SetDurability(translog.Async, 0)
 	fsyncs = r.TranslogStats().Fsyncs
-	if _, err := r.ApplyOps(ctx, []translog.Op{op(5, 2)}); err != nil {
+	if _, err := r.ApplyOps(ctx, 2, []translog.Op{op(6, 2)}); err != nil {
 		t.Fatal(err)
 	}
 	if r.TranslogStats().Fsyncs != fsyncs {
@@ -406,7 +413,7 @@ func TestReplicaPromote(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer p.Close(ctx)
-	if _, err := r.ApplyOps(ctx, translogOps(t, p, 0)[:1]); !errors.Is(err, ErrClosed) && !errors.Is(err, ErrSealed) {
+	if _, err := r.ApplyOps(ctx, 2, translogOps(t, p, 0)[:1]); !errors.Is(err, ErrClosed) && !errors.Is(err, ErrSealed) {
 		t.Fatalf("ApplyOps on a promoted replica: %v", err)
 	}
 	if got := liveDocs(t, p); !maps.Equal(got, want) {
@@ -444,10 +451,10 @@ func TestReplicaPromote(t *testing.T) {
 		t.Fatal(err)
 	}
 	stale := translog.Op{Type: translog.OpIndex, SeqNo: 14, PrimaryTerm: 1, ID: []byte("late"), Source: []byte(`{}`)}
-	if _, err := r2.ApplyOps(ctx, []translog.Op{stale}); !errors.Is(err, ErrStaleTerm) {
+	if _, err := r2.ApplyOps(ctx, 1, []translog.Op{stale}); !errors.Is(err, ErrStaleTerm) {
 		t.Fatalf("old primary's op after the resync: %v", err)
 	}
-	if _, err := r2.ApplyOps(ctx, ops); err != nil {
+	if _, err := r2.ApplyOps(ctx, 2, ops); err != nil {
 		t.Fatal(err)
 	}
 	// r2 takes the new primary's checkpoint (segments of both terms).
@@ -477,7 +484,7 @@ func TestReplicaTrimThenPromote(t *testing.T) {
 		ops = append(ops, translog.Op{Type: translog.OpIndex, SeqNo: s, PrimaryTerm: 1, ID: []byte(strconv.Itoa(int(s % 5))),
 			Source: fmt.Appendf(nil, `{"title":"v%d"}`, s)})
 	}
-	if _, err := r.ApplyOps(ctx, ops); err != nil {
+	if _, err := r.ApplyOps(ctx, 1, ops); err != nil {
 		t.Fatal(err)
 	}
 	// The new primary (term 2) had up to 5 and reassigned 6 to id "1".
@@ -488,7 +495,7 @@ func TestReplicaTrimThenPromote(t *testing.T) {
 		t.Fatalf("after the trim: %+v", st)
 	}
 	six := translog.Op{Type: translog.OpIndex, SeqNo: 6, PrimaryTerm: 2, ID: []byte("1"), Source: []byte(`{"title":"t2"}`)}
-	if _, err := r.ApplyOps(ctx, []translog.Op{six}); err != nil {
+	if _, err := r.ApplyOps(ctx, 2, []translog.Op{six}); err != nil {
 		t.Fatal(err)
 	}
 	p, err := r.Promote(ctx, 3)
@@ -620,5 +627,163 @@ func TestMergePreCopy(t *testing.T) {
 	}
 	if n := e.Stats().Segments; n != 1 {
 		t.Fatalf("%d segments after the merge", n)
+	}
+}
+
+// TestReplicaCommitNeverBehindTrim: a checkpoint whose seqNo is below what
+// the translog was already trimmed to (a new primary's, behind the old
+// one's the copy committed) is not committed: the operations between
+// would be in neither the commit nor the translog.
+func TestReplicaCommitNeverBehindTrim(t *testing.T) {
+	ctx := context.Background()
+	a := mustOpenDurable(t, t.TempDir(), Options{DisableMerges: true})
+	defer a.Close(ctx)
+	b := mustOpenDurable(t, t.TempDir(), Options{DisableMerges: true, PrimaryTerm: 2})
+	defer b.Close(ctx)
+	r := mustOpenReplica(t, t.TempDir(), Options{})
+	defer r.Close(ctx)
+	for i := range 10 {
+		applyOps(t, a, []engineOp{{id: strconv.Itoa(i), title: "one"}})
+	}
+	replicateFrom(t, a, r, 0)
+	checkpointTo(t, a, r)
+	r.UpdateGlobalCheckpoint(10)
+	if si, err := r.Commit(ctx); err != nil || si.SeqNo != 10 {
+		t.Fatalf("first commit: %v", err)
+	}
+	applyOps(t, b, []engineOp{{id: "b", title: "two"}})
+	checkpointTo(t, b, r)
+	si, err := r.Commit(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if si.SeqNo != 10 {
+		t.Fatalf("committed a checkpoint at seq %d below the translog's trim point 11", si.SeqNo)
+	}
+}
+
+// TestReplicaRecover: a returning copy that missed operations (its log
+// has an old value the checkpoint superseded) recovers: the checkpoint
+// over a new, empty translog, then the operations above it; promoted, it
+// holds exactly the primary's state.
+func TestReplicaRecover(t *testing.T) {
+	ctx := context.Background()
+	e := mustOpenDurable(t, t.TempDir(), Options{DisableMerges: true, PrimaryTerm: 2})
+	defer e.Close(ctx)
+	dir := t.TempDir()
+	r := mustOpenReplica(t, dir, Options{})
+	applyOps(t, e, []engineOp{{id: "a", title: "old"}, {id: "b", title: "one"}})
+	replicateFrom(t, e, r, 0)
+	before := r.TranslogStats()
+	if err := r.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// While it is down: "a" is deleted, more is written.
+	applyOps(t, e, []engineOp{{del: true, id: "a"}, {id: "c", title: "two"}})
+	r = mustOpenReplica(t, dir, Options{})
+	defer func() { r.Close(ctx) }()
+	cp := refreshCheckpoint(t, e)
+	release, err := e.RetainTranslogFrom(cp.SeqNo + 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := r.Recover(ctx, cp, fetchFrom(e, nil))
+	cp.Release()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Installed {
+		t.Fatalf("recovery: %+v", res)
+	}
+	if st := r.TranslogStats(); st.Ops != 0 || st.Generations != 1 {
+		t.Fatalf("translog after recovery: %+v (before: %+v)", st, before)
+	}
+	applyOps(t, e, []engineOp{{id: "d", title: "x"}})
+	replicateFrom(t, e, r, cp.SeqNo)
+	release()
+	if st := r.State(); st.LocalCheckpoint != e.Stats().SeqNo || st.Committed != cp.SeqNo {
+		t.Fatalf("state after recovery: %+v", st)
+	}
+	want := liveDocs(t, e)
+	p, err := r.Promote(ctx, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close(ctx)
+	if got := liveDocs(t, p); !maps.Equal(got, want) {
+		t.Fatalf("promoted after recovery:\n got %v\nwant %v", got, want)
+	}
+}
+
+// TestFinishTranslogReset: every state a crash can leave a translog reset
+// in opens as the commit says.
+func TestFinishTranslogReset(t *testing.T) {
+	ctx := context.Background()
+	mk := func(path string) string {
+		tl, err := translog.Open(ctx, path, translog.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		u := tl.UUID().String()
+		tl.Close()
+		return u
+	}
+	uuidAt := func(path string) string {
+		ck, err := translog.ReadCheckpoint(path)
+		if err != nil {
+			return ""
+		}
+		return ck.UUID.String()
+	}
+	for _, tc := range []struct {
+		name         string
+		old, fresh   bool // which exist
+		oldAside     bool // the old one already moved to .old
+		commitsFresh bool
+		wantFresh    bool
+	}{
+		{"no reset", true, false, false, false, false},
+		{"fresh made, not committed", true, true, false, false, false},
+		{"committed, not swapped", true, true, false, true, true},
+		{"old moved aside", false, true, true, true, true},
+		{"swapped, old left", false, false, true, false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			base := filepath.Join(t.TempDir(), "translog")
+			var oldU, freshU string
+			if tc.old || tc.oldAside {
+				oldU = mk(base)
+			}
+			if tc.oldAside {
+				if err := os.Rename(base, base+translogOldSuffix); err != nil {
+					t.Fatal(err)
+				}
+				if !tc.fresh { // swapped: the new one is in place
+					oldU = mk(base)
+				}
+			}
+			if tc.fresh {
+				freshU = mk(base + translogFreshSuffix)
+			}
+			commit := oldU
+			if tc.commitsFresh {
+				commit = freshU
+			}
+			if err := finishTranslogReset(base, commit); err != nil {
+				t.Fatal(err)
+			}
+			want := oldU
+			if tc.wantFresh {
+				want = freshU
+			}
+			if got := uuidAt(base); got != want {
+				t.Fatalf("translog %s, want %s", got, want)
+			}
+			for _, sfx := range []string{translogFreshSuffix, translogOldSuffix} {
+				if _, err := os.Stat(base + sfx); err == nil {
+					t.Fatalf("%s left behind", sfx)
+				}
+			}
+		})
 	}
 }

@@ -92,3 +92,11 @@ func (t *seqTracker) get() (checkpoint, maxSeqNo int64) {
 	defer t.mu.Unlock()
 	return t.checkpoint, t.maxSeqNo
 }
+
+// reset starts over at checkpoint (a recovery's fresh translog).
+func (t *seqTracker) reset(checkpoint int64) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.checkpoint, t.maxSeqNo = checkpoint, checkpoint
+	clear(t.above)
+}

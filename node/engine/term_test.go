@@ -98,6 +98,12 @@ func translogOps(t testing.TB, e *Engine, from uint64) []translog.Op {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return snapshotOps(t, snap)
+}
+
+// snapshotOps reads (copies) and closes a translog snapshot.
+func snapshotOps(t testing.TB, snap *translog.Snapshot) []translog.Op {
+	t.Helper()
 	defer snap.Close()
 	var ops []translog.Op
 	for {
