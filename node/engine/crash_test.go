@@ -266,13 +266,19 @@ func parseCrashOutput(lines []string, before map[string]docState) (*crashRound, 
 	return cr, nil
 }
 
-// runCrashChild starts the child on dir and SIGKILLs it when kill (given
-// each output line as it arrives) says so, or after maxRun. It returns the
-// child's output lines.
+// runCrashChild starts the crash child on dir (runTestChild).
 func runCrashChild(t *testing.T, dir string, seed uint64, kill func(line string) bool, maxRun time.Duration) []string {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestCrashChild$", "-test.count=1")
-	cmd.Env = append(os.Environ(), envCrashChild+"="+dir, envCrashSeed+"="+strconv.FormatUint(seed, 10))
+	return runTestChild(t, "TestCrashChild", []string{envCrashChild + "=" + dir, envCrashSeed + "=" + strconv.FormatUint(seed, 10)}, kill, maxRun)
+}
+
+// runTestChild runs this test binary's test as a child process with env
+// added, and SIGKILLs it when kill (given each "@@" output line as it
+// arrives) says so, or after maxRun. It returns the child's output lines.
+func runTestChild(t *testing.T, test string, env []string, kill func(line string) bool, maxRun time.Duration) []string {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^"+test+"$", "-test.count=1")
+	cmd.Env = append(os.Environ(), env...)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
