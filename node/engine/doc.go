@@ -171,7 +171,10 @@
 //
 // Commit (Lucene's commit; durability, not visibility) refreshes, writes a
 // live-docs generation (codec.WriteLiveDocs) for each segment whose deletes
-// changed since the last commit, fsyncs every referenced file, and
+// changed since its newest live-docs file (a replication checkpoint may
+// have written it already; generations come from the segment counter, and
+// a segment holds a file reference on its newest file as on its core
+// files), fsyncs every referenced file, and
 // publishes segments_<gen base 36>: "SLSI", a version byte, a JSON
 // SegmentInfos (generation, SeqNo, next segment counter, user data, and per
 // segment its SegmentInfo, DelGen, DelCount, live-docs file and size) and a
@@ -217,11 +220,15 @@
 // sync's checkpoint is truncated; damage below it fails Open with
 // translog.ErrCorrupt naming the file and offset), and replays operations
 // above the commit's SeqNo — per id only the one with the highest seqNo,
-// since concurrent writers append out of seqNo order (recovery.go) — then
+// since concurrent writers append out of seqNo order, and after a change
+// of primary only records no trim record voids and, per seqNo, of the
+// highest term (recovery.go) — fills the seqNos between the commit and the
+// highest seen that no record holds with no-ops of the engine's term, then
 // refreshes and continues numbering after the highest seqNo seen. A
 // replayed document was acknowledged, so a parser that is a ReplayParser
 // parses it without checks added since it was written (UTF-8 of strings).
-// See docs/engine-durability.md.
+// Every logged operation carries the primary term (Options.PrimaryTerm,
+// SetPrimaryTerm). See docs/engine-durability.md.
 //
 // # Damaged files
 //
@@ -240,4 +247,109 @@
 // a corrupted_<uuid> marker in the directory (Store.markStoreCorrupted)
 // makes every later Open fail with ErrMarkedCorrupted and the original
 // reason, until the shard's data is deleted.
+//
+// # Replication
+//
+// A shard's copies are kept current by segment replication (Lucene's NRT
+// replicator, OpenSearch's segment replication): the primary alone
+// analyses and indexes; replicas log its operations and copy its segment
+// files. This package holds both ends; the node moves the bytes.
+//
+// Terms. Every operation the primary logs carries its primary term; the
+// term is adopted at Open from Options.PrimaryTerm, never below what the
+// last commit and the translog know (ErrStaleTerm), recorded in every
+// commit, raised in place by SetPrimaryTerm. A primary of term t names
+// new segments — and live-docs generations, which come from the same
+// counter — from (t-1)<<32 up (termCounterFloor), so primaries of
+// different terms never write two files under one name; term 1 keeps the
+// names an index had before terms. The translog (format version 3) also
+// holds trim records: Trim(T, S) voids the operations logged before it
+// with a term below T and a seqNo above S — what an old primary sent a
+// replica but never acknowledged, beyond the new primary's history.
+// Replay skips void records; of two records of one seqNo the higher term
+// wins (a new primary reassigned it); per id the highest seqNo wins; and
+// seqNo gaps are filled with no-ops of the new term, so a copy's local
+// checkpoint can pass them and an old primary's record at such a number
+// loses (Elasticsearch's fillSeqNoGaps).
+//
+// Checkpoints (checkpoint.go). Engine.Checkpoint describes the current
+// reader as a ReplicationCheckpoint: a SegmentInfos without a generation,
+// the seqNo every operation up to which it shows (deletes applied), the
+// term, a version (checkpoints are ordered by term, then version), and
+// every file with its length and the CRC32 its codec footer records (read
+// from the footer once per file, not re-hashed). Building one writes,
+// unsynced, a live-docs file for each segment whose deletes changed since
+// its newest (Lucene's writeAllDeletes); a checkpoint pins its files until
+// its last Release, whatever merges and commits do meanwhile.
+// RefreshNotify says when to take the next; MarshalBinary and
+// DecodeCheckpoint carry it over the wire (decoding refuses file names
+// that are not index files, files the segments do not reference, counts
+// that do not add up); OpenIndexFile opens a referenced file to stream
+// it. BenchmarkNRTRefresh/checkpoint=true measures the cost.
+//
+// Replicas (replica.go). OpenReplica opens a copy that indexes nothing.
+// ApplyOps appends the primary's operations, with their own seqNos and
+// terms, to the replica's translog — one group-committed fsync per call
+// under Request durability — fenced by the sending primary's term (older:
+// ErrStaleTerm and nothing appended; newer: adopted), and tracks the local
+// checkpoint (every seqNo up to it held) and the highest seqNo received.
+// InstallCheckpoint diffs the checkpoint's files with the copy's (same
+// name, length and checksum: reused), fetches the missing ones through a
+// FetchFunc into a temporary file, checks length, footer and full
+// checksum (VerifyFiles), renames it into place, opens the new segments,
+// reads changed live docs and publishes a Reader whose SeqNo is the
+// checkpoint's — the Reader type searches, scans and Select use on a
+// primary. A name the copy holds with other bytes (an old primary's file)
+// is replaced only at publication, readers keeping their mapping, and
+// refused with ErrFileConflict if the copy's last commit holds it.
+// PreCopy fetches a merged segment ahead of its checkpoint; on the
+// primary, Options.MergedSegmentPreCopy runs once a merged segment is
+// written and warmed, before the merge commits, bounded by
+// MergePreCopyTimeout and never failing the merge (the MergedSegmentWarmer
+// gets a reader, not files, and its error fails the merge). Commit fsyncs
+// the installed checkpoint's files, writes segments_N for it with the
+// translog's identity, the term and the global checkpoint, and trims the
+// translog below min(seqNo, global checkpoint)+1 — not below the seqNo
+// alone: a checkpoint can show operations its primary never acknowledged,
+// which a new primary reassigns, so a promotion must replay, by id, over
+// the segments from the global checkpoint; for the same reason a
+// checkpoint below what the translog was trimmed to is not committed.
+// Recover (peer recovery's first phase) installs the primary's checkpoint
+// whatever was installed and commits it over a new, empty translog — a
+// returning copy's old log may lack operations the checkpoint holds, and
+// replaying it would bring back what they superseded — swapping
+// translogs so that a crash leaves the old or the new pair (Open finishes
+// the swap). Promote seals the replica, commits, closes it and opens an
+// Engine of the new term over the same files, which replays the translog
+// above min(commit, global checkpoint), fills gaps, and commits once with
+// the translog above its replay start retained for the resync.
+//
+// On the primary, RetainTranslogFrom keeps the operations above a seqNo
+// through commits until released, and TranslogSnapshot reads them (with
+// their terms, without void ones) to stream to a copy.
+//
+// How the node uses this. Writes: after a bulk's Sync, send its
+// operations (TranslogSnapshot above the last sent, or the bulk's own) to
+// every replica of the replication group with ApplyOps, with the primary's
+// term and the global checkpoint — the lowest local checkpoint of the
+// in-sync copies, passed to UpdateGlobalCheckpoint — and acknowledge once
+// every in-sync copy returned. Refreshes: wait on RefreshNotify, take a
+// Checkpoint, publish it (latest wins), let replicas fetch files with
+// OpenIndexFile while it is retained, release it when superseded and no
+// copy is still fetching; replicas call InstallCheckpoint and report
+// State().Visible (refresh=wait_for on a replica: WaitForGeneration), and
+// Commit on an interval (the replica's periodic committer does, by
+// CommitInterval and CommitTranslogBytes). Merges: MergedSegmentPreCopy
+// sends PreCopyFiles to every replica. Recovery: on the primary take a
+// Checkpoint C and RetainTranslogFrom(C.SeqNo+1); on the target
+// Recover(C); then stream TranslogSnapshot(C.SeqNo) through ApplyOps (the
+// target also receives new operations meanwhile; duplicates are
+// harmless), release the lock, and add the copy to the in-sync set.
+// Promotion: Replica.Promote(term); RetainTranslogFrom(global checkpoint +
+// 1) on the new primary; on every other copy SetPrimaryTerm, Trim(term,
+// new primary's max seqNo) and ApplyOps of TranslogSnapshot(global
+// checkpoint); then publish a checkpoint. Every (re)assignment of a
+// primary must come with a new term: a primary reopened in the same term
+// could name a file it named before with other bytes (ErrFileConflict on
+// replicas) and reuse checkpoint versions.
 package engine
