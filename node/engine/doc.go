@@ -285,7 +285,11 @@
 // DecodeCheckpoint carry it over the wire (decoding refuses file names
 // that are not index files, files the segments do not reference, counts
 // that do not add up); OpenIndexFile opens a referenced file to stream
-// it. BenchmarkNRTRefresh/checkpoint=true measures the cost.
+// it. Its cost (BenchmarkNRTRefresh, four alternated runs of 20
+// refreshes of ~1 MB of corpus updates over 20k docs in 6 segments, 2-core
+// VM shared with other work): 0.22–0.50 ms per checkpoint (median 0.39)
+// after refreshes of 22–24 ms mean, p50 20.7–23.1 ms with it and
+// 21.9–24.2 without — within the refreshes' own noise.
 //
 // Replicas (replica.go). OpenReplica opens a copy that indexes nothing.
 // ApplyOps appends the primary's operations, with their own seqNos and

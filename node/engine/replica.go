@@ -523,11 +523,15 @@ func (r *Replica) resetTranslog(ctx context.Context) error {
 	if err := old.Close(); err != nil && !errors.Is(err, translog.ErrClosed) {
 		r.log.Warn("engine: closing the translog a recovery replaces", "err", err)
 	}
-	if err := finishTranslogReset(path, ntl.UUID().String()); err != nil {
-		return err
-	}
-	tl, err := r.openTranslog(ctx, path)
+	tl, err := func() (*translog.Translog, error) {
+		if err := finishTranslogReset(path, ntl.UUID().String()); err != nil {
+			return nil, err
+		}
+		return r.openTranslog(ctx, path)
+	}()
 	if err != nil {
+		// No translog to append to: only a reopen (which finishes the
+		// swap) can go on.
 		r.failed = err
 		return err
 	}
