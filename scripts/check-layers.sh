@@ -5,8 +5,9 @@
 #   node/engine/...  the shard engine, a library: imports nothing of the
 #                    cluster, no gRPC, no protobuf, no Sluice package but
 #                    its own.
-#   esjson, client   public-API helpers: no Sluice package but the public
-#                    protos (and client may use esjson).
+#   esjson, client,  public-API helpers: no Sluice package but the public
+#   segmentcopy      protos (and client may use esjson); segmentcopy is the
+#                    one eligibility rule shared by coordinator and node.
 #   querydsl         the query model: the public protos and the engine's
 #                    analysis/mapping/search libraries only.
 #   cluster/...      shared cluster plumbing: no process package (node,
@@ -52,11 +53,11 @@ forbid() {
 node_internals="^$mod/node(/(shard|server|reindex|nodetest)(/|$)|$)"
 
 forbid "the engine imports no gRPC, protobuf or Sluice package outside node/engine" \
-  "grpc|protobuf|^$mod/(cluster|coordinator|operator|proto|querydsl|esjson|client|devcluster|cmd)(/|$)|$node_internals" \
+  "grpc|protobuf|^$mod/(cluster|coordinator|operator|proto|querydsl|esjson|client|segmentcopy|devcluster|cmd)(/|$)|$node_internals" \
   ./node/engine/...
-forbid "esjson and client use no Sluice package but the public protos" \
+forbid "esjson, client and segmentcopy use no Sluice package but the public protos" \
   "^$mod/(node|cluster|coordinator|operator|querydsl|devcluster|cmd)(/|$)|^$mod/proto/sluice/(node|state)/" \
-  ./esjson ./client/...
+  ./esjson ./client/... ./segmentcopy
 forbid "querydsl uses the public protos and engine libraries only" \
   "^$mod/(cluster|coordinator|operator|devcluster|cmd|client)(/|$)|$node_internals|^$mod/proto/sluice/(node|state)/" \
   ./querydsl

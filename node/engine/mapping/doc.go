@@ -10,7 +10,7 @@
 // Elasticsearch's defaults. New validates it: analyzer names, no doc values
 // on text, no path mapped both as a value and as an object. The JSON form
 // ({"dynamic": ..., "properties": {...}}) has one reader, package esjson,
-// which yields the public protobuf message that node/querydsl turns into a
+// which yields the public protobuf message that querydsl turns into a
 // Mapping. A Mapping is immutable; Merge returns a new one with a mapping
 // update's fields added and fails with ErrConflict, naming the field, when
 // the update changes an existing field or puts a value where an object is
