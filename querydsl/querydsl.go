@@ -156,8 +156,8 @@ func (c Compiler) field(name string) (mapping.Field, bool, error) {
 		}
 		return f, false, nil
 	}
-	if !f.Index {
-		return f, false, invalid(name, "cannot search a field that is not indexed (index: false)")
+	if !f.Index && !f.DocValues {
+		return f, false, invalid(name, "cannot search a field that is neither indexed nor has doc values (index: false, doc_values: false)")
 	}
 	return f, true, nil
 }
@@ -169,11 +169,11 @@ func (c Compiler) match(m *sluicev1.MatchQuery) (search.Query, error) {
 	}
 	if f.Type != document.Text {
 		// A keyword or numeric field is matched by its whole value.
-		t, err := Term(m.Field, f, &sluicev1.FieldValue{Kind: &sluicev1.FieldValue_StringValue{StringValue: m.GetQuery()}})
+		q, err := termQuery(m.Field, f, []*sluicev1.FieldValue{{Kind: &sluicev1.FieldValue_StringValue{StringValue: m.GetQuery()}}})
 		if err != nil {
 			return nil, err
 		}
-		return boosted(&search.TermQuery{Field: m.Field, Term: t}, m.GetBoost(), m.Field)
+		return boosted(q, m.GetBoost(), m.Field)
 	}
 	toks, err := analyze(m.Field, f, m.GetQuery())
 	if err != nil {
@@ -218,7 +218,11 @@ func (c Compiler) phrase(p *sluicev1.PhraseQuery) (search.Query, error) {
 	}
 	if f.Type != document.Text {
 		if f.Type == document.Keyword {
-			return boosted(&search.TermQuery{Field: p.Field, Term: []byte(p.GetQuery())}, p.GetBoost(), p.Field)
+			q, err := termQuery(p.Field, f, []*sluicev1.FieldValue{{Kind: &sluicev1.FieldValue_StringValue{StringValue: p.GetQuery()}}})
+			if err != nil {
+				return nil, err
+			}
+			return boosted(q, p.GetBoost(), p.Field)
 		}
 		return nil, invalid(p.Field, "phrase queries need a text or keyword field, not [%s]", f.Type)
 	}
@@ -243,11 +247,48 @@ func (c Compiler) term(t *sluicev1.TermQuery) (search.Query, error) {
 	if !ok {
 		return matchNone(err)
 	}
-	b, err := Term(t.Field, f, t.GetValue())
+	q, err := termQuery(t.Field, f, []*sluicev1.FieldValue{t.GetValue()})
 	if err != nil {
 		return nil, err
 	}
-	return boosted(&search.TermQuery{Field: t.Field, Term: b}, t.GetBoost(), t.Field)
+	return boosted(q, t.GetBoost(), t.Field)
+}
+
+// convertAll converts every value with conv.
+func convertAll[T any](field string, f mapping.Field, values []*sluicev1.FieldValue,
+	conv func(string, mapping.Field, *sluicev1.FieldValue) (T, error)) ([]T, error) {
+	out := make([]T, len(values))
+	for i, v := range values {
+		var err error
+		if out[i], err = conv(field, f, v); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// termQuery matches docs whose field holds one of values: through the
+// inverted index when the field is indexed, else (index: false,
+// doc_values: true) through its doc values, with a constant score.
+func termQuery(field string, f mapping.Field, values []*sluicev1.FieldValue) (search.Query, error) {
+	if !f.Index && f.Type.Numeric() {
+		nums, err := convertAll(field, f, values, Value)
+		if err != nil {
+			return nil, err
+		}
+		return &search.NumericDocValuesSetQuery{Field: field, Values: nums}, nil
+	}
+	terms, err := convertAll(field, f, values, Term)
+	if err != nil {
+		return nil, err
+	}
+	if !f.Index {
+		return &search.SortedDocValuesSetQuery{Field: field, Terms: terms}, nil
+	}
+	if len(terms) == 1 {
+		return &search.TermQuery{Field: field, Term: terms[0]}, nil
+	}
+	return &search.TermsQuery{Field: field, Terms: terms}, nil
 }
 
 func (c Compiler) terms(t *sluicev1.TermsQuery) (search.Query, error) {
@@ -257,6 +298,13 @@ func (c Compiler) terms(t *sluicev1.TermsQuery) (search.Query, error) {
 	}
 	if len(t.GetValues()) > MaxTerms {
 		return nil, invalid(t.Field, "%d terms exceed the limit of %d", len(t.GetValues()), MaxTerms)
+	}
+	if !f.Index {
+		q, err := termQuery(t.Field, f, t.GetValues())
+		if err != nil {
+			return nil, err
+		}
+		return boosted(q, t.GetBoost(), t.Field)
 	}
 	terms := make([][]byte, len(t.GetValues()))
 	for i, v := range t.GetValues() {
@@ -330,6 +378,22 @@ func (c Compiler) rangeQuery(r *sluicev1.RangeQuery) (search.Query, error) {
 				return nil, err
 			}
 		}
+		if !f.Index {
+			// Doc values hold the bounds inclusive: step exclusive ones in.
+			if lowerV != nil && !inclL {
+				if lo == math.MaxInt64 {
+					return &search.MatchNoneQuery{}, nil
+				}
+				lo++
+			}
+			if upperV != nil && !inclU {
+				if hi == math.MinInt64 {
+					return &search.MatchNoneQuery{}, nil
+				}
+				hi--
+			}
+			return boosted(&search.ConstantScoreQuery{Query: &search.NumericDocValuesRangeQuery{Field: r.Field, Lower: lo, Upper: hi}}, r.GetBoost(), r.Field)
+		}
 		q = search.NewLongRange(r.Field, lo, hi, inclL || lowerV == nil, inclU || upperV == nil)
 	default: // keyword, text: byte order of the terms
 		if lowerV != nil {
@@ -343,6 +407,10 @@ func (c Compiler) rangeQuery(r *sluicev1.RangeQuery) (search.Query, error) {
 			}
 		}
 		q.IncludeLower, q.IncludeUpper = inclL, inclU
+		if !f.Index {
+			dq := &search.SortedDocValuesRangeQuery{Field: r.Field, Lower: q.Lower, Upper: q.Upper, IncludeLower: inclL, IncludeUpper: inclU}
+			return boosted(&search.ConstantScoreQuery{Query: dq}, r.GetBoost(), r.Field)
+		}
 	}
 	return boosted(&search.ConstantScoreQuery{Query: q}, r.GetBoost(), r.Field)
 }

@@ -19,15 +19,27 @@ import (
 	"google.golang.org/protobuf/proto"
 )
 
-func testMapping(t testing.TB) *mapping.Mapping {
+func testMapping(t testing.TB) *mapping.Mapping { return testMappingOf(t, false) }
+
+// testMappingOf is the test mapping; with docValuesOnly its keyword and
+// numeric fields are index: false, doc_values: true, searched through
+// their columns.
+func testMappingOf(t testing.TB, docValuesOnly bool) *mapping.Mapping {
 	t.Helper()
+	field := func(tp document.FieldType) mapping.Field {
+		f := mapping.NewField(tp)
+		if docValuesOnly && tp != document.Text {
+			f.Index = false
+		}
+		return f
+	}
 	m, err := mapping.New(mapping.DynamicStrict, map[string]mapping.Field{
-		"title": mapping.NewField(document.Text),
-		"tag":   mapping.NewField(document.Keyword),
-		"n":     mapping.NewField(document.Long),
-		"price": mapping.NewField(document.Double),
-		"day":   mapping.NewField(document.Date),
-		"ok":    mapping.NewField(document.Boolean),
+		"title": field(document.Text),
+		"tag":   field(document.Keyword),
+		"n":     field(document.Long),
+		"price": field(document.Double),
+		"day":   field(document.Date),
+		"ok":    field(document.Boolean),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -43,9 +55,9 @@ var docs = []string{
 	`{"title":"brown","n":-7}`,
 }
 
-// openSearcher indexes docs into a real shard and returns a searcher over
-// its refreshed reader.
-func openSearcher(t *testing.T) (*search.Searcher, *engine.Reader) {
+// openSearcherOf indexes docs into a real shard of mapping m and returns a
+// searcher over its refreshed reader.
+func openSearcherOf(t *testing.T, m *mapping.Mapping) (*search.Searcher, *engine.Reader) {
 	t.Helper()
 	ctx := context.Background()
 	h, err := shard.NewHost(shard.HostOptions{DataDir: t.TempDir()})
@@ -53,7 +65,7 @@ func openSearcher(t *testing.T) (*search.Searcher, *engine.Reader) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { h.CloseAll(ctx) })
-	s, err := h.Open(ctx, shard.Meta{ID: shard.ID{IndexUUID: "u", Shard: 0}, Index: "i", Mapping: testMapping(t)})
+	s, err := h.Open(ctx, shard.Meta{ID: shard.ID{IndexUUID: "u", Shard: 0}, Index: "i", Mapping: m})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,9 +129,20 @@ func boolQ(b *sluicev1.BoolQuery) *sluicev1.Query {
 	return &sluicev1.Query{Kind: &sluicev1.Query_Bool{Bool: b}}
 }
 
+// TestCompileOverRealShard runs every query on indexed fields and again
+// with the keyword and numeric fields doc-value-only (index: false): the
+// column queries must match exactly what the term queries do.
 func TestCompileOverRealShard(t *testing.T) {
-	s, r := openSearcher(t)
-	c := querydsl.Compiler{Mapping: testMapping(t), Strict: true}
+	for _, dvOnly := range []bool{false, true} {
+		t.Run(fmt.Sprintf("doc_values_only=%t", dvOnly), func(t *testing.T) {
+			m := testMappingOf(t, dvOnly)
+			s, r := openSearcherOf(t, m)
+			compileOverShard(t, s, r, querydsl.Compiler{Mapping: m, Strict: true})
+		})
+	}
+}
+
+func compileOverShard(t *testing.T, s *search.Searcher, r *engine.Reader, c querydsl.Compiler) {
 	for _, tc := range []struct {
 		name string
 		q    *sluicev1.Query
