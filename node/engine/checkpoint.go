@@ -200,11 +200,17 @@ func (cp *ReplicationCheckpoint) validate() error {
 				return err
 			}
 		}
-		if cs.LiveDocs != "" {
-			if !strings.HasPrefix(cs.LiveDocs, name+"_") {
-				return bad("segment %s: live docs %q not named after it", name, cs.LiveDocs)
+		if (cs.DVGen > 0) != (cs.DocValuesUpdates != "") || cs.DVGen < 0 {
+			return bad("segment %s: dv_gen %d, doc-values updates %q", name, cs.DVGen, cs.DocValuesUpdates)
+		}
+		for _, gen := range []string{cs.LiveDocs, cs.DocValuesUpdates} {
+			if gen == "" {
+				continue
 			}
-			if err := ref(name, cs.LiveDocs); err != nil {
+			if !strings.HasPrefix(gen, name+"_") {
+				return bad("segment %s: generation file %q not named after it", name, gen)
+			}
+			if err := ref(name, gen); err != nil {
 				return err
 			}
 		}
@@ -333,10 +339,13 @@ func (e *Engine) Checkpoint(ctx context.Context) (*ReplicationCheckpoint, error)
 			return nil, fmt.Errorf("engine: checkpoint: %w", err)
 		}
 		cp.Files = append(cp.Files, metas...)
-		if name := segs[i].LiveDocs; name != "" {
+		for _, name := range []string{segs[i].LiveDocs, segs[i].DocValuesUpdates} {
+			if name == "" {
+				continue
+			}
 			m, err := fileMetaOf(e.dir, w.codec, name)
 			if err != nil {
-				return nil, fmt.Errorf("engine: checkpoint: live docs of %s: %w", s.info.Name, err)
+				return nil, fmt.Errorf("engine: checkpoint: generation %s of %s: %w", name, s.info.Name, err)
 			}
 			cp.Files = append(cp.Files, m)
 		}

@@ -40,6 +40,10 @@ type CommitSegment struct {
 	DelCount  int               `json:"del_count"`
 	LiveDocs  string            `json:"live_docs,omitempty"`
 	SizeBytes int64             `json:"size_bytes"`
+	// DVGen and DocValuesUpdates name the segment's in-place doc-values
+	// updates generation file (0 and "": none).
+	DVGen            int64  `json:"dv_gen,omitempty"`
+	DocValuesUpdates string `json:"dv_updates,omitempty"`
 }
 
 // Files lists every file the commit point references, itself included.
@@ -49,6 +53,9 @@ func (si *SegmentInfos) Files() []string {
 		files = append(files, s.Info.Files...)
 		if s.LiveDocs != "" {
 			files = append(files, s.LiveDocs)
+		}
+		if s.DocValuesUpdates != "" {
+			files = append(files, s.DocValuesUpdates)
 		}
 	}
 	return files
@@ -331,6 +338,9 @@ func openCommitSegments(dir store.Directory, c index.Codec, fd *fileDeleter, si 
 			s.live = live
 			s.delCount = info.MaxDoc - live.Cardinality()
 			s.setLiveFile(cs.LiveDocs, live, cs.DelGen)
+		}
+		if err := s.loadDocValuesUpdates(c, dir, cs); err != nil {
+			return fail(err)
 		}
 	}
 	return segs, nil

@@ -167,6 +167,32 @@
 // most 3/4 of its time, never while merging is behind); Stats.MergeStepAside
 // counts that time.
 //
+// # In-place doc-values updates
+//
+// UpdateDocValues (Lucene's updateDocValues; the bulk action
+// update_doc_values) sets numeric fields mapped index: false, doc_values:
+// true of the live doc with an _id without re-indexing it. The update
+// takes a sequence number and joins the delete queue as a node carrying
+// field values (DWPTs skip such nodes: the writer refreshes first when the
+// id was written since the last refresh, as a realtime get does, so no
+// buffered doc is ever its target); the refresh that applies deletes walks
+// it in order with the deletes, records docID → value for the live docs
+// of each segment, and freezes them into a new run per field, layered
+// over the segment's column by the leaf reader the new Reader holds
+// (dvupdates.go). Reopen cost is O(updates since the last reopen); runs of
+// similar length are merged so a field keeps O(log n) of them; readers
+// opened earlier keep their runs. Commits and replication checkpoints
+// write a segment's updates, cumulative, as a generation file
+// (codec.WriteDocValuesUpdates, "_N_<gen>.dvu", codec header and CRC
+// footer; CommitSegment.DVGen, DocValuesUpdates), loaded at open and by
+// replicas at install; merges read the layered values, folding them into
+// the merged column, and carry through the doc map the updates that
+// arrived while they ran. The translog logs them as OpUpdateDocValues
+// (format version 4); replay applies each in seqNo order unless the id's
+// winning index or delete comes after it; ApplyOps accepts them. Their
+// memory is reported in Stats.DocValuesUpdatesBytes. _source is never
+// rewritten: it shows the document as indexed. See docs/updates.md.
+//
 // # Commit points
 //
 // Commit (Lucene's commit; durability, not visibility) refreshes, writes a

@@ -221,6 +221,7 @@ type DocWriter interface {
 	Create(ctx context.Context, id, source []byte) (Result, error)
 	CreateRouted(ctx context.Context, id, routing, source []byte) (Result, error)
 	Delete(ctx context.Context, id []byte) (Result, error)
+	UpdateDocValues(ctx context.Context, id, fields []byte) (Result, error)
 }
 
 var (

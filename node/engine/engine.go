@@ -518,10 +518,13 @@ type Stats struct {
 	SegmentReaderRAMBytes        int64 // heap held by open segment readers
 	IndexingRAMBytes             int64 // buffered docs in DWPTs
 	VersionMapRAMBytes           int64
-	SeqNo, RefreshedSeqNo        int64
-	Flushes                      int64
-	FlushedBytes                 int64
-	FlushTime                    time.Duration
+	// DocValuesUpdatesBytes: heap of the in-place doc-values updates the
+	// current reader layers over its segments (dvupdates.go).
+	DocValuesUpdatesBytes int64
+	SeqNo, RefreshedSeqNo int64
+	Flushes               int64
+	FlushedBytes          int64
+	FlushTime             time.Duration
 	// FlushBudgetWait: periodic refresh flushes waited for a CPUBudget slot.
 	FlushBudgetWait time.Duration
 	// MergeStepAside: small merges slept at their checkpoints while other
@@ -559,6 +562,9 @@ func (e *Engine) Stats() Stats {
 	for _, sg := range r.segs {
 		s.SegmentBytes += sg.sizeBytes
 		s.SegmentReaderRAMBytes += sg.reader.RAMBytesUsed() + sg.bloom.ramBytes()
+	}
+	for _, lf := range r.leaves {
+		s.DocValuesUpdatesBytes += readerDocValuesUpdates(lf.Reader).ramBytes()
 	}
 	r.Release()
 	s.IndexingRAMBytes = w.RAMBytesUsed()

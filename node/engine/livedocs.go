@@ -55,6 +55,16 @@ func (lf *liveDocsFiles) segments(r *Reader, ioctx store.IOContext) (segs []Comm
 			held = append(held, s.liveFile)
 			cs.DelCount = s.info.MaxDoc - live.Cardinality()
 		}
+		if dv := readerDocValuesUpdates(r.leaves[i].Reader); dv != nil {
+			if dv != s.dvFileOf {
+				if err := lf.writeDocValuesLocked(s, dv, ioctx); err != nil {
+					return nil, nil, err
+				}
+			}
+			cs.DVGen, cs.DocValuesUpdates = s.dvGen, s.dvFile
+			lf.fd.incRef([]string{s.dvFile})
+			held = append(held, s.dvFile)
+		}
 		out = append(out, cs)
 	}
 	return out, release, nil
@@ -81,4 +91,54 @@ func (s *segState) setLiveFile(name string, live *index.FixedBitSet, gen int64) 
 		s.fd.decRef([]string{s.liveFile})
 	}
 	s.liveFile, s.liveFileOf, s.delGen = name, live, gen
+}
+
+// writeDocValuesLocked writes dv, all of s's updates a reader sees, as s's
+// next doc-values updates generation and makes it s's file.
+func (lf *liveDocsFiles) writeDocValuesLocked(s *segState, dv *docValuesUpdates, ioctx store.IOContext) error {
+	gen := max(s.dvGen+1, lf.counter.Add(1))
+	name, err := lf.codec.WriteDocValuesUpdates(lf.dir, s.info, gen, dv.flatten(), ioctx)
+	if err != nil {
+		return fmt.Errorf("doc-values updates of %s: %w", s.info.Name, err)
+	}
+	s.setDocValuesFile(name, dv, gen)
+	return nil
+}
+
+// setDocValuesFile makes name (holding dv, generation gen) the segment's
+// doc-values updates file, moving its file reference, as setLiveFile.
+func (s *segState) setDocValuesFile(name string, dv *docValuesUpdates, gen int64) {
+	s.fd.incRef([]string{name})
+	if s.dvFile != "" {
+		s.fd.decRef([]string{s.dvFile})
+	}
+	s.dvFile, s.dvFileOf, s.dvGen = name, dv, gen
+}
+
+// loadDocValuesUpdates reads the doc-values updates generation a commit
+// point or checkpoint names for s, if it is not s's already, and layers it
+// over s. The caller owns s or holds the lock that guards it.
+func (s *segState) loadDocValuesUpdates(c index.Codec, dir store.Directory, cs *CommitSegment) error {
+	if cs.DocValuesUpdates == s.dvFile {
+		return nil
+	}
+	if cs.DocValuesUpdates == "" {
+		return fmt.Errorf("%w: segment %s lost its doc-values updates (%s before)", ErrInvalidCheckpoint, s.info.Name, s.dvFile)
+	}
+	fields, err := c.ReadDocValuesUpdates(dir, s.info, cs.DVGen)
+	if err != nil {
+		return fmt.Errorf("engine: doc-values updates of %s: %w", s.info.Name, err)
+	}
+	dv := docValuesUpdatesFrom(fields)
+	s.setDocValuesUpdates(dv)
+	s.setDocValuesFile(cs.DocValuesUpdates, dv, cs.DVGen)
+	return nil
+}
+
+// readerDocValuesUpdates is the updates a leaf reader layers, or nil.
+func readerDocValuesUpdates(r index.LeafReader) *docValuesUpdates {
+	if ur, ok := r.(*updatedLeafReader); ok {
+		return ur.dv
+	}
+	return nil
 }

@@ -49,19 +49,38 @@ func (p *MappingParser) ParseReplay(id, source []byte, doc *document.Document) e
 	return p.parse(id, source, doc, (*mapping.Parser).ParseAcknowledged)
 }
 
-func (p *MappingParser) parse(id, source []byte, doc *document.Document,
-	parse func(*mapping.Parser, *document.Document, []byte, []byte) (*mapping.Mapping, error)) error {
+// ParseDocValuesUpdate reads an in-place update by the current mapping
+// (DocValuesParser).
+func (p *MappingParser) ParseDocValuesUpdate(fields []byte) ([]mapping.DocValueUpdate, error) {
+	mp, err := p.parser()
+	if err != nil {
+		return nil, err
+	}
+	defer p.parsers.Put(mp)
+	return mp.ParseDocValuesUpdate(fields)
+}
+
+// parser takes a pooled mapping.Parser set to the current mapping; the
+// caller puts it back.
+func (p *MappingParser) parser() (*mapping.Parser, error) {
 	cur := p.current.Load()
 	mp, _ := p.parsers.Get().(*mapping.Parser)
 	if mp == nil {
-		var err error
-		if mp, err = mapping.NewParser(cur); err != nil {
-			return err
-		}
-	} else if mp.Mapping() != cur {
+		return mapping.NewParser(cur)
+	}
+	if mp.Mapping() != cur {
 		if err := mp.SetMapping(cur); err != nil {
-			return err
+			return nil, err
 		}
+	}
+	return mp, nil
+}
+
+func (p *MappingParser) parse(id, source []byte, doc *document.Document,
+	parse func(*mapping.Parser, *document.Document, []byte, []byte) (*mapping.Mapping, error)) error {
+	mp, err := p.parser()
+	if err != nil {
+		return err
 	}
 	defer p.parsers.Put(mp)
 	update, err := parse(mp, doc, id, source)

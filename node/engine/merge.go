@@ -103,8 +103,8 @@ func (w *IndexWriter) runMerge(ctx context.Context, m *oneMerge, rl *mergeschedu
 	}()
 	start := time.Now()
 	inputs := make([]MergeInput, len(m.inputs))
-	for i, s := range m.inputs {
-		inputs[i] = MergeInput{Reader: s.reader, Live: m.snapLive[i]}
+	for i := range m.inputs {
+		inputs[i] = MergeInput{Reader: m.readers[i], Live: m.snapLive[i]}
 	}
 	merged, docMap, err := w.opts.Merger(ctx, inputs)
 	if err != nil {

@@ -48,7 +48,7 @@ func newReader(segs []*segState, seqNo, version int64) *Reader {
 	for i, s := range segs {
 		s.incRef()
 		s.liveShared = true
-		r.leaves[i] = Leaf{Reader: s.reader, Live: s.live, DocBase: r.maxDoc}
+		r.leaves[i] = Leaf{Reader: s.leafReader(), Live: s.live, DocBase: r.maxDoc}
 		r.maxDoc += s.info.MaxDoc
 		r.numDocs += s.numDocs()
 	}

@@ -163,6 +163,15 @@ func (e *Engine) replayTranslog(ctx context.Context, tl *translog.Translog) erro
 		term uint64
 	}
 	latest := make(map[string]winner)
+	// In-place doc-values updates are not per-id winners: each applies,
+	// in seqNo order, unless the id's winning index or delete comes after
+	// it (it then updated a doc that is gone).
+	type dvOp struct {
+		id   string
+		seq  int64
+		term uint64
+	}
+	var dvOps []dvOp
 	maxSeen := from
 	var total int
 	var minTerm, maxTerm uint64 = math.MaxUint64, 0
@@ -176,6 +185,10 @@ func (e *Engine) replayTranslog(ctx context.Context, tl *translog.Translog) erro
 		seq := int64(op.SeqNo)
 		if seqTerm != nil && seqTerm[seq] != op.PrimaryTerm {
 			return nil // void: a newer primary reassigned seq
+		}
+		if op.Type == translog.OpUpdateDocValues {
+			dvOps = append(dvOps, dvOp{string(op.ID), seq, op.PrimaryTerm})
+			return nil
 		}
 		if w, ok := latest[string(op.ID)]; !ok || seq > w.seq || seq == w.seq && op.PrimaryTerm > w.term {
 			latest[string(op.ID)] = winner{seq, op.PrimaryTerm}
@@ -201,6 +214,7 @@ func (e *Engine) replayTranslog(ctx context.Context, tl *translog.Translog) erro
 	if minTerm != maxTerm {
 		seqTerm = make(map[int64]uint64)
 		clear(latest)
+		dvOps = dvOps[:0]
 		err = scanTranslog(ctx, tl, from, rec, func(op *translog.Op) error {
 			seq := int64(op.SeqNo)
 			seqTerm[seq] = max(seqTerm[seq], op.PrimaryTerm)
@@ -213,9 +227,16 @@ func (e *Engine) replayTranslog(ctx context.Context, tl *translog.Translog) erro
 			return err
 		}
 	}
-	order := make([]int64, 0, len(latest))
+	order := make([]int64, 0, len(latest)+len(dvOps))
 	for _, w := range latest {
 		order = append(order, w.seq)
+	}
+	keepDV := make(map[int64]uint64, len(dvOps))
+	for _, u := range dvOps {
+		if w, ok := latest[u.id]; (!ok || w.seq < u.seq) && keepDV[u.seq] == 0 {
+			keepDV[u.seq] = u.term
+			order = append(order, u.seq)
+		}
 	}
 	slices.Sort(order)
 	for i := 1; i < len(order); i++ {
@@ -232,7 +253,11 @@ func (e *Engine) replayTranslog(ctx context.Context, tl *translog.Translog) erro
 			return nil
 		}
 		seq := int64(op.SeqNo)
-		if w := latest[string(op.ID)]; w.seq != seq || w.term != op.PrimaryTerm || applied == len(order) || seq < order[applied] {
+		if op.Type == translog.OpUpdateDocValues {
+			if keepDV[seq] != op.PrimaryTerm || applied == len(order) || seq < order[applied] {
+				return nil // superseded, void, or a duplicate of one applied
+			}
+		} else if w := latest[string(op.ID)]; w.seq != seq || w.term != op.PrimaryTerm || applied == len(order) || seq < order[applied] {
 			return nil // superseded, void, or a duplicate of one applied
 		}
 		if seq != order[applied] {
@@ -400,6 +425,21 @@ func (e *Engine) replayOp(ctx context.Context, op *translog.Op) error {
 		}
 		seq, _, err = e.w.Update(ctx, op.ID, doc)
 		e.docs.Put(doc)
+	case translog.OpUpdateDocValues:
+		dv, perr := e.parseDocValues(op.ID, op.Source)
+		if perr != nil {
+			return fmt.Errorf("engine: replay seq %d: %w", want, perr)
+		}
+		seq, err = e.applyDocValues(ctx, op.ID, dv, func(int64) error {
+			_, err := e.w.Refresh(ctx, true) // no refresher yet
+			return err
+		})
+		if errors.Is(err, ErrDocumentMissing) {
+			// Acknowledged against a doc this history no longer has (an old
+			// primary's): nothing to update, and the seqNo stays used.
+			e.opts.Logger.Warn("engine: replayed doc-values update of a missing document", "id", string(op.ID), "seq_no", want)
+			return nil
+		}
 	}
 	if err != nil {
 		return fmt.Errorf("engine: replay %v %q (seq %d): %w", op.Type, op.ID, want, err)

@@ -326,7 +326,7 @@ func (r *Replica) ApplyOps(ctx context.Context, primaryTerm int64, ops []translo
 	for i := range ops {
 		op := &ops[i]
 		switch {
-		case op.Type != translog.OpIndex && op.Type != translog.OpDelete && op.Type != translog.OpNoOp:
+		case op.Type != translog.OpIndex && op.Type != translog.OpDelete && op.Type != translog.OpNoOp && op.Type != translog.OpUpdateDocValues:
 			return CopyState{}, fmt.Errorf("engine: replicated op %d: type %v cannot be replicated", i, op.Type)
 		case op.SeqNo < 1 || op.PrimaryTerm < 1 || int64(op.PrimaryTerm) > primaryTerm:
 			return CopyState{}, fmt.Errorf("engine: replicated op %d: seq_no %d, term %d: want seq_no and term at least 1, term at most the sender's %d",
@@ -749,6 +749,9 @@ func (in *install) run(ctx context.Context, fetch FetchFunc) (_ InstallResult, e
 		if err := r.applyLiveDocs(s, cs); err != nil {
 			return in.res, err
 		}
+		if err := s.loadDocValuesUpdates(r.codec, r.dir, cs); err != nil {
+			return in.res, err
+		}
 		published[i] = s
 	}
 	// The new list: segments opened for it join with their list
@@ -806,8 +809,12 @@ func (in *install) touchesReplaced(cs *CommitSegment) bool {
 			return true
 		}
 	}
-	_, ok := in.side[cs.LiveDocs]
-	return cs.LiveDocs != "" && ok
+	for _, gen := range []string{cs.LiveDocs, cs.DocValuesUpdates} {
+		if _, ok := in.side[gen]; gen != "" && ok {
+			return true
+		}
+	}
+	return false
 }
 
 // segmentFor returns a new segState for a checkpoint segment the copy

@@ -26,11 +26,17 @@ import (
 // values), a long (numeric doc values): every file the codec writes.
 func scrubParser(t testing.TB) DocParser {
 	t.Helper()
-	m, err := mapping.New(mapping.DynamicStrict, map[string]mapping.Field{
+	return strictParser(t, map[string]mapping.Field{
 		"body": mapping.NewField(document.Text),
 		"tag":  mapping.NewField(document.Keyword),
 		"n":    mapping.NewField(document.Long),
 	})
+}
+
+// strictParser is a MappingParser over a strict mapping of fields.
+func strictParser(t testing.TB, fields map[string]mapping.Field) *MappingParser {
+	t.Helper()
+	m, err := mapping.New(mapping.DynamicStrict, fields)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -43,6 +43,18 @@ type segState struct {
 	liveFile   string
 	liveFileOf *index.FixedBitSet
 	delGen     int64
+	// In-place doc-values updates (dvupdates.go): dv is the current
+	// state and leaf the reader layering it (nil: none), dvPending what a
+	// refresh's walk of the queue found and has not yet frozen. dvFile is
+	// the newest generation file written or loaded, holding dvFileOf, of
+	// generation dvGen — guarded by liveDocsFiles.mu like liveFile, with a
+	// fileDeleter reference.
+	dv        *docValuesUpdates
+	leaf      index.LeafReader
+	dvPending map[string]*dvPending
+	dvFile    string
+	dvFileOf  *docValuesUpdates
+	dvGen     int64
 	// metas describes the core files for checkpoints (metaOnce).
 	metaOnce sync.Once
 	metas    []FileMeta
@@ -79,6 +91,9 @@ func (s *segState) decRef() {
 		s.fd.decRef(s.files)
 		if s.liveFile != "" {
 			s.fd.decRef([]string{s.liveFile})
+		}
+		if s.dvFile != "" {
+			s.fd.decRef([]string{s.dvFile})
 		}
 	} else if n < 0 {
 		panic("engine: segment " + s.info.Name + " released too often")

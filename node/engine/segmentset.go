@@ -92,6 +92,9 @@ func (ss *segmentSet) publishLocked(flushed []*segState, boundary *delNode, appl
 		if applyDeletes && s.applyDeletes(boundary) > 0 {
 			changed = true
 		}
+		if s.freezeDocValues() {
+			changed = true
+		}
 		if s.numDocs() == 0 && !ss.merging[s] { // fully deleted: drop without merging
 			s.decRef()
 			changed = true
@@ -121,6 +124,8 @@ func (ss *segmentSet) mergeCandidatesLocked() ([]mergepolicy.Segment, map[string
 type oneMerge struct {
 	inputs    []*segState
 	snapLive  []*index.FixedBitSet
+	snapDV    []*docValuesUpdates // the inputs' updates the merge reads
+	readers   []index.LeafReader  // the inputs as the merge reads them
 	estimated int64
 }
 
@@ -142,6 +147,8 @@ func (ss *segmentSet) registerMergeLocked(names []string, estimated int64) *oneM
 		s.incRef() // pinned by the merge
 		s.liveShared = true
 		m.snapLive = append(m.snapLive, s.live)
+		m.snapDV = append(m.snapDV, s.dv)
+		m.readers = append(m.readers, s.leafReader())
 		ss.merging[s] = true
 	}
 	return m
@@ -175,6 +182,8 @@ func (ss *segmentSet) commitMergeLocked(m *oneMerge, seg *segState, docMap DocMa
 	}
 	for i, s := range m.inputs {
 		s.applyDeletes(cursor)
+		s.freezeDocValues()
+		carryDocValuesUpdates(seg, i, m.snapDV[i], s.dv, docMap)
 		snap, now := m.snapLive[i], s.live
 		if now == snap {
 			continue
@@ -192,6 +201,7 @@ func (ss *segmentSet) commitMergeLocked(m *oneMerge, seg *segState, docMap DocMa
 			}
 		}
 	}
+	seg.freezeDocValues()
 	seg.delCursor = cursor
 	first := slices.Index(ss.segs, m.inputs[0])
 	if first < 0 {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"github.com/sluice-search/sluice/node/engine/document"
 	"github.com/sluice-search/sluice/node/engine/dwpt"
 	"github.com/sluice-search/sluice/node/engine/index"
+	"github.com/sluice-search/sluice/node/engine/mapping"
 	"github.com/sluice-search/sluice/node/engine/mergescheduler"
 	"github.com/sluice-search/sluice/node/engine/store"
 )
@@ -376,10 +378,65 @@ func (w *IndexWriter) applyQueuedLocked(pt *perThread, tail *delNode, docID int)
 	}
 	for pt.delCursor != tail {
 		next := pt.delCursor.next.Load()
-		pt.dwpt.DeleteID(next.id, docID)
+		if next.dv == nil { // doc-values updates never target buffered docs
+			pt.dwpt.DeleteID(next.id, docID)
+		}
 		pt.delCursor = next
 	}
 }
+
+// ErrDocumentMissing is returned by UpdateDocValues when no live document
+// has the id (Elasticsearch's document_missing_exception).
+var ErrDocumentMissing = errors.New("engine: document missing")
+
+// errIDBuffered: the id was written since the last refresh, so its live
+// doc, if any, is in a DWPT, which in-place updates do not reach; the
+// caller refreshes and retries.
+var errIDBuffered = errors.New("engine: id written since the last refresh")
+
+// UpdateDocValues sets numeric doc-value fields of the live doc with id in
+// place (Lucene's updateDocValues): the update takes a sequence number and
+// joins the delete queue, and the next refresh that applies deletes
+// layers it over the doc's segment (dvupdates.go). No document is
+// re-analysed. It fails with ErrDocumentMissing, taking no sequence
+// number, when no live doc has the id, and with errIDBuffered when the id
+// was written since the last refresh.
+func (w *IndexWriter) UpdateDocValues(ctx context.Context, id []byte, dv []mapping.DocValueUpdate) (int64, error) {
+	var inReader bool
+	for {
+		var r *Reader
+		r, inReader = w.lookupPublished(id)
+		w.mu.Lock()
+		if w.current.Load() == r {
+			break
+		}
+		w.mu.Unlock()
+	}
+	defer w.mu.Unlock()
+	if w.closed {
+		return 0, ErrClosed
+	}
+	existed := inReader
+	if e, ok := w.versions.get(id); ok {
+		if e.seq > w.refreshed.Load() {
+			return 0, errIDBuffered
+		}
+		existed = !e.deleted // a refresh that skipped deletes published it
+	}
+	if !existed {
+		return 0, fmt.Errorf("%w: [%s]", ErrDocumentMissing, id)
+	}
+	w.seqNo++
+	n := &delNode{seq: w.seqNo, id: slices.Clone(id), dv: slices.Clone(dv)}
+	w.delTail.next.Store(n)
+	w.delTail = n
+	w.deleteBytes += int64(len(id)) + delNodeOverhead + int64(len(dv))*dvUpdateOverhead
+	w.bufferedBytes.Store(w.versions.bytes + w.deleteBytes)
+	return n.seq, nil
+}
+
+// dvUpdateOverhead is one field of a queued doc-values update.
+const dvUpdateOverhead = 40
 
 // delNodeOverhead is a delNode's size besides its id bytes.
 const delNodeOverhead = 48

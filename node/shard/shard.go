@@ -182,19 +182,38 @@ func (p docParser) ParseReplay(id, source []byte, doc *document.Document) error 
 	return p.parse(id, source, doc, (*mapping.Parser).ParseAcknowledged)
 }
 
-func (p docParser) parse(id, source []byte, doc *document.Document,
-	parse func(*mapping.Parser, *document.Document, []byte, []byte) (*mapping.Mapping, error)) error {
+// ParseDocValuesUpdate reads an in-place doc-values update by the shard's
+// mapping (engine.DocValuesParser).
+func (p docParser) ParseDocValuesUpdate(fields []byte) ([]mapping.DocValueUpdate, error) {
+	mp, err := p.parser()
+	if err != nil {
+		return nil, err
+	}
+	defer p.s.parsers.Put(mp)
+	return mp.ParseDocValuesUpdate(fields)
+}
+
+// parser takes a pooled mapping.Parser set to the shard's mapping; the
+// caller puts it back.
+func (p docParser) parser() (*mapping.Parser, error) {
 	m := p.s.mapping.Load()
 	mp, _ := p.s.parsers.Get().(*mapping.Parser)
 	if mp == nil {
-		var err error
-		if mp, err = mapping.NewParser(m); err != nil {
-			return err
-		}
-	} else if mp.Mapping() != m {
+		return mapping.NewParser(m)
+	}
+	if mp.Mapping() != m {
 		if err := mp.SetMapping(m); err != nil {
-			return err
+			return nil, err
 		}
+	}
+	return mp, nil
+}
+
+func (p docParser) parse(id, source []byte, doc *document.Document,
+	parse func(*mapping.Parser, *document.Document, []byte, []byte) (*mapping.Mapping, error)) error {
+	mp, err := p.parser()
+	if err != nil {
+		return err
 	}
 	defer p.s.parsers.Put(mp)
 	update, err := parse(mp, doc, id, source)

@@ -3,6 +3,8 @@ package index
 import (
 	"context"
 
+	"github.com/sluice-search/sluice/node/engine/document"
+
 	"github.com/sluice-search/sluice/node/engine/store"
 )
 
@@ -25,6 +27,11 @@ type Codec interface {
 	// returns the file name; ReadLiveDocs reads it back.
 	WriteLiveDocs(dir store.Directory, info *SegmentInfo, gen int64, live *FixedBitSet, ioctx store.IOContext) (string, error)
 	ReadLiveDocs(dir store.Directory, info *SegmentInfo, gen int64) (*FixedBitSet, error)
+	// WriteDocValuesUpdates writes every in-place doc-values update of a
+	// segment (all fields, cumulative) as generation gen and returns the
+	// file name; ReadDocValuesUpdates reads it back, checksummed.
+	WriteDocValuesUpdates(dir store.Directory, info *SegmentInfo, gen int64, fields []NumericUpdates, ioctx store.IOContext) (string, error)
+	ReadDocValuesUpdates(dir store.Directory, info *SegmentInfo, gen int64) ([]NumericUpdates, error)
 }
 
 // SegmentReader is an open on-disk segment. It holds mmap'd files; Close
@@ -36,4 +43,15 @@ type SegmentReader interface {
 	// metadata); mmap'd bytes are not counted.
 	RAMBytesUsed() int64
 	Close() error
+}
+
+// NumericUpdates are one field's doc values of a segment updated in place
+// (the engine's doc-values updates): Docs strictly ascending, one Value
+// each, read over the segment's own column. Type is the field's mapping
+// type (a numeric one).
+type NumericUpdates struct {
+	Field  string
+	Type   document.FieldType
+	Docs   []int32
+	Values []int64
 }

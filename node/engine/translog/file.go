@@ -39,10 +39,12 @@ func (u UUID) String() string { return hex.EncodeToString(u[:]) }
 // (OpTrim): a build that reads only version 2 refuses the file instead of
 // taking a trim record for damage — and, past the checkpoint's offset,
 // cutting it and what follows as a torn tail. In version 1 and 2 files a
-// record's term 0 reads as 1 (see Op.PrimaryTerm).
+// record's term 0 reads as 1 (see Op.PrimaryTerm). Version 4 (the same
+// layout) marks generations that may hold OpUpdateDocValues records, so a
+// build that does not know them refuses the file the same way.
 const (
 	fileMagic        = "SLTG"
-	fileVersion      = 3
+	fileVersion      = 4
 	firstTermVersion = 3 // the first version whose records carry terms
 	fileHeaderSizeV1 = 4 + 4 + 8 + 16 + 4
 	fileHeaderSize   = fileHeaderSizeV1 + 8 + 8
@@ -108,7 +110,7 @@ func readFileHeader(f *os.File, gen uint64, uuid UUID) (genHeader, error) {
 	switch hdr.version {
 	case 1:
 		hdr.size = fileHeaderSizeV1
-	case 2, fileVersion:
+	case 2, firstTermVersion, fileVersion:
 	default:
 		return bad("unsupported version %d", hdr.version)
 	}

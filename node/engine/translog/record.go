@@ -20,6 +20,9 @@ const (
 	// an older primary and were never acknowledged). It has no ID, Source
 	// or Routing. Snapshots apply trim records and never return them.
 	OpTrim
+	// OpUpdateDocValues sets doc-value fields of the live document with
+	// ID in place; Source holds the fields as a JSON object.
+	OpUpdateDocValues
 )
 
 func (t OpType) String() string {
@@ -32,6 +35,8 @@ func (t OpType) String() string {
 		return "noop"
 	case OpTrim:
 		return "trim"
+	case OpUpdateDocValues:
+		return "update_doc_values"
 	}
 	return fmt.Sprintf("OpType(%d)", uint8(t))
 }
@@ -71,7 +76,7 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // validate rejects ops appendRecord cannot encode.
 func (op *Op) validate() error {
-	if op.Type < OpIndex || op.Type > OpTrim {
+	if op.Type < OpIndex || op.Type > OpUpdateDocValues {
 		return fmt.Errorf("translog: unknown op type %d", op.Type)
 	}
 	if op.Type == OpTrim && len(op.ID)+len(op.Source)+len(op.Routing) > 0 {
@@ -123,7 +128,7 @@ func decodeOp(payload []byte, op *Op) error {
 		return errBadPayload
 	}
 	op.Type = OpType(payload[0])
-	if op.Type < OpIndex || op.Type > OpTrim {
+	if op.Type < OpIndex || op.Type > OpUpdateDocValues {
 		return fmt.Errorf("%w: unknown type %d", errBadPayload, payload[0])
 	}
 	p := payload[1:]

@@ -1,0 +1,334 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/sluice-search/sluice/node/engine/document"
+	"github.com/sluice-search/sluice/node/engine/index"
+	"github.com/sluice-search/sluice/node/engine/mapping"
+	"github.com/sluice-search/sluice/node/engine/mergepolicy"
+	"github.com/sluice-search/sluice/node/engine/search"
+)
+
+// updatableMapping has doc-value-only numeric fields (updatable in place)
+// and an indexed one (not updatable).
+func updatableMapping(t testing.TB) *MappingParser {
+	t.Helper()
+	dvOnly := func(tp document.FieldType) mapping.Field {
+		f := mapping.NewField(tp)
+		f.Index = false
+		return f
+	}
+	return strictParser(t, map[string]mapping.Field{
+		"title": mapping.NewField(document.Text),
+		"price": dvOnly(document.Long),
+		"score": dvOnly(document.Double),
+		"n":     mapping.NewField(document.Long),
+	})
+}
+
+// dvDoc is the model of one live document: its _source and the values its
+// doc-value fields must read (absent: no value).
+type dvDoc struct {
+	source string
+	price  *int64
+	score  *float64
+}
+
+func (d dvDoc) String() string {
+	s := fmt.Sprintf("{%s", d.source)
+	if d.price != nil {
+		s += fmt.Sprintf(" price=%d", *d.price)
+	}
+	if d.score != nil {
+		s += fmt.Sprintf(" score=%g", *d.score)
+	}
+	return s + "}"
+}
+
+// readerDVDocs reads every live doc's source and doc values from r.
+func readerDVDocs(t testing.TB, r *Reader) map[string]dvDoc {
+	t.Helper()
+	got := map[string]dvDoc{}
+	for leaf, lf := range r.Leaves() {
+		price, score := lf.Reader.NumericDocValues("price"), lf.Reader.NumericDocValues("score")
+		for doc := range lf.Reader.MaxDoc() {
+			if lf.Live != nil && !lf.Live.Get(doc) {
+				continue
+			}
+			var sd index.StoredDoc
+			if err := r.Document(leaf, doc, &sd); err != nil {
+				t.Fatal(err)
+			}
+			d := dvDoc{source: string(sd.Source)}
+			if price != nil {
+				if v, ok := price.Get(doc); ok {
+					d.price = &v
+				}
+			}
+			if score != nil {
+				if v, ok := score.Get(doc); ok {
+					f := document.Float64FromSortable(v)
+					d.score = &f
+				}
+			}
+			if _, dup := got[string(sd.ID)]; dup {
+				t.Fatalf("id %s live twice", sd.ID)
+			}
+			got[string(sd.ID)] = d
+		}
+	}
+	return got
+}
+
+func sameDVDocs(a, b map[string]dvDoc) bool {
+	return maps.EqualFunc(a, b, func(x, y dvDoc) bool {
+		eq := func(p, q *int64) bool { return p == nil && q == nil || p != nil && q != nil && *p == *q }
+		eqf := func(p, q *float64) bool { return p == nil && q == nil || p != nil && q != nil && *p == *q }
+		return x.source == y.source && eq(x.price, y.price) && eqf(x.score, y.score)
+	})
+}
+
+// checkSortAndRange: sorting by the updated field and a range over it
+// agree with the model.
+func checkSortAndRange(t testing.TB, r *Reader, model map[string]dvDoc, lo, hi int64) {
+	t.Helper()
+	ctx := context.Background()
+	td, err := r.Searcher().Search(ctx, &search.MatchAllQuery{}, search.Request{Size: 1000,
+		Sort: []search.SortField{{Type: search.SortByNumeric, Field: "price"}, {Type: search.SortByDoc}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []int64
+	for _, h := range td.Hits {
+		if !h.SortValues[0].Missing {
+			got = append(got, h.SortValues[0].Int)
+		}
+	}
+	var want []int64
+	inRange := 0
+	for _, d := range model {
+		if d.price != nil {
+			want = append(want, *d.price)
+			if *d.price >= lo && *d.price <= hi {
+				inRange++
+			}
+		}
+	}
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Fatalf("sorted by price: got %v, want %v", got, want)
+	}
+	td, err = r.Searcher().Search(ctx, &search.NumericDocValuesRangeQuery{Field: "price", Lower: lo, Upper: hi}, search.Request{Size: 0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if td.TotalHits != int64(inRange) {
+		t.Fatalf("price in [%d, %d]: %d hits, want %d", lo, hi, td.TotalHits, inRange)
+	}
+}
+
+// TestDocValuesUpdatesModel: random histories of index, delete, in-place
+// update, refresh, commit, merges (a policy that merges every other
+// segment) and reopen after a crash (close without commit: the translog
+// replays) against an in-memory model. Every refresh's reader agrees with
+// the model — sources, doc values, sort and range over the updated
+// field — and a reader opened earlier still shows its model.
+func TestDocValuesUpdatesModel(t *testing.T) {
+	ctx := context.Background()
+	seeds := uint64(25)
+	if testing.Short() {
+		seeds = 5
+	}
+	var merges, reopened int64
+	for seed := range seeds {
+		rng := rand.New(rand.NewPCG(seed, 18))
+		dir := t.TempDir()
+		p, err := mergepolicy.NewTieredMergePolicy(mergepolicy.Options{SegmentsPerTier: 2, FloorSegmentBytes: 1 << 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		opts := Options{Parser: updatableMapping(t), MergePolicy: p}
+		e := mustOpenDurable(t, dir, opts)
+		model := map[string]dvDoc{}
+		type pinned struct {
+			r     *Reader
+			model map[string]dvDoc
+		}
+		var old []pinned
+		var history []string
+		fail := func(format string, args ...any) {
+			t.Helper()
+			t.Fatalf("seed %d: %s\nhistory: %v", seed, fmt.Sprintf(format, args...), history)
+		}
+		check := func() {
+			t.Helper()
+			if _, err := e.Refresh(ctx); err != nil {
+				fail("refresh: %v", err)
+			}
+			r := e.Acquire()
+			if got := readerDVDocs(t, r); !sameDVDocs(got, model) {
+				r.Release()
+				fail("reader\n got %v\nwant %v", got, model)
+			}
+			lo := rng.Int64N(100)
+			checkSortAndRange(t, r, model, lo, lo+rng.Int64N(100))
+			if rng.IntN(4) == 0 {
+				old = append(old, pinned{r, maps.Clone(model)})
+			} else {
+				r.Release()
+			}
+		}
+		for range 300 {
+			id := fmt.Sprintf("id%d", rng.IntN(12))
+			switch op := rng.IntN(20); {
+			case op < 5:
+				price := rng.Int64N(200)
+				d := dvDoc{source: fmt.Sprintf(`{"title":"t %d","n":%d,"price":%d}`, rng.IntN(5), rng.IntN(5), price), price: &price}
+				if rng.IntN(4) == 0 { // no price: an update gives it one
+					d = dvDoc{source: fmt.Sprintf(`{"title":"no price %d"}`, rng.IntN(5))}
+				}
+				if _, err := e.Index(ctx, []byte(id), []byte(d.source)); err != nil {
+					fail("index: %v", err)
+				}
+				model[id] = d
+				history = append(history, "index "+id)
+			case op < 7:
+				if _, err := e.Delete(ctx, []byte(id)); err != nil {
+					fail("delete: %v", err)
+				}
+				delete(model, id)
+				history = append(history, "delete "+id)
+			case op < 15:
+				price, score := rng.Int64N(200), float64(rng.IntN(1000))/8
+				fields := fmt.Sprintf(`{"price":%d}`, price)
+				withScore := rng.IntN(3) == 0
+				if withScore {
+					fields = fmt.Sprintf(`{"price":"%d","score":%g}`, price, score)
+				}
+				_, err := e.UpdateDocValues(ctx, []byte(id), []byte(fields))
+				d, ok := model[id]
+				switch {
+				case !ok:
+					if !errors.Is(err, ErrDocumentMissing) {
+						fail("update of missing %s: %v", id, err)
+					}
+				case err != nil:
+					fail("update %s: %v", id, err)
+				default:
+					d.price = &price
+					if withScore {
+						d.score = &score
+					}
+					model[id] = d
+				}
+				history = append(history, fmt.Sprintf("update %s %s", id, fields))
+			case op < 17:
+				check()
+				history = append(history, "refresh")
+			case op < 18:
+				if _, err := e.Commit(ctx, CommitOptions{}); err != nil {
+					fail("commit: %v", err)
+				}
+				history = append(history, "commit")
+			default:
+				// Crash: close without committing, then reopen; the
+				// translog replays what the last commit lacks.
+				for _, o := range old {
+					o.r.Release()
+				}
+				old = nil
+				merges += e.Stats().Merges
+				if err := e.Close(ctx); err != nil {
+					fail("close: %v", err)
+				}
+				e = mustOpenDurable(t, dir, opts)
+				reopened++
+				history = append(history, "reopen")
+			}
+		}
+		check()
+		for i, o := range old {
+			if got := readerDVDocs(t, o.r); !sameDVDocs(got, o.model) {
+				fail("reader %d opened earlier changed\n got %v\nwant %v", i, got, o.model)
+			}
+			o.r.Release()
+		}
+		merges += e.Stats().Merges
+		if err := e.Close(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if merges == 0 || reopened == 0 {
+		t.Fatalf("histories ran %d merges and %d reopens; the test needs both", merges, reopened)
+	}
+}
+
+// TestDocValuesUpdatesReplicate: a replica gets in-place updates through
+// the primary's checkpoints (the generation files), an old replica reader
+// keeps its values, and a promoted replica replays the logged updates
+// (ApplyOps) above its commit.
+func TestDocValuesUpdatesReplicate(t *testing.T) {
+	ctx := context.Background()
+	opts := Options{DisableMerges: true, Parser: updatableMapping(t)}
+	e := mustOpenDurable(t, t.TempDir(), opts)
+	defer e.Close(ctx)
+	r := mustOpenReplica(t, t.TempDir(), Options{Parser: updatableMapping(t)})
+	for i := range 20 {
+		if _, err := e.Index(ctx, fmt.Appendf(nil, "%d", i), fmt.Appendf(nil, `{"title":"x","price":%d}`, i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sent := replicateFrom(t, e, r, 0)
+	checkpointTo(t, e, r)
+	before := r.Acquire()
+	defer before.Release()
+	update := func(id string, price int) {
+		t.Helper()
+		if _, err := e.UpdateDocValues(ctx, []byte(id), fmt.Appendf(nil, `{"price":%d}`, price)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	update("3", 300)
+	update("4", 400)
+	sent = replicateFrom(t, e, r, sent)
+	cp, _ := checkpointTo(t, e, r)
+	if !slices.ContainsFunc(cp.Infos.Segments, func(cs CommitSegment) bool { return cs.DocValuesUpdates != "" }) {
+		t.Fatalf("checkpoint names no doc-values updates file: %+v", cp.Infos.Segments)
+	}
+	pr, rr := e.Acquire(), r.Acquire()
+	want, got := readerDVDocs(t, pr), readerDVDocs(t, rr)
+	pr.Release()
+	rr.Release()
+	if !sameDVDocs(got, want) || *got["3"].price != 300 {
+		t.Fatalf("replica\n got %v\nwant %v", got, want)
+	}
+	if old := readerDVDocs(t, before); *old["3"].price != 3 {
+		t.Fatalf("a replica reader opened before the update reads price %d", *old["3"].price)
+	}
+	// Updates the replica logged but never got in a checkpoint replay at
+	// promotion.
+	update("5", 500)
+	update("3", 301)
+	replicateFrom(t, e, r, sent)
+	p, err := r.Promote(ctx, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close(ctx)
+	if _, err := p.Refresh(ctx); err != nil {
+		t.Fatal(err)
+	}
+	pr = p.Acquire()
+	defer pr.Release()
+	promoted := readerDVDocs(t, pr)
+	if *promoted["5"].price != 500 || *promoted["3"].price != 301 || *promoted["4"].price != 400 {
+		t.Fatalf("promoted replica: %v", promoted)
+	}
+}
