@@ -28,11 +28,13 @@ var Errors = &rpc.Errors{
 		// Retrying cannot help: the caller's conflicts policy said stop,
 		// or the shard's files are corrupt (it failed, and is reported
 		// FAILED until its data is deleted).
-		{Code: codes.FailedPrecondition, Errs: []error{reindex.ErrConflictAbort, index.ErrCorrupt, shard.ErrFailed}},
+		// An in-place update of a document that does not exist: per item,
+		// not NOT_FOUND, which tells callers the shard moved.
+		{Code: codes.FailedPrecondition, Errs: []error{reindex.ErrConflictAbort, index.ErrCorrupt, shard.ErrFailed, engine.ErrDocumentMissing}},
 		{Code: codes.Unavailable, Errs: []error{reindex.ErrNoDestination}},
 		{Code: codes.InvalidArgument, Errs: []error{shard.ErrInvalid, reindex.ErrInvalid, reindex.ErrBadCursor,
 			querydsl.ErrInvalid, search.ErrInvalidQuery, dwpt.ErrInvalidDocument,
-			mapping.ErrDocument, mapping.ErrStrict, mapping.ErrConflict, mapping.ErrInvalidMapping, mapping.ErrLimit}},
+			mapping.ErrDocument, mapping.ErrNotUpdatable, mapping.ErrStrict, mapping.ErrConflict, mapping.ErrInvalidMapping, mapping.ErrLimit}},
 	},
 	// The field of an error is named by the core's rpc.FieldError types
 	// (mapping.FieldError, querydsl.Error, the cluster state's).

@@ -149,8 +149,12 @@ func (d *DataPath) routeItem(st *state.Snapshot, name string, it *sluicev1.BulkI
 		if it.GetId() == "" {
 			return target{}, nil, invalidf("DELETE item needs an id")
 		}
+	case sluicev1.BulkAction_BULK_ACTION_UPDATE_DOC_VALUES:
+		if it.GetId() == "" || len(it.GetSource()) == 0 {
+			return target{}, nil, invalidf("UPDATE_DOC_VALUES item needs an id and the fields to set as its source")
+		}
 	default:
-		return target{}, nil, invalidf("item action must be INDEX, CREATE or DELETE, got %v", it.GetAction())
+		return target{}, nil, invalidf("item action must be INDEX, CREATE, DELETE or UPDATE_DOC_VALUES, got %v", it.GetAction())
 	}
 	key := it.GetRouting()
 	if key == "" {

@@ -67,6 +67,8 @@ var opKinds = map[sluicev1.BulkAction]shard.OpKind{
 	sluicev1.BulkAction_BULK_ACTION_INDEX:  shard.OpIndex,
 	sluicev1.BulkAction_BULK_ACTION_CREATE: shard.OpCreate,
 	sluicev1.BulkAction_BULK_ACTION_DELETE: shard.OpDelete,
+
+	sluicev1.BulkAction_BULK_ACTION_UPDATE_DOC_VALUES: shard.OpUpdateDocValues,
 }
 
 // refreshPolicies are the refresh policies as the shard's.

@@ -16,6 +16,8 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/sluice-search/sluice/node"
+	"github.com/sluice-search/sluice/node/engine/document"
+	"github.com/sluice-search/sluice/node/engine/mapping"
 	"github.com/sluice-search/sluice/node/nodetest"
 	"github.com/sluice-search/sluice/node/shard"
 	nodev1 "github.com/sluice-search/sluice/proto/sluice/node/v1"
@@ -384,5 +386,56 @@ func TestRoutingStoredAndReturned(t *testing.T) {
 	}
 	if n != len(want) {
 		t.Fatalf("scan returned %d docs, want %d", n, len(want))
+	}
+}
+
+// TestBulkUpdateDocValues: the update_doc_values action sets a
+// doc-value-only field in place: sorting sees the new value after
+// wait_for, _source keeps the indexed document, and bad items fail alone
+// with the field named.
+func TestBulkUpdateDocValues(t *testing.T) {
+	ctx := context.Background()
+	n := nodetest.Start(t, nil, node.Config{})
+	price := mapping.NewField(document.Long)
+	price.Index = false
+	m, err := mapping.New(mapping.DynamicTrue, map[string]mapping.Field{"price": price, "n": mapping.NewField(document.Long)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n.Open(t, shard.Meta{ID: shard.ID{IndexUUID: sid.IndexUuid}, Index: "books", RefreshInterval: -1, Mapping: m})
+	f := &fixture{host: n.Shards(), client: nodev1.NewNodeClient(n.Conn)}
+	var items []*sluicev1.BulkItem
+	for i := range 10 {
+		items = append(items, &sluicev1.BulkItem{Action: sluicev1.BulkAction_BULK_ACTION_INDEX, Id: fmt.Sprintf("d%d", i), Source: fmt.Appendf(nil, `{"n":%d,"price":%d}`, i, i)})
+	}
+	f.bulk(t, items, sluicev1.RefreshPolicy_REFRESH_POLICY_WAIT_FOR)
+	upd := func(id, fields string) *sluicev1.BulkItem {
+		return &sluicev1.BulkItem{Action: sluicev1.BulkAction_BULK_ACTION_UPDATE_DOC_VALUES, Id: id, Source: []byte(fields)}
+	}
+	res := f.bulk(t, []*sluicev1.BulkItem{upd("d3", `{"price":1000}`), upd("never", `{"price":1}`), upd("d4", `{"n":5}`)},
+		sluicev1.RefreshPolicy_REFRESH_POLICY_WAIT_FOR)
+	if res[0].Status != sluicev1.BulkItemStatus_BULK_ITEM_STATUS_UPDATED || res[0].SeqNo != 11 {
+		t.Fatalf("update d3: %v", res[0])
+	}
+	if res[1].Status != sluicev1.BulkItemStatus_BULK_ITEM_STATUS_ERROR || codes.Code(res[1].GetError().GetCode()) != codes.FailedPrecondition {
+		t.Fatalf("update of a missing doc: %v", res[1])
+	}
+	if codes.Code(res[2].GetError().GetCode()) != codes.InvalidArgument || res[2].GetError().GetField() != "n" {
+		t.Fatalf("update of an indexed field: %v", res[2])
+	}
+	resp, err := f.client.ShardSearch(ctx, &nodev1.ShardSearchRequest{Shard: sid, Size: 1,
+		Sort: []*sluicev1.SortField{{Field: "price", Order: sluicev1.SortOrder_SORT_ORDER_DESC}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := resp.Hits[0].Sort[0].GetLongValue(); got != 1000 {
+		t.Fatalf("top price %d, want 1000", got)
+	}
+	fr, err := f.client.ShardFetch(ctx, &nodev1.ShardFetchRequest{Shard: sid, ReaderId: resp.ReaderId, Docs: []int32{resp.Hits[0].Doc}, FetchSource: true, Release: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := fr.Docs[0]; d.Id != "d3" || string(d.Source) != `{"n":3,"price":3}` {
+		t.Fatalf("top hit %s %s; want d3 with its source as indexed", d.Id, d.Source)
 	}
 }

@@ -37,6 +37,11 @@ func (b *Batch) Delete(ctx context.Context, id []byte) (engine.Result, error) {
 	return b.b.Delete(ctx, id)
 }
 
+// UpdateDocValues is Engine.UpdateDocValues, durable at Sync.
+func (b *Batch) UpdateDocValues(ctx context.Context, id, fields []byte) (engine.Result, error) {
+	return b.b.UpdateDocValues(ctx, id, fields)
+}
+
 // Sync makes every write of the batch durable.
 func (b *Batch) Sync(ctx context.Context) error { return b.b.Sync(ctx) }
 
@@ -47,6 +52,9 @@ const (
 	OpIndex  OpKind = iota + 1 // index, replacing a document with the id
 	OpCreate                   // index only if the id is new, else ErrConflict
 	OpDelete                   // delete by id
+	// OpUpdateDocValues sets doc-value fields of the doc with the id in
+	// place; Source is the fields (engine.UpdateDocValues).
+	OpUpdateDocValues
 )
 
 // Op is one operation of a bulk.
@@ -144,6 +152,8 @@ func applyOp(ctx context.Context, b *Batch, op Op) (engine.Result, error) {
 		return b.Index(ctx, op.ID, op.Routing, op.Source, op.Kind == OpCreate)
 	case OpDelete:
 		return b.Delete(ctx, op.ID)
+	case OpUpdateDocValues:
+		return b.UpdateDocValues(ctx, op.ID, op.Source)
 	}
 	return engine.Result{}, fmt.Errorf("%w: unknown operation %d", ErrInvalid, op.Kind)
 }
@@ -156,6 +166,8 @@ func (k OpKind) String() string {
 		return "create"
 	case OpDelete:
 		return "delete"
+	case OpUpdateDocValues:
+		return "update_doc_values"
 	}
 	return fmt.Sprintf("OpKind(%d)", uint8(k))
 }

@@ -145,6 +145,11 @@ const (
 	BulkAction_BULK_ACTION_CREATE BulkAction = 2
 	// Delete the document with the id.
 	BulkAction_BULK_ACTION_DELETE BulkAction = 3
+	// Set doc-value fields of the document with the id in place, without re-indexing it: source
+	// is a JSON object of fields to values; every field must be numeric and mapped with
+	// index: false, doc_values: true. _source keeps the document as indexed. A missing
+	// document is a per-item FAILED_PRECONDITION.
+	BulkAction_BULK_ACTION_UPDATE_DOC_VALUES BulkAction = 4
 )
 
 // Enum value maps for BulkAction.
@@ -154,12 +159,14 @@ var (
 		1: "BULK_ACTION_INDEX",
 		2: "BULK_ACTION_CREATE",
 		3: "BULK_ACTION_DELETE",
+		4: "BULK_ACTION_UPDATE_DOC_VALUES",
 	}
 	BulkAction_value = map[string]int32{
-		"BULK_ACTION_UNSPECIFIED": 0,
-		"BULK_ACTION_INDEX":       1,
-		"BULK_ACTION_CREATE":      2,
-		"BULK_ACTION_DELETE":      3,
+		"BULK_ACTION_UNSPECIFIED":       0,
+		"BULK_ACTION_INDEX":             1,
+		"BULK_ACTION_CREATE":            2,
+		"BULK_ACTION_DELETE":            3,
+		"BULK_ACTION_UPDATE_DOC_VALUES": 4,
 	}
 )
 
@@ -1631,11 +1638,11 @@ type BulkItem struct {
 	Action BulkAction `protobuf:"varint,1,opt,name=action,proto3,enum=sluice.v1.BulkAction" json:"action,omitempty"`
 	// Target index or alias; empty means the request's default index.
 	Index string `protobuf:"bytes,2,opt,name=index,proto3" json:"index,omitempty"`
-	// Document id, at most 512 bytes. Required for DELETE; for INDEX and CREATE, empty means
-	// generate one.
+	// Document id, at most 512 bytes. Required for DELETE and UPDATE_DOC_VALUES; for INDEX and
+	// CREATE, empty means generate one.
 	Id string `protobuf:"bytes,3,opt,name=id,proto3" json:"id,omitempty"`
 	// The document as JSON (an object); required for INDEX and CREATE. Passed through
-	// unchanged as _source.
+	// unchanged as _source. For UPDATE_DOC_VALUES, the fields to set.
 	Source []byte `protobuf:"bytes,4,opt,name=source,proto3" json:"source,omitempty"`
 	// Custom routing value, at most 512 bytes; documents with the same routing go to the same
 	// shard.
@@ -5662,13 +5669,14 @@ const file_sluice_v1_sluice_proto_rawDesc = "" +
 	"\x1aREFRESH_POLICY_UNSPECIFIED\x10\x00\x12\x17\n" +
 	"\x13REFRESH_POLICY_NONE\x10\x01\x12\x1c\n" +
 	"\x18REFRESH_POLICY_IMMEDIATE\x10\x02\x12\x1b\n" +
-	"\x17REFRESH_POLICY_WAIT_FOR\x10\x03*p\n" +
+	"\x17REFRESH_POLICY_WAIT_FOR\x10\x03*\x93\x01\n" +
 	"\n" +
 	"BulkAction\x12\x1b\n" +
 	"\x17BULK_ACTION_UNSPECIFIED\x10\x00\x12\x15\n" +
 	"\x11BULK_ACTION_INDEX\x10\x01\x12\x16\n" +
 	"\x12BULK_ACTION_CREATE\x10\x02\x12\x16\n" +
-	"\x12BULK_ACTION_DELETE\x10\x03*\xc8\x01\n" +
+	"\x12BULK_ACTION_DELETE\x10\x03\x12!\n" +
+	"\x1dBULK_ACTION_UPDATE_DOC_VALUES\x10\x04*\xc8\x01\n" +
 	"\x0eBulkItemStatus\x12 \n" +
 	"\x1cBULK_ITEM_STATUS_UNSPECIFIED\x10\x00\x12\x1c\n" +
 	"\x18BULK_ITEM_STATUS_CREATED\x10\x01\x12\x1c\n" +
