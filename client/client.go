@@ -153,6 +153,9 @@ func (c *Client) check(ctx context.Context, addr string) error {
 		return &NotReachableError{Addr: addr, Reason: fmt.Sprintf("no answer within %s", ConnectTimeout)}
 	}
 	switch status.Code(err) {
+	case codes.Unauthenticated, codes.PermissionDenied:
+		// Reached, but refused: say why, not that nothing is there.
+		return err
 	case codes.NotFound:
 		return &NotReachableError{Addr: addr, Reason: "it serves gRPC but not the Sluice API (a data node? clients connect to a coordinator)"}
 	case codes.Unimplemented:

@@ -32,6 +32,7 @@ package coordinator
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -55,6 +56,7 @@ import (
 	"github.com/sluice-search/sluice/coordinator/reindex"
 	"github.com/sluice-search/sluice/coordinator/server"
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
+	"github.com/sluice-search/sluice/security/tlsconf"
 )
 
 // DefaultListen is the coordinator's default address.
@@ -92,6 +94,13 @@ type Config struct {
 	// process, by registered address (`sluice dev`); other nodes are
 	// reached over the network.
 	LocalNodes map[string]grpc.ClientConnInterface
+	// TLS, if set, secures the public server and the calls to data nodes,
+	// which require its certificate to be of the cluster
+	// (tlsconf.ClusterOrganization).
+	TLS *tlsconf.Source
+	// EtcdTLS, if set, is the TLS configuration of the etcd client made
+	// from EtcdEndpoints.
+	EtcdTLS *tls.Config
 }
 
 // SetDefaults fills unset fields.
@@ -136,7 +145,7 @@ func New(cfg Config) (*Coordinator, error) {
 		if len(cfg.EtcdEndpoints) == 0 {
 			return nil, errors.New("coordinator: etcd endpoints required")
 		}
-		cl, err := clientv3.New(clientv3.Config{Endpoints: cfg.EtcdEndpoints, DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
+		cl, err := clientv3.New(clientv3.Config{Endpoints: cfg.EtcdEndpoints, TLS: cfg.EtcdTLS, DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
 		if err != nil {
 			return nil, fmt.Errorf("coordinator: etcd: %w", err)
 		}
@@ -144,7 +153,7 @@ func New(cfg Config) (*Coordinator, error) {
 	}
 	c.store = state.NewStore(c.etcd, cfg.Prefix)
 	c.cache = state.NewCache(c.store, cfg.Logger)
-	c.nodes = nodeconn.New(c.cache)
+	c.nodes = nodeconn.New(c.cache, cfg.TLS.DialOptions()...)
 	for addr, cc := range cfg.LocalNodes {
 		c.nodes.AddLocal(addr, cc)
 	}
@@ -169,7 +178,7 @@ func New(cfg Config) (*Coordinator, error) {
 	c.allocator = allocator.New(allocator.Config{Store: c.store, Cache: c.cache, ID: cfg.ID,
 		SessionTTL: cfg.AllocatorSessionTTL, Logger: cfg.Logger.With("component", "allocator")})
 	c.grpc = rpc.NewServer(rpc.Options{Logger: cfg.Logger, Metrics: cfg.Metrics, Errors: errs,
-		MaxRecvMessageBytes: int(dopts.MaxRequestBytes()), Admit: c.admit,
+		MaxRecvMessageBytes: int(dopts.MaxRequestBytes()), Admit: c.admit, Creds: cfg.TLS.ServerCredentials(),
 		// A bulk item's action is checked with the item (datapath), so a
 		// bad one fails alone.
 		Enums: rpc.NewEnumCheck("sluice.v1.BulkItem.action")})

@@ -25,6 +25,7 @@ package devcluster
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -44,6 +45,7 @@ import (
 	"github.com/sluice-search/sluice/coordinator/reindex"
 	"github.com/sluice-search/sluice/node"
 	"github.com/sluice-search/sluice/node/shard"
+	"github.com/sluice-search/sluice/security/tlsconf"
 )
 
 // Config configures a dev cluster.
@@ -70,6 +72,10 @@ type Config struct {
 	// per node.
 	Node   node.Config
 	Logger *slog.Logger
+	// Secure runs the cluster with TLS on every connection (etcd
+	// included, with client certificates) from a CA and certificates
+	// made in <data-dir>/tls/ (kept across runs).
+	Secure bool
 }
 
 // Cluster is a running dev cluster.
@@ -77,6 +83,10 @@ type Cluster struct {
 	Etcd        *embedetcd.Server
 	Coordinator *coordinator.Coordinator
 	Nodes       []*node.Node
+
+	// TLSDir holds the CA and certificates of a secure cluster; "" if
+	// not secure.
+	TLSDir string
 
 	etcd *clientv3.Client
 	lock *dirlock.Lock
@@ -106,11 +116,19 @@ func Start(ctx context.Context, cfg Config) (_ *Cluster, err error) {
 	} else if err != nil {
 		return nil, fmt.Errorf("devcluster: %w", err)
 	}
-	c.Etcd, err = embedetcd.Start(ctx, embedetcd.Config{Dir: filepath.Join(cfg.DataDir, "etcd"), ClientURL: cfg.EtcdURL})
+	ecfg := embedetcd.Config{Dir: filepath.Join(cfg.DataDir, "etcd"), ClientURL: cfg.EtcdURL}
+	var nodeTLS, coordTLS *tlsconf.Source
+	var etcdTLS *tls.Config
+	if cfg.Secure {
+		if nodeTLS, coordTLS, etcdTLS, err = c.secure(cfg.DataDir, &ecfg); err != nil {
+			return nil, fmt.Errorf("devcluster: %w", err)
+		}
+	}
+	c.Etcd, err = embedetcd.Start(ctx, ecfg)
 	if err != nil {
 		return nil, fmt.Errorf("devcluster: %w", err)
 	}
-	c.etcd, err = clientv3.New(clientv3.Config{Endpoints: c.Etcd.Endpoints(), DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
+	c.etcd, err = clientv3.New(clientv3.Config{Endpoints: c.Etcd.Endpoints(), TLS: etcdTLS, DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
 	if err != nil {
 		return nil, fmt.Errorf("devcluster: etcd client: %w", err)
 	}
@@ -120,6 +138,7 @@ func Start(ctx context.Context, cfg Config) (_ *Cluster, err error) {
 		dir := filepath.Join(cfg.DataDir, id)
 		ncfg := cfg.Node
 		ncfg.ID, ncfg.DataDir, ncfg.Listen, ncfg.Etcd, ncfg.LeaseTTL, ncfg.Logger = id, dir, "127.0.0.1:0", c.etcd, cfg.LeaseTTL, cfg.Logger.With("node", id)
+		ncfg.TLS = nodeTLS
 		n, err := node.New(ncfg)
 		if err != nil {
 			return nil, fmt.Errorf("devcluster: %w", err)
@@ -133,7 +152,7 @@ func Start(ctx context.Context, cfg Config) (_ *Cluster, err error) {
 	c.Coordinator, err = coordinator.New(coordinator.Config{
 		ID: "coordinator-1", Listen: cfg.Listen, Etcd: c.etcd, ClusterName: "sluice-dev",
 		DataPath: cfg.DataPath, Tasks: cfg.Tasks, AllocatorSessionTTL: cfg.LeaseTTL, Logger: cfg.Logger.With("component", "coordinator"),
-		LocalNodes: local,
+		LocalNodes: local, TLS: coordTLS,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("devcluster: %w", err)
@@ -142,6 +161,28 @@ func Start(ctx context.Context, cfg Config) (_ *Cluster, err error) {
 		return nil, fmt.Errorf("devcluster: %w", err)
 	}
 	return c, nil
+}
+
+// secure makes or reuses the CA and certificates in <dataDir>/tls, serves
+// etcd over TLS with them, and returns the TLS of the nodes (which require
+// the cluster's client certificates), of the coordinator (whose clients
+// may present certificates) and of the etcd client.
+func (c *Cluster) secure(dataDir string, ecfg *embedetcd.Config) (nodeTLS, coordTLS *tlsconf.Source, etcdTLS *tls.Config, err error) {
+	c.TLSDir = filepath.Join(dataDir, "tls")
+	if err := prepareTLS(c.TLSDir); err != nil {
+		return nil, nil, nil, err
+	}
+	files := tlsFiles(c.TLSDir)
+	ecfg.CertFile, ecfg.KeyFile, ecfg.TrustedCAFile = files.CertFile, files.KeyFile, files.TrustedCAFile
+	if coordTLS, err = tlsconf.Load(files, true, c.log); err != nil {
+		return nil, nil, nil, err
+	}
+	internal := files
+	internal.ClientCertAuth, internal.RequireOrganization = true, tlsconf.ClusterOrganization
+	if nodeTLS, err = tlsconf.Load(internal, true, c.log); err != nil {
+		return nil, nil, nil, err
+	}
+	return nodeTLS, coordTLS, coordTLS.ClientConfig(), nil
 }
 
 // Addr is the coordinator's address: what clients connect to.

@@ -69,6 +69,7 @@ package node
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -92,6 +93,7 @@ import (
 	"github.com/sluice-search/sluice/node/server"
 	"github.com/sluice-search/sluice/node/shard"
 	statev1 "github.com/sluice-search/sluice/proto/sluice/state/v1"
+	"github.com/sluice-search/sluice/security/tlsconf"
 	"github.com/sluice-search/sluice/version"
 )
 
@@ -134,6 +136,13 @@ type Config struct {
 	Logger  *slog.Logger
 	// Metrics, if set, instruments the gRPC server for Prometheus.
 	Metrics *grpcprom.ServerMetrics
+	// TLS, if set, secures the node's server and its calls to other
+	// nodes. It must require client certificates (ClientCertAuth): the
+	// internal services serve the cluster's own processes only.
+	TLS *tlsconf.Source
+	// EtcdTLS, if set, is the TLS configuration of the etcd client made
+	// from EtcdEndpoints.
+	EtcdTLS *tls.Config
 }
 
 // Node is a data node.
@@ -171,6 +180,9 @@ func New(cfg Config) (_ *Node, err error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
+	if cfg.TLS != nil && !cfg.TLS.Files().ClientCertAuth {
+		return nil, errors.New("node: TLS without --client-cert-auth: a data node's internal services must require the cluster's client certificates")
+	}
 	n := &Node{cfg: cfg}
 	defer func() {
 		if err != nil {
@@ -190,7 +202,7 @@ func New(cfg Config) (_ *Node, err error) {
 		if len(cfg.EtcdEndpoints) == 0 {
 			return nil, errors.New("node: etcd endpoints required")
 		}
-		if n.etcd, err = clientv3.New(clientv3.Config{Endpoints: cfg.EtcdEndpoints, DialTimeout: 5 * time.Second, Logger: zap.NewNop()}); err != nil {
+		if n.etcd, err = clientv3.New(clientv3.Config{Endpoints: cfg.EtcdEndpoints, TLS: cfg.EtcdTLS, DialTimeout: 5 * time.Second, Logger: zap.NewNop()}); err != nil {
 			return nil, fmt.Errorf("node: etcd: %w", err)
 		}
 		n.ownsEtcd = true
@@ -203,13 +215,13 @@ func New(cfg Config) (_ *Node, err error) {
 	if n.shards, err = shard.NewHost(hopts); err != nil {
 		return nil, fmt.Errorf("node: %w", err)
 	}
-	n.peers = nodeconn.New(n.cache)
+	n.peers = nodeconn.New(n.cache, cfg.TLS.DialOptions()...)
 	ropts := cfg.Reindex
 	if ropts.Logger == nil {
 		ropts.Logger = log
 	}
 	n.reindex = reindex.NewRunner(n.shards, n.peers, Errors, ropts)
-	n.grpc = rpc.NewServer(rpc.Options{Logger: log, Metrics: cfg.Metrics, Errors: Errors})
+	n.grpc = rpc.NewServer(rpc.Options{Logger: log, Metrics: cfg.Metrics, Errors: Errors, Creds: cfg.TLS.ServerCredentials()})
 	server.New(n.shards, Errors, cfg.Server).Register(n.grpc)
 	n.reindex.Register(n.grpc)
 

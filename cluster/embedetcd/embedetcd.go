@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"time"
 
+	"go.etcd.io/etcd/client/pkg/v3/transport"
 	"go.etcd.io/etcd/server/v3/embed"
 	"go.uber.org/zap"
 )
@@ -32,6 +33,10 @@ type Config struct {
 	NoFsync bool
 	// StartTimeout bounds the wait for the server to be ready. Default 30s.
 	StartTimeout time.Duration
+	// CertFile, KeyFile and TrustedCAFile, if set, serve clients and peers
+	// over TLS and require client certificates chaining to TrustedCAFile
+	// (etcd's --client-cert-auth); default URLs are then https.
+	CertFile, KeyFile, TrustedCAFile string
 }
 
 // Server is a running embedded etcd.
@@ -48,11 +53,15 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	if cfg.StartTimeout == 0 {
 		cfg.StartTimeout = 30 * time.Second
 	}
-	clientURL, err := loopbackURL(cfg.ClientURL)
+	scheme := "http"
+	if cfg.CertFile != "" {
+		scheme = "https"
+	}
+	clientURL, err := loopbackURL(cfg.ClientURL, scheme)
 	if err != nil {
 		return nil, fmt.Errorf("embedetcd: client URL: %w", err)
 	}
-	peerURL, err := loopbackURL(cfg.PeerURL)
+	peerURL, err := loopbackURL(cfg.PeerURL, scheme)
 	if err != nil {
 		return nil, fmt.Errorf("embedetcd: peer URL: %w", err)
 	}
@@ -65,6 +74,10 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	ec.AdvertisePeerUrls = []url.URL{*peerURL}
 	ec.InitialCluster = ec.InitialClusterFromName(ec.Name)
 	ec.UnsafeNoFsync = cfg.NoFsync
+	if cfg.CertFile != "" {
+		ec.ClientTLSInfo = transport.TLSInfo{CertFile: cfg.CertFile, KeyFile: cfg.KeyFile, TrustedCAFile: cfg.TrustedCAFile, ClientCertAuth: true}
+		ec.PeerTLSInfo = ec.ClientTLSInfo
+	}
 	// A one-member cluster elects itself; short ticks make that fast.
 	ec.TickMs = 10
 	ec.ElectionMs = 100
@@ -105,13 +118,13 @@ func (s *Server) Err() <-chan error { return s.etcd.Err() }
 func (s *Server) Close() { s.etcd.Close() }
 
 // loopbackURL parses u, or picks a free loopback port when u is empty.
-func loopbackURL(u string) (*url.URL, error) {
+func loopbackURL(u, scheme string) (*url.URL, error) {
 	if u == "" {
 		port, err := freePort()
 		if err != nil {
 			return nil, err
 		}
-		u = fmt.Sprintf("http://127.0.0.1:%d", port)
+		u = fmt.Sprintf("%s://127.0.0.1:%d", scheme, port)
 	}
 	return url.Parse(u)
 }

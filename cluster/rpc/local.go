@@ -58,7 +58,7 @@ func newLocal(unary []grpc.UnaryServerInterceptor, stream []grpc.StreamServerInt
 			return errStopping
 		}
 		defer l.calls.Done()
-		return chainStream(stream, info, h)(srv, ss)
+		return chainStream(stream, info, h)(srv, inProcessStream{ss, context.WithValue(ss.Context(), inProcessKey{}, true)})
 	})
 	return l
 }
@@ -88,7 +88,7 @@ func (l *local) Invoke(ctx context.Context, method string, args, reply any, _ ..
 	}
 	defer l.calls.Done()
 	md, _ := metadata.FromOutgoingContext(ctx)
-	sctx := metadata.NewIncomingContext(ctx, md.Copy())
+	sctx := metadata.NewIncomingContext(context.WithValue(ctx, inProcessKey{}, true), md.Copy())
 	// The caller may itself be a handler: its own call's stream must not
 	// answer for this one (grpc.Method, SetHeader).
 	sctx = grpc.NewContextWithServerTransportStream(sctx, localStream{method})
@@ -106,6 +106,25 @@ func (l *local) Invoke(ctx context.Context, method string, args, reply any, _ ..
 	}
 	return nil
 }
+
+type inProcessKey struct{}
+
+// InProcess says whether ctx is that of a call served in-process (Local):
+// its caller is this process. Such a call carries no peer of its own (its
+// context may carry its caller's, if the caller serves a network call), so
+// peer-based checks skip it.
+func InProcess(ctx context.Context) bool {
+	v, _ := ctx.Value(inProcessKey{}).(bool)
+	return v
+}
+
+// inProcessStream is a local stream with its context marked InProcess.
+type inProcessStream struct {
+	grpc.ServerStream
+	ctx context.Context
+}
+
+func (s inProcessStream) Context() context.Context { return s.ctx }
 
 // localStream is the server transport stream of a local unary call: it
 // names the method and has no headers to send.

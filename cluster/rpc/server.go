@@ -23,6 +23,7 @@ import (
 	grpcprom "github.com/grpc-ecosystem/go-grpc-middleware/providers/prometheus"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/encoding"
 	grpcproto "google.golang.org/grpc/encoding/proto"
 	"google.golang.org/grpc/health"
@@ -62,6 +63,15 @@ type Options struct {
 	// the context it returns is the call's, and ends with the call.
 	// In-process calls (Local) do not pass through it.
 	Admit func(ctx context.Context, method string) (context.Context, error)
+	// Creds, if set, are the server's transport credentials (TLS); nil
+	// serves plaintext.
+	Creds credentials.TransportCredentials
+	// Unary and Stream, if set, run innermost, after the request checks:
+	// authentication and authorization, which see decoded, well-formed
+	// requests. In-process calls (Local) pass through them too, marked
+	// InProcess.
+	Unary  []grpc.UnaryServerInterceptor
+	Stream []grpc.StreamServerInterceptor
 }
 
 // Server is a gRPC server with its health service. Services registered on
@@ -98,8 +108,8 @@ func NewServer(o Options) *Server {
 	l := &callLogger{log: o.Logger, slow: o.SlowCall}
 	// The error table innermost: the logger and metrics see the codes.
 	checkUnary, checkStream := requestChecks(o.Enums)
-	unary := []grpc.UnaryServerInterceptor{l.unary, recoverUnary(o.Logger), o.Errors.unary, checkUnary}
-	stream := []grpc.StreamServerInterceptor{l.stream, recoverStream(o.Logger), o.Errors.stream, checkStream}
+	unary := append([]grpc.UnaryServerInterceptor{l.unary, recoverUnary(o.Logger), o.Errors.unary, checkUnary}, o.Unary...)
+	stream := append([]grpc.StreamServerInterceptor{l.stream, recoverStream(o.Logger), o.Errors.stream, checkStream}, o.Stream...)
 	if o.Metrics != nil {
 		// Outermost, so a recovered panic is counted with its INTERNAL code.
 		unary = append([]grpc.UnaryServerInterceptor{o.Metrics.UnaryServerInterceptor()}, unary...)
@@ -121,6 +131,9 @@ func NewServer(o Options) *Server {
 		// starts a goroutine for it.
 		grpc.NumStreamWorkers(uint32(runtime.GOMAXPROCS(0))),
 		grpc.ChainStreamInterceptor(stream...),
+	}
+	if o.Creds != nil {
+		opts = append(opts, grpc.Creds(o.Creds))
 	}
 	if o.Admit != nil {
 		opts = append(opts, grpc.InTapHandle(func(ctx context.Context, info *tap.Info) (context.Context, error) {

@@ -11,16 +11,21 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
 	"github.com/sluice-search/sluice/client"
+	"github.com/sluice-search/sluice/security/tlsconf"
 )
 
 // clientFlags are the connection flags of every client command.
 type clientFlags struct {
 	addr    string
 	timeout time.Duration
+	// TLS and credentials (a secure cluster): the CA to verify the
+	// coordinator with, a client certificate and key, an API key.
+	cacert, cert, key, apiKey string
 }
 
 // Help texts of --timeout: what it bounds differs between commands.
@@ -37,6 +42,11 @@ func (f *clientFlags) register(cmd *cobra.Command, timeoutHelp string) {
 		def = client.DefaultAddr
 	}
 	cmd.PersistentFlags().StringVar(&f.addr, "addr", def, "coordinator address (default from $SLUICE_ADDR)")
+	fl := cmd.PersistentFlags()
+	fl.StringVar(&f.cacert, "cacert", os.Getenv("SLUICE_CACERT"), "CA bundle (PEM) to verify the coordinator's certificate with; connects over TLS (default $SLUICE_CACERT)")
+	fl.StringVar(&f.cert, "cert", os.Getenv("SLUICE_CERT"), "client certificate (PEM) to authenticate with; connects over TLS (default $SLUICE_CERT)")
+	fl.StringVar(&f.key, "key", os.Getenv("SLUICE_KEY"), "private key (PEM) of --cert (default $SLUICE_KEY)")
+	fl.StringVar(&f.apiKey, "api-key", "", "API key to authenticate with: the encoded key `sluice auth create-key` prints, or id:secret; needs TLS (default $SLUICE_API_KEY)")
 	f.timeout = 30 * time.Second
 	if timeoutHelp != "" {
 		cmd.PersistentFlags().DurationVar(&f.timeout, "timeout", f.timeout, timeoutHelp)
@@ -47,7 +57,41 @@ func (f *clientFlags) register(cmd *cobra.Command, timeoutHelp string) {
 // seconds (client.ConnectTimeout), whatever --timeout says, when there is
 // no Sluice there.
 func (f *clientFlags) connect(cmd *cobra.Command) (*client.Client, error) {
-	return client.Connect(cmd.Context(), f.addr)
+	opts, err := f.dialOptions()
+	if err != nil {
+		return nil, err
+	}
+	c, err := client.Connect(cmd.Context(), f.addr, opts...)
+	if err != nil {
+		return nil, rpcError(err)
+	}
+	return c, nil
+}
+
+// dialOptions are TLS and the API key, from the flags and environment.
+// The key is read from $SLUICE_API_KEY rather than given a default, so
+// --help never prints it.
+func (f *clientFlags) dialOptions() ([]grpc.DialOption, error) {
+	var opts []grpc.DialOption
+	files := tlsconf.Files{CertFile: f.cert, KeyFile: f.key, TrustedCAFile: f.cacert}
+	if files.Enabled() {
+		src, err := tlsconf.Load(files, false, nil)
+		if err != nil {
+			return nil, fmt.Errorf("--cacert/--cert/--key: %w", err)
+		}
+		opts = append(opts, src.DialOptions()...)
+	}
+	key := f.apiKey
+	if key == "" {
+		key = os.Getenv("SLUICE_API_KEY")
+	}
+	if key != "" {
+		if !files.Enabled() {
+			return nil, fmt.Errorf("an API key is sent over TLS only: give --cacert (or $SLUICE_CACERT) with the CA of the coordinator's certificate")
+		}
+		opts = append(opts, client.WithAPIKey(key))
+	}
+	return opts, nil
 }
 
 // call connects and runs fn with the connection and a context bounded by

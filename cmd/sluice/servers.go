@@ -20,6 +20,7 @@ import (
 	"github.com/sluice-search/sluice/devcluster"
 	"github.com/sluice-search/sluice/node"
 	"github.com/sluice-search/sluice/node/engine"
+	"github.com/sluice-search/sluice/security/tlsconf"
 )
 
 // serverFlags are shared by `sluice node` and `sluice coordinator`; the
@@ -112,6 +113,7 @@ func (f *nodeFlags) apply(cfg *node.Config) {
 func newNodeCmd() *cobra.Command {
 	var f serverFlags
 	var nf nodeFlags
+	var tf tlsFlags
 	var dataDir, zone, id, advertise string
 	cmd := &cobra.Command{
 		Use:     "node",
@@ -143,8 +145,20 @@ with a damaged file, which then shows FAILED naming the file.`,
 			if err != nil {
 				return err
 			}
+			// A data node's services are internal: with TLS it serves only
+			// the cluster's own certificates.
+			tf.files.ClientCertAuth = tf.files.Enabled()
+			tf.files.RequireOrganization = ""
+			if tf.files.Enabled() {
+				tf.files.RequireOrganization = tlsconf.ClusterOrganization
+			}
+			creds, etcdTLS, err := tf.apply(f.etcd, log)
+			if err != nil {
+				return err
+			}
 			cfg := node.Config{ID: id, DataDir: dataDir, Listen: f.listen, Advertise: advertise,
-				Zone: zone, EtcdEndpoints: f.etcd, Prefix: f.prefix, Logger: log, Metrics: grpcMetrics(tel)}
+				Zone: zone, EtcdEndpoints: f.etcd, Prefix: f.prefix, Logger: log, Metrics: grpcMetrics(tel),
+				TLS: creds, EtcdTLS: etcdTLS}
 			nf.apply(&cfg)
 			n, err := node.New(cfg)
 			if err != nil {
@@ -167,6 +181,7 @@ with a damaged file, which then shows FAILED naming the file.`,
 	cmd.Flags().StringVar(&id, "node-id", "", "node id (default: stored in the data dir, or generated on first start)")
 	cmd.Flags().StringVar(&advertise, "advertise", "", "address other processes dial (default: the listen address)")
 	nf.register(cmd)
+	tf.register(cmd, "")
 	return cmd
 }
 
@@ -195,6 +210,7 @@ func (b *budgetFlags) apply(o *datapath.Options) error {
 func newCoordinatorCmd() *cobra.Command {
 	var f serverFlags
 	var budgets budgetFlags
+	var tf tlsFlags
 	var id, clusterName string
 	var taskRetention time.Duration
 	cmd := &cobra.Command{
@@ -216,9 +232,13 @@ them, elected through etcd, is the allocator that places shards on nodes.`,
 			if err != nil {
 				return err
 			}
+			creds, etcdTLS, err := tf.apply(f.etcd, log)
+			if err != nil {
+				return err
+			}
 			cfg := coordinator.Config{ID: id, Listen: f.listen, EtcdEndpoints: f.etcd,
 				Prefix: f.prefix, ClusterName: clusterName, Logger: log, Metrics: grpcMetrics(tel),
-				Tasks: reindex.Options{TaskRetention: taskRetention}}
+				Tasks: reindex.Options{TaskRetention: taskRetention}, TLS: creds, EtcdTLS: etcdTLS}
 			if err := budgets.apply(&cfg.DataPath); err != nil {
 				return err
 			}
@@ -240,6 +260,7 @@ them, elected through etcd, is the allocator that places shards on nodes.`,
 	cmd.Flags().StringVar(&clusterName, "cluster-name", "", "name of the cluster: stored by its first coordinator (default "+coordinator.DefaultClusterName+"); a coordinator naming another cluster is refused")
 	cmd.Flags().DurationVar(&taskRetention, "task-retention", reindex.DefaultTaskRetention, "how long finished reindex tasks stay listed before they are deleted from etcd; negative keeps them forever")
 	budgets.register(cmd)
+	tf.register(cmd, "require every client of the public API to present a certificate chaining to --trusted-ca-file (without it, a certificate is verified when given, and API keys authenticate the rest)")
 	return cmd
 }
 
