@@ -56,6 +56,7 @@ import (
 	"github.com/sluice-search/sluice/coordinator/reindex"
 	"github.com/sluice-search/sluice/coordinator/server"
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
+	"github.com/sluice-search/sluice/security/auth"
 	"github.com/sluice-search/sluice/security/tlsconf"
 )
 
@@ -101,6 +102,11 @@ type Config struct {
 	// EtcdTLS, if set, is the TLS configuration of the etcd client made
 	// from EtcdEndpoints.
 	EtcdTLS *tls.Config
+	// Auth, if set, authenticates and authorizes every call of the public
+	// server and serves the Auth service (security/auth); its Store and
+	// Cache are the coordinator's, its Audit defaults to Logger. It needs
+	// TLS: credentials are not sent in plaintext.
+	Auth *auth.Config
 }
 
 // SetDefaults fills unset fields.
@@ -129,6 +135,7 @@ type Coordinator struct {
 	nodes     *nodeconn.Pool
 	data      *datapath.DataPath
 	tasks     *reindex.Manager
+	guard     *auth.Guard
 	allocator *allocator.Allocator
 	server    *server.Server
 
@@ -140,6 +147,9 @@ type Coordinator struct {
 // New connects to etcd and binds the listener.
 func New(cfg Config) (*Coordinator, error) {
 	cfg.SetDefaults()
+	if cfg.Auth != nil && cfg.TLS == nil {
+		return nil, errors.New("coordinator: authentication needs TLS (--cert-file, --key-file): API keys are not sent in plaintext")
+	}
 	c := &Coordinator{cfg: cfg, etcd: cfg.Etcd}
 	if c.etcd == nil {
 		if len(cfg.EtcdEndpoints) == 0 {
@@ -177,16 +187,31 @@ func New(cfg Config) (*Coordinator, error) {
 	c.tasks = reindex.New(c.store, c.cache, c.nodes, md, c.data, topts)
 	c.allocator = allocator.New(allocator.Config{Store: c.store, Cache: c.cache, ID: cfg.ID,
 		SessionTTL: cfg.AllocatorSessionTTL, Logger: cfg.Logger.With("component", "allocator")})
-	c.grpc = rpc.NewServer(rpc.Options{Logger: cfg.Logger, Metrics: cfg.Metrics, Errors: errs,
+	ropts := rpc.Options{Logger: cfg.Logger, Metrics: cfg.Metrics, Errors: errs,
 		MaxRecvMessageBytes: int(dopts.MaxRequestBytes()), Admit: c.admit, Creds: cfg.TLS.ServerCredentials(),
 		// A bulk item's action is checked with the item (datapath), so a
 		// bad one fails alone.
-		Enums: rpc.NewEnumCheck("sluice.v1.BulkItem.action")})
+		Enums: rpc.NewEnumCheck("sluice.v1.BulkItem.action")}
+	var authStore *auth.Store
+	if cfg.Auth != nil {
+		acfg := *cfg.Auth
+		authStore = auth.NewStore(c.etcd, cfg.Prefix)
+		acfg.Store, acfg.Cache = authStore, c.cache
+		if acfg.Audit == nil {
+			acfg.Audit = cfg.Logger.With("component", "audit")
+		}
+		c.guard = auth.NewGuard(acfg)
+		ropts.Unary, ropts.Stream = []grpc.UnaryServerInterceptor{c.guard.Unary}, []grpc.StreamServerInterceptor{c.guard.Stream}
+	}
+	c.grpc = rpc.NewServer(ropts)
 	c.server = server.New(server.Config{
 		Metadata: md, Cache: c.cache, Data: c.data, Tasks: c.tasks,
 		Leader: func(ctx context.Context) (string, error) { return allocator.Leader(ctx, c.etcd, c.store.Keys) },
 	})
 	c.server.Register(c.grpc)
+	if c.guard != nil {
+		auth.NewService(authStore, c.guard).Register(c.grpc)
+	}
 	lis, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
 		c.closeEtcd()
@@ -215,6 +240,9 @@ func (c *Coordinator) closeEtcd() {
 // Addr is the address the coordinator serves on.
 func (c *Coordinator) Addr() string { return c.lis.Addr().String() }
 
+// Services are the services the coordinator serves (tests walk them).
+func (c *Coordinator) Services() map[string]grpc.ServiceInfo { return c.grpc.GetServiceInfo() }
+
 // ID is the coordinator's id.
 func (c *Coordinator) ID() string { return c.cfg.ID }
 
@@ -234,6 +262,11 @@ func (c *Coordinator) Start(ctx context.Context) error {
 		return fmt.Errorf("coordinator: %w", err)
 	}
 	c.server.SetClusterName(name)
+	if c.guard != nil {
+		if err := c.guard.Start(ctx); err != nil {
+			return fmt.Errorf("coordinator: %w", err)
+		}
+	}
 	if _, err := c.cache.Refresh(ctx); err != nil {
 		return fmt.Errorf("coordinator: %w", err)
 	}

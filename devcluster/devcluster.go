@@ -45,6 +45,7 @@ import (
 	"github.com/sluice-search/sluice/coordinator/reindex"
 	"github.com/sluice-search/sluice/node"
 	"github.com/sluice-search/sluice/node/shard"
+	"github.com/sluice-search/sluice/security/auth"
 	"github.com/sluice-search/sluice/security/tlsconf"
 )
 
@@ -87,6 +88,9 @@ type Cluster struct {
 	// TLSDir holds the CA and certificates of a secure cluster; "" if
 	// not secure.
 	TLSDir string
+	// AdminKey is a secure cluster's admin API key (encoded, as sent),
+	// also kept in <TLSDir>/admin.apikey.
+	AdminKey string
 
 	etcd *clientv3.Client
 	lock *dirlock.Lock
@@ -152,13 +156,18 @@ func Start(ctx context.Context, cfg Config) (_ *Cluster, err error) {
 	c.Coordinator, err = coordinator.New(coordinator.Config{
 		ID: "coordinator-1", Listen: cfg.Listen, Etcd: c.etcd, ClusterName: "sluice-dev",
 		DataPath: cfg.DataPath, Tasks: cfg.Tasks, AllocatorSessionTTL: cfg.LeaseTTL, Logger: cfg.Logger.With("component", "coordinator"),
-		LocalNodes: local, TLS: coordTLS,
+		LocalNodes: local, TLS: coordTLS, Auth: authConfig(cfg.Secure),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("devcluster: %w", err)
 	}
 	if err := c.Coordinator.Start(ctx); err != nil {
 		return nil, fmt.Errorf("devcluster: %w", err)
+	}
+	if cfg.Secure {
+		if c.AdminKey, err = adminKey(ctx, auth.NewStore(c.etcd, ""), c.TLSDir); err != nil {
+			return nil, fmt.Errorf("devcluster: %w", err)
+		}
 	}
 	return c, nil
 }

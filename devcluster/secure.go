@@ -1,14 +1,18 @@
 package devcluster
 
 import (
+	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
+	"github.com/sluice-search/sluice/security/auth"
 	"github.com/sluice-search/sluice/security/pki"
 	"github.com/sluice-search/sluice/security/tlsconf"
 )
@@ -75,6 +79,44 @@ func validFrom(file string, ca *pki.CA) bool {
 		return false
 	}
 	return leaf.CheckSignatureFrom(ca.Cert) == nil
+}
+
+// AdminKeyFile holds a secure dev cluster's admin API key, under
+// <data-dir>/tls/.
+const AdminKeyFile = "admin.apikey"
+
+// authConfig is the coordinator's authentication: on in a secure cluster,
+// with health open (probes, `sluice dev` users' first check) and
+// reflection closed.
+func authConfig(secure bool) *auth.Config {
+	if !secure {
+		return nil
+	}
+	return &auth.Config{OpenHealth: true}
+}
+
+// adminKey returns the admin key kept in dir, or makes one (and keeps it)
+// when there is none or it was revoked.
+func adminKey(ctx context.Context, store *auth.Store, dir string) (string, error) {
+	file := filepath.Join(dir, AdminKeyFile)
+	if b, err := os.ReadFile(file); err == nil {
+		encoded := strings.TrimSpace(string(b))
+		if cred, err := auth.ParseAuthorization("ApiKey " + encoded); err == nil {
+			if k, err := store.Key(ctx, cred.ID); err != nil {
+				return "", err
+			} else if k != nil {
+				return encoded, nil
+			}
+		}
+	}
+	_, cred, err := store.CreateKey(ctx, "sluice-dev-admin", []string{"admin"}, 0, "sluice dev")
+	if err != nil {
+		return "", err
+	}
+	if err := os.WriteFile(file, []byte(cred.Encoded()+"\n"), 0o600); err != nil {
+		return "", err
+	}
+	return cred.Encoded(), nil
 }
 
 // tlsFiles are the cluster certificate's files in dir, as a server and

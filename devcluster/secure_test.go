@@ -80,7 +80,7 @@ func TestSecureClusterTLS(t *testing.T) {
 	}
 
 	caOnly := loadTLS(t, tlsconf.Files{TrustedCAFile: files.TrustedCAFile})
-	cl, err := client.Dial(ctx, c.Addr(), caOnly.DialOptions()...)
+	cl, err := client.Dial(ctx, c.Addr(), append(caOnly.DialOptions(), client.WithAPIKey(c.AdminKey))...)
 	if err != nil {
 		t.Fatal(err)
 	}

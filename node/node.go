@@ -267,6 +267,9 @@ func (n *Node) Advertise() string {
 // in the same process (see rpc.Server.Local).
 func (n *Node) Local() grpc.ClientConnInterface { return n.grpc.Local() }
 
+// Services are the services the node serves (tests walk them).
+func (n *Node) Services() map[string]grpc.ServiceInfo { return n.grpc.GetServiceInfo() }
+
 // Shards is the node's shard host (tests open shards on it directly).
 func (n *Node) Shards() *shard.Host { return n.shards }
 
