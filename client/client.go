@@ -174,6 +174,9 @@ func dialReason(msg string) string {
 	if strings.Contains(msg, "name resolver error") {
 		return "the host name does not resolve"
 	}
+	if strings.Contains(msg, "server preface") {
+		return "it closed the connection: does it serve TLS? (give the CA of its certificate: --cacert, $SLUICE_CACERT)"
+	}
 	if _, after, ok := strings.Cut(msg, "Error while dialing: "); ok {
 		msg = strings.TrimSuffix(after, `"`)
 	}

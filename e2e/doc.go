@@ -15,6 +15,13 @@
 // translog, measuring the replay (SLUICE_E2E_TRANSLOG_MB sets the larger
 // case's size, 128 by default).
 //
+// secure_test.go runs the secure path as processes: `sluice dev --secure
+// --nodes 0` (etcd over TLS with client certificates, a coordinator with TLS
+// and API keys) joined by `sluice node` processes holding certificates of
+// its CA; clients without TLS, without a key or with a bad key are refused,
+// a read-only key can neither write nor delete, a revoked key stops, and a
+// node with a certificate of another CA never registers.
+//
 // Run it with the rest of the tests (`go test ./...`), alone
 // (`go test ./e2e/ -v`), or with the Ginkgo CLI (`go tool ginkgo ./e2e`).
 // SLUICE_E2E=off skips it; SLUICE_E2E_KEEP=1 keeps the work directory (logs

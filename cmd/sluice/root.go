@@ -43,6 +43,7 @@ Kubernetes. This one binary runs every part of it, and is also its client.`,
 		newRefreshCmd(),
 		newSampleCmd(),
 		newShardCmd(),
+		newAuthCmd(),
 	)
 	addGroups(root)
 	return root

@@ -3,8 +3,10 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -133,7 +135,12 @@ state', until it is open. A commit whenever a shard's translog passes
 --translog-flush-threshold bounds what a restart replays. A background
 scrubber re-reads every file of every open shard each --scrub-interval (at
 most --scrub-bytes-per-sec, after indexing and searching) and fails a shard
-with a damaged file, which then shows FAILED naming the file.`,
+with a damaged file, which then shows FAILED naming the file.
+
+With --cert-file, --key-file and --trusted-ca-file the node serves TLS and
+requires every caller to present a certificate of that CA with organization
+"sluice-cluster" (coordinators and other nodes); https etcd endpoints use the
+same files unless --etcd-cert-file etc. are given (docs/security.md).`,
 		Example: `  sluice node --etcd http://etcd:2379 --data-dir /var/lib/sluice --zone eu-1a
   sluice node --etcd http://127.0.0.1:2379 --listen 127.0.0.1:9301 --data-dir ./n1`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -211,6 +218,7 @@ func newCoordinatorCmd() *cobra.Command {
 	var f serverFlags
 	var budgets budgetFlags
 	var tf tlsFlags
+	var af authFlags
 	var id, clusterName string
 	var taskRetention time.Duration
 	cmd := &cobra.Command{
@@ -221,7 +229,13 @@ func newCoordinatorCmd() *cobra.Command {
 		Long: `Run a coordinator: it serves the public Sluice gRPC API (with the standard
 health service and reflection, so grpcurl works) over the cluster state in
 etcd. Coordinators are stateless; run several behind a load balancer. One of
-them, elected through etcd, is the allocator that places shards on nodes.`,
+them, elected through etcd, is the allocator that places shards on nodes.
+
+With --cert-file, --key-file and --trusted-ca-file it serves TLS, calls data
+nodes with its certificate (organization "sluice-cluster"), and authenticates
+every caller by API key or client certificate (--auth, on by default with
+TLS; see 'sluice auth' and docs/security.md). Without them it serves
+plaintext with no authentication, and says so in its log.`,
 		Example: `  sluice coordinator --etcd http://etcd:2379 --listen 0.0.0.0:9200`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			log, err := newLogger(f.logLevel)
@@ -236,9 +250,13 @@ them, elected through etcd, is the allocator that places shards on nodes.`,
 			if err != nil {
 				return err
 			}
+			authCfg, err := af.config(creds != nil, log)
+			if err != nil {
+				return err
+			}
 			cfg := coordinator.Config{ID: id, Listen: f.listen, EtcdEndpoints: f.etcd,
 				Prefix: f.prefix, ClusterName: clusterName, Logger: log, Metrics: grpcMetrics(tel),
-				Tasks: reindex.Options{TaskRetention: taskRetention}, TLS: creds, EtcdTLS: etcdTLS}
+				Tasks: reindex.Options{TaskRetention: taskRetention}, TLS: creds, EtcdTLS: etcdTLS, Auth: authCfg}
 			if err := budgets.apply(&cfg.DataPath); err != nil {
 				return err
 			}
@@ -261,13 +279,14 @@ them, elected through etcd, is the allocator that places shards on nodes.`,
 	cmd.Flags().DurationVar(&taskRetention, "task-retention", reindex.DefaultTaskRetention, "how long finished reindex tasks stay listed before they are deleted from etcd; negative keeps them forever")
 	budgets.register(cmd)
 	tf.register(cmd, "require every client of the public API to present a certificate chaining to --trusted-ca-file (without it, a certificate is verified when given, and API keys authenticate the rest)")
+	af.register(cmd)
 	return cmd
 }
 
 func newDevCmd() *cobra.Command {
 	var dataDir, listen, etcdURL, logLevel, metricsListen string
 	var nodes int
-	var enablePprof bool
+	var enablePprof, secure bool
 	var nf nodeFlags
 	var budgets budgetFlags
 	cmd := &cobra.Command{
@@ -294,7 +313,7 @@ indices and data.`,
 			if metricsListen == "" && enablePprof {
 				return fmt.Errorf("--enable-pprof needs --metrics-listen")
 			}
-			dc := devcluster.Config{DataDir: dataDir, Listen: listen, EtcdURL: etcdURL, Nodes: nodes, Logger: log}
+			dc := devcluster.Config{DataDir: dataDir, Listen: listen, EtcdURL: etcdURL, Nodes: nodes, Logger: log, Secure: secure}
 			nf.apply(&dc.Node)
 			if err := budgets.apply(&dc.DataPath); err != nil {
 				return err
@@ -308,9 +327,7 @@ indices and data.`,
 				c.Stop()
 				return err
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "Sluice dev cluster: %d data nodes, data in %s\n", nodes, dataDir)
-			fmt.Fprintf(cmd.OutOrStdout(), "  coordinator (connect here): %s   e.g. export SLUICE_ADDR=%s\n", c.Addr(), c.Addr())
-			fmt.Fprintf(cmd.OutOrStdout(), "  etcd: %s\nPress Ctrl-C to stop.\n", strings.Join(c.EtcdEndpoints(), ","))
+			printDevBanner(cmd.OutOrStdout(), c, nodes, dataDir)
 			<-cmd.Context().Done()
 			fmt.Fprintln(cmd.OutOrStdout(), "stopping...")
 			c.Stop()
@@ -324,7 +341,27 @@ indices and data.`,
 	cmd.Flags().StringVar(&logLevel, "log-level", "warn", "log level: debug, info, warn, error")
 	cmd.Flags().StringVar(&metricsListen, "metrics-listen", "", "serve the process's Go runtime and process metrics at /metrics on this address (default: off)")
 	cmd.Flags().BoolVar(&enablePprof, "enable-pprof", false, "also serve the Go profiler at /debug/pprof/ on --metrics-listen")
+	cmd.Flags().BoolVar(&secure, "secure", false, "TLS on every connection (etcd included) and authenticated callers: a CA, certificates and an admin API key are made in <data-dir>/tls/ (kept across runs), and printed how to use")
 	nf.register(cmd)
 	budgets.register(cmd)
 	return cmd
+}
+
+// printDevBanner says where the cluster is, and whether it is secure and
+// how to connect if so.
+func printDevBanner(w io.Writer, c *devcluster.Cluster, nodes int, dataDir string) {
+	fmt.Fprintf(w, "Sluice dev cluster: %d data nodes, data in %s\n", nodes, dataDir)
+	fmt.Fprintf(w, "  coordinator (connect here): %s   e.g. export SLUICE_ADDR=%s\n", c.Addr(), c.Addr())
+	fmt.Fprintf(w, "  etcd: %s\n", strings.Join(c.EtcdEndpoints(), ","))
+	if c.TLSDir == "" {
+		fmt.Fprintln(w, "  INSECURE: plaintext, no authentication — anyone who reaches these ports can read,")
+		fmt.Fprintln(w, "  write and delete everything. Loopback only; for TLS and API keys run `sluice dev --secure`.")
+	} else {
+		fmt.Fprintf(w, "  secure: TLS everywhere, callers authenticated; CA and certificates in %s\n", c.TLSDir)
+		fmt.Fprintf(w, "    export SLUICE_CACERT=%s\n", filepath.Join(c.TLSDir, devcluster.CAFile))
+		fmt.Fprintf(w, "    export SLUICE_API_KEY=%s   # admin key, also in %s\n", c.AdminKey, filepath.Join(c.TLSDir, devcluster.AdminKeyFile))
+		fmt.Fprintf(w, "    # or a client certificate: --cert %s --key %s\n", filepath.Join(c.TLSDir, devcluster.AdminCert), filepath.Join(c.TLSDir, devcluster.AdminKey))
+		fmt.Fprintln(w, "    sluice auth whoami")
+	}
+	fmt.Fprintln(w, "Press Ctrl-C to stop.")
 }

@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/sluice-search/sluice/security/auth"
 	"github.com/sluice-search/sluice/security/tlsconf"
 )
 
@@ -73,4 +75,32 @@ func (f *tlsFlags) etcd(endpoints []string, log *slog.Logger) (*tls.Config, erro
 		return nil, fmt.Errorf("etcd %w", err)
 	}
 	return s.ClientConfig(), nil
+}
+
+// authFlags turn a coordinator's authentication on and tune it.
+type authFlags struct {
+	auth, openHealth, openReflection bool
+	cacheTTL                         time.Duration
+}
+
+func (f *authFlags) register(cmd *cobra.Command) {
+	fl := cmd.Flags()
+	fl.BoolVar(&f.auth, "auth", true, "with TLS on, authenticate every caller (API key or client certificate) and check its roles' privileges; --auth=false serves TLS without authentication")
+	fl.DurationVar(&f.cacheTTL, "auth-cache-ttl", auth.DefaultCacheTTL, "how long API keys and roles are cached: the longest a key revoked or a role changed on another coordinator still works here")
+	fl.BoolVar(&f.openHealth, "auth-open-health", false, "serve the gRPC health service without authentication (probes)")
+	fl.BoolVar(&f.openReflection, "auth-open-reflection", false, "serve gRPC reflection without authentication (grpcurl without a key)")
+}
+
+// config is the coordinator's auth configuration: nil without TLS (keys
+// are never taken in plaintext) or with --auth=false.
+func (f *authFlags) config(tlsOn bool, log *slog.Logger) (*auth.Config, error) {
+	if !tlsOn {
+		log.Warn("serving plaintext without authentication: anyone who reaches this port can read, write and delete every index; give --cert-file, --key-file and --trusted-ca-file (docs/security.md)")
+		return nil, nil
+	}
+	if !f.auth {
+		log.Warn("--auth=false: serving TLS without authentication; anyone who reaches this port can read, write and delete every index")
+		return nil, nil
+	}
+	return &auth.Config{CacheTTL: f.cacheTTL, OpenHealth: f.openHealth, OpenReflection: f.openReflection}, nil
 }

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base64"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"strings"
@@ -27,7 +28,7 @@ var ErrMalformedToken = errors.New("malformed authorization")
 // than a bounded amount of work.
 const (
 	maxHeaderBytes = 512
-	idBytes        = 12 // random bytes of an id (16 base64url characters)
+	idBytes        = 12 // random bytes of an id (24 hex digits)
 	secretBytes    = 32 // random bytes of a secret (256 bits)
 )
 
@@ -73,15 +74,17 @@ func validPart(s string) bool {
 	return true
 }
 
-// newCredential makes a random id and secret.
+// newCredential makes a random id (hex, so it never starts with "-" on a
+// command line) and secret.
 func newCredential() Credential {
-	return Credential{ID: randomString(idBytes), Secret: randomString(secretBytes)}
+	return Credential{ID: hex.EncodeToString(randomBytes(idBytes)), Secret: base64.RawURLEncoding.EncodeToString(randomBytes(secretBytes))}
 }
 
-func randomString(n int) string {
+// randomBytes: crypto/rand.Read never fails (Go 1.24+).
+func randomBytes(n int) []byte {
 	b := make([]byte, n)
-	_, _ = rand.Read(b) // crypto/rand.Read never fails (Go 1.24+)
-	return base64.RawURLEncoding.EncodeToString(b)
+	_, _ = rand.Read(b)
+	return b
 }
 
 // hashSecret is what the store keeps of a secret. A plain SHA-256 is
