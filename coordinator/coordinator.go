@@ -10,7 +10,10 @@
 //   - the reindex task manager (coordinator/reindex), which accepts tasks
 //     on any coordinator and runs them on the one elected task runner;
 //   - the public gRPC service (coordinator/server), translating to those;
-//   - a candidate for the allocator role (coordinator/allocator).
+//   - a candidate for the allocator role (coordinator/allocator);
+//   - with Config.TLS, TLS on the public server and on the calls to data
+//     nodes; with Config.Auth, the guard (security/auth) authenticating and
+//     authorizing every public call, and the Auth service.
 //
 // Coordinators keep no state of their own; run as many as you like.
 //

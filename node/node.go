@@ -17,6 +17,9 @@
 //     index.allocation.max_retries), and again after a restart;
 //   - the registration under nodes/<id> with a lease (cluster/registry).
 //
+// With Config.TLS the node serves mutual TLS and takes only certificates
+// of the cluster (security/tlsconf), and calls other nodes with its own.
+//
 // # Recovery
 //
 // Opening a shard recovers it: the last commit is loaded and the translog

@@ -7,6 +7,10 @@
 // beyond protobuf's limit) is answered INVALID_ARGUMENT naming the field
 // where it can (codec.go), not INTERNAL as gRPC would.
 //
+// Options.Creds serves TLS; Options.Unary and Stream add interceptors
+// innermost (a coordinator's authentication and authorization), which see
+// in-process calls too, marked InProcess.
+//
 // Errors (errors.go) is the mechanism of a process's one error table: the
 // server turns every error a handler returns into a status through it, and
 // Relay keeps another process's answer as a RemoteError, so a relayed
