@@ -91,7 +91,10 @@ type Config struct {
 	Tasks reindex.Options
 	// AllocatorSessionTTL: how long a dead allocator holds the role. Default 10s.
 	AllocatorSessionTTL time.Duration
-	Logger              *slog.Logger
+	// FollowerCheckInterval: how often the allocator checks that each data
+	// node serves (allocator.Config). Default 1s.
+	FollowerCheckInterval time.Duration
+	Logger                *slog.Logger
 	// Metrics, if set, instruments the gRPC server for Prometheus.
 	Metrics *grpcprom.ServerMetrics
 	// LocalNodes are in-process clients of data nodes living in this
@@ -188,8 +191,9 @@ func New(cfg Config) (*Coordinator, error) {
 	}
 	topts.Errors = errs
 	c.tasks = reindex.New(c.store, c.cache, c.nodes, md, c.data, topts)
-	c.allocator = allocator.New(allocator.Config{Store: c.store, Cache: c.cache, ID: cfg.ID,
-		SessionTTL: cfg.AllocatorSessionTTL, Logger: cfg.Logger.With("component", "allocator")})
+	c.allocator = allocator.New(allocator.Config{Store: c.store, Cache: c.cache, ID: cfg.ID, Conn: c.nodes.Conn,
+		SessionTTL: cfg.AllocatorSessionTTL, FollowerCheckInterval: cfg.FollowerCheckInterval,
+		Logger: cfg.Logger.With("component", "allocator")})
 	ropts := rpc.Options{Logger: cfg.Logger, Metrics: cfg.Metrics, Errors: errs,
 		MaxRecvMessageBytes: int(dopts.MaxRequestBytes()), Admit: c.admit, Creds: cfg.TLS.ServerCredentials(),
 		// A bulk item's action is checked with the item (datapath), so a

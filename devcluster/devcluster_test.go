@@ -84,8 +84,8 @@ func TestDevClusterRestartKeepsIndex(t *testing.T) {
 		t.Errorf("duplicate create: %v", err)
 	}
 	_, err = cl.CreateIndex(ctx, &sluicev1.CreateIndexRequest{Name: "r",
-		Settings: &sluicev1.IndexSettings{NumberOfReplicas: 1}})
-	if status.Code(err) != codes.InvalidArgument || status.Convert(err).Message() != "number_of_replicas: replication is not supported yet" {
+		Settings: &sluicev1.IndexSettings{NumberOfReplicas: 99}})
+	if status.Code(err) != codes.InvalidArgument || status.Convert(err).Message() != "number_of_replicas: must be between 0 and 32, got 99" {
 		t.Errorf("replicas: %v", err)
 	}
 	if _, err := cl.GetIndex(ctx, &sluicev1.GetIndexRequest{Name: "nope"}); status.Code(err) != codes.NotFound {

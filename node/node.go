@@ -10,11 +10,14 @@
 //     (node/reindex, whose runner reaches other nodes through a node
 //     connection pool);
 //   - the routing reconciler, which follows the routing table: shard copies
-//     assigned to this node are opened and reported STARTED (or FAILED with
-//     the reason) in their routing entries; copies that go away are closed,
-//     and deleted when their index is gone. A failed open is retried with a
-//     growing backoff, 5 attempts in all (Elasticsearch's
-//     index.allocation.max_retries), and again after a restart;
+//     assigned to this node are opened in the role the routing gives them
+//     (copyRole: primary or replica, the primary term, the primary's node)
+//     and reported STARTED (or FAILED with the reason) in their routing
+//     entries; an open copy whose role changes (promoted, a new term) is
+//     given its new role; copies that go away are closed, and deleted when
+//     their index is gone. A failed open is retried with a growing backoff,
+//     5 attempts in all (Elasticsearch's index.allocation.max_retries), and
+//     again after a restart;
 //   - the registration under nodes/<id> with a lease (cluster/registry).
 //
 // With Config.TLS the node serves mutual TLS and takes only certificates
@@ -48,6 +51,17 @@
 // per recovering shard per second, and the cluster state reload it
 // causes in each process — is paid only during recovery, for at most
 // ConcurrentRecoveries shards per node.
+//
+// # Replica copies
+//
+// Replication between copies is not built on data nodes yet: a node asked
+// to hold a replica copy does not open it — opening its files as a primary
+// would make a second, diverging writer — but reports it FAILED once, with
+// ErrReplicaUnsupported as the reason, without retrying. The index stays
+// yellow, its primaries serve, and a lost primary has no replica to be
+// promoted in its place. The node-level replication service (recovery from
+// the primary, operations and checkpoints between copies) plugs into
+// shardSet's openShard and setRole.
 //
 // Errors (errors.go) is the node's one error table: the typed errors of
 // the shards, the engine, the query translation and the reindex runner as

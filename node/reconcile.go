@@ -78,12 +78,14 @@ type openFailure struct {
 
 type openShard struct {
 	alloc    string
-	indexRev int64 // mod revision of the index metadata it was given
+	role     copyRole // the role it was opened with, or last given
+	indexRev int64    // mod revision of the index metadata it was given
 }
 
 // opening is a shard open running in the background.
 type opening struct {
-	rt       *statev1.ShardRouting // the latest routing entry asking for it
+	rt       *statev1.ShardCopy // the latest routing of the copy asking for it
+	role     copyRole
 	indexRev int64
 	rec      *engine.Recovery
 	running  atomic.Bool // holds a slot (else queued)
@@ -152,8 +154,8 @@ func (r *reconciler) run(ctx context.Context) {
 	}
 }
 
-// wanted reports whether a routing entry asks this node to hold the copy.
-func (r *reconciler) wanted(rt *statev1.ShardRouting) bool {
+// wanted reports whether the routing asks this node to hold the copy.
+func (r *reconciler) wanted(rt *statev1.ShardCopy) bool {
 	if rt.GetNodeId() != r.nodeID {
 		return false
 	}
@@ -171,16 +173,20 @@ func (r *reconciler) reconcile(ctx context.Context, st *state.Snapshot) {
 		return
 	}
 	type want struct {
-		x  *state.Index
-		rt *statev1.ShardRouting
+		x    *state.Index
+		rt   *statev1.ShardCopy // this node's copy
+		role copyRole
 	}
 	desired := map[state.ShardID]want{}
 	now := time.Now()
 	for uuid, x := range st.ByUUID {
 		for n, sh := range x.Shards {
 			id := state.ShardID{Index: uuid, Shard: n}
-			if sh != nil && (r.wanted(sh.Routing) || r.retryDue(id, sh.Routing, now)) {
-				desired[id] = want{x, sh.Routing}
+			if sh == nil {
+				continue
+			}
+			if c := state.CopyOnNode(sh.Routing, r.nodeID); c != nil && (r.wanted(c) || r.retryDue(id, c, now)) {
+				desired[id] = want{x, c, roleOf(st, sh.Routing, c)}
 			}
 		}
 	}
@@ -193,7 +199,7 @@ func (r *reconciler) reconcile(ctx context.Context, st *state.Snapshot) {
 			if w, ok := desired[id]; !ok {
 				o.cancel() // no longer ours: stop recovering it
 			} else {
-				o.rt = w.rt
+				o.rt, o.role = w.rt, w.role
 				if w.rt.GetState() != sluicev1.ShardState_SHARD_STATE_INITIALIZING || w.rt.GetReason() != o.reported {
 					o.reported = "" // changed by another: the next progress report writes it again
 				}
@@ -203,7 +209,7 @@ func (r *reconciler) reconcile(ctx context.Context, st *state.Snapshot) {
 		delete(r.opening, id)
 		if o.err == nil {
 			delete(r.failed, id)
-			r.open[id] = &openShard{alloc: o.rt.GetAllocationId(), indexRev: o.indexRev}
+			r.open[id] = &openShard{alloc: o.rt.GetAllocationId(), role: o.role, indexRev: o.indexRev}
 			r.log.Info("opened shard", "shard", id, "took", o.rec.Progress().Elapsed)
 			continue
 		}
@@ -271,8 +277,21 @@ func (r *reconciler) reconcile(ctx context.Context, st *state.Snapshot) {
 			if f := r.failed[id]; f != nil && f.alloc == w.rt.GetAllocationId() && (f.attempts >= maxOpenAttempts || now.Before(f.next)) {
 				continue // backing off; the state may not show the FAILED report yet
 			}
-			r.startOpen(ctx, id, w.x, w.rt)
+			r.startOpen(ctx, id, w.x, w.rt, w.role)
 			continue
+		case o.role != w.role:
+			// Promoted, demoted, a new term or primary: the copy takes its
+			// new role, or is closed and opened again in it.
+			if err := r.host.setRole(ctx, id, w.role); err != nil {
+				r.log.Warn("shard copy cannot take its new role; closing it to reopen it", "shard", id, "role", w.role, "err", err)
+				if err := r.host.closeShard(ctx, id); err != nil {
+					r.log.Warn("close shard", "shard", id, "err", err)
+				}
+				delete(r.open, id)
+				r.startOpen(ctx, id, w.x, w.rt, w.role)
+				continue
+			}
+			o.role = w.role
 		case o.indexRev != w.x.ModRevision:
 			if !updated[id.Index] {
 				if err := r.host.updateIndex(ctx, w.x.Meta); err != nil {
@@ -284,6 +303,12 @@ func (r *reconciler) reconcile(ctx context.Context, st *state.Snapshot) {
 			o.indexRev = w.x.ModRevision
 		}
 		o.alloc = w.rt.GetAllocationId()
+		if w.rt.GetState() == sluicev1.ShardState_SHARD_STATE_NODE_LEFT {
+			// The cluster holds this node for gone; a report would be
+			// dropped. The allocator turns the copy INITIALIZING when it
+			// sees the node again, and the next pass reports it STARTED.
+			continue
+		}
 		if w.rt.GetState() != sluicev1.ShardState_SHARD_STATE_STARTED || w.rt.GetReason() != "" || w.rt.GetRecovery() != nil {
 			r.report(ctx, id, w.rt, state.ShardReport{State: sluicev1.ShardState_SHARD_STATE_STARTED})
 		}
@@ -294,13 +319,13 @@ func (r *reconciler) reconcile(ctx context.Context, st *state.Snapshot) {
 // free. A copy the routing table shows STARTED or NODE_LEFT (held by an
 // earlier run of this node, if markRecovering could not say so) is
 // reported INITIALIZING first.
-func (r *reconciler) startOpen(ctx context.Context, id state.ShardID, x *state.Index, rt *statev1.ShardRouting) {
+func (r *reconciler) startOpen(ctx context.Context, id state.ShardID, x *state.Index, rt *statev1.ShardCopy, role copyRole) {
 	switch rt.GetState() {
 	case sluicev1.ShardState_SHARD_STATE_STARTED, sluicev1.ShardState_SHARD_STATE_NODE_LEFT:
 		r.report(ctx, id, rt, state.ShardReport{State: sluicev1.ShardState_SHARD_STATE_INITIALIZING, Reason: r.queuedReason()})
 	}
 	octx, cancel := context.WithCancel(ctx)
-	o := &opening{rt: rt, indexRev: x.ModRevision, rec: new(engine.Recovery), cancel: cancel, done: make(chan struct{})}
+	o := &opening{rt: rt, role: role, indexRev: x.ModRevision, rec: new(engine.Recovery), cancel: cancel, done: make(chan struct{})}
 	r.opening[id] = o
 	meta := x.Meta
 	r.opens.Go(func() {
@@ -320,7 +345,7 @@ func (r *reconciler) startOpen(ctx context.Context, id state.ShardID, x *state.I
 		}
 		defer func() { <-r.sem }()
 		o.running.Store(true)
-		o.err = r.host.openShard(octx, meta, id, o.rec)
+		o.err = r.host.openShard(octx, meta, id, role, o.rec)
 	})
 }
 
@@ -334,6 +359,12 @@ func (r *reconciler) openFailed(ctx context.Context, id state.ShardID, o *openin
 		r.failed[id] = f
 	}
 	f.attempts++
+	if errors.Is(o.err, ErrReplicaUnsupported) {
+		f.attempts = maxOpenAttempts // retrying cannot help
+		r.log.Warn("replica copy not opened", "shard", id, "err", o.err)
+		r.report(ctx, id, o.rt, state.ShardReport{State: sluicev1.ShardState_SHARD_STATE_FAILED, Reason: o.err.Error()})
+		return
+	}
 	wait := time.Duration(f.attempts) * openRetryBase
 	f.next = time.Now().Add(wait)
 	retry := fmt.Sprintf("attempt %d of %d, next in %v", f.attempts, maxOpenAttempts, wait)
@@ -403,7 +434,7 @@ func recoveryReason(nodeID string, p engine.RecoveryProgress) string {
 // retryDue reports whether a FAILED copy on this node is due for another
 // open: one this process has not tried (as after a restart), or one whose
 // backoff has passed with attempts left.
-func (r *reconciler) retryDue(id state.ShardID, rt *statev1.ShardRouting, now time.Time) bool {
+func (r *reconciler) retryDue(id state.ShardID, rt *statev1.ShardCopy, now time.Time) bool {
 	if rt.GetNodeId() != r.nodeID || rt.GetState() != sluicev1.ShardState_SHARD_STATE_FAILED {
 		return false
 	}
@@ -414,7 +445,7 @@ func (r *reconciler) retryDue(id state.ShardID, rt *statev1.ShardRouting, now ti
 // report writes a shard's state into its routing entry, guarded by the
 // allocation id; a stale report (the copy moved or was deleted) is dropped.
 // It says whether the entry now holds the report.
-func (r *reconciler) report(ctx context.Context, id state.ShardID, rt *statev1.ShardRouting, rep state.ShardReport) bool {
+func (r *reconciler) report(ctx context.Context, id state.ShardID, rt *statev1.ShardCopy, rep state.ShardReport) bool {
 	err := r.store.SetShardState(ctx, id, r.nodeID, rt.GetAllocationId(), rep)
 	if err != nil && !errors.Is(err, state.ErrStale) && ctx.Err() == nil {
 		// Retried by the next reconcile (timer or change).

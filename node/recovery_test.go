@@ -24,7 +24,7 @@ type gatedShards struct {
 	max  *int
 }
 
-func (s gatedShards) openShard(ctx context.Context, info *statev1.Index, id state.ShardID, rec *engine.Recovery) error {
+func (s gatedShards) openShard(ctx context.Context, info *statev1.Index, id state.ShardID, role copyRole, rec *engine.Recovery) error {
 	s.mu.Lock()
 	*s.now++
 	*s.max = max(*s.max, *s.now)
@@ -39,7 +39,7 @@ func (s gatedShards) openShard(ctx context.Context, info *statev1.Index, id stat
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-	return s.shardSet.openShard(ctx, info, id, rec)
+	return s.shardSet.openShard(ctx, info, id, role, rec)
 }
 
 // gated returns a wrapper whose opens wait for gate, and the highest

@@ -25,10 +25,17 @@ import (
 // concurrently.
 type shardSet interface {
 	// openShard opens (recovering from its last commit and translog) or
-	// creates the shard, telling rec how far it is. An error is reported
-	// in the routing entry as FAILED with the error as reason; nil reports
-	// STARTED.
-	openShard(ctx context.Context, index *statev1.Index, id state.ShardID, rec *engine.Recovery) error
+	// creates the shard's copy in the role the routing gives it, telling
+	// rec how far it is. An error is reported in the routing entry as
+	// FAILED with the error as reason (ErrReplicaUnsupported without
+	// retrying); nil reports STARTED — for a replica, only once its primary
+	// has added it to the in-sync set.
+	openShard(ctx context.Context, index *statev1.Index, id state.ShardID, role copyRole, rec *engine.Recovery) error
+	// setRole gives an open copy its new role: promoted to primary,
+	// demoted, a new primary term, a primary on another node, a new
+	// allocation id. An error closes the copy and opens it again in the
+	// new role.
+	setRole(ctx context.Context, id state.ShardID, role copyRole) error
 	// updateIndex passes changed index metadata (mapping, dynamic
 	// settings) to the open shards of that index.
 	updateIndex(ctx context.Context, index *statev1.Index) error
@@ -47,6 +54,42 @@ type shardSet interface {
 	failures() <-chan struct{}
 }
 
+// copyRole is what the routing table asks of the copy of a shard this node
+// holds (state.ShardRouting; docs/replication.md): a primary takes writes
+// at its term, a replica follows the primary on PrimaryNode. The
+// reconciler compares roles to find the copies whose role changed.
+type copyRole struct {
+	// AllocationID names this allocation of the copy: the in-sync set
+	// and the copy's reports use it.
+	AllocationID string
+	Primary      bool
+	// Term is the shard's primary term: a primary stamps its operations
+	// with it, and every copy refuses operations of an older one.
+	Term int64
+	// PrimaryNode and PrimaryAllocation are the primary's node ("" while
+	// it is unassigned or gone) and allocation id.
+	PrimaryNode       string
+	PrimaryAllocation string
+	// InSync: the copy is in the shard's in-sync set.
+	InSync bool
+}
+
+// roleOf is the role routing r gives copy c.
+func roleOf(st *state.Snapshot, r *statev1.ShardRouting, c *statev1.ShardCopy) copyRole {
+	role := copyRole{AllocationID: c.GetAllocationId(), Primary: c.GetPrimary(), Term: r.GetPrimaryTerm(),
+		InSync: state.InSync(r, c.GetAllocationId())}
+	if p := state.Primary(r); p != nil && st.Live(p.GetNodeId()) {
+		role.PrimaryNode, role.PrimaryAllocation = p.GetNodeId(), p.GetAllocationId()
+	}
+	return role
+}
+
+// ErrReplicaUnsupported: this node cannot hold a replica copy — replication
+// between copies is not implemented on data nodes yet (docs/replication.md
+// says what is). The copy is reported FAILED with this reason, once, and
+// not retried; its primary serves alone, and health stays yellow.
+var ErrReplicaUnsupported = errors.New("replica copies are not implemented on this node yet (replication between copies is not built); the copy stays FAILED and its primary serves alone")
+
 // hostedShards is the shardSet of the node's shard.Host: it reads what a
 // shard needs from the index metadata.
 type hostedShards struct{ h *shard.Host }
@@ -62,7 +105,12 @@ func indexMapping(info *statev1.Index) (*mapping.Mapping, error) {
 	return m.WithLimits(querydsl.MappingLimits(info.GetSettings())), nil
 }
 
-func (s hostedShards) openShard(ctx context.Context, info *statev1.Index, id state.ShardID, rec *engine.Recovery) error {
+func (s hostedShards) openShard(ctx context.Context, info *statev1.Index, id state.ShardID, role copyRole, rec *engine.Recovery) error {
+	if !role.Primary {
+		// Opening the files as a primary would make a second writer of
+		// the shard: refuse honestly instead.
+		return ErrReplicaUnsupported
+	}
 	m, err := indexMapping(info)
 	if err != nil {
 		return err
@@ -72,6 +120,15 @@ func (s hostedShards) openShard(ctx context.Context, info *statev1.Index, id sta
 		RefreshInterval: refreshInterval(info.GetSettings()), RAMBufferBytes: info.GetSettings().GetIndexingBufferBytes(),
 		Durability: d, SyncInterval: iv, Recovery: rec})
 	return err
+}
+
+// setRole: a primary whose term or replicas changed goes on as it is (the
+// engine has no terms yet); a copy that is to become a replica cannot.
+func (s hostedShards) setRole(_ context.Context, _ state.ShardID, role copyRole) error {
+	if !role.Primary {
+		return ErrReplicaUnsupported
+	}
+	return nil
 }
 
 func (s hostedShards) updateIndex(_ context.Context, info *statev1.Index) error {

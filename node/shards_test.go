@@ -30,7 +30,7 @@ func TestTranslogDurabilitySetting(t *testing.T) {
 		TranslogDurability:   sluicev1.TranslogDurability_TRANSLOG_DURABILITY_ASYNC,
 		TranslogSyncInterval: durationpb.New(time.Hour)}}
 	id := state.ShardID{Index: "u-dur"}
-	if err := shards.openShard(ctx, info, id, nil); err != nil {
+	if err := shards.openShard(ctx, info, id, copyRole{Primary: true}, nil); err != nil {
 		t.Fatal(err)
 	}
 	s, err := h.Get(shardID(id))

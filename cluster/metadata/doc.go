@@ -15,7 +15,7 @@
 //
 // Validation follows Elasticsearch where Sluice has the same concept: index
 // and alias names, shard and routing shard counts (routing shards a
-// multiple of shards), no replicas until replication exists, dynamic
+// multiple of shards), replicas (0 to MaxReplicas, dynamic), dynamic
 // settings (refresh_interval at least 100 ms unless off, which
 // Elasticsearch does not bound), and mappings (types, analyzers, a field
 // may not be both a leaf and an object; a mapping update may add fields but
@@ -27,4 +27,11 @@
 // (rpc.FieldError). A change larger than one etcd transaction holds is
 // refused as invalid (state.MaxTxnOps, MaxTxnBytes) rather than failing in
 // etcd.
+//
+// A new index's shards get routing entries with number_of_replicas + 1
+// unassigned copies at primary term 1 (state.NewShardRouting); the
+// allocator places them, and follows later changes of the replica count.
+// A settings update changes the fields set in it, or with a field mask
+// exactly the fields named (zero values included: 0 replicas, a setting
+// back to its default).
 package metadata

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -70,7 +71,11 @@ func TestNormalizeSettings(t *testing.T) {
 		{"too many shards", &sluicev1.IndexSettings{NumberOfShards: 1025}, 0, 0, "number_of_shards"},
 		{"negative shards", &sluicev1.IndexSettings{NumberOfShards: -1}, 0, 0, "number_of_shards"},
 		{"routing not multiple", &sluicev1.IndexSettings{NumberOfShards: 4, NumberOfRoutingShards: 6}, 0, 0, "multiple"},
-		{"replicas", &sluicev1.IndexSettings{NumberOfReplicas: 1}, 0, 0, "number_of_replicas: replication is not supported yet"},
+		{"replicas", &sluicev1.IndexSettings{NumberOfReplicas: 2}, 1, 1, ""},
+		{"max replicas", &sluicev1.IndexSettings{NumberOfReplicas: MaxReplicas}, 1, 1, ""},
+		{"too many replicas", &sluicev1.IndexSettings{NumberOfReplicas: MaxReplicas + 1}, 0, 0, "number_of_replicas: must be between 0 and 32, got 33"},
+		{"negative replicas", &sluicev1.IndexSettings{NumberOfReplicas: -1}, 0, 0, "number_of_replicas: must be between 0 and 32, got -1"},
+		{"negative delayed timeout", &sluicev1.IndexSettings{NodeLeftDelayedTimeout: durationpb.New(-time.Second)}, 0, 0, "node_left_delayed_timeout"},
 		{"bad sync interval", &sluicev1.IndexSettings{TranslogSyncInterval: durationpb.New(0)}, 0, 0, "translog_sync_interval"},
 		{"sync interval below the floor", &sluicev1.IndexSettings{TranslogSyncInterval: durationpb.New(time.Millisecond)}, 0, 0, "translog_sync_interval: must be at least 100ms"},
 		{"refresh below the floor", &sluicev1.IndexSettings{RefreshInterval: durationpb.New(time.Nanosecond)}, 0, 0, "refresh_interval: must be at least 100ms, or -1"},
@@ -99,6 +104,48 @@ func TestNormalizeSettings(t *testing.T) {
 			}
 			if got.NumberOfShards != tt.shards || got.NumberOfRoutingShards != tt.rs {
 				t.Errorf("got %d/%d, want %d/%d", got.NumberOfShards, got.NumberOfRoutingShards, tt.shards, tt.rs)
+			}
+		})
+	}
+}
+
+func TestMergeSettings(t *testing.T) {
+	cur := &sluicev1.IndexSettings{NumberOfShards: 2, NumberOfRoutingShards: 4, NumberOfReplicas: 1,
+		RefreshInterval: durationpb.New(30 * time.Second), MergeMaxMbPerSec: 20}
+	tests := []struct {
+		name   string
+		update *sluicev1.IndexSettings
+		mask   []string
+		want   *sluicev1.IndexSettings // nil: an error containing err
+		err    string
+	}{
+		{"set fields change", &sluicev1.IndexSettings{NumberOfReplicas: 3}, nil,
+			&sluicev1.IndexSettings{NumberOfShards: 2, NumberOfRoutingShards: 4, NumberOfReplicas: 3, RefreshInterval: durationpb.New(30 * time.Second), MergeMaxMbPerSec: 20}, ""},
+		{"zero without mask leaves it", &sluicev1.IndexSettings{}, nil, cur, ""},
+		{"mask sets zero", &sluicev1.IndexSettings{}, []string{"number_of_replicas", "merge_max_mb_per_sec"},
+			&sluicev1.IndexSettings{NumberOfShards: 2, NumberOfRoutingShards: 4, RefreshInterval: durationpb.New(30 * time.Second)}, ""},
+		{"mask clears a duration back to its default", &sluicev1.IndexSettings{NumberOfReplicas: 5}, []string{"refresh_interval"},
+			&sluicev1.IndexSettings{NumberOfShards: 2, NumberOfRoutingShards: 4, NumberOfReplicas: 1, MergeMaxMbPerSec: 20}, ""},
+		{"static equal is fine", &sluicev1.IndexSettings{NumberOfShards: 2}, nil, cur, ""},
+		{"static change", &sluicev1.IndexSettings{NumberOfShards: 3}, nil, nil, "number_of_shards: is a static setting"},
+		{"static in mask, unset", &sluicev1.IndexSettings{}, []string{"number_of_routing_shards"}, nil, "number_of_routing_shards: is a static setting"},
+		{"unknown mask field", &sluicev1.IndexSettings{}, []string{"replicas"}, nil, "update_mask: [replicas] is not an index setting"},
+		{"bounded replicas", &sluicev1.IndexSettings{NumberOfReplicas: 40}, nil, nil, "number_of_replicas: must be between 0 and 32"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := MergeSettings(cur, tt.update, tt.mask)
+			if tt.want == nil {
+				if !errors.Is(err, state.ErrInvalid) || !strings.Contains(err.Error(), tt.err) {
+					t.Fatalf("err = %v, want %q", err, tt.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !proto.Equal(got, tt.want) {
+				t.Errorf("got %v, want %v", got, tt.want)
 			}
 		})
 	}
@@ -358,12 +405,22 @@ func TestSettingsAndMapping(t *testing.T) {
 	s := newService(t)
 	ctx := context.Background()
 	create(t, s, "x", 2, "ax")
-	info, err := s.UpdateSettings(ctx, "ax", &sluicev1.IndexSettings{RefreshInterval: durationpb.New(-1), NumberOfShards: 2})
+	info, err := s.UpdateSettings(ctx, "ax", &sluicev1.IndexSettings{RefreshInterval: durationpb.New(-1), NumberOfShards: 2}, nil)
 	if err != nil || info.Settings.RefreshInterval.AsDuration() != -1 || info.Settings.NumberOfShards != 2 {
 		t.Fatalf("UpdateSettings = %v, %v", info.GetSettings(), err)
 	}
-	if _, err := s.UpdateSettings(ctx, "x", &sluicev1.IndexSettings{NumberOfShards: 4}); !errors.Is(err, state.ErrInvalid) || !strings.Contains(err.Error(), "static") {
+	if _, err := s.UpdateSettings(ctx, "x", &sluicev1.IndexSettings{NumberOfShards: 4}, nil); !errors.Is(err, state.ErrInvalid) || !strings.Contains(err.Error(), "static") {
 		t.Errorf("static change: %v", err)
+	}
+	// Replicas are dynamic; 0 needs the mask.
+	if info, err := s.UpdateSettings(ctx, "x", &sluicev1.IndexSettings{NumberOfReplicas: 2}, nil); err != nil || info.Settings.NumberOfReplicas != 2 {
+		t.Fatalf("set replicas 2 = %v, %v", info.GetSettings(), err)
+	}
+	if info, err := s.UpdateSettings(ctx, "x", &sluicev1.IndexSettings{}, nil); err != nil || info.Settings.NumberOfReplicas != 2 {
+		t.Fatalf("no change = %v, %v", info.GetSettings(), err)
+	}
+	if info, err := s.UpdateSettings(ctx, "x", &sluicev1.IndexSettings{}, []string{"number_of_replicas"}); err != nil || info.Settings.NumberOfReplicas != 0 {
+		t.Fatalf("set replicas 0 = %v, %v", info.GetSettings(), err)
 	}
 	m := &sluicev1.Mapping{Properties: map[string]*sluicev1.FieldMapping{"n": field(long)}}
 	if _, err := s.PutMapping(ctx, "x", m); err != nil {
@@ -387,8 +444,8 @@ func TestCreateColocated(t *testing.T) {
 	k := s.Store.Keys
 	for i, n := range []string{"n1", "n2"} {
 		tx.Put(k.Node(n), &statev1.Node{Address: "x"})
-		tx.Put(k.Shard(src.Uuid, i), &statev1.ShardRouting{Shard: int32(i), Primary: true, NodeId: n,
-			AllocationId: "a", State: sluicev1.ShardState_SHARD_STATE_STARTED})
+		tx.Put(k.Shard(src.Uuid, i), &statev1.ShardRouting{Shard: int32(i), PrimaryTerm: 1, InSync: []string{"a"}, Copies: []*statev1.ShardCopy{
+			{Primary: true, NodeId: n, AllocationId: "a", State: sluicev1.ShardState_SHARD_STATE_STARTED}}})
 	}
 	if err := s.Store.Commit(ctx, &tx); err != nil {
 		t.Fatal(err)
@@ -407,8 +464,26 @@ func TestCreateColocated(t *testing.T) {
 	got, _ := s.GetIndex(ctx, "dst")
 	for i, sh := range got.Shards {
 		want := []string{"n1", "n2"}[i]
-		if sh.NodeId != want || sh.State != sluicev1.ShardState_SHARD_STATE_INITIALIZING || sh.AllocationId == "" {
+		if sh.NodeId != want || sh.State != sluicev1.ShardState_SHARD_STATE_INITIALIZING || sh.AllocationId == "" || sh.PrimaryTerm != 1 {
 			t.Errorf("dest shard %d: %v, want on %s", i, sh, want)
+		}
+	}
+	// With a replica: the primaries placed next to their sources, the
+	// replicas left to the allocator (they recover from started primaries).
+	if _, err = s.CreateIndex(ctx, &sluicev1.CreateIndexRequest{Name: "dst2",
+		Settings: &sluicev1.IndexSettings{NumberOfShards: 2, NumberOfReplicas: 1}}, CreateOptions{ColocateWith: "src"}); err != nil {
+		t.Fatal(err)
+	}
+	got, _ = s.GetIndex(ctx, "dst2")
+	if len(got.Shards) != 4 {
+		t.Fatalf("dst2 copies %v, want 4", got.Shards)
+	}
+	for i, sh := range got.Shards {
+		if want := i%2 == 0; sh.Primary != want || sh.Shard != int32(i/2) {
+			t.Errorf("copy %d: %v, want shard %d, primary %v", i, sh, i/2, want)
+		}
+		if !sh.Primary && (sh.NodeId != "" || sh.State != sluicev1.ShardState_SHARD_STATE_UNASSIGNED) {
+			t.Errorf("replica %d: %v, want unassigned", i, sh)
 		}
 	}
 }
@@ -419,11 +494,11 @@ func TestCreateColocated(t *testing.T) {
 func TestMergeSettingsChecksWhatChanges(t *testing.T) {
 	old := &sluicev1.IndexSettings{NumberOfShards: 1, RefreshInterval: durationpb.New(time.Nanosecond)}
 	got, err := MergeSettings(old, &sluicev1.IndexSettings{TranslogDurability: sluicev1.TranslogDurability_TRANSLOG_DURABILITY_ASYNC,
-		MappingTotalFieldsLimit: 2000})
+		MappingTotalFieldsLimit: 2000}, nil)
 	if err != nil || got.MappingTotalFieldsLimit != 2000 || got.TranslogDurability != sluicev1.TranslogDurability_TRANSLOG_DURABILITY_ASYNC {
 		t.Fatalf("%v %v", got, err)
 	}
-	_, err = MergeSettings(old, &sluicev1.IndexSettings{RefreshInterval: durationpb.New(time.Millisecond)})
+	_, err = MergeSettings(old, &sluicev1.IndexSettings{RefreshInterval: durationpb.New(time.Millisecond)}, nil)
 	var fe interface{ ErrorField() string }
 	if !errors.As(err, &fe) || fe.ErrorField() != "refresh_interval" || !errors.Is(err, state.ErrInvalid) {
 		t.Fatalf("1ms refresh: %v", err)
@@ -448,7 +523,7 @@ func TestTooLargeForOneTransaction(t *testing.T) {
 	if err := s.UpdateAliases(ctx, actions[:40]); err != nil {
 		t.Fatalf("40 alias actions: %v", err)
 	}
-	_, err := s.UpdateSettings(ctx, "v1", &sluicev1.IndexSettings{MappingTotalFieldsLimit: 100000, MappingFieldNameLengthLimit: 10000})
+	_, err := s.UpdateSettings(ctx, "v1", &sluicev1.IndexSettings{MappingTotalFieldsLimit: 100000, MappingFieldNameLengthLimit: 10000}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

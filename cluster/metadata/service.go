@@ -101,7 +101,7 @@ func (s *Service) CreateIndex(ctx context.Context, req *sluicev1.CreateIndexRequ
 		}
 		t.Unchanged(k.Index(name), 0)
 		t.Unchanged(k.Alias(name), 0)
-		entries, err = s.initialRouting(st, &t, n, opts)
+		entries, err = s.initialRouting(st, &t, n, int(settings.NumberOfReplicas), opts)
 		if err != nil {
 			return nil, err
 		}
@@ -145,11 +145,10 @@ func (s *Service) maxOps() int {
 
 // initialRouting builds the routing entries of a new index: unassigned, or
 // placed next to the source index's shards.
-func (s *Service) initialRouting(st *state.Snapshot, t *state.Txn, n int, opts CreateOptions) ([]*statev1.ShardRouting, error) {
+func (s *Service) initialRouting(st *state.Snapshot, t *state.Txn, n, replicas int, opts CreateOptions) ([]*statev1.ShardRouting, error) {
 	entries := make([]*statev1.ShardRouting, n)
 	for i := range entries {
-		entries[i] = &statev1.ShardRouting{Shard: int32(i), Primary: true,
-			State: sluicev1.ShardState_SHARD_STATE_UNASSIGNED, Reason: "index created"}
+		entries[i] = state.NewShardRouting(i, replicas, "index created")
 	}
 	if opts.ColocateWith == "" {
 		return entries, nil
@@ -166,7 +165,7 @@ func (s *Service) colocate(st *state.Snapshot, t *state.Txn, src *state.Index, e
 	srcNodes := make([]string, len(src.Shards))
 	for i, sh := range src.Shards {
 		if sh != nil {
-			srcNodes[i] = sh.Routing.GetNodeId()
+			srcNodes[i] = state.Primary(sh.Routing).GetNodeId()
 			// Place against the routing we read: if the source moves
 			// meanwhile, the transaction retries with the new layout.
 			t.Unchanged(s.Store.Keys.Shard(src.UUID(), i), sh.ModRevision)
@@ -181,13 +180,15 @@ func (s *Service) colocate(st *state.Snapshot, t *state.Txn, src *state.Index, e
 	for _, n := range st.Nodes {
 		t.Unchanged(s.Store.Keys.Node(n.ID), n.ModRevision)
 	}
+	// Only the primaries: replicas are placed by the allocator once their
+	// primary has started (they recover from it).
 	for _, d := range placement.Place(st.PlacementNodes(), st.PlacementCopies(), hints) {
-		e := entries[d.Shard.Shard]
+		p := state.Primary(entries[d.Shard.Shard])
 		if d.Node == "" {
-			e.Reason = d.Reason
+			p.Reason = d.Reason
 			continue
 		}
-		e.NodeId, e.State, e.AllocationId, e.Reason = d.Node, sluicev1.ShardState_SHARD_STATE_INITIALIZING, s.NewID(), ""
+		p.NodeId, p.State, p.AllocationId, p.Reason = d.Node, sluicev1.ShardState_SHARD_STATE_INITIALIZING, s.NewID(), ""
 	}
 	return nil
 }
@@ -326,10 +327,13 @@ func (s *Service) updateIndex(ctx context.Context, name string, fn func(*statev1
 	return s.GetIndex(ctx, target)
 }
 
-// UpdateSettings changes dynamic settings.
-func (s *Service) UpdateSettings(ctx context.Context, name string, update *sluicev1.IndexSettings) (*sluicev1.IndexInfo, error) {
+// UpdateSettings changes dynamic settings: with an empty mask the fields
+// set in update, else exactly the fields the mask names (MergeSettings).
+// A change of number_of_replicas is carried out by the allocator, which
+// adds or removes copies.
+func (s *Service) UpdateSettings(ctx context.Context, name string, update *sluicev1.IndexSettings, mask []string) (*sluicev1.IndexInfo, error) {
 	return s.updateIndex(ctx, name, func(m *statev1.Index) error {
-		merged, err := MergeSettings(m.GetSettings(), update)
+		merged, err := MergeSettings(m.GetSettings(), update, mask)
 		if err != nil {
 			return err
 		}

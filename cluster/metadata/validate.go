@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/sluice-search/sluice/cluster/routing"
 	"github.com/sluice-search/sluice/cluster/state"
@@ -56,12 +57,6 @@ func NormalizeSettings(in *sluicev1.IndexSettings) (*sluicev1.IndexSettings, err
 	if s.NumberOfRoutingShards == 0 {
 		s.NumberOfRoutingShards = s.NumberOfShards
 	}
-	switch {
-	case s.NumberOfReplicas > 0:
-		return nil, invalid("number_of_replicas: replication is not supported yet")
-	case s.NumberOfReplicas < 0:
-		return nil, invalid("number_of_replicas: must be >= 0, got %d", s.NumberOfReplicas)
-	}
 	p := routing.Params{Shards: int(s.NumberOfShards), RoutingShards: int(s.NumberOfRoutingShards)}
 	if err := p.Validate(); err != nil {
 		return nil, invalid("%v", err)
@@ -83,10 +78,21 @@ const MinRefreshInterval = 100 * time.Millisecond
 // a per-thread buffer of 2 GiB or more (IndexWriterConfig).
 const MaxIndexingBufferBytes = 2 << 30
 
-// validateDynamic checks the dynamic settings update sets (all of them at
-// creation). Only what is set is checked, so an index created before a
+// MaxReplicas bounds number_of_replicas: every copy is a node's disk and
+// memory, and a replica beyond the data nodes stays unassigned; the bound
+// keeps a typo from writing thousands of copies into each routing entry.
+const MaxReplicas = 32
+
+// validateDynamic checks the dynamic settings an update sets (all of them
+// at creation). Only what is set is checked, so an index created before a
 // rule (a 1ns refresh) can still change its other settings.
 func validateDynamic(s *sluicev1.IndexSettings) error {
+	if n := s.GetNumberOfReplicas(); n < 0 || n > MaxReplicas {
+		return state.InvalidFieldf("number_of_replicas", "number_of_replicas: must be between 0 and %d, got %d", MaxReplicas, n)
+	}
+	if d := s.GetNodeLeftDelayedTimeout(); d != nil && (!d.IsValid() || d.AsDuration() < 0) {
+		return state.InvalidFieldf("node_left_delayed_timeout", "node_left_delayed_timeout: must be >= 0, got %v", d.AsDuration())
+	}
 	if d := s.GetRefreshInterval(); d != nil {
 		if iv := d.AsDuration(); iv > 0 && iv < MinRefreshInterval {
 			return state.InvalidFieldf("refresh_interval", "refresh_interval: must be at least %v, or -1 to refresh only when asked; got %v", MinRefreshInterval, iv)
@@ -119,51 +125,66 @@ func validateDynamic(s *sluicev1.IndexSettings) error {
 	return nil
 }
 
-// MergeSettings applies an update of dynamic settings to current. Static
-// settings in update must be unset or equal to current's.
-func MergeSettings(current, update *sluicev1.IndexSettings) (*sluicev1.IndexSettings, error) {
-	static := []struct {
-		name     string
-		cur, upd int32
-	}{
-		{"number_of_shards", current.GetNumberOfShards(), update.GetNumberOfShards()},
-		{"number_of_routing_shards", current.GetNumberOfRoutingShards(), update.GetNumberOfRoutingShards()},
-		{"number_of_replicas", current.GetNumberOfReplicas(), update.GetNumberOfReplicas()},
-	}
-	for _, st := range static {
-		if st.upd != 0 && st.upd != st.cur {
-			return nil, invalid("%s: is a static setting and cannot be changed on an existing index (from %d to %d)", st.name, st.cur, st.upd)
+// MergeSettings applies an update of dynamic settings to current. With an
+// empty mask, the fields set in update change (a zero value means "leave
+// it"); with a mask, exactly the fields it names (by .proto name) take
+// update's values, zero included — the only way to set 0 replicas or go
+// back to a default. Static settings (shard counts) must be left out, or
+// equal current's. Only the changed fields are validated (validateDynamic).
+func MergeSettings(current, update *sluicev1.IndexSettings, mask []string) (*sluicev1.IndexSettings, error) {
+	out := proto.Clone(current).(*sluicev1.IndexSettings)
+	changed := &sluicev1.IndexSettings{}
+	cur, upd, dst, chg := current.ProtoReflect(), update.ProtoReflect(), out.ProtoReflect(), changed.ProtoReflect()
+	fields := cur.Descriptor().Fields()
+	if len(mask) == 0 {
+		for i := range fields.Len() {
+			if fd := fields.Get(i); upd.Has(fd) {
+				mask = append(mask, string(fd.Name()))
+			}
 		}
 	}
-	out := proto.Clone(current).(*sluicev1.IndexSettings)
-	if update.GetRefreshInterval() != nil {
-		out.RefreshInterval = update.GetRefreshInterval()
+	for _, path := range mask {
+		fd := fields.ByName(protoreflect.Name(path))
+		if fd == nil {
+			return nil, state.InvalidFieldf("update_mask", "update_mask: [%s] is not an index setting (settings have %s)", path, settingNames(fields))
+		}
+		if staticSettings[path] {
+			if !proto.Equal(wrap(cur, fd), wrap(upd, fd)) {
+				return nil, state.InvalidFieldf(path, "%s: is a static setting and cannot be changed on an existing index (from %v to %v)", path, cur.Get(fd), upd.Get(fd))
+			}
+			continue
+		}
+		if upd.Has(fd) {
+			dst.Set(fd, upd.Get(fd))
+			chg.Set(fd, upd.Get(fd))
+		} else {
+			dst.Clear(fd)
+		}
 	}
-	if update.GetTranslogDurability() != sluicev1.TranslogDurability_TRANSLOG_DURABILITY_UNSPECIFIED {
-		out.TranslogDurability = update.GetTranslogDurability()
-	}
-	if update.GetTranslogSyncInterval() != nil {
-		out.TranslogSyncInterval = update.GetTranslogSyncInterval()
-	}
-	if update.GetMergeMaxMbPerSec() != 0 {
-		out.MergeMaxMbPerSec = update.GetMergeMaxMbPerSec()
-	}
-	if update.GetIndexingBufferBytes() != 0 {
-		out.IndexingBufferBytes = update.GetIndexingBufferBytes()
-	}
-	if update.GetMappingTotalFieldsLimit() != 0 {
-		out.MappingTotalFieldsLimit = update.GetMappingTotalFieldsLimit()
-	}
-	if update.GetMappingDepthLimit() != 0 {
-		out.MappingDepthLimit = update.GetMappingDepthLimit()
-	}
-	if update.GetMappingFieldNameLengthLimit() != 0 {
-		out.MappingFieldNameLengthLimit = update.GetMappingFieldNameLengthLimit()
-	}
-	if err := validateDynamic(update); err != nil {
+	if err := validateDynamic(changed); err != nil {
 		return nil, err
 	}
 	return out, nil
+}
+
+// staticSettings are fixed at creation.
+var staticSettings = map[string]bool{"number_of_shards": true, "number_of_routing_shards": true}
+
+// wrap holds one field of m alone, to compare it.
+func wrap(m protoreflect.Message, fd protoreflect.FieldDescriptor) proto.Message {
+	out := m.New()
+	if m.Has(fd) {
+		out.Set(fd, m.Get(fd))
+	}
+	return out.Interface()
+}
+
+func settingNames(fields protoreflect.FieldDescriptors) string {
+	names := make([]string, fields.Len())
+	for i := range names {
+		names[i] = string(fields.Get(i).Name())
+	}
+	return strings.Join(names, ", ")
 }
 
 // metadataFields are the names a mapping must not define.

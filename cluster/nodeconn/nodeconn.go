@@ -4,9 +4,9 @@
 // Coordinators use it to reach shards (route a bulk, fan out a search);
 // nodes use it to reach each other (remote reindex).
 //
-// To find the node of a shard: st := cache.State(); x, _ :=
-// st.ResolveWrite(index); r := x.Shards[shard].Routing; then
-// pool.Client(r.NodeId) — and expect NOT_FOUND "shard not open here" when
+// To find the primary of a shard: st := cache.State(); x, _ :=
+// st.ResolveWrite(index); p := st.ActivePrimary(x, shard); then
+// pool.Client(p.NodeId) — and expect NOT_FOUND "shard not open here" when
 // the routing moved meanwhile.
 package nodeconn
 

@@ -148,9 +148,12 @@ func NewServer(o Options) *Server {
 	g := grpc.NewServer(opts...)
 	h := health.NewServer()
 	h.SetServingStatus("", healthpb.HealthCheckResponse_NOT_SERVING)
-	healthpb.RegisterHealthServer(g, h)
+	s := &Server{Server: g, Health: h, local: newLocal(unary, stream)}
+	// Health in-process too: the allocator's follower checks reach the
+	// nodes of its own process (`sluice dev`) that way.
+	s.RegisterService(&healthpb.Health_ServiceDesc, h)
 	reflection.Register(g)
-	return &Server{Server: g, Health: h, local: newLocal(unary, stream)}
+	return s
 }
 
 // SetServing marks every registered service and the server as serving (or not).

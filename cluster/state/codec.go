@@ -15,7 +15,7 @@ import (
 //
 //	nodes/<id>             sluice.state.v1.Node          (live is implied by the key existing)
 //	indices/<name>         sluice.state.v1.Index         (name, uuid, settings, mapping, state, creation_time)
-//	routing/<uuid>/<shard> sluice.state.v1.ShardRouting
+//	routing/<uuid>/<shard> sluice.state.v1.ShardRouting        (copies, primary_term, in_sync)
 //	aliases/<alias>        sluice.state.v1.Alias
 //	tasks/<id>             sluice.state.v1.ReindexTask   (coordinator/reindex)
 var (

@@ -20,6 +20,13 @@ var (
 	// ErrStale: a routing update names an allocation that is no longer the
 	// shard's current one.
 	ErrStale = errors.New("stale allocation")
+	// ErrStaleTerm: a primary's change of its shard's in-sync set names a
+	// primary term or allocation that is no longer the shard's primary: a
+	// newer primary exists, and the caller must stop acknowledging writes.
+	ErrStaleTerm = errors.New("stale primary term")
+	// ErrNotInSync: a replica copy was reported STARTED while it is not in
+	// its shard's in-sync set.
+	ErrNotInSync = errors.New("replica not in the in-sync set")
 )
 
 // kindError is an error of one of the kinds above whose message is just the

@@ -44,7 +44,8 @@ type Index struct {
 	Shards []*Shard
 }
 
-// Shard is one routing entry.
+// Shard is one shard's routing entry: its copies, primary term and
+// in-sync set (copies.go reads them).
 type Shard struct {
 	Routing     *statev1.ShardRouting
 	ModRevision int64
@@ -181,10 +182,13 @@ func (s *Snapshot) Info(x *Index) *sluicev1.IndexInfo {
 			continue
 		}
 		r := sh.Routing
-		info.Shards = append(info.Shards, &sluicev1.ShardRouting{Shard: r.GetShard(), NodeId: r.GetNodeId(), Primary: r.GetPrimary(),
-			State: r.GetState(), AllocationId: r.GetAllocationId(), Reason: r.GetReason(), Recovery: r.GetRecovery()})
+		for _, c := range r.GetCopies() {
+			info.Shards = append(info.Shards, &sluicev1.ShardRouting{Shard: r.GetShard(), NodeId: c.GetNodeId(), Primary: c.GetPrimary(),
+				State: c.GetState(), AllocationId: c.GetAllocationId(), Reason: c.GetReason(), Recovery: c.GetRecovery(),
+				PrimaryTerm: r.GetPrimaryTerm(), InSync: InSync(r, c.GetAllocationId())})
+		}
 	}
-	info.Health = IndexHealth(x)
+	info.Health = s.IndexHealth(x)
 	return info
 }
 
@@ -199,15 +203,53 @@ func AliasInfo(a *Alias) *sluicev1.AliasInfo {
 	return &sluicev1.AliasInfo{Alias: a.Name, Indices: slices.Clone(a.Info.GetIndices()), WriteIndex: a.Info.GetWriteIndex()}
 }
 
-// IndexHealth is green when every shard copy is started and red when some
-// primary is not (with no replicas yet, there is no yellow).
-func IndexHealth(x *Index) sluicev1.HealthStatus {
+// IndexHealth is green when every copy of every shard is started, yellow
+// when every shard has a started primary but some replica copy is not
+// started, and red when some shard has no started primary. A copy counts
+// as started when its state says so and its node is registered: between a
+// node's lease running out and the allocator marking its copies NODE_LEFT,
+// they are not counted.
+func (s *Snapshot) IndexHealth(x *Index) sluicev1.HealthStatus {
+	h := sluicev1.HealthStatus_HEALTH_STATUS_GREEN
 	for _, sh := range x.Shards {
-		if sh == nil || sh.Routing.GetState() != sluicev1.ShardState_SHARD_STATE_STARTED {
+		if sh == nil {
 			return sluicev1.HealthStatus_HEALTH_STATUS_RED
+		}
+		if h = max(h, s.ShardHealth(sh.Routing)); h == sluicev1.HealthStatus_HEALTH_STATUS_RED {
+			return h
+		}
+	}
+	return h
+}
+
+// ShardHealth is one shard's part of IndexHealth.
+func (s *Snapshot) ShardHealth(r *statev1.ShardRouting) sluicev1.HealthStatus {
+	if !s.Active(Primary(r)) {
+		return sluicev1.HealthStatus_HEALTH_STATUS_RED
+	}
+	for _, c := range r.GetCopies() {
+		if !s.Active(c) {
+			return sluicev1.HealthStatus_HEALTH_STATUS_YELLOW
 		}
 	}
 	return sluicev1.HealthStatus_HEALTH_STATUS_GREEN
+}
+
+// ActivePrimary returns the primary of shard n of x if it is active, else
+// nil.
+func (s *Snapshot) ActivePrimary(x *Index, n int) *statev1.ShardCopy {
+	if n < 0 || n >= len(x.Shards) || x.Shards[n] == nil {
+		return nil
+	}
+	if p := Primary(x.Shards[n].Routing); s.Active(p) {
+		return p
+	}
+	return nil
+}
+
+// Active reports whether a copy is started on a registered node.
+func (s *Snapshot) Active(c *statev1.ShardCopy) bool {
+	return Started(c) && s.Live(c.GetNodeId())
 }
 
 // decode builds a Snapshot from the key-values of one range read.
@@ -254,6 +296,7 @@ func decode(keys Keys, rev int64, kvs []*mvccpb.KeyValue) (*Snapshot, error) {
 			if err := Unmarshal(kv.Value, r); err != nil {
 				return nil, fmt.Errorf("%s: %w", kv.Key, err)
 			}
+			upgradeRouting(r)
 			shards = append(shards, shardKV{name, shard, &Shard{Routing: r, ModRevision: kv.ModRevision}})
 		case kindAlias:
 			a := &statev1.Alias{}
@@ -290,8 +333,13 @@ func (s *Snapshot) PlacementCopies() []placement.Copy {
 	var out []placement.Copy
 	for uuid, x := range s.ByUUID {
 		for n, sh := range x.Shards {
-			if sh != nil && sh.Routing.GetNodeId() != "" {
-				out = append(out, placement.Copy{Index: uuid, Shard: n, Node: sh.Routing.GetNodeId()})
+			if sh == nil {
+				continue
+			}
+			for _, c := range sh.Routing.GetCopies() {
+				if c.GetNodeId() != "" {
+					out = append(out, placement.Copy{Index: uuid, Shard: n, Node: c.GetNodeId()})
+				}
 			}
 		}
 	}

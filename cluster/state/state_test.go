@@ -51,8 +51,9 @@ func seed(t *testing.T, s *Store) {
 	tx.Put(s.Keys.Index("logs"), &statev1.Index{Name: "logs", Uuid: "u1",
 		Settings: &sluicev1.IndexSettings{NumberOfShards: 2, NumberOfRoutingShards: 2}})
 	for i := range 2 {
-		tx.Put(s.Keys.Shard("u1", i), &statev1.ShardRouting{Shard: int32(i), Primary: true,
-			NodeId: "n1", AllocationId: "a" + string(rune('0'+i)), State: sluicev1.ShardState_SHARD_STATE_STARTED})
+		a := "a" + string(rune('0'+i))
+		tx.Put(s.Keys.Shard("u1", i), &statev1.ShardRouting{Shard: int32(i), PrimaryTerm: 1, InSync: []string{a},
+			Copies: []*statev1.ShardCopy{{Primary: true, NodeId: "n1", AllocationId: a, State: sluicev1.ShardState_SHARD_STATE_STARTED}}})
 	}
 	tx.Put(s.Keys.Alias("l"), &statev1.Alias{Indices: []string{"logs"}})
 	tx.Put(s.Keys.Task("t"), &sluicev1.Task{Id: "t"})
@@ -77,8 +78,8 @@ func TestLoad(t *testing.T) {
 		Settings: &sluicev1.IndexSettings{NumberOfShards: 2, NumberOfRoutingShards: 2},
 		Aliases:  []string{"l"}, Health: sluicev1.HealthStatus_HEALTH_STATUS_GREEN,
 		Shards: []*sluicev1.ShardRouting{
-			{Shard: 0, Primary: true, NodeId: "n1", AllocationId: "a0", State: sluicev1.ShardState_SHARD_STATE_STARTED},
-			{Shard: 1, Primary: true, NodeId: "n1", AllocationId: "a1", State: sluicev1.ShardState_SHARD_STATE_STARTED},
+			{Shard: 0, Primary: true, NodeId: "n1", AllocationId: "a0", State: sluicev1.ShardState_SHARD_STATE_STARTED, PrimaryTerm: 1, InSync: true},
+			{Shard: 1, Primary: true, NodeId: "n1", AllocationId: "a1", State: sluicev1.ShardState_SHARD_STATE_STARTED, PrimaryTerm: 1, InSync: true},
 		}}
 	if d := cmp.Diff(want, got, protocmp.Transform()); d != "" {
 		t.Errorf("Info (-want +got):\n%s", d)
@@ -128,36 +129,6 @@ func TestUpdateRetriesConflicts(t *testing.T) {
 	st, _ := s.Load(ctx)
 	if n := len(st.Aliases["counter"].Info.Indices); n != workers*each {
 		t.Errorf("got %d increments, want %d", n, workers*each)
-	}
-}
-
-func TestSetShardState(t *testing.T) {
-	s := NewStore(etcdtest.New(t), "")
-	seed(t, s)
-	ctx := context.Background()
-	id := ShardID{"u1", 1}
-	if err := s.SetShardState(ctx, id, "n1", "a1", ShardReport{State: sluicev1.ShardState_SHARD_STATE_FAILED, Reason: "disk"}); err != nil {
-		t.Fatal(err)
-	}
-	tests := []struct {
-		node, alloc string
-		err         error
-	}{
-		{"n2", "a1", ErrStale},
-		{"n1", "old", ErrStale},
-	}
-	for _, tt := range tests {
-		if err := s.SetShardState(ctx, id, tt.node, tt.alloc, ShardReport{State: sluicev1.ShardState_SHARD_STATE_STARTED}); !errors.Is(err, tt.err) {
-			t.Errorf("SetShardState(%s,%s) = %v, want %v", tt.node, tt.alloc, err, tt.err)
-		}
-	}
-	st, _ := s.Load(ctx)
-	r := st.Indices["logs"].Shards[1].Routing
-	if r.State != sluicev1.ShardState_SHARD_STATE_FAILED || r.Reason != "disk" {
-		t.Errorf("routing = %v", r)
-	}
-	if IndexHealth(st.Indices["logs"]) != sluicev1.HealthStatus_HEALTH_STATUS_RED {
-		t.Error("a failed shard must make the index red")
 	}
 }
 
@@ -216,8 +187,9 @@ func TestMarkRecovering(t *testing.T) {
 		{"n1", sluicev1.ShardState_SHARD_STATE_STARTED},
 	}
 	for i, c := range in {
-		tx.Put(s.Keys.Shard("u1", i), &statev1.ShardRouting{Shard: int32(i), Primary: true, NodeId: c.node,
-			AllocationId: fmt.Sprint("a", i), State: c.state, Reason: "before"})
+		tx.Put(s.Keys.Shard("u1", i), &statev1.ShardRouting{Shard: int32(i), PrimaryTerm: 1, Copies: []*statev1.ShardCopy{
+			{Primary: true, NodeId: c.node, AllocationId: fmt.Sprint("a", i), State: c.state, Reason: "before"},
+			{NodeId: "n3", AllocationId: fmt.Sprint("r", i), State: c.state, Reason: "before"}}})
 	}
 	if err := s.Commit(ctx, &tx); err != nil {
 		t.Fatal(err)
@@ -230,7 +202,10 @@ func TestMarkRecovering(t *testing.T) {
 	want := []sluicev1.ShardState{sluicev1.ShardState_SHARD_STATE_INITIALIZING, sluicev1.ShardState_SHARD_STATE_INITIALIZING,
 		sluicev1.ShardState_SHARD_STATE_FAILED, sluicev1.ShardState_SHARD_STATE_STARTED, sluicev1.ShardState_SHARD_STATE_INITIALIZING}
 	for i, w := range want {
-		r := st.Indices["logs"].Shards[i].Routing
+		r := Primary(st.Indices["logs"].Shards[i].Routing)
+		if other := st.Indices["logs"].Shards[i].Routing.Copies[1]; other.State != in[i].state || other.Reason != "before" {
+			t.Errorf("shard %d: the copy on another node changed: %v", i, other)
+		}
 		if r.State != w {
 			t.Errorf("shard %d: %v, want %v", i, r.State, w)
 		}

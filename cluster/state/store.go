@@ -162,11 +162,119 @@ type ShardReport struct {
 }
 
 // SetShardState records a node's report on a shard copy it holds: STARTED,
-// INITIALIZING with its recovery's progress, or FAILED with a reason. The
-// write only happens if the routing entry still names the node and
-// allocation id, so a report about a copy that has since been moved or
-// deleted is dropped (ErrStale), and only if it changes the entry.
+// INITIALIZING with its recovery's progress, or FAILED with a reason. It is
+// a compare-and-swap on the shard's routing entry (guarded by its mod
+// revision, retried on conflict), and it only writes if the entry still has
+// a copy with that allocation id on that node — a report about a copy that
+// has since been moved, demoted or deleted is dropped (ErrStale) — and only
+// if it changes the copy. A copy the allocator marked NODE_LEFT takes no
+// report either (ErrStale): the cluster holds its node for gone, and a node
+// that still runs (cut off from the allocator, not from etcd) must not undo
+// that; the allocator turns the copy INITIALIZING again once the node is
+// back, and a restarting node does so itself (MarkRecovering).
+//
+// A replica copy is STARTED only while it is in the in-sync set (its
+// primary adds it there when its recovery ends): a STARTED report for a
+// replica outside it fails with ErrNotInSync. The first STARTED report of
+// a primary whose shard has an empty in-sync set (a new shard) adds it.
 func (s *Store) SetShardState(ctx context.Context, id ShardID, nodeID, allocationID string, rep ShardReport) error {
+	return s.updateRouting(ctx, id, func(r *statev1.ShardRouting) (*statev1.ShardRouting, error) {
+		c := CopyByAllocation(r, allocationID)
+		if c == nil || c.GetNodeId() != nodeID {
+			return nil, fmt.Errorf("shard %s: allocation %s on %s is no longer one of its copies: %w", id, allocationID, nodeID, ErrStale)
+		}
+		if c.GetState() == sluicev1.ShardState_SHARD_STATE_NODE_LEFT {
+			return nil, fmt.Errorf("shard %s: allocation %s: node %s is held for gone (%s): %w", id, allocationID, nodeID, c.GetReason(), ErrStale)
+		}
+		started := rep.State == sluicev1.ShardState_SHARD_STATE_STARTED
+		if started && !c.GetPrimary() && !InSync(r, allocationID) {
+			return nil, fmt.Errorf("shard %s: replica %s on %s: %w", id, allocationID, nodeID, ErrNotInSync)
+		}
+		join := started && c.GetPrimary() && len(r.GetInSync()) == 0
+		if !join && c.GetState() == rep.State && c.GetReason() == rep.Reason && proto.Equal(c.GetRecovery(), rep.Recovery) {
+			return nil, nil
+		}
+		nr := cloneRouting(r)
+		nc := CopyByAllocation(nr, allocationID)
+		nc.State, nc.Reason, nc.Recovery, nc.LeftAt = rep.State, rep.Reason, rep.Recovery, nil
+		if join {
+			nr.InSync = []string{allocationID}
+		}
+		return nr, nil
+	})
+}
+
+// RemoveInSync is the primary's removal of a copy from the in-sync set
+// (a replica that failed to apply an operation), before the primary
+// acknowledges the operation: the copy leaves the set and is marked FAILED
+// with reason, in one guarded write. The write happens only while the
+// caller is the shard's primary — term is the routing entry's primary term
+// and primaryAlloc its primary's allocation id — else ErrStaleTerm: a newer
+// primary exists, and the caller must stop acknowledging. A copy that is no
+// longer in the entry, or already out of the set, is no error: the set
+// already lacks it.
+func (s *Store) RemoveInSync(ctx context.Context, id ShardID, term int64, primaryAlloc, alloc, reason string) error {
+	return s.updateRouting(ctx, id, func(r *statev1.ShardRouting) (*statev1.ShardRouting, error) {
+		if err := primaryGuard(id, r, term, primaryAlloc); err != nil {
+			return nil, err
+		}
+		c := CopyByAllocation(r, alloc)
+		if alloc == primaryAlloc || c == nil {
+			return nil, nil
+		}
+		failed := c.GetState() == sluicev1.ShardState_SHARD_STATE_INITIALIZING || Started(c)
+		if !InSync(r, alloc) && !failed {
+			return nil, nil
+		}
+		nr := cloneRouting(r)
+		nr.InSync = withoutInSync(nr.InSync, alloc)
+		if failed {
+			nc := CopyByAllocation(nr, alloc)
+			nc.State, nc.Reason, nc.Recovery = sluicev1.ShardState_SHARD_STATE_FAILED, "removed from the in-sync set by the primary: "+reason, nil
+		}
+		return nr, nil
+	})
+}
+
+// AddInSync is the primary's addition of a copy that finished its recovery
+// to the in-sync set, guarded as RemoveInSync is (ErrStaleTerm when the
+// caller is no longer primary). The copy must be INITIALIZING or STARTED
+// (else ErrStale: it was failed or moved meanwhile); its node reports it
+// STARTED next.
+func (s *Store) AddInSync(ctx context.Context, id ShardID, term int64, primaryAlloc, alloc string) error {
+	return s.updateRouting(ctx, id, func(r *statev1.ShardRouting) (*statev1.ShardRouting, error) {
+		if err := primaryGuard(id, r, term, primaryAlloc); err != nil {
+			return nil, err
+		}
+		c := CopyByAllocation(r, alloc)
+		if c == nil || c.GetState() != sluicev1.ShardState_SHARD_STATE_INITIALIZING && !Started(c) {
+			return nil, fmt.Errorf("shard %s: allocation %s is not a recovering copy (%s): %w", id, alloc, c.GetState(), ErrStale)
+		}
+		if InSync(r, alloc) {
+			return nil, nil
+		}
+		nr := cloneRouting(r)
+		nr.InSync = append(nr.InSync, alloc)
+		return nr, nil
+	})
+}
+
+// primaryGuard fails with ErrStaleTerm unless primaryAlloc is r's primary
+// at term.
+func primaryGuard(id ShardID, r *statev1.ShardRouting, term int64, primaryAlloc string) error {
+	p := Primary(r)
+	if r.GetPrimaryTerm() != term || p == nil || p.GetAllocationId() != primaryAlloc {
+		return fmt.Errorf("shard %s: allocation %s at term %d is not the primary (primary %s, term %d): %w",
+			id, primaryAlloc, term, p.GetAllocationId(), r.GetPrimaryTerm(), ErrStaleTerm)
+	}
+	return nil
+}
+
+// updateRouting is a compare-and-swap on one shard's routing entry: fn
+// returns the new entry (nil: nothing to write) from the current one; the
+// write is guarded by the entry's mod revision and retried on conflict. A
+// missing entry is ErrStale.
+func (s *Store) updateRouting(ctx context.Context, id ShardID, fn func(*statev1.ShardRouting) (*statev1.ShardRouting, error)) error {
 	key := s.Keys.Shard(id.Index, id.Shard)
 	for attempt := 0; ; attempt++ {
 		resp, err := s.Client.Get(ctx, key)
@@ -180,17 +288,14 @@ func (s *Store) SetShardState(ctx context.Context, id ShardID, nodeID, allocatio
 		if err := Unmarshal(resp.Kvs[0].Value, r); err != nil {
 			return err
 		}
-		if r.GetNodeId() != nodeID || r.GetAllocationId() != allocationID {
-			return fmt.Errorf("shard %s: allocation %s on %s is now %s on %s: %w",
-				id, allocationID, nodeID, r.GetAllocationId(), r.GetNodeId(), ErrStale)
+		upgradeRouting(r)
+		nr, err := fn(r)
+		if err != nil || nr == nil {
+			return err
 		}
-		if r.GetState() == rep.State && r.GetReason() == rep.Reason && proto.Equal(r.GetRecovery(), rep.Recovery) {
-			return nil
-		}
-		r.State, r.Reason, r.Recovery = rep.State, rep.Reason, rep.Recovery
 		var t Txn
 		t.Unchanged(key, resp.Kvs[0].ModRevision)
-		t.Put(key, r)
+		t.Put(key, nr)
 		err = s.Commit(ctx, &t)
 		if !errors.Is(err, ErrConflict) || attempt == maxAttempts {
 			return err
@@ -198,7 +303,7 @@ func (s *Store) SetShardState(ctx context.Context, id ShardID, nodeID, allocatio
 	}
 }
 
-// MarkRecovering turns every routing entry that names nodeID as STARTED or
+// MarkRecovering turns every shard copy on nodeID that is STARTED or
 // NODE_LEFT into INITIALIZING with reason, and returns how many it changed.
 // A node calls it when it starts, before it registers: the copies a
 // previous run of it held count as started again only once this run has
@@ -217,13 +322,13 @@ func (s *Store) MarkRecovering(ctx context.Context, nodeID, reason string, batch
 				if sh == nil {
 					continue
 				}
-				r := sh.Routing
-				if r.GetNodeId() != nodeID || r.GetState() != sluicev1.ShardState_SHARD_STATE_STARTED &&
-					r.GetState() != sluicev1.ShardState_SHARD_STATE_NODE_LEFT {
+				c := CopyOnNode(sh.Routing, nodeID)
+				if c.GetState() != sluicev1.ShardState_SHARD_STATE_STARTED && c.GetState() != sluicev1.ShardState_SHARD_STATE_NODE_LEFT {
 					continue
 				}
-				nr := proto.Clone(r).(*statev1.ShardRouting)
-				nr.State, nr.Reason, nr.Recovery = sluicev1.ShardState_SHARD_STATE_INITIALIZING, reason, nil
+				nr := cloneRouting(sh.Routing)
+				nc := CopyOnNode(nr, nodeID)
+				nc.State, nc.Reason, nc.Recovery, nc.LeftAt = sluicev1.ShardState_SHARD_STATE_INITIALIZING, reason, nil, nil
 				todo = append(todo, routingChange{key: s.Keys.Shard(uuid, n), rev: sh.ModRevision, routing: nr})
 			}
 		}

@@ -25,7 +25,7 @@ func TestPrintJSON(t *testing.T) {
 		Health:       sluicev1.HealthStatus_HEALTH_STATUS_YELLOW,
 		DocsCount:    9007199254740993, // above 2^53: a number, not a string, and exact
 		Shards: []*sluicev1.ShardRouting{
-			{Shard: 0, NodeId: "n1", Primary: true, State: sluicev1.ShardState_SHARD_STATE_STARTED},
+			{Shard: 0, NodeId: "n1", Primary: true, State: sluicev1.ShardState_SHARD_STATE_STARTED, PrimaryTerm: 1, InSync: true},
 			{Shard: 1, State: sluicev1.ShardState_SHARD_STATE_UNASSIGNED, Reason: "no node"},
 		},
 	}
@@ -66,13 +66,17 @@ func TestPrintJSON(t *testing.T) {
       "shard": 0,
       "node_id": "n1",
       "primary": true,
-      "state": "started"
+      "state": "started",
+      "primary_term": 1,
+      "in_sync": true
     },
     {
       "shard": 1,
       "primary": false,
       "state": "unassigned",
-      "reason": "no node"
+      "reason": "no node",
+      "primary_term": 0,
+      "in_sync": false
     }
   ]
 }

@@ -1,19 +1,32 @@
-// Package allocator places shards on data nodes. Every coordinator runs an
-// Allocator; one of them, elected through etcd (election/allocator, with
+// Package allocator places shard copies on data nodes and replaces lost
+// primaries. Every coordinator runs an Allocator; one of them, elected
+// through etcd (election/allocator, with
 // go.etcd.io/etcd/client/v3/concurrency), acts: it watches the cluster state
-// and on every change
+// and its nodes, and on every change (and at least every Interval) plans
+// and writes the routing it wants (Plan, plan.go, which states the rules):
 //
-//   - places UNASSIGNED shards on live nodes (cluster/placement decides),
-//     writing node, INITIALIZING and a fresh allocation id;
-//   - marks shards whose node's lease expired NODE_LEFT. With no replicas
-//     the shard's only copy is on that node's disk, so it is not moved: it
-//     waits for the node, which reopens it and reports STARTED.
+//   - copies on nodes that are gone become NODE_LEFT, and INITIALIZING
+//     again when their node is back (it reopens them);
+//   - a lost or failed primary is replaced by the in-sync replica that is
+//     furthest ahead, asked over Replication.GetCopyState, in one write
+//     that raises the primary term (a node that cannot answer is not
+//     waited for: any in-sync copy holds every acknowledged operation);
+//   - replicas whose node stays away longer than the index's
+//     node_left_delayed_timeout are placed elsewhere; the copy count
+//     follows number_of_replicas, also on a live index;
+//   - unassigned copies are placed (cluster/placement), a replica only
+//     once its primary has started.
 //
-// Shards that are STARTED, INITIALIZING or FAILED on a live node are left
-// alone (no rebalancing: moving a shard needs recovery, which does not
-// exist yet). Each write is one transaction guarded by the routing entries'
-// mod revisions and by the leader's election key, so a deposed leader
-// cannot write, and a node's concurrent report is never overwritten.
+// "Gone" is a node whose lease expired, or one that fails its follower
+// checks (followers.go): the leader asks every node's health service every
+// FollowerCheckInterval, so a node whose process died is seen within about
+// a second, not when its lease runs out.
+//
+// Shards that are STARTED, INITIALIZING or FAILED on an available node are
+// left alone (no rebalancing yet). Each write is one transaction guarded
+// by the routing entries' mod revisions and by the leader's election key,
+// so a deposed leader cannot write, and a node's concurrent report is
+// never overwritten.
 package allocator
 
 import (
@@ -21,18 +34,19 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/client/v3/concurrency"
+	"google.golang.org/grpc"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/sluice-search/sluice/cluster/placement"
 	"github.com/sluice-search/sluice/cluster/state"
+	nodev1 "github.com/sluice-search/sluice/proto/sluice/node/v1"
 	statev1 "github.com/sluice-search/sluice/proto/sluice/state/v1"
-	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
 )
 
 // Config configures an Allocator.
@@ -42,15 +56,31 @@ type Config struct {
 	Cache *state.Cache
 	// ID identifies this coordinator in the election.
 	ID string
+	// Conn reaches a data node by its registered address (nodeconn.Pool's
+	// Conn), for follower checks and GetCopyState. Nil: no follower checks
+	// (nodes are gone only when their lease expires) and no candidate is
+	// asked before a promotion.
+	Conn func(addr string) (grpc.ClientConnInterface, error)
 	// SessionTTL is the election session's lease TTL: how long a dead
 	// leader holds the role. Default 10s.
 	SessionTTL time.Duration
 	// Interval re-checks the state even without changes. Default 5s.
 	Interval time.Duration
+	// FollowerCheckInterval, FollowerCheckTimeout and
+	// FollowerCheckRetries tune the follower checks (Elasticsearch's
+	// cluster.fault_detection.follower_check.*): defaults 1s, 2s and 3.
+	FollowerCheckInterval time.Duration
+	FollowerCheckTimeout  time.Duration
+	FollowerCheckRetries  int
+	// CopyStateTimeout bounds the wait for promotion candidates' answers.
+	// Default 1s.
+	CopyStateTimeout time.Duration
 	// MaxTxnEntries bounds routing entries written per transaction
 	// (etcd's --max-txn-ops is 128 by default). Default 50.
 	MaxTxnEntries int
-	Logger        *slog.Logger
+	// Now is the clock (tests). Default time.Now.
+	Now    func() time.Time
+	Logger *slog.Logger
 }
 
 // Allocator runs for the allocator role and, when elected, allocates.
@@ -68,8 +98,23 @@ func New(cfg Config) *Allocator {
 	if cfg.Interval <= 0 {
 		cfg.Interval = 5 * time.Second
 	}
+	if cfg.FollowerCheckInterval <= 0 {
+		cfg.FollowerCheckInterval = time.Second
+	}
+	if cfg.FollowerCheckTimeout <= 0 {
+		cfg.FollowerCheckTimeout = 2 * time.Second
+	}
+	if cfg.FollowerCheckRetries <= 0 {
+		cfg.FollowerCheckRetries = 3
+	}
+	if cfg.CopyStateTimeout <= 0 {
+		cfg.CopyStateTimeout = time.Second
+	}
 	if cfg.MaxTxnEntries <= 0 {
 		cfg.MaxTxnEntries = 50
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
@@ -145,10 +190,24 @@ func (a *Allocator) term(ctx context.Context) error {
 func (a *Allocator) lead(ctx context.Context, guard clientv3.Cmp) error {
 	tick := time.NewTicker(a.cfg.Interval)
 	defer tick.Stop()
+	var checks *followers
+	var checked <-chan struct{}
+	if a.cfg.Conn != nil {
+		checks = newFollowers(a.cfg.Conn, a.cfg.FollowerCheckInterval, a.cfg.FollowerCheckTimeout, a.cfg.FollowerCheckRetries, a.cfg.Logger)
+		defer checks.stop()
+		checked = checks.changed
+	}
+	due := time.NewTimer(time.Hour)
+	defer due.Stop()
 	for {
 		changed := a.cfg.Cache.Changed()
 		if st := a.cfg.Cache.State(); st != nil {
-			err := a.allocate(ctx, st, guard)
+			var unreachable map[string]string
+			if checks != nil {
+				checks.sync(ctx, st)
+				unreachable = checks.unreachable()
+			}
+			next, err := a.allocate(ctx, st, unreachable, guard)
 			switch {
 			case errors.Is(err, state.ErrConflict):
 				// Our view was stale or we lost the role; a fresh state
@@ -161,11 +220,19 @@ func (a *Allocator) lead(ctx context.Context, guard clientv3.Cmp) error {
 			case err != nil && ctx.Err() == nil:
 				a.cfg.Logger.Warn("allocation failed", "err", err)
 			}
+			// A replica's delay running out is a change no watch reports.
+			if next.IsZero() {
+				due.Reset(time.Hour)
+			} else {
+				due.Reset(max(next.Sub(a.cfg.Now()), time.Millisecond))
+			}
 		}
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-changed:
+		case <-checked:
+		case <-due.C:
 		case <-tick.C:
 		}
 	}
@@ -174,59 +241,45 @@ func (a *Allocator) lead(ctx context.Context, guard clientv3.Cmp) error {
 // Rounds counts allocation rounds that wrote something (for tests).
 func (a *Allocator) Rounds() int64 { return a.rounds.Load() }
 
-// Change is one routing entry the allocator writes, guarded by the mod
-// revision it was computed from.
-type Change struct {
-	Key         string
-	ModRevision int64
-	Routing     *statev1.ShardRouting
-}
-
-// Plan computes the routing changes the allocator wants for st.
-func Plan(st *state.Snapshot, keys state.Keys, newID func() string) []Change {
-	var ups []Change
-	var pending []placement.Shard
-	where := map[state.ShardID]*state.Shard{}
-	for uuid, x := range st.ByUUID {
-		for n, sh := range x.Shards {
-			if sh == nil {
-				continue // being created in several transactions
-			}
-			r := sh.Routing
-			switch {
-			case r.GetNodeId() == "":
-				pending = append(pending, placement.Shard{Index: uuid, Shard: n})
-				where[state.ShardID{Index: uuid, Shard: n}] = sh
-			case !st.Live(r.GetNodeId()) && r.GetState() != sluicev1.ShardState_SHARD_STATE_NODE_LEFT:
-				nr := proto.Clone(r).(*statev1.ShardRouting)
-				nr.State = sluicev1.ShardState_SHARD_STATE_NODE_LEFT
-				nr.Reason = fmt.Sprintf("node [%s] left the cluster; waiting for it to return (the shard's data is on its disk)", r.GetNodeId())
-				ups = append(ups, Change{keys.Shard(uuid, n), sh.ModRevision, nr})
-			}
+// allocate plans for st and writes the plan in transactions of
+// MaxTxnEntries entries. When a primary must be replaced, the in-sync
+// candidates are asked how far they are first (GetCopyState, bounded by
+// CopyStateTimeout), so the plan promotes the one furthest ahead. It
+// returns when to plan again at the latest (zero: no deadline).
+func (a *Allocator) allocate(ctx context.Context, st *state.Snapshot, unreachable map[string]string, guard clientv3.Cmp) (time.Time, error) {
+	in := Input{State: st, Keys: a.cfg.Store.Keys, Now: a.cfg.Now(), Unreachable: unreachable, NewID: uuid.NewString}
+	if a.cfg.Conn != nil {
+		type ask struct {
+			id state.ShardID
+			c  *statev1.ShardCopy
+		}
+		var asks []ask
+		in.CopyState = func(id state.ShardID, c *statev1.ShardCopy) (*nodev1.GetCopyStateResponse, bool) {
+			asks = append(asks, ask{id, c})
+			return nil, false
+		}
+		Plan(in) // a dry run: which candidates to ask
+		answers := map[string]*nodev1.GetCopyStateResponse{}
+		var mu sync.Mutex
+		var wg sync.WaitGroup
+		for _, q := range asks {
+			wg.Go(func() {
+				if resp, err := a.copyState(ctx, st, q.id, q.c); err == nil {
+					mu.Lock()
+					answers[q.c.GetAllocationId()] = resp
+					mu.Unlock()
+				} else {
+					a.cfg.Logger.Info("promotion candidate did not say how far it is; any in-sync copy will do", "shard", q.id, "node", q.c.GetNodeId(), "err", err)
+				}
+			})
+		}
+		wg.Wait()
+		in.CopyState = func(_ state.ShardID, c *statev1.ShardCopy) (*nodev1.GetCopyStateResponse, bool) {
+			r, ok := answers[c.GetAllocationId()]
+			return r, ok
 		}
 	}
-	for _, d := range placement.Place(st.PlacementNodes(), st.PlacementCopies(), pending) {
-		sh := where[state.ShardID{Index: d.Shard.Index, Shard: d.Shard.Shard}]
-		nr := proto.Clone(sh.Routing).(*statev1.ShardRouting)
-		if d.Node == "" {
-			if nr.Reason == d.Reason {
-				continue
-			}
-			nr.Reason = d.Reason
-		} else {
-			nr.NodeId, nr.State, nr.AllocationId, nr.Reason = d.Node, sluicev1.ShardState_SHARD_STATE_INITIALIZING, newID(), ""
-		}
-		ups = append(ups, Change{keys.Shard(d.Shard.Index, d.Shard.Shard), sh.ModRevision, nr})
-	}
-	return ups
-}
-
-// allocate writes st's plan in transactions of MaxTxnEntries entries.
-func (a *Allocator) allocate(ctx context.Context, st *state.Snapshot, guard clientv3.Cmp) error {
-	ups := Plan(st, a.cfg.Store.Keys, uuid.NewString)
-	if len(ups) == 0 {
-		return nil
-	}
+	ups, next := Plan(in)
 	for len(ups) > 0 {
 		batch := ups[:min(len(ups), a.cfg.MaxTxnEntries)]
 		ups = ups[len(batch):]
@@ -237,12 +290,47 @@ func (a *Allocator) allocate(ctx context.Context, st *state.Snapshot, guard clie
 			t.Put(u.Key, u.Routing)
 		}
 		if err := a.cfg.Store.Commit(ctx, &t); err != nil {
-			return err
+			return next, err
 		}
 		for _, u := range batch {
-			a.cfg.Logger.Info("shard routing", "shard", u.Key, "node", u.Routing.GetNodeId(), "state", u.Routing.GetState().String(), "reason", u.Routing.GetReason())
+			a.logChange(st, u)
 		}
+		a.rounds.Add(1)
 	}
-	a.rounds.Add(1)
-	return nil
+	return next, nil
+}
+
+// copyState asks a candidate's node how far its copy is.
+func (a *Allocator) copyState(ctx context.Context, st *state.Snapshot, id state.ShardID, c *statev1.ShardCopy) (*nodev1.GetCopyStateResponse, error) {
+	addr, ok := st.NodeAddress(c.GetNodeId())
+	if !ok {
+		return nil, fmt.Errorf("node [%s]: %w", c.GetNodeId(), state.ErrNotFound)
+	}
+	conn, err := a.cfg.Conn(addr)
+	if err != nil {
+		return nil, err
+	}
+	cctx, cancel := context.WithTimeout(ctx, a.cfg.CopyStateTimeout)
+	defer cancel()
+	return nodev1.NewReplicationClient(conn).GetCopyState(cctx, &nodev1.GetCopyStateRequest{
+		Shard: &nodev1.ShardID{IndexUuid: id.Index, Shard: int32(id.Shard)}, AllocationId: c.GetAllocationId()})
+}
+
+// logChange logs what a written change did to each copy.
+func (a *Allocator) logChange(st *state.Snapshot, u Change) {
+	var before *statev1.ShardRouting
+	if x := st.ByUUID[u.ID.Index]; x != nil && x.Shards[u.ID.Shard] != nil {
+		before = x.Shards[u.ID.Shard].Routing
+	}
+	if before.GetPrimaryTerm() != u.Routing.GetPrimaryTerm() {
+		a.cfg.Logger.Warn("primary changed", "shard", u.Key, "term", u.Routing.GetPrimaryTerm(),
+			"from", state.Primary(before).GetNodeId(), "to", state.Primary(u.Routing).GetNodeId(), "in_sync", u.Routing.GetInSync())
+	}
+	for _, c := range u.Routing.GetCopies() {
+		if old := state.CopyByAllocation(before, c.GetAllocationId()); old != nil && proto.Equal(old, c) {
+			continue
+		}
+		a.cfg.Logger.Info("shard copy", "shard", u.Key, "primary", c.GetPrimary(), "node", c.GetNodeId(),
+			"state", c.GetState().String(), "reason", c.GetReason())
+	}
 }

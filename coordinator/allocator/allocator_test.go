@@ -148,6 +148,12 @@ func TestNodeLeftWaitsForNode(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := waitIndex(t, s, "x", allAssigned)
+	for i, sh := range before.Shards { // started, as their nodes would report
+		if err := s.SetShardState(ctx, state.ShardID{Index: before.Uuid, Shard: i}, sh.NodeId, sh.AllocationId,
+			state.ShardReport{State: sluicev1.ShardState_SHARD_STATE_STARTED}); err != nil {
+			t.Fatal(err)
+		}
+	}
 	if _, err := c.Delete(ctx, s.Keys.Node("n1")); err != nil {
 		t.Fatal(err)
 	}
@@ -178,8 +184,8 @@ func TestPlanNoNodes(t *testing.T) {
 	}
 	st, _ := s.Load(context.Background())
 	n := 0
-	changes := Plan(st, s.Keys, func() string { n++; return fmt.Sprint(n) })
-	if len(changes) != 1 || changes[0].Routing.Reason != "no live data nodes" || changes[0].Routing.NodeId != "" {
+	changes, _ := Plan(Input{State: st, Keys: s.Keys, Now: time.Now(), NewID: func() string { n++; return fmt.Sprint(n) }})
+	if p := state.Primary(changes[0].Routing); len(changes) != 1 || p.Reason != "no live data nodes" || p.NodeId != "" {
 		t.Errorf("plan = %v", changes)
 	}
 }

@@ -156,7 +156,8 @@ var (
 	// ErrTooLarge: a request needs more than a whole budget (a search
 	// whose hits outweigh the search budget); asking again cannot help.
 	ErrTooLarge = errors.New("request too large")
-	// ErrUnavailable: a shard has no started copy on a live node.
+	// ErrUnavailable: a shard has no started copy (no started primary, for
+	// writes and realtime gets) on a live node.
 	ErrUnavailable = errors.New("shard unavailable")
 	// ErrPITGone: the point-in-time id is malformed or expired.
 	ErrPITGone = errors.New("point-in-time not found")
@@ -209,18 +210,19 @@ func params(x *state.Index) routing.Params {
 	return p
 }
 
-// shardTarget resolves where shard n of x lives now.
+// shardTarget resolves the primary of shard n of x: where writes and
+// realtime gets go.
 func shardTarget(st *state.Snapshot, x *state.Index, n int) (target, error) {
 	t := target{index: x.Name(), uuid: x.UUID(), shard: n}
 	if n < 0 || n >= len(x.Shards) || x.Shards[n] == nil {
 		return t, fmt.Errorf("[%s][%d]: %w: no routing entry", t.index, n, ErrUnavailable)
 	}
-	r := x.Shards[n].Routing
-	if r.GetState() != sluicev1.ShardState_SHARD_STATE_STARTED || !st.Live(r.GetNodeId()) {
-		return t, fmt.Errorf("[%s][%d]: %w: %s on node %q %s", t.index, n, ErrUnavailable,
-			r.GetState(), r.GetNodeId(), r.GetReason())
+	p := state.Primary(x.Shards[n].Routing)
+	if !st.Active(p) {
+		return t, fmt.Errorf("[%s][%d]: %w: primary %s on node %q %s", t.index, n, ErrUnavailable,
+			p.GetState(), p.GetNodeId(), p.GetReason())
 	}
-	t.node = r.GetNodeId()
+	t.node = p.GetNodeId()
 	return t, nil
 }
 
@@ -248,8 +250,8 @@ func resolve(st *state.Snapshot, names []string) ([]*state.Index, error) {
 	return out, nil
 }
 
-// allShards lists every shard of the indices in (index, shard) order; shards
-// without a started copy are returned as failures.
+// allShards lists every shard of the indices in (index, shard) order, at
+// its primary; shards without a started primary are returned as failures.
 func (d *DataPath) allShards(st *state.Snapshot, xs []*state.Index) ([]target, []*sluicev1.ShardFailure) {
 	var ts []target
 	var fails []*sluicev1.ShardFailure

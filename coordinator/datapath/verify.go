@@ -54,20 +54,21 @@ func (d *DataPath) VerifyIndex(ctx context.Context, req *sluicev1.VerifyIndexReq
 			lo, hi = int(req.GetShard()), int(req.GetShard())+1
 		}
 		for n := lo; n < hi; n++ {
-			sv := &sluicev1.ShardVerification{Index: x.Name(), Shard: int32(n)}
-			resp.Shards = append(resp.Shards, sv)
 			sh := x.Shards[n]
 			if sh == nil {
-				sv.Status, sv.Failure = sluicev1.ShardVerificationStatus_SHARD_VERIFICATION_STATUS_UNAVAILABLE, "routing entry missing"
+				resp.Shards = append(resp.Shards, &sluicev1.ShardVerification{Index: x.Name(), Shard: int32(n),
+					Status: sluicev1.ShardVerificationStatus_SHARD_VERIFICATION_STATUS_UNAVAILABLE, Failure: "routing entry missing"})
 				continue
 			}
-			r := sh.Routing
-			sv.NodeId, sv.Primary = r.GetNodeId(), r.GetPrimary()
-			if done := unverifiable(st, r, sv); done {
-				continue
+			for _, c := range sh.Routing.GetCopies() {
+				sv := &sluicev1.ShardVerification{Index: x.Name(), Shard: int32(n), NodeId: c.GetNodeId(), Primary: c.GetPrimary()}
+				resp.Shards = append(resp.Shards, sv)
+				if done := unverifiable(st, c, sv); done {
+					continue
+				}
+				t := target{index: x.Name(), uuid: x.UUID(), shard: n, node: c.GetNodeId()}
+				fanout.Go(&wg, func() { d.verifyCopy(ctx, req, t, c.GetAllocationId(), sv) })
 			}
-			t := target{index: x.Name(), uuid: x.UUID(), shard: n, node: r.GetNodeId()}
-			fanout.Go(&wg, func() { d.verifyCopy(ctx, req, t, r.GetAllocationId(), sv) })
 		}
 	}
 	wg.Wait()
@@ -77,7 +78,7 @@ func (d *DataPath) VerifyIndex(ctx context.Context, req *sluicev1.VerifyIndexReq
 // unverifiable fills sv for a copy that is not started on a live node —
 // FAILED with its routing reason, UNAVAILABLE otherwise — and says
 // whether it did.
-func unverifiable(st *state.Snapshot, r *statev1.ShardRouting, sv *sluicev1.ShardVerification) bool {
+func unverifiable(st *state.Snapshot, r *statev1.ShardCopy, sv *sluicev1.ShardVerification) bool {
 	switch {
 	case r.GetState() == sluicev1.ShardState_SHARD_STATE_FAILED:
 		sv.Status, sv.Failure = sluicev1.ShardVerificationStatus_SHARD_VERIFICATION_STATUS_FAILED, r.GetReason()
@@ -140,14 +141,18 @@ func (d *DataPath) verifyCopy(ctx context.Context, req *sluicev1.VerifyIndexRequ
 func (d *DataPath) nowUnverifiable(ctx context.Context, t target, alloc string, sv *sluicev1.ShardVerification) bool {
 	wctx, cancel := context.WithTimeout(ctx, failedWait)
 	defer cancel()
-	var r *statev1.ShardRouting
+	var c *statev1.ShardCopy
 	st, _ := d.cache.WaitFor(wctx, func(st *state.Snapshot) bool {
 		x := st.ByUUID[t.uuid]
 		if x == nil || t.shard >= len(x.Shards) || x.Shards[t.shard] == nil {
 			return false
 		}
-		r = x.Shards[t.shard].Routing
-		return r.GetAllocationId() != alloc || r.GetState() != sluicev1.ShardState_SHARD_STATE_STARTED
+		c = state.CopyByAllocation(x.Shards[t.shard].Routing, alloc)
+		return c == nil || c.GetState() != sluicev1.ShardState_SHARD_STATE_STARTED
 	})
-	return r != nil && st != nil && unverifiable(st, r, sv)
+	if c == nil {
+		// Moved or removed: nothing left to verify there.
+		c = &statev1.ShardCopy{NodeId: t.node, State: sluicev1.ShardState_SHARD_STATE_UNASSIGNED, Reason: "the copy was moved or removed meanwhile"}
+	}
+	return st != nil && unverifiable(st, c, sv)
 }

@@ -241,11 +241,12 @@ func (m *Manager) countDocs(ctx context.Context, st *state.Snapshot, x *state.In
 // shardCounts refreshes every shard of an index and returns its live docs.
 func (m *Manager) shardCounts(ctx context.Context, st *state.Snapshot, x *state.Index) ([]int64, error) {
 	out := make([]int64, len(x.Shards))
-	for i, sh := range x.Shards {
-		if sh == nil || sh.Routing.GetState() != sluicev1.ShardState_SHARD_STATE_STARTED || !st.Live(sh.Routing.GetNodeId()) {
-			return nil, fmt.Errorf("index [%s] shard %d is not started", x.Name(), i)
+	for i := range x.Shards {
+		p := st.ActivePrimary(x, i)
+		if p == nil {
+			return nil, fmt.Errorf("index [%s] shard %d has no started primary", x.Name(), i)
 		}
-		cl, err := m.nodes.Client(sh.Routing.GetNodeId())
+		cl, err := m.nodes.Client(p.GetNodeId())
 		if err != nil {
 			return nil, err
 		}

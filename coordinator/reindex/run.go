@@ -250,7 +250,7 @@ func (r *taskRun) copyAll(ctx context.Context) error {
 	}
 }
 
-// waitDest waits until every destination shard is started.
+// waitDest waits until every destination shard has a started primary.
 func (r *taskRun) waitDest(ctx context.Context) error {
 	uuid := r.rec.Plan.DestUuid
 	// The cache follows etcd through a watch and may not have seen the
@@ -263,7 +263,8 @@ func (r *taskRun) waitDest(ctx context.Context) error {
 	}
 	_, err := r.m.cache.WaitFor(ctx, func(st *state.Snapshot) bool {
 		x := st.ByUUID[uuid]
-		return x == nil || state.IndexHealth(x) == sluicev1.HealthStatus_HEALTH_STATUS_GREEN
+		// Writes need the primaries only; replicas follow them.
+		return x == nil || st.IndexHealth(x) != sluicev1.HealthStatus_HEALTH_STATUS_RED
 	})
 	if err != nil {
 		return err
@@ -333,20 +334,20 @@ func (r *taskRun) nodeAttempt(ctx context.Context, s *statev1.ReindexPlanSlice) 
 	if src == nil || dst == nil {
 		return false, fatal(fmt.Errorf("source [%s] or destination [%s] was deleted", plan.SourceIndex, plan.DestIndex))
 	}
-	sh := src.Shards[s.SourceShard]
-	if sh == nil || sh.Routing.GetState() != sluicev1.ShardState_SHARD_STATE_STARTED || !st.Live(sh.Routing.GetNodeId()) {
-		return false, fmt.Errorf("source shard %d is not started", s.SourceShard)
+	// The source's primary: a local reindex put the destination's
+	// primaries next to it.
+	sp := st.ActivePrimary(src, int(s.SourceShard))
+	if sp == nil {
+		return false, fmt.Errorf("source shard %d has no started primary", s.SourceShard)
 	}
-	nodeID := sh.Routing.GetNodeId()
+	nodeID := sp.GetNodeId()
 	destNodes := map[int32]string{}
-	for d, dsh := range dst.Shards {
-		if dsh == nil || dsh.Routing.GetState() != sluicev1.ShardState_SHARD_STATE_STARTED {
-			return false, fmt.Errorf("destination shard %d is not started", d)
+	for d := range dst.Shards {
+		dp := st.ActivePrimary(dst, d)
+		if dp == nil {
+			return false, fmt.Errorf("destination shard %d has no started primary", d)
 		}
-		addr, ok := st.NodeAddress(dsh.Routing.GetNodeId())
-		if !ok {
-			return false, fmt.Errorf("destination shard %d: node %s is not live", d, dsh.Routing.GetNodeId())
-		}
+		addr, _ := st.NodeAddress(dp.GetNodeId())
 		destNodes[int32(d)] = addr
 	}
 	cl, err := r.m.nodes.Reindex(nodeID)

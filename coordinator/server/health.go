@@ -44,11 +44,17 @@ func indexHealth(st *state.Snapshot, x *state.Index) *sluicev1.IndexHealth {
 	info := st.Info(x)
 	ih := &sluicev1.IndexHealth{Index: x.Name(), Status: info.Health, Shards: info.Shards}
 	for _, sh := range ih.Shards {
-		if sh.State == sluicev1.ShardState_SHARD_STATE_STARTED {
-			ih.ActivePrimaryShards++
+		if sh.State == sluicev1.ShardState_SHARD_STATE_STARTED && st.Live(sh.NodeId) {
+			ih.ActiveShards++
+			if sh.Primary {
+				ih.ActivePrimaryShards++
+			}
 			continue
 		}
 		ih.UnassignedShards++
+		if sh.State == sluicev1.ShardState_SHARD_STATE_INITIALIZING {
+			ih.InitializingShards++
+		}
 		if sh.Reason == "" {
 			sh.Reason = shardReason(st, sh)
 		}
@@ -56,9 +62,11 @@ func indexHealth(st *state.Snapshot, x *state.Index) *sluicev1.IndexHealth {
 	return ih
 }
 
-// shardReason explains a shard that is not started and has no stored reason.
+// shardReason explains a copy that is not active and has no stored reason.
 func shardReason(st *state.Snapshot, sh *sluicev1.ShardRouting) string {
 	switch sh.State {
+	case sluicev1.ShardState_SHARD_STATE_STARTED:
+		return fmt.Sprintf("node [%s] is no longer registered (its lease expired); the allocator has yet to mark the copy", sh.NodeId)
 	case sluicev1.ShardState_SHARD_STATE_INITIALIZING:
 		if !st.Live(sh.NodeId) {
 			return fmt.Sprintf("assigned to node [%s], which is not live", sh.NodeId)

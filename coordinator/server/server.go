@@ -67,13 +67,15 @@ func (s *Server) CreateIndex(ctx context.Context, req *sluicev1.CreateIndexReque
 	}
 	resp := &sluicev1.CreateIndexResponse{Index: info}
 	if req.GetWaitForActiveShards() {
-		// Wait for green, bounded: an answer without acknowledgement
-		// says the index exists but some shard is not started yet.
+		// Wait for every primary to start (Elasticsearch's default
+		// wait_for_active_shards, 1), bounded: an answer without
+		// acknowledgement says the index exists but some primary is not
+		// started yet. Replicas follow.
 		wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		defer cancel()
 		st, err := s.cache.WaitFor(wctx, func(st *state.Snapshot) bool {
 			x, ok := st.Indices[req.GetName()]
-			return ok && x.UUID() == info.Uuid && state.IndexHealth(x) == sluicev1.HealthStatus_HEALTH_STATUS_GREEN
+			return ok && x.UUID() == info.Uuid && st.IndexHealth(x) != sluicev1.HealthStatus_HEALTH_STATUS_RED
 		})
 		if err == nil {
 			resp.ShardsAcknowledged = true
@@ -127,7 +129,7 @@ func (s *Server) UpdateIndexSettings(ctx context.Context, req *sluicev1.UpdateIn
 	if req.GetSettings() == nil {
 		return nil, state.Invalidf("settings: required")
 	}
-	info, err := s.meta.UpdateSettings(ctx, req.GetName(), req.GetSettings())
+	info, err := s.meta.UpdateSettings(ctx, req.GetName(), req.GetSettings(), req.GetUpdateMask().GetPaths())
 	if err != nil {
 		return nil, err
 	}

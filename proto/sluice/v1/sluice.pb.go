@@ -10,6 +10,7 @@ import (
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
 	durationpb "google.golang.org/protobuf/types/known/durationpb"
+	fieldmaskpb "google.golang.org/protobuf/types/known/fieldmaskpb"
 	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
 	reflect "reflect"
 	sync "sync"
@@ -1120,9 +1121,14 @@ type UpdateIndexSettingsRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The index name or alias.
 	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
-	// New values; only the dynamic fields that are set are changed. Static settings (shard
-	// counts) must be unset or equal to the current values.
-	Settings      *IndexSettings `protobuf:"bytes,2,opt,name=settings,proto3" json:"settings,omitempty"`
+	// New values. Without update_mask, the dynamic fields that are set are changed (so a zero
+	// value, such as 0 replicas, cannot be sent). Static settings (shard counts) must be unset or
+	// equal to the current values.
+	Settings *IndexSettings `protobuf:"bytes,2,opt,name=settings,proto3" json:"settings,omitempty"`
+	// The settings fields to change, by their .proto names (e.g. "number_of_replicas"): each is
+	// set to its value in settings, zero included (a zero duration or number is the setting's
+	// default). A name that is not a field of IndexSettings is INVALID_ARGUMENT.
+	UpdateMask    *fieldmaskpb.FieldMask `protobuf:"bytes,3,opt,name=update_mask,json=updateMask,proto3" json:"update_mask,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1167,6 +1173,13 @@ func (x *UpdateIndexSettingsRequest) GetName() string {
 func (x *UpdateIndexSettingsRequest) GetSettings() *IndexSettings {
 	if x != nil {
 		return x.Settings
+	}
+	return nil
+}
+
+func (x *UpdateIndexSettingsRequest) GetUpdateMask() *fieldmaskpb.FieldMask {
+	if x != nil {
+		return x.UpdateMask
 	}
 	return nil
 }
@@ -4565,12 +4578,16 @@ type IndexHealth struct {
 	Status HealthStatus `protobuf:"varint,2,opt,name=status,proto3,enum=sluice.v1.HealthStatus" json:"status,omitempty"`
 	// Started primaries.
 	ActivePrimaryShards int32 `protobuf:"varint,3,opt,name=active_primary_shards,json=activePrimaryShards,proto3" json:"active_primary_shards,omitempty"`
-	// Shards not started.
+	// Shard copies not started (primaries and replicas).
 	UnassignedShards int32 `protobuf:"varint,4,opt,name=unassigned_shards,json=unassignedShards,proto3" json:"unassigned_shards,omitempty"`
 	// Every shard copy with its state and, if not started, the reason.
-	Shards        []*ShardRouting `protobuf:"bytes,5,rep,name=shards,proto3" json:"shards,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Shards []*ShardRouting `protobuf:"bytes,5,rep,name=shards,proto3" json:"shards,omitempty"`
+	// Started copies, primaries and replicas.
+	ActiveShards int32 `protobuf:"varint,6,opt,name=active_shards,json=activeShards,proto3" json:"active_shards,omitempty"`
+	// Copies being opened or recovered (INITIALIZING), a part of unassigned_shards.
+	InitializingShards int32 `protobuf:"varint,7,opt,name=initializing_shards,json=initializingShards,proto3" json:"initializing_shards,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
 }
 
 func (x *IndexHealth) Reset() {
@@ -4638,6 +4655,20 @@ func (x *IndexHealth) GetShards() []*ShardRouting {
 	return nil
 }
 
+func (x *IndexHealth) GetActiveShards() int32 {
+	if x != nil {
+		return x.ActiveShards
+	}
+	return 0
+}
+
+func (x *IndexHealth) GetInitializingShards() int32 {
+	if x != nil {
+		return x.InitializingShards
+	}
+	return 0
+}
+
 // ClusterHealthResponse reports health.
 type ClusterHealthResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -4650,7 +4681,10 @@ type ClusterHealthResponse struct {
 	// Whether the wait ended by timeout before reaching wait_for_status.
 	TimedOut bool `protobuf:"varint,4,opt,name=timed_out,json=timedOut,proto3" json:"timed_out,omitempty"`
 	// The cluster name.
-	ClusterName   string `protobuf:"bytes,5,opt,name=cluster_name,json=clusterName,proto3" json:"cluster_name,omitempty"`
+	ClusterName string `protobuf:"bytes,5,opt,name=cluster_name,json=clusterName,proto3" json:"cluster_name,omitempty"`
+	// Why the status is what it is when that is not about shards: set (and the status RED) when
+	// the coordinator cannot read the cluster state, instead of answering from what it read last.
+	Reason        string `protobuf:"bytes,6,opt,name=reason,proto3" json:"reason,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -4716,6 +4750,13 @@ func (x *ClusterHealthResponse) GetTimedOut() bool {
 func (x *ClusterHealthResponse) GetClusterName() string {
 	if x != nil {
 		return x.ClusterName
+	}
+	return ""
+}
+
+func (x *ClusterHealthResponse) GetReason() string {
+	if x != nil {
+		return x.Reason
 	}
 	return ""
 }
@@ -5339,7 +5380,7 @@ var File_sluice_v1_sluice_proto protoreflect.FileDescriptor
 
 const file_sluice_v1_sluice_proto_rawDesc = "" +
 	"\n" +
-	"\x16sluice/v1/sluice.proto\x12\tsluice.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x15sluice/v1/query.proto\x1a\x15sluice/v1/types.proto\"\xdb\x01\n" +
+	"\x16sluice/v1/sluice.proto\x12\tsluice.v1\x1a\x1egoogle/protobuf/duration.proto\x1a google/protobuf/field_mask.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x15sluice/v1/query.proto\x1a\x15sluice/v1/types.proto\"\xdb\x01\n" +
 	"\x12CreateIndexRequest\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x124\n" +
 	"\bsettings\x18\x02 \x01(\v2\x18.sluice.v1.IndexSettingsR\bsettings\x12,\n" +
@@ -5362,10 +5403,12 @@ const file_sluice_v1_sluice_proto_rawDesc = "" +
 	"\x06prefix\x18\x01 \x01(\tR\x06prefix\x12#\n" +
 	"\rinclude_stats\x18\x02 \x01(\bR\fincludeStats\"E\n" +
 	"\x13ListIndicesResponse\x12.\n" +
-	"\aindices\x18\x01 \x03(\v2\x14.sluice.v1.IndexInfoR\aindices\"f\n" +
+	"\aindices\x18\x01 \x03(\v2\x14.sluice.v1.IndexInfoR\aindices\"\xa3\x01\n" +
 	"\x1aUpdateIndexSettingsRequest\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x124\n" +
-	"\bsettings\x18\x02 \x01(\v2\x18.sluice.v1.IndexSettingsR\bsettings\"I\n" +
+	"\bsettings\x18\x02 \x01(\v2\x18.sluice.v1.IndexSettingsR\bsettings\x12;\n" +
+	"\vupdate_mask\x18\x03 \x01(\v2\x1a.google.protobuf.FieldMaskR\n" +
+	"updateMask\"I\n" +
 	"\x1bUpdateIndexSettingsResponse\x12*\n" +
 	"\x05index\x18\x01 \x01(\v2\x14.sluice.v1.IndexInfoR\x05index\"U\n" +
 	"\x11PutMappingRequest\x12\x12\n" +
@@ -5603,19 +5646,22 @@ const file_sluice_v1_sluice_proto_rawDesc = "" +
 	"\x14ClusterHealthRequest\x12\x18\n" +
 	"\aindices\x18\x01 \x03(\tR\aindices\x12?\n" +
 	"\x0fwait_for_status\x18\x02 \x01(\x0e2\x17.sluice.v1.HealthStatusR\rwaitForStatus\x123\n" +
-	"\atimeout\x18\x03 \x01(\v2\x19.google.protobuf.DurationR\atimeout\"\xe6\x01\n" +
+	"\atimeout\x18\x03 \x01(\v2\x19.google.protobuf.DurationR\atimeout\"\xbc\x02\n" +
 	"\vIndexHealth\x12\x14\n" +
 	"\x05index\x18\x01 \x01(\tR\x05index\x12/\n" +
 	"\x06status\x18\x02 \x01(\x0e2\x17.sluice.v1.HealthStatusR\x06status\x122\n" +
 	"\x15active_primary_shards\x18\x03 \x01(\x05R\x13activePrimaryShards\x12+\n" +
 	"\x11unassigned_shards\x18\x04 \x01(\x05R\x10unassignedShards\x12/\n" +
-	"\x06shards\x18\x05 \x03(\v2\x17.sluice.v1.ShardRoutingR\x06shards\"\xeb\x01\n" +
+	"\x06shards\x18\x05 \x03(\v2\x17.sluice.v1.ShardRoutingR\x06shards\x12#\n" +
+	"\ractive_shards\x18\x06 \x01(\x05R\factiveShards\x12/\n" +
+	"\x13initializing_shards\x18\a \x01(\x05R\x12initializingShards\"\x83\x02\n" +
 	"\x15ClusterHealthResponse\x12/\n" +
 	"\x06status\x18\x01 \x01(\x0e2\x17.sluice.v1.HealthStatusR\x06status\x12/\n" +
 	"\x14number_of_data_nodes\x18\x02 \x01(\x05R\x11numberOfDataNodes\x120\n" +
 	"\aindices\x18\x03 \x03(\v2\x16.sluice.v1.IndexHealthR\aindices\x12\x1b\n" +
 	"\ttimed_out\x18\x04 \x01(\bR\btimedOut\x12!\n" +
-	"\fcluster_name\x18\x05 \x01(\tR\vclusterName\"\x15\n" +
+	"\fcluster_name\x18\x05 \x01(\tR\vclusterName\x12\x16\n" +
+	"\x06reason\x18\x06 \x01(\tR\x06reason\"\x15\n" +
 	"\x13ClusterStateRequest\"\xc8\x01\n" +
 	"\bNodeInfo\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x18\n" +
@@ -5849,17 +5895,18 @@ var file_sluice_v1_sluice_proto_goTypes = []any{
 	(*IndexSettings)(nil),               // 79: sluice.v1.IndexSettings
 	(*Mapping)(nil),                     // 80: sluice.v1.Mapping
 	(*IndexInfo)(nil),                   // 81: sluice.v1.IndexInfo
-	(*durationpb.Duration)(nil),         // 82: google.protobuf.Duration
-	(*ErrorDetail)(nil),                 // 83: sluice.v1.ErrorDetail
-	(*Query)(nil),                       // 84: sluice.v1.Query
-	(*SortField)(nil),                   // 85: sluice.v1.SortField
-	(*SearchAfter)(nil),                 // 86: sluice.v1.SearchAfter
-	(*SortValue)(nil),                   // 87: sluice.v1.SortValue
-	(*ShardsSummary)(nil),               // 88: sluice.v1.ShardsSummary
-	(*ShardFailure)(nil),                // 89: sluice.v1.ShardFailure
-	(*timestamppb.Timestamp)(nil),       // 90: google.protobuf.Timestamp
-	(HealthStatus)(0),                   // 91: sluice.v1.HealthStatus
-	(*ShardRouting)(nil),                // 92: sluice.v1.ShardRouting
+	(*fieldmaskpb.FieldMask)(nil),       // 82: google.protobuf.FieldMask
+	(*durationpb.Duration)(nil),         // 83: google.protobuf.Duration
+	(*ErrorDetail)(nil),                 // 84: sluice.v1.ErrorDetail
+	(*Query)(nil),                       // 85: sluice.v1.Query
+	(*SortField)(nil),                   // 86: sluice.v1.SortField
+	(*SearchAfter)(nil),                 // 87: sluice.v1.SearchAfter
+	(*SortValue)(nil),                   // 88: sluice.v1.SortValue
+	(*ShardsSummary)(nil),               // 89: sluice.v1.ShardsSummary
+	(*ShardFailure)(nil),                // 90: sluice.v1.ShardFailure
+	(*timestamppb.Timestamp)(nil),       // 91: google.protobuf.Timestamp
+	(HealthStatus)(0),                   // 92: sluice.v1.HealthStatus
+	(*ShardRouting)(nil),                // 93: sluice.v1.ShardRouting
 }
 var file_sluice_v1_sluice_proto_depIdxs = []int32{
 	79,  // 0: sluice.v1.CreateIndexRequest.settings:type_name -> sluice.v1.IndexSettings
@@ -5868,143 +5915,144 @@ var file_sluice_v1_sluice_proto_depIdxs = []int32{
 	81,  // 3: sluice.v1.GetIndexResponse.index:type_name -> sluice.v1.IndexInfo
 	81,  // 4: sluice.v1.ListIndicesResponse.indices:type_name -> sluice.v1.IndexInfo
 	79,  // 5: sluice.v1.UpdateIndexSettingsRequest.settings:type_name -> sluice.v1.IndexSettings
-	81,  // 6: sluice.v1.UpdateIndexSettingsResponse.index:type_name -> sluice.v1.IndexInfo
-	80,  // 7: sluice.v1.PutMappingRequest.mapping:type_name -> sluice.v1.Mapping
-	81,  // 8: sluice.v1.PutMappingResponse.index:type_name -> sluice.v1.IndexInfo
-	0,   // 9: sluice.v1.AliasAction.type:type_name -> sluice.v1.AliasActionType
-	23,  // 10: sluice.v1.UpdateAliasesRequest.actions:type_name -> sluice.v1.AliasAction
-	27,  // 11: sluice.v1.ListAliasesResponse.aliases:type_name -> sluice.v1.AliasInfo
-	2,   // 12: sluice.v1.BulkItem.action:type_name -> sluice.v1.BulkAction
-	29,  // 13: sluice.v1.BulkRequest.items:type_name -> sluice.v1.BulkItem
-	1,   // 14: sluice.v1.BulkRequest.refresh:type_name -> sluice.v1.RefreshPolicy
-	82,  // 15: sluice.v1.BulkRequest.timeout:type_name -> google.protobuf.Duration
-	2,   // 16: sluice.v1.BulkItemResult.action:type_name -> sluice.v1.BulkAction
-	3,   // 17: sluice.v1.BulkItemResult.status:type_name -> sluice.v1.BulkItemStatus
-	83,  // 18: sluice.v1.BulkItemResult.error:type_name -> sluice.v1.ErrorDetail
-	31,  // 19: sluice.v1.BulkResponse.items:type_name -> sluice.v1.BulkItemResult
-	82,  // 20: sluice.v1.BulkResponse.took:type_name -> google.protobuf.Duration
-	29,  // 21: sluice.v1.BulkStreamRequest.items:type_name -> sluice.v1.BulkItem
-	1,   // 22: sluice.v1.BulkStreamRequest.refresh:type_name -> sluice.v1.RefreshPolicy
-	35,  // 23: sluice.v1.BulkStreamResponse.failures:type_name -> sluice.v1.BulkStreamFailure
-	82,  // 24: sluice.v1.BulkStreamResponse.took:type_name -> google.protobuf.Duration
-	31,  // 25: sluice.v1.BulkStreamFailure.result:type_name -> sluice.v1.BulkItemResult
-	82,  // 26: sluice.v1.PointInTime.keep_alive:type_name -> google.protobuf.Duration
-	84,  // 27: sluice.v1.SearchRequest.query:type_name -> sluice.v1.Query
-	85,  // 28: sluice.v1.SearchRequest.sort:type_name -> sluice.v1.SortField
-	86,  // 29: sluice.v1.SearchRequest.search_after:type_name -> sluice.v1.SearchAfter
-	38,  // 30: sluice.v1.SearchRequest.pit:type_name -> sluice.v1.PointInTime
-	82,  // 31: sluice.v1.SearchRequest.timeout:type_name -> google.protobuf.Duration
-	4,   // 32: sluice.v1.TotalHits.relation:type_name -> sluice.v1.TotalHitsRelation
-	87,  // 33: sluice.v1.Hit.sort:type_name -> sluice.v1.SortValue
-	40,  // 34: sluice.v1.SearchResponse.total:type_name -> sluice.v1.TotalHits
-	41,  // 35: sluice.v1.SearchResponse.hits:type_name -> sluice.v1.Hit
-	88,  // 36: sluice.v1.SearchResponse.shards:type_name -> sluice.v1.ShardsSummary
-	82,  // 37: sluice.v1.SearchResponse.took:type_name -> google.protobuf.Duration
-	82,  // 38: sluice.v1.OpenPointInTimeRequest.keep_alive:type_name -> google.protobuf.Duration
-	88,  // 39: sluice.v1.OpenPointInTimeResponse.shards:type_name -> sluice.v1.ShardsSummary
-	38,  // 40: sluice.v1.ScrollRequest.pit:type_name -> sluice.v1.PointInTime
-	84,  // 41: sluice.v1.ScrollRequest.query:type_name -> sluice.v1.Query
-	47,  // 42: sluice.v1.ScrollRequest.slice:type_name -> sluice.v1.Slice
-	49,  // 43: sluice.v1.ScrollResponse.docs:type_name -> sluice.v1.ScrollDoc
-	88,  // 44: sluice.v1.RefreshResponse.shards:type_name -> sluice.v1.ShardsSummary
-	84,  // 45: sluice.v1.ReindexSource.query:type_name -> sluice.v1.Query
-	79,  // 46: sluice.v1.ReindexDestination.settings:type_name -> sluice.v1.IndexSettings
-	80,  // 47: sluice.v1.ReindexDestination.mapping:type_name -> sluice.v1.Mapping
-	2,   // 48: sluice.v1.ReindexDestination.op_type:type_name -> sluice.v1.BulkAction
-	53,  // 49: sluice.v1.ReindexRequest.source:type_name -> sluice.v1.ReindexSource
-	54,  // 50: sluice.v1.ReindexRequest.dest:type_name -> sluice.v1.ReindexDestination
-	7,   // 51: sluice.v1.ReindexRequest.conflicts:type_name -> sluice.v1.ConflictPolicy
-	5,   // 52: sluice.v1.ReindexRequest.mode:type_name -> sluice.v1.ReindexMode
-	6,   // 53: sluice.v1.ReindexRequest.copy_method:type_name -> sluice.v1.ReindexCopyMethod
-	59,  // 54: sluice.v1.ReindexResponse.task:type_name -> sluice.v1.Task
-	8,   // 55: sluice.v1.SliceStatus.state:type_name -> sluice.v1.TaskState
-	6,   // 56: sluice.v1.SliceStatus.copy_method:type_name -> sluice.v1.ReindexCopyMethod
-	82,  // 57: sluice.v1.ReindexStatus.throttled:type_name -> google.protobuf.Duration
-	82,  // 58: sluice.v1.ReindexStatus.eta:type_name -> google.protobuf.Duration
-	5,   // 59: sluice.v1.ReindexStatus.mode:type_name -> sluice.v1.ReindexMode
-	57,  // 60: sluice.v1.ReindexStatus.slices:type_name -> sluice.v1.SliceStatus
-	89,  // 61: sluice.v1.ReindexStatus.failure_samples:type_name -> sluice.v1.ShardFailure
-	6,   // 62: sluice.v1.ReindexStatus.copy_method:type_name -> sluice.v1.ReindexCopyMethod
-	8,   // 63: sluice.v1.Task.state:type_name -> sluice.v1.TaskState
-	90,  // 64: sluice.v1.Task.start_time:type_name -> google.protobuf.Timestamp
-	90,  // 65: sluice.v1.Task.end_time:type_name -> google.protobuf.Timestamp
-	83,  // 66: sluice.v1.Task.error:type_name -> sluice.v1.ErrorDetail
-	58,  // 67: sluice.v1.Task.reindex:type_name -> sluice.v1.ReindexStatus
-	82,  // 68: sluice.v1.GetTaskRequest.timeout:type_name -> google.protobuf.Duration
-	59,  // 69: sluice.v1.GetTaskResponse.task:type_name -> sluice.v1.Task
-	8,   // 70: sluice.v1.ListTasksRequest.states:type_name -> sluice.v1.TaskState
-	59,  // 71: sluice.v1.ListTasksResponse.tasks:type_name -> sluice.v1.Task
-	59,  // 72: sluice.v1.CancelTaskResponse.task:type_name -> sluice.v1.Task
-	59,  // 73: sluice.v1.RethrottleTaskResponse.task:type_name -> sluice.v1.Task
-	91,  // 74: sluice.v1.ClusterHealthRequest.wait_for_status:type_name -> sluice.v1.HealthStatus
-	82,  // 75: sluice.v1.ClusterHealthRequest.timeout:type_name -> google.protobuf.Duration
-	91,  // 76: sluice.v1.IndexHealth.status:type_name -> sluice.v1.HealthStatus
-	92,  // 77: sluice.v1.IndexHealth.shards:type_name -> sluice.v1.ShardRouting
-	91,  // 78: sluice.v1.ClusterHealthResponse.status:type_name -> sluice.v1.HealthStatus
-	69,  // 79: sluice.v1.ClusterHealthResponse.indices:type_name -> sluice.v1.IndexHealth
-	72,  // 80: sluice.v1.ClusterStateResponse.nodes:type_name -> sluice.v1.NodeInfo
-	81,  // 81: sluice.v1.ClusterStateResponse.indices:type_name -> sluice.v1.IndexInfo
-	27,  // 82: sluice.v1.ClusterStateResponse.aliases:type_name -> sluice.v1.AliasInfo
-	9,   // 83: sluice.v1.FileVerification.status:type_name -> sluice.v1.FileVerificationStatus
-	10,  // 84: sluice.v1.ShardVerification.status:type_name -> sluice.v1.ShardVerificationStatus
-	75,  // 85: sluice.v1.ShardVerification.files:type_name -> sluice.v1.FileVerification
-	76,  // 86: sluice.v1.ShardVerification.segments:type_name -> sluice.v1.SegmentVerification
-	82,  // 87: sluice.v1.ShardVerification.took:type_name -> google.protobuf.Duration
-	83,  // 88: sluice.v1.ShardVerification.error:type_name -> sluice.v1.ErrorDetail
-	77,  // 89: sluice.v1.VerifyIndexResponse.shards:type_name -> sluice.v1.ShardVerification
-	11,  // 90: sluice.v1.Sluice.CreateIndex:input_type -> sluice.v1.CreateIndexRequest
-	13,  // 91: sluice.v1.Sluice.DeleteIndex:input_type -> sluice.v1.DeleteIndexRequest
-	15,  // 92: sluice.v1.Sluice.GetIndex:input_type -> sluice.v1.GetIndexRequest
-	17,  // 93: sluice.v1.Sluice.ListIndices:input_type -> sluice.v1.ListIndicesRequest
-	19,  // 94: sluice.v1.Sluice.UpdateIndexSettings:input_type -> sluice.v1.UpdateIndexSettingsRequest
-	21,  // 95: sluice.v1.Sluice.PutMapping:input_type -> sluice.v1.PutMappingRequest
-	24,  // 96: sluice.v1.Sluice.UpdateAliases:input_type -> sluice.v1.UpdateAliasesRequest
-	26,  // 97: sluice.v1.Sluice.ListAliases:input_type -> sluice.v1.ListAliasesRequest
-	30,  // 98: sluice.v1.Sluice.Bulk:input_type -> sluice.v1.BulkRequest
-	33,  // 99: sluice.v1.Sluice.BulkStream:input_type -> sluice.v1.BulkStreamRequest
-	36,  // 100: sluice.v1.Sluice.Get:input_type -> sluice.v1.GetRequest
-	39,  // 101: sluice.v1.Sluice.Search:input_type -> sluice.v1.SearchRequest
-	43,  // 102: sluice.v1.Sluice.OpenPointInTime:input_type -> sluice.v1.OpenPointInTimeRequest
-	45,  // 103: sluice.v1.Sluice.ClosePointInTime:input_type -> sluice.v1.ClosePointInTimeRequest
-	48,  // 104: sluice.v1.Sluice.Scroll:input_type -> sluice.v1.ScrollRequest
-	51,  // 105: sluice.v1.Sluice.Refresh:input_type -> sluice.v1.RefreshRequest
-	55,  // 106: sluice.v1.Sluice.Reindex:input_type -> sluice.v1.ReindexRequest
-	60,  // 107: sluice.v1.Sluice.GetTask:input_type -> sluice.v1.GetTaskRequest
-	62,  // 108: sluice.v1.Sluice.ListTasks:input_type -> sluice.v1.ListTasksRequest
-	64,  // 109: sluice.v1.Sluice.CancelTask:input_type -> sluice.v1.CancelTaskRequest
-	66,  // 110: sluice.v1.Sluice.RethrottleTask:input_type -> sluice.v1.RethrottleTaskRequest
-	68,  // 111: sluice.v1.Sluice.ClusterHealth:input_type -> sluice.v1.ClusterHealthRequest
-	71,  // 112: sluice.v1.Sluice.ClusterState:input_type -> sluice.v1.ClusterStateRequest
-	74,  // 113: sluice.v1.Sluice.VerifyIndex:input_type -> sluice.v1.VerifyIndexRequest
-	12,  // 114: sluice.v1.Sluice.CreateIndex:output_type -> sluice.v1.CreateIndexResponse
-	14,  // 115: sluice.v1.Sluice.DeleteIndex:output_type -> sluice.v1.DeleteIndexResponse
-	16,  // 116: sluice.v1.Sluice.GetIndex:output_type -> sluice.v1.GetIndexResponse
-	18,  // 117: sluice.v1.Sluice.ListIndices:output_type -> sluice.v1.ListIndicesResponse
-	20,  // 118: sluice.v1.Sluice.UpdateIndexSettings:output_type -> sluice.v1.UpdateIndexSettingsResponse
-	22,  // 119: sluice.v1.Sluice.PutMapping:output_type -> sluice.v1.PutMappingResponse
-	25,  // 120: sluice.v1.Sluice.UpdateAliases:output_type -> sluice.v1.UpdateAliasesResponse
-	28,  // 121: sluice.v1.Sluice.ListAliases:output_type -> sluice.v1.ListAliasesResponse
-	32,  // 122: sluice.v1.Sluice.Bulk:output_type -> sluice.v1.BulkResponse
-	34,  // 123: sluice.v1.Sluice.BulkStream:output_type -> sluice.v1.BulkStreamResponse
-	37,  // 124: sluice.v1.Sluice.Get:output_type -> sluice.v1.GetResponse
-	42,  // 125: sluice.v1.Sluice.Search:output_type -> sluice.v1.SearchResponse
-	44,  // 126: sluice.v1.Sluice.OpenPointInTime:output_type -> sluice.v1.OpenPointInTimeResponse
-	46,  // 127: sluice.v1.Sluice.ClosePointInTime:output_type -> sluice.v1.ClosePointInTimeResponse
-	50,  // 128: sluice.v1.Sluice.Scroll:output_type -> sluice.v1.ScrollResponse
-	52,  // 129: sluice.v1.Sluice.Refresh:output_type -> sluice.v1.RefreshResponse
-	56,  // 130: sluice.v1.Sluice.Reindex:output_type -> sluice.v1.ReindexResponse
-	61,  // 131: sluice.v1.Sluice.GetTask:output_type -> sluice.v1.GetTaskResponse
-	63,  // 132: sluice.v1.Sluice.ListTasks:output_type -> sluice.v1.ListTasksResponse
-	65,  // 133: sluice.v1.Sluice.CancelTask:output_type -> sluice.v1.CancelTaskResponse
-	67,  // 134: sluice.v1.Sluice.RethrottleTask:output_type -> sluice.v1.RethrottleTaskResponse
-	70,  // 135: sluice.v1.Sluice.ClusterHealth:output_type -> sluice.v1.ClusterHealthResponse
-	73,  // 136: sluice.v1.Sluice.ClusterState:output_type -> sluice.v1.ClusterStateResponse
-	78,  // 137: sluice.v1.Sluice.VerifyIndex:output_type -> sluice.v1.VerifyIndexResponse
-	114, // [114:138] is the sub-list for method output_type
-	90,  // [90:114] is the sub-list for method input_type
-	90,  // [90:90] is the sub-list for extension type_name
-	90,  // [90:90] is the sub-list for extension extendee
-	0,   // [0:90] is the sub-list for field type_name
+	82,  // 6: sluice.v1.UpdateIndexSettingsRequest.update_mask:type_name -> google.protobuf.FieldMask
+	81,  // 7: sluice.v1.UpdateIndexSettingsResponse.index:type_name -> sluice.v1.IndexInfo
+	80,  // 8: sluice.v1.PutMappingRequest.mapping:type_name -> sluice.v1.Mapping
+	81,  // 9: sluice.v1.PutMappingResponse.index:type_name -> sluice.v1.IndexInfo
+	0,   // 10: sluice.v1.AliasAction.type:type_name -> sluice.v1.AliasActionType
+	23,  // 11: sluice.v1.UpdateAliasesRequest.actions:type_name -> sluice.v1.AliasAction
+	27,  // 12: sluice.v1.ListAliasesResponse.aliases:type_name -> sluice.v1.AliasInfo
+	2,   // 13: sluice.v1.BulkItem.action:type_name -> sluice.v1.BulkAction
+	29,  // 14: sluice.v1.BulkRequest.items:type_name -> sluice.v1.BulkItem
+	1,   // 15: sluice.v1.BulkRequest.refresh:type_name -> sluice.v1.RefreshPolicy
+	83,  // 16: sluice.v1.BulkRequest.timeout:type_name -> google.protobuf.Duration
+	2,   // 17: sluice.v1.BulkItemResult.action:type_name -> sluice.v1.BulkAction
+	3,   // 18: sluice.v1.BulkItemResult.status:type_name -> sluice.v1.BulkItemStatus
+	84,  // 19: sluice.v1.BulkItemResult.error:type_name -> sluice.v1.ErrorDetail
+	31,  // 20: sluice.v1.BulkResponse.items:type_name -> sluice.v1.BulkItemResult
+	83,  // 21: sluice.v1.BulkResponse.took:type_name -> google.protobuf.Duration
+	29,  // 22: sluice.v1.BulkStreamRequest.items:type_name -> sluice.v1.BulkItem
+	1,   // 23: sluice.v1.BulkStreamRequest.refresh:type_name -> sluice.v1.RefreshPolicy
+	35,  // 24: sluice.v1.BulkStreamResponse.failures:type_name -> sluice.v1.BulkStreamFailure
+	83,  // 25: sluice.v1.BulkStreamResponse.took:type_name -> google.protobuf.Duration
+	31,  // 26: sluice.v1.BulkStreamFailure.result:type_name -> sluice.v1.BulkItemResult
+	83,  // 27: sluice.v1.PointInTime.keep_alive:type_name -> google.protobuf.Duration
+	85,  // 28: sluice.v1.SearchRequest.query:type_name -> sluice.v1.Query
+	86,  // 29: sluice.v1.SearchRequest.sort:type_name -> sluice.v1.SortField
+	87,  // 30: sluice.v1.SearchRequest.search_after:type_name -> sluice.v1.SearchAfter
+	38,  // 31: sluice.v1.SearchRequest.pit:type_name -> sluice.v1.PointInTime
+	83,  // 32: sluice.v1.SearchRequest.timeout:type_name -> google.protobuf.Duration
+	4,   // 33: sluice.v1.TotalHits.relation:type_name -> sluice.v1.TotalHitsRelation
+	88,  // 34: sluice.v1.Hit.sort:type_name -> sluice.v1.SortValue
+	40,  // 35: sluice.v1.SearchResponse.total:type_name -> sluice.v1.TotalHits
+	41,  // 36: sluice.v1.SearchResponse.hits:type_name -> sluice.v1.Hit
+	89,  // 37: sluice.v1.SearchResponse.shards:type_name -> sluice.v1.ShardsSummary
+	83,  // 38: sluice.v1.SearchResponse.took:type_name -> google.protobuf.Duration
+	83,  // 39: sluice.v1.OpenPointInTimeRequest.keep_alive:type_name -> google.protobuf.Duration
+	89,  // 40: sluice.v1.OpenPointInTimeResponse.shards:type_name -> sluice.v1.ShardsSummary
+	38,  // 41: sluice.v1.ScrollRequest.pit:type_name -> sluice.v1.PointInTime
+	85,  // 42: sluice.v1.ScrollRequest.query:type_name -> sluice.v1.Query
+	47,  // 43: sluice.v1.ScrollRequest.slice:type_name -> sluice.v1.Slice
+	49,  // 44: sluice.v1.ScrollResponse.docs:type_name -> sluice.v1.ScrollDoc
+	89,  // 45: sluice.v1.RefreshResponse.shards:type_name -> sluice.v1.ShardsSummary
+	85,  // 46: sluice.v1.ReindexSource.query:type_name -> sluice.v1.Query
+	79,  // 47: sluice.v1.ReindexDestination.settings:type_name -> sluice.v1.IndexSettings
+	80,  // 48: sluice.v1.ReindexDestination.mapping:type_name -> sluice.v1.Mapping
+	2,   // 49: sluice.v1.ReindexDestination.op_type:type_name -> sluice.v1.BulkAction
+	53,  // 50: sluice.v1.ReindexRequest.source:type_name -> sluice.v1.ReindexSource
+	54,  // 51: sluice.v1.ReindexRequest.dest:type_name -> sluice.v1.ReindexDestination
+	7,   // 52: sluice.v1.ReindexRequest.conflicts:type_name -> sluice.v1.ConflictPolicy
+	5,   // 53: sluice.v1.ReindexRequest.mode:type_name -> sluice.v1.ReindexMode
+	6,   // 54: sluice.v1.ReindexRequest.copy_method:type_name -> sluice.v1.ReindexCopyMethod
+	59,  // 55: sluice.v1.ReindexResponse.task:type_name -> sluice.v1.Task
+	8,   // 56: sluice.v1.SliceStatus.state:type_name -> sluice.v1.TaskState
+	6,   // 57: sluice.v1.SliceStatus.copy_method:type_name -> sluice.v1.ReindexCopyMethod
+	83,  // 58: sluice.v1.ReindexStatus.throttled:type_name -> google.protobuf.Duration
+	83,  // 59: sluice.v1.ReindexStatus.eta:type_name -> google.protobuf.Duration
+	5,   // 60: sluice.v1.ReindexStatus.mode:type_name -> sluice.v1.ReindexMode
+	57,  // 61: sluice.v1.ReindexStatus.slices:type_name -> sluice.v1.SliceStatus
+	90,  // 62: sluice.v1.ReindexStatus.failure_samples:type_name -> sluice.v1.ShardFailure
+	6,   // 63: sluice.v1.ReindexStatus.copy_method:type_name -> sluice.v1.ReindexCopyMethod
+	8,   // 64: sluice.v1.Task.state:type_name -> sluice.v1.TaskState
+	91,  // 65: sluice.v1.Task.start_time:type_name -> google.protobuf.Timestamp
+	91,  // 66: sluice.v1.Task.end_time:type_name -> google.protobuf.Timestamp
+	84,  // 67: sluice.v1.Task.error:type_name -> sluice.v1.ErrorDetail
+	58,  // 68: sluice.v1.Task.reindex:type_name -> sluice.v1.ReindexStatus
+	83,  // 69: sluice.v1.GetTaskRequest.timeout:type_name -> google.protobuf.Duration
+	59,  // 70: sluice.v1.GetTaskResponse.task:type_name -> sluice.v1.Task
+	8,   // 71: sluice.v1.ListTasksRequest.states:type_name -> sluice.v1.TaskState
+	59,  // 72: sluice.v1.ListTasksResponse.tasks:type_name -> sluice.v1.Task
+	59,  // 73: sluice.v1.CancelTaskResponse.task:type_name -> sluice.v1.Task
+	59,  // 74: sluice.v1.RethrottleTaskResponse.task:type_name -> sluice.v1.Task
+	92,  // 75: sluice.v1.ClusterHealthRequest.wait_for_status:type_name -> sluice.v1.HealthStatus
+	83,  // 76: sluice.v1.ClusterHealthRequest.timeout:type_name -> google.protobuf.Duration
+	92,  // 77: sluice.v1.IndexHealth.status:type_name -> sluice.v1.HealthStatus
+	93,  // 78: sluice.v1.IndexHealth.shards:type_name -> sluice.v1.ShardRouting
+	92,  // 79: sluice.v1.ClusterHealthResponse.status:type_name -> sluice.v1.HealthStatus
+	69,  // 80: sluice.v1.ClusterHealthResponse.indices:type_name -> sluice.v1.IndexHealth
+	72,  // 81: sluice.v1.ClusterStateResponse.nodes:type_name -> sluice.v1.NodeInfo
+	81,  // 82: sluice.v1.ClusterStateResponse.indices:type_name -> sluice.v1.IndexInfo
+	27,  // 83: sluice.v1.ClusterStateResponse.aliases:type_name -> sluice.v1.AliasInfo
+	9,   // 84: sluice.v1.FileVerification.status:type_name -> sluice.v1.FileVerificationStatus
+	10,  // 85: sluice.v1.ShardVerification.status:type_name -> sluice.v1.ShardVerificationStatus
+	75,  // 86: sluice.v1.ShardVerification.files:type_name -> sluice.v1.FileVerification
+	76,  // 87: sluice.v1.ShardVerification.segments:type_name -> sluice.v1.SegmentVerification
+	83,  // 88: sluice.v1.ShardVerification.took:type_name -> google.protobuf.Duration
+	84,  // 89: sluice.v1.ShardVerification.error:type_name -> sluice.v1.ErrorDetail
+	77,  // 90: sluice.v1.VerifyIndexResponse.shards:type_name -> sluice.v1.ShardVerification
+	11,  // 91: sluice.v1.Sluice.CreateIndex:input_type -> sluice.v1.CreateIndexRequest
+	13,  // 92: sluice.v1.Sluice.DeleteIndex:input_type -> sluice.v1.DeleteIndexRequest
+	15,  // 93: sluice.v1.Sluice.GetIndex:input_type -> sluice.v1.GetIndexRequest
+	17,  // 94: sluice.v1.Sluice.ListIndices:input_type -> sluice.v1.ListIndicesRequest
+	19,  // 95: sluice.v1.Sluice.UpdateIndexSettings:input_type -> sluice.v1.UpdateIndexSettingsRequest
+	21,  // 96: sluice.v1.Sluice.PutMapping:input_type -> sluice.v1.PutMappingRequest
+	24,  // 97: sluice.v1.Sluice.UpdateAliases:input_type -> sluice.v1.UpdateAliasesRequest
+	26,  // 98: sluice.v1.Sluice.ListAliases:input_type -> sluice.v1.ListAliasesRequest
+	30,  // 99: sluice.v1.Sluice.Bulk:input_type -> sluice.v1.BulkRequest
+	33,  // 100: sluice.v1.Sluice.BulkStream:input_type -> sluice.v1.BulkStreamRequest
+	36,  // 101: sluice.v1.Sluice.Get:input_type -> sluice.v1.GetRequest
+	39,  // 102: sluice.v1.Sluice.Search:input_type -> sluice.v1.SearchRequest
+	43,  // 103: sluice.v1.Sluice.OpenPointInTime:input_type -> sluice.v1.OpenPointInTimeRequest
+	45,  // 104: sluice.v1.Sluice.ClosePointInTime:input_type -> sluice.v1.ClosePointInTimeRequest
+	48,  // 105: sluice.v1.Sluice.Scroll:input_type -> sluice.v1.ScrollRequest
+	51,  // 106: sluice.v1.Sluice.Refresh:input_type -> sluice.v1.RefreshRequest
+	55,  // 107: sluice.v1.Sluice.Reindex:input_type -> sluice.v1.ReindexRequest
+	60,  // 108: sluice.v1.Sluice.GetTask:input_type -> sluice.v1.GetTaskRequest
+	62,  // 109: sluice.v1.Sluice.ListTasks:input_type -> sluice.v1.ListTasksRequest
+	64,  // 110: sluice.v1.Sluice.CancelTask:input_type -> sluice.v1.CancelTaskRequest
+	66,  // 111: sluice.v1.Sluice.RethrottleTask:input_type -> sluice.v1.RethrottleTaskRequest
+	68,  // 112: sluice.v1.Sluice.ClusterHealth:input_type -> sluice.v1.ClusterHealthRequest
+	71,  // 113: sluice.v1.Sluice.ClusterState:input_type -> sluice.v1.ClusterStateRequest
+	74,  // 114: sluice.v1.Sluice.VerifyIndex:input_type -> sluice.v1.VerifyIndexRequest
+	12,  // 115: sluice.v1.Sluice.CreateIndex:output_type -> sluice.v1.CreateIndexResponse
+	14,  // 116: sluice.v1.Sluice.DeleteIndex:output_type -> sluice.v1.DeleteIndexResponse
+	16,  // 117: sluice.v1.Sluice.GetIndex:output_type -> sluice.v1.GetIndexResponse
+	18,  // 118: sluice.v1.Sluice.ListIndices:output_type -> sluice.v1.ListIndicesResponse
+	20,  // 119: sluice.v1.Sluice.UpdateIndexSettings:output_type -> sluice.v1.UpdateIndexSettingsResponse
+	22,  // 120: sluice.v1.Sluice.PutMapping:output_type -> sluice.v1.PutMappingResponse
+	25,  // 121: sluice.v1.Sluice.UpdateAliases:output_type -> sluice.v1.UpdateAliasesResponse
+	28,  // 122: sluice.v1.Sluice.ListAliases:output_type -> sluice.v1.ListAliasesResponse
+	32,  // 123: sluice.v1.Sluice.Bulk:output_type -> sluice.v1.BulkResponse
+	34,  // 124: sluice.v1.Sluice.BulkStream:output_type -> sluice.v1.BulkStreamResponse
+	37,  // 125: sluice.v1.Sluice.Get:output_type -> sluice.v1.GetResponse
+	42,  // 126: sluice.v1.Sluice.Search:output_type -> sluice.v1.SearchResponse
+	44,  // 127: sluice.v1.Sluice.OpenPointInTime:output_type -> sluice.v1.OpenPointInTimeResponse
+	46,  // 128: sluice.v1.Sluice.ClosePointInTime:output_type -> sluice.v1.ClosePointInTimeResponse
+	50,  // 129: sluice.v1.Sluice.Scroll:output_type -> sluice.v1.ScrollResponse
+	52,  // 130: sluice.v1.Sluice.Refresh:output_type -> sluice.v1.RefreshResponse
+	56,  // 131: sluice.v1.Sluice.Reindex:output_type -> sluice.v1.ReindexResponse
+	61,  // 132: sluice.v1.Sluice.GetTask:output_type -> sluice.v1.GetTaskResponse
+	63,  // 133: sluice.v1.Sluice.ListTasks:output_type -> sluice.v1.ListTasksResponse
+	65,  // 134: sluice.v1.Sluice.CancelTask:output_type -> sluice.v1.CancelTaskResponse
+	67,  // 135: sluice.v1.Sluice.RethrottleTask:output_type -> sluice.v1.RethrottleTaskResponse
+	70,  // 136: sluice.v1.Sluice.ClusterHealth:output_type -> sluice.v1.ClusterHealthResponse
+	73,  // 137: sluice.v1.Sluice.ClusterState:output_type -> sluice.v1.ClusterStateResponse
+	78,  // 138: sluice.v1.Sluice.VerifyIndex:output_type -> sluice.v1.VerifyIndexResponse
+	115, // [115:139] is the sub-list for method output_type
+	91,  // [91:115] is the sub-list for method input_type
+	91,  // [91:91] is the sub-list for extension type_name
+	91,  // [91:91] is the sub-list for extension extendee
+	0,   // [0:91] is the sub-list for field type_name
 }
 
 func init() { file_sluice_v1_sluice_proto_init() }

@@ -267,9 +267,10 @@ const (
 	HealthStatus_HEALTH_STATUS_UNSPECIFIED HealthStatus = 0
 	// Every shard copy is started.
 	HealthStatus_HEALTH_STATUS_GREEN HealthStatus = 1
-	// Every primary is started but some replica is not.
+	// Every shard has a started primary but some replica copy is not started.
 	HealthStatus_HEALTH_STATUS_YELLOW HealthStatus = 2
-	// Some primary is not started: some documents cannot be read or written.
+	// Some shard has no started primary (some documents cannot be written, and cannot be read if
+	// no copy is started either), or the cluster state cannot be read.
 	HealthStatus_HEALTH_STATUS_RED HealthStatus = 3
 )
 
@@ -328,7 +329,9 @@ const (
 	ShardState_SHARD_STATE_INITIALIZING ShardState = 2
 	// Open and serving.
 	ShardState_SHARD_STATE_STARTED ShardState = 3
-	// Assigned to a node that is not live; waiting for it to come back.
+	// Assigned to a node that left: its lease expired, or it failed the allocator's follower
+	// checks (its process is gone or cannot be reached). Waiting for it to come back; a replica
+	// is placed elsewhere after the index's node_left_delayed_timeout.
 	ShardState_SHARD_STATE_NODE_LEFT ShardState = 4
 	// The shard failed to open or failed while serving; see the reason.
 	ShardState_SHARD_STATE_FAILED ShardState = 5
@@ -585,7 +588,9 @@ type IndexSettings struct {
 	// hash to shards, so the index can later be split, or reindexed locally into a multiple of
 	// its shard count. Default: number_of_shards.
 	NumberOfRoutingShards int32 `protobuf:"varint,2,opt,name=number_of_routing_shards,json=numberOfRoutingShards,proto3" json:"number_of_routing_shards,omitempty"`
-	// Number of replica copies of each shard. Only 0 is accepted until replication exists.
+	// Number of replica copies of each shard, 0 (the default) to 32 (dynamic: the allocator adds
+	// or removes copies of a live index). Every copy of a shard is on another node; copies that
+	// find no node stay unassigned, and the index yellow.
 	NumberOfReplicas int32 `protobuf:"varint,3,opt,name=number_of_replicas,json=numberOfReplicas,proto3" json:"number_of_replicas,omitempty"`
 	// How often buffered writes become searchable (dynamic). Unset: 1s. At least 100ms; zero or a
 	// negative duration turns periodic refresh off; writes then become visible on explicit refresh
@@ -611,8 +616,12 @@ type IndexSettings struct {
 	// 0: the default, 256 (Elasticsearch has no default bound; Sluice keeps every mapping in one
 	// etcd record, so names are bounded).
 	MappingFieldNameLengthLimit int32 `protobuf:"varint,11,opt,name=mapping_field_name_length_limit,json=mappingFieldNameLengthLimit,proto3" json:"mapping_field_name_length_limit,omitempty"`
-	unknownFields               protoimpl.UnknownFields
-	sizeCache                   protoimpl.SizeCache
+	// How long a replica copy whose node left waits for the node to return before it is placed on
+	// another node (dynamic; Elasticsearch's index.unassigned.node_left.delayed_timeout): a
+	// restarting node gets its copies back and reuses their files. Unset: 1m; 0: at once.
+	NodeLeftDelayedTimeout *durationpb.Duration `protobuf:"bytes,12,opt,name=node_left_delayed_timeout,json=nodeLeftDelayedTimeout,proto3" json:"node_left_delayed_timeout,omitempty"`
+	unknownFields          protoimpl.UnknownFields
+	sizeCache              protoimpl.SizeCache
 }
 
 func (x *IndexSettings) Reset() {
@@ -722,7 +731,14 @@ func (x *IndexSettings) GetMappingFieldNameLengthLimit() int32 {
 	return 0
 }
 
-// ShardRouting says where one shard copy lives.
+func (x *IndexSettings) GetNodeLeftDelayedTimeout() *durationpb.Duration {
+	if x != nil {
+		return x.NodeLeftDelayedTimeout
+	}
+	return nil
+}
+
+// ShardRouting says where one shard copy lives and what state it is in.
 type ShardRouting struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Shard number, 0-based.
@@ -739,7 +755,13 @@ type ShardRouting struct {
 	Reason string `protobuf:"bytes,6,opt,name=reason,proto3" json:"reason,omitempty"`
 	// How far the copy's recovery is, while it is INITIALIZING and its node opens it (recovering
 	// from its last commit and translog); unset otherwise.
-	Recovery      *ShardRecovery `protobuf:"bytes,7,opt,name=recovery,proto3" json:"recovery,omitempty"`
+	Recovery *ShardRecovery `protobuf:"bytes,7,opt,name=recovery,proto3" json:"recovery,omitempty"`
+	// The shard's primary term (the same on every copy of a shard): 1 at creation, + 1 each time
+	// another copy becomes primary.
+	PrimaryTerm int64 `protobuf:"varint,8,opt,name=primary_term,json=primaryTerm,proto3" json:"primary_term,omitempty"`
+	// Whether the copy is in the shard's in-sync set: it holds every acknowledged operation and
+	// may become primary.
+	InSync        bool `protobuf:"varint,9,opt,name=in_sync,json=inSync,proto3" json:"in_sync,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -821,6 +843,20 @@ func (x *ShardRouting) GetRecovery() *ShardRecovery {
 		return x.Recovery
 	}
 	return nil
+}
+
+func (x *ShardRouting) GetPrimaryTerm() int64 {
+	if x != nil {
+		return x.PrimaryTerm
+	}
+	return 0
+}
+
+func (x *ShardRouting) GetInSync() bool {
+	if x != nil {
+		return x.InSync
+	}
+	return false
 }
 
 // ShardRecovery is a recovering shard copy's progress, published by its node about once a
@@ -939,7 +975,7 @@ type IndexInfo struct {
 	DocsCount int64 `protobuf:"varint,9,opt,name=docs_count,json=docsCount,proto3" json:"docs_count,omitempty"`
 	// Bytes on disk over all shards (omitted when not requested).
 	StoreSizeBytes int64 `protobuf:"varint,10,opt,name=store_size_bytes,json=storeSizeBytes,proto3" json:"store_size_bytes,omitempty"`
-	// Routing of every shard copy.
+	// Routing of every shard copy, by shard number, each shard's primary first.
 	Shards        []*ShardRouting `protobuf:"bytes,11,rep,name=shards,proto3" json:"shards,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1535,7 +1571,7 @@ const file_sluice_v1_types_proto_rawDesc = "" +
 	"\adynamic\x18\x02 \x01(\x0e2\x19.sluice.v1.DynamicMappingR\adynamic\x1aV\n" +
 	"\x0fPropertiesEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12-\n" +
-	"\x05value\x18\x02 \x01(\v2\x17.sluice.v1.FieldMappingR\x05value:\x028\x01\"\x9e\x05\n" +
+	"\x05value\x18\x02 \x01(\v2\x17.sluice.v1.FieldMappingR\x05value:\x028\x01\"\xf4\x05\n" +
 	"\rIndexSettings\x12(\n" +
 	"\x10number_of_shards\x18\x01 \x01(\x05R\x0enumberOfShards\x127\n" +
 	"\x18number_of_routing_shards\x18\x02 \x01(\x05R\x15numberOfRoutingShards\x12,\n" +
@@ -1548,7 +1584,8 @@ const file_sluice_v1_types_proto_rawDesc = "" +
 	"\x1amapping_total_fields_limit\x18\t \x01(\x05R\x17mappingTotalFieldsLimit\x12.\n" +
 	"\x13mapping_depth_limit\x18\n" +
 	" \x01(\x05R\x11mappingDepthLimit\x12D\n" +
-	"\x1fmapping_field_name_length_limit\x18\v \x01(\x05R\x1bmappingFieldNameLengthLimit\"\xf7\x01\n" +
+	"\x1fmapping_field_name_length_limit\x18\v \x01(\x05R\x1bmappingFieldNameLengthLimit\x12T\n" +
+	"\x19node_left_delayed_timeout\x18\f \x01(\v2\x19.google.protobuf.DurationR\x16nodeLeftDelayedTimeout\"\xb3\x02\n" +
 	"\fShardRouting\x12\x14\n" +
 	"\x05shard\x18\x01 \x01(\x05R\x05shard\x12\x17\n" +
 	"\anode_id\x18\x02 \x01(\tR\x06nodeId\x12\x18\n" +
@@ -1556,7 +1593,9 @@ const file_sluice_v1_types_proto_rawDesc = "" +
 	"\x05state\x18\x04 \x01(\x0e2\x15.sluice.v1.ShardStateR\x05state\x12#\n" +
 	"\rallocation_id\x18\x05 \x01(\tR\fallocationId\x12\x16\n" +
 	"\x06reason\x18\x06 \x01(\tR\x06reason\x124\n" +
-	"\brecovery\x18\a \x01(\v2\x18.sluice.v1.ShardRecoveryR\brecovery\"\xda\x01\n" +
+	"\brecovery\x18\a \x01(\v2\x18.sluice.v1.ShardRecoveryR\brecovery\x12!\n" +
+	"\fprimary_term\x18\b \x01(\x03R\vprimaryTerm\x12\x17\n" +
+	"\ain_sync\x18\t \x01(\bR\x06inSync\"\xda\x01\n" +
 	"\rShardRecovery\x12.\n" +
 	"\x05stage\x18\x01 \x01(\x0e2\x18.sluice.v1.RecoveryStageR\x05stage\x12\x10\n" +
 	"\x03ops\x18\x02 \x01(\x03R\x03ops\x12\x1b\n" +
@@ -1701,25 +1740,26 @@ var file_sluice_v1_types_proto_depIdxs = []int32{
 	19, // 3: sluice.v1.IndexSettings.refresh_interval:type_name -> google.protobuf.Duration
 	2,  // 4: sluice.v1.IndexSettings.translog_durability:type_name -> sluice.v1.TranslogDurability
 	19, // 5: sluice.v1.IndexSettings.translog_sync_interval:type_name -> google.protobuf.Duration
-	5,  // 6: sluice.v1.ShardRouting.state:type_name -> sluice.v1.ShardState
-	11, // 7: sluice.v1.ShardRouting.recovery:type_name -> sluice.v1.ShardRecovery
-	6,  // 8: sluice.v1.ShardRecovery.stage:type_name -> sluice.v1.RecoveryStage
-	19, // 9: sluice.v1.ShardRecovery.elapsed:type_name -> google.protobuf.Duration
-	9,  // 10: sluice.v1.IndexInfo.settings:type_name -> sluice.v1.IndexSettings
-	8,  // 11: sluice.v1.IndexInfo.mapping:type_name -> sluice.v1.Mapping
-	3,  // 12: sluice.v1.IndexInfo.state:type_name -> sluice.v1.IndexState
-	20, // 13: sluice.v1.IndexInfo.creation_time:type_name -> google.protobuf.Timestamp
-	4,  // 14: sluice.v1.IndexInfo.health:type_name -> sluice.v1.HealthStatus
-	10, // 15: sluice.v1.IndexInfo.shards:type_name -> sluice.v1.ShardRouting
-	19, // 16: sluice.v1.ErrorDetail.retry_delay:type_name -> google.protobuf.Duration
-	15, // 17: sluice.v1.ShardFailure.error:type_name -> sluice.v1.ErrorDetail
-	16, // 18: sluice.v1.ShardsSummary.failures:type_name -> sluice.v1.ShardFailure
-	7,  // 19: sluice.v1.Mapping.PropertiesEntry.value:type_name -> sluice.v1.FieldMapping
-	20, // [20:20] is the sub-list for method output_type
-	20, // [20:20] is the sub-list for method input_type
-	20, // [20:20] is the sub-list for extension type_name
-	20, // [20:20] is the sub-list for extension extendee
-	0,  // [0:20] is the sub-list for field type_name
+	19, // 6: sluice.v1.IndexSettings.node_left_delayed_timeout:type_name -> google.protobuf.Duration
+	5,  // 7: sluice.v1.ShardRouting.state:type_name -> sluice.v1.ShardState
+	11, // 8: sluice.v1.ShardRouting.recovery:type_name -> sluice.v1.ShardRecovery
+	6,  // 9: sluice.v1.ShardRecovery.stage:type_name -> sluice.v1.RecoveryStage
+	19, // 10: sluice.v1.ShardRecovery.elapsed:type_name -> google.protobuf.Duration
+	9,  // 11: sluice.v1.IndexInfo.settings:type_name -> sluice.v1.IndexSettings
+	8,  // 12: sluice.v1.IndexInfo.mapping:type_name -> sluice.v1.Mapping
+	3,  // 13: sluice.v1.IndexInfo.state:type_name -> sluice.v1.IndexState
+	20, // 14: sluice.v1.IndexInfo.creation_time:type_name -> google.protobuf.Timestamp
+	4,  // 15: sluice.v1.IndexInfo.health:type_name -> sluice.v1.HealthStatus
+	10, // 16: sluice.v1.IndexInfo.shards:type_name -> sluice.v1.ShardRouting
+	19, // 17: sluice.v1.ErrorDetail.retry_delay:type_name -> google.protobuf.Duration
+	15, // 18: sluice.v1.ShardFailure.error:type_name -> sluice.v1.ErrorDetail
+	16, // 19: sluice.v1.ShardsSummary.failures:type_name -> sluice.v1.ShardFailure
+	7,  // 20: sluice.v1.Mapping.PropertiesEntry.value:type_name -> sluice.v1.FieldMapping
+	21, // [21:21] is the sub-list for method output_type
+	21, // [21:21] is the sub-list for method input_type
+	21, // [21:21] is the sub-list for extension type_name
+	21, // [21:21] is the sub-list for extension extendee
+	0,  // [0:21] is the sub-list for field type_name
 }
 
 func init() { file_sluice_v1_types_proto_init() }

@@ -5,8 +5,8 @@
 // source: sluice/node/v1/node.proto
 
 // Package sluice.node.v1 holds the internal services of a data node, called by coordinators
-// and by other data nodes: the data path (Node, node.proto) and reindex slices (Reindex,
-// reindex.proto); replication will add its own service here. It is not a public contract:
+// and by other data nodes: the data path (Node, node.proto), reindex slices (Reindex,
+// reindex.proto) and replication (Replication, replication.proto). It is not a public contract:
 // coordinators and nodes of one version talk to each other. The public API is sluice.v1.
 
 package nodev1

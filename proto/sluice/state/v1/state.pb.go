@@ -204,24 +204,40 @@ func (x *Index) GetCreationTime() *timestamppb.Timestamp {
 	return nil
 }
 
-// ShardRouting is the value of routing/<index-uuid>/<shard>: where one shard copy lives.
+// ShardRouting is the value of routing/<index-uuid>/<shard>: every copy of one shard, its
+// primary term and its in-sync set, in one key, so that a promotion (new primary, term + 1, lost
+// copy out of the in-sync set), an in-sync change and a node's report on a copy are each one
+// guarded write (docs/replication.md).
 type ShardRouting struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Shard number, 0-based.
 	Shard int32 `protobuf:"varint,1,opt,name=shard,proto3" json:"shard,omitempty"`
-	// Id of the node holding the copy; empty if unassigned.
-	NodeId string `protobuf:"bytes,2,opt,name=node_id,json=nodeId,proto3" json:"node_id,omitempty"`
-	// Whether this copy is the primary.
-	Primary bool `protobuf:"varint,3,opt,name=primary,proto3" json:"primary,omitempty"`
-	// The copy's state.
-	State v1.ShardState `protobuf:"varint,4,opt,name=state,proto3,enum=sluice.v1.ShardState" json:"state,omitempty"`
-	// Unique id of this allocation of the copy; changes when the copy moves.
-	AllocationId string `protobuf:"bytes,5,opt,name=allocation_id,json=allocationId,proto3" json:"allocation_id,omitempty"`
-	// Why the copy is not started, if it is not.
-	Reason string `protobuf:"bytes,6,opt,name=reason,proto3" json:"reason,omitempty"`
-	// While the copy is INITIALIZING: how far its node's recovery is (written about once a
-	// second while it runs).
-	Recovery      *v1.ShardRecovery `protobuf:"bytes,7,opt,name=recovery,proto3" json:"recovery,omitempty"`
+	// Fields 2 to 7 are the one copy of a record written before shards had copies (and terms),
+	// under their old JSON names: read only to upgrade such a record (a primary, term 1), never
+	// written.
+	LegacyNodeId string `protobuf:"bytes,2,opt,name=legacy_node_id,json=node_id,proto3" json:"legacy_node_id,omitempty"`
+	// See legacy_node_id.
+	LegacyPrimary bool `protobuf:"varint,3,opt,name=legacy_primary,json=primary,proto3" json:"legacy_primary,omitempty"`
+	// See legacy_node_id.
+	LegacyState v1.ShardState `protobuf:"varint,4,opt,name=legacy_state,json=state,proto3,enum=sluice.v1.ShardState" json:"legacy_state,omitempty"`
+	// See legacy_node_id.
+	LegacyAllocationId string `protobuf:"bytes,5,opt,name=legacy_allocation_id,json=allocation_id,proto3" json:"legacy_allocation_id,omitempty"`
+	// See legacy_node_id.
+	LegacyReason string `protobuf:"bytes,6,opt,name=legacy_reason,json=reason,proto3" json:"legacy_reason,omitempty"`
+	// See legacy_node_id.
+	LegacyRecovery *v1.ShardRecovery `protobuf:"bytes,7,opt,name=legacy_recovery,json=recovery,proto3" json:"legacy_recovery,omitempty"`
+	// The primary term: 1 when the shard is created, + 1 each time another copy becomes primary.
+	// Every operation carries the term of the primary that assigned its sequence number; a copy
+	// refuses operations of an older term (fencing).
+	PrimaryTerm int64 `protobuf:"varint,8,opt,name=primary_term,json=primaryTerm,proto3" json:"primary_term,omitempty"`
+	// Allocation ids of the copies that hold every acknowledged operation (Elasticsearch's in-sync
+	// allocation ids). Only an in-sync copy may become primary. A new shard's first primary joins
+	// it when it starts; a recovered replica is added, and a replica that failed to apply an
+	// operation removed, by the primary (guarded by its term).
+	InSync []string `protobuf:"bytes,9,rep,name=in_sync,json=inSync,proto3" json:"in_sync,omitempty"`
+	// The copies: number_of_replicas + 1 of them once the allocator has seen the index's
+	// settings, the primary first. A copy without a node is UNASSIGNED.
+	Copies        []*ShardCopy `protobuf:"bytes,10,rep,name=copies,proto3" json:"copies,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -263,44 +279,168 @@ func (x *ShardRouting) GetShard() int32 {
 	return 0
 }
 
-func (x *ShardRouting) GetNodeId() string {
+func (x *ShardRouting) GetLegacyNodeId() string {
+	if x != nil {
+		return x.LegacyNodeId
+	}
+	return ""
+}
+
+func (x *ShardRouting) GetLegacyPrimary() bool {
+	if x != nil {
+		return x.LegacyPrimary
+	}
+	return false
+}
+
+func (x *ShardRouting) GetLegacyState() v1.ShardState {
+	if x != nil {
+		return x.LegacyState
+	}
+	return v1.ShardState(0)
+}
+
+func (x *ShardRouting) GetLegacyAllocationId() string {
+	if x != nil {
+		return x.LegacyAllocationId
+	}
+	return ""
+}
+
+func (x *ShardRouting) GetLegacyReason() string {
+	if x != nil {
+		return x.LegacyReason
+	}
+	return ""
+}
+
+func (x *ShardRouting) GetLegacyRecovery() *v1.ShardRecovery {
+	if x != nil {
+		return x.LegacyRecovery
+	}
+	return nil
+}
+
+func (x *ShardRouting) GetPrimaryTerm() int64 {
+	if x != nil {
+		return x.PrimaryTerm
+	}
+	return 0
+}
+
+func (x *ShardRouting) GetInSync() []string {
+	if x != nil {
+		return x.InSync
+	}
+	return nil
+}
+
+func (x *ShardRouting) GetCopies() []*ShardCopy {
+	if x != nil {
+		return x.Copies
+	}
+	return nil
+}
+
+// ShardCopy is one copy of a shard: where it is and what its node reports about it.
+type ShardCopy struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Id of the node holding the copy; empty while UNASSIGNED.
+	NodeId string `protobuf:"bytes,1,opt,name=node_id,json=nodeId,proto3" json:"node_id,omitempty"`
+	// Unique id of this allocation of the copy: new each time the copy is placed on a node (or a
+	// primary is demoted), so a report about an earlier allocation is dropped.
+	AllocationId string `protobuf:"bytes,2,opt,name=allocation_id,json=allocationId,proto3" json:"allocation_id,omitempty"`
+	// Whether this copy is the primary: it alone takes writes.
+	Primary bool `protobuf:"varint,3,opt,name=primary,proto3" json:"primary,omitempty"`
+	// The copy's state.
+	State v1.ShardState `protobuf:"varint,4,opt,name=state,proto3,enum=sluice.v1.ShardState" json:"state,omitempty"`
+	// Why the copy is not started, if it is not.
+	Reason string `protobuf:"bytes,5,opt,name=reason,proto3" json:"reason,omitempty"`
+	// While the copy is INITIALIZING: how far its node's recovery is (written about once a
+	// second while it runs).
+	Recovery *v1.ShardRecovery `protobuf:"bytes,6,opt,name=recovery,proto3" json:"recovery,omitempty"`
+	// When the allocator saw the copy's node leave (NODE_LEFT): a replica is placed elsewhere once
+	// the index's node_left_delayed_timeout has passed since.
+	LeftAt        *timestamppb.Timestamp `protobuf:"bytes,7,opt,name=left_at,json=leftAt,proto3" json:"left_at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ShardCopy) Reset() {
+	*x = ShardCopy{}
+	mi := &file_sluice_state_v1_state_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ShardCopy) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ShardCopy) ProtoMessage() {}
+
+func (x *ShardCopy) ProtoReflect() protoreflect.Message {
+	mi := &file_sluice_state_v1_state_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ShardCopy.ProtoReflect.Descriptor instead.
+func (*ShardCopy) Descriptor() ([]byte, []int) {
+	return file_sluice_state_v1_state_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *ShardCopy) GetNodeId() string {
 	if x != nil {
 		return x.NodeId
 	}
 	return ""
 }
 
-func (x *ShardRouting) GetPrimary() bool {
-	if x != nil {
-		return x.Primary
-	}
-	return false
-}
-
-func (x *ShardRouting) GetState() v1.ShardState {
-	if x != nil {
-		return x.State
-	}
-	return v1.ShardState(0)
-}
-
-func (x *ShardRouting) GetAllocationId() string {
+func (x *ShardCopy) GetAllocationId() string {
 	if x != nil {
 		return x.AllocationId
 	}
 	return ""
 }
 
-func (x *ShardRouting) GetReason() string {
+func (x *ShardCopy) GetPrimary() bool {
+	if x != nil {
+		return x.Primary
+	}
+	return false
+}
+
+func (x *ShardCopy) GetState() v1.ShardState {
+	if x != nil {
+		return x.State
+	}
+	return v1.ShardState(0)
+}
+
+func (x *ShardCopy) GetReason() string {
 	if x != nil {
 		return x.Reason
 	}
 	return ""
 }
 
-func (x *ShardRouting) GetRecovery() *v1.ShardRecovery {
+func (x *ShardCopy) GetRecovery() *v1.ShardRecovery {
 	if x != nil {
 		return x.Recovery
+	}
+	return nil
+}
+
+func (x *ShardCopy) GetLeftAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.LeftAt
 	}
 	return nil
 }
@@ -319,7 +459,7 @@ type Alias struct {
 
 func (x *Alias) Reset() {
 	*x = Alias{}
-	mi := &file_sluice_state_v1_state_proto_msgTypes[3]
+	mi := &file_sluice_state_v1_state_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -331,7 +471,7 @@ func (x *Alias) String() string {
 func (*Alias) ProtoMessage() {}
 
 func (x *Alias) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_state_v1_state_proto_msgTypes[3]
+	mi := &file_sluice_state_v1_state_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -344,7 +484,7 @@ func (x *Alias) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Alias.ProtoReflect.Descriptor instead.
 func (*Alias) Descriptor() ([]byte, []int) {
-	return file_sluice_state_v1_state_proto_rawDescGZIP(), []int{3}
+	return file_sluice_state_v1_state_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *Alias) GetIndices() []string {
@@ -378,15 +518,27 @@ const file_sluice_state_v1_state_proto_rawDesc = "" +
 	"\bsettings\x18\x03 \x01(\v2\x18.sluice.v1.IndexSettingsR\bsettings\x12,\n" +
 	"\amapping\x18\x04 \x01(\v2\x12.sluice.v1.MappingR\amapping\x12+\n" +
 	"\x05state\x18\x05 \x01(\x0e2\x15.sluice.v1.IndexStateR\x05state\x12?\n" +
-	"\rcreation_time\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\fcreationTime\"\xf7\x01\n" +
+	"\rcreation_time\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\fcreationTime\"\x93\x03\n" +
 	"\fShardRouting\x12\x14\n" +
-	"\x05shard\x18\x01 \x01(\x05R\x05shard\x12\x17\n" +
-	"\anode_id\x18\x02 \x01(\tR\x06nodeId\x12\x18\n" +
+	"\x05shard\x18\x01 \x01(\x05R\x05shard\x12\x1f\n" +
+	"\x0elegacy_node_id\x18\x02 \x01(\tR\anode_id\x12\x1f\n" +
+	"\x0elegacy_primary\x18\x03 \x01(\bR\aprimary\x122\n" +
+	"\flegacy_state\x18\x04 \x01(\x0e2\x15.sluice.v1.ShardStateR\x05state\x12+\n" +
+	"\x14legacy_allocation_id\x18\x05 \x01(\tR\rallocation_id\x12\x1d\n" +
+	"\rlegacy_reason\x18\x06 \x01(\tR\x06reason\x12;\n" +
+	"\x0flegacy_recovery\x18\a \x01(\v2\x18.sluice.v1.ShardRecoveryR\brecovery\x12!\n" +
+	"\fprimary_term\x18\b \x01(\x03R\vprimaryTerm\x12\x17\n" +
+	"\ain_sync\x18\t \x03(\tR\x06inSync\x122\n" +
+	"\x06copies\x18\n" +
+	" \x03(\v2\x1a.sluice.state.v1.ShardCopyR\x06copies\"\x93\x02\n" +
+	"\tShardCopy\x12\x17\n" +
+	"\anode_id\x18\x01 \x01(\tR\x06nodeId\x12#\n" +
+	"\rallocation_id\x18\x02 \x01(\tR\fallocationId\x12\x18\n" +
 	"\aprimary\x18\x03 \x01(\bR\aprimary\x12+\n" +
-	"\x05state\x18\x04 \x01(\x0e2\x15.sluice.v1.ShardStateR\x05state\x12#\n" +
-	"\rallocation_id\x18\x05 \x01(\tR\fallocationId\x12\x16\n" +
-	"\x06reason\x18\x06 \x01(\tR\x06reason\x124\n" +
-	"\brecovery\x18\a \x01(\v2\x18.sluice.v1.ShardRecoveryR\brecovery\"B\n" +
+	"\x05state\x18\x04 \x01(\x0e2\x15.sluice.v1.ShardStateR\x05state\x12\x16\n" +
+	"\x06reason\x18\x05 \x01(\tR\x06reason\x124\n" +
+	"\brecovery\x18\x06 \x01(\v2\x18.sluice.v1.ShardRecoveryR\brecovery\x123\n" +
+	"\aleft_at\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\x06leftAt\"B\n" +
 	"\x05Alias\x12\x18\n" +
 	"\aindices\x18\x01 \x03(\tR\aindices\x12\x1f\n" +
 	"\vwrite_index\x18\x02 \x01(\tR\n" +
@@ -404,31 +556,36 @@ func file_sluice_state_v1_state_proto_rawDescGZIP() []byte {
 	return file_sluice_state_v1_state_proto_rawDescData
 }
 
-var file_sluice_state_v1_state_proto_msgTypes = make([]protoimpl.MessageInfo, 4)
+var file_sluice_state_v1_state_proto_msgTypes = make([]protoimpl.MessageInfo, 5)
 var file_sluice_state_v1_state_proto_goTypes = []any{
 	(*Node)(nil),                  // 0: sluice.state.v1.Node
 	(*Index)(nil),                 // 1: sluice.state.v1.Index
 	(*ShardRouting)(nil),          // 2: sluice.state.v1.ShardRouting
-	(*Alias)(nil),                 // 3: sluice.state.v1.Alias
-	(*v1.IndexSettings)(nil),      // 4: sluice.v1.IndexSettings
-	(*v1.Mapping)(nil),            // 5: sluice.v1.Mapping
-	(v1.IndexState)(0),            // 6: sluice.v1.IndexState
-	(*timestamppb.Timestamp)(nil), // 7: google.protobuf.Timestamp
-	(v1.ShardState)(0),            // 8: sluice.v1.ShardState
-	(*v1.ShardRecovery)(nil),      // 9: sluice.v1.ShardRecovery
+	(*ShardCopy)(nil),             // 3: sluice.state.v1.ShardCopy
+	(*Alias)(nil),                 // 4: sluice.state.v1.Alias
+	(*v1.IndexSettings)(nil),      // 5: sluice.v1.IndexSettings
+	(*v1.Mapping)(nil),            // 6: sluice.v1.Mapping
+	(v1.IndexState)(0),            // 7: sluice.v1.IndexState
+	(*timestamppb.Timestamp)(nil), // 8: google.protobuf.Timestamp
+	(v1.ShardState)(0),            // 9: sluice.v1.ShardState
+	(*v1.ShardRecovery)(nil),      // 10: sluice.v1.ShardRecovery
 }
 var file_sluice_state_v1_state_proto_depIdxs = []int32{
-	4, // 0: sluice.state.v1.Index.settings:type_name -> sluice.v1.IndexSettings
-	5, // 1: sluice.state.v1.Index.mapping:type_name -> sluice.v1.Mapping
-	6, // 2: sluice.state.v1.Index.state:type_name -> sluice.v1.IndexState
-	7, // 3: sluice.state.v1.Index.creation_time:type_name -> google.protobuf.Timestamp
-	8, // 4: sluice.state.v1.ShardRouting.state:type_name -> sluice.v1.ShardState
-	9, // 5: sluice.state.v1.ShardRouting.recovery:type_name -> sluice.v1.ShardRecovery
-	6, // [6:6] is the sub-list for method output_type
-	6, // [6:6] is the sub-list for method input_type
-	6, // [6:6] is the sub-list for extension type_name
-	6, // [6:6] is the sub-list for extension extendee
-	0, // [0:6] is the sub-list for field type_name
+	5,  // 0: sluice.state.v1.Index.settings:type_name -> sluice.v1.IndexSettings
+	6,  // 1: sluice.state.v1.Index.mapping:type_name -> sluice.v1.Mapping
+	7,  // 2: sluice.state.v1.Index.state:type_name -> sluice.v1.IndexState
+	8,  // 3: sluice.state.v1.Index.creation_time:type_name -> google.protobuf.Timestamp
+	9,  // 4: sluice.state.v1.ShardRouting.legacy_state:type_name -> sluice.v1.ShardState
+	10, // 5: sluice.state.v1.ShardRouting.legacy_recovery:type_name -> sluice.v1.ShardRecovery
+	3,  // 6: sluice.state.v1.ShardRouting.copies:type_name -> sluice.state.v1.ShardCopy
+	9,  // 7: sluice.state.v1.ShardCopy.state:type_name -> sluice.v1.ShardState
+	10, // 8: sluice.state.v1.ShardCopy.recovery:type_name -> sluice.v1.ShardRecovery
+	8,  // 9: sluice.state.v1.ShardCopy.left_at:type_name -> google.protobuf.Timestamp
+	10, // [10:10] is the sub-list for method output_type
+	10, // [10:10] is the sub-list for method input_type
+	10, // [10:10] is the sub-list for extension type_name
+	10, // [10:10] is the sub-list for extension extendee
+	0,  // [0:10] is the sub-list for field type_name
 }
 
 func init() { file_sluice_state_v1_state_proto_init() }
@@ -442,7 +599,7 @@ func file_sluice_state_v1_state_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_sluice_state_v1_state_proto_rawDesc), len(file_sluice_state_v1_state_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   4,
+			NumMessages:   5,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
