@@ -111,6 +111,7 @@ type DataPath struct {
 	cache *state.Cache
 	nodes Nodes
 	opts  Options
+	ars   *replicaSelector
 
 	// bulkBytes and searchBytes are the coordinator's budgets; budgets
 	// holds each node's.
@@ -123,9 +124,8 @@ type DataPath struct {
 // New returns a data path over a state cache and node clients.
 func New(cache *state.Cache, nodes Nodes, opts Options) *DataPath {
 	opts.SetDefaults()
-	d := &DataPath{cache: cache, nodes: nodes, opts: opts, budgets: map[string]*Budget{},
+	return &DataPath{cache: cache, nodes: nodes, opts: opts, ars: newReplicaSelector(), budgets: map[string]*Budget{},
 		bulkBytes: NewBudget(opts.MaxInFlightBulkBytes), searchBytes: NewBudget(opts.MaxInFlightSearchBytes)}
-	return d
 }
 
 // budget is a node's in-flight bulk bytes.
@@ -226,6 +226,23 @@ func shardTarget(st *state.Snapshot, x *state.Index, n int) (target, error) {
 	return t, nil
 }
 
+// readCopies returns the nodes of the copies of shard n of x that serve
+// searches: started on a live node and in sync (a replica that is not has
+// missed operations), the primary first.
+func readCopies(st *state.Snapshot, x *state.Index, n int) []string {
+	if n < 0 || n >= len(x.Shards) || x.Shards[n] == nil {
+		return nil
+	}
+	r := x.Shards[n].Routing
+	var out []string
+	for _, c := range r.GetCopies() {
+		if st.Active(c) && (c.GetPrimary() || state.InSync(r, c.GetAllocationId())) {
+			out = append(out, c.GetNodeId())
+		}
+	}
+	return out
+}
+
 // resolve returns the indices names mean (all indices for none), sorted by
 // name without duplicates.
 func resolve(st *state.Snapshot, names []string) ([]*state.Index, error) {
@@ -263,6 +280,26 @@ func (d *DataPath) allShards(st *state.Snapshot, xs []*state.Index) ([]target, [
 				continue
 			}
 			t.pos = len(ts) + len(fails)
+			ts = append(ts, t)
+		}
+	}
+	return ts, fails
+}
+
+// readShards lists every shard of the indices in (index, shard) order with
+// the copies a read may use (readCopies; which one is chosen per request,
+// by onCopies); shards without one are returned as failures.
+func (d *DataPath) readShards(st *state.Snapshot, xs []*state.Index) ([]searchTarget, []*sluicev1.ShardFailure) {
+	var ts []searchTarget
+	var fails []*sluicev1.ShardFailure
+	for _, x := range xs {
+		for n := range len(x.Shards) {
+			t := searchTarget{target: target{index: x.Name(), uuid: x.UUID(), shard: n, pos: len(ts) + len(fails)}, copies: readCopies(st, x, n)}
+			if len(t.copies) == 0 {
+				_, err := shardTarget(st, x, n) // says why
+				fails = append(fails, d.shardFailure(t.target, err))
+				continue
+			}
 			ts = append(ts, t)
 		}
 	}

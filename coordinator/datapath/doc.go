@@ -16,7 +16,9 @@
 //
 // Each item is routed as Elasticsearch does — index (or write alias), then
 // shard = routing.Shard(routing or _id) — grouped per shard, and the groups
-// are sent to their nodes concurrently (ShardBulk). Results keep request
+// are sent to their shards' primaries concurrently (ShardBulk): the
+// primary alone indexes, and replicates to its copies. A realtime Get
+// reads the primary too. Results keep request
 // order. Item problems the coordinator can see (no such index, invalid
 // name, no id for a delete) fail just that item; document problems
 // (malformed JSON, mapping conflicts) come back from the node per item.
@@ -57,6 +59,20 @@
 // carrying a google.rpc.RetryInfo — never an unbounded queue, never a
 // silent drop. BulkStream instead blocks on the node's budget: each stream
 // holds one batch at a time.
+//
+// # Copies
+//
+// Reads — the query and fetch phases, opening a point-in-time — may use any
+// copy of a shard that is started on a live node and in sync, the primary
+// included (readShards). Which one is chosen per request by adaptive
+// replica selection (ars.go: Elasticsearch's ARS, an average of each
+// node's response time weighed by its outstanding requests), and a shard
+// request that fails on one copy is retried on the next (onCopies), so a
+// node's death costs a search no shard. The fetch phase goes to the copy
+// whose reader the query phase pinned; a point-in-time pins one copy per
+// shard and names it in its id, so its searches, search_after pages and
+// scrolls stay on the reader they pinned. Refresh, statistics and writes
+// go to primaries.
 //
 // # Search
 //

@@ -42,7 +42,7 @@ func (d *DataPath) openPIT(ctx context.Context, indices []string, keepAlive time
 	if err != nil {
 		return "", 0, err
 	}
-	ts, unstarted := d.allShards(st, xs)
+	ts, unstarted := d.readShards(st, xs)
 	if len(unstarted) > 0 {
 		return "", 0, fmt.Errorf("%w: cannot pin [%s][%d]: %s", ErrUnavailable, unstarted[0].GetIndex(), unstarted[0].GetShard(), unstarted[0].GetError().GetReason())
 	}
@@ -52,7 +52,7 @@ func (d *DataPath) openPIT(ctx context.Context, indices []string, keepAlive time
 	for i, t := range ts {
 		fanout.Go(&wg, func() {
 			var resp *nodev1.OpenShardReaderResponse
-			errs[i] = d.onShard(ctx, &t, func(c nodev1.NodeClient) (err error) {
+			errs[i] = d.onCopies(ctx, &t, func(c nodev1.NodeClient) (err error) {
 				resp, err = c.OpenShardReader(ctx, &nodev1.OpenShardReaderRequest{Shard: t.id(), KeepAlive: durationpb.New(keepAlive)})
 				return err
 			})

@@ -23,10 +23,12 @@ import (
 // defaultSize is the hits a search returns when it does not say.
 const defaultSize = 10
 
-// searchTarget is a shard with the reader to search (0: latest).
+// searchTarget is a shard with the reader to search (0: latest), and the
+// nodes of the copies that may serve it (none for a pinned reader).
 type searchTarget struct {
 	target
 	reader uint64
+	copies []string
 }
 
 // shardResult is one shard's query phase.
@@ -140,12 +142,8 @@ func (d *DataPath) searchTargets(st *state.Snapshot, indices []string, pit *slui
 	if err != nil {
 		return nil, nil, err
 	}
-	ts, unstarted := d.allShards(st, xs)
-	out := make([]searchTarget, len(ts))
-	for i, t := range ts {
-		out[i] = searchTarget{target: t}
-	}
-	return out, unstarted, nil
+	ts, unstarted := d.readShards(st, xs)
+	return ts, unstarted, nil
 }
 
 // routed keeps the shards a routing value maps to.
@@ -217,7 +215,7 @@ func (d *DataPath) queryPhase(ctx context.Context, ts []searchTarget, req *sluic
 				}
 				r.err = err
 			} else {
-				r.err = d.onShard(ctx, &r.t.target, call)
+				r.err = d.onCopies(ctx, &r.t, call)
 			}
 			results[i] = r
 		})
