@@ -203,18 +203,22 @@ func (c *cluster) logOf(p *proc) string {
 	return string(b)
 }
 
-// locate returns the node holding shard n of index and the shard's
-// directory there.
+// locate returns the node holding shard n's primary of index and the
+// shard's directory there.
 func (c *cluster) locate(index string, n int32) (nodeID, dir string) {
 	st, err := c.state(coord)
 	Expect(err).NotTo(HaveOccurred())
 	for _, x := range st.Indices {
-		if x.Name == index {
-			nodeID = x.Shards[n].NodeId
-			return nodeID, filepath.Join(c.dir, nodeID, x.Uuid, strconv.Itoa(int(n)))
+		if x.Name != index {
+			continue
+		}
+		for _, sh := range x.Shards {
+			if sh.Shard == n && sh.Primary {
+				return sh.NodeId, filepath.Join(c.dir, sh.NodeId, x.Uuid, strconv.Itoa(int(n)))
+			}
 		}
 	}
-	Fail("no index " + index)
+	Fail(fmt.Sprintf("no primary of shard %d of index %s", n, index))
 	return "", ""
 }
 

@@ -253,9 +253,68 @@ var _ = Describe("a 3-node cluster", Ordered, func() {
 		victim := c.nodes[1]
 		victim.kill(syscall.SIGKILL)
 		victim.start()
-		waitGreen("durable")
+		// Every index: the victim's shards of "wiki" reopen too.
+		waitGreen()
 		Eventually(func() int64 { return count("durable", nil) }, 30*time.Second, 500*time.Millisecond).Should(Equal(int64(600)))
 		Expect(count("wiki", nil)).To(Equal(int64(corpusDocs)))
+	})
+
+	It("turns health red within 2 s of a data node's SIGKILL and of a full-cluster outage, naming shard and node, and green only once shards serve again", func() {
+		createIndex("health", 3, nil, nil)
+		var items []*sluicev1.BulkItem
+		for i := range 300 {
+			items = append(items, item("", fmt.Sprintf("h%d", i), fmt.Sprintf(`{"n":%d}`, i)))
+		}
+		resp, err := cl.Bulk(ctx, &sluicev1.BulkRequest{Index: "health", Items: items, Refresh: sluicev1.RefreshPolicy_REFRESH_POLICY_IMMEDIATE})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(resp.Errors).To(BeFalse())
+		indexHealth := func() *sluicev1.IndexHealth {
+			h, err := cl.ClusterHealth(ctx, &sluicev1.ClusterHealthRequest{Indices: []string{"health"}})
+			if err != nil || len(h.Indices) != 1 {
+				return &sluicev1.IndexHealth{}
+			}
+			return h.Indices[0]
+		}
+		status := func() sluicev1.HealthStatus { return indexHealth().Status }
+		// Green only once every shard serves: the first green seen is
+		// followed at once by a refresh and search that miss no shard.
+		waitServing := func() {
+			Eventually(status, 60*time.Second, 20*time.Millisecond).Should(Equal(sluicev1.HealthStatus_HEALTH_STATUS_GREEN))
+			Expect(count("health", nil)).To(Equal(int64(300)))
+		}
+
+		// One node: its lease (10 s) has not run out when health turns red
+		// — the allocator's follower checks saw the process gone.
+		node, _ := c.locate("health", 0)
+		victim := c.proc(node)
+		victim.kill(syscall.SIGKILL)
+		killed := time.Now()
+		Eventually(status, 2*time.Second, 20*time.Millisecond).Should(Equal(sluicev1.HealthStatus_HEALTH_STATUS_RED))
+		GinkgoWriter.Printf("health red %v after SIGKILL of %s\n", time.Since(killed).Round(time.Millisecond), node)
+		var reason string
+		for _, sh := range indexHealth().Shards {
+			if sh.Shard == 0 {
+				reason = sh.Reason
+			}
+		}
+		Expect(reason).To(ContainSubstring("node [%s]", node), "shard 0's reason names its node")
+		victim.start()
+		waitServing()
+
+		// Every data node at once.
+		killed = time.Now()
+		var wg sync.WaitGroup
+		for _, p := range c.nodes {
+			wg.Go(func() { p.kill(syscall.SIGKILL) })
+		}
+		wg.Wait()
+		Eventually(status, 2*time.Second, 20*time.Millisecond).Should(Equal(sluicev1.HealthStatus_HEALTH_STATUS_RED))
+		GinkgoWriter.Printf("health red %v after SIGKILL of every data node\n", time.Since(killed).Round(time.Millisecond))
+		for _, p := range c.nodes {
+			p.start()
+		}
+		waitServing()
+		waitGreen()
 	})
 
 	It("survives the allocating coordinator being killed mid-bulk: another takes over", func() {

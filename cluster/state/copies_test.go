@@ -256,10 +256,16 @@ func TestHealth(t *testing.T) {
 		{"a replica recovering", nil, nil, yellow},
 		{"a replica's node left", func(r *statev1.ShardRouting) { r.Copies[2].State = nodeLeft }, nil, yellow},
 		{"a replica unassigned", func(r *statev1.ShardRouting) { r.Copies[2] = &statev1.ShardCopy{State: unassigned} }, nil, yellow},
-		{"primary failed, replica started", func(r *statev1.ShardRouting) { r.Copies[0].State = failed }, nil, red},
-		{"primary's node not registered", func(r *statev1.ShardRouting) { r.Copies[2].State = started }, []string{"n2", "n3"}, red},
+		{"primary failed, in-sync replica started", func(r *statev1.ShardRouting) { r.Copies[0].State = failed }, nil, yellow},
+		{"primary failed, the started replica not in sync", func(r *statev1.ShardRouting) { r.Copies[0].State = failed; r.InSync = []string{"p"} }, nil, red},
+		{"primary failed, the in-sync replica recovering", func(r *statev1.ShardRouting) {
+			r.Copies[0].State, r.Copies[1].State = failed, initializing
+		}, nil, red},
+		{"primary's node not registered, in-sync replica started", func(r *statev1.ShardRouting) { r.Copies[2].State = started }, []string{"n2", "n3"}, yellow},
+		{"primary's and in-sync replica's nodes not registered", func(r *statev1.ShardRouting) { r.Copies[2].State = started }, []string{"n3"}, red},
 		{"a replica's node not registered", func(r *statev1.ShardRouting) { r.Copies[2].State = started }, []string{"n1", "n2"}, yellow},
-		{"no primary", func(r *statev1.ShardRouting) { r.Copies[0].Primary = false }, nil, red},
+		{"no primary, in-sync copies started", func(r *statev1.ShardRouting) { r.Copies[0].Primary = false }, nil, yellow},
+		{"no copy started", func(r *statev1.ShardRouting) { r.Copies[0].State, r.Copies[1].State = nodeLeft, failed }, nil, red},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

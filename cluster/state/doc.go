@@ -40,7 +40,8 @@
 //   - a starting node's MarkRecovering turns its copies INITIALIZING.
 //
 // Health (Snapshot.IndexHealth) is green when every copy is started, yellow
-// when every shard has a started primary, red otherwise; a copy counts as
-// started only on a registered node. Records of the single-copy form an
+// when every shard still has a copy that serves (Serving: a started primary,
+// or a started in-sync copy, which the allocator promotes), red otherwise;
+// a copy counts as started only on a registered node. Records of the single-copy form an
 // earlier version wrote are read as one primary at term 1.
 package state

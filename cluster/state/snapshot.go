@@ -204,11 +204,13 @@ func AliasInfo(a *Alias) *sluicev1.AliasInfo {
 }
 
 // IndexHealth is green when every copy of every shard is started, yellow
-// when every shard has a started primary but some replica copy is not
-// started, and red when some shard has no started primary. A copy counts
-// as started when its state says so and its node is registered: between a
-// node's lease running out and the allocator marking its copies NODE_LEFT,
-// they are not counted.
+// when every shard is served but some copy is not started, and red when
+// some shard is not served: it has no started primary and no started
+// in-sync copy to promote (ShardHealth). A copy counts as started when its
+// state says so and its node is registered: between a node's lease running
+// out and the allocator marking its copies NODE_LEFT (which its follower
+// checks make about a second after the process died), they are not
+// counted.
 func (s *Snapshot) IndexHealth(x *Index) sluicev1.HealthStatus {
 	h := sluicev1.HealthStatus_HEALTH_STATUS_GREEN
 	for _, sh := range x.Shards {
@@ -222,9 +224,12 @@ func (s *Snapshot) IndexHealth(x *Index) sluicev1.HealthStatus {
 	return h
 }
 
-// ShardHealth is one shard's part of IndexHealth.
+// ShardHealth is one shard's part of IndexHealth. A shard whose primary
+// is lost but which has a started in-sync copy is yellow, not red: that
+// copy holds every acknowledged operation, serves searches, and is the
+// allocator's next primary (writes wait for the promotion).
 func (s *Snapshot) ShardHealth(r *statev1.ShardRouting) sluicev1.HealthStatus {
-	if !s.Active(Primary(r)) {
+	if !slices.ContainsFunc(r.GetCopies(), func(c *statev1.ShardCopy) bool { return s.Serving(r, c) }) {
 		return sluicev1.HealthStatus_HEALTH_STATUS_RED
 	}
 	for _, c := range r.GetCopies() {
@@ -233,6 +238,13 @@ func (s *Snapshot) ShardHealth(r *statev1.ShardRouting) sluicev1.HealthStatus {
 		}
 	}
 	return sluicev1.HealthStatus_HEALTH_STATUS_GREEN
+}
+
+// Serving reports whether copy c of shard r may serve reads: it is
+// active and the primary or in sync (a replica that is not has missed
+// operations).
+func (s *Snapshot) Serving(r *statev1.ShardRouting, c *statev1.ShardCopy) bool {
+	return s.Active(c) && (c.GetPrimary() || InSync(r, c.GetAllocationId()))
 }
 
 // ActivePrimary returns the primary of shard n of x if it is active, else

@@ -227,8 +227,7 @@ func shardTarget(st *state.Snapshot, x *state.Index, n int) (target, error) {
 }
 
 // readCopies returns the nodes of the copies of shard n of x that serve
-// searches: started on a live node and in sync (a replica that is not has
-// missed operations), the primary first.
+// searches (state.Snapshot.Serving), the primary first.
 func readCopies(st *state.Snapshot, x *state.Index, n int) []string {
 	if n < 0 || n >= len(x.Shards) || x.Shards[n] == nil {
 		return nil
@@ -236,7 +235,7 @@ func readCopies(st *state.Snapshot, x *state.Index, n int) []string {
 	r := x.Shards[n].Routing
 	var out []string
 	for _, c := range r.GetCopies() {
-		if st.Active(c) && (c.GetPrimary() || state.InSync(r, c.GetAllocationId())) {
+		if st.Serving(r, c) {
 			out = append(out, c.GetNodeId())
 		}
 	}
