@@ -202,3 +202,52 @@ func TestFollowerRetries(t *testing.T) {
 		t.Errorf("unreachable %v after a passing check", f.unreachable())
 	}
 }
+
+// TestFollowerNewRegistration: a node that failed its check and registers
+// again (a restarted process: a new lease) is checked at once, not at the
+// next interval, so its copies come back without waiting a round.
+func TestFollowerNewRegistration(t *testing.T) {
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := lis.Addr().String()
+	lis.Close() // the process is gone: connection refused
+	cc, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cc.Close()
+	// One check at start, the next an hour later.
+	f := newFollowers(func(string) (grpc.ClientConnInterface, error) { return cc, nil }, time.Hour, time.Second, 3, quiet())
+	defer f.stop()
+	node := func(lease int64) *state.Snapshot {
+		return &state.Snapshot{Nodes: map[string]*state.Node{"n1": {ID: "n1", Lease: lease, Info: &statev1.Node{Address: addr}}}}
+	}
+	f.sync(context.Background(), node(1))
+	<-f.changed
+	if _, ok := f.unreachable()["n1"]; !ok {
+		t.Fatal("verdict changed, but n1 is not unreachable")
+	}
+	lis, err = net.Listen("tcp", addr) // the process is back
+	if err != nil {
+		t.Skipf("the address was taken meanwhile: %v", err)
+	}
+	g := grpc.NewServer()
+	h := health.NewServer()
+	healthpb.RegisterHealthServer(g, h)
+	go g.Serve(lis)
+	defer g.Stop()
+	f.sync(context.Background(), node(1)) // the same registration: no new check
+	if _, ok := f.unreachable()["n1"]; !ok {
+		t.Fatal("n1 available again without a check")
+	}
+	f.sync(context.Background(), node(2))
+	deadline := time.Now().Add(5 * time.Second)
+	for len(f.unreachable()) != 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("n1 still unreachable after it registered again: %v", f.unreachable())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}

@@ -47,6 +47,7 @@ type followers struct {
 
 type follower struct {
 	addr     string
+	lease    int64 // the registration checked
 	cancel   context.CancelFunc
 	failures int    // checks failed in a row
 	reason   string // why the node failed; "" while it passes
@@ -58,12 +59,16 @@ func newFollowers(conn func(string) (grpc.ClientConnInterface, error), interval,
 }
 
 // sync checks the nodes registered in st: it starts checking new ones
-// (and ones whose address changed) and stops checking those that left.
+// (and ones whose address or lease changed) and stops checking those that
+// left. A new lease is a new registration — a restarted process, which
+// registers once it has marked its copies recovering — so the verdict on
+// the process before it is dropped at once rather than at the next check:
+// its copies come back INITIALIZING and their recovery's progress shows.
 func (f *followers) sync(ctx context.Context, st *state.Snapshot) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for id, fl := range f.nodes {
-		if addr, ok := st.NodeAddress(id); !ok || addr != fl.addr {
+		if n, ok := st.Nodes[id]; !ok || n.Info.GetAddress() != fl.addr || n.Lease != fl.lease {
 			fl.cancel()
 			delete(f.nodes, id)
 		}
@@ -73,7 +78,7 @@ func (f *followers) sync(ctx context.Context, st *state.Snapshot) {
 			continue
 		}
 		cctx, cancel := context.WithCancel(ctx)
-		fl := &follower{addr: n.Info.GetAddress(), cancel: cancel}
+		fl := &follower{addr: n.Info.GetAddress(), lease: n.Lease, cancel: cancel}
 		f.nodes[id] = fl
 		f.wg.Go(func() { f.run(cctx, id, fl) })
 	}
