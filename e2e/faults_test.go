@@ -351,7 +351,7 @@ var _ = Describe("faults on a 3-node cluster", Ordered, func() {
 								shown = true
 								out, _ := c.cli(coord, "health", "big")
 								GinkgoWriter.Printf("$ sluice health big\n%s\n", out)
-								Expect(out).To(MatchRegexp(`big\[0\]\s+initializing\s+%s\s+recovering on node \[%s\]: replaying translog, \d+ of \d+ ops`, nodeID, nodeID))
+								Expect(out).To(MatchRegexp(`big\[0\]\s+primary\s+initializing\s+%s\s+recovering on node \[%s\]: replaying translog, \d+ of \d+ ops`, nodeID, nodeID))
 							}
 						case sh.State == sluicev1.ShardState_SHARD_STATE_STARTED && recovering:
 							started = time.Since(start)

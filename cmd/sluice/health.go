@@ -86,14 +86,14 @@ func printHealth(out io.Writer, h *sluicev1.ClusterHealthResponse) error {
 				if node == "" {
 					node = "-"
 				}
-				problems = append(problems, fmt.Sprintf("%s[%d]\t%s\t%s\t%s", ih.Index, sh.Shard,
+				problems = append(problems, fmt.Sprintf("%s[%d]\t%s\t%s\t%s\t%s", ih.Index, sh.Shard, copyRole(sh),
 					client.EnumName(sh.State), node, sh.Reason))
 			}
 		}
 	}
 	if len(problems) > 0 {
 		w := table(out)
-		fmt.Fprintln(w, "\nSHARD\tSTATE\tNODE\tREASON")
+		fmt.Fprintln(w, "\nSHARD\tCOPY\tSTATE\tNODE\tREASON")
 		for _, p := range problems {
 			fmt.Fprintln(w, p)
 		}
@@ -137,11 +137,11 @@ func printState(out io.Writer, st *sluicev1.ClusterStateResponse) error {
 	for _, n := range st.Nodes {
 		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", n.Id, n.Address, orDash(n.Zone), diskFree(n), n.Version)
 	}
-	fmt.Fprintln(w, "\nINDEX\tSHARD\tNODE\tSTATE\tALLOCATION\tREASON")
+	fmt.Fprintln(w, "\nINDEX\tSHARD\tCOPY\tNODE\tSTATE\tIN SYNC\tTERM\tALLOCATION\tREASON")
 	for _, x := range st.Indices {
 		for _, sh := range x.Shards {
-			fmt.Fprintf(w, "%s\t%d\t%s\t%s\t%s\t%s\n", x.Name, sh.Shard, orDash(sh.NodeId),
-				client.EnumName(sh.State), orDash(sh.AllocationId), sh.Reason)
+			fmt.Fprintf(w, "%s\t%d\t%s\t%s\t%s\t%s\t%d\t%s\t%s\n", x.Name, sh.Shard, copyRole(sh), orDash(sh.NodeId),
+				client.EnumName(sh.State), yesNo(sh.InSync), sh.PrimaryTerm, orDash(sh.AllocationId), sh.Reason)
 		}
 	}
 	if len(st.Aliases) > 0 {
@@ -165,4 +165,19 @@ func diskFree(n *sluicev1.NodeInfo) string {
 		return "-"
 	}
 	return fmt.Sprintf("%.1f GiB (%.0f%%)", float64(n.DiskFreeBytes)/(1<<30), 100*float64(n.DiskFreeBytes)/float64(n.DiskTotalBytes))
+}
+
+// copyRole names a shard copy's role.
+func copyRole(sh *sluicev1.ShardRouting) string {
+	if sh.Primary {
+		return "primary"
+	}
+	return "replica"
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
 }

@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/fieldmaskpb"
 
 	"github.com/sluice-search/sluice/client"
 	"github.com/sluice-search/sluice/esjson"
@@ -22,7 +24,7 @@ func newIndexCmd() *cobra.Command {
 		GroupID: groupClient,
 	}
 	f.register(cmd, timeoutWhole)
-	cmd.AddCommand(newIndexCreateCmd(&f), newIndexDeleteCmd(&f), newIndexGetCmd(&f), newIndexListCmd(&f))
+	cmd.AddCommand(newIndexCreateCmd(&f), newIndexDeleteCmd(&f), newIndexGetCmd(&f), newIndexListCmd(&f), newIndexSetReplicasCmd(&f))
 	return cmd
 }
 
@@ -55,6 +57,7 @@ Sluice's merge_max_mb_per_sec and indexing_buffer_bytes. --shards,
 limits every setting and request is held to: docs/limits.md.`,
 		Example: `  sluice index create books --shards 3
   sluice index create logs-2026 --shards 4 --routing-shards 16 --alias logs --wait
+  sluice index create orders --shards 2 --replicas 1
   sluice index create books --mapping '{"properties":{"title":{"type":"text"},"year":{"type":"long"}}}'
   sluice index create books --mapping @mapping.json
   sluice index create logs --settings '{"index": {"number_of_shards": 4, "refresh_interval": "30s", "translog": {"durability": "async"}}}'`,
@@ -117,12 +120,46 @@ limits every setting and request is held to: docs/limits.md.`,
 	}
 	cmd.Flags().Int32Var(&shards, "shards", 1, "number of primary shards (1..1024)")
 	cmd.Flags().Int32Var(&routingShards, "routing-shards", 0, "number of routing shards, a multiple of --shards (default: --shards)")
-	cmd.Flags().Int32Var(&replicas, "replicas", 0, "number of replicas (only 0 until replication exists)")
+	cmd.Flags().Int32Var(&replicas, "replicas", 0, "number of replica copies of each shard, 0..32 (docs/replication.md)")
 	cmd.Flags().StringVar(&mappingArg, "mapping", "", "mapping as Elasticsearch JSON, or @file")
 	cmd.Flags().StringVar(&settingsArg, "settings", "", "index settings as Elasticsearch JSON, or @file")
 	cmd.Flags().StringSliceVar(&aliases, "alias", nil, "aliases to point at the new index (repeatable)")
 	cmd.Flags().BoolVar(&wait, "wait", false, "wait until every shard is started")
 	return cmd
+}
+
+func newIndexSetReplicasCmd(f *clientFlags) *cobra.Command {
+	return &cobra.Command{
+		Use:   "set-replicas INDEX N",
+		Short: "Change an index's number of replicas (0..32) on the live index",
+		Long: `Change number_of_replicas of a live index (or of the one index an alias points
+at). The allocator adds or removes replica copies to follow it: new copies
+recover from their primary, each on a node without another copy of the shard;
+copies that find no node stay unassigned and the index yellow. 0 drops every
+replica. How copies, primary terms and the in-sync set work: docs/replication.md.`,
+		Example: `  sluice index set-replicas orders 2
+  sluice index set-replicas orders 0`,
+		Args: cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			n, err := strconv.ParseInt(args[1], 10, 32)
+			if err != nil {
+				return fmt.Errorf("number of replicas: want a whole number, got %q", args[1])
+			}
+			return f.call(cmd, func(ctx context.Context, c *client.Client) error {
+				// The mask sends the value even when it is 0.
+				resp, err := c.UpdateIndexSettings(ctx, &sluicev1.UpdateIndexSettingsRequest{Name: args[0],
+					Settings:   &sluicev1.IndexSettings{NumberOfReplicas: int32(n)},
+					UpdateMask: &fieldmaskpb.FieldMask{Paths: []string{"number_of_replicas"}}})
+				if err != nil {
+					return rpcError(err)
+				}
+				x := resp.GetIndex()
+				fmt.Fprintf(cmd.OutOrStdout(), "index %s: number_of_replicas %d (health %s; see `sluice state` for every copy)\n",
+					x.GetName(), x.GetSettings().GetNumberOfReplicas(), client.EnumName(x.GetHealth()))
+				return nil
+			})
+		},
+	}
 }
 
 func newIndexDeleteCmd(f *clientFlags) *cobra.Command {
@@ -221,10 +258,10 @@ func newIndexListCmd(f *clientFlags) *cobra.Command {
 					return printJSON(cmd.OutOrStdout(), resp)
 				}
 				w := table(cmd.OutOrStdout())
-				fmt.Fprintln(w, "NAME\tHEALTH\tSHARDS\tROUTING SHARDS\tALIASES\tUUID")
+				fmt.Fprintln(w, "NAME\tHEALTH\tSHARDS\tREPLICAS\tROUTING SHARDS\tALIASES\tUUID")
 				for _, x := range resp.Indices {
-					fmt.Fprintf(w, "%s\t%s\t%d\t%d\t%s\t%s\n", x.Name, client.EnumName(x.Health),
-						x.Settings.GetNumberOfShards(), x.Settings.GetNumberOfRoutingShards(), strings.Join(x.Aliases, ","), x.Uuid)
+					fmt.Fprintf(w, "%s\t%s\t%d\t%d\t%d\t%s\t%s\n", x.Name, client.EnumName(x.Health),
+						x.Settings.GetNumberOfShards(), x.Settings.GetNumberOfReplicas(), x.Settings.GetNumberOfRoutingShards(), strings.Join(x.Aliases, ","), x.Uuid)
 				}
 				return w.Flush()
 			})

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -94,12 +95,37 @@ func (b *syncBuffer) String() string {
 // coordinator's address; the cluster stops when the test ends.
 func startDev(t *testing.T) string {
 	t.Helper()
+	return startDevNodes(t, 1)
+}
+
+// devCLI runs the CLI against the coordinator at addr: cli returns what
+// it printed and its error, must fails the test on an error.
+func devCLI(t *testing.T, addr string) (cli func(...string) (string, error), must func(...string) string) {
+	cli = func(args ...string) (string, error) {
+		t.Helper()
+		return run(t, append(args, "--addr", addr)...)
+	}
+	must = func(args ...string) string {
+		t.Helper()
+		out, err := cli(args...)
+		if err != nil {
+			t.Fatalf("sluice %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return out
+	}
+	return cli, must
+}
+
+// startDevNodes starts `sluice dev` with n data nodes and returns its
+// coordinator's address.
+func startDevNodes(t *testing.T, n int) string {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	var out syncBuffer
 	cmd := newRootCmd()
 	cmd.SetOut(&out)
 	cmd.SetErr(&out)
-	cmd.SetArgs([]string{"dev", "--nodes", "1", "--data-dir", t.TempDir(), "--listen", "127.0.0.1:0"})
+	cmd.SetArgs([]string{"dev", "--nodes", strconv.Itoa(n), "--data-dir", t.TempDir(), "--listen", "127.0.0.1:0"})
 	done := make(chan error, 1)
 	go func() { done <- cmd.ExecuteContext(ctx) }()
 	t.Cleanup(func() {

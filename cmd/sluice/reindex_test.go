@@ -43,18 +43,7 @@ func TestReindexIntoAnExistingIndex(t *testing.T) {
 		t.Skip("starts a cluster")
 	}
 	addr := startDev(t)
-	cli := func(args ...string) (string, error) {
-		t.Helper()
-		return run(t, append(args, "--addr", addr)...)
-	}
-	must := func(args ...string) string {
-		t.Helper()
-		out, err := cli(args...)
-		if err != nil {
-			t.Fatalf("sluice %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-		return out
-	}
+	cli, must := devCLI(t, addr)
 	docs := filepath.Join(t.TempDir(), "docs.jsonl")
 	if err := os.WriteFile(docs, []byte("{\"id\": \"1\", \"t\": \"a\"}\n{\"id\": \"2\", \"t\": \"b\"}\n{\"id\": \"3\", \"t\": \"c\"}\n"), 0o644); err != nil {
 		t.Fatal(err)
