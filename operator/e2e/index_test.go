@@ -106,6 +106,7 @@ spec:
 		Expect(aliasesOf(ctx, "changes")).To(ConsistOf("changes-read", "changes-old"))
 
 		get(ctx, ix)
+		ix.Spec.Replicas = 1
 		ix.Spec.Settings.RefreshInterval = "5s"
 		ix.Spec.Settings.Translog = v1alpha1.TranslogSettings{Durability: v1alpha1.TranslogDurabilityAsync, SyncInterval: "2s"}
 		ix.Spec.Mapping.Raw = []byte(`{"properties": {"title": {"type": "text"}, "tags": {"type": "keyword"}}}`)
@@ -116,6 +117,8 @@ spec:
 			info, err := clusterIndex(ctx, "changes")
 			g.Expect(err).NotTo(HaveOccurred())
 			g.Expect(info.GetSettings().GetRefreshInterval().AsDuration()).To(Equal(5 * time.Second))
+			g.Expect(info.GetSettings().GetNumberOfReplicas()).To(Equal(int32(1)))
+			g.Expect(info.GetShards()).To(HaveLen(2), "a primary and a replica copy")
 			g.Expect(info.GetSettings().GetTranslogDurability()).To(Equal(sluicev1.TranslogDurability_TRANSLOG_DURABILITY_ASYNC))
 			g.Expect(info.GetSettings().GetTranslogSyncInterval().AsDuration()).To(Equal(2 * time.Second))
 			g.Expect(info.GetMapping().GetProperties()).To(HaveKey("tags"))
@@ -136,8 +139,15 @@ spec:
 		Expect(err).NotTo(HaveOccurred())
 		get(ctx, ix)
 		ix.Spec.Settings.RefreshInterval = "-1" // trigger a reconcile
+		ix.Spec.Replicas = 0                    // a zero value is sent too
 		Expect(k8s.Update(ctx, ix)).To(Succeed())
 		expectReady(ctx, ix)
+		Eventually(func(g Gomega) {
+			info, err := clusterIndex(ctx, "changes")
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(info.GetSettings().GetNumberOfReplicas()).To(BeZero())
+			g.Expect(info.GetShards()).To(HaveLen(1))
+		}).WithContext(ctx).Should(Succeed())
 		Consistently(func() []string { return aliasesOf(ctx, "changes") }).
 			WithTimeout(time.Second).Should(ConsistOf("changes-new"))
 

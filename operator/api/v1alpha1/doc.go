@@ -13,8 +13,8 @@
 // The Go types are the source of truth. kubebuilder markers on them carry the
 // OpenAPI schema and the CEL rules (x-kubernetes-validations) that the API
 // server enforces statically: Elasticsearch index-name rules, immutable shard
-// counts, routing shards a multiple of shards, replicas 0 until replication
-// exists, source != destination. scripts/gen-crds.sh regenerates
+// counts, routing shards a multiple of shards, replicas 0 to 32, source !=
+// destination. scripts/gen-crds.sh regenerates
 // zz_generated.deepcopy.go here and the CRD manifests in deploy/crds and
 // charts/sluice/crds; never edit those by hand.
 //

@@ -31,11 +31,13 @@ type IndexParameters struct {
 	// +optional
 	RoutingShards *int32 `json:"routingShards,omitempty"`
 
-	// Replicas is the number of replica copies of every shard. Replication
-	// (NRT segment replication) is not built yet, so it must be 0 for now.
+	// Replicas is the number of replica copies of every shard, 0 to 32. It
+	// may change on a live index: the cluster adds or removes copies, each
+	// on a node without another copy of its shard; copies that find no node
+	// stay unassigned and the index yellow. See docs/replication.md.
 	// +kubebuilder:default=0
 	// +kubebuilder:validation:Minimum=0
-	// +kubebuilder:validation:XValidation:rule="self == 0",message="must be 0: replicas are not supported yet (NRT segment replication is planned)"
+	// +kubebuilder:validation:Maximum=32
 	// +optional
 	Replicas int32 `json:"replicas,omitempty"`
 

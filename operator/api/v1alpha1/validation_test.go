@@ -152,7 +152,7 @@ var _ = Describe("creating", func() {
 		Entry("zero shards", "index.yaml", "spec.shards", "greater than or equal to 1", int64(0), "spec", "shards"),
 		Entry("too many shards", "index.yaml", "spec.shards", "less than or equal to 1024", int64(1025), "spec", "shards"),
 		Entry("routing shards not a multiple of shards", "index.yaml", "spec.routingShards", "multiple of shards", int64(17), "spec", "routingShards"),
-		Entry("a replica", "index.yaml", "spec.replicas", "not supported yet", int64(1), "spec", "replicas"),
+		Entry("too many replicas", "index.yaml", "spec.replicas", "less than or equal to 32", int64(33), "spec", "replicas"),
 		Entry("negative replicas", "index.yaml", "spec.replicas", "greater than or equal to 0", int64(-1), "spec", "replicas"),
 		Entry("bad refresh interval", "index.yaml", "spec.settings.refreshInterval", "should match", "soon", "spec", "settings", "refreshInterval"),
 		Entry("zero merge throttle", "index.yaml", "spec.settings.mergeThrottleMBPerSec", "greater than or equal to 1", int64(0), "spec", "settings", "mergeThrottleMBPerSec"),
@@ -173,7 +173,7 @@ var _ = Describe("creating", func() {
 		Entry("unknown conflicts policy", "reindex.yaml", "spec.conflicts", "Unsupported value", "ignore", "spec", "conflicts"),
 		Entry("zero maxDocs", "reindex.yaml", "spec.maxDocs", "greater than or equal to 1", int64(0), "spec", "maxDocs"),
 		Entry("swapAlias naming the destination", "reindex.yaml", "spec.swapAlias", "must differ", "products-v2", "spec", "swapAlias"),
-		Entry("a replica in the created destination", "reindex.yaml", "spec.destination.create.replicas", "not supported yet", int64(2), "spec", "destination", "create", "replicas"),
+		Entry("too many replicas in the created destination", "reindex.yaml", "spec.destination.create.replicas", "less than or equal to 32", int64(33), "spec", "destination", "create", "replicas"),
 		Entry("created destination's routing shards not a multiple", "reindex.yaml", "spec.destination.create.routingShards", "multiple of shards", int64(6), "spec", "destination", "create", "routingShards"),
 		Entry("destination routing not keep, discard or =value", "reindex.yaml", "spec.destination.routing", "keep, discard or =value", "tenant", "spec", "destination", "routing"),
 		Entry("destination routing = without a value", "reindex.yaml", "spec.destination.routing", "keep, discard or =value", "=", "spec", "destination", "routing"),
@@ -229,6 +229,7 @@ var _ = Describe("updating", func() {
 			set(obj, value, path...)
 			Expect(k8sClient.Update(ctx, obj)).To(Succeed())
 		},
+		Entry("replicas", "index.yaml", int64(2), "spec", "replicas"),
 		Entry("refresh interval", "index.yaml", "-1", "spec", "settings", "refreshInterval"),
 		Entry("merge throttle", "index.yaml", int64(200), "spec", "settings", "mergeThrottleMBPerSec"),
 		Entry("translog durability", "index.yaml", "async", "spec", "settings", "translog", "durability"),

@@ -11,6 +11,7 @@ import (
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/fieldmaskpb"
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/client-go/tools/events"
@@ -238,9 +239,10 @@ var errMappingConflict = errors.New("mapping fields cannot change type")
 func (r *Reconciler) update(ctx context.Context, ix *v1alpha1.Index, info *sluicev1.IndexInfo,
 	settings *sluicev1.IndexSettings, mapping *sluicev1.Mapping) (*sluicev1.IndexInfo, error) {
 	name := info.GetName()
-	if up := indexspec.SettingsUpdate(settings, info.GetSettings()); up != nil {
+	if up, mask := indexspec.SettingsUpdate(settings, info.GetSettings()); up != nil {
 		cctx, cancel := context.WithTimeout(ctx, callTimeout)
-		resp, err := r.Cluster.UpdateIndexSettings(cctx, &sluicev1.UpdateIndexSettingsRequest{Name: name, Settings: up})
+		resp, err := r.Cluster.UpdateIndexSettings(cctx, &sluicev1.UpdateIndexSettingsRequest{Name: name, Settings: up,
+			UpdateMask: &fieldmaskpb.FieldMask{Paths: mask}})
 		cancel()
 		if err != nil {
 			return info, err

@@ -89,26 +89,30 @@ func Mapping(p *v1alpha1.IndexParameters) (*sluicev1.Mapping, error) {
 }
 
 // SettingsUpdate returns the dynamic settings of desired that differ from
-// current, or nil when none do.
-func SettingsUpdate(desired, current *sluicev1.IndexSettings) *sluicev1.IndexSettings {
+// current, with the names of those fields (an update mask: a replica count
+// of 0 is a value, not "leave it"), or nil when none do.
+func SettingsUpdate(desired, current *sluicev1.IndexSettings) (*sluicev1.IndexSettings, []string) {
 	up := &sluicev1.IndexSettings{}
-	changed := false
+	var mask []string
+	if d := desired.GetNumberOfReplicas(); d != current.GetNumberOfReplicas() {
+		up.NumberOfReplicas, mask = d, append(mask, "number_of_replicas")
+	}
 	if d := desired.GetRefreshInterval(); d != nil && !sameRefresh(d.AsDuration(), durationOr(current.GetRefreshInterval(), DefaultRefreshInterval)) {
-		up.RefreshInterval, changed = d, true
+		up.RefreshInterval, mask = d, append(mask, "refresh_interval")
 	}
 	if d := desired.GetTranslogDurability(); d != sluicev1.TranslogDurability_TRANSLOG_DURABILITY_UNSPECIFIED && d != durability(current) {
-		up.TranslogDurability, changed = d, true
+		up.TranslogDurability, mask = d, append(mask, "translog_durability")
 	}
 	if d := desired.GetTranslogSyncInterval(); d != nil && d.AsDuration() != durationOr(current.GetTranslogSyncInterval(), DefaultSyncInterval) {
-		up.TranslogSyncInterval, changed = d, true
+		up.TranslogSyncInterval, mask = d, append(mask, "translog_sync_interval")
 	}
 	if d := desired.GetMergeMaxMbPerSec(); d != 0 && d != current.GetMergeMaxMbPerSec() {
-		up.MergeMaxMbPerSec, changed = d, true
+		up.MergeMaxMbPerSec, mask = d, append(mask, "merge_max_mb_per_sec")
 	}
-	if !changed {
-		return nil
+	if len(mask) == 0 {
+		return nil, nil
 	}
-	return up
+	return up, mask
 }
 
 // sameRefresh treats every negative interval as "off".

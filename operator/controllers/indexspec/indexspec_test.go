@@ -1,6 +1,7 @@
 package indexspec
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -56,25 +57,34 @@ func TestSettingsUpdate(t *testing.T) {
 		name             string
 		desired, current *sluicev1.IndexSettings
 		want             *sluicev1.IndexSettings
+		mask             []string // every changed field, a zero replica count too
 	}{
 		{"unset current is the default", &sluicev1.IndexSettings{RefreshInterval: dur(time.Second),
-			TranslogDurability: sluicev1.TranslogDurability_TRANSLOG_DURABILITY_REQUEST}, &sluicev1.IndexSettings{}, nil},
+			TranslogDurability: sluicev1.TranslogDurability_TRANSLOG_DURABILITY_REQUEST}, &sluicev1.IndexSettings{}, nil, nil},
 		{"refresh changed", &sluicev1.IndexSettings{RefreshInterval: dur(5 * time.Second)}, &sluicev1.IndexSettings{},
-			&sluicev1.IndexSettings{RefreshInterval: dur(5 * time.Second)}},
+			&sluicev1.IndexSettings{RefreshInterval: dur(5 * time.Second)}, []string{"refresh_interval"}},
 		{"every negative refresh is off", &sluicev1.IndexSettings{RefreshInterval: dur(-time.Second)},
-			&sluicev1.IndexSettings{RefreshInterval: dur(-time.Millisecond)}, nil},
+			&sluicev1.IndexSettings{RefreshInterval: dur(-time.Millisecond)}, nil, nil},
 		{"unset desired is don't care", &sluicev1.IndexSettings{},
-			&sluicev1.IndexSettings{MergeMaxMbPerSec: 40, TranslogSyncInterval: dur(time.Second)}, nil},
+			&sluicev1.IndexSettings{MergeMaxMbPerSec: 40, TranslogSyncInterval: dur(time.Second)}, nil, nil},
 		{"only what differs", &sluicev1.IndexSettings{NumberOfShards: 2, MergeMaxMbPerSec: 20, RefreshInterval: dur(time.Second),
 			TranslogDurability: sluicev1.TranslogDurability_TRANSLOG_DURABILITY_ASYNC},
 			&sluicev1.IndexSettings{NumberOfShards: 2, MergeMaxMbPerSec: 40},
-			&sluicev1.IndexSettings{MergeMaxMbPerSec: 20, TranslogDurability: sluicev1.TranslogDurability_TRANSLOG_DURABILITY_ASYNC}},
+			&sluicev1.IndexSettings{MergeMaxMbPerSec: 20, TranslogDurability: sluicev1.TranslogDurability_TRANSLOG_DURABILITY_ASYNC},
+			[]string{"translog_durability", "merge_max_mb_per_sec"}},
+		{"replicas added", &sluicev1.IndexSettings{NumberOfReplicas: 2}, &sluicev1.IndexSettings{NumberOfReplicas: 1},
+			&sluicev1.IndexSettings{NumberOfReplicas: 2}, []string{"number_of_replicas"}},
+		{"replicas back to 0", &sluicev1.IndexSettings{}, &sluicev1.IndexSettings{NumberOfReplicas: 1},
+			&sluicev1.IndexSettings{}, []string{"number_of_replicas"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := SettingsUpdate(tt.desired, tt.current)
+			got, mask := SettingsUpdate(tt.desired, tt.current)
 			if diff := cmp.Diff(tt.want, got, protocmp.Transform()); diff != "" {
 				t.Errorf("(-want +got)\n%s", diff)
+			}
+			if !slices.Equal(mask, tt.mask) {
+				t.Errorf("mask %v, want %v", mask, tt.mask)
 			}
 		})
 	}
