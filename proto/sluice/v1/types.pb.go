@@ -267,10 +267,11 @@ const (
 	HealthStatus_HEALTH_STATUS_UNSPECIFIED HealthStatus = 0
 	// Every shard copy is started.
 	HealthStatus_HEALTH_STATUS_GREEN HealthStatus = 1
-	// Every shard has a started primary but some replica copy is not started.
+	// Every shard is served — by a started primary, or by a started in-sync copy the allocator
+	// is promoting — but some copy is not started.
 	HealthStatus_HEALTH_STATUS_YELLOW HealthStatus = 2
-	// Some shard has no started primary (some documents cannot be written, and cannot be read if
-	// no copy is started either), or the cluster state cannot be read.
+	// Some shard has neither a started primary nor a started in-sync copy (some documents can be
+	// neither written nor read), or the cluster state cannot be read.
 	HealthStatus_HEALTH_STATUS_RED HealthStatus = 3
 )
 
