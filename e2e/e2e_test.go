@@ -252,6 +252,16 @@ var _ = Describe("a 3-node cluster", Ordered, func() {
 		Expect(resp.Errors).To(BeFalse())
 		victim := c.nodes[1]
 		victim.kill(syscall.SIGKILL)
+		// Until the allocator's follower check sees the process gone (about
+		// a second) the state still says green: wait for that first, so the
+		// green below is the one after the restart.
+		Eventually(func() sluicev1.HealthStatus {
+			h, err := cl.ClusterHealth(ctx, &sluicev1.ClusterHealthRequest{})
+			if err != nil {
+				return 0
+			}
+			return h.Status
+		}, 5*time.Second, 20*time.Millisecond).ShouldNot(Equal(sluicev1.HealthStatus_HEALTH_STATUS_GREEN))
 		victim.start()
 		// Every index: the victim's shards of "wiki" reopen too.
 		waitGreen()
