@@ -115,13 +115,13 @@ func (w *IndexWriter) AddIndexes(ctx context.Context, src *Reader, opts AddIndex
 		if n == s.info.MaxDoc {
 			live = nil
 		}
-		seg, linked, err := w.linkSegment(s)
+		seg, linked, copied, err := w.linkSegment(s, src.leaves[i].Reader)
 		if err != nil {
 			return fail(err)
 		}
 		added = append(added, seg)
 		res.Linked += linked
-		res.Copied += len(seg.files) - linked
+		res.Copied += copied
 		if live != nil {
 			seg.live, seg.delCount = live, seg.info.MaxDoc-n
 		}
@@ -187,9 +187,11 @@ func keptDocs(leaf Leaf, i int, keep func(leaf, doc int) bool) (*index.FixedBitS
 // segment name and opens the segment, with every file's checksum verified
 // in the bytes it now serves: those of the linked inode or of the copy,
 // which need not be the bytes the source's reader holds (an NRT-cached
-// source reads from RAM). It returns the segment (all docs live; the
-// caller sets its live docs) and how many files were hard-linked.
-func (w *IndexWriter) linkSegment(s *segState) (*segState, int, error) {
+// source reads from RAM). The segment gets the in-place doc-values updates
+// leaf (s as the source reader sees it) layers (addDocValuesUpdates). It
+// returns the segment (all docs live; the caller sets its live docs) and
+// how many files were hard-linked and copied.
+func (w *IndexWriter) linkSegment(s *segState, leaf index.LeafReader) (seg *segState, linked, copied int, err error) {
 	name := w.segments.nextName()
 	info := &index.SegmentInfo{Name: name, ID: s.info.ID, MaxDoc: s.info.MaxDoc, Codec: s.info.Codec,
 		Diagnostics: maps.Clone(s.info.Diagnostics)}
@@ -201,12 +203,11 @@ func (w *IndexWriter) linkSegment(s *segState) (*segState, int, error) {
 	info.Diagnostics["timestamp"] = time.Now().UTC().Format(time.RFC3339Nano)
 	// Files are "<segment>.<ext>" (codec.fileName): the extension carries
 	// over, the name is ours.
-	linked := 0
-	cleanup := func(err error) (*segState, int, error) {
+	cleanup := func(err error) (*segState, int, int, error) {
 		for _, f := range info.Files {
 			w.dir.DeleteFile(f)
 		}
-		return nil, 0, err
+		return nil, 0, 0, err
 	}
 	for _, f := range s.info.Files {
 		ext, ok := strings.CutPrefix(f, s.info.Name+".")
@@ -221,6 +222,8 @@ func (w *IndexWriter) linkSegment(s *segState) (*segState, int, error) {
 		info.Files = append(info.Files, to)
 		if ok {
 			linked++
+		} else {
+			copied++
 		}
 	}
 	r, err := w.codec.OpenSegment(w.dir, info)
@@ -231,7 +234,65 @@ func (w *IndexWriter) linkSegment(s *segState) (*segState, int, error) {
 		r.Close()
 		return cleanup(fmt.Errorf("engine: add segment %s as %s: %w", s.info.Name, name, err))
 	}
-	return newSegState(info, r, w.fd, w.dir), linked, nil
+	seg = newSegState(info, r, w.fd, w.dir)
+	if dv := readerDocValuesUpdates(leaf); dv != nil {
+		ok, err := w.addDocValuesUpdates(s, seg, dv)
+		if err != nil {
+			seg.decRef()
+			return nil, 0, 0, fmt.Errorf("engine: add segment %s as %s: %w", s.info.Name, name, err)
+		}
+		switch ok {
+		case dvLinked:
+			linked++
+		case dvCopied:
+			copied++
+		}
+	}
+	return seg, linked, copied, nil
+}
+
+// How addDocValuesUpdates brought a segment's updates over.
+const (
+	dvInMemory = iota // written by the next commit
+	dvLinked
+	dvCopied
+)
+
+// addDocValuesUpdates gives seg, the copy of src, the doc-values updates
+// dv that the source reader layers over src, so the copy serves current
+// values, not the column as src was written. When src's newest generation
+// file holds exactly dv (a committed reader's, as a segment-copy reindex
+// pins) the file is linked under seg's name and checksummed, and becomes
+// seg's file; otherwise — the updates are newer than the file, or the
+// source replaced the file meanwhile — seg holds dv in memory and the
+// commit that follows the add writes it.
+func (w *IndexWriter) addDocValuesUpdates(src, seg *segState, dv *docValuesUpdates) (int, error) {
+	seg.setDocValuesUpdates(dv)
+	f := src.dvFile.Load()
+	if f == nil || f.of != dv {
+		return dvInMemory, nil
+	}
+	rest, ok := strings.CutPrefix(f.name, src.info.Name)
+	if !ok {
+		return dvInMemory, nil
+	}
+	to := seg.info.Name + rest
+	linked, err := store.LinkOrCopy(src.fd.dir, f.name, w.dir, to)
+	if err != nil {
+		return dvInMemory, nil
+	}
+	fields, err := w.codec.ReadDocValuesUpdates(w.dir, seg.info, f.gen)
+	if err != nil {
+		w.dir.DeleteFile(to)
+		return 0, fmt.Errorf("doc-values updates %s: %w", f.name, err)
+	}
+	got := docValuesUpdatesFrom(fields)
+	seg.setDocValuesUpdates(got)
+	seg.setDocValuesFile(to, got, f.gen)
+	if linked {
+		return dvLinked, nil
+	}
+	return dvCopied, nil
 }
 
 // AddMarker reports whether an AddIndexes with this marker has been

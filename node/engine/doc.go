@@ -222,7 +222,11 @@
 // file header; every file's checksum is verified before the segment is
 // opened; its live docs are the source's live docs a Keep function accepts
 // by position (a split keeps the docs that route to this shard); the _id Bloom filter
-// is built at open like any segment's. A refresh publishes the segments
+// is built at open like any segment's. In-place doc-values updates the
+// source reader layers over a segment come with it: its generation file is
+// linked too when it holds exactly those updates (a committed reader's),
+// else the copy holds them in memory and the add's commit writes them. A
+// refresh publishes the segments
 // together with a marker, and every later commit records the marker in its
 // user data (UserDataAddedPrefix), so an add already published or
 // committed is not done twice, and a crash before the commit leaves

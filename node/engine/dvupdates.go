@@ -2,11 +2,13 @@ package engine
 
 import (
 	"cmp"
+	"fmt"
 	"maps"
 	"slices"
 
 	"github.com/sluice-search/sluice/node/engine/document"
 	"github.com/sluice-search/sluice/node/engine/index"
+	"github.com/sluice-search/sluice/node/engine/source"
 )
 
 // In-place doc-values updates (Lucene's updatable numeric doc values, with
@@ -278,4 +280,31 @@ func carryDocValuesUpdates(seg *segState, i int, snap, now *docValuesUpdates, do
 			seg.addPendingUpdate(f.Field, f.Type, nd, f.Values[j])
 		}
 	}
+}
+
+// CurrentSource returns src, the stored _source of doc in r (a leaf of a
+// Reader), with the fields an in-place update changed set to their current
+// values (source.Set, by the field's dotted path): what a copy of the
+// document must hold to keep the updates when it is re-indexed — _source
+// itself keeps the document as indexed. src is returned as is when no
+// update reached the doc.
+func CurrentSource(r index.LeafReader, doc int, src []byte) ([]byte, error) {
+	dv := readerDocValuesUpdates(r)
+	if dv == nil {
+		return src, nil
+	}
+	var val []byte
+	for _, name := range slices.Sorted(maps.Keys(dv.fields)) {
+		f := dv.fields[name]
+		v, ok := (&layeredNumericDocValues{runs: f.runs}).Get(doc)
+		if !ok {
+			continue
+		}
+		val = document.AppendNumericJSON(val[:0], f.typ, v)
+		var err error
+		if src, err = source.Set(src, name, val); err != nil {
+			return nil, fmt.Errorf("engine: doc %d: current value of %s: %w", doc, name, err)
+		}
+	}
+	return src, nil
 }

@@ -56,14 +56,15 @@ func (lf *liveDocsFiles) segments(r *Reader, ioctx store.IOContext) (segs []Comm
 			cs.DelCount = s.info.MaxDoc - live.Cardinality()
 		}
 		if dv := readerDocValuesUpdates(r.leaves[i].Reader); dv != nil {
-			if dv != s.dvFileOf {
+			if f := s.dvFile.Load(); f == nil || dv != f.of {
 				if err := lf.writeDocValuesLocked(s, dv, ioctx); err != nil {
 					return nil, nil, err
 				}
 			}
-			cs.DVGen, cs.DocValuesUpdates = s.dvGen, s.dvFile
-			lf.fd.incRef([]string{s.dvFile})
-			held = append(held, s.dvFile)
+			f := s.dvFile.Load()
+			cs.DVGen, cs.DocValuesUpdates = f.gen, f.name
+			lf.fd.incRef([]string{f.name})
+			held = append(held, f.name)
 		}
 		out = append(out, cs)
 	}
@@ -96,7 +97,10 @@ func (s *segState) setLiveFile(name string, live *index.FixedBitSet, gen int64) 
 // writeDocValuesLocked writes dv, all of s's updates a reader sees, as s's
 // next doc-values updates generation and makes it s's file.
 func (lf *liveDocsFiles) writeDocValuesLocked(s *segState, dv *docValuesUpdates, ioctx store.IOContext) error {
-	gen := max(s.dvGen+1, lf.counter.Add(1))
+	gen := lf.counter.Add(1)
+	if f := s.dvFile.Load(); f != nil {
+		gen = max(gen, f.gen+1)
+	}
 	name, err := lf.codec.WriteDocValuesUpdates(lf.dir, s.info, gen, dv.flatten(), ioctx)
 	if err != nil {
 		return fmt.Errorf("doc-values updates of %s: %w", s.info.Name, err)
@@ -105,25 +109,33 @@ func (lf *liveDocsFiles) writeDocValuesLocked(s *segState, dv *docValuesUpdates,
 	return nil
 }
 
+// dvFileRef is a segment's doc-values updates generation file: its name,
+// the updates it holds and its generation.
+type dvFileRef struct {
+	name string
+	of   *docValuesUpdates
+	gen  int64
+}
+
 // setDocValuesFile makes name (holding dv, generation gen) the segment's
 // doc-values updates file, moving its file reference, as setLiveFile.
 func (s *segState) setDocValuesFile(name string, dv *docValuesUpdates, gen int64) {
 	s.fd.incRef([]string{name})
-	if s.dvFile != "" {
-		s.fd.decRef([]string{s.dvFile})
+	if old := s.dvFile.Swap(&dvFileRef{name: name, of: dv, gen: gen}); old != nil {
+		s.fd.decRef([]string{old.name})
 	}
-	s.dvFile, s.dvFileOf, s.dvGen = name, dv, gen
 }
 
 // loadDocValuesUpdates reads the doc-values updates generation a commit
 // point or checkpoint names for s, if it is not s's already, and layers it
 // over s. The caller owns s or holds the lock that guards it.
 func (s *segState) loadDocValuesUpdates(c index.Codec, dir store.Directory, cs *CommitSegment) error {
-	if cs.DocValuesUpdates == s.dvFile {
+	old := s.dvFile.Load()
+	if old != nil && cs.DocValuesUpdates == old.name || old == nil && cs.DocValuesUpdates == "" {
 		return nil
 	}
 	if cs.DocValuesUpdates == "" {
-		return fmt.Errorf("%w: segment %s lost its doc-values updates (%s before)", ErrInvalidCheckpoint, s.info.Name, s.dvFile)
+		return fmt.Errorf("%w: segment %s lost its doc-values updates (%s before)", ErrInvalidCheckpoint, s.info.Name, old.name)
 	}
 	fields, err := c.ReadDocValuesUpdates(dir, s.info, cs.DVGen)
 	if err != nil {

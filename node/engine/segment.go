@@ -46,15 +46,14 @@ type segState struct {
 	// In-place doc-values updates (dvupdates.go): dv is the current
 	// state and leaf the reader layering it (nil: none), dvPending what a
 	// refresh's walk of the queue found and has not yet frozen. dvFile is
-	// the newest generation file written or loaded, holding dvFileOf, of
-	// generation dvGen — guarded by liveDocsFiles.mu like liveFile, with a
-	// fileDeleter reference.
+	// the newest generation file written or loaded (nil: none), with a
+	// fileDeleter reference; changed under liveDocsFiles.mu like liveFile,
+	// and atomic because AddIndexes of another index reads it to link the
+	// file.
 	dv        *docValuesUpdates
 	leaf      index.LeafReader
 	dvPending map[string]*dvPending
-	dvFile    string
-	dvFileOf  *docValuesUpdates
-	dvGen     int64
+	dvFile    atomic.Pointer[dvFileRef]
 	// metas describes the core files for checkpoints (metaOnce).
 	metaOnce sync.Once
 	metas    []FileMeta
@@ -92,8 +91,8 @@ func (s *segState) decRef() {
 		if s.liveFile != "" {
 			s.fd.decRef([]string{s.liveFile})
 		}
-		if s.dvFile != "" {
-			s.fd.decRef([]string{s.dvFile})
+		if f := s.dvFile.Load(); f != nil {
+			s.fd.decRef([]string{f.name})
 		}
 	} else if n < 0 {
 		panic("engine: segment " + s.info.Name + " released too often")

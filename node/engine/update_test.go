@@ -332,3 +332,113 @@ func TestDocValuesUpdatesReplicate(t *testing.T) {
 		t.Fatalf("promoted replica: %v", promoted)
 	}
 }
+
+// TestDocValuesUpdatesAddIndexes: a copy of an index by AddIndexes serves
+// the values in-place updates set, not the column as written — from a
+// committed reader (the generation file is linked) and from one with
+// updates newer than any commit (held in memory, written by the add's
+// commit) — and keeps them across a reopen; CurrentSource gives the
+// sources a document copy writes.
+func TestDocValuesUpdatesAddIndexes(t *testing.T) {
+	ctx := context.Background()
+	src := mustOpenDurable(t, t.TempDir(), Options{DisableMerges: true, Parser: updatableMapping(t)})
+	defer src.Close(ctx)
+	for i := range 30 {
+		if _, err := src.Index(ctx, fmt.Appendf(nil, "%d", i), fmt.Appendf(nil, `{"title":"x","price":%d}`, i)); err != nil {
+			t.Fatal(err)
+		}
+		if i == 14 {
+			if _, err := src.Refresh(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	update := func(id string, fields string) {
+		t.Helper()
+		if _, err := src.UpdateDocValues(ctx, []byte(id), []byte(fields)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	update("3", `{"price":300}`)
+	update("20", `{"price":2000,"score":0.5}`)
+	if _, err := src.Commit(ctx, CommitOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	committed := src.Acquire()
+	defer committed.Release()
+	update("3", `{"price":301}`) // newer than the commit
+	if _, err := src.Refresh(ctx); err != nil {
+		t.Fatal(err)
+	}
+	current := src.Acquire()
+	defer current.Release()
+
+	for _, tt := range []struct {
+		name   string
+		rd     *Reader
+		dvu    int // generation files linked
+		price3 int64
+	}{
+		{"committed", committed, 2, 300},
+		// The first segment's updates are newer than its file; the
+		// second's are its file's.
+		{"uncommitted", current, 1, 301},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			dst := mustOpenDurable(t, dir, Options{DisableMerges: true, Parser: updatableMapping(t)})
+			res, err := dst.AddIndexes(ctx, tt.rd, AddIndexesOptions{Marker: "m"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Two segments' core files, and the .dvu files.
+			if dvu := res.Linked + res.Copied - 2*len(tt.rd.segs[0].files); dvu != tt.dvu {
+				t.Errorf("%d files linked, %d copied, segments have %d core files", res.Linked, res.Copied, len(tt.rd.segs[0].files))
+			}
+			want := readerDVDocs(t, tt.rd)
+			check := func(e *Engine) {
+				t.Helper()
+				r := e.Acquire()
+				defer r.Release()
+				got := readerDVDocs(t, r)
+				if !sameDVDocs(got, want) || *got["3"].price != tt.price3 || *got["20"].score != 0.5 {
+					t.Fatalf("copy\n got %v\nwant %v", got, want)
+				}
+				checkSortAndRange(t, r, want, 100, 2500)
+			}
+			check(dst)
+			if err := dst.Close(ctx); err != nil {
+				t.Fatal(err)
+			}
+			dst = mustOpenDurable(t, dir, Options{DisableMerges: true, Parser: updatableMapping(t)})
+			defer dst.Close(ctx)
+			check(dst)
+		})
+	}
+
+	// A document copy re-indexes CurrentSource: the values as updated.
+	wantSrc := map[string]string{"3": `{"title":"x","price":301}`, "20": `{"title":"x","price":2000,"score":0.5}`, "4": `{"title":"x","price":4}`}
+	for li, lf := range current.Leaves() {
+		for doc := range lf.Reader.MaxDoc() {
+			var sd index.StoredDoc
+			if err := current.Document(li, doc, &sd); err != nil {
+				t.Fatal(err)
+			}
+			want, ok := wantSrc[string(sd.ID)]
+			if !ok {
+				continue
+			}
+			got, err := CurrentSource(lf.Reader, doc, sd.Source)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(got) != want {
+				t.Errorf("CurrentSource of %s = %s, want %s", sd.ID, got, want)
+			}
+			delete(wantSrc, string(sd.ID))
+		}
+	}
+	if len(wantSrc) > 0 {
+		t.Errorf("ids not found: %v", wantSrc)
+	}
+}

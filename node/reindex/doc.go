@@ -16,7 +16,10 @@
 //     cut to the first max_docs in index order. The selection is a pure
 //     function of the reader and the request.
 //  2. Reads the selected docs in index order from stored fields — _id,
-//     _routing and the original _source bytes, no JSON decoding — and
+//     _routing and the original _source bytes, no JSON decoding unless an
+//     in-place doc-values update changed a field of the doc since it was
+//     indexed: then the field's current value is written into the copy's
+//     _source (engine.CurrentSource) — and
 //     routes each as a bulk would, by hash(routing or _id) over the
 //     destination's routing shards, where the routing is the document's
 //     own unless the request's routing (routing.Dest) discards or replaces it
@@ -54,7 +57,8 @@
 // segmentcopy, and refused with INVALID_ARGUMENT if it fails it) copies no
 // documents: after pinning the committed source reader
 // as above, it adds that reader's segments (engine.AddIndexes: hard links,
-// checksums verified, nothing re-analysed) into each destination shard
+// in-place updates' generation files included, checksums verified,
+// nothing re-analysed) into each destination shard
 // drawing from its source shard — the k shards s*k..(s+1)*k-1 of a ×k
 // layout — keeping in each the docs whose routing (else _id) maps to it,
 // as a bulk would route them. Each add commits with the marker

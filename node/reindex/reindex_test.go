@@ -793,3 +793,91 @@ func mustAtoi(t *testing.T, s string) int {
 	}
 	return n
 }
+
+// TestCopyCarriesInPlaceUpdates: after in-place doc-values updates in the
+// source, both copies serve the updated values — a segment copy through
+// the linked generation files (its _source is the original, as in the
+// source), a document copy by re-indexing the current values into
+// _source — never the stale ones from _source.
+func TestCopyCarriesInPlaceUpdates(t *testing.T) {
+	price := mapping.NewField(document.Long)
+	price.Index = false // doc values only: updatable in place
+	m, err := mapping.New(mapping.DynamicDefault, map[string]mapping.Field{
+		"title": mapping.NewField(document.Text), "price": price})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, method := range []sluicev1.ReindexCopyMethod{sluicev1.ReindexCopyMethod_REINDEX_COPY_METHOD_SEGMENTS, sluicev1.ReindexCopyMethod_REINDEX_COPY_METHOD_DOCUMENTS} {
+		t.Run(method.String(), func(t *testing.T) {
+			ctx := context.Background()
+			n := startNode(t)
+			p := routing.Params{Shards: 1, RoutingShards: 1}
+			open := func(uuid string) *shard.Shard {
+				sh, err := n.host.Open(ctx, shard.Meta{ID: shard.ID{IndexUUID: uuid}, Index: uuid, Mapping: m})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return sh
+			}
+			src, dst := open("src"), open("dst")
+			bulk := func(ops ...shard.Op) {
+				t.Helper()
+				res, err := src.Bulk(ctx, ops, shard.RefreshImmediate)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, r := range res {
+					if r.Err != nil {
+						t.Fatal(r.Err)
+					}
+				}
+			}
+			var ops []shard.Op
+			for i := range 50 {
+				ops = append(ops, shard.Op{Kind: shard.OpIndex, ID: fmt.Appendf(nil, "d%d", i), Source: fmt.Appendf(nil, `{"title":"doc %d","price":%d}`, i, i)})
+			}
+			bulk(ops...)
+			bulk(shard.Op{Kind: shard.OpUpdateDocValues, ID: []byte("d7"), Source: []byte(`{"price":700}`)},
+				shard.Op{Kind: shard.OpUpdateDocValues, ID: []byte("d9"), Source: []byte(`{"price":900}`)})
+			req := sliceReq("src", 0, "dst", p, nil)
+			req.CopyMethod, req.SourceShards = method, 1
+			last, _, err := runSlice(ctx, n.client, req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !last.Done || last.Copied != 50 || last.CopyMethod != method {
+				t.Fatalf("last message %v", last)
+			}
+			if err := dst.Refresh(ctx); err != nil {
+				t.Fatal(err)
+			}
+			rd := dst.Acquire()
+			defer rd.Release()
+			got := map[string]int64{}
+			sources := map[string]string{}
+			var sd index.StoredDoc
+			for _, l := range rd.Leaves() {
+				dv := l.Reader.NumericDocValues("price")
+				for doc := range l.Reader.MaxDoc() {
+					if err := l.Reader.StoredFields().Document(doc, &sd); err != nil {
+						t.Fatal(err)
+					}
+					v, _ := dv.Get(doc)
+					got[string(sd.ID)], sources[string(sd.ID)] = v, string(sd.Source)
+				}
+			}
+			for id, want := range map[string]int64{"d7": 700, "d9": 900, "d8": 8} {
+				if got[id] != want {
+					t.Errorf("%s: price %d in the copy, want %d", id, got[id], want)
+				}
+			}
+			wantSrc := `{"title":"doc 7","price":7}`
+			if method == sluicev1.ReindexCopyMethod_REINDEX_COPY_METHOD_DOCUMENTS {
+				wantSrc = `{"title":"doc 7","price":700}`
+			}
+			if sources["d7"] != wantSrc {
+				t.Errorf("d7: _source %s, want %s", sources["d7"], wantSrc)
+			}
+		})
+	}
+}

@@ -164,7 +164,13 @@ func (cp *copyRun) run(ctx context.Context, next int) (err error) {
 			if err := stored.Document(d, &sd); err != nil {
 				return fmt.Errorf("source shard %v: doc %d: %w", cp.req.GetSource(), base+d, err)
 			}
-			if err := cp.route(ctx, sd.ID, cp.routing.Of(sd.Routing), sd.Source); err != nil {
+			// In-place updates live in the column, not in _source: the
+			// copy is re-indexed from the values as they are now.
+			src, err := engine.CurrentSource(leaves[li].Reader, d, sd.Source)
+			if err != nil {
+				return fmt.Errorf("source shard %v: doc %d: %w", cp.req.GetSource(), base+d, err)
+			}
+			if err := cp.route(ctx, sd.ID, cp.routing.Of(sd.Routing), src); err != nil {
 				return cp.cause(ctx, err)
 			}
 			cp.copied++
