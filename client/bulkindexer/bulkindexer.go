@@ -95,6 +95,8 @@ func (c *Config) SetDefaults() {
 // Stats counts outcomes so far.
 type Stats struct {
 	Added, Created, Updated, Deleted, NotFound, Failed int64
+	// Noop counts partial updates (BULK_ACTION_UPDATE) that changed nothing.
+	Noop int64
 	// Retries counts item resends after overload.
 	Retries int64
 	// Bytes of sources added.
@@ -119,7 +121,7 @@ type Indexer struct {
 	fatalMu sync.Mutex
 	fatal   error
 
-	added, created, updated, deleted, notFound, failed, retries, nbytes atomic.Int64
+	added, created, updated, deleted, notFound, noop, failed, retries, nbytes atomic.Int64
 }
 
 // ErrClosed is returned by Add after Close.
@@ -239,7 +241,7 @@ func (ix *Indexer) Close(ctx context.Context) error {
 // Stats returns the counters.
 func (ix *Indexer) Stats() Stats {
 	return Stats{Added: ix.added.Load(), Created: ix.created.Load(), Updated: ix.updated.Load(), Deleted: ix.deleted.Load(),
-		NotFound: ix.notFound.Load(), Failed: ix.failed.Load(), Retries: ix.retries.Load(), Bytes: ix.nbytes.Load()}
+		NotFound: ix.notFound.Load(), Noop: ix.noop.Load(), Failed: ix.failed.Load(), Retries: ix.retries.Load(), Bytes: ix.nbytes.Load()}
 }
 
 func (ix *Indexer) worker() {
@@ -281,6 +283,8 @@ func (ix *Indexer) send(items []*sluicev1.BulkItem) {
 				ix.deleted.Add(1)
 			case sluicev1.BulkItemStatus_BULK_ITEM_STATUS_NOT_FOUND:
 				ix.notFound.Add(1)
+			case sluicev1.BulkItemStatus_BULK_ITEM_STATUS_NOOP:
+				ix.noop.Add(1)
 			default:
 				if c := codes.Code(r.GetError().GetCode()); (c == codes.ResourceExhausted || c == codes.Unavailable) && attempt < ix.cfg.MaxRetries {
 					again = append(again, it)

@@ -206,3 +206,56 @@ func TestInvalidUTF8FailsAlone(t *testing.T) {
 		t.Fatalf("failures %v", failed)
 	}
 }
+
+// TestBothUpdateKinds: the indexer sends in-place doc-values updates and
+// partial updates like any item and counts their outcomes: updated, and
+// noop for a partial update that changes nothing (not a failure).
+func TestBothUpdateKinds(t *testing.T) {
+	c := datapathtest.Start(t, 1, datapath.Options{})
+	no := false
+	c.CreateIndex(t, "books", 2, &sluicev1.Mapping{Properties: map[string]*sluicev1.FieldMapping{
+		"title": {Type: sluicev1.FieldType_FIELD_TYPE_TEXT},
+		"n":     {Type: sluicev1.FieldType_FIELD_TYPE_LONG},
+		"price": {Type: sluicev1.FieldType_FIELD_TYPE_LONG, Index: &no},
+	}})
+	ctx := context.Background()
+	run := func(items ...*sluicev1.BulkItem) bulkindexer.Stats {
+		t.Helper()
+		ix, err := bulkindexer.New(bulkindexer.Config{Client: c.Client, Index: "books", BatchDocs: 10,
+			OnError: func(it *sluicev1.BulkItem, r *sluicev1.BulkItemResult) { t.Errorf("%s: %v", it.Id, r.Error) }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, it := range items {
+			if err := ix.Add(ctx, it); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := ix.Close(ctx); err != nil {
+			t.Fatal(err)
+		}
+		return ix.Stats()
+	}
+	var items []*sluicev1.BulkItem
+	for i := range 20 {
+		it := item(i)
+		it.Source = fmt.Appendf(nil, `{"title":"doc %d","n":%d,"price":%d}`, i, i, i)
+		items = append(items, it)
+	}
+	run(items...)
+	items = items[:0]
+	for i := range 20 {
+		id := fmt.Sprintf("d%05d", i)
+		switch i % 3 {
+		case 0:
+			items = append(items, &sluicev1.BulkItem{Action: sluicev1.BulkAction_BULK_ACTION_UPDATE_DOC_VALUES, Id: id, Source: []byte(`{"price":100}`)})
+		case 1:
+			items = append(items, &sluicev1.BulkItem{Action: sluicev1.BulkAction_BULK_ACTION_UPDATE, Id: id, Source: []byte(`{"title":"edited"}`)})
+		default:
+			items = append(items, &sluicev1.BulkItem{Action: sluicev1.BulkAction_BULK_ACTION_UPDATE, Id: id, Source: fmt.Appendf(nil, `{"n":%d}`, i)})
+		}
+	}
+	if st := run(items...); st.Updated != 7+7 || st.Noop != 6 || st.Failed != 0 {
+		t.Fatalf("stats %+v: want 14 updated, 6 noop", st)
+	}
+}

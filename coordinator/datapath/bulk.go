@@ -153,8 +153,15 @@ func (d *DataPath) routeItem(st *state.Snapshot, name string, it *sluicev1.BulkI
 		if it.GetId() == "" || len(it.GetSource()) == 0 {
 			return target{}, nil, invalidf("UPDATE_DOC_VALUES item needs an id and the fields to set as its source")
 		}
+	case sluicev1.BulkAction_BULK_ACTION_UPDATE:
+		if it.GetId() == "" || len(it.GetSource()) == 0 {
+			return target{}, nil, invalidf("UPDATE item needs an id and the partial document as its source")
+		}
 	default:
-		return target{}, nil, invalidf("item action must be INDEX, CREATE, DELETE or UPDATE_DOC_VALUES, got %v", it.GetAction())
+		return target{}, nil, invalidf("item action must be INDEX, CREATE, DELETE, UPDATE_DOC_VALUES or UPDATE, got %v", it.GetAction())
+	}
+	if it.GetAction() != sluicev1.BulkAction_BULK_ACTION_UPDATE && (len(it.GetUpsert()) > 0 || it.GetDocAsUpsert()) {
+		return target{}, nil, invalidf("upsert and doc_as_upsert are for UPDATE items, not %v", it.GetAction())
 	}
 	key := it.GetRouting()
 	if key == "" {
@@ -365,6 +372,8 @@ func (d *DataPath) BulkStream(ctx context.Context, recv func() (*sluicev1.BulkSt
 				out.Deleted++
 			case sluicev1.BulkItemStatus_BULK_ITEM_STATUS_NOT_FOUND:
 				out.NotFound++
+			case sluicev1.BulkItemStatus_BULK_ITEM_STATUS_NOOP:
+				out.Noop++
 			default:
 				out.Failed++
 				if len(out.Failures) < maxStreamFailures {

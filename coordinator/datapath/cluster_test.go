@@ -128,6 +128,34 @@ func TestClusterDataPath(t *testing.T) {
 		}
 	})
 
+	t.Run("partial update", func(t *testing.T) {
+		up := sluicev1.BulkAction_BULK_ACTION_UPDATE
+		resp, err := tc.client.Bulk(ctx, &sluicev1.BulkRequest{Index: index, Items: []*sluicev1.BulkItem{
+			{Action: up, Id: "doc-0007", Source: []byte(`{"tag":"edited"}`)},
+			{Action: up, Id: "new-doc", Source: []byte(`{"n":-1}`), DocAsUpsert: true},
+			{Action: up, Source: []byte(`{"n":1}`)},
+			{Action: sluicev1.BulkAction_BULK_ACTION_INDEX, Id: "x", Source: []byte(`{"n":1}`), Upsert: []byte(`{}`)},
+		}, Refresh: sluicev1.RefreshPolicy_REFRESH_POLICY_WAIT_FOR})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, want := range []sluicev1.BulkItemStatus{sluicev1.BulkItemStatus_BULK_ITEM_STATUS_UPDATED, sluicev1.BulkItemStatus_BULK_ITEM_STATUS_CREATED,
+			sluicev1.BulkItemStatus_BULK_ITEM_STATUS_ERROR, sluicev1.BulkItemStatus_BULK_ITEM_STATUS_ERROR} {
+			if r := resp.Items[i]; r.Status != want || want == sluicev1.BulkItemStatus_BULK_ITEM_STATUS_ERROR && codes.Code(r.GetError().GetCode()) != codes.InvalidArgument {
+				t.Errorf("item %d: %v, want %v", i, r, want)
+			}
+		}
+		g, err := tc.client.Get(ctx, &sluicev1.GetRequest{Index: index, Id: "doc-0007"})
+		if err != nil || string(g.Source) != `{"title":"document 7 about mountains","n":7,"tag":"edited"}` {
+			t.Fatalf("get after the update: %s %v", g.GetSource(), err)
+		}
+		// Put the doc back as it was for the subtests that follow.
+		if _, err := tc.client.Bulk(ctx, &sluicev1.BulkRequest{Index: index, Items: append(docItems(7, 8),
+			&sluicev1.BulkItem{Action: sluicev1.BulkAction_BULK_ACTION_DELETE, Id: "new-doc"}), Refresh: sluicev1.RefreshPolicy_REFRESH_POLICY_WAIT_FOR}); err != nil {
+			t.Fatal(err)
+		}
+	})
+
 	t.Run("pit and search_after", func(t *testing.T) {
 		pit, err := tc.client.OpenPointInTime(ctx, &sluicev1.OpenPointInTimeRequest{Indices: []string{index}, KeepAlive: durationpb.New(time.Minute)})
 		if err != nil {

@@ -175,7 +175,10 @@
 // takes a sequence number and joins the delete queue as a node carrying
 // field values (DWPTs skip such nodes: the writer refreshes first when the
 // id was written since the last refresh, as a realtime get does, so no
-// buffered doc is ever its target); the refresh that applies deletes walks
+// buffered doc is ever its target). It also enters the version map, marked
+// in place: a realtime read (a partial update's, with
+// GetOptions.CurrentValues) refreshes for it, a later in-place update of
+// the id does not. The refresh that applies deletes walks
 // it in order with the deletes, records docID → value for the live docs
 // of each segment, and freezes them into a new run per field, layered
 // over the segment's column by the leaf reader the new Reader holds

@@ -462,6 +462,10 @@ type GetOptions struct {
 	// Realtime: if the id changed since the last refresh, refresh first
 	// (Elasticsearch's realtime get), so the latest version is returned.
 	Realtime bool
+	// CurrentValues: the _source returned has the fields in-place updates
+	// changed set to their current values (CurrentSource), as a partial
+	// update must merge into; otherwise it is the document as indexed.
+	CurrentValues bool
 }
 
 // Get returns the _source of the live document with id, from the latest
@@ -495,6 +499,11 @@ func (e *Engine) GetDocument(ctx context.Context, id []byte, opts GetOptions) (d
 	// the caller's.
 	if err := r.Document(leaf, d, &doc); err != nil {
 		return index.StoredDoc{}, false, fmt.Errorf("engine: get %q: %w", id, err)
+	}
+	if opts.CurrentValues {
+		if doc.Source, err = CurrentSource(r.leaves[leaf].Reader, d, doc.Source); err != nil {
+			return index.StoredDoc{}, false, fmt.Errorf("engine: get %q: %w", id, err)
+		}
 	}
 	return doc, true, nil
 }

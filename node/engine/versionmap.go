@@ -5,6 +5,10 @@ package engine
 type versionEntry struct {
 	seq     int64
 	deleted bool
+	// inPlace: the operation is an in-place doc-values update, of a doc
+	// already in the published reader (not buffered). A realtime read of
+	// current values still refreshes for it.
+	inPlace bool
 }
 
 // versionMap remembers ids written since the last refresh (Elasticsearch's
@@ -41,12 +45,15 @@ func (m *versionMap) has(id []byte) bool {
 }
 
 func (m *versionMap) put(id []byte, seq int64, deleted bool) {
-	if e, ok := m.current[string(id)]; ok {
-		e.seq, e.deleted = seq, deleted
+	m.putEntry(id, versionEntry{seq: seq, deleted: deleted})
+}
+
+func (m *versionMap) putEntry(id []byte, e versionEntry) {
+	if _, ok := m.current[string(id)]; ok {
 		m.current[string(id)] = e
 		return
 	}
-	m.current[string(id)] = versionEntry{seq: seq, deleted: deleted}
+	m.current[string(id)] = e
 	m.bytes += int64(len(id)) + versionEntryOverhead
 }
 

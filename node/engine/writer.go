@@ -418,7 +418,7 @@ func (w *IndexWriter) UpdateDocValues(ctx context.Context, id []byte, dv []mappi
 	}
 	existed := inReader
 	if e, ok := w.versions.get(id); ok {
-		if e.seq > w.refreshed.Load() {
+		if e.seq > w.refreshed.Load() && !e.inPlace {
 			return 0, errIDBuffered
 		}
 		existed = !e.deleted // a refresh that skipped deletes published it
@@ -427,6 +427,9 @@ func (w *IndexWriter) UpdateDocValues(ctx context.Context, id []byte, dv []mappi
 		return 0, fmt.Errorf("%w: [%s]", ErrDocumentMissing, id)
 	}
 	w.seqNo++
+	// In the version map, so that a realtime read of current values (a
+	// partial update's) refreshes for it.
+	w.versions.putEntry(id, versionEntry{seq: w.seqNo, inPlace: true})
 	n := &delNode{seq: w.seqNo, id: slices.Clone(id), dv: slices.Clone(dv)}
 	w.delTail.next.Store(n)
 	w.delTail = n

@@ -69,6 +69,7 @@ var opKinds = map[sluicev1.BulkAction]shard.OpKind{
 	sluicev1.BulkAction_BULK_ACTION_DELETE: shard.OpDelete,
 
 	sluicev1.BulkAction_BULK_ACTION_UPDATE_DOC_VALUES: shard.OpUpdateDocValues,
+	sluicev1.BulkAction_BULK_ACTION_UPDATE:            shard.OpUpdate,
 }
 
 // refreshPolicies are the refresh policies as the shard's.
@@ -86,7 +87,8 @@ func (s *Server) ShardBulk(ctx context.Context, req *nodev1.ShardBulkRequest) (*
 	items := req.GetItems()
 	ops := make([]shard.Op, len(items))
 	for i, it := range items {
-		ops[i] = shard.Op{Kind: opKinds[it.GetAction()], ID: []byte(it.GetId()), Routing: []byte(it.GetRouting()), Source: it.GetSource()}
+		ops[i] = shard.Op{Kind: opKinds[it.GetAction()], ID: []byte(it.GetId()), Routing: []byte(it.GetRouting()), Source: it.GetSource(),
+			Upsert: it.GetUpsert(), DocAsUpsert: it.GetDocAsUpsert()}
 	}
 	results, err := sh.Bulk(ctx, ops, refreshPolicies[req.GetRefresh()])
 	if err != nil {
@@ -98,6 +100,8 @@ func (s *Server) ShardBulk(ctx context.Context, req *nodev1.ShardBulkRequest) (*
 		switch res := results[i]; {
 		case res.Err != nil:
 			r.Status, r.Error, r.SeqNo = sluicev1.BulkItemStatus_BULK_ITEM_STATUS_ERROR, s.errs.Detail(res.Err), 0
+		case res.Noop:
+			r.Status = sluicev1.BulkItemStatus_BULK_ITEM_STATUS_NOOP
 		case ops[i].Kind == shard.OpDelete && res.Found:
 			r.Status = sluicev1.BulkItemStatus_BULK_ITEM_STATUS_DELETED
 		case ops[i].Kind == shard.OpDelete:

@@ -439,3 +439,83 @@ func TestBulkUpdateDocValues(t *testing.T) {
 		t.Fatalf("top hit %s %s; want d3 with its source as indexed", d.Id, d.Source)
 	}
 }
+
+// TestBulkPartialUpdate: the update action merges a partial document into
+// the current one — read real-time, with the values an in-place update
+// set earlier in the same bulk, not the stale ones of _source — creates
+// from upsert or doc_as_upsert when the id is missing, writes nothing for
+// a merge that changes nothing, and fails bad items alone.
+func TestBulkPartialUpdate(t *testing.T) {
+	ctx := context.Background()
+	n := nodetest.Start(t, nil, node.Config{})
+	price := mapping.NewField(document.Long)
+	price.Index = false
+	long := mapping.NewField(document.Long)
+	m, err := mapping.New(mapping.DynamicStrict, map[string]mapping.Field{"price": price, "n": long,
+		"o.x": long, "o.y": long, "o.z": long, "t": mapping.NewField(document.Keyword)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n.Open(t, shard.Meta{ID: shard.ID{IndexUUID: sid.IndexUuid}, Index: "books", RefreshInterval: -1, Mapping: m})
+	f := &fixture{host: n.Shards(), client: nodev1.NewNodeClient(n.Conn)}
+	for _, r := range f.bulk(t, []*sluicev1.BulkItem{
+		{Action: sluicev1.BulkAction_BULK_ACTION_INDEX, Id: "a", Source: []byte(`{"n":1,"price":10,"o":{"x":1,"y":2},"t":["p","q"]}`)},
+		{Action: sluicev1.BulkAction_BULK_ACTION_INDEX, Id: "b", Source: []byte(`{"n":2,"price":20}`)},
+	}, sluicev1.RefreshPolicy_REFRESH_POLICY_NONE) {
+		if r.Error != nil {
+			t.Fatal(r.Error)
+		}
+	}
+	update := func(id, doc string) *sluicev1.BulkItem {
+		return &sluicev1.BulkItem{Action: sluicev1.BulkAction_BULK_ACTION_UPDATE, Id: id, Source: []byte(doc)}
+	}
+	const (
+		created = sluicev1.BulkItemStatus_BULK_ITEM_STATUS_CREATED
+		updated = sluicev1.BulkItemStatus_BULK_ITEM_STATUS_UPDATED
+		noop    = sluicev1.BulkItemStatus_BULK_ITEM_STATUS_NOOP
+		failed  = sluicev1.BulkItemStatus_BULK_ITEM_STATUS_ERROR
+	)
+	tests := []struct {
+		name   string
+		items  []*sluicev1.BulkItem
+		status sluicev1.BulkItemStatus // of the last item
+		code   codes.Code              // of the last item, when it fails
+		id     string
+		want   string // the document's _source after the bulk ("" : none)
+	}{
+		{"merge objects, replace arrays", []*sluicev1.BulkItem{update("a", `{"o":{"y":3,"z":4},"t":["r"]}`)}, updated, 0,
+			"a", `{"n":1,"price":10,"o":{"x":1,"y":3,"z":4},"t":["r"]}`},
+		{"noop", []*sluicev1.BulkItem{update("a", `{"n":1,"o":{"x":1}}`)}, noop, 0,
+			"a", `{"n":1,"price":10,"o":{"x":1,"y":3,"z":4},"t":["r"]}`},
+		{"keeps an in-place update", []*sluicev1.BulkItem{
+			{Action: sluicev1.BulkAction_BULK_ACTION_UPDATE_DOC_VALUES, Id: "b", Source: []byte(`{"price":25}`)},
+			update("b", `{"n":3}`)}, updated, 0,
+			"b", `{"n":3,"price":25}`},
+		{"missing", []*sluicev1.BulkItem{update("c", `{"n":1}`)}, failed, codes.FailedPrecondition, "c", ""},
+		{"upsert", []*sluicev1.BulkItem{{Action: sluicev1.BulkAction_BULK_ACTION_UPDATE, Id: "c", Source: []byte(`{"n":1}`), Upsert: []byte(`{"n":0,"price":1}`)}}, created, 0,
+			"c", `{"n":0,"price":1}`},
+		{"upsert of an existing doc merges", []*sluicev1.BulkItem{{Action: sluicev1.BulkAction_BULK_ACTION_UPDATE, Id: "c", Source: []byte(`{"n":1}`), Upsert: []byte(`{"n":0}`)}}, updated, 0,
+			"c", `{"n":1,"price":1}`},
+		{"doc_as_upsert", []*sluicev1.BulkItem{{Action: sluicev1.BulkAction_BULK_ACTION_UPDATE, Id: "d", Source: []byte(`{"n":4}`), DocAsUpsert: true}}, created, 0,
+			"d", `{"n":4}`},
+		{"partial doc not an object", []*sluicev1.BulkItem{update("a", `[1]`)}, failed, codes.InvalidArgument, "d", `{"n":4}`},
+		{"partial doc malformed", []*sluicev1.BulkItem{update("a", `{"n":`)}, failed, codes.InvalidArgument, "d", `{"n":4}`},
+		{"merge does not fit the mapping", []*sluicev1.BulkItem{update("d", `{"n":"x"}`)}, failed, codes.InvalidArgument, "d", `{"n":4}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res := f.bulk(t, tt.items, sluicev1.RefreshPolicy_REFRESH_POLICY_NONE)
+			last := res[len(res)-1]
+			if last.Status != tt.status || codes.Code(last.GetError().GetCode()) != tt.code {
+				t.Fatalf("status %v (%v), want %v (%v)", last.Status, last.GetError(), tt.status, tt.code)
+			}
+			got, err := f.client.ShardGet(ctx, &nodev1.ShardGetRequest{Shard: sid, Id: tt.id, Refresh: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Found != (tt.want != "") || string(got.Source) != tt.want {
+				t.Fatalf("%s after the bulk: found=%v %s, want %s", tt.id, got.Found, got.Source, tt.want)
+			}
+		})
+	}
+}

@@ -55,6 +55,9 @@ const (
 	// OpUpdateDocValues sets doc-value fields of the doc with the id in
 	// place; Source is the fields (engine.UpdateDocValues).
 	OpUpdateDocValues
+	// OpUpdate is a partial update: Source is the partial document,
+	// merged into the current one (Batch.Update).
+	OpUpdate
 )
 
 // Op is one operation of a bulk.
@@ -63,13 +66,20 @@ type Op struct {
 	ID      []byte
 	Routing []byte // custom routing, stored with the document; nil: by id
 	Source  []byte
+	// OpUpdate only: the document to index when the id has none, and
+	// whether Source is that document (Elasticsearch's upsert,
+	// doc_as_upsert).
+	Upsert      []byte
+	DocAsUpsert bool
 }
 
 // OpResult is the outcome of one Op: the engine's result, or the error
 // that failed just this operation.
 type OpResult struct {
 	engine.Result
-	Err error
+	// Noop (OpUpdate): the merge changed nothing, so nothing was written.
+	Noop bool
+	Err  error
 }
 
 // Refresh is when a bulk's writes become visible to search.
@@ -136,6 +146,10 @@ func (s *Shard) applyOps(ctx context.Context, b *Batch, ops []Op, results []OpRe
 		if parts != nil && parts[i] != p {
 			continue
 		}
+		if op.Kind == OpUpdate {
+			results[i] = b.Update(ctx, op)
+			continue
+		}
 		results[i].Result, results[i].Err = applyOp(ctx, b, op)
 	}
 }
@@ -168,6 +182,8 @@ func (k OpKind) String() string {
 		return "delete"
 	case OpUpdateDocValues:
 		return "update_doc_values"
+	case OpUpdate:
+		return "update"
 	}
 	return fmt.Sprintf("OpKind(%d)", uint8(k))
 }

@@ -29,6 +29,14 @@
 // apply fails alone, in its OpResult; an error return means nothing may be
 // acknowledged.
 //
+// OpUpdateDocValues is the engine's in-place update. OpUpdate is a partial
+// update (Batch.Update, update.go): a real-time read of the document with
+// the current values of fields updated in place, a merge of the partial
+// document (package node/engine/source, as Elasticsearch merges), and a
+// re-index — or the upsert when the id has none; a merge that changes
+// nothing writes nothing (OpResult.Noop). Partial updates of one id are
+// serialised by a striped lock.
+//
 // # Pinned readers
 //
 // Point-in-time readers that later calls must find again (a search's fetch

@@ -59,6 +59,7 @@ type Shard struct {
 
 	bulkParallelism int
 	bulkSeed        maphash.Seed
+	updateLocks     [updateStripes]sync.Mutex // partial updates, by id (update.go)
 
 	mapping  atomic.Pointer[mapping.Mapping]
 	parsers  sync.Pool // *mapping.Parser

@@ -9,7 +9,8 @@ import (
 	"strings"
 )
 
-// ErrNotObject: a _source or a partial document is not a JSON object.
+// ErrNotObject: a _source or a partial document is not a JSON object
+// (malformed JSON included).
 var ErrNotObject = errors.New("not a JSON object")
 
 // member is one key of an object, its value's bytes as written.
@@ -42,6 +43,14 @@ func (o object) set(key string, val json.RawMessage) object {
 // parseObject reads b as a JSON object. A repeated key keeps its first
 // position and its last value (Go's and most parsers' reading).
 func parseObject(b []byte) (object, error) {
+	o, err := decodeObject(b)
+	if err != nil && !errors.Is(err, ErrNotObject) {
+		return nil, fmt.Errorf("%w: %w", ErrNotObject, err)
+	}
+	return o, err
+}
+
+func decodeObject(b []byte) (object, error) {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.UseNumber()
 	tok, err := dec.Token()

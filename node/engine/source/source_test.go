@@ -1,6 +1,7 @@
 package source
 
 import (
+	"errors"
 	"testing"
 )
 
@@ -38,8 +39,8 @@ func TestMergeRejects(t *testing.T) {
 	for _, tt := range []struct{ src, patch string }{
 		{`[1]`, `{}`}, {`{}`, `"x"`}, {`{"a":1} {}`, `{}`}, {`{"a":`, `{}`}, {`{}`, `{"a":1}x`},
 	} {
-		if _, _, err := Merge([]byte(tt.src), []byte(tt.patch)); err == nil {
-			t.Errorf("Merge(%s, %s): no error", tt.src, tt.patch)
+		if _, _, err := Merge([]byte(tt.src), []byte(tt.patch)); !errors.Is(err, ErrNotObject) {
+			t.Errorf("Merge(%s, %s): %v, want ErrNotObject", tt.src, tt.patch, err)
 		}
 	}
 }

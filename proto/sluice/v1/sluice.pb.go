@@ -151,6 +151,12 @@ const (
 	// index: false, doc_values: true. _source keeps the document as indexed. A missing
 	// document is a per-item FAILED_PRECONDITION.
 	BulkAction_BULK_ACTION_UPDATE_DOC_VALUES BulkAction = 4
+	// Partial update (Elasticsearch's update with a partial doc): source is the partial document,
+	// merged into the current one — read real-time, with the current values of fields in-place
+	// updates changed — objects key by key, any other value replaced; the result is re-indexed.
+	// A merge that changes nothing writes nothing (status NOOP). No document with the id: upsert
+	// (or source, with doc_as_upsert) is created, else a per-item FAILED_PRECONDITION.
+	BulkAction_BULK_ACTION_UPDATE BulkAction = 5
 )
 
 // Enum value maps for BulkAction.
@@ -161,6 +167,7 @@ var (
 		2: "BULK_ACTION_CREATE",
 		3: "BULK_ACTION_DELETE",
 		4: "BULK_ACTION_UPDATE_DOC_VALUES",
+		5: "BULK_ACTION_UPDATE",
 	}
 	BulkAction_value = map[string]int32{
 		"BULK_ACTION_UNSPECIFIED":       0,
@@ -168,6 +175,7 @@ var (
 		"BULK_ACTION_CREATE":            2,
 		"BULK_ACTION_DELETE":            3,
 		"BULK_ACTION_UPDATE_DOC_VALUES": 4,
+		"BULK_ACTION_UPDATE":            5,
 	}
 )
 
@@ -214,6 +222,8 @@ const (
 	BulkItemStatus_BULK_ITEM_STATUS_NOT_FOUND BulkItemStatus = 4
 	// The item failed; see error. Other items are unaffected.
 	BulkItemStatus_BULK_ITEM_STATUS_ERROR BulkItemStatus = 5
+	// UPDATE whose merge changed nothing: nothing was written (seq_no unset).
+	BulkItemStatus_BULK_ITEM_STATUS_NOOP BulkItemStatus = 6
 )
 
 // Enum value maps for BulkItemStatus.
@@ -225,6 +235,7 @@ var (
 		3: "BULK_ITEM_STATUS_DELETED",
 		4: "BULK_ITEM_STATUS_NOT_FOUND",
 		5: "BULK_ITEM_STATUS_ERROR",
+		6: "BULK_ITEM_STATUS_NOOP",
 	}
 	BulkItemStatus_value = map[string]int32{
 		"BULK_ITEM_STATUS_UNSPECIFIED": 0,
@@ -233,6 +244,7 @@ var (
 		"BULK_ITEM_STATUS_DELETED":     3,
 		"BULK_ITEM_STATUS_NOT_FOUND":   4,
 		"BULK_ITEM_STATUS_ERROR":       5,
+		"BULK_ITEM_STATUS_NOOP":        6,
 	}
 )
 
@@ -1659,7 +1671,11 @@ type BulkItem struct {
 	Source []byte `protobuf:"bytes,4,opt,name=source,proto3" json:"source,omitempty"`
 	// Custom routing value, at most 512 bytes; documents with the same routing go to the same
 	// shard.
-	Routing       string `protobuf:"bytes,5,opt,name=routing,proto3" json:"routing,omitempty"`
+	Routing string `protobuf:"bytes,5,opt,name=routing,proto3" json:"routing,omitempty"`
+	// UPDATE only: the document to create when the id has none (a JSON object).
+	Upsert []byte `protobuf:"bytes,6,opt,name=upsert,proto3" json:"upsert,omitempty"`
+	// UPDATE only: create source as the document when the id has none; upsert is then ignored.
+	DocAsUpsert   bool `protobuf:"varint,7,opt,name=doc_as_upsert,json=docAsUpsert,proto3" json:"doc_as_upsert,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1727,6 +1743,20 @@ func (x *BulkItem) GetRouting() string {
 		return x.Routing
 	}
 	return ""
+}
+
+func (x *BulkItem) GetUpsert() []byte {
+	if x != nil {
+		return x.Upsert
+	}
+	return nil
+}
+
+func (x *BulkItem) GetDocAsUpsert() bool {
+	if x != nil {
+		return x.DocAsUpsert
+	}
+	return false
 }
 
 // BulkRequest is a batch of operations.
@@ -2050,7 +2080,9 @@ type BulkStreamResponse struct {
 	// seq_no field order is not implied). At most 1,000 are listed.
 	Failures []*BulkStreamFailure `protobuf:"bytes,7,rep,name=failures,proto3" json:"failures,omitempty"`
 	// Time spent.
-	Took          *durationpb.Duration `protobuf:"bytes,8,opt,name=took,proto3" json:"took,omitempty"`
+	Took *durationpb.Duration `protobuf:"bytes,8,opt,name=took,proto3" json:"took,omitempty"`
+	// Updates that changed nothing (status NOOP).
+	Noop          int64 `protobuf:"varint,9,opt,name=noop,proto3" json:"noop,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2139,6 +2171,13 @@ func (x *BulkStreamResponse) GetTook() *durationpb.Duration {
 		return x.Took
 	}
 	return nil
+}
+
+func (x *BulkStreamResponse) GetNoop() int64 {
+	if x != nil {
+		return x.Noop
+	}
+	return 0
 }
 
 // BulkStreamFailure is one failed item of a streaming bulk load.
@@ -5432,13 +5471,15 @@ const file_sluice_v1_sluice_proto_rawDesc = "" +
 	"\vwrite_index\x18\x03 \x01(\tR\n" +
 	"writeIndex\"E\n" +
 	"\x13ListAliasesResponse\x12.\n" +
-	"\aaliases\x18\x01 \x03(\v2\x14.sluice.v1.AliasInfoR\aaliases\"\x91\x01\n" +
+	"\aaliases\x18\x01 \x03(\v2\x14.sluice.v1.AliasInfoR\aaliases\"\xcd\x01\n" +
 	"\bBulkItem\x12-\n" +
 	"\x06action\x18\x01 \x01(\x0e2\x15.sluice.v1.BulkActionR\x06action\x12\x14\n" +
 	"\x05index\x18\x02 \x01(\tR\x05index\x12\x0e\n" +
 	"\x02id\x18\x03 \x01(\tR\x02id\x12\x16\n" +
 	"\x06source\x18\x04 \x01(\fR\x06source\x12\x18\n" +
-	"\arouting\x18\x05 \x01(\tR\arouting\"\xb7\x01\n" +
+	"\arouting\x18\x05 \x01(\tR\arouting\x12\x16\n" +
+	"\x06upsert\x18\x06 \x01(\fR\x06upsert\x12\"\n" +
+	"\rdoc_as_upsert\x18\a \x01(\bR\vdocAsUpsert\"\xb7\x01\n" +
 	"\vBulkRequest\x12\x14\n" +
 	"\x05index\x18\x01 \x01(\tR\x05index\x12)\n" +
 	"\x05items\x18\x02 \x03(\v2\x13.sluice.v1.BulkItemR\x05items\x122\n" +
@@ -5459,7 +5500,7 @@ const file_sluice_v1_sluice_proto_rawDesc = "" +
 	"\x11BulkStreamRequest\x12\x14\n" +
 	"\x05index\x18\x01 \x01(\tR\x05index\x12)\n" +
 	"\x05items\x18\x02 \x03(\v2\x13.sluice.v1.BulkItemR\x05items\x122\n" +
-	"\arefresh\x18\x03 \x01(\x0e2\x18.sluice.v1.RefreshPolicyR\arefresh\"\x96\x02\n" +
+	"\arefresh\x18\x03 \x01(\x0e2\x18.sluice.v1.RefreshPolicyR\arefresh\"\xaa\x02\n" +
 	"\x12BulkStreamResponse\x12\x14\n" +
 	"\x05total\x18\x01 \x01(\x03R\x05total\x12\x18\n" +
 	"\acreated\x18\x02 \x01(\x03R\acreated\x12\x18\n" +
@@ -5468,7 +5509,8 @@ const file_sluice_v1_sluice_proto_rawDesc = "" +
 	"\tnot_found\x18\x05 \x01(\x03R\bnotFound\x12\x16\n" +
 	"\x06failed\x18\x06 \x01(\x03R\x06failed\x128\n" +
 	"\bfailures\x18\a \x03(\v2\x1c.sluice.v1.BulkStreamFailureR\bfailures\x12-\n" +
-	"\x04took\x18\b \x01(\v2\x19.google.protobuf.DurationR\x04took\"b\n" +
+	"\x04took\x18\b \x01(\v2\x19.google.protobuf.DurationR\x04took\x12\x12\n" +
+	"\x04noop\x18\t \x01(\x03R\x04noop\"b\n" +
 	"\x11BulkStreamFailure\x12\x1a\n" +
 	"\bposition\x18\x01 \x01(\x03R\bposition\x121\n" +
 	"\x06result\x18\x02 \x01(\v2\x19.sluice.v1.BulkItemResultR\x06result\"f\n" +
@@ -5715,21 +5757,23 @@ const file_sluice_v1_sluice_proto_rawDesc = "" +
 	"\x1aREFRESH_POLICY_UNSPECIFIED\x10\x00\x12\x17\n" +
 	"\x13REFRESH_POLICY_NONE\x10\x01\x12\x1c\n" +
 	"\x18REFRESH_POLICY_IMMEDIATE\x10\x02\x12\x1b\n" +
-	"\x17REFRESH_POLICY_WAIT_FOR\x10\x03*\x93\x01\n" +
+	"\x17REFRESH_POLICY_WAIT_FOR\x10\x03*\xab\x01\n" +
 	"\n" +
 	"BulkAction\x12\x1b\n" +
 	"\x17BULK_ACTION_UNSPECIFIED\x10\x00\x12\x15\n" +
 	"\x11BULK_ACTION_INDEX\x10\x01\x12\x16\n" +
 	"\x12BULK_ACTION_CREATE\x10\x02\x12\x16\n" +
 	"\x12BULK_ACTION_DELETE\x10\x03\x12!\n" +
-	"\x1dBULK_ACTION_UPDATE_DOC_VALUES\x10\x04*\xc8\x01\n" +
+	"\x1dBULK_ACTION_UPDATE_DOC_VALUES\x10\x04\x12\x16\n" +
+	"\x12BULK_ACTION_UPDATE\x10\x05*\xe3\x01\n" +
 	"\x0eBulkItemStatus\x12 \n" +
 	"\x1cBULK_ITEM_STATUS_UNSPECIFIED\x10\x00\x12\x1c\n" +
 	"\x18BULK_ITEM_STATUS_CREATED\x10\x01\x12\x1c\n" +
 	"\x18BULK_ITEM_STATUS_UPDATED\x10\x02\x12\x1c\n" +
 	"\x18BULK_ITEM_STATUS_DELETED\x10\x03\x12\x1e\n" +
 	"\x1aBULK_ITEM_STATUS_NOT_FOUND\x10\x04\x12\x1a\n" +
-	"\x16BULK_ITEM_STATUS_ERROR\x10\x05*q\n" +
+	"\x16BULK_ITEM_STATUS_ERROR\x10\x05\x12\x19\n" +
+	"\x15BULK_ITEM_STATUS_NOOP\x10\x06*q\n" +
 	"\x11TotalHitsRelation\x12#\n" +
 	"\x1fTOTAL_HITS_RELATION_UNSPECIFIED\x10\x00\x12\x1a\n" +
 	"\x16TOTAL_HITS_RELATION_EQ\x10\x01\x12\x1b\n" +
