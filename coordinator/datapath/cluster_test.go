@@ -128,6 +128,24 @@ func TestClusterDataPath(t *testing.T) {
 		}
 	})
 
+	t.Run("docvalue_fields", func(t *testing.T) {
+		r, err := tc.client.Search(ctx, &sluicev1.SearchRequest{Indices: []string{index}, Size: proto.Int32(2),
+			Sort: []*sluicev1.SortField{{Field: "n", Order: sluicev1.SortOrder_SORT_ORDER_DESC}}, DocvalueFields: []string{"n", "tag", "unmapped"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, h := range r.Hits {
+			n := int64(docs - 1 - i)
+			if fs := h.Fields; len(fs) != 2 || fs["n"].GetLongValue() != n || string(fs["tag"].GetKeywordValue()) != fmt.Sprintf("t%d", n%7) {
+				t.Errorf("hit %s: fields %v, want n %d and tag t%d", h.Id, fs, n, n%7)
+			}
+		}
+		_, err = tc.client.Search(ctx, &sluicev1.SearchRequest{Indices: []string{index}, DocvalueFields: []string{"title"}})
+		if status.Code(err) != codes.InvalidArgument || !strings.Contains(err.Error(), "title") {
+			t.Errorf("docvalue_fields of a text field: %v, want InvalidArgument naming it", err)
+		}
+	})
+
 	t.Run("partial update", func(t *testing.T) {
 		up := sluicev1.BulkAction_BULK_ACTION_UPDATE
 		resp, err := tc.client.Bulk(ctx, &sluicev1.BulkRequest{Index: index, Items: []*sluicev1.BulkItem{

@@ -174,7 +174,7 @@ func (d *DataPath) Scroll(ctx context.Context, req *sluicev1.ScrollRequest, send
 	for i, p := range ps {
 		ts[i] = searchTarget{target: target{uuid: p.uuid}}
 	}
-	if err := validate(st, ts, req.GetQuery(), nil); err != nil {
+	if err := validate(st, ts, req.GetQuery(), nil, nil); err != nil {
 		done = true
 		return err
 	}

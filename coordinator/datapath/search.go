@@ -63,7 +63,7 @@ func (d *DataPath) Search(ctx context.Context, req *sluicev1.SearchRequest) (*sl
 	if err != nil {
 		return nil, err
 	}
-	if err := validate(st, targets, req.GetQuery(), req.GetSort()); err != nil {
+	if err := validate(st, targets, req.GetQuery(), req.GetSort(), req.GetDocvalueFields()); err != nil {
 		return nil, err
 	}
 	if r := req.GetRouting(); r != "" {
@@ -110,7 +110,7 @@ func (d *DataPath) Search(ctx context.Context, req *sluicev1.SearchRequest) (*sl
 	// budget until the response is handed to gRPC.
 	held := d.holdSearch("size")
 	defer held.release()
-	docs, err := d.fetchPhase(ctx, results, hits, fetchSource, req.GetPit() != nil, held)
+	docs, err := d.fetchPhase(ctx, results, hits, fetchRequest{source: fetchSource, docValues: req.GetDocvalueFields()}, req.GetPit() != nil, held)
 	if err != nil {
 		return nil, err
 	}
@@ -118,7 +118,7 @@ func (d *DataPath) Search(ctx context.Context, req *sluicev1.SearchRequest) (*sl
 	for i, h := range hits {
 		fd := docs[i]
 		resp.Hits[i] = &sluicev1.Hit{Index: h.sr.t.index, Id: fd.GetId(), Score: h.hit.GetScore(), Source: fd.GetSource(),
-			Sort: h.hit.GetSort(), Shard: int32(h.sr.t.shard), Routing: fd.GetRouting()}
+			Sort: h.hit.GetSort(), Shard: int32(h.sr.t.shard), Routing: fd.GetRouting(), Fields: fd.GetFields()}
 	}
 	resp.Took = durationpb.New(time.Since(start))
 	return resp, nil
@@ -157,9 +157,10 @@ func routed(st *state.Snapshot, ts []searchTarget, key string) []searchTarget {
 	return out
 }
 
-// validate checks the query and sort against the mappings of the indices
-// searched: a field must exist in at least one of them.
-func validate(st *state.Snapshot, ts []searchTarget, q *sluicev1.Query, sort []*sluicev1.SortField) error {
+// validate checks the query, sort and docvalue_fields against the mappings
+// of the indices searched: a field must exist in at least one of them (a
+// docvalue field need not, but must have doc values where it is mapped).
+func validate(st *state.Snapshot, ts []searchTarget, q *sluicev1.Query, sort []*sluicev1.SortField, docValues []string) error {
 	var firstErr error
 	seen := map[string]bool{}
 	for _, t := range ts {
@@ -175,6 +176,9 @@ func validate(st *state.Snapshot, ts []searchTarget, q *sluicev1.Query, sort []*
 		_, err = querydsl.Compiler{Mapping: m, Strict: true}.Compile(q)
 		if err == nil {
 			err = querydsl.ValidateSort(m, sort)
+		}
+		if err == nil {
+			_, err = querydsl.DocValueFields(m, docValues)
 		}
 		if err == nil {
 			return nil
@@ -224,10 +228,16 @@ func (d *DataPath) queryPhase(ctx context.Context, ts []searchTarget, req *sluic
 	return results
 }
 
+// fetchRequest is what the fetch phase reads of each hit besides its id.
+type fetchRequest struct {
+	source    bool
+	docValues []string
+}
+
 // fetchPhase reads the winners from the readers their shards searched, and
 // releases readers pinned for this search only. Docs come back in hits
 // order.
-func (d *DataPath) fetchPhase(ctx context.Context, results []shardResult, hits []mergedHit, source, pit bool, held *searchHold) ([]*nodev1.FetchedDoc, error) {
+func (d *DataPath) fetchPhase(ctx context.Context, results []shardResult, hits []mergedHit, want fetchRequest, pit bool, held *searchHold) ([]*nodev1.FetchedDoc, error) {
 	byShard := map[*shardResult][]int{}
 	for i, h := range hits {
 		byShard[h.sr] = append(byShard[h.sr], i)
@@ -249,7 +259,7 @@ func (d *DataPath) fetchPhase(ctx context.Context, results []shardResult, hits [
 			continue
 		}
 		fanout.Go(&wg, func() {
-			freq := &nodev1.ShardFetchRequest{Shard: r.t.id(), ReaderId: r.resp.GetReaderId(), FetchSource: source, Release: !pit}
+			freq := &nodev1.ShardFetchRequest{Shard: r.t.id(), ReaderId: r.resp.GetReaderId(), FetchSource: want.source, DocvalueFields: want.docValues, Release: !pit}
 			for _, j := range idx {
 				freq.Docs = append(freq.Docs, hits[j].hit.GetDoc())
 			}

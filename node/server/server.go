@@ -289,6 +289,11 @@ func (s *Server) ShardFetch(ctx context.Context, req *nodev1.ShardFetchRequest) 
 			r.Unpin()
 		}
 	}()
+	dvFields, err := querydsl.DocValueFields(sh.Mapping(), req.GetDocvalueFields())
+	if err != nil {
+		return nil, err
+	}
+	leaves := r.Reader().Leaves()
 	resp := &nodev1.ShardFetchResponse{Docs: make([]*nodev1.FetchedDoc, len(req.GetDocs()))}
 	for i, d := range req.GetDocs() {
 		if err := ctx.Err(); err != nil {
@@ -301,6 +306,10 @@ func (s *Server) ShardFetch(ctx context.Context, req *nodev1.ShardFetchRequest) 
 		fd := &nodev1.FetchedDoc{Doc: d, Id: string(sd.ID), Routing: string(sd.Routing)}
 		if req.GetFetchSource() {
 			fd.Source = sd.Source
+		}
+		if len(dvFields) > 0 {
+			leaf, local, _ := r.LeafOf(int(d)) // Document checked the doc
+			fd.Fields = querydsl.ReadDocValues(leaves[leaf].Reader, local, dvFields)
 		}
 		resp.Docs[i] = fd
 	}

@@ -431,12 +431,17 @@ func TestBulkUpdateDocValues(t *testing.T) {
 	if got := resp.Hits[0].Sort[0].GetLongValue(); got != 1000 {
 		t.Fatalf("top price %d, want 1000", got)
 	}
-	fr, err := f.client.ShardFetch(ctx, &nodev1.ShardFetchRequest{Shard: sid, ReaderId: resp.ReaderId, Docs: []int32{resp.Hits[0].Doc}, FetchSource: true, Release: true})
+	fr, err := f.client.ShardFetch(ctx, &nodev1.ShardFetchRequest{Shard: sid, ReaderId: resp.ReaderId, Docs: []int32{resp.Hits[0].Doc}, FetchSource: true,
+		DocvalueFields: []string{"price", "n", "unmapped"}, Release: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if d := fr.Docs[0]; d.Id != "d3" || string(d.Source) != `{"n":3,"price":3}` {
 		t.Fatalf("top hit %s %s; want d3 with its source as indexed", d.Id, d.Source)
+	}
+	// docvalue_fields read the current values.
+	if fs := fr.Docs[0].Fields; len(fs) != 2 || fs["price"].GetLongValue() != 1000 || fs["n"].GetLongValue() != 3 {
+		t.Fatalf("docvalue_fields of the top hit: %v; want price 1000, n 3", fs)
 	}
 }
 

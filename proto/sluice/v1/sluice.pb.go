@@ -2473,9 +2473,13 @@ type SearchRequest struct {
 	// Whether to return _source with hits; default true.
 	FetchSource *bool `protobuf:"varint,10,opt,name=fetch_source,json=fetchSource,proto3,oneof" json:"fetch_source,omitempty"`
 	// Only search the shard this routing value maps to.
-	Routing       string `protobuf:"bytes,11,opt,name=routing,proto3" json:"routing,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Routing string `protobuf:"bytes,11,opt,name=routing,proto3" json:"routing,omitempty"`
+	// Fields whose doc values (columns) to return per hit, in Hit.fields (Elasticsearch's
+	// docvalue_fields): the current values, in-place updates included. Each must be mapped with doc
+	// values in the indices that map it; a field an index does not map gives its hits no value.
+	DocvalueFields []string `protobuf:"bytes,12,rep,name=docvalue_fields,json=docvalueFields,proto3" json:"docvalue_fields,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *SearchRequest) Reset() {
@@ -2585,6 +2589,13 @@ func (x *SearchRequest) GetRouting() string {
 	return ""
 }
 
+func (x *SearchRequest) GetDocvalueFields() []string {
+	if x != nil {
+		return x.DocvalueFields
+	}
+	return nil
+}
+
 // TotalHits counts matching documents.
 type TotalHits struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -2656,7 +2667,12 @@ type Hit struct {
 	// The shard the hit came from.
 	Shard int32 `protobuf:"varint,6,opt,name=shard,proto3" json:"shard,omitempty"`
 	// The routing value the document was indexed with (_routing); empty when it was routed by its id.
-	Routing       string `protobuf:"bytes,7,opt,name=routing,proto3" json:"routing,omitempty"`
+	Routing string `protobuf:"bytes,7,opt,name=routing,proto3" json:"routing,omitempty"`
+	// The docvalue_fields asked for, by name: a column holds one value per document (a multi-valued
+	// field's minimum, or smallest keyword), typed as sort values are — long_value for a long, a date
+	// (epoch milliseconds) or a boolean (0 or 1), double_value, keyword_value. A field the document
+	// has no value for is absent.
+	Fields        map[string]*SortValue `protobuf:"bytes,8,rep,name=fields,proto3" json:"fields,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2738,6 +2754,13 @@ func (x *Hit) GetRouting() string {
 		return x.Routing
 	}
 	return ""
+}
+
+func (x *Hit) GetFields() map[string]*SortValue {
+	if x != nil {
+		return x.Fields
+	}
+	return nil
 }
 
 // SearchResponse carries hits.
@@ -5529,7 +5552,7 @@ const file_sluice_v1_sluice_proto_rawDesc = "" +
 	"\vPointInTime\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x128\n" +
 	"\n" +
-	"keep_alive\x18\x02 \x01(\v2\x19.google.protobuf.DurationR\tkeepAlive\"\xc8\x03\n" +
+	"keep_alive\x18\x02 \x01(\v2\x19.google.protobuf.DurationR\tkeepAlive\"\xf1\x03\n" +
 	"\rSearchRequest\x12\x18\n" +
 	"\aindices\x18\x01 \x03(\tR\aindices\x12&\n" +
 	"\x05query\x18\x02 \x01(\v2\x10.sluice.v1.QueryR\x05query\x12\x17\n" +
@@ -5542,12 +5565,13 @@ const file_sluice_v1_sluice_proto_rawDesc = "" +
 	"\atimeout\x18\t \x01(\v2\x19.google.protobuf.DurationR\atimeout\x12&\n" +
 	"\ffetch_source\x18\n" +
 	" \x01(\bH\x01R\vfetchSource\x88\x01\x01\x12\x18\n" +
-	"\arouting\x18\v \x01(\tR\aroutingB\a\n" +
+	"\arouting\x18\v \x01(\tR\arouting\x12'\n" +
+	"\x0fdocvalue_fields\x18\f \x03(\tR\x0edocvalueFieldsB\a\n" +
 	"\x05_sizeB\x0f\n" +
 	"\r_fetch_source\"[\n" +
 	"\tTotalHits\x12\x14\n" +
 	"\x05value\x18\x01 \x01(\x03R\x05value\x128\n" +
-	"\brelation\x18\x02 \x01(\x0e2\x1c.sluice.v1.TotalHitsRelationR\brelation\"\xb3\x01\n" +
+	"\brelation\x18\x02 \x01(\x0e2\x1c.sluice.v1.TotalHitsRelationR\brelation\"\xb8\x02\n" +
 	"\x03Hit\x12\x14\n" +
 	"\x05index\x18\x01 \x01(\tR\x05index\x12\x0e\n" +
 	"\x02id\x18\x02 \x01(\tR\x02id\x12\x14\n" +
@@ -5555,7 +5579,11 @@ const file_sluice_v1_sluice_proto_rawDesc = "" +
 	"\x06source\x18\x04 \x01(\fR\x06source\x12(\n" +
 	"\x04sort\x18\x05 \x03(\v2\x14.sluice.v1.SortValueR\x04sort\x12\x14\n" +
 	"\x05shard\x18\x06 \x01(\x05R\x05shard\x12\x18\n" +
-	"\arouting\x18\a \x01(\tR\arouting\"\x92\x02\n" +
+	"\arouting\x18\a \x01(\tR\arouting\x122\n" +
+	"\x06fields\x18\b \x03(\v2\x1a.sluice.v1.Hit.FieldsEntryR\x06fields\x1aO\n" +
+	"\vFieldsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12*\n" +
+	"\x05value\x18\x02 \x01(\v2\x14.sluice.v1.SortValueR\x05value:\x028\x01\"\x92\x02\n" +
 	"\x0eSearchResponse\x12*\n" +
 	"\x05total\x18\x01 \x01(\v2\x14.sluice.v1.TotalHitsR\x05total\x12\"\n" +
 	"\x04hits\x18\x02 \x03(\v2\x0e.sluice.v1.HitR\x04hits\x12\x1b\n" +
@@ -5855,7 +5883,7 @@ func file_sluice_v1_sluice_proto_rawDescGZIP() []byte {
 }
 
 var file_sluice_v1_sluice_proto_enumTypes = make([]protoimpl.EnumInfo, 11)
-var file_sluice_v1_sluice_proto_msgTypes = make([]protoimpl.MessageInfo, 68)
+var file_sluice_v1_sluice_proto_msgTypes = make([]protoimpl.MessageInfo, 69)
 var file_sluice_v1_sluice_proto_goTypes = []any{
 	(AliasActionType)(0),                // 0: sluice.v1.AliasActionType
 	(RefreshPolicy)(0),                  // 1: sluice.v1.RefreshPolicy
@@ -5936,167 +5964,170 @@ var file_sluice_v1_sluice_proto_goTypes = []any{
 	(*SegmentVerification)(nil),         // 76: sluice.v1.SegmentVerification
 	(*ShardVerification)(nil),           // 77: sluice.v1.ShardVerification
 	(*VerifyIndexResponse)(nil),         // 78: sluice.v1.VerifyIndexResponse
-	(*IndexSettings)(nil),               // 79: sluice.v1.IndexSettings
-	(*Mapping)(nil),                     // 80: sluice.v1.Mapping
-	(*IndexInfo)(nil),                   // 81: sluice.v1.IndexInfo
-	(*fieldmaskpb.FieldMask)(nil),       // 82: google.protobuf.FieldMask
-	(*durationpb.Duration)(nil),         // 83: google.protobuf.Duration
-	(*ErrorDetail)(nil),                 // 84: sluice.v1.ErrorDetail
-	(*Query)(nil),                       // 85: sluice.v1.Query
-	(*SortField)(nil),                   // 86: sluice.v1.SortField
-	(*SearchAfter)(nil),                 // 87: sluice.v1.SearchAfter
-	(*SortValue)(nil),                   // 88: sluice.v1.SortValue
-	(*ShardsSummary)(nil),               // 89: sluice.v1.ShardsSummary
-	(*ShardFailure)(nil),                // 90: sluice.v1.ShardFailure
-	(*timestamppb.Timestamp)(nil),       // 91: google.protobuf.Timestamp
-	(HealthStatus)(0),                   // 92: sluice.v1.HealthStatus
-	(*ShardRouting)(nil),                // 93: sluice.v1.ShardRouting
+	nil,                                 // 79: sluice.v1.Hit.FieldsEntry
+	(*IndexSettings)(nil),               // 80: sluice.v1.IndexSettings
+	(*Mapping)(nil),                     // 81: sluice.v1.Mapping
+	(*IndexInfo)(nil),                   // 82: sluice.v1.IndexInfo
+	(*fieldmaskpb.FieldMask)(nil),       // 83: google.protobuf.FieldMask
+	(*durationpb.Duration)(nil),         // 84: google.protobuf.Duration
+	(*ErrorDetail)(nil),                 // 85: sluice.v1.ErrorDetail
+	(*Query)(nil),                       // 86: sluice.v1.Query
+	(*SortField)(nil),                   // 87: sluice.v1.SortField
+	(*SearchAfter)(nil),                 // 88: sluice.v1.SearchAfter
+	(*SortValue)(nil),                   // 89: sluice.v1.SortValue
+	(*ShardsSummary)(nil),               // 90: sluice.v1.ShardsSummary
+	(*ShardFailure)(nil),                // 91: sluice.v1.ShardFailure
+	(*timestamppb.Timestamp)(nil),       // 92: google.protobuf.Timestamp
+	(HealthStatus)(0),                   // 93: sluice.v1.HealthStatus
+	(*ShardRouting)(nil),                // 94: sluice.v1.ShardRouting
 }
 var file_sluice_v1_sluice_proto_depIdxs = []int32{
-	79,  // 0: sluice.v1.CreateIndexRequest.settings:type_name -> sluice.v1.IndexSettings
-	80,  // 1: sluice.v1.CreateIndexRequest.mapping:type_name -> sluice.v1.Mapping
-	81,  // 2: sluice.v1.CreateIndexResponse.index:type_name -> sluice.v1.IndexInfo
-	81,  // 3: sluice.v1.GetIndexResponse.index:type_name -> sluice.v1.IndexInfo
-	81,  // 4: sluice.v1.ListIndicesResponse.indices:type_name -> sluice.v1.IndexInfo
-	79,  // 5: sluice.v1.UpdateIndexSettingsRequest.settings:type_name -> sluice.v1.IndexSettings
-	82,  // 6: sluice.v1.UpdateIndexSettingsRequest.update_mask:type_name -> google.protobuf.FieldMask
-	81,  // 7: sluice.v1.UpdateIndexSettingsResponse.index:type_name -> sluice.v1.IndexInfo
-	80,  // 8: sluice.v1.PutMappingRequest.mapping:type_name -> sluice.v1.Mapping
-	81,  // 9: sluice.v1.PutMappingResponse.index:type_name -> sluice.v1.IndexInfo
+	80,  // 0: sluice.v1.CreateIndexRequest.settings:type_name -> sluice.v1.IndexSettings
+	81,  // 1: sluice.v1.CreateIndexRequest.mapping:type_name -> sluice.v1.Mapping
+	82,  // 2: sluice.v1.CreateIndexResponse.index:type_name -> sluice.v1.IndexInfo
+	82,  // 3: sluice.v1.GetIndexResponse.index:type_name -> sluice.v1.IndexInfo
+	82,  // 4: sluice.v1.ListIndicesResponse.indices:type_name -> sluice.v1.IndexInfo
+	80,  // 5: sluice.v1.UpdateIndexSettingsRequest.settings:type_name -> sluice.v1.IndexSettings
+	83,  // 6: sluice.v1.UpdateIndexSettingsRequest.update_mask:type_name -> google.protobuf.FieldMask
+	82,  // 7: sluice.v1.UpdateIndexSettingsResponse.index:type_name -> sluice.v1.IndexInfo
+	81,  // 8: sluice.v1.PutMappingRequest.mapping:type_name -> sluice.v1.Mapping
+	82,  // 9: sluice.v1.PutMappingResponse.index:type_name -> sluice.v1.IndexInfo
 	0,   // 10: sluice.v1.AliasAction.type:type_name -> sluice.v1.AliasActionType
 	23,  // 11: sluice.v1.UpdateAliasesRequest.actions:type_name -> sluice.v1.AliasAction
 	27,  // 12: sluice.v1.ListAliasesResponse.aliases:type_name -> sluice.v1.AliasInfo
 	2,   // 13: sluice.v1.BulkItem.action:type_name -> sluice.v1.BulkAction
 	29,  // 14: sluice.v1.BulkRequest.items:type_name -> sluice.v1.BulkItem
 	1,   // 15: sluice.v1.BulkRequest.refresh:type_name -> sluice.v1.RefreshPolicy
-	83,  // 16: sluice.v1.BulkRequest.timeout:type_name -> google.protobuf.Duration
+	84,  // 16: sluice.v1.BulkRequest.timeout:type_name -> google.protobuf.Duration
 	2,   // 17: sluice.v1.BulkItemResult.action:type_name -> sluice.v1.BulkAction
 	3,   // 18: sluice.v1.BulkItemResult.status:type_name -> sluice.v1.BulkItemStatus
-	84,  // 19: sluice.v1.BulkItemResult.error:type_name -> sluice.v1.ErrorDetail
+	85,  // 19: sluice.v1.BulkItemResult.error:type_name -> sluice.v1.ErrorDetail
 	31,  // 20: sluice.v1.BulkResponse.items:type_name -> sluice.v1.BulkItemResult
-	83,  // 21: sluice.v1.BulkResponse.took:type_name -> google.protobuf.Duration
+	84,  // 21: sluice.v1.BulkResponse.took:type_name -> google.protobuf.Duration
 	29,  // 22: sluice.v1.BulkStreamRequest.items:type_name -> sluice.v1.BulkItem
 	1,   // 23: sluice.v1.BulkStreamRequest.refresh:type_name -> sluice.v1.RefreshPolicy
 	35,  // 24: sluice.v1.BulkStreamResponse.failures:type_name -> sluice.v1.BulkStreamFailure
-	83,  // 25: sluice.v1.BulkStreamResponse.took:type_name -> google.protobuf.Duration
+	84,  // 25: sluice.v1.BulkStreamResponse.took:type_name -> google.protobuf.Duration
 	31,  // 26: sluice.v1.BulkStreamFailure.result:type_name -> sluice.v1.BulkItemResult
-	83,  // 27: sluice.v1.PointInTime.keep_alive:type_name -> google.protobuf.Duration
-	85,  // 28: sluice.v1.SearchRequest.query:type_name -> sluice.v1.Query
-	86,  // 29: sluice.v1.SearchRequest.sort:type_name -> sluice.v1.SortField
-	87,  // 30: sluice.v1.SearchRequest.search_after:type_name -> sluice.v1.SearchAfter
+	84,  // 27: sluice.v1.PointInTime.keep_alive:type_name -> google.protobuf.Duration
+	86,  // 28: sluice.v1.SearchRequest.query:type_name -> sluice.v1.Query
+	87,  // 29: sluice.v1.SearchRequest.sort:type_name -> sluice.v1.SortField
+	88,  // 30: sluice.v1.SearchRequest.search_after:type_name -> sluice.v1.SearchAfter
 	38,  // 31: sluice.v1.SearchRequest.pit:type_name -> sluice.v1.PointInTime
-	83,  // 32: sluice.v1.SearchRequest.timeout:type_name -> google.protobuf.Duration
+	84,  // 32: sluice.v1.SearchRequest.timeout:type_name -> google.protobuf.Duration
 	4,   // 33: sluice.v1.TotalHits.relation:type_name -> sluice.v1.TotalHitsRelation
-	88,  // 34: sluice.v1.Hit.sort:type_name -> sluice.v1.SortValue
-	40,  // 35: sluice.v1.SearchResponse.total:type_name -> sluice.v1.TotalHits
-	41,  // 36: sluice.v1.SearchResponse.hits:type_name -> sluice.v1.Hit
-	89,  // 37: sluice.v1.SearchResponse.shards:type_name -> sluice.v1.ShardsSummary
-	83,  // 38: sluice.v1.SearchResponse.took:type_name -> google.protobuf.Duration
-	83,  // 39: sluice.v1.OpenPointInTimeRequest.keep_alive:type_name -> google.protobuf.Duration
-	89,  // 40: sluice.v1.OpenPointInTimeResponse.shards:type_name -> sluice.v1.ShardsSummary
-	38,  // 41: sluice.v1.ScrollRequest.pit:type_name -> sluice.v1.PointInTime
-	85,  // 42: sluice.v1.ScrollRequest.query:type_name -> sluice.v1.Query
-	47,  // 43: sluice.v1.ScrollRequest.slice:type_name -> sluice.v1.Slice
-	49,  // 44: sluice.v1.ScrollResponse.docs:type_name -> sluice.v1.ScrollDoc
-	89,  // 45: sluice.v1.RefreshResponse.shards:type_name -> sluice.v1.ShardsSummary
-	85,  // 46: sluice.v1.ReindexSource.query:type_name -> sluice.v1.Query
-	79,  // 47: sluice.v1.ReindexDestination.settings:type_name -> sluice.v1.IndexSettings
-	80,  // 48: sluice.v1.ReindexDestination.mapping:type_name -> sluice.v1.Mapping
-	2,   // 49: sluice.v1.ReindexDestination.op_type:type_name -> sluice.v1.BulkAction
-	53,  // 50: sluice.v1.ReindexRequest.source:type_name -> sluice.v1.ReindexSource
-	54,  // 51: sluice.v1.ReindexRequest.dest:type_name -> sluice.v1.ReindexDestination
-	7,   // 52: sluice.v1.ReindexRequest.conflicts:type_name -> sluice.v1.ConflictPolicy
-	5,   // 53: sluice.v1.ReindexRequest.mode:type_name -> sluice.v1.ReindexMode
-	6,   // 54: sluice.v1.ReindexRequest.copy_method:type_name -> sluice.v1.ReindexCopyMethod
-	59,  // 55: sluice.v1.ReindexResponse.task:type_name -> sluice.v1.Task
-	8,   // 56: sluice.v1.SliceStatus.state:type_name -> sluice.v1.TaskState
-	6,   // 57: sluice.v1.SliceStatus.copy_method:type_name -> sluice.v1.ReindexCopyMethod
-	83,  // 58: sluice.v1.ReindexStatus.throttled:type_name -> google.protobuf.Duration
-	83,  // 59: sluice.v1.ReindexStatus.eta:type_name -> google.protobuf.Duration
-	5,   // 60: sluice.v1.ReindexStatus.mode:type_name -> sluice.v1.ReindexMode
-	57,  // 61: sluice.v1.ReindexStatus.slices:type_name -> sluice.v1.SliceStatus
-	90,  // 62: sluice.v1.ReindexStatus.failure_samples:type_name -> sluice.v1.ShardFailure
-	6,   // 63: sluice.v1.ReindexStatus.copy_method:type_name -> sluice.v1.ReindexCopyMethod
-	8,   // 64: sluice.v1.Task.state:type_name -> sluice.v1.TaskState
-	91,  // 65: sluice.v1.Task.start_time:type_name -> google.protobuf.Timestamp
-	91,  // 66: sluice.v1.Task.end_time:type_name -> google.protobuf.Timestamp
-	84,  // 67: sluice.v1.Task.error:type_name -> sluice.v1.ErrorDetail
-	58,  // 68: sluice.v1.Task.reindex:type_name -> sluice.v1.ReindexStatus
-	83,  // 69: sluice.v1.GetTaskRequest.timeout:type_name -> google.protobuf.Duration
-	59,  // 70: sluice.v1.GetTaskResponse.task:type_name -> sluice.v1.Task
-	8,   // 71: sluice.v1.ListTasksRequest.states:type_name -> sluice.v1.TaskState
-	59,  // 72: sluice.v1.ListTasksResponse.tasks:type_name -> sluice.v1.Task
-	59,  // 73: sluice.v1.CancelTaskResponse.task:type_name -> sluice.v1.Task
-	59,  // 74: sluice.v1.RethrottleTaskResponse.task:type_name -> sluice.v1.Task
-	92,  // 75: sluice.v1.ClusterHealthRequest.wait_for_status:type_name -> sluice.v1.HealthStatus
-	83,  // 76: sluice.v1.ClusterHealthRequest.timeout:type_name -> google.protobuf.Duration
-	92,  // 77: sluice.v1.IndexHealth.status:type_name -> sluice.v1.HealthStatus
-	93,  // 78: sluice.v1.IndexHealth.shards:type_name -> sluice.v1.ShardRouting
-	92,  // 79: sluice.v1.ClusterHealthResponse.status:type_name -> sluice.v1.HealthStatus
-	69,  // 80: sluice.v1.ClusterHealthResponse.indices:type_name -> sluice.v1.IndexHealth
-	72,  // 81: sluice.v1.ClusterStateResponse.nodes:type_name -> sluice.v1.NodeInfo
-	81,  // 82: sluice.v1.ClusterStateResponse.indices:type_name -> sluice.v1.IndexInfo
-	27,  // 83: sluice.v1.ClusterStateResponse.aliases:type_name -> sluice.v1.AliasInfo
-	9,   // 84: sluice.v1.FileVerification.status:type_name -> sluice.v1.FileVerificationStatus
-	10,  // 85: sluice.v1.ShardVerification.status:type_name -> sluice.v1.ShardVerificationStatus
-	75,  // 86: sluice.v1.ShardVerification.files:type_name -> sluice.v1.FileVerification
-	76,  // 87: sluice.v1.ShardVerification.segments:type_name -> sluice.v1.SegmentVerification
-	83,  // 88: sluice.v1.ShardVerification.took:type_name -> google.protobuf.Duration
-	84,  // 89: sluice.v1.ShardVerification.error:type_name -> sluice.v1.ErrorDetail
-	77,  // 90: sluice.v1.VerifyIndexResponse.shards:type_name -> sluice.v1.ShardVerification
-	11,  // 91: sluice.v1.Sluice.CreateIndex:input_type -> sluice.v1.CreateIndexRequest
-	13,  // 92: sluice.v1.Sluice.DeleteIndex:input_type -> sluice.v1.DeleteIndexRequest
-	15,  // 93: sluice.v1.Sluice.GetIndex:input_type -> sluice.v1.GetIndexRequest
-	17,  // 94: sluice.v1.Sluice.ListIndices:input_type -> sluice.v1.ListIndicesRequest
-	19,  // 95: sluice.v1.Sluice.UpdateIndexSettings:input_type -> sluice.v1.UpdateIndexSettingsRequest
-	21,  // 96: sluice.v1.Sluice.PutMapping:input_type -> sluice.v1.PutMappingRequest
-	24,  // 97: sluice.v1.Sluice.UpdateAliases:input_type -> sluice.v1.UpdateAliasesRequest
-	26,  // 98: sluice.v1.Sluice.ListAliases:input_type -> sluice.v1.ListAliasesRequest
-	30,  // 99: sluice.v1.Sluice.Bulk:input_type -> sluice.v1.BulkRequest
-	33,  // 100: sluice.v1.Sluice.BulkStream:input_type -> sluice.v1.BulkStreamRequest
-	36,  // 101: sluice.v1.Sluice.Get:input_type -> sluice.v1.GetRequest
-	39,  // 102: sluice.v1.Sluice.Search:input_type -> sluice.v1.SearchRequest
-	43,  // 103: sluice.v1.Sluice.OpenPointInTime:input_type -> sluice.v1.OpenPointInTimeRequest
-	45,  // 104: sluice.v1.Sluice.ClosePointInTime:input_type -> sluice.v1.ClosePointInTimeRequest
-	48,  // 105: sluice.v1.Sluice.Scroll:input_type -> sluice.v1.ScrollRequest
-	51,  // 106: sluice.v1.Sluice.Refresh:input_type -> sluice.v1.RefreshRequest
-	55,  // 107: sluice.v1.Sluice.Reindex:input_type -> sluice.v1.ReindexRequest
-	60,  // 108: sluice.v1.Sluice.GetTask:input_type -> sluice.v1.GetTaskRequest
-	62,  // 109: sluice.v1.Sluice.ListTasks:input_type -> sluice.v1.ListTasksRequest
-	64,  // 110: sluice.v1.Sluice.CancelTask:input_type -> sluice.v1.CancelTaskRequest
-	66,  // 111: sluice.v1.Sluice.RethrottleTask:input_type -> sluice.v1.RethrottleTaskRequest
-	68,  // 112: sluice.v1.Sluice.ClusterHealth:input_type -> sluice.v1.ClusterHealthRequest
-	71,  // 113: sluice.v1.Sluice.ClusterState:input_type -> sluice.v1.ClusterStateRequest
-	74,  // 114: sluice.v1.Sluice.VerifyIndex:input_type -> sluice.v1.VerifyIndexRequest
-	12,  // 115: sluice.v1.Sluice.CreateIndex:output_type -> sluice.v1.CreateIndexResponse
-	14,  // 116: sluice.v1.Sluice.DeleteIndex:output_type -> sluice.v1.DeleteIndexResponse
-	16,  // 117: sluice.v1.Sluice.GetIndex:output_type -> sluice.v1.GetIndexResponse
-	18,  // 118: sluice.v1.Sluice.ListIndices:output_type -> sluice.v1.ListIndicesResponse
-	20,  // 119: sluice.v1.Sluice.UpdateIndexSettings:output_type -> sluice.v1.UpdateIndexSettingsResponse
-	22,  // 120: sluice.v1.Sluice.PutMapping:output_type -> sluice.v1.PutMappingResponse
-	25,  // 121: sluice.v1.Sluice.UpdateAliases:output_type -> sluice.v1.UpdateAliasesResponse
-	28,  // 122: sluice.v1.Sluice.ListAliases:output_type -> sluice.v1.ListAliasesResponse
-	32,  // 123: sluice.v1.Sluice.Bulk:output_type -> sluice.v1.BulkResponse
-	34,  // 124: sluice.v1.Sluice.BulkStream:output_type -> sluice.v1.BulkStreamResponse
-	37,  // 125: sluice.v1.Sluice.Get:output_type -> sluice.v1.GetResponse
-	42,  // 126: sluice.v1.Sluice.Search:output_type -> sluice.v1.SearchResponse
-	44,  // 127: sluice.v1.Sluice.OpenPointInTime:output_type -> sluice.v1.OpenPointInTimeResponse
-	46,  // 128: sluice.v1.Sluice.ClosePointInTime:output_type -> sluice.v1.ClosePointInTimeResponse
-	50,  // 129: sluice.v1.Sluice.Scroll:output_type -> sluice.v1.ScrollResponse
-	52,  // 130: sluice.v1.Sluice.Refresh:output_type -> sluice.v1.RefreshResponse
-	56,  // 131: sluice.v1.Sluice.Reindex:output_type -> sluice.v1.ReindexResponse
-	61,  // 132: sluice.v1.Sluice.GetTask:output_type -> sluice.v1.GetTaskResponse
-	63,  // 133: sluice.v1.Sluice.ListTasks:output_type -> sluice.v1.ListTasksResponse
-	65,  // 134: sluice.v1.Sluice.CancelTask:output_type -> sluice.v1.CancelTaskResponse
-	67,  // 135: sluice.v1.Sluice.RethrottleTask:output_type -> sluice.v1.RethrottleTaskResponse
-	70,  // 136: sluice.v1.Sluice.ClusterHealth:output_type -> sluice.v1.ClusterHealthResponse
-	73,  // 137: sluice.v1.Sluice.ClusterState:output_type -> sluice.v1.ClusterStateResponse
-	78,  // 138: sluice.v1.Sluice.VerifyIndex:output_type -> sluice.v1.VerifyIndexResponse
-	115, // [115:139] is the sub-list for method output_type
-	91,  // [91:115] is the sub-list for method input_type
-	91,  // [91:91] is the sub-list for extension type_name
-	91,  // [91:91] is the sub-list for extension extendee
-	0,   // [0:91] is the sub-list for field type_name
+	89,  // 34: sluice.v1.Hit.sort:type_name -> sluice.v1.SortValue
+	79,  // 35: sluice.v1.Hit.fields:type_name -> sluice.v1.Hit.FieldsEntry
+	40,  // 36: sluice.v1.SearchResponse.total:type_name -> sluice.v1.TotalHits
+	41,  // 37: sluice.v1.SearchResponse.hits:type_name -> sluice.v1.Hit
+	90,  // 38: sluice.v1.SearchResponse.shards:type_name -> sluice.v1.ShardsSummary
+	84,  // 39: sluice.v1.SearchResponse.took:type_name -> google.protobuf.Duration
+	84,  // 40: sluice.v1.OpenPointInTimeRequest.keep_alive:type_name -> google.protobuf.Duration
+	90,  // 41: sluice.v1.OpenPointInTimeResponse.shards:type_name -> sluice.v1.ShardsSummary
+	38,  // 42: sluice.v1.ScrollRequest.pit:type_name -> sluice.v1.PointInTime
+	86,  // 43: sluice.v1.ScrollRequest.query:type_name -> sluice.v1.Query
+	47,  // 44: sluice.v1.ScrollRequest.slice:type_name -> sluice.v1.Slice
+	49,  // 45: sluice.v1.ScrollResponse.docs:type_name -> sluice.v1.ScrollDoc
+	90,  // 46: sluice.v1.RefreshResponse.shards:type_name -> sluice.v1.ShardsSummary
+	86,  // 47: sluice.v1.ReindexSource.query:type_name -> sluice.v1.Query
+	80,  // 48: sluice.v1.ReindexDestination.settings:type_name -> sluice.v1.IndexSettings
+	81,  // 49: sluice.v1.ReindexDestination.mapping:type_name -> sluice.v1.Mapping
+	2,   // 50: sluice.v1.ReindexDestination.op_type:type_name -> sluice.v1.BulkAction
+	53,  // 51: sluice.v1.ReindexRequest.source:type_name -> sluice.v1.ReindexSource
+	54,  // 52: sluice.v1.ReindexRequest.dest:type_name -> sluice.v1.ReindexDestination
+	7,   // 53: sluice.v1.ReindexRequest.conflicts:type_name -> sluice.v1.ConflictPolicy
+	5,   // 54: sluice.v1.ReindexRequest.mode:type_name -> sluice.v1.ReindexMode
+	6,   // 55: sluice.v1.ReindexRequest.copy_method:type_name -> sluice.v1.ReindexCopyMethod
+	59,  // 56: sluice.v1.ReindexResponse.task:type_name -> sluice.v1.Task
+	8,   // 57: sluice.v1.SliceStatus.state:type_name -> sluice.v1.TaskState
+	6,   // 58: sluice.v1.SliceStatus.copy_method:type_name -> sluice.v1.ReindexCopyMethod
+	84,  // 59: sluice.v1.ReindexStatus.throttled:type_name -> google.protobuf.Duration
+	84,  // 60: sluice.v1.ReindexStatus.eta:type_name -> google.protobuf.Duration
+	5,   // 61: sluice.v1.ReindexStatus.mode:type_name -> sluice.v1.ReindexMode
+	57,  // 62: sluice.v1.ReindexStatus.slices:type_name -> sluice.v1.SliceStatus
+	91,  // 63: sluice.v1.ReindexStatus.failure_samples:type_name -> sluice.v1.ShardFailure
+	6,   // 64: sluice.v1.ReindexStatus.copy_method:type_name -> sluice.v1.ReindexCopyMethod
+	8,   // 65: sluice.v1.Task.state:type_name -> sluice.v1.TaskState
+	92,  // 66: sluice.v1.Task.start_time:type_name -> google.protobuf.Timestamp
+	92,  // 67: sluice.v1.Task.end_time:type_name -> google.protobuf.Timestamp
+	85,  // 68: sluice.v1.Task.error:type_name -> sluice.v1.ErrorDetail
+	58,  // 69: sluice.v1.Task.reindex:type_name -> sluice.v1.ReindexStatus
+	84,  // 70: sluice.v1.GetTaskRequest.timeout:type_name -> google.protobuf.Duration
+	59,  // 71: sluice.v1.GetTaskResponse.task:type_name -> sluice.v1.Task
+	8,   // 72: sluice.v1.ListTasksRequest.states:type_name -> sluice.v1.TaskState
+	59,  // 73: sluice.v1.ListTasksResponse.tasks:type_name -> sluice.v1.Task
+	59,  // 74: sluice.v1.CancelTaskResponse.task:type_name -> sluice.v1.Task
+	59,  // 75: sluice.v1.RethrottleTaskResponse.task:type_name -> sluice.v1.Task
+	93,  // 76: sluice.v1.ClusterHealthRequest.wait_for_status:type_name -> sluice.v1.HealthStatus
+	84,  // 77: sluice.v1.ClusterHealthRequest.timeout:type_name -> google.protobuf.Duration
+	93,  // 78: sluice.v1.IndexHealth.status:type_name -> sluice.v1.HealthStatus
+	94,  // 79: sluice.v1.IndexHealth.shards:type_name -> sluice.v1.ShardRouting
+	93,  // 80: sluice.v1.ClusterHealthResponse.status:type_name -> sluice.v1.HealthStatus
+	69,  // 81: sluice.v1.ClusterHealthResponse.indices:type_name -> sluice.v1.IndexHealth
+	72,  // 82: sluice.v1.ClusterStateResponse.nodes:type_name -> sluice.v1.NodeInfo
+	82,  // 83: sluice.v1.ClusterStateResponse.indices:type_name -> sluice.v1.IndexInfo
+	27,  // 84: sluice.v1.ClusterStateResponse.aliases:type_name -> sluice.v1.AliasInfo
+	9,   // 85: sluice.v1.FileVerification.status:type_name -> sluice.v1.FileVerificationStatus
+	10,  // 86: sluice.v1.ShardVerification.status:type_name -> sluice.v1.ShardVerificationStatus
+	75,  // 87: sluice.v1.ShardVerification.files:type_name -> sluice.v1.FileVerification
+	76,  // 88: sluice.v1.ShardVerification.segments:type_name -> sluice.v1.SegmentVerification
+	84,  // 89: sluice.v1.ShardVerification.took:type_name -> google.protobuf.Duration
+	85,  // 90: sluice.v1.ShardVerification.error:type_name -> sluice.v1.ErrorDetail
+	77,  // 91: sluice.v1.VerifyIndexResponse.shards:type_name -> sluice.v1.ShardVerification
+	89,  // 92: sluice.v1.Hit.FieldsEntry.value:type_name -> sluice.v1.SortValue
+	11,  // 93: sluice.v1.Sluice.CreateIndex:input_type -> sluice.v1.CreateIndexRequest
+	13,  // 94: sluice.v1.Sluice.DeleteIndex:input_type -> sluice.v1.DeleteIndexRequest
+	15,  // 95: sluice.v1.Sluice.GetIndex:input_type -> sluice.v1.GetIndexRequest
+	17,  // 96: sluice.v1.Sluice.ListIndices:input_type -> sluice.v1.ListIndicesRequest
+	19,  // 97: sluice.v1.Sluice.UpdateIndexSettings:input_type -> sluice.v1.UpdateIndexSettingsRequest
+	21,  // 98: sluice.v1.Sluice.PutMapping:input_type -> sluice.v1.PutMappingRequest
+	24,  // 99: sluice.v1.Sluice.UpdateAliases:input_type -> sluice.v1.UpdateAliasesRequest
+	26,  // 100: sluice.v1.Sluice.ListAliases:input_type -> sluice.v1.ListAliasesRequest
+	30,  // 101: sluice.v1.Sluice.Bulk:input_type -> sluice.v1.BulkRequest
+	33,  // 102: sluice.v1.Sluice.BulkStream:input_type -> sluice.v1.BulkStreamRequest
+	36,  // 103: sluice.v1.Sluice.Get:input_type -> sluice.v1.GetRequest
+	39,  // 104: sluice.v1.Sluice.Search:input_type -> sluice.v1.SearchRequest
+	43,  // 105: sluice.v1.Sluice.OpenPointInTime:input_type -> sluice.v1.OpenPointInTimeRequest
+	45,  // 106: sluice.v1.Sluice.ClosePointInTime:input_type -> sluice.v1.ClosePointInTimeRequest
+	48,  // 107: sluice.v1.Sluice.Scroll:input_type -> sluice.v1.ScrollRequest
+	51,  // 108: sluice.v1.Sluice.Refresh:input_type -> sluice.v1.RefreshRequest
+	55,  // 109: sluice.v1.Sluice.Reindex:input_type -> sluice.v1.ReindexRequest
+	60,  // 110: sluice.v1.Sluice.GetTask:input_type -> sluice.v1.GetTaskRequest
+	62,  // 111: sluice.v1.Sluice.ListTasks:input_type -> sluice.v1.ListTasksRequest
+	64,  // 112: sluice.v1.Sluice.CancelTask:input_type -> sluice.v1.CancelTaskRequest
+	66,  // 113: sluice.v1.Sluice.RethrottleTask:input_type -> sluice.v1.RethrottleTaskRequest
+	68,  // 114: sluice.v1.Sluice.ClusterHealth:input_type -> sluice.v1.ClusterHealthRequest
+	71,  // 115: sluice.v1.Sluice.ClusterState:input_type -> sluice.v1.ClusterStateRequest
+	74,  // 116: sluice.v1.Sluice.VerifyIndex:input_type -> sluice.v1.VerifyIndexRequest
+	12,  // 117: sluice.v1.Sluice.CreateIndex:output_type -> sluice.v1.CreateIndexResponse
+	14,  // 118: sluice.v1.Sluice.DeleteIndex:output_type -> sluice.v1.DeleteIndexResponse
+	16,  // 119: sluice.v1.Sluice.GetIndex:output_type -> sluice.v1.GetIndexResponse
+	18,  // 120: sluice.v1.Sluice.ListIndices:output_type -> sluice.v1.ListIndicesResponse
+	20,  // 121: sluice.v1.Sluice.UpdateIndexSettings:output_type -> sluice.v1.UpdateIndexSettingsResponse
+	22,  // 122: sluice.v1.Sluice.PutMapping:output_type -> sluice.v1.PutMappingResponse
+	25,  // 123: sluice.v1.Sluice.UpdateAliases:output_type -> sluice.v1.UpdateAliasesResponse
+	28,  // 124: sluice.v1.Sluice.ListAliases:output_type -> sluice.v1.ListAliasesResponse
+	32,  // 125: sluice.v1.Sluice.Bulk:output_type -> sluice.v1.BulkResponse
+	34,  // 126: sluice.v1.Sluice.BulkStream:output_type -> sluice.v1.BulkStreamResponse
+	37,  // 127: sluice.v1.Sluice.Get:output_type -> sluice.v1.GetResponse
+	42,  // 128: sluice.v1.Sluice.Search:output_type -> sluice.v1.SearchResponse
+	44,  // 129: sluice.v1.Sluice.OpenPointInTime:output_type -> sluice.v1.OpenPointInTimeResponse
+	46,  // 130: sluice.v1.Sluice.ClosePointInTime:output_type -> sluice.v1.ClosePointInTimeResponse
+	50,  // 131: sluice.v1.Sluice.Scroll:output_type -> sluice.v1.ScrollResponse
+	52,  // 132: sluice.v1.Sluice.Refresh:output_type -> sluice.v1.RefreshResponse
+	56,  // 133: sluice.v1.Sluice.Reindex:output_type -> sluice.v1.ReindexResponse
+	61,  // 134: sluice.v1.Sluice.GetTask:output_type -> sluice.v1.GetTaskResponse
+	63,  // 135: sluice.v1.Sluice.ListTasks:output_type -> sluice.v1.ListTasksResponse
+	65,  // 136: sluice.v1.Sluice.CancelTask:output_type -> sluice.v1.CancelTaskResponse
+	67,  // 137: sluice.v1.Sluice.RethrottleTask:output_type -> sluice.v1.RethrottleTaskResponse
+	70,  // 138: sluice.v1.Sluice.ClusterHealth:output_type -> sluice.v1.ClusterHealthResponse
+	73,  // 139: sluice.v1.Sluice.ClusterState:output_type -> sluice.v1.ClusterStateResponse
+	78,  // 140: sluice.v1.Sluice.VerifyIndex:output_type -> sluice.v1.VerifyIndexResponse
+	117, // [117:141] is the sub-list for method output_type
+	93,  // [93:117] is the sub-list for method input_type
+	93,  // [93:93] is the sub-list for extension type_name
+	93,  // [93:93] is the sub-list for extension extendee
+	0,   // [0:93] is the sub-list for field type_name
 }
 
 func init() { file_sluice_v1_sluice_proto_init() }
@@ -6115,7 +6146,7 @@ func file_sluice_v1_sluice_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_sluice_v1_sluice_proto_rawDesc), len(file_sluice_v1_sluice_proto_rawDesc)),
 			NumEnums:      11,
-			NumMessages:   68,
+			NumMessages:   69,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

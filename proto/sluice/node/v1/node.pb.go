@@ -609,9 +609,11 @@ type ShardFetchRequest struct {
 	// Whether to return sources (ids are always returned).
 	FetchSource bool `protobuf:"varint,4,opt,name=fetch_source,json=fetchSource,proto3" json:"fetch_source,omitempty"`
 	// Release the reader afterwards (it was pinned by ShardSearch for this request only).
-	Release       bool `protobuf:"varint,5,opt,name=release,proto3" json:"release,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Release bool `protobuf:"varint,5,opt,name=release,proto3" json:"release,omitempty"`
+	// Fields whose doc values to return (SearchRequest.docvalue_fields).
+	DocvalueFields []string `protobuf:"bytes,6,rep,name=docvalue_fields,json=docvalueFields,proto3" json:"docvalue_fields,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *ShardFetchRequest) Reset() {
@@ -679,6 +681,13 @@ func (x *ShardFetchRequest) GetRelease() bool {
 	return false
 }
 
+func (x *ShardFetchRequest) GetDocvalueFields() []string {
+	if x != nil {
+		return x.DocvalueFields
+	}
+	return nil
+}
+
 // FetchedDoc is one fetched document.
 type FetchedDoc struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -689,7 +698,9 @@ type FetchedDoc struct {
 	// The original JSON.
 	Source []byte `protobuf:"bytes,3,opt,name=source,proto3" json:"source,omitempty"`
 	// The routing value the document was indexed with (_routing); empty when it was routed by its id.
-	Routing       string `protobuf:"bytes,4,opt,name=routing,proto3" json:"routing,omitempty"`
+	Routing string `protobuf:"bytes,4,opt,name=routing,proto3" json:"routing,omitempty"`
+	// The docvalue_fields asked for (sluice.v1.Hit.fields).
+	Fields        map[string]*v1.SortValue `protobuf:"bytes,5,rep,name=fields,proto3" json:"fields,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -750,6 +761,13 @@ func (x *FetchedDoc) GetRouting() string {
 		return x.Routing
 	}
 	return ""
+}
+
+func (x *FetchedDoc) GetFields() map[string]*v1.SortValue {
+	if x != nil {
+		return x.Fields
+	}
+	return nil
 }
 
 // ShardFetchResponse carries fetched documents in request order.
@@ -1593,19 +1611,24 @@ const file_sluice_node_v1_node_proto_rawDesc = "" +
 	"\x05total\x18\x02 \x01(\v2\x14.sluice.v1.TotalHitsR\x05total\x12\x1b\n" +
 	"\treader_id\x18\x03 \x01(\x04R\breaderId\x12\x1b\n" +
 	"\ttimed_out\x18\x04 \x01(\bR\btimedOut\x12\x1b\n" +
-	"\tmax_score\x18\x05 \x01(\x02R\bmaxScore\"\xb0\x01\n" +
+	"\tmax_score\x18\x05 \x01(\x02R\bmaxScore\"\xd9\x01\n" +
 	"\x11ShardFetchRequest\x12-\n" +
 	"\x05shard\x18\x01 \x01(\v2\x17.sluice.node.v1.ShardIDR\x05shard\x12\x1b\n" +
 	"\treader_id\x18\x02 \x01(\x04R\breaderId\x12\x12\n" +
 	"\x04docs\x18\x03 \x03(\x05R\x04docs\x12!\n" +
 	"\ffetch_source\x18\x04 \x01(\bR\vfetchSource\x12\x18\n" +
-	"\arelease\x18\x05 \x01(\bR\arelease\"`\n" +
+	"\arelease\x18\x05 \x01(\bR\arelease\x12'\n" +
+	"\x0fdocvalue_fields\x18\x06 \x03(\tR\x0edocvalueFields\"\xf1\x01\n" +
 	"\n" +
 	"FetchedDoc\x12\x10\n" +
 	"\x03doc\x18\x01 \x01(\x05R\x03doc\x12\x0e\n" +
 	"\x02id\x18\x02 \x01(\tR\x02id\x12\x16\n" +
 	"\x06source\x18\x03 \x01(\fR\x06source\x12\x18\n" +
-	"\arouting\x18\x04 \x01(\tR\arouting\"D\n" +
+	"\arouting\x18\x04 \x01(\tR\arouting\x12>\n" +
+	"\x06fields\x18\x05 \x03(\v2&.sluice.node.v1.FetchedDoc.FieldsEntryR\x06fields\x1aO\n" +
+	"\vFieldsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12*\n" +
+	"\x05value\x18\x02 \x01(\v2\x14.sluice.v1.SortValueR\x05value:\x028\x01\"D\n" +
 	"\x12ShardFetchResponse\x12.\n" +
 	"\x04docs\x18\x01 \x03(\v2\x1a.sluice.node.v1.FetchedDocR\x04docs\"D\n" +
 	"\x13ShardRefreshRequest\x12-\n" +
@@ -1684,7 +1707,7 @@ func file_sluice_node_v1_node_proto_rawDescGZIP() []byte {
 	return file_sluice_node_v1_node_proto_rawDescData
 }
 
-var file_sluice_node_v1_node_proto_msgTypes = make([]protoimpl.MessageInfo, 23)
+var file_sluice_node_v1_node_proto_msgTypes = make([]protoimpl.MessageInfo, 24)
 var file_sluice_node_v1_node_proto_goTypes = []any{
 	(*ShardID)(nil),                  // 0: sluice.node.v1.ShardID
 	(*ShardBulkRequest)(nil),         // 1: sluice.node.v1.ShardBulkRequest
@@ -1709,75 +1732,78 @@ var file_sluice_node_v1_node_proto_goTypes = []any{
 	(*ShardStatsResponse)(nil),       // 20: sluice.node.v1.ShardStatsResponse
 	(*VerifyShardRequest)(nil),       // 21: sluice.node.v1.VerifyShardRequest
 	(*VerifyShardResponse)(nil),      // 22: sluice.node.v1.VerifyShardResponse
-	(*v1.BulkItem)(nil),              // 23: sluice.v1.BulkItem
-	(v1.RefreshPolicy)(0),            // 24: sluice.v1.RefreshPolicy
-	(*v1.BulkItemResult)(nil),        // 25: sluice.v1.BulkItemResult
-	(*v1.Query)(nil),                 // 26: sluice.v1.Query
-	(*v1.SortField)(nil),             // 27: sluice.v1.SortField
-	(*v1.SearchAfter)(nil),           // 28: sluice.v1.SearchAfter
-	(*durationpb.Duration)(nil),      // 29: google.protobuf.Duration
-	(*v1.SortValue)(nil),             // 30: sluice.v1.SortValue
-	(*v1.TotalHits)(nil),             // 31: sluice.v1.TotalHits
-	(*v1.Slice)(nil),                 // 32: sluice.v1.Slice
-	(*v1.FileVerification)(nil),      // 33: sluice.v1.FileVerification
-	(*v1.SegmentVerification)(nil),   // 34: sluice.v1.SegmentVerification
+	nil,                              // 23: sluice.node.v1.FetchedDoc.FieldsEntry
+	(*v1.BulkItem)(nil),              // 24: sluice.v1.BulkItem
+	(v1.RefreshPolicy)(0),            // 25: sluice.v1.RefreshPolicy
+	(*v1.BulkItemResult)(nil),        // 26: sluice.v1.BulkItemResult
+	(*v1.Query)(nil),                 // 27: sluice.v1.Query
+	(*v1.SortField)(nil),             // 28: sluice.v1.SortField
+	(*v1.SearchAfter)(nil),           // 29: sluice.v1.SearchAfter
+	(*durationpb.Duration)(nil),      // 30: google.protobuf.Duration
+	(*v1.SortValue)(nil),             // 31: sluice.v1.SortValue
+	(*v1.TotalHits)(nil),             // 32: sluice.v1.TotalHits
+	(*v1.Slice)(nil),                 // 33: sluice.v1.Slice
+	(*v1.FileVerification)(nil),      // 34: sluice.v1.FileVerification
+	(*v1.SegmentVerification)(nil),   // 35: sluice.v1.SegmentVerification
 }
 var file_sluice_node_v1_node_proto_depIdxs = []int32{
 	0,  // 0: sluice.node.v1.ShardBulkRequest.shard:type_name -> sluice.node.v1.ShardID
-	23, // 1: sluice.node.v1.ShardBulkRequest.items:type_name -> sluice.v1.BulkItem
-	24, // 2: sluice.node.v1.ShardBulkRequest.refresh:type_name -> sluice.v1.RefreshPolicy
-	25, // 3: sluice.node.v1.ShardBulkResponse.items:type_name -> sluice.v1.BulkItemResult
+	24, // 1: sluice.node.v1.ShardBulkRequest.items:type_name -> sluice.v1.BulkItem
+	25, // 2: sluice.node.v1.ShardBulkRequest.refresh:type_name -> sluice.v1.RefreshPolicy
+	26, // 3: sluice.node.v1.ShardBulkResponse.items:type_name -> sluice.v1.BulkItemResult
 	0,  // 4: sluice.node.v1.ShardGetRequest.shard:type_name -> sluice.node.v1.ShardID
 	0,  // 5: sluice.node.v1.ShardSearchRequest.shard:type_name -> sluice.node.v1.ShardID
-	26, // 6: sluice.node.v1.ShardSearchRequest.query:type_name -> sluice.v1.Query
-	27, // 7: sluice.node.v1.ShardSearchRequest.sort:type_name -> sluice.v1.SortField
-	28, // 8: sluice.node.v1.ShardSearchRequest.search_after:type_name -> sluice.v1.SearchAfter
-	29, // 9: sluice.node.v1.ShardSearchRequest.timeout:type_name -> google.protobuf.Duration
-	29, // 10: sluice.node.v1.ShardSearchRequest.keep_alive:type_name -> google.protobuf.Duration
-	30, // 11: sluice.node.v1.ShardHit.sort:type_name -> sluice.v1.SortValue
+	27, // 6: sluice.node.v1.ShardSearchRequest.query:type_name -> sluice.v1.Query
+	28, // 7: sluice.node.v1.ShardSearchRequest.sort:type_name -> sluice.v1.SortField
+	29, // 8: sluice.node.v1.ShardSearchRequest.search_after:type_name -> sluice.v1.SearchAfter
+	30, // 9: sluice.node.v1.ShardSearchRequest.timeout:type_name -> google.protobuf.Duration
+	30, // 10: sluice.node.v1.ShardSearchRequest.keep_alive:type_name -> google.protobuf.Duration
+	31, // 11: sluice.node.v1.ShardHit.sort:type_name -> sluice.v1.SortValue
 	6,  // 12: sluice.node.v1.ShardSearchResponse.hits:type_name -> sluice.node.v1.ShardHit
-	31, // 13: sluice.node.v1.ShardSearchResponse.total:type_name -> sluice.v1.TotalHits
+	32, // 13: sluice.node.v1.ShardSearchResponse.total:type_name -> sluice.v1.TotalHits
 	0,  // 14: sluice.node.v1.ShardFetchRequest.shard:type_name -> sluice.node.v1.ShardID
-	9,  // 15: sluice.node.v1.ShardFetchResponse.docs:type_name -> sluice.node.v1.FetchedDoc
-	0,  // 16: sluice.node.v1.ShardRefreshRequest.shard:type_name -> sluice.node.v1.ShardID
-	0,  // 17: sluice.node.v1.OpenShardReaderRequest.shard:type_name -> sluice.node.v1.ShardID
-	29, // 18: sluice.node.v1.OpenShardReaderRequest.keep_alive:type_name -> google.protobuf.Duration
-	0,  // 19: sluice.node.v1.CloseShardReaderRequest.shard:type_name -> sluice.node.v1.ShardID
-	0,  // 20: sluice.node.v1.ShardScanRequest.shard:type_name -> sluice.node.v1.ShardID
-	26, // 21: sluice.node.v1.ShardScanRequest.query:type_name -> sluice.v1.Query
-	32, // 22: sluice.node.v1.ShardScanRequest.slice:type_name -> sluice.v1.Slice
-	29, // 23: sluice.node.v1.ShardScanRequest.keep_alive:type_name -> google.protobuf.Duration
-	9,  // 24: sluice.node.v1.ShardScanResponse.docs:type_name -> sluice.node.v1.FetchedDoc
-	0,  // 25: sluice.node.v1.ShardStatsRequest.shard:type_name -> sluice.node.v1.ShardID
-	0,  // 26: sluice.node.v1.VerifyShardRequest.shard:type_name -> sluice.node.v1.ShardID
-	33, // 27: sluice.node.v1.VerifyShardResponse.files:type_name -> sluice.v1.FileVerification
-	34, // 28: sluice.node.v1.VerifyShardResponse.segments:type_name -> sluice.v1.SegmentVerification
-	29, // 29: sluice.node.v1.VerifyShardResponse.took:type_name -> google.protobuf.Duration
-	1,  // 30: sluice.node.v1.Node.ShardBulk:input_type -> sluice.node.v1.ShardBulkRequest
-	3,  // 31: sluice.node.v1.Node.ShardGet:input_type -> sluice.node.v1.ShardGetRequest
-	5,  // 32: sluice.node.v1.Node.ShardSearch:input_type -> sluice.node.v1.ShardSearchRequest
-	8,  // 33: sluice.node.v1.Node.ShardFetch:input_type -> sluice.node.v1.ShardFetchRequest
-	11, // 34: sluice.node.v1.Node.ShardRefresh:input_type -> sluice.node.v1.ShardRefreshRequest
-	13, // 35: sluice.node.v1.Node.OpenShardReader:input_type -> sluice.node.v1.OpenShardReaderRequest
-	15, // 36: sluice.node.v1.Node.CloseShardReader:input_type -> sluice.node.v1.CloseShardReaderRequest
-	17, // 37: sluice.node.v1.Node.ShardScan:input_type -> sluice.node.v1.ShardScanRequest
-	19, // 38: sluice.node.v1.Node.ShardStats:input_type -> sluice.node.v1.ShardStatsRequest
-	21, // 39: sluice.node.v1.Node.VerifyShard:input_type -> sluice.node.v1.VerifyShardRequest
-	2,  // 40: sluice.node.v1.Node.ShardBulk:output_type -> sluice.node.v1.ShardBulkResponse
-	4,  // 41: sluice.node.v1.Node.ShardGet:output_type -> sluice.node.v1.ShardGetResponse
-	7,  // 42: sluice.node.v1.Node.ShardSearch:output_type -> sluice.node.v1.ShardSearchResponse
-	10, // 43: sluice.node.v1.Node.ShardFetch:output_type -> sluice.node.v1.ShardFetchResponse
-	12, // 44: sluice.node.v1.Node.ShardRefresh:output_type -> sluice.node.v1.ShardRefreshResponse
-	14, // 45: sluice.node.v1.Node.OpenShardReader:output_type -> sluice.node.v1.OpenShardReaderResponse
-	16, // 46: sluice.node.v1.Node.CloseShardReader:output_type -> sluice.node.v1.CloseShardReaderResponse
-	18, // 47: sluice.node.v1.Node.ShardScan:output_type -> sluice.node.v1.ShardScanResponse
-	20, // 48: sluice.node.v1.Node.ShardStats:output_type -> sluice.node.v1.ShardStatsResponse
-	22, // 49: sluice.node.v1.Node.VerifyShard:output_type -> sluice.node.v1.VerifyShardResponse
-	40, // [40:50] is the sub-list for method output_type
-	30, // [30:40] is the sub-list for method input_type
-	30, // [30:30] is the sub-list for extension type_name
-	30, // [30:30] is the sub-list for extension extendee
-	0,  // [0:30] is the sub-list for field type_name
+	23, // 15: sluice.node.v1.FetchedDoc.fields:type_name -> sluice.node.v1.FetchedDoc.FieldsEntry
+	9,  // 16: sluice.node.v1.ShardFetchResponse.docs:type_name -> sluice.node.v1.FetchedDoc
+	0,  // 17: sluice.node.v1.ShardRefreshRequest.shard:type_name -> sluice.node.v1.ShardID
+	0,  // 18: sluice.node.v1.OpenShardReaderRequest.shard:type_name -> sluice.node.v1.ShardID
+	30, // 19: sluice.node.v1.OpenShardReaderRequest.keep_alive:type_name -> google.protobuf.Duration
+	0,  // 20: sluice.node.v1.CloseShardReaderRequest.shard:type_name -> sluice.node.v1.ShardID
+	0,  // 21: sluice.node.v1.ShardScanRequest.shard:type_name -> sluice.node.v1.ShardID
+	27, // 22: sluice.node.v1.ShardScanRequest.query:type_name -> sluice.v1.Query
+	33, // 23: sluice.node.v1.ShardScanRequest.slice:type_name -> sluice.v1.Slice
+	30, // 24: sluice.node.v1.ShardScanRequest.keep_alive:type_name -> google.protobuf.Duration
+	9,  // 25: sluice.node.v1.ShardScanResponse.docs:type_name -> sluice.node.v1.FetchedDoc
+	0,  // 26: sluice.node.v1.ShardStatsRequest.shard:type_name -> sluice.node.v1.ShardID
+	0,  // 27: sluice.node.v1.VerifyShardRequest.shard:type_name -> sluice.node.v1.ShardID
+	34, // 28: sluice.node.v1.VerifyShardResponse.files:type_name -> sluice.v1.FileVerification
+	35, // 29: sluice.node.v1.VerifyShardResponse.segments:type_name -> sluice.v1.SegmentVerification
+	30, // 30: sluice.node.v1.VerifyShardResponse.took:type_name -> google.protobuf.Duration
+	31, // 31: sluice.node.v1.FetchedDoc.FieldsEntry.value:type_name -> sluice.v1.SortValue
+	1,  // 32: sluice.node.v1.Node.ShardBulk:input_type -> sluice.node.v1.ShardBulkRequest
+	3,  // 33: sluice.node.v1.Node.ShardGet:input_type -> sluice.node.v1.ShardGetRequest
+	5,  // 34: sluice.node.v1.Node.ShardSearch:input_type -> sluice.node.v1.ShardSearchRequest
+	8,  // 35: sluice.node.v1.Node.ShardFetch:input_type -> sluice.node.v1.ShardFetchRequest
+	11, // 36: sluice.node.v1.Node.ShardRefresh:input_type -> sluice.node.v1.ShardRefreshRequest
+	13, // 37: sluice.node.v1.Node.OpenShardReader:input_type -> sluice.node.v1.OpenShardReaderRequest
+	15, // 38: sluice.node.v1.Node.CloseShardReader:input_type -> sluice.node.v1.CloseShardReaderRequest
+	17, // 39: sluice.node.v1.Node.ShardScan:input_type -> sluice.node.v1.ShardScanRequest
+	19, // 40: sluice.node.v1.Node.ShardStats:input_type -> sluice.node.v1.ShardStatsRequest
+	21, // 41: sluice.node.v1.Node.VerifyShard:input_type -> sluice.node.v1.VerifyShardRequest
+	2,  // 42: sluice.node.v1.Node.ShardBulk:output_type -> sluice.node.v1.ShardBulkResponse
+	4,  // 43: sluice.node.v1.Node.ShardGet:output_type -> sluice.node.v1.ShardGetResponse
+	7,  // 44: sluice.node.v1.Node.ShardSearch:output_type -> sluice.node.v1.ShardSearchResponse
+	10, // 45: sluice.node.v1.Node.ShardFetch:output_type -> sluice.node.v1.ShardFetchResponse
+	12, // 46: sluice.node.v1.Node.ShardRefresh:output_type -> sluice.node.v1.ShardRefreshResponse
+	14, // 47: sluice.node.v1.Node.OpenShardReader:output_type -> sluice.node.v1.OpenShardReaderResponse
+	16, // 48: sluice.node.v1.Node.CloseShardReader:output_type -> sluice.node.v1.CloseShardReaderResponse
+	18, // 49: sluice.node.v1.Node.ShardScan:output_type -> sluice.node.v1.ShardScanResponse
+	20, // 50: sluice.node.v1.Node.ShardStats:output_type -> sluice.node.v1.ShardStatsResponse
+	22, // 51: sluice.node.v1.Node.VerifyShard:output_type -> sluice.node.v1.VerifyShardResponse
+	42, // [42:52] is the sub-list for method output_type
+	32, // [32:42] is the sub-list for method input_type
+	32, // [32:32] is the sub-list for extension type_name
+	32, // [32:32] is the sub-list for extension extendee
+	0,  // [0:32] is the sub-list for field type_name
 }
 
 func init() { file_sluice_node_v1_node_proto_init() }
@@ -1791,7 +1817,7 @@ func file_sluice_node_v1_node_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_sluice_node_v1_node_proto_rawDesc), len(file_sluice_node_v1_node_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   23,
+			NumMessages:   24,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
