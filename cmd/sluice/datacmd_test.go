@@ -97,3 +97,77 @@ func TestBulkReportsFailures(t *testing.T) {
 		t.Errorf("unknown index: %v\n%s", err, out)
 	}
 }
+
+func TestUpdateFields(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		want string // "" : an error
+	}{
+		{[]string{"price=12.5", "title=A Title", "ok=true", `tags=["a","b"]`}, `{"ok":true,"price":12.5,"tags":["a","b"],"title":"A Title"}`},
+		{[]string{"a.b=1", "a.c=x", "d="}, `{"a":{"b":1,"c":"x"},"d":""}`},
+		{[]string{`s="quoted"`}, `{"s":"quoted"}`},
+		{[]string{"noequals"}, ""},
+		{[]string{"=1"}, ""},
+		{[]string{"a=1", "a=2"}, ""},
+		{[]string{"a=1", "a.b=2"}, ""},
+	} {
+		got, err := updateFields(tt.args)
+		if tt.want == "" {
+			if err == nil {
+				t.Errorf("updateFields(%q) = %s, want an error", tt.args, got)
+			}
+			continue
+		}
+		if err != nil || string(got) != tt.want {
+			t.Errorf("updateFields(%q) = %s, %v; want %s", tt.args, got, err, tt.want)
+		}
+	}
+}
+
+// TestUpdateCmd runs sluice update against `sluice dev`: by id (a partial
+// update that re-indexes) and by query in place, then reads the results.
+func TestUpdateCmd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a cluster")
+	}
+	addr := startDev(t)
+	mustRun := func(args ...string) string {
+		t.Helper()
+		out, err := run(t, append(args, "--addr", addr)...)
+		if err != nil {
+			t.Fatalf("sluice %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return out
+	}
+	mustRun("index", "create", "products", "--mapping", `{"properties": {"title": {"type": "text"}, "brand": {"type": "keyword"},
+		"price": {"type": "double", "index": false, "doc_values": true}}}`)
+	var in strings.Builder
+	for i := range 20 {
+		in.WriteString(`{"id": "p` + strconv.Itoa(i) + `", "title": "product", "brand": "` + []string{"acme", "other"}[i%2] + `", "price": ` + strconv.Itoa(i) + "}\n")
+	}
+	file := filepath.Join(t.TempDir(), "p.jsonl")
+	if err := os.WriteFile(file, []byte(in.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mustRun("bulk", file, "--index", "products", "--refresh", "wait_for")
+
+	if out := mustRun("update", "products", "--id", "p3", "--id", "p5", "title=renamed", "--wait"); !strings.Contains(out, "2 updated, 0 unchanged, 0 failed") {
+		t.Errorf("update by id: %s", out)
+	}
+	if out := mustRun("get", "products", "p3"); !strings.Contains(out, `"title": "renamed"`) && !strings.Contains(out, `"title":"renamed"`) {
+		t.Errorf("p3 after the partial update: %s", out)
+	}
+	if out := mustRun("update", "products", "--in-place", "--query", `{"term": {"brand": "acme"}}`, "price=1000.5", "--wait"); !strings.Contains(out, "10 updated, 0 unchanged, 0 failed") {
+		t.Errorf("update by query in place: %s", out)
+	}
+	// The acme products (even ids) sort first by their new price.
+	out := mustRun("search", "products", "--sort", "price:desc", "--size", "10")
+	for i := 0; i < 20; i += 2 {
+		if !strings.Contains(out, `"p`+strconv.Itoa(i)+`"`) {
+			t.Errorf("p%d is not among the 10 highest prices:\n%s", i, out)
+		}
+	}
+	if _, err := run(t, "update", "products", "--in-place", "--id", "p1", "title=x", "--addr", addr); err == nil {
+		t.Error("an in-place update of a text field succeeded")
+	}
+}
