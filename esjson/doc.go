@@ -1,7 +1,9 @@
 // Package esjson reads and writes the JSON languages of Elasticsearch that
 // Sluice speaks, as the public protobuf messages (sluice.v1): the query DSL
-// (Query), mappings (Mapping), index settings (IndexSettings) and the sort
-// of a search (SortField). It is the one parser of each: the CLI, the
+// (Query), mappings (Mapping), index settings (IndexSettings), the sort
+// of a search (SortField), and search bodies (ParseSearch: query, paging,
+// sort, search_after, pit, slice, _source; the parts Sluice lacks, such as
+// aggregations, are refused by name). It is the one parser of each: the CLI, the
 // operator's resources and an HTTP API use it, and it imports nothing of
 // the cluster's internals, so each can.
 //

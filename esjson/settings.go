@@ -199,3 +199,46 @@ func ParseTimeValue(s string) (time.Duration, error) {
 	}
 	return 0, errors.New("unit is missing or unrecognized (nanos, micros, ms, s, m, h or d)")
 }
+
+// MarshalSettings writes the settings that are set as Elasticsearch shows
+// them (GET /{index}/_settings): nested under "index" ("translog":
+// {"durability": ...}), every value a string ("3", "30s", "async").
+// ParseSettings reads it back to equal settings.
+func MarshalSettings(s *sluicev1.IndexSettings) []byte {
+	var index, translog obj
+	str := func(o obj, key, val string) obj { return append(o, kv{key, val}) }
+	if n := s.GetNumberOfShards(); n != 0 {
+		index = str(index, "number_of_shards", strconv.Itoa(int(n)))
+	}
+	if n := s.GetNumberOfRoutingShards(); n != 0 {
+		index = str(index, "number_of_routing_shards", strconv.Itoa(int(n)))
+	}
+	if s != nil {
+		index = str(index, "number_of_replicas", strconv.Itoa(int(s.GetNumberOfReplicas())))
+	}
+	if d := s.GetRefreshInterval(); d != nil {
+		index = str(index, "refresh_interval", FormatTimeValue(d.AsDuration()))
+	}
+	switch s.GetTranslogDurability() {
+	case sluicev1.TranslogDurability_TRANSLOG_DURABILITY_REQUEST:
+		translog = str(translog, "durability", "request")
+	case sluicev1.TranslogDurability_TRANSLOG_DURABILITY_ASYNC:
+		translog = str(translog, "durability", "async")
+	}
+	if d := s.GetTranslogSyncInterval(); d != nil {
+		translog = str(translog, "sync_interval", FormatTimeValue(d.AsDuration()))
+	}
+	if translog != nil {
+		index = append(index, kv{"translog", translog})
+	}
+	if f := s.GetMergeMaxMbPerSec(); f != 0 {
+		index = str(index, "merge_max_mb_per_sec", strconv.FormatFloat(f, 'g', -1, 64))
+	}
+	if n := s.GetIndexingBufferBytes(); n != 0 {
+		index = str(index, "indexing_buffer_bytes", strconv.FormatInt(n, 10))
+	}
+	if index == nil {
+		index = obj{}
+	}
+	return marshal(obj{{"index", index}})
+}

@@ -22,15 +22,20 @@ func ParseSort(data []byte) ([]*sluicev1.SortField, error) {
 	if v == nil {
 		return nil, err
 	}
+	return parseSort("", v)
+}
+
+// parseSort reads a decoded sort at path.
+func parseSort(base string, v *value) ([]*sluicev1.SortField, error) {
 	keys := []*value{v}
 	if v.kind == kArray {
 		keys = v.elems
 	}
 	var out []*sluicev1.SortField
 	for i, k := range keys {
-		path := ""
+		path := base
 		if v.kind == kArray {
-			path = index("", i)
+			path = index(base, i)
 		}
 		switch k.kind {
 		case kString:
