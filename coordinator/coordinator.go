@@ -10,6 +10,11 @@
 //   - the reindex task manager (coordinator/reindex), which accepts tasks
 //     on any coordinator and runs them on the one elected task runner;
 //   - the public gRPC service (coordinator/server), translating to those;
+//   - optionally (Config.HTTPListen), the Elasticsearch-compatible HTTP
+//     API (coordinator/esapi), a client of that service in-process
+//     (rpc.Server.Local), so HTTP calls pass the same interceptors and
+//     error table as gRPC ones; it has no TLS or authentication yet, so a
+//     coordinator with Config.TLS or Config.Auth refuses to serve it;
 //   - a candidate for the allocator role (coordinator/allocator);
 //   - with Config.TLS, TLS on the public server and on the calls to data
 //     nodes; with Config.Auth, the guard (security/auth) authenticating and
@@ -40,6 +45,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
 	"os"
 	"sync"
 	"time"
@@ -56,6 +62,7 @@ import (
 	"github.com/sluice-search/sluice/cluster/state"
 	"github.com/sluice-search/sluice/coordinator/allocator"
 	"github.com/sluice-search/sluice/coordinator/datapath"
+	"github.com/sluice-search/sluice/coordinator/esapi"
 	"github.com/sluice-search/sluice/coordinator/reindex"
 	"github.com/sluice-search/sluice/coordinator/server"
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
@@ -73,6 +80,9 @@ type Config struct {
 	ID string
 	// Listen is the gRPC address. Default DefaultListen.
 	Listen string
+	// HTTPListen, if set, serves the Elasticsearch-compatible HTTP API
+	// (coordinator/esapi) on this address.
+	HTTPListen string
 	// Etcd is a client to use; if nil, one is made from EtcdEndpoints
 	// (and closed by Stop).
 	Etcd          *clientv3.Client
@@ -144,6 +154,9 @@ type Coordinator struct {
 	guard     *auth.Guard
 	allocator *allocator.Allocator
 	server    *server.Server
+	httpLis   net.Listener
+	http      *http.Server
+	esapi     *esapi.API
 
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -155,6 +168,11 @@ func New(cfg Config) (*Coordinator, error) {
 	cfg.SetDefaults()
 	if cfg.Auth != nil && cfg.TLS == nil {
 		return nil, errors.New("coordinator: authentication needs TLS (--cert-file, --key-file): API keys are not sent in plaintext")
+	}
+	if cfg.HTTPListen != "" && (cfg.TLS != nil || cfg.Auth != nil) {
+		// Plaintext and unauthenticated, it would open a secured cluster to
+		// anyone who reaches the port.
+		return nil, errors.New("coordinator: the Elasticsearch-compatible HTTP API (--http-listen) has no TLS or authentication yet; it cannot be served by a coordinator with TLS or authentication")
 	}
 	c := &Coordinator{cfg: cfg, etcd: cfg.Etcd}
 	if c.etcd == nil {
@@ -225,6 +243,22 @@ func New(cfg Config) (*Coordinator, error) {
 		return nil, fmt.Errorf("coordinator: listen: %w", err)
 	}
 	c.lis = lis
+	if cfg.HTTPListen != "" {
+		if c.httpLis, err = net.Listen("tcp", cfg.HTTPListen); err != nil {
+			c.lis.Close()
+			c.closeEtcd()
+			return nil, fmt.Errorf("coordinator: HTTP listen: %w", err)
+		}
+		c.esapi = esapi.New(esapi.Config{Client: sluicev1.NewSluiceClient(c.grpc.Local()), Logger: cfg.Logger.With("component", "esapi"),
+			// The HTTP API's bulks take room in the same budget as
+			// gRPC's, before their bodies are read, and are no larger.
+			AdmitBulk: func(ctx context.Context) (context.Context, error) {
+				ctx, err := c.data.AdmitBulk(ctx)
+				return ctx, errs.Err(err)
+			},
+			MaxRequestBytes: dopts.MaxRequestBytes()})
+		c.http = &http.Server{Handler: c.esapi, ReadHeaderTimeout: 30 * time.Second, ErrorLog: slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelWarn)}
+	}
 	return c, nil
 }
 
@@ -236,6 +270,14 @@ func (c *Coordinator) admit(ctx context.Context, method string) (context.Context
 		return c.data.AdmitBulk(ctx)
 	}
 	return ctx, nil
+}
+
+// HTTPAddr is the address of the HTTP API, "" without one.
+func (c *Coordinator) HTTPAddr() string {
+	if c.httpLis == nil {
+		return ""
+	}
+	return c.httpLis.Addr().String()
 }
 
 func (c *Coordinator) closeEtcd() {
@@ -288,7 +330,14 @@ func (c *Coordinator) Start(ctx context.Context) error {
 		}
 	})
 	c.grpc.SetServing(true)
-	c.cfg.Logger.Info("coordinator serving", "id", c.cfg.ID, "addr", c.Addr())
+	if c.http != nil {
+		c.wg.Go(func() {
+			if err := c.http.Serve(c.httpLis); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				c.cfg.Logger.Error("coordinator: serve HTTP", "err", err)
+			}
+		})
+	}
+	c.cfg.Logger.Info("coordinator serving", "id", c.cfg.ID, "addr", c.Addr(), "http", c.HTTPAddr())
 	return nil
 }
 
@@ -296,11 +345,22 @@ func (c *Coordinator) Start(ctx context.Context) error {
 // everything, in the order the package doc gives.
 func (c *Coordinator) Stop() {
 	c.stop.Do(func() {
+		if c.http != nil {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			if err := c.http.Shutdown(ctx); err != nil {
+				c.http.Close()
+			}
+			cancel()
+			c.esapi.Close()
+		}
 		c.grpc.Stop(10 * time.Second)
 		if c.cancel != nil {
 			c.cancel()
 		} else {
 			c.lis.Close()
+			if c.httpLis != nil {
+				c.httpLis.Close()
+			}
 		}
 		c.wg.Wait()
 		c.nodes.Close()

@@ -55,6 +55,9 @@ type Config struct {
 	DataDir string
 	// Listen is the coordinator's address. Default coordinator.DefaultListen.
 	Listen string
+	// HTTPListen, if set, is the address of the coordinator's
+	// Elasticsearch-compatible HTTP API (coordinator.Config.HTTPListen).
+	HTTPListen string
 	// EtcdURL is the embedded etcd's client URL; default a free loopback
 	// port. Fix it to let standalone `sluice node`s join.
 	EtcdURL string
@@ -154,7 +157,7 @@ func Start(ctx context.Context, cfg Config) (_ *Cluster, err error) {
 		}
 	}
 	c.Coordinator, err = coordinator.New(coordinator.Config{
-		ID: "coordinator-1", Listen: cfg.Listen, Etcd: c.etcd, ClusterName: "sluice-dev",
+		ID: "coordinator-1", Listen: cfg.Listen, HTTPListen: cfg.HTTPListen, Etcd: c.etcd, ClusterName: "sluice-dev",
 		DataPath: cfg.DataPath, Tasks: cfg.Tasks, AllocatorSessionTTL: cfg.LeaseTTL, Logger: cfg.Logger.With("component", "coordinator"),
 		LocalNodes: local, TLS: coordTLS, Auth: authConfig(cfg.Secure),
 	})
@@ -196,6 +199,9 @@ func (c *Cluster) secure(dataDir string, ecfg *embedetcd.Config) (nodeTLS, coord
 
 // Addr is the coordinator's address: what clients connect to.
 func (c *Cluster) Addr() string { return c.Coordinator.Addr() }
+
+// HTTPAddr is the coordinator's HTTP API address, "" without one.
+func (c *Cluster) HTTPAddr() string { return c.Coordinator.HTTPAddr() }
 
 // Collector exposes the shards of every in-process node on one metrics
 // endpoint (shard.Collector).

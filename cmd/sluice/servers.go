@@ -219,7 +219,7 @@ func newCoordinatorCmd() *cobra.Command {
 	var budgets budgetFlags
 	var tf tlsFlags
 	var af authFlags
-	var id, clusterName string
+	var id, clusterName, httpListen string
 	var taskRetention time.Duration
 	cmd := &cobra.Command{
 		Use:     "coordinator",
@@ -236,7 +236,8 @@ nodes with its certificate (organization "sluice-cluster"), and authenticates
 every caller by API key or client certificate (--auth, on by default with
 TLS; see 'sluice auth' and docs/security.md). Without them it serves
 plaintext with no authentication, and says so in its log.`,
-		Example: `  sluice coordinator --etcd http://etcd:2379 --listen 0.0.0.0:9200`,
+		Example: `  sluice coordinator --etcd http://etcd:2379 --listen 0.0.0.0:9200
+  sluice coordinator --etcd http://etcd:2379 --http-listen 0.0.0.0:9201   # also the Elasticsearch-compatible HTTP API`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			log, err := newLogger(f.logLevel)
 			if err != nil {
@@ -254,7 +255,7 @@ plaintext with no authentication, and says so in its log.`,
 			if err != nil {
 				return err
 			}
-			cfg := coordinator.Config{ID: id, Listen: f.listen, EtcdEndpoints: f.etcd,
+			cfg := coordinator.Config{ID: id, Listen: f.listen, HTTPListen: httpListen, EtcdEndpoints: f.etcd,
 				Prefix: f.prefix, ClusterName: clusterName, Logger: log, Metrics: grpcMetrics(tel),
 				Tasks: reindex.Options{TaskRetention: taskRetention}, TLS: creds, EtcdTLS: etcdTLS, Auth: authCfg}
 			if err := budgets.apply(&cfg.DataPath); err != nil {
@@ -276,6 +277,7 @@ plaintext with no authentication, and says so in its log.`,
 	f.register(cmd, coordinator.DefaultListen)
 	cmd.Flags().StringVar(&id, "node-id", "", "coordinator id in the allocator election (default: hostname + random suffix)")
 	cmd.Flags().StringVar(&clusterName, "cluster-name", "", "name of the cluster: stored by its first coordinator (default "+coordinator.DefaultClusterName+"); a coordinator naming another cluster is refused")
+	cmd.Flags().StringVar(&httpListen, "http-listen", "", "serve the Elasticsearch-compatible HTTP API (docs/elasticsearch-api.md) on this address, e.g. 0.0.0.0:9201 (default: off; plaintext and unauthenticated, so refused with TLS or --auth)")
 	cmd.Flags().DurationVar(&taskRetention, "task-retention", reindex.DefaultTaskRetention, "how long finished reindex tasks stay listed before they are deleted from etcd; negative keeps them forever")
 	budgets.register(cmd)
 	tf.register(cmd, "require every client of the public API to present a certificate chaining to --trusted-ca-file (without it, a certificate is verified when given, and API keys authenticate the rest)")
@@ -283,8 +285,13 @@ plaintext with no authentication, and says so in its log.`,
 	return cmd
 }
 
+// DefaultDevHTTPListen is where `sluice dev` serves the
+// Elasticsearch-compatible HTTP API: beside the gRPC port, where
+// Elasticsearch's own 9200 is taken by Sluice's gRPC API.
+const DefaultDevHTTPListen = "127.0.0.1:9201"
+
 func newDevCmd() *cobra.Command {
-	var dataDir, listen, etcdURL, logLevel, metricsListen string
+	var dataDir, listen, httpListen, etcdURL, logLevel, metricsListen string
 	var nodes int
 	var enablePprof, secure bool
 	var nf nodeFlags
@@ -313,7 +320,15 @@ indices and data.`,
 			if metricsListen == "" && enablePprof {
 				return fmt.Errorf("--enable-pprof needs --metrics-listen")
 			}
-			dc := devcluster.Config{DataDir: dataDir, Listen: listen, EtcdURL: etcdURL, Nodes: nodes, Logger: log, Secure: secure}
+			if secure {
+				// The HTTP API has no TLS or authentication yet: a secure
+				// cluster goes without it.
+				if cmd.Flags().Changed("http-listen") && httpListen != "" {
+					return fmt.Errorf("--http-listen cannot be used with --secure: the Elasticsearch-compatible HTTP API has no TLS or authentication yet")
+				}
+				httpListen = ""
+			}
+			dc := devcluster.Config{DataDir: dataDir, Listen: listen, HTTPListen: httpListen, EtcdURL: etcdURL, Nodes: nodes, Logger: log, Secure: secure}
 			nf.apply(&dc.Node)
 			if err := budgets.apply(&dc.DataPath); err != nil {
 				return err
@@ -336,6 +351,7 @@ indices and data.`,
 	}
 	cmd.Flags().StringVar(&dataDir, "data-dir", "./sluice-data", "directory for etcd and node data")
 	cmd.Flags().StringVar(&listen, "listen", client.DefaultAddr, "coordinator listen address")
+	cmd.Flags().StringVar(&httpListen, "http-listen", DefaultDevHTTPListen, "address of the Elasticsearch-compatible HTTP API (docs/elasticsearch-api.md); empty turns it off (off with --secure: it has no TLS or authentication yet)")
 	cmd.Flags().StringVar(&etcdURL, "etcd-listen", "", "embedded etcd client URL, e.g. http://127.0.0.1:2379 (default: a free port)")
 	cmd.Flags().IntVar(&nodes, "nodes", 3, "number of in-process data nodes; 0 runs etcd and the coordinator only, for separate `sluice node` processes to join (fix --etcd-listen then)")
 	cmd.Flags().StringVar(&logLevel, "log-level", "warn", "log level: debug, info, warn, error")
@@ -352,6 +368,9 @@ indices and data.`,
 func printDevBanner(w io.Writer, c *devcluster.Cluster, nodes int, dataDir string) {
 	fmt.Fprintf(w, "Sluice dev cluster: %d data nodes, data in %s\n", nodes, dataDir)
 	fmt.Fprintf(w, "  coordinator (connect here): %s   e.g. export SLUICE_ADDR=%s\n", c.Addr(), c.Addr())
+	if addr := c.HTTPAddr(); addr != "" {
+		fmt.Fprintf(w, "  Elasticsearch-compatible HTTP API: http://%s   e.g. curl http://%s/_cat/indices?v\n", addr, addr)
+	}
 	fmt.Fprintf(w, "  etcd: %s\n", strings.Join(c.EtcdEndpoints(), ","))
 	if c.TLSDir == "" {
 		fmt.Fprintln(w, "  INSECURE: plaintext, no authentication — anyone who reaches these ports can read,")
