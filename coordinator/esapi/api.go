@@ -49,7 +49,6 @@ type API struct {
 	router  router
 	scrolls *scrolls
 	log     *slog.Logger
-
 }
 
 // New returns the API.
