@@ -12,6 +12,7 @@ step() { printf '\n==> %s\n' "$*"; }
 
 step "tools"
 scripts/tools.sh install
+scripts/tools.sh python-venv >/dev/null   # the official Elasticsearch client, for e2e/esapi_test.go
 eval "$(scripts/k8s-tools.sh)"   # kube-apiserver, etcd, kubectl, controller-gen, helm; exports KUBEBUILDER_ASSETS
 
 step "gofmt"

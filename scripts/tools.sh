@@ -4,6 +4,13 @@
 #   ${SLUICE_TOOLS_CACHE:-~/.cache/sluice-tools}/<name>-<version>/<name>
 # A warm run costs a few stat calls. Prints nothing but progress on stderr;
 # `scripts/tools.sh path NAME` prints the binary path of one tool.
+#
+# `scripts/tools.sh python-venv` makes the Python environment of the
+# Elasticsearch-compatibility tests (the official client and pytest, pinned
+# with hashes in e2e/testdata/esapi/requirements.txt) from PyPI, in
+#   ${SLUICE_TOOLS_CACHE:-~/.cache/sluice-tools}/pyenv-<hash of the requirements>/
+# and prints its path. It needs python3 (>= 3.11) with its venv module, and
+# fails saying so when they are missing.
 set -euo pipefail
 
 CACHE=${SLUICE_TOOLS_CACHE:-$HOME/.cache/sluice-tools}
@@ -38,7 +45,41 @@ lookup() {
   return 1
 }
 
+# python_venv: the tests' Python environment, made once per requirements.
+python_venv() {
+  local req dir py
+  req="$(cd "$(dirname "$0")/.." && pwd)/e2e/testdata/esapi/requirements.txt"
+  dir="$CACHE/pyenv-$(sha256sum "$req" | cut -c1-16)"
+  if [[ -f "$dir/.complete" ]]; then echo "$dir"; return 0; fi
+  py=$(command -v python3 || true)
+  if [[ -z $py ]]; then
+    echo "tools: python3 is missing; the Elasticsearch-compatibility tests need Python >= 3.11 with its venv module (Debian: apt-get install python3 python3-venv)" >&2
+    return 1
+  fi
+  if ! "$py" -c 'import sys; sys.exit(sys.version_info < (3, 11))'; then
+    echo "tools: $py is $("$py" -V 2>&1); the Elasticsearch-compatibility tests need Python >= 3.11" >&2
+    return 1
+  fi
+  echo "tools: making the Python environment $dir ..." >&2
+  rm -rf "$dir"
+  if ! "$py" -m venv "$dir" >&2; then
+    echo "tools: $py -m venv failed; install Python's venv module (Debian: apt-get install python3-venv)" >&2
+    rm -rf "$dir"
+    return 1
+  fi
+  if ! "$dir/bin/python" -m pip install --quiet --disable-pip-version-check --require-hashes --no-deps -r "$req" >&2; then
+    echo "tools: installing $req from PyPI failed" >&2
+    rm -rf "$dir"
+    return 1
+  fi
+  touch "$dir/.complete"
+  echo "$dir"
+}
+
 case "${1:-install}" in
+  python-venv)
+    python_venv
+    ;;
   install)
     for entry in "${TOOLS[@]}"; do
       IFS='|' read -r name pkg ver <<<"$entry"
@@ -58,7 +99,7 @@ case "${1:-install}" in
     echo "${p#:}"
     ;;
   *)
-    echo "usage: scripts/tools.sh [install | path NAME | bindir]" >&2
+    echo "usage: scripts/tools.sh [install | path NAME | bindir | python-venv]" >&2
     exit 2
     ;;
 esac

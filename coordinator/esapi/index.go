@@ -69,7 +69,7 @@ func (a *API) createIndex(r *request) (int, any, error) {
 	if err != nil {
 		e := fromStatus(err, kindGeneral, name)
 		if e.typ == "resource_already_exists_exception" {
-			e.reason, e.index = "index ["+name+"/"+resp.GetIndex().GetUuid()+"] already exists", name
+			e.reason, e.index = "index ["+name+"] already exists", name
 		}
 		return 0, nil, e
 	}

@@ -93,6 +93,7 @@ func (s *Server) DeleteIndex(ctx context.Context, req *sluicev1.DeleteIndexReque
 	if err != nil {
 		return nil, err
 	}
+	s.seeOwnWrite(ctx)
 	return &sluicev1.DeleteIndexResponse{Uuid: uuid}, nil
 }
 
@@ -133,6 +134,7 @@ func (s *Server) UpdateIndexSettings(ctx context.Context, req *sluicev1.UpdateIn
 	if err != nil {
 		return nil, err
 	}
+	s.seeOwnWrite(ctx)
 	return &sluicev1.UpdateIndexSettingsResponse{Index: info}, nil
 }
 
@@ -145,6 +147,7 @@ func (s *Server) PutMapping(ctx context.Context, req *sluicev1.PutMappingRequest
 	if err != nil {
 		return nil, err
 	}
+	s.seeOwnWrite(ctx)
 	return &sluicev1.PutMappingResponse{Index: info}, nil
 }
 
@@ -153,7 +156,17 @@ func (s *Server) UpdateAliases(ctx context.Context, req *sluicev1.UpdateAliasesR
 	if err := s.meta.UpdateAliases(ctx, req.GetActions()); err != nil {
 		return nil, err
 	}
+	s.seeOwnWrite(ctx)
 	return &sluicev1.UpdateAliasesResponse{}, nil
+}
+
+// seeOwnWrite loads the cluster state after a metadata change, so the
+// data path's next request on this coordinator sees it (a search through
+// an alias just added, a write to an index just deleted) rather than the
+// cache's state from before the watch delivers the change. The change is
+// made: a failed load only leaves that to the watch.
+func (s *Server) seeOwnWrite(ctx context.Context) {
+	_, _ = s.cache.Refresh(ctx)
 }
 
 // ListAliases lists aliases.
