@@ -244,6 +244,9 @@ func (a *API) write(r *request, code int, contentType string, b []byte) {
 		h.Set("Content-Type", contentType)
 	}
 	if r.Method == http.MethodHead {
+		// The length GET would send, as Elasticsearch answers HEAD:
+		// clients that read HEAD like GET stop there.
+		h.Set("Content-Length", strconv.Itoa(len(b)))
 		r.w.WriteHeader(code)
 		return
 	}

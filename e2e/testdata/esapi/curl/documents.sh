@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# The examples of Elasticsearch's document APIs: index, create, get,
+# exists, _source, delete; refresh and cluster health; GET /.
+. "$(dirname "$0")/lib.sh"
+
+expect '"version":\{[^}]*"number":"8\.' "$(curl -sS "$ES/")"
+[[ $(curl -sS -o /dev/null -D - "$ES/" | grep -ci '^X-Elastic-Product: Elasticsearch') == 1 ]]
+
+req PUT /my-index-000002 >/dev/null
+expect '"result":"created"' "$(req PUT /my-index-000002/_doc/1 -d '{"@timestamp": "2099-11-15T13:12:00", "message": "GET /search HTTP/1.1 200 1070000", "user": {"id": "kimchy"}}')"
+[[ $(status PUT /my-index-000002/_create/1 -d '{"a": 1}') == 409 ]]
+[[ $(status PUT '/my-index-000002/_doc/1?op_type=create' -d '{"a": 1}') == 409 ]]
+expect '"_id":"1","found":true,"_source":\{"@timestamp"' "$(req GET /my-index-000002/_doc/1)"
+expect '^\{"@timestamp": "2099-11-15T13:12:00"' "$(req GET /my-index-000002/_source/1)"
+[[ $(status HEAD /my-index-000002/_doc/1) == 200 ]]
+[[ $(status HEAD /my-index-000002/_doc/0) == 404 ]]
+expect '"result":"deleted"' "$(req DELETE /my-index-000002/_doc/1)"
+[[ $(status GET /my-index-000002/_doc/1) == 404 ]]
+
+expect '"_shards":\{[^}]*"failed":0' "$(req POST /my-index-000002/_refresh)"
+expect '"_shards":\{' "$(req POST /_refresh)"
+out=$(req GET '/_cluster/health?wait_for_status=green&timeout=50s')
+expect '"status":"green"' "$out"
+expect '"timed_out":false' "$out"
+expect '"status":"green"' "$(req GET /_cluster/health/my-index-000002)"
+[[ $(status GET /_cluster/health/no-such-index) == 404 ]]
+[[ $(status DELETE /my-index-000002) == 200 ]]
+[[ $(status HEAD /my-index-000002) == 404 ]]
