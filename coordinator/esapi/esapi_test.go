@@ -1,0 +1,174 @@
+package esapi
+
+import (
+	"errors"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/durationpb"
+
+	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
+)
+
+func TestRouterPrefersLiteralSegments(t *testing.T) {
+	a := New(Config{})
+	for _, tt := range []struct{ path, want string }{
+		{"/", ""},
+		{"/books", "{index}"},
+		{"/_all", "{index}"},
+		{"/_tasks/abc", "_tasks/{id}"},
+		{"/_alias/x", "_alias/{name}"},
+		{"/books/_alias", "{index}/_alias"},
+		{"/books/_search", "{index}/_search"},
+		{"/_search/scroll", "_search/scroll"},
+		{"/_search", "_search"},
+		{"/books/_doc/a%2Fb", "{index}/_doc/{id}"},
+		{"/_cat/indices/books", "_cat/indices/{index}"},
+		{"/_foo", "-"}, // no index starts with _
+		{"/a/b/c/d", "-"},
+	} {
+		rt, vars := a.router.match(tt.path)
+		got := "-"
+		if rt != nil {
+			got = strings.Join(rt.segs, "/")
+		}
+		if got != tt.want {
+			t.Errorf("%s: route %q, want %q", tt.path, got, tt.want)
+		}
+		if tt.path == "/books/_doc/a%2Fb" && vars["id"] != "a/b" {
+			t.Errorf("id = %q, want it unescaped", vars["id"])
+		}
+	}
+}
+
+func TestSourceFilter(t *testing.T) {
+	src := `{"a":1,"b":{"c":2,"d":{"e":3}},"arr":[{"x":1,"y":2},{"x":3},5],"s":"q\"}"}`
+	for _, tt := range []struct {
+		name               string
+		includes, excludes []string
+		want               string
+	}{
+		{"none", nil, nil, src},
+		{"top field", []string{"a"}, nil, `{"a":1}`},
+		{"object whole", []string{"b"}, nil, `{"b":{"c":2,"d":{"e":3}}}`},
+		{"nested path", []string{"b.d.e"}, nil, `{"b":{"d":{"e":3}}}`},
+		{"wildcard", []string{"b.*"}, nil, `{"b":{"c":2,"d":{"e":3}}}`},
+		{"objects in arrays", []string{"arr.x"}, nil, `{"arr":[{"x":1},{"x":3}]}`},
+		{"exclude", nil, []string{"b", "arr"}, `{"a":1,"s":"q\"}"}`},
+		{"exclude below include", []string{"b"}, []string{"b.d"}, `{"b":{"c":2}}`},
+		{"escaped string kept", []string{"s"}, nil, `{"s":"q\"}"}`},
+		{"nothing matches", []string{"zzz"}, nil, `{}`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f, err := newSourceFilter(tt.includes, tt.excludes)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := string(f.append(nil, []byte(src))); got != tt.want {
+				t.Errorf("got  %s\nwant %s", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestParseBulk(t *testing.T) {
+	body := []byte(`{"index":{"_index":"a","_id":"1","routing":"r"}}
+{"n":1}
+
+{"delete":{"_id":"2"}}
+{"create":{}}
+{"n":3}
+{"update":{"_id":"4"}}
+{"doc":{"n":4}}
+{"index":{"_id":"5","if_seq_no":3}}
+{"n":5}
+`)
+	ops, err := parseBulk(body, "dflt", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []struct {
+		action, index, id, routing, source string
+		refused                            bool
+	}{
+		{"index", "a", "1", "r", `{"n":1}`, false},
+		{"delete", "dflt", "2", "", "", false},
+		{"create", "dflt", "", "", `{"n":3}`, false},
+		{"update", "dflt", "4", "", `{"doc":{"n":4}}`, true},
+		{"index", "dflt", "5", "", `{"n":5}`, true},
+	}
+	if len(ops) != len(want) {
+		t.Fatalf("%d ops, want %d", len(ops), len(want))
+	}
+	for i, w := range want {
+		op := ops[i]
+		if op.action != w.action || op.item.Index != w.index || op.item.Id != w.id || op.item.Routing != w.routing ||
+			string(op.item.Source) != w.source || (op.refused != nil) != w.refused {
+			t.Errorf("op %d = %s %+v refused=%v, want %+v", i, op.action, op.item, op.refused, w)
+		}
+	}
+	// Sources are the body's own bytes, not copies.
+	if &ops[0].item.Source[0] != &body[strings.Index(string(body), `{"n":1}`)] {
+		t.Error("the source was copied")
+	}
+	for _, tt := range []struct{ name, body, reason string }{
+		{"not an action", "{\"oops\":{}}\n", "Malformed action/metadata line [1]"},
+		{"two actions", "{\"index\":{},\"delete\":{}}\n", "Malformed action/metadata line [1]"},
+		{"unknown parameter", "{\"index\":{\"_idx\":\"a\"}}\n{}\n", `unknown field "_idx"`},
+		{"no source", "{\"index\":{}}\n", "has no source line"},
+		{"not JSON", "{\"index\":\n", "Malformed action/metadata line [1]"},
+	} {
+		_, err := parseBulk([]byte(tt.body), "i", "")
+		var e *esError
+		if !errors.As(err, &e) || e.status != http.StatusBadRequest || !strings.Contains(e.reason, tt.reason) {
+			t.Errorf("%s: err = %v, want a 400 saying %q", tt.name, err, tt.reason)
+		}
+	}
+}
+
+func TestStatusTable(t *testing.T) {
+	for c := codes.OK + 1; c <= codes.Unauthenticated; c++ {
+		if s := statusOf(c, false); s.status < 400 || s.typ == "" {
+			t.Errorf("%v: %+v", c, s)
+		}
+	}
+	if s := statusOf(codes.AlreadyExists, true); s.status != http.StatusConflict || s.typ != "version_conflict_engine_exception" {
+		t.Errorf("document conflict: %+v", s)
+	}
+	if s := statusOf(codes.AlreadyExists, false); s.status != http.StatusBadRequest || s.typ != "resource_already_exists_exception" {
+		t.Errorf("index exists: %+v", s)
+	}
+	st, _ := status.New(codes.ResourceExhausted, "budget full").WithDetails(&errdetails.RetryInfo{RetryDelay: durationpb.New(1500 * time.Millisecond)})
+	e := fromStatus(st.Err(), kindGeneral, "")
+	if e.status != http.StatusTooManyRequests || e.typ != "es_rejected_execution_exception" || e.retryAfter != 1500*time.Millisecond {
+		t.Errorf("overload: %+v", e)
+	}
+	if h := retryAfterHeader(e.retryAfter); h != "2" {
+		t.Errorf("Retry-After %q, want whole seconds rounded up", h)
+	}
+	if e := fromStatus(status.Error(codes.NotFound, "no such index [x]"), kindIndex, "x"); e.typ != "index_not_found_exception" || e.body()["index"] != "x" {
+		t.Errorf("index not found: %+v", e)
+	}
+	if e := fromDetail(&sluicev1.ErrorDetail{Code: int32(codes.InvalidArgument), Reason: "bad"}, true); e.status != 400 {
+		t.Errorf("item: %+v", e)
+	}
+}
+
+func TestMatchPattern(t *testing.T) {
+	for _, tt := range []struct {
+		p, name string
+		want    bool
+	}{
+		{"logs-*", "logs-1", true}, {"logs-*", "log", false}, {"*-prod", "a-prod", true}, {"a*c*e", "abcde", true},
+		{"a*c*e", "abde", false}, {"_all", "x", true}, {"x", "x", true}, {"x", "xy", false},
+	} {
+		if got := matchPattern(tt.p, tt.name); got != tt.want {
+			t.Errorf("matchPattern(%q, %q) = %v", tt.p, tt.name, got)
+		}
+	}
+}
