@@ -87,6 +87,9 @@ func (a *API) updateAliases(r *request) (int, any, error) {
 				return 0, nil, &esError{status: http.StatusBadRequest, typ: "action_request_validation_exception",
 					reason: "Validation Failed: 1: actions[" + strconv.Itoa(i) + "]: index and alias are required;"}
 			}
+			if aa.MustExist != nil && !*aa.MustExist {
+				return 0, nil, badRequest("actions[%d]: must_exist=false is not supported by Sluice: a remove of an alias that does not exist fails", i)
+			}
 			if aa.IsWriteIndex != nil && typ != sluicev1.AliasActionType_ALIAS_ACTION_TYPE_ADD {
 				return 0, nil, badRequest("actions[%d]: is_write_index goes with add", i)
 			}

@@ -86,6 +86,10 @@ func (a *API) route(patterns []string, params []string, h handler) {
 				a.writeError(r, badRequest("request [%s] contains unrecognized parameter: [%s]", r.URL.Path, name))
 				return
 			}
+			if def, ok := defaultOnly[name]; ok && !allowed[name+"!"] && r.param(name) != def {
+				a.writeError(r, badRequest("%s=%s is not supported by Sluice (only %s, the default)", name, r.param(name), def))
+				return
+			}
 		}
 		code, v, err := h(r)
 		if err != nil {
@@ -101,6 +105,11 @@ func (a *API) route(patterns []string, params []string, h handler) {
 		a.router.add(method, path, serve)
 	}
 }
+
+// defaultOnly are parameters accepted at their default value only: the
+// behaviour they select is Sluice's, others are refused. A route that
+// implements other values lists the name with a "!" as well.
+var defaultOnly = map[string]string{"ignore_unavailable": "false", "allow_no_indices": "true", "expand_wildcards": "open"}
 
 // commonParams are accepted everywhere: pretty indents the JSON,
 // error_trace and human change nothing Sluice writes.

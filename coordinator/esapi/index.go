@@ -99,8 +99,15 @@ func (a *API) deleteIndex(r *request) (int, any, error) {
 			return 0, nil, badRequest("Wildcard expressions or all indices are not allowed (Sluice deletes indices by name only, as Elasticsearch's action.destructive_requires_name)")
 		}
 	}
+	ignoreMissing, err := r.boolParam("ignore_unavailable", false)
+	if err != nil {
+		return 0, nil, err
+	}
 	for _, n := range names {
 		if _, err := a.c.DeleteIndex(r.Context(), &sluicev1.DeleteIndexRequest{Name: n}); err != nil {
+			if ignoreMissing && status.Code(err) == codes.NotFound {
+				continue
+			}
 			return 0, nil, fromStatus(err, kindIndex, n)
 		}
 	}

@@ -19,7 +19,7 @@ func (a *API) routes() {
 
 	// Indices.
 	a.route([]string{"PUT /{index}"}, []string{"wait_for_active_shards", "timeout", "master_timeout"}, a.createIndex)
-	a.route([]string{"DELETE /{index}"}, []string{"timeout", "master_timeout", "ignore_unavailable", "allow_no_indices", "expand_wildcards"}, a.deleteIndex)
+	a.route([]string{"DELETE /{index}"}, []string{"timeout", "master_timeout", "ignore_unavailable", "ignore_unavailable!", "allow_no_indices", "expand_wildcards"}, a.deleteIndex)
 	a.route([]string{"GET /{index}", "HEAD /{index}"}, []string{"ignore_unavailable", "allow_no_indices", "expand_wildcards", "flat_settings", "include_defaults", "local", "master_timeout", "features"}, a.getIndex)
 	a.route([]string{"GET /_mapping", "GET /{index}/_mapping"}, []string{"ignore_unavailable", "allow_no_indices", "expand_wildcards", "local", "master_timeout"}, a.getMapping)
 	a.route([]string{"PUT /{index}/_mapping", "POST /{index}/_mapping"}, []string{"timeout", "master_timeout", "write_index_only"}, a.putMapping)

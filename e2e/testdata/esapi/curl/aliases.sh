@@ -33,6 +33,9 @@ expect '"_index":"my-index-2099.05.07-000002"' "$(req POST '/my-alias/_doc?refre
 req PUT /logs-nginx.access-prod/_alias/nginx >/dev/null
 expect '"nginx":\{\}' "$(req GET /logs-nginx.access-prod/_alias)"
 [[ $(status HEAD /_alias/nginx) == 200 ]]
+[[ $(status HEAD /logs-nginx.access-prod/_alias/nginx) == 200 ]]
+expect '^\{"logs-nginx.access-prod":\{"aliases":\{"nginx":\{\}\}\}\}$' "$(req GET /logs-nginx.access-prod/_alias/nginx)"
+expect '"my-index-2099.05.07-000002":\{"aliases":\{"my-alias":\{"is_write_index":true\}\}\}' "$(req GET /_alias)"
 req DELETE /logs-nginx.access-prod/_alias/nginx >/dev/null
 [[ $(status HEAD /_alias/nginx) == 404 ]]
 # Filtered aliases are not Sluice's: refused.

@@ -16,3 +16,7 @@ out=$(req GET "/_tasks/$task?wait_for_completion=true&timeout=60s")
 expect '"completed":true' "$out"
 expect '"created":3' "$out"
 [[ $(status GET /_tasks/no-such-task) == 404 ]]
+# Cancelling a task that has ended leaves it as it ended.
+out=$(req POST "/_tasks/$task/_cancel")
+expect '"tasks":\{"'"$task"'":\{' "$out"
+expect '"cancelled":false' "$out"
