@@ -52,6 +52,7 @@ import (
 
 	"github.com/google/uuid"
 	grpcprom "github.com/grpc-ecosystem/go-grpc-middleware/providers/prometheus"
+	"github.com/prometheus/client_golang/prometheus"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 	"google.golang.org/grpc"
@@ -107,6 +108,9 @@ type Config struct {
 	Logger                *slog.Logger
 	// Metrics, if set, instruments the gRPC server for Prometheus.
 	Metrics *grpcprom.ServerMetrics
+	// Registry, if set, gets the coordinator's per-index request
+	// latency histograms (server.Metrics).
+	Registry prometheus.Registerer
 	// LocalNodes are in-process clients of data nodes living in this
 	// process, by registered address (`sluice dev`); other nodes are
 	// reached over the network.
@@ -229,8 +233,16 @@ func New(cfg Config) (*Coordinator, error) {
 		ropts.Unary, ropts.Stream = []grpc.UnaryServerInterceptor{c.guard.Unary}, []grpc.StreamServerInterceptor{c.guard.Stream}
 	}
 	c.grpc = rpc.NewServer(ropts)
+	var reqMetrics *server.Metrics
+	if cfg.Registry != nil {
+		reqMetrics = server.NewMetrics()
+		if err := cfg.Registry.Register(reqMetrics); err != nil {
+			c.closeEtcd()
+			return nil, fmt.Errorf("coordinator: metrics: %w", err)
+		}
+	}
 	c.server = server.New(server.Config{
-		Metadata: md, Cache: c.cache, Data: c.data, Tasks: c.tasks,
+		Metadata: md, Cache: c.cache, Data: c.data, Tasks: c.tasks, Metrics: reqMetrics,
 		Leader: func(ctx context.Context) (string, error) { return allocator.Leader(ctx, c.etcd, c.store.Keys) },
 	})
 	c.server.Register(c.grpc)

@@ -36,6 +36,7 @@ import (
 	"go.uber.org/zap"
 	"google.golang.org/grpc"
 
+	grpcprom "github.com/grpc-ecosystem/go-grpc-middleware/providers/prometheus"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/sluice-search/sluice/cluster/dirlock"
@@ -71,6 +72,12 @@ type Config struct {
 	Tasks    reindex.Options
 	// LeaseTTL of node registrations and the allocator session. Default 10s.
 	LeaseTTL time.Duration
+	// Metrics, if set, instruments the gRPC servers of the coordinator and
+	// the nodes (one set of gRPC metrics for the process; the services'
+	// names tell them apart); Registry, if set, gets the coordinator's
+	// per-index request histograms.
+	Metrics  *grpcprom.ServerMetrics
+	Registry prometheus.Registerer
 	// Node is every node's configuration (scrubbing, recoveries, shard
 	// tuning); its ID, DataDir, Listen, Etcd, LeaseTTL and Logger are set
 	// per node.
@@ -146,6 +153,7 @@ func Start(ctx context.Context, cfg Config) (_ *Cluster, err error) {
 		ncfg := cfg.Node
 		ncfg.ID, ncfg.DataDir, ncfg.Listen, ncfg.Etcd, ncfg.LeaseTTL, ncfg.Logger = id, dir, "127.0.0.1:0", c.etcd, cfg.LeaseTTL, cfg.Logger.With("node", id)
 		ncfg.TLS = nodeTLS
+		ncfg.Metrics = cfg.Metrics
 		n, err := node.New(ncfg)
 		if err != nil {
 			return nil, fmt.Errorf("devcluster: %w", err)
@@ -159,7 +167,7 @@ func Start(ctx context.Context, cfg Config) (_ *Cluster, err error) {
 	c.Coordinator, err = coordinator.New(coordinator.Config{
 		ID: "coordinator-1", Listen: cfg.Listen, HTTPListen: cfg.HTTPListen, Etcd: c.etcd, ClusterName: "sluice-dev",
 		DataPath: cfg.DataPath, Tasks: cfg.Tasks, AllocatorSessionTTL: cfg.LeaseTTL, Logger: cfg.Logger.With("component", "coordinator"),
-		LocalNodes: local, TLS: coordTLS, Auth: authConfig(cfg.Secure),
+		LocalNodes: local, TLS: coordTLS, Auth: authConfig(cfg.Secure), Metrics: cfg.Metrics, Registry: cfg.Registry,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("devcluster: %w", err)

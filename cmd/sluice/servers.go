@@ -69,6 +69,14 @@ func startMetrics(ctx context.Context, log *slog.Logger, listen string, enablePp
 	return t, nil
 }
 
+// registry is t's registry, nil without metrics.
+func registry(t *telemetry.Telemetry) prometheus.Registerer {
+	if t == nil {
+		return nil
+	}
+	return t.Registry
+}
+
 // grpcMetrics is t's gRPC server instrumentation, nil without metrics.
 func grpcMetrics(t *telemetry.Telemetry) *grpcprom.ServerMetrics {
 	if t == nil {
@@ -256,7 +264,7 @@ plaintext with no authentication, and says so in its log.`,
 				return err
 			}
 			cfg := coordinator.Config{ID: id, Listen: f.listen, HTTPListen: httpListen, EtcdEndpoints: f.etcd,
-				Prefix: f.prefix, ClusterName: clusterName, Logger: log, Metrics: grpcMetrics(tel),
+				Prefix: f.prefix, ClusterName: clusterName, Logger: log, Metrics: grpcMetrics(tel), Registry: registry(tel),
 				Tasks: reindex.Options{TaskRetention: taskRetention}, TLS: creds, EtcdTLS: etcdTLS, Auth: authCfg}
 			if err := budgets.apply(&cfg.DataPath); err != nil {
 				return err
@@ -333,14 +341,27 @@ indices and data.`,
 			if err := budgets.apply(&dc.DataPath); err != nil {
 				return err
 			}
+			// The process's metrics: runtime, gRPC (coordinator and
+			// nodes), per-index requests, and every in-process node's
+			// shards, served once the cluster runs.
+			var tel *telemetry.Telemetry
+			if metricsListen != "" {
+				tel = telemetry.New()
+				tel.EnablePprof = enablePprof
+				dc.Metrics, dc.Registry = tel.GRPC, tel.Registry
+			}
 			c, err := devcluster.Start(cmd.Context(), dc)
 			if err != nil {
 				return err
 			}
-			// The process's metrics and every in-process node's shards.
-			if _, err := startMetrics(cmd.Context(), log, metricsListen, enablePprof, c.Collector()); err != nil {
-				c.Stop()
-				return err
+			if tel != nil {
+				tel.Registry.MustRegister(c.Collector())
+				addr, err := tel.Serve(cmd.Context(), metricsListen, log)
+				if err != nil {
+					c.Stop()
+					return err
+				}
+				log.Info("serving metrics", "addr", addr.String(), "path", "/metrics", "pprof", enablePprof)
 			}
 			printDevBanner(cmd.OutOrStdout(), c, nodes, dataDir)
 			<-cmd.Context().Done()
@@ -355,7 +376,7 @@ indices and data.`,
 	cmd.Flags().StringVar(&etcdURL, "etcd-listen", "", "embedded etcd client URL, e.g. http://127.0.0.1:2379 (default: a free port)")
 	cmd.Flags().IntVar(&nodes, "nodes", 3, "number of in-process data nodes; 0 runs etcd and the coordinator only, for separate `sluice node` processes to join (fix --etcd-listen then)")
 	cmd.Flags().StringVar(&logLevel, "log-level", "warn", "log level: debug, info, warn, error")
-	cmd.Flags().StringVar(&metricsListen, "metrics-listen", "", "serve the process's Go runtime and process metrics at /metrics on this address (default: off)")
+	cmd.Flags().StringVar(&metricsListen, "metrics-listen", "", "serve Prometheus metrics at /metrics on this address: runtime, gRPC requests of the coordinator and nodes, per-index search/bulk/refresh latency, shards (default: off)")
 	cmd.Flags().BoolVar(&enablePprof, "enable-pprof", false, "also serve the Go profiler at /debug/pprof/ on --metrics-listen")
 	cmd.Flags().BoolVar(&secure, "secure", false, "TLS on every connection (etcd included) and authenticated callers: a CA, certificates and an admin API key are made in <data-dir>/tls/ (kept across runs), and printed how to use")
 	nf.register(cmd)

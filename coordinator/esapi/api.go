@@ -296,10 +296,14 @@ func (a *API) writeError(r *request, err error) {
 	if e.status >= 500 {
 		a.log.Warn("esapi: request failed", "method", r.Method, "path", r.URL.Path, "status", e.status, "err", e.reason)
 	}
-	body := e.body()
-	root := e.body()
-	body["root_cause"] = []any{root}
-	a.writeJSON(r, e.status, map[string]any{"error": body, "status": e.status})
+	// Elasticsearch's order: the root cause first, then the error.
+	b := append([]byte(`{"error":{"root_cause":[`), mustJSON(e.body())...)
+	rest := mustJSON(e.body())
+	b = append(b, "],"...)
+	b = append(b, rest[1:]...)
+	b = append(b, `,"status":`...)
+	b = strconv.AppendInt(b, int64(e.status), 10)
+	a.writeJSON(r, e.status, append(b, '}'))
 }
 
 // acknowledged is the answer of metadata changes.
@@ -385,4 +389,10 @@ func (a *API) resolve(ctx context.Context, expr string) (names []string, all boo
 	}
 	sort.Strings(names)
 	return names, false, nil
+}
+
+// mustJSON encodes a value that always encodes (maps of strings).
+func mustJSON(v any) []byte {
+	b, _ := json.Marshal(v)
+	return b
 }

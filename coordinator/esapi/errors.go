@@ -166,15 +166,22 @@ func fromDetail(d *sluicev1.ErrorDetail, doc bool) *esError {
 
 // body is the error's JSON object (the value of "error", or of a bulk
 // item's "error"; root_cause is added by writeError).
-func (e *esError) body() map[string]any {
-	m := map[string]any{"type": e.typ, "reason": e.reason}
-	if e.index != "" {
-		m["index"] = e.index
-		if e.typ == "index_not_found_exception" {
-			m["resource.type"], m["resource.id"], m["index_uuid"] = "index_or_alias", e.index, "_na_"
-		}
+func (e *esError) body() errorObj {
+	o := errorObj{Type: e.typ, Reason: e.reason, Index: e.index}
+	if e.typ == "index_not_found_exception" && e.index != "" {
+		o.ResourceType, o.ResourceID, o.IndexUUID = "index_or_alias", e.index, "_na_"
 	}
-	return m
+	return o
+}
+
+// errorObj is an error object in Elasticsearch's order.
+type errorObj struct {
+	Type         string `json:"type"`
+	Reason       string `json:"reason"`
+	ResourceType string `json:"resource.type,omitempty"`
+	ResourceID   string `json:"resource.id,omitempty"`
+	IndexUUID    string `json:"index_uuid,omitempty"`
+	Index        string `json:"index,omitempty"`
 }
 
 // retryAfterHeader is a Retry-After in whole seconds, at least 1.

@@ -151,7 +151,7 @@ func TestStatusTable(t *testing.T) {
 	if h := retryAfterHeader(e.retryAfter); h != "2" {
 		t.Errorf("Retry-After %q, want whole seconds rounded up", h)
 	}
-	if e := fromStatus(status.Error(codes.NotFound, "no such index [x]"), kindIndex, "x"); e.typ != "index_not_found_exception" || e.body()["index"] != "x" {
+	if e := fromStatus(status.Error(codes.NotFound, "no such index [x]"), kindIndex, "x"); e.typ != "index_not_found_exception" || e.body().Index != "x" {
 		t.Errorf("index not found: %+v", e)
 	}
 	if e := fromDetail(&sluicev1.ErrorDetail{Code: int32(codes.InvalidArgument), Reason: "bad"}, true); e.status != 400 {

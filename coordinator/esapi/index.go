@@ -319,17 +319,22 @@ func (a *API) refresh(r *request) (int, any, error) {
 	return http.StatusOK, map[string]any{"_shards": shardsJSON(resp.GetShards())}, nil
 }
 
-// shardsJSON is a _shards object: counts, and failures when there are.
-func shardsJSON(s *sluicev1.ShardsSummary) map[string]any {
-	out := map[string]any{"total": s.GetTotal(), "successful": s.GetSuccessful(), "skipped": 0, "failed": s.GetFailed()}
-	if len(s.GetFailures()) > 0 {
-		var fs []any
-		for _, f := range s.GetFailures() {
-			e := fromDetail(f.GetError(), false)
-			fs = append(fs, map[string]any{"shard": f.GetShard(), "index": f.GetIndex(), "node": f.GetNodeId(),
-				"status": http.StatusText(e.status), "reason": e.body()})
-		}
-		out["failures"] = fs
+// shardsJSON is a _shards object: counts, and failures when there are,
+// in Elasticsearch's order.
+type shardsObj struct {
+	Total      int32 `json:"total"`
+	Successful int32 `json:"successful"`
+	Skipped    int32 `json:"skipped"`
+	Failed     int32 `json:"failed"`
+	Failures   []any `json:"failures,omitempty"`
+}
+
+func shardsJSON(s *sluicev1.ShardsSummary) shardsObj {
+	out := shardsObj{Total: s.GetTotal(), Successful: s.GetSuccessful(), Failed: s.GetFailed()}
+	for _, f := range s.GetFailures() {
+		e := fromDetail(f.GetError(), false)
+		out.Failures = append(out.Failures, map[string]any{"shard": f.GetShard(), "index": f.GetIndex(), "node": f.GetNodeId(),
+			"status": http.StatusText(e.status), "reason": e.body()})
 	}
 	return out
 }

@@ -32,6 +32,7 @@ type Server struct {
 	tasks       *reindex.Manager
 	leader      LeaderFunc
 	clusterName string
+	metrics     *Metrics
 }
 
 // Config holds the server's collaborators, all required.
@@ -45,11 +46,13 @@ type Config struct {
 	Tasks       *reindex.Manager
 	Leader      LeaderFunc
 	ClusterName string
+	// Metrics, if set, records per-index request latencies.
+	Metrics *Metrics
 }
 
 // New returns the server.
 func New(cfg Config) *Server {
-	return &Server{meta: cfg.Metadata, cache: cfg.Cache, data: cfg.Data, tasks: cfg.Tasks, leader: cfg.Leader, clusterName: cfg.ClusterName}
+	return &Server{meta: cfg.Metadata, cache: cfg.Cache, data: cfg.Data, tasks: cfg.Tasks, leader: cfg.Leader, clusterName: cfg.ClusterName, metrics: cfg.Metrics}
 }
 
 // SetClusterName sets the name health and state report; call it before
@@ -232,15 +235,31 @@ func (s *Server) ClusterState(ctx context.Context, _ *sluicev1.ClusterStateReque
 
 // Bulk applies a bulk request (datapath).
 func (s *Server) Bulk(ctx context.Context, req *sluicev1.BulkRequest) (*sluicev1.BulkResponse, error) {
-	return s.data.Bulk(ctx, req)
+	start := time.Now()
+	resp, err := s.data.Bulk(ctx, req)
+	if err == nil {
+		s.metrics.observeBulk(start, resp.GetItems())
+	}
+	return resp, err
 }
 
 // BulkStream applies a client-streamed bulk load (datapath).
 func (s *Server) BulkStream(stream grpc.ClientStreamingServer[sluicev1.BulkStreamRequest, sluicev1.BulkStreamResponse]) error {
-	resp, err := s.data.BulkStream(stream.Context(), stream.Recv)
+	start := time.Now()
+	var index string
+	first := true
+	recv := func() (*sluicev1.BulkStreamRequest, error) {
+		req, err := stream.Recv()
+		if first && err == nil {
+			index, first = req.GetIndex(), false
+		}
+		return req, err
+	}
+	resp, err := s.data.BulkStream(stream.Context(), recv)
 	if err != nil {
 		return err
 	}
+	s.metrics.observeStream(start, index, resp)
 	return stream.SendAndClose(resp)
 }
 
@@ -251,7 +270,12 @@ func (s *Server) Get(ctx context.Context, req *sluicev1.GetRequest) (*sluicev1.G
 
 // Search searches (datapath).
 func (s *Server) Search(ctx context.Context, req *sluicev1.SearchRequest) (*sluicev1.SearchResponse, error) {
-	return s.data.Search(ctx, req)
+	start := time.Now()
+	resp, err := s.data.Search(ctx, req)
+	if err == nil {
+		s.metrics.observeSearch(start, req)
+	}
+	return resp, err
 }
 
 // OpenPointInTime pins readers (datapath).
@@ -271,7 +295,12 @@ func (s *Server) Scroll(req *sluicev1.ScrollRequest, stream grpc.ServerStreaming
 
 // Refresh refreshes indices (datapath).
 func (s *Server) Refresh(ctx context.Context, req *sluicev1.RefreshRequest) (*sluicev1.RefreshResponse, error) {
-	return s.data.Refresh(ctx, req)
+	start := time.Now()
+	resp, err := s.data.Refresh(ctx, req)
+	if err == nil {
+		s.metrics.observeRefresh(start, req)
+	}
+	return resp, err
 }
 
 // Reindex starts a reindex task (coordinator/reindex).
