@@ -66,6 +66,28 @@ refused() {
 refused --set etcd.replicas=2 "etcd.replicas must be odd (1, 3, 5, ...), not 2"
 refused --set etcd.replicas=4 "etcd.replicas must be odd (1, 3, 5, ...), not 4"
 
+step "the ServiceMonitor only where its CRDs are; the dashboard is valid JSON"
+# The test API server has no Prometheus Operator CRDs: a ServiceMonitor is
+# rendered only when helm is told the API exists (as it is in a cluster
+# that has them), and then checked for what Prometheus needs to scrape.
+if "$helm" template sluice "$CHART" | grep -q '^kind: ServiceMonitor'; then
+	echo "check-chart: a ServiceMonitor was rendered without the monitoring.coreos.com/v1 API" >&2
+	exit 1
+fi
+sm=$("$helm" template sluice "$CHART" --api-versions monitoring.coreos.com/v1 --show-only templates/monitoring.yaml)
+for want in 'kind: ServiceMonitor' 'app.kubernetes.io/component: metrics' '- port: metrics' 'path: /metrics'; do
+	if [[ $sm != *"$want"* ]]; then
+		printf 'check-chart: the ServiceMonitor lacks %q:\n%s\n' "$want" "$sm" >&2
+		exit 1
+	fi
+done
+if "$helm" template sluice "$CHART" --api-versions monitoring.coreos.com/v1 --set metrics.serviceMonitor.enabled=false | grep -q '^kind: ServiceMonitor'; then
+	echo "check-chart: metrics.serviceMonitor.enabled=false still made a ServiceMonitor" >&2
+	exit 1
+fi
+python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); assert d["panels"], "no panels"' "$CHART/dashboards/sluice.json"
+echo "   ServiceMonitor rendered only with monitoring.coreos.com/v1; dashboards/sluice.json parses" >&2
+
 step "building the test API server and sluice"
 go build -o "$work/apiserver" ./operator/crdtest/apiserver
 go build -o "$work/sluice" ./cmd/sluice
