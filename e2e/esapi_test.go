@@ -2,14 +2,12 @@ package e2e
 
 import (
 	"bytes"
-	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -24,29 +22,12 @@ import (
 // HTTP API. Nothing is skipped: without python3, its venv module or curl
 // the specs fail saying what is missing.
 var _ = Describe("the Elasticsearch-compatible HTTP API", Ordered, func() {
-	// startDev runs `sluice dev` in a new directory and returns its HTTP
-	// API's URL.
-	startDev := func() string {
+	// dev runs `sluice dev` in a new directory and returns its HTTP
+	// API's URL once it answers.
+	dev := func() string {
 		GinkgoHelper()
-		dir := GinkgoT().TempDir()
-		grpcAddr := fmt.Sprintf("127.0.0.1:%d", freePort())
-		httpAddr := fmt.Sprintf("127.0.0.1:%d", freePort())
-		log, err := os.Create(filepath.Join(dir, "dev.log"))
-		Expect(err).NotTo(HaveOccurred())
-		dev := exec.Command(c.sluice, "dev", "--listen", grpcAddr, "--http-listen", httpAddr, "--data-dir", filepath.Join(dir, "data"))
-		dev.Stdout, dev.Stderr = log, log
-		Expect(dev.Start()).To(Succeed())
-		exited := make(chan struct{})
-		go func() { _ = dev.Wait(); log.Close(); close(exited) }()
-		DeferCleanup(func() {
-			_ = dev.Process.Signal(syscall.SIGINT)
-			Eventually(exited).WithTimeout(30 * time.Second).Should(BeClosed())
-		})
-		url := "http://" + httpAddr
-		Eventually(func() (string, error) {
-			b, err := os.ReadFile(log.Name())
-			return string(b), err
-		}, 60*time.Second, 100*time.Millisecond).Should(ContainSubstring("Elasticsearch-compatible HTTP API: " + url))
+		_, addr := startDev(GinkgoT().TempDir())
+		url := "http://" + addr
 		Eventually(func() (int, error) {
 			resp, err := http.Get(url + "/_cluster/health")
 			if err != nil {
@@ -65,7 +46,7 @@ var _ = Describe("the Elasticsearch-compatible HTTP API", Ordered, func() {
 			stderr = ee.Stderr
 		}
 		Expect(err).NotTo(HaveOccurred(), "scripts/tools.sh python-venv (the Python environment of these tests) failed:\n%s", stderr)
-		url := startDev()
+		url := dev()
 		var out bytes.Buffer
 		pytest := exec.Command(filepath.Join(strings.TrimSpace(string(venv)), "bin", "python"), "-m", "pytest", "-q", "-p", "no:cacheprovider", "testdata/esapi/python")
 		pytest.Env = append(os.Environ(), "ES_URL="+url)
@@ -83,7 +64,7 @@ var _ = Describe("the Elasticsearch-compatible HTTP API", Ordered, func() {
 		Expect(err).NotTo(HaveOccurred())
 		scripts = slices.DeleteFunc(scripts, func(s string) bool { return filepath.Base(s) == "lib.sh" })
 		Expect(len(scripts)).To(BeNumerically(">=", 7))
-		url := startDev()
+		url := dev()
 		for _, s := range scripts {
 			var out bytes.Buffer
 			cmd := exec.Command("bash", s)

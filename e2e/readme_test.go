@@ -87,22 +87,7 @@ var _ = Describe("README", func() {
 		Expect(len(steps)).To(BeNumerically(">=", 10))
 
 		dir := GinkgoT().TempDir()
-		addr := fmt.Sprintf("127.0.0.1:%d", freePort())
-		log, err := os.Create(filepath.Join(dir, "..", filepath.Base(dir)+"-dev.log"))
-		Expect(err).NotTo(HaveOccurred())
-		dev := exec.Command(c.sluice, "dev", "--listen", addr)
-		dev.Dir, dev.Stdout, dev.Stderr = dir, log, log
-		Expect(dev.Start()).To(Succeed())
-		exited := make(chan struct{})
-		go func() { _ = dev.Wait(); log.Close(); close(exited) }()
-		DeferCleanup(func() {
-			_ = dev.Process.Signal(syscall.SIGINT)
-			Eventually(exited).WithTimeout(30 * time.Second).Should(BeClosed())
-		})
-		Eventually(func() (string, error) {
-			b, err := os.ReadFile(log.Name())
-			return string(b), err
-		}, 60*time.Second, 100*time.Millisecond).Should(ContainSubstring("connect here"))
+		addr, _ := startDev(dir)
 
 		env := append(os.Environ(), "PATH="+filepath.Dir(c.sluice)+":"+os.Getenv("PATH"), "SLUICE_ADDR="+addr)
 		for _, s := range steps {
@@ -124,3 +109,28 @@ var _ = Describe("README", func() {
 		Expect(names).To(ConsistOf("sluice-data", "products-export.jsonl"))
 	})
 })
+
+// startDev runs `sluice dev` in dir (its data under dir/sluice-data, as a
+// reader's would be; its log beside dir) on free ports, until the spec
+// ends, and returns its gRPC and HTTP API addresses once it serves.
+func startDev(dir string) (grpcAddr, httpAddr string) {
+	GinkgoHelper()
+	grpcAddr = fmt.Sprintf("127.0.0.1:%d", freePort())
+	httpAddr = fmt.Sprintf("127.0.0.1:%d", freePort())
+	log, err := os.Create(filepath.Join(dir, "..", filepath.Base(dir)+"-dev.log"))
+	Expect(err).NotTo(HaveOccurred())
+	dev := exec.Command(c.sluice, "dev", "--listen", grpcAddr, "--http-listen", httpAddr)
+	dev.Dir, dev.Stdout, dev.Stderr = dir, log, log
+	Expect(dev.Start()).To(Succeed())
+	exited := make(chan struct{})
+	go func() { _ = dev.Wait(); log.Close(); close(exited) }()
+	DeferCleanup(func() {
+		_ = dev.Process.Signal(syscall.SIGINT)
+		Eventually(exited).WithTimeout(30 * time.Second).Should(BeClosed())
+	})
+	Eventually(func() (string, error) {
+		b, err := os.ReadFile(log.Name())
+		return string(b), err
+	}, 60*time.Second, 100*time.Millisecond).Should(ContainSubstring("Elasticsearch-compatible HTTP API: http://" + httpAddr))
+	return grpcAddr, httpAddr
+}

@@ -84,8 +84,7 @@ func (a *API) updateAliases(r *request) (int, any, error) {
 				aa.Aliases = append(aa.Aliases, aa.Alias)
 			}
 			if len(aa.Indices) == 0 || len(aa.Aliases) == 0 {
-				return 0, nil, &esError{status: http.StatusBadRequest, typ: "action_request_validation_exception",
-					reason: "Validation Failed: 1: actions[" + strconv.Itoa(i) + "]: index and alias are required;"}
+				return 0, nil, validationError("actions[" + strconv.Itoa(i) + "]: index and alias are required")
 			}
 			if aa.MustExist != nil && !*aa.MustExist {
 				return 0, nil, badRequest("actions[%d]: must_exist=false is not supported by Sluice: a remove of an alias that does not exist fails", i)
@@ -101,7 +100,7 @@ func (a *API) updateAliases(r *request) (int, any, error) {
 		}
 	}
 	if len(actions) == 0 {
-		return 0, nil, &esError{status: http.StatusBadRequest, typ: "action_request_validation_exception", reason: "Validation Failed: 1: no actions;"}
+		return 0, nil, validationError("no actions")
 	}
 	if _, err := a.c.UpdateAliases(r.Context(), &sluicev1.UpdateAliasesRequest{Actions: actions}); err != nil {
 		return 0, nil, fromStatus(err, kindIndex, "")

@@ -145,7 +145,7 @@ func parseBulk(body []byte, defaultIndex, defaultRouting string) ([]bulkOp, erro
 		op.item = item
 		switch {
 		case index == "":
-			op.refused = &esError{status: http.StatusBadRequest, typ: "action_request_validation_exception", reason: "Validation Failed: 1: index is missing;"}
+			op.refused = validationError("index is missing")
 		case op.action == "update":
 			op.refused = badRequest("update is not supported by Sluice: documents are replaced whole; send the whole document with index")
 		case meta.unsupported() != "":
@@ -220,7 +220,7 @@ func (a *API) bulk(r *request) (int, any, error) {
 		return 0, nil, err
 	}
 	if len(ops) == 0 {
-		return 0, nil, &esError{status: http.StatusBadRequest, typ: "action_request_validation_exception", reason: "Validation Failed: 1: no requests added;"}
+		return 0, nil, validationError("no requests added")
 	}
 	for _, op := range ops {
 		if op.refused == nil {

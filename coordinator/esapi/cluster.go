@@ -240,7 +240,7 @@ func reindexRequest(r *request, body *reindexBody) (*sluicev1.ReindexRequest, er
 		req.Source.Index = s
 	}
 	if req.Source.Index == "" || req.Dest.Index == "" {
-		return nil, &esError{status: http.StatusBadRequest, typ: "action_request_validation_exception", reason: "Validation Failed: 1: use _reindex with source.index and dest.index;"}
+		return nil, validationError("use _reindex with source.index and dest.index")
 	}
 	if len(body.Source.Query) > 0 {
 		q, err := parseQueryJSON(body.Source.Query)

@@ -42,7 +42,7 @@ func (a *API) writeDoc(r *request, action sluicev1.BulkAction) (int, any, error)
 			return 0, nil, err
 		}
 		if len(item.Source) == 0 {
-			return 0, nil, &esError{status: http.StatusBadRequest, typ: "action_request_validation_exception", reason: "Validation Failed: 1: source is missing;"}
+			return 0, nil, validationError("source is missing")
 		}
 	}
 	req.Items = []*sluicev1.BulkItem{item}
@@ -117,7 +117,7 @@ func (a *API) getSource(r *request) (int, any, error) {
 		return 0, nil, err
 	}
 	if !source {
-		return 0, nil, &esError{status: http.StatusBadRequest, typ: "action_request_validation_exception", reason: "Validation Failed: 1: fetching source can not be disabled;"}
+		return 0, nil, validationError("fetching source can not be disabled")
 	}
 	resp, err := a.c.Get(r.Context(), req)
 	if err != nil {

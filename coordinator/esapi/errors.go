@@ -106,6 +106,11 @@ func parsingError(err error) *esError {
 	return &esError{status: http.StatusBadRequest, typ: "parsing_exception", reason: reason}
 }
 
+// validationError is Elasticsearch's action_request_validation_exception.
+func validationError(what string) *esError {
+	return &esError{status: http.StatusBadRequest, typ: "action_request_validation_exception", reason: "Validation Failed: 1: " + what + ";"}
+}
+
 // notFoundIndex is Elasticsearch's index_not_found_exception.
 func notFoundIndex(name string) *esError {
 	return &esError{status: http.StatusNotFound, typ: "index_not_found_exception", reason: "no such index [" + name + "]", index: name}

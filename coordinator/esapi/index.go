@@ -251,10 +251,19 @@ func (a *API) putMapping(r *request) (int, any, error) {
 		return 0, nil, parsingError(err)
 	}
 	if m == nil {
-		return 0, nil, &esError{status: http.StatusBadRequest, typ: "action_request_validation_exception", reason: "Validation Failed: 1: mapping source is empty;"}
+		return 0, nil, validationError("mapping source is empty")
 	}
+	return eachIndex(r, func(n string) error {
+		_, err := a.c.PutMapping(r.Context(), &sluicev1.PutMappingRequest{Name: n, Mapping: m})
+		return err
+	})
+}
+
+// eachIndex applies a change to each index the path names, stopping at
+// the first failure; all done is acknowledged.
+func eachIndex(r *request, change func(name string) error) (int, any, error) {
 	for _, n := range splitNames(r.PathValue("index")) {
-		if _, err := a.c.PutMapping(r.Context(), &sluicev1.PutMappingRequest{Name: n, Mapping: m}); err != nil {
+		if err := change(n); err != nil {
 			return 0, nil, fromStatus(err, kindIndex, n)
 		}
 	}
@@ -294,14 +303,12 @@ func (a *API) putSettings(r *request) (int, any, error) {
 		return 0, nil, parsingError(err)
 	}
 	if s == nil {
-		return 0, nil, &esError{status: http.StatusBadRequest, typ: "action_request_validation_exception", reason: "Validation Failed: 1: no settings to update;"}
+		return 0, nil, validationError("no settings to update")
 	}
-	for _, n := range splitNames(r.PathValue("index")) {
-		if _, err := a.c.UpdateIndexSettings(r.Context(), &sluicev1.UpdateIndexSettingsRequest{Name: n, Settings: s}); err != nil {
-			return 0, nil, fromStatus(err, kindIndex, n)
-		}
-	}
-	return http.StatusOK, acknowledged, nil
+	return eachIndex(r, func(n string) error {
+		_, err := a.c.UpdateIndexSettings(r.Context(), &sluicev1.UpdateIndexSettingsRequest{Name: n, Settings: s})
+		return err
+	})
 }
 
 func (a *API) refresh(r *request) (int, any, error) {

@@ -96,11 +96,11 @@ func (a *API) startScroll(r *request, sq *searchQuery) (int, any, error) {
 	}
 	switch {
 	case req.GetFrom() > 0:
-		return 0, nil, &esError{status: http.StatusBadRequest, typ: "action_request_validation_exception", reason: "Validation Failed: 1: using [from] is not allowed in a scroll context;"}
+		return 0, nil, validationError("using [from] is not allowed in a scroll context")
 	case req.GetSearchAfter() != nil:
-		return 0, nil, &esError{status: http.StatusBadRequest, typ: "action_request_validation_exception", reason: "Validation Failed: 1: [search_after] cannot be used in a scroll context;"}
+		return 0, nil, validationError("[search_after] cannot be used in a scroll context")
 	case req.GetPit() != nil:
-		return 0, nil, &esError{status: http.StatusBadRequest, typ: "action_request_validation_exception", reason: "Validation Failed: 1: using [point in time] is not allowed in a scroll context;"}
+		return 0, nil, validationError("using [point in time] is not allowed in a scroll context")
 	case req.GetRouting() != "":
 		return 0, nil, badRequest("routing is not supported on a scroll by Sluice: it reads every shard")
 	case keepAlive <= 0:
@@ -153,7 +153,7 @@ func (a *API) scroll(r *request) (int, any, error) {
 		body.Scroll = s
 	}
 	if body.ScrollID == "" {
-		return 0, nil, &esError{status: http.StatusBadRequest, typ: "action_request_validation_exception", reason: "Validation Failed: 1: scrollId is missing;"}
+		return 0, nil, validationError("scrollId is missing")
 	}
 	st, err := decodeScrollID(body.ScrollID)
 	if err != nil {
@@ -228,7 +228,7 @@ func (a *API) clearScroll(r *request) (int, any, error) {
 	}
 	ids = append(ids, splitNames(r.param("scroll_id"))...)
 	if len(ids) == 0 {
-		return 0, nil, &esError{status: http.StatusBadRequest, typ: "action_request_validation_exception", reason: "Validation Failed: 1: no scroll ids specified;"}
+		return 0, nil, validationError("no scroll ids specified")
 	}
 	n := 0
 	for _, id := range ids {

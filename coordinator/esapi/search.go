@@ -118,8 +118,7 @@ func (a *API) readSearch(r *request) (*searchQuery, error) {
 	expr := r.PathValue("index")
 	if req.GetPit() != nil {
 		if expr != "" {
-			return nil, &esError{status: http.StatusBadRequest, typ: "action_request_validation_exception",
-				reason: "Validation Failed: 1: [indices] cannot be used with point in time. Do not specify any index with point in time.;"}
+			return nil, validationError("[indices] cannot be used with point in time. Do not specify any index with point in time.")
 		}
 		return sq, nil
 	}
@@ -330,7 +329,7 @@ func (a *API) openPIT(r *request) (int, any, error) {
 		return 0, nil, err
 	}
 	if !ok {
-		return 0, nil, &esError{status: http.StatusBadRequest, typ: "action_request_validation_exception", reason: "Validation Failed: 1: [keep_alive] is not specified;"}
+		return 0, nil, validationError("[keep_alive] is not specified")
 	}
 	if r.has("routing") {
 		return 0, nil, badRequest("routing is not supported on a point-in-time by Sluice: it pins every shard")
@@ -361,7 +360,7 @@ func (a *API) closePIT(r *request) (int, any, error) {
 		return 0, nil, err
 	}
 	if body.ID == "" {
-		return 0, nil, &esError{status: http.StatusBadRequest, typ: "action_request_validation_exception", reason: "Validation Failed: 1: id is required;"}
+		return 0, nil, validationError("id is required")
 	}
 	resp, err := a.c.ClosePointInTime(r.Context(), &sluicev1.ClosePointInTimeRequest{Id: body.ID})
 	if err != nil {
