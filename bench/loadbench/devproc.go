@@ -29,7 +29,8 @@ func StartDev(ctx context.Context, binary, dir string, logTo *os.File) (*DevProc
 	}
 	addr := l.Addr().String()
 	l.Close()
-	cmd := exec.Command(binary, "dev", "--data-dir", dir, "--listen", addr)
+	// No HTTP API: its default port (9201) may be taken by another dev cluster.
+	cmd := exec.Command(binary, "dev", "--data-dir", dir, "--listen", addr, "--http-listen", "")
 	cmd.Stdout, cmd.Stderr = logTo, logTo
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start sluice dev: %w", err)

@@ -46,7 +46,7 @@ func startCluster(ctx context.Context, binary, dir string, nodes int) (*procClus
 	etcdURL := "http://" + etcdAddr
 	c := &procCluster{Addr: addr}
 	if err := c.spawn(binary, dir, "coordinator", "dev", "--nodes", "0", "--data-dir", filepath.Join(dir, "dev"),
-		"--listen", addr, "--etcd-listen", etcdURL); err != nil {
+		"--listen", addr, "--etcd-listen", etcdURL, "--http-listen", ""); err != nil { // no HTTP API: 9201 may be taken
 		return nil, err
 	}
 	if err := waitHealth(ctx, addr, 0); err != nil {

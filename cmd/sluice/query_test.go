@@ -125,7 +125,7 @@ func startDevNodes(t *testing.T, n int) string {
 	cmd := newRootCmd()
 	cmd.SetOut(&out)
 	cmd.SetErr(&out)
-	cmd.SetArgs([]string{"dev", "--nodes", strconv.Itoa(n), "--data-dir", t.TempDir(), "--listen", "127.0.0.1:0"})
+	cmd.SetArgs([]string{"dev", "--nodes", strconv.Itoa(n), "--data-dir", t.TempDir(), "--listen", "127.0.0.1:0", "--http-listen", "127.0.0.1:0"})
 	done := make(chan error, 1)
 	go func() { done <- cmd.ExecuteContext(ctx) }()
 	t.Cleanup(func() {
