@@ -109,7 +109,8 @@ type Config struct {
 	// Metrics, if set, instruments the gRPC server for Prometheus.
 	Metrics *grpcprom.ServerMetrics
 	// Registry, if set, gets the coordinator's per-index request
-	// latency histograms (server.Metrics).
+	// latency histograms (server.Metrics) and, with HTTPListen, the HTTP
+	// API's request histograms (esapi.Metrics).
 	Registry prometheus.Registerer
 	// LocalNodes are in-process clients of data nodes living in this
 	// process, by registered address (`sluice dev`); other nodes are
@@ -261,7 +262,17 @@ func New(cfg Config) (*Coordinator, error) {
 			c.closeEtcd()
 			return nil, fmt.Errorf("coordinator: HTTP listen: %w", err)
 		}
-		c.esapi = esapi.New(esapi.Config{Client: sluicev1.NewSluiceClient(c.grpc.Local()), Logger: cfg.Logger.With("component", "esapi"),
+		var httpMetrics *esapi.Metrics
+		if cfg.Registry != nil {
+			httpMetrics = esapi.NewMetrics()
+			if err := cfg.Registry.Register(httpMetrics); err != nil {
+				c.httpLis.Close()
+				c.lis.Close()
+				c.closeEtcd()
+				return nil, fmt.Errorf("coordinator: HTTP metrics: %w", err)
+			}
+		}
+		c.esapi = esapi.New(esapi.Config{Client: sluicev1.NewSluiceClient(c.grpc.Local()), Logger: cfg.Logger.With("component", "esapi"), Metrics: httpMetrics,
 			// The HTTP API's bulks take room in the same budget as
 			// gRPC's, before their bodies are read, and are no larger.
 			AdmitBulk: func(ctx context.Context) (context.Context, error) {

@@ -1,33 +1,43 @@
 package e2e
 
 import (
+	"bufio"
 	"bytes"
+	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+
+	"github.com/sluice-search/sluice/coordinator/esapi"
 )
 
 // The Elasticsearch-compatible HTTP API, exercised by clients no one here
 // wrote: the official Elasticsearch Python client (its tests under
 // testdata/esapi/python, in the venv scripts/tools.sh python-venv makes)
 // and curl scripts following Elasticsearch's reference examples
-// (testdata/esapi/curl), each against a fresh `sluice dev` serving the
-// HTTP API. Nothing is skipped: without python3, its venv module or curl
-// the specs fail saying what is missing.
+// (testdata/esapi/curl), against one `sluice dev` serving the HTTP API
+// and metrics. Then its /metrics must show that together they called
+// every endpoint the API serves (the ones docs/elasticsearch-api.md marks
+// supported, a unit test of coordinator/esapi says) with success, and the
+// request histograms of a Sluice process. Nothing is skipped: without
+// python3, its venv module or curl the specs fail saying what is missing.
 var _ = Describe("the Elasticsearch-compatible HTTP API", Ordered, func() {
-	// dev runs `sluice dev` in a new directory and returns its HTTP
-	// API's URL once it answers.
-	dev := func() string {
-		GinkgoHelper()
-		_, addr := startDev(GinkgoT().TempDir())
-		url := "http://" + addr
+	var url, metricsURL string
+
+	BeforeAll(func() {
+		metricsAddr := fmt.Sprintf("127.0.0.1:%d", freePort())
+		_, addr := startDev(GinkgoT().TempDir(), "--metrics-listen", metricsAddr)
+		url, metricsURL = "http://"+addr, "http://"+metricsAddr+"/metrics"
 		Eventually(func() (int, error) {
 			resp, err := http.Get(url + "/_cluster/health")
 			if err != nil {
@@ -36,25 +46,10 @@ var _ = Describe("the Elasticsearch-compatible HTTP API", Ordered, func() {
 			resp.Body.Close()
 			return resp.StatusCode, nil
 		}, 30*time.Second, 100*time.Millisecond).Should(Equal(http.StatusOK))
-		return url
-	}
+	})
 
 	It("passes the official Elasticsearch Python client's tests", func() {
-		venv, err := exec.Command("../scripts/tools.sh", "python-venv").Output()
-		var stderr []byte
-		if ee, ok := err.(*exec.ExitError); ok {
-			stderr = ee.Stderr
-		}
-		Expect(err).NotTo(HaveOccurred(), "scripts/tools.sh python-venv (the Python environment of these tests) failed:\n%s", stderr)
-		url := dev()
-		var out bytes.Buffer
-		pytest := exec.Command(filepath.Join(strings.TrimSpace(string(venv)), "bin", "python"), "-m", "pytest", "-q", "-p", "no:cacheprovider", "testdata/esapi/python")
-		pytest.Env = append(os.Environ(), "ES_URL="+url)
-		pytest.Stdout, pytest.Stderr = &out, &out
-		err = pytest.Run()
-		GinkgoWriter.Print(out.String())
-		Expect(err).NotTo(HaveOccurred(), "pytest failed:\n%s", out.String())
-		Expect(out.String()).NotTo(ContainSubstring("skipped"), "no test may be skipped")
+		runPytest("testdata/esapi/python", "ES_URL="+url)
 	})
 
 	It("answers the curl examples of Elasticsearch's reference", func() {
@@ -63,8 +58,7 @@ var _ = Describe("the Elasticsearch-compatible HTTP API", Ordered, func() {
 		scripts, err := filepath.Glob("testdata/esapi/curl/*.sh")
 		Expect(err).NotTo(HaveOccurred())
 		scripts = slices.DeleteFunc(scripts, func(s string) bool { return filepath.Base(s) == "lib.sh" })
-		Expect(len(scripts)).To(BeNumerically(">=", 7))
-		url := dev()
+		Expect(len(scripts)).To(BeNumerically(">=", 8))
 		for _, s := range scripts {
 			var out bytes.Buffer
 			cmd := exec.Command("bash", s)
@@ -73,4 +67,80 @@ var _ = Describe("the Elasticsearch-compatible HTTP API", Ordered, func() {
 			Expect(cmd.Run()).To(Succeed(), "%s:\n%s", s, out.String())
 		}
 	})
+
+	It("was called at every endpoint it serves, each answering with success", func() {
+		served := map[string]bool{}
+		for _, s := range scrape(metricsURL, "sluice_http_request_duration_seconds_count") {
+			if strings.HasPrefix(s.labels["code"], "2") && s.value > 0 {
+				served[s.labels["method"]+" "+s.labels["route"]] = true
+			}
+		}
+		var missed []string
+		for _, e := range esapi.New(esapi.Config{}).Endpoints() {
+			if !served[e] {
+				missed = append(missed, e)
+			}
+		}
+		Expect(missed).To(BeEmpty(), "endpoints no client suite called with success (add them to testdata/esapi)")
+	})
 })
+
+// runPytest runs pytest on dir in the Python environment of
+// scripts/tools.sh python-venv, with env added; no test may be skipped.
+func runPytest(dir string, env ...string) {
+	GinkgoHelper()
+	venv, err := exec.Command("../scripts/tools.sh", "python-venv").Output()
+	var stderr []byte
+	if ee, ok := err.(*exec.ExitError); ok {
+		stderr = ee.Stderr
+	}
+	Expect(err).NotTo(HaveOccurred(), "scripts/tools.sh python-venv (the Python environment of these tests) failed:\n%s", stderr)
+	var out bytes.Buffer
+	pytest := exec.Command(filepath.Join(strings.TrimSpace(string(venv)), "bin", "python"), "-m", "pytest", "-q", "-p", "no:cacheprovider", dir)
+	pytest.Env = append(os.Environ(), env...)
+	pytest.Stdout, pytest.Stderr = &out, &out
+	start := time.Now()
+	err = pytest.Run()
+	GinkgoWriter.Printf("pytest %s (%s):\n%s", dir, time.Since(start).Round(time.Millisecond), out.String())
+	Expect(err).NotTo(HaveOccurred(), "pytest failed:\n%s", out.String())
+	Expect(out.String()).NotTo(ContainSubstring("skipped"), "no test may be skipped")
+}
+
+// sample is one line of Prometheus's text format.
+type sample struct {
+	labels map[string]string
+	value  float64
+}
+
+var (
+	sampleLine = regexp.MustCompile(`^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$`)
+	labelPair  = regexp.MustCompile(`([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"`)
+)
+
+// scrape reads a /metrics page and returns the samples of one metric.
+func scrape(url, name string) []sample {
+	GinkgoHelper()
+	resp, err := http.Get(url)
+	Expect(err).NotTo(HaveOccurred())
+	defer resp.Body.Close()
+	Expect(resp.StatusCode).To(Equal(http.StatusOK))
+	body, err := io.ReadAll(resp.Body)
+	Expect(err).NotTo(HaveOccurred())
+	var out []sample
+	sc := bufio.NewScanner(bytes.NewReader(body))
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		m := sampleLine.FindStringSubmatch(sc.Text())
+		if m == nil || m[1] != name {
+			continue
+		}
+		v, err := strconv.ParseFloat(m[3], 64)
+		Expect(err).NotTo(HaveOccurred(), "metric line %q", sc.Text())
+		s := sample{labels: map[string]string{}, value: v}
+		for _, l := range labelPair.FindAllStringSubmatch(m[2], -1) {
+			s.labels[l[1]] = l[2]
+		}
+		out = append(out, s)
+	}
+	return out
+}

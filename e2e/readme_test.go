@@ -111,15 +111,16 @@ var _ = Describe("README", func() {
 })
 
 // startDev runs `sluice dev` in dir (its data under dir/sluice-data, as a
-// reader's would be; its log beside dir) on free ports, until the spec
-// ends, and returns its gRPC and HTTP API addresses once it serves.
-func startDev(dir string) (grpcAddr, httpAddr string) {
+// reader's would be; its log beside dir) on free ports, with more flags
+// if given, until the spec (or the Ordered container) ends, and returns
+// its gRPC and HTTP API addresses once it serves.
+func startDev(dir string, flags ...string) (grpcAddr, httpAddr string) {
 	GinkgoHelper()
 	grpcAddr = fmt.Sprintf("127.0.0.1:%d", freePort())
 	httpAddr = fmt.Sprintf("127.0.0.1:%d", freePort())
 	log, err := os.Create(filepath.Join(dir, "..", filepath.Base(dir)+"-dev.log"))
 	Expect(err).NotTo(HaveOccurred())
-	dev := exec.Command(c.sluice, "dev", "--listen", grpcAddr, "--http-listen", httpAddr)
+	dev := exec.Command(c.sluice, append([]string{"dev", "--listen", grpcAddr, "--http-listen", httpAddr}, flags...)...)
 	dev.Dir, dev.Stdout, dev.Stderr = dir, log, log
 	Expect(dev.Start()).To(Succeed())
 	exited := make(chan struct{})

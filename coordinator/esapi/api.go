@@ -38,7 +38,9 @@ type Config struct {
 	// MaxRequestBytes bounds a request body, after gzip. Default
 	// DefaultMaxRequestBytes.
 	MaxRequestBytes int64
-	Logger          *slog.Logger
+	// Metrics, if set, times every request (NewMetrics).
+	Metrics *Metrics
+	Logger  *slog.Logger
 }
 
 // API serves Elasticsearch's HTTP API (the subset docs/elasticsearch-api.md
@@ -63,6 +65,20 @@ func New(cfg Config) *API {
 	a.scrolls = newScrolls(a)
 	a.routes()
 	return a
+}
+
+// Endpoints are the endpoints the API serves, "METHOD /path pattern"
+// ("GET /{index}/_search"), sorted: the ones docs/elasticsearch-api.md
+// marks supported (a test holds the two equal).
+func (a *API) Endpoints() []string {
+	var out []string
+	for _, rt := range a.router.routes {
+		for _, m := range rt.allowed() {
+			out = append(out, m+" "+rt.path)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // Close ends the scrolls this API keeps open between requests.
@@ -121,6 +137,18 @@ func (a *API) ServeHTTP(w http.ResponseWriter, hr *http.Request) {
 	w.Header().Set("X-Elastic-Product", "Elasticsearch")
 	r := &request{Request: hr, w: w, api: a}
 	rt, vars := a.router.match(hr.URL.EscapedPath())
+	start := time.Now()
+	defer func() {
+		route := ""
+		if rt != nil {
+			route = rt.path
+		}
+		code := r.status
+		if code == 0 { // nothing written: net/http answers 200
+			code = http.StatusOK
+		}
+		a.cfg.Metrics.observe(start, hr.Method, route, code)
+	}()
 	if rt == nil {
 		a.writeError(r, badRequest("no handler found for uri [%s] and method [%s] (Sluice serves the subset of Elasticsearch's API in docs/elasticsearch-api.md)", hr.URL.RequestURI(), hr.Method))
 		return
@@ -141,6 +169,8 @@ type request struct {
 	w    http.ResponseWriter
 	api  *API
 	vars map[string]string
+	// status is the one the answer was written with (0: none yet).
+	status int
 }
 
 // PathValue is a {name} part of the route's path, unescaped.
@@ -248,6 +278,7 @@ func (a *API) writeJSON(r *request, code int, v any) {
 // write sends a response body, gzipped when the client accepts it and the
 // body is worth it. HEAD requests get the headers alone.
 func (a *API) write(r *request, code int, contentType string, b []byte) {
+	r.status = code
 	h := r.w.Header()
 	if b != nil {
 		h.Set("Content-Type", contentType)

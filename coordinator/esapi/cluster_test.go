@@ -107,6 +107,10 @@ func TestHTTPAPIOnARealCluster(t *testing.T) {
 		t.Errorf("missing index: %d %s", code, body)
 	}
 
+	if code, _, _ := do(t, "GET", url+"/_nodes/stats", ""); code != 400 {
+		t.Errorf("no handler: %d", code)
+	}
+
 	// The HTTP calls are in the coordinator's per-index histograms.
 	mfs, err := reg.Gather()
 	if err != nil {
@@ -129,5 +133,27 @@ func TestHTTPAPIOnARealCluster(t *testing.T) {
 	}
 	if _, ok := seen["sluice_coordinator_search_seconds{nope}"]; ok {
 		t.Error("a failed search of a name that does not exist made a label")
+	}
+
+	// Every HTTP request is in the HTTP API's histogram, by route
+	// pattern, never by the path sent.
+	routes := map[string]uint64{}
+	for _, mf := range mfs {
+		if mf.GetName() != "sluice_http_request_duration_seconds" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			l := map[string]string{}
+			for _, p := range m.GetLabel() {
+				l[p.GetName()] = p.GetValue()
+			}
+			routes[l["method"]+" "+l["route"]+" "+l["code"]] = m.GetHistogram().GetSampleCount()
+		}
+	}
+	for want, n := range map[string]uint64{"PUT /{index} 200": 1, "POST /{index}/_search 200": 1, "GET /{index}/_search 400": 1,
+		"GET /{index}/_search 404": 1, "POST /{index} 405": 1, "POST /{index}/_bulk 200": 1, "GET none 400": 1} {
+		if routes[want] != n {
+			t.Errorf("sluice_http_request_duration_seconds{%s} counted %d, want %d; have %v", want, routes[want], n, routes)
+		}
 	}
 }

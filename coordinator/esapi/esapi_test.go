@@ -3,6 +3,9 @@ package esapi
 import (
 	"errors"
 	"net/http"
+	"os"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -170,5 +173,37 @@ func TestMatchPattern(t *testing.T) {
 		if got := matchPattern(tt.p, tt.name); got != tt.want {
 			t.Errorf("matchPattern(%q, %q) = %v", tt.p, tt.name, got)
 		}
+	}
+}
+
+// The compatibility page and the endpoint table agree: every endpoint a
+// row marks supported is served, and every served endpoint is on the
+// page as supported. (e2e/esapi_test.go checks that the client suites
+// call each of them.)
+func TestDocumentedEndpointsAreTheServedOnes(t *testing.T) {
+	md, err := os.ReadFile("../../docs/elasticsearch-api.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	endpoint := regexp.MustCompile("`((?:GET|HEAD|PUT|POST|DELETE) /[^`]*)`")
+	var documented []string
+	for line := range strings.SplitSeq(string(md), "\n") {
+		cells := strings.Split(line, "|")
+		if len(cells) < 4 || strings.TrimSpace(cells[2]) != "supported" {
+			continue
+		}
+		for _, m := range endpoint.FindAllStringSubmatch(cells[1], -1) {
+			documented = append(documented, m[1])
+		}
+	}
+	slices.Sort(documented)
+	served := New(Config{}).Endpoints()
+	if len(served) < 50 {
+		t.Fatalf("only %d endpoints served: %v", len(served), served)
+	}
+	notServed := slices.DeleteFunc(slices.Clone(documented), func(e string) bool { return slices.Contains(served, e) })
+	notListed := slices.DeleteFunc(slices.Clone(served), func(e string) bool { return slices.Contains(documented, e) })
+	if len(notServed)+len(notListed) > 0 {
+		t.Errorf("docs/elasticsearch-api.md marks supported, the API does not serve: %q\nthe API serves, the page does not list as supported (one `METHOD /path` each): %q", notServed, notListed)
 	}
 }

@@ -15,6 +15,7 @@ import (
 type router struct{ routes []*route }
 
 type route struct {
+	path    string   // the pattern, "/{index}/_search"
 	segs    []string // literal, or "{name}"
 	methods map[string]func(*request)
 }
@@ -36,7 +37,7 @@ func (rr *router) add(method, path string, h func(*request)) {
 			return
 		}
 	}
-	rr.routes = append(rr.routes, &route{segs: segs, methods: map[string]func(*request){method: h}})
+	rr.routes = append(rr.routes, &route{path: path, segs: segs, methods: map[string]func(*request){method: h}})
 }
 
 func split(path string) []string {
