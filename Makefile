@@ -27,7 +27,7 @@ lint: tools
 	"$$(scripts/tools.sh path staticcheck)" ./...
 	PATH="$$(scripts/tools.sh bindir):$$PATH" sh -c 'cd proto && buf lint'
 
-## proto: regenerate the Go code for proto/ (commit the result)
+## proto: regenerate the Go code for proto/ and the Python client stubs (commit the result)
 proto:
 	scripts/gen-proto.sh gen
 

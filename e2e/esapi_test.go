@@ -25,18 +25,24 @@ import (
 // wrote: the official Elasticsearch Python client (its tests under
 // testdata/esapi/python, in the venv scripts/tools.sh python-venv makes)
 // and curl scripts following Elasticsearch's reference examples
-// (testdata/esapi/curl), against one `sluice dev` serving the HTTP API
-// and metrics. Then its /metrics must show that together they called
-// every endpoint the API serves (the ones docs/elasticsearch-api.md marks
-// supported, a unit test of coordinator/esapi says) with success, and the
-// request histograms of a Sluice process. Nothing is skipped: without
-// python3, its venv module or curl the specs fail saying what is missing.
-var _ = Describe("the Elasticsearch-compatible HTTP API", Ordered, func() {
-	var url, metricsURL string
+// (testdata/esapi/curl); and Sluice's own Python client (clients/python,
+// installed by pip, its tests beside it) over gRPC; all against one
+// `sluice dev` serving the HTTP API and metrics. Then its /metrics must
+// show that together they called every endpoint the HTTP API serves (the
+// ones docs/elasticsearch-api.md marks supported, a unit test of
+// coordinator/esapi says) with success, and the request histograms a
+// Sluice process keeps. Nothing is skipped: without python3, its venv
+// module or curl the specs fail saying what is missing.
+var _ = Describe("the Elasticsearch-compatible HTTP API and the Python clients", Ordered, func() {
+	var url, grpcAddr, metricsURL string
 
 	BeforeAll(func() {
 		metricsAddr := fmt.Sprintf("127.0.0.1:%d", freePort())
-		_, addr := startDev(GinkgoT().TempDir(), "--metrics-listen", metricsAddr)
+		// A small bulk budget (4 bulks of at most 4 MiB at once), so the
+		// Python client's overload test meets refusals; the other suites
+		// send fewer and smaller bulks.
+		var addr string
+		grpcAddr, addr = startDev(GinkgoT().TempDir(), "--metrics-listen", metricsAddr, "--max-inflight-bulk-bytes", "16MiB")
 		url, metricsURL = "http://"+addr, "http://"+metricsAddr+"/metrics"
 		Eventually(func() (int, error) {
 			resp, err := http.Get(url + "/_cluster/health")
@@ -68,6 +74,18 @@ var _ = Describe("the Elasticsearch-compatible HTTP API", Ordered, func() {
 		}
 	})
 
+	It("passes the tests of Sluice's Python client, installed by pip", func() {
+		// Built from a copy: setuptools writes build/ and *.egg-info
+		// beside the sources.
+		src, target := GinkgoT().TempDir(), GinkgoT().TempDir()
+		Expect(os.CopyFS(src, os.DirFS("../clients/python"))).To(Succeed())
+		venv := pythonVenv()
+		out, err := exec.Command(filepath.Join(venv, "bin", "python"), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
+			"--no-deps", "--no-build-isolation", "--no-index", "--target", target, src).CombinedOutput()
+		Expect(err).NotTo(HaveOccurred(), "pip install clients/python:\n%s", out)
+		runPytest(filepath.Join(src, "tests"), "SLUICE_ADDR="+grpcAddr, "PYTHONPATH="+target)
+	})
+
 	It("was called at every endpoint it serves, each answering with success", func() {
 		served := map[string]bool{}
 		for _, s := range scrape(metricsURL, "sluice_http_request_duration_seconds_count") {
@@ -85,9 +103,8 @@ var _ = Describe("the Elasticsearch-compatible HTTP API", Ordered, func() {
 	})
 })
 
-// runPytest runs pytest on dir in the Python environment of
-// scripts/tools.sh python-venv, with env added; no test may be skipped.
-func runPytest(dir string, env ...string) {
+// pythonVenv is the Python environment scripts/tools.sh python-venv makes.
+func pythonVenv() string {
 	GinkgoHelper()
 	venv, err := exec.Command("../scripts/tools.sh", "python-venv").Output()
 	var stderr []byte
@@ -95,12 +112,19 @@ func runPytest(dir string, env ...string) {
 		stderr = ee.Stderr
 	}
 	Expect(err).NotTo(HaveOccurred(), "scripts/tools.sh python-venv (the Python environment of these tests) failed:\n%s", stderr)
+	return strings.TrimSpace(string(venv))
+}
+
+// runPytest runs pytest on dir in the Python environment of
+// scripts/tools.sh python-venv, with env added; no test may be skipped.
+func runPytest(dir string, env ...string) {
+	GinkgoHelper()
 	var out bytes.Buffer
-	pytest := exec.Command(filepath.Join(strings.TrimSpace(string(venv)), "bin", "python"), "-m", "pytest", "-q", "-p", "no:cacheprovider", dir)
+	pytest := exec.Command(filepath.Join(pythonVenv(), "bin", "python"), "-m", "pytest", "-q", "-p", "no:cacheprovider", dir)
 	pytest.Env = append(os.Environ(), env...)
 	pytest.Stdout, pytest.Stderr = &out, &out
 	start := time.Now()
-	err = pytest.Run()
+	err := pytest.Run()
 	GinkgoWriter.Printf("pytest %s (%s):\n%s", dir, time.Since(start).Round(time.Millisecond), out.String())
 	Expect(err).NotTo(HaveOccurred(), "pytest failed:\n%s", out.String())
 	Expect(out.String()).NotTo(ContainSubstring("skipped"), "no test may be skipped")

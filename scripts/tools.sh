@@ -6,8 +6,9 @@
 # `scripts/tools.sh path NAME` prints the binary path of one tool.
 #
 # `scripts/tools.sh python-venv` makes the Python environment of the
-# Elasticsearch-compatibility tests (the official client and pytest, pinned
-# with hashes in e2e/testdata/esapi/requirements.txt) from PyPI, in
+# Python checks (the Elasticsearch-compatibility tests, the Python client's
+# stubs and tests; every package pinned with hashes in
+# scripts/python-requirements.txt) from PyPI, in
 #   ${SLUICE_TOOLS_CACHE:-~/.cache/sluice-tools}/pyenv-<hash of the requirements>/
 # and prints its path. It needs python3 (>= 3.11) with its venv module, and
 # fails saying so when they are missing.
@@ -48,16 +49,16 @@ lookup() {
 # python_venv: the tests' Python environment, made once per requirements.
 python_venv() {
   local req dir py
-  req="$(cd "$(dirname "$0")/.." && pwd)/e2e/testdata/esapi/requirements.txt"
+  req="$(cd "$(dirname "$0")/.." && pwd)/scripts/python-requirements.txt"
   dir="$CACHE/pyenv-$(sha256sum "$req" | cut -c1-16)"
   if [[ -f "$dir/.complete" ]]; then echo "$dir"; return 0; fi
   py=$(command -v python3 || true)
   if [[ -z $py ]]; then
-    echo "tools: python3 is missing; the Elasticsearch-compatibility tests need Python >= 3.11 with its venv module (Debian: apt-get install python3 python3-venv)" >&2
+    echo "tools: python3 is missing; the Python checks (Elasticsearch-compatibility tests, Python client) need Python >= 3.11 with its venv module (Debian: apt-get install python3 python3-venv)" >&2
     return 1
   fi
   if ! "$py" -c 'import sys; sys.exit(sys.version_info < (3, 11))'; then
-    echo "tools: $py is $("$py" -V 2>&1); the Elasticsearch-compatibility tests need Python >= 3.11" >&2
+    echo "tools: $py is $("$py" -V 2>&1); the Python checks need Python >= 3.11" >&2
     return 1
   fi
   echo "tools: making the Python environment $dir ..." >&2

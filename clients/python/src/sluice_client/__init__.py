@@ -1,0 +1,59 @@
+"""Python client of Sluice's public gRPC API (proto/sluice/v1).
+
+The generated stubs are ``sluice_client.pb`` (messages, from
+``sluice/v1/*.proto``) and ``sluice_client.pb_grpc`` (the ``SluiceStub``);
+they live under ``sluice_client._pb`` so that no top-level ``sluice``
+module is installed to collide with anything. The helpers are thin:
+
+- ``connect``: a channel with Sluice's message size limit, and the stub;
+- ``bulk``: batches, per-item results and errors, and retries of what the
+  cluster refused as overloaded (RESOURCE_EXHAUSTED, UNAVAILABLE), after
+  the delay the server asked for (``google.rpc.RetryInfo``, or an item's
+  ``ErrorDetail.retry_delay``);
+- ``scan``: every matching document, by a sliced scroll read concurrently
+  over one point-in-time;
+- ``point_in_time``: a point-in-time opened and closed around a block, and
+  searches of it that follow its id.
+"""
+
+from sluice_client._pb.sluice.v1 import query_pb2, sluice_pb2, sluice_pb2_grpc, types_pb2
+from sluice_client.client import MAX_MESSAGE_BYTES, Client, connect, retry_delay
+from sluice_client.helpers import (
+    BulkError,
+    BulkItemError,
+    BulkResult,
+    PointInTime,
+    bulk,
+    point_in_time,
+    scan,
+)
+
+
+class _Messages:
+    """Every message and enum of sluice.v1, by its name (pb.BulkItem)."""
+
+    def __init__(self, *modules):
+        for m in modules:
+            for name in dir(m):
+                if not name.startswith("_") and name not in ("DESCRIPTOR", "sys"):
+                    setattr(self, name, getattr(m, name))
+
+
+pb = _Messages(types_pb2, query_pb2, sluice_pb2)
+pb_grpc = sluice_pb2_grpc
+
+__all__ = [
+    "MAX_MESSAGE_BYTES",
+    "BulkError",
+    "BulkItemError",
+    "BulkResult",
+    "Client",
+    "PointInTime",
+    "bulk",
+    "connect",
+    "pb",
+    "pb_grpc",
+    "point_in_time",
+    "retry_delay",
+    "scan",
+]
