@@ -25,8 +25,10 @@ type proc struct {
 	bin  string
 	args []string
 	log  string
-	cmd  *exec.Cmd
-	exit chan struct{}
+	// metrics is the URL of its /metrics (--metrics-listen), "" without.
+	metrics string
+	cmd     *exec.Cmd
+	exit    chan struct{}
 }
 
 func (p *proc) start() {
@@ -78,6 +80,7 @@ type cluster struct {
 	etcdProc     *proc
 	coords       map[string]*proc // by coordinator id
 	coordAddr    map[string]string
+	coordMetrics map[string]string // --metrics-listen, by coordinator id
 	nodes        []*proc
 }
 
@@ -93,7 +96,7 @@ func build(dir string) (sluice, etcd string) {
 }
 
 func startCluster(dir string, nodes int) *cluster {
-	c := &cluster{dir: dir, coords: map[string]*proc{}, coordAddr: map[string]string{}}
+	c := &cluster{dir: dir, coords: map[string]*proc{}, coordAddr: map[string]string{}, coordMetrics: map[string]string{}}
 	c.sluice, c.etcd = build(dir)
 	cport, pport := freePort(), freePort()
 	c.etcdURL = fmt.Sprintf("http://127.0.0.1:%d", cport)
@@ -107,8 +110,9 @@ func startCluster(dir string, nodes int) *cluster {
 	c.startCoordinator("coord-a")
 	for i := range nodes {
 		id := fmt.Sprintf("node-%d", i+1)
-		p := &proc{name: id, bin: c.sluice, log: filepath.Join(dir, id+".log"), args: []string{"node",
-			"--etcd", c.etcdURL, "--listen", fmt.Sprintf("127.0.0.1:%d", freePort()),
+		metrics := fmt.Sprintf("127.0.0.1:%d", freePort())
+		p := &proc{name: id, bin: c.sluice, log: filepath.Join(dir, id+".log"), metrics: "http://" + metrics + "/metrics", args: []string{"node",
+			"--etcd", c.etcdURL, "--listen", fmt.Sprintf("127.0.0.1:%d", freePort()), "--metrics-listen", metrics,
 			"--data-dir", filepath.Join(dir, id), "--node-id", id, "--log-level", "info",
 			// Scrub every file every few seconds: the fault tests wait for it,
 			// and every other test runs with it.
@@ -132,8 +136,13 @@ func (c *cluster) startCoordinator(id string) {
 		addr = fmt.Sprintf("127.0.0.1:%d", freePort())
 		c.coordAddr[id] = addr
 	}
-	p := &proc{name: id, bin: c.sluice, log: filepath.Join(c.dir, id+".log"), args: []string{"coordinator",
-		"--etcd", c.etcdURL, "--listen", addr, "--node-id", id, "--log-level", "info"}}
+	metrics := c.coordMetrics[id]
+	if metrics == "" {
+		metrics = fmt.Sprintf("127.0.0.1:%d", freePort())
+		c.coordMetrics[id] = metrics
+	}
+	p := &proc{name: id, bin: c.sluice, log: filepath.Join(c.dir, id+".log"), metrics: "http://" + metrics + "/metrics", args: []string{"coordinator",
+		"--etcd", c.etcdURL, "--listen", addr, "--node-id", id, "--log-level", "info", "--metrics-listen", metrics}}
 	p.start()
 	c.coords[id] = p
 	Eventually(func() error {

@@ -1,17 +1,13 @@
 package e2e
 
 import (
-	"bufio"
 	"bytes"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -101,6 +97,12 @@ var _ = Describe("the Elasticsearch-compatible HTTP API and the Python clients",
 		}
 		Expect(missed).To(BeEmpty(), "endpoints no client suite called with success (add them to testdata/esapi)")
 	})
+
+	It("keeps the request histograms of its gRPC servers and indices, and every metric of the dashboard", func() {
+		expectRequestMetrics(metricsURL, "sluice.v1.Sluice", "sluice.node.v1.Node")
+		expectIndexMetrics(metricsURL, map[string]string{"search": "py-search", "bulk": "pyc-bulk", "refresh": "py-bulk"})
+		expectDashboardMetrics(metricsURL)
+	})
 })
 
 // pythonVenv is the Python environment scripts/tools.sh python-venv makes.
@@ -128,43 +130,4 @@ func runPytest(dir string, env ...string) {
 	GinkgoWriter.Printf("pytest %s (%s):\n%s", dir, time.Since(start).Round(time.Millisecond), out.String())
 	Expect(err).NotTo(HaveOccurred(), "pytest failed:\n%s", out.String())
 	Expect(out.String()).NotTo(ContainSubstring("skipped"), "no test may be skipped")
-}
-
-// sample is one line of Prometheus's text format.
-type sample struct {
-	labels map[string]string
-	value  float64
-}
-
-var (
-	sampleLine = regexp.MustCompile(`^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$`)
-	labelPair  = regexp.MustCompile(`([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"`)
-)
-
-// scrape reads a /metrics page and returns the samples of one metric.
-func scrape(url, name string) []sample {
-	GinkgoHelper()
-	resp, err := http.Get(url)
-	Expect(err).NotTo(HaveOccurred())
-	defer resp.Body.Close()
-	Expect(resp.StatusCode).To(Equal(http.StatusOK))
-	body, err := io.ReadAll(resp.Body)
-	Expect(err).NotTo(HaveOccurred())
-	var out []sample
-	sc := bufio.NewScanner(bytes.NewReader(body))
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		m := sampleLine.FindStringSubmatch(sc.Text())
-		if m == nil || m[1] != name {
-			continue
-		}
-		v, err := strconv.ParseFloat(m[3], 64)
-		Expect(err).NotTo(HaveOccurred(), "metric line %q", sc.Text())
-		s := sample{labels: map[string]string{}, value: v}
-		for _, l := range labelPair.FindAllStringSubmatch(m[2], -1) {
-			s.labels[l[1]] = l[2]
-		}
-		out = append(out, s)
-	}
-	return out
 }
