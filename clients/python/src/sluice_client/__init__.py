@@ -1,7 +1,8 @@
 """Python client of Sluice's public gRPC API (proto/sluice/v1).
 
 The generated stubs are ``sluice_client.pb`` (messages, from
-``sluice/v1/*.proto``) and ``sluice_client.pb_grpc`` (the ``SluiceStub``);
+``sluice/v1/*.proto``) and ``sluice_client.pb_grpc`` (the ``SluiceStub``
+and ``AuthStub``);
 they live under ``sluice_client._pb`` so that no top-level ``sluice``
 module is installed to collide with anything. The helpers are thin:
 
@@ -16,7 +17,7 @@ module is installed to collide with anything. The helpers are thin:
   searches of it that follow its id.
 """
 
-from sluice_client._pb.sluice.v1 import query_pb2, sluice_pb2, sluice_pb2_grpc, types_pb2
+from sluice_client._pb.sluice.v1 import auth_pb2, auth_pb2_grpc, query_pb2, sluice_pb2, sluice_pb2_grpc, types_pb2
 from sluice_client.client import MAX_MESSAGE_BYTES, Client, connect, retry_delay
 from sluice_client.helpers import (
     BulkError,
@@ -29,8 +30,9 @@ from sluice_client.helpers import (
 )
 
 
-class _Messages:
-    """Every message and enum of sluice.v1, by its name (pb.BulkItem)."""
+class _Names:
+    """The public names of generated modules as attributes: every message
+    and enum of sluice.v1 (pb.BulkItem), every stub (pb_grpc.SluiceStub)."""
 
     def __init__(self, *modules):
         for m in modules:
@@ -39,8 +41,8 @@ class _Messages:
                     setattr(self, name, getattr(m, name))
 
 
-pb = _Messages(types_pb2, query_pb2, sluice_pb2)
-pb_grpc = sluice_pb2_grpc
+pb = _Names(types_pb2, query_pb2, sluice_pb2, auth_pb2)
+pb_grpc = _Names(sluice_pb2_grpc, auth_pb2_grpc)
 
 __all__ = [
     "MAX_MESSAGE_BYTES",

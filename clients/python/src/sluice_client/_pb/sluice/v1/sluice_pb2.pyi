@@ -32,6 +32,7 @@ class BulkAction(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     BULK_ACTION_INDEX: _ClassVar[BulkAction]
     BULK_ACTION_CREATE: _ClassVar[BulkAction]
     BULK_ACTION_DELETE: _ClassVar[BulkAction]
+    BULK_ACTION_UPDATE_DOC_VALUES: _ClassVar[BulkAction]
 
 class BulkItemStatus(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -105,6 +106,7 @@ BULK_ACTION_UNSPECIFIED: BulkAction
 BULK_ACTION_INDEX: BulkAction
 BULK_ACTION_CREATE: BulkAction
 BULK_ACTION_DELETE: BulkAction
+BULK_ACTION_UPDATE_DOC_VALUES: BulkAction
 BULK_ITEM_STATUS_UNSPECIFIED: BulkItemStatus
 BULK_ITEM_STATUS_CREATED: BulkItemStatus
 BULK_ITEM_STATUS_UPDATED: BulkItemStatus
