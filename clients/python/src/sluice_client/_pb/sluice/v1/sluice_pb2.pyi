@@ -1,6 +1,7 @@
 import datetime
 
 from google.protobuf import duration_pb2 as _duration_pb2
+from google.protobuf import field_mask_pb2 as _field_mask_pb2
 from google.protobuf import timestamp_pb2 as _timestamp_pb2
 from sluice_client._pb.sluice.v1 import query_pb2 as _query_pb2
 from sluice_client._pb.sluice.v1 import types_pb2 as _types_pb2
@@ -209,12 +210,14 @@ class ListIndicesResponse(_message.Message):
     def __init__(self, indices: _Optional[_Iterable[_Union[_types_pb2.IndexInfo, _Mapping]]] = ...) -> None: ...
 
 class UpdateIndexSettingsRequest(_message.Message):
-    __slots__ = ("name", "settings")
+    __slots__ = ("name", "settings", "update_mask")
     NAME_FIELD_NUMBER: _ClassVar[int]
     SETTINGS_FIELD_NUMBER: _ClassVar[int]
+    UPDATE_MASK_FIELD_NUMBER: _ClassVar[int]
     name: str
     settings: _types_pb2.IndexSettings
-    def __init__(self, name: _Optional[str] = ..., settings: _Optional[_Union[_types_pb2.IndexSettings, _Mapping]] = ...) -> None: ...
+    update_mask: _field_mask_pb2.FieldMask
+    def __init__(self, name: _Optional[str] = ..., settings: _Optional[_Union[_types_pb2.IndexSettings, _Mapping]] = ..., update_mask: _Optional[_Union[_field_mask_pb2.FieldMask, _Mapping]] = ...) -> None: ...
 
 class UpdateIndexSettingsResponse(_message.Message):
     __slots__ = ("index",)
@@ -756,32 +759,38 @@ class ClusterHealthRequest(_message.Message):
     def __init__(self, indices: _Optional[_Iterable[str]] = ..., wait_for_status: _Optional[_Union[_types_pb2.HealthStatus, str]] = ..., timeout: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ...) -> None: ...
 
 class IndexHealth(_message.Message):
-    __slots__ = ("index", "status", "active_primary_shards", "unassigned_shards", "shards")
+    __slots__ = ("index", "status", "active_primary_shards", "unassigned_shards", "shards", "active_shards", "initializing_shards")
     INDEX_FIELD_NUMBER: _ClassVar[int]
     STATUS_FIELD_NUMBER: _ClassVar[int]
     ACTIVE_PRIMARY_SHARDS_FIELD_NUMBER: _ClassVar[int]
     UNASSIGNED_SHARDS_FIELD_NUMBER: _ClassVar[int]
     SHARDS_FIELD_NUMBER: _ClassVar[int]
+    ACTIVE_SHARDS_FIELD_NUMBER: _ClassVar[int]
+    INITIALIZING_SHARDS_FIELD_NUMBER: _ClassVar[int]
     index: str
     status: _types_pb2.HealthStatus
     active_primary_shards: int
     unassigned_shards: int
     shards: _containers.RepeatedCompositeFieldContainer[_types_pb2.ShardRouting]
-    def __init__(self, index: _Optional[str] = ..., status: _Optional[_Union[_types_pb2.HealthStatus, str]] = ..., active_primary_shards: _Optional[int] = ..., unassigned_shards: _Optional[int] = ..., shards: _Optional[_Iterable[_Union[_types_pb2.ShardRouting, _Mapping]]] = ...) -> None: ...
+    active_shards: int
+    initializing_shards: int
+    def __init__(self, index: _Optional[str] = ..., status: _Optional[_Union[_types_pb2.HealthStatus, str]] = ..., active_primary_shards: _Optional[int] = ..., unassigned_shards: _Optional[int] = ..., shards: _Optional[_Iterable[_Union[_types_pb2.ShardRouting, _Mapping]]] = ..., active_shards: _Optional[int] = ..., initializing_shards: _Optional[int] = ...) -> None: ...
 
 class ClusterHealthResponse(_message.Message):
-    __slots__ = ("status", "number_of_data_nodes", "indices", "timed_out", "cluster_name")
+    __slots__ = ("status", "number_of_data_nodes", "indices", "timed_out", "cluster_name", "reason")
     STATUS_FIELD_NUMBER: _ClassVar[int]
     NUMBER_OF_DATA_NODES_FIELD_NUMBER: _ClassVar[int]
     INDICES_FIELD_NUMBER: _ClassVar[int]
     TIMED_OUT_FIELD_NUMBER: _ClassVar[int]
     CLUSTER_NAME_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
     status: _types_pb2.HealthStatus
     number_of_data_nodes: int
     indices: _containers.RepeatedCompositeFieldContainer[IndexHealth]
     timed_out: bool
     cluster_name: str
-    def __init__(self, status: _Optional[_Union[_types_pb2.HealthStatus, str]] = ..., number_of_data_nodes: _Optional[int] = ..., indices: _Optional[_Iterable[_Union[IndexHealth, _Mapping]]] = ..., timed_out: _Optional[bool] = ..., cluster_name: _Optional[str] = ...) -> None: ...
+    reason: str
+    def __init__(self, status: _Optional[_Union[_types_pb2.HealthStatus, str]] = ..., number_of_data_nodes: _Optional[int] = ..., indices: _Optional[_Iterable[_Union[IndexHealth, _Mapping]]] = ..., timed_out: _Optional[bool] = ..., cluster_name: _Optional[str] = ..., reason: _Optional[str] = ...) -> None: ...
 
 class ClusterStateRequest(_message.Message):
     __slots__ = ()

@@ -128,7 +128,7 @@ class Mapping(_message.Message):
     def __init__(self, properties: _Optional[_Mapping[str, FieldMapping]] = ..., dynamic: _Optional[_Union[DynamicMapping, str]] = ...) -> None: ...
 
 class IndexSettings(_message.Message):
-    __slots__ = ("number_of_shards", "number_of_routing_shards", "number_of_replicas", "refresh_interval", "translog_durability", "translog_sync_interval", "merge_max_mb_per_sec", "indexing_buffer_bytes", "mapping_total_fields_limit", "mapping_depth_limit", "mapping_field_name_length_limit")
+    __slots__ = ("number_of_shards", "number_of_routing_shards", "number_of_replicas", "refresh_interval", "translog_durability", "translog_sync_interval", "merge_max_mb_per_sec", "indexing_buffer_bytes", "mapping_total_fields_limit", "mapping_depth_limit", "mapping_field_name_length_limit", "node_left_delayed_timeout")
     NUMBER_OF_SHARDS_FIELD_NUMBER: _ClassVar[int]
     NUMBER_OF_ROUTING_SHARDS_FIELD_NUMBER: _ClassVar[int]
     NUMBER_OF_REPLICAS_FIELD_NUMBER: _ClassVar[int]
@@ -140,6 +140,7 @@ class IndexSettings(_message.Message):
     MAPPING_TOTAL_FIELDS_LIMIT_FIELD_NUMBER: _ClassVar[int]
     MAPPING_DEPTH_LIMIT_FIELD_NUMBER: _ClassVar[int]
     MAPPING_FIELD_NAME_LENGTH_LIMIT_FIELD_NUMBER: _ClassVar[int]
+    NODE_LEFT_DELAYED_TIMEOUT_FIELD_NUMBER: _ClassVar[int]
     number_of_shards: int
     number_of_routing_shards: int
     number_of_replicas: int
@@ -151,10 +152,11 @@ class IndexSettings(_message.Message):
     mapping_total_fields_limit: int
     mapping_depth_limit: int
     mapping_field_name_length_limit: int
-    def __init__(self, number_of_shards: _Optional[int] = ..., number_of_routing_shards: _Optional[int] = ..., number_of_replicas: _Optional[int] = ..., refresh_interval: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., translog_durability: _Optional[_Union[TranslogDurability, str]] = ..., translog_sync_interval: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., merge_max_mb_per_sec: _Optional[float] = ..., indexing_buffer_bytes: _Optional[int] = ..., mapping_total_fields_limit: _Optional[int] = ..., mapping_depth_limit: _Optional[int] = ..., mapping_field_name_length_limit: _Optional[int] = ...) -> None: ...
+    node_left_delayed_timeout: _duration_pb2.Duration
+    def __init__(self, number_of_shards: _Optional[int] = ..., number_of_routing_shards: _Optional[int] = ..., number_of_replicas: _Optional[int] = ..., refresh_interval: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., translog_durability: _Optional[_Union[TranslogDurability, str]] = ..., translog_sync_interval: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., merge_max_mb_per_sec: _Optional[float] = ..., indexing_buffer_bytes: _Optional[int] = ..., mapping_total_fields_limit: _Optional[int] = ..., mapping_depth_limit: _Optional[int] = ..., mapping_field_name_length_limit: _Optional[int] = ..., node_left_delayed_timeout: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ...) -> None: ...
 
 class ShardRouting(_message.Message):
-    __slots__ = ("shard", "node_id", "primary", "state", "allocation_id", "reason", "recovery")
+    __slots__ = ("shard", "node_id", "primary", "state", "allocation_id", "reason", "recovery", "primary_term", "in_sync")
     SHARD_FIELD_NUMBER: _ClassVar[int]
     NODE_ID_FIELD_NUMBER: _ClassVar[int]
     PRIMARY_FIELD_NUMBER: _ClassVar[int]
@@ -162,6 +164,8 @@ class ShardRouting(_message.Message):
     ALLOCATION_ID_FIELD_NUMBER: _ClassVar[int]
     REASON_FIELD_NUMBER: _ClassVar[int]
     RECOVERY_FIELD_NUMBER: _ClassVar[int]
+    PRIMARY_TERM_FIELD_NUMBER: _ClassVar[int]
+    IN_SYNC_FIELD_NUMBER: _ClassVar[int]
     shard: int
     node_id: str
     primary: bool
@@ -169,7 +173,9 @@ class ShardRouting(_message.Message):
     allocation_id: str
     reason: str
     recovery: ShardRecovery
-    def __init__(self, shard: _Optional[int] = ..., node_id: _Optional[str] = ..., primary: _Optional[bool] = ..., state: _Optional[_Union[ShardState, str]] = ..., allocation_id: _Optional[str] = ..., reason: _Optional[str] = ..., recovery: _Optional[_Union[ShardRecovery, _Mapping]] = ...) -> None: ...
+    primary_term: int
+    in_sync: bool
+    def __init__(self, shard: _Optional[int] = ..., node_id: _Optional[str] = ..., primary: _Optional[bool] = ..., state: _Optional[_Union[ShardState, str]] = ..., allocation_id: _Optional[str] = ..., reason: _Optional[str] = ..., recovery: _Optional[_Union[ShardRecovery, _Mapping]] = ..., primary_term: _Optional[int] = ..., in_sync: _Optional[bool] = ...) -> None: ...
 
 class ShardRecovery(_message.Message):
     __slots__ = ("stage", "ops", "ops_total", "bytes", "bytes_total", "elapsed")
