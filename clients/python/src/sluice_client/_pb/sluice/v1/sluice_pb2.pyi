@@ -34,6 +34,7 @@ class BulkAction(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     BULK_ACTION_CREATE: _ClassVar[BulkAction]
     BULK_ACTION_DELETE: _ClassVar[BulkAction]
     BULK_ACTION_UPDATE_DOC_VALUES: _ClassVar[BulkAction]
+    BULK_ACTION_UPDATE: _ClassVar[BulkAction]
 
 class BulkItemStatus(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -43,6 +44,7 @@ class BulkItemStatus(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     BULK_ITEM_STATUS_DELETED: _ClassVar[BulkItemStatus]
     BULK_ITEM_STATUS_NOT_FOUND: _ClassVar[BulkItemStatus]
     BULK_ITEM_STATUS_ERROR: _ClassVar[BulkItemStatus]
+    BULK_ITEM_STATUS_NOOP: _ClassVar[BulkItemStatus]
 
 class TotalHitsRelation(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -108,12 +110,14 @@ BULK_ACTION_INDEX: BulkAction
 BULK_ACTION_CREATE: BulkAction
 BULK_ACTION_DELETE: BulkAction
 BULK_ACTION_UPDATE_DOC_VALUES: BulkAction
+BULK_ACTION_UPDATE: BulkAction
 BULK_ITEM_STATUS_UNSPECIFIED: BulkItemStatus
 BULK_ITEM_STATUS_CREATED: BulkItemStatus
 BULK_ITEM_STATUS_UPDATED: BulkItemStatus
 BULK_ITEM_STATUS_DELETED: BulkItemStatus
 BULK_ITEM_STATUS_NOT_FOUND: BulkItemStatus
 BULK_ITEM_STATUS_ERROR: BulkItemStatus
+BULK_ITEM_STATUS_NOOP: BulkItemStatus
 TOTAL_HITS_RELATION_UNSPECIFIED: TotalHitsRelation
 TOTAL_HITS_RELATION_EQ: TotalHitsRelation
 TOTAL_HITS_RELATION_GTE: TotalHitsRelation
@@ -284,18 +288,22 @@ class ListAliasesResponse(_message.Message):
     def __init__(self, aliases: _Optional[_Iterable[_Union[AliasInfo, _Mapping]]] = ...) -> None: ...
 
 class BulkItem(_message.Message):
-    __slots__ = ("action", "index", "id", "source", "routing")
+    __slots__ = ("action", "index", "id", "source", "routing", "upsert", "doc_as_upsert")
     ACTION_FIELD_NUMBER: _ClassVar[int]
     INDEX_FIELD_NUMBER: _ClassVar[int]
     ID_FIELD_NUMBER: _ClassVar[int]
     SOURCE_FIELD_NUMBER: _ClassVar[int]
     ROUTING_FIELD_NUMBER: _ClassVar[int]
+    UPSERT_FIELD_NUMBER: _ClassVar[int]
+    DOC_AS_UPSERT_FIELD_NUMBER: _ClassVar[int]
     action: BulkAction
     index: str
     id: str
     source: bytes
     routing: str
-    def __init__(self, action: _Optional[_Union[BulkAction, str]] = ..., index: _Optional[str] = ..., id: _Optional[str] = ..., source: _Optional[bytes] = ..., routing: _Optional[str] = ...) -> None: ...
+    upsert: bytes
+    doc_as_upsert: bool
+    def __init__(self, action: _Optional[_Union[BulkAction, str]] = ..., index: _Optional[str] = ..., id: _Optional[str] = ..., source: _Optional[bytes] = ..., routing: _Optional[str] = ..., upsert: _Optional[bytes] = ..., doc_as_upsert: _Optional[bool] = ...) -> None: ...
 
 class BulkRequest(_message.Message):
     __slots__ = ("index", "items", "refresh", "timeout")
@@ -348,7 +356,7 @@ class BulkStreamRequest(_message.Message):
     def __init__(self, index: _Optional[str] = ..., items: _Optional[_Iterable[_Union[BulkItem, _Mapping]]] = ..., refresh: _Optional[_Union[RefreshPolicy, str]] = ...) -> None: ...
 
 class BulkStreamResponse(_message.Message):
-    __slots__ = ("total", "created", "updated", "deleted", "not_found", "failed", "failures", "took")
+    __slots__ = ("total", "created", "updated", "deleted", "not_found", "failed", "failures", "took", "noop")
     TOTAL_FIELD_NUMBER: _ClassVar[int]
     CREATED_FIELD_NUMBER: _ClassVar[int]
     UPDATED_FIELD_NUMBER: _ClassVar[int]
@@ -357,6 +365,7 @@ class BulkStreamResponse(_message.Message):
     FAILED_FIELD_NUMBER: _ClassVar[int]
     FAILURES_FIELD_NUMBER: _ClassVar[int]
     TOOK_FIELD_NUMBER: _ClassVar[int]
+    NOOP_FIELD_NUMBER: _ClassVar[int]
     total: int
     created: int
     updated: int
@@ -365,7 +374,8 @@ class BulkStreamResponse(_message.Message):
     failed: int
     failures: _containers.RepeatedCompositeFieldContainer[BulkStreamFailure]
     took: _duration_pb2.Duration
-    def __init__(self, total: _Optional[int] = ..., created: _Optional[int] = ..., updated: _Optional[int] = ..., deleted: _Optional[int] = ..., not_found: _Optional[int] = ..., failed: _Optional[int] = ..., failures: _Optional[_Iterable[_Union[BulkStreamFailure, _Mapping]]] = ..., took: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ...) -> None: ...
+    noop: int
+    def __init__(self, total: _Optional[int] = ..., created: _Optional[int] = ..., updated: _Optional[int] = ..., deleted: _Optional[int] = ..., not_found: _Optional[int] = ..., failed: _Optional[int] = ..., failures: _Optional[_Iterable[_Union[BulkStreamFailure, _Mapping]]] = ..., took: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., noop: _Optional[int] = ...) -> None: ...
 
 class BulkStreamFailure(_message.Message):
     __slots__ = ("position", "result")
@@ -410,7 +420,7 @@ class PointInTime(_message.Message):
     def __init__(self, id: _Optional[str] = ..., keep_alive: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ...) -> None: ...
 
 class SearchRequest(_message.Message):
-    __slots__ = ("indices", "query", "size", "sort", "search_after", "pit", "track_total_hits", "timeout", "fetch_source", "routing")
+    __slots__ = ("indices", "query", "size", "sort", "search_after", "pit", "track_total_hits", "timeout", "fetch_source", "routing", "docvalue_fields")
     INDICES_FIELD_NUMBER: _ClassVar[int]
     QUERY_FIELD_NUMBER: _ClassVar[int]
     SIZE_FIELD_NUMBER: _ClassVar[int]
@@ -422,6 +432,7 @@ class SearchRequest(_message.Message):
     TIMEOUT_FIELD_NUMBER: _ClassVar[int]
     FETCH_SOURCE_FIELD_NUMBER: _ClassVar[int]
     ROUTING_FIELD_NUMBER: _ClassVar[int]
+    DOCVALUE_FIELDS_FIELD_NUMBER: _ClassVar[int]
     indices: _containers.RepeatedScalarFieldContainer[str]
     query: _query_pb2.Query
     size: int
@@ -432,7 +443,8 @@ class SearchRequest(_message.Message):
     timeout: _duration_pb2.Duration
     fetch_source: bool
     routing: str
-    def __init__(self, indices: _Optional[_Iterable[str]] = ..., query: _Optional[_Union[_query_pb2.Query, _Mapping]] = ..., size: _Optional[int] = ..., sort: _Optional[_Iterable[_Union[_query_pb2.SortField, _Mapping]]] = ..., search_after: _Optional[_Union[_query_pb2.SearchAfter, _Mapping]] = ..., pit: _Optional[_Union[PointInTime, _Mapping]] = ..., track_total_hits: _Optional[int] = ..., timeout: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., fetch_source: _Optional[bool] = ..., routing: _Optional[str] = ..., **kwargs) -> None: ...
+    docvalue_fields: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, indices: _Optional[_Iterable[str]] = ..., query: _Optional[_Union[_query_pb2.Query, _Mapping]] = ..., size: _Optional[int] = ..., sort: _Optional[_Iterable[_Union[_query_pb2.SortField, _Mapping]]] = ..., search_after: _Optional[_Union[_query_pb2.SearchAfter, _Mapping]] = ..., pit: _Optional[_Union[PointInTime, _Mapping]] = ..., track_total_hits: _Optional[int] = ..., timeout: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., fetch_source: _Optional[bool] = ..., routing: _Optional[str] = ..., docvalue_fields: _Optional[_Iterable[str]] = ..., **kwargs) -> None: ...
 
 class TotalHits(_message.Message):
     __slots__ = ("value", "relation")
@@ -443,7 +455,14 @@ class TotalHits(_message.Message):
     def __init__(self, value: _Optional[int] = ..., relation: _Optional[_Union[TotalHitsRelation, str]] = ...) -> None: ...
 
 class Hit(_message.Message):
-    __slots__ = ("index", "id", "score", "source", "sort", "shard", "routing")
+    __slots__ = ("index", "id", "score", "source", "sort", "shard", "routing", "fields")
+    class FieldsEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: _types_pb2.SortValue
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[_Union[_types_pb2.SortValue, _Mapping]] = ...) -> None: ...
     INDEX_FIELD_NUMBER: _ClassVar[int]
     ID_FIELD_NUMBER: _ClassVar[int]
     SCORE_FIELD_NUMBER: _ClassVar[int]
@@ -451,6 +470,7 @@ class Hit(_message.Message):
     SORT_FIELD_NUMBER: _ClassVar[int]
     SHARD_FIELD_NUMBER: _ClassVar[int]
     ROUTING_FIELD_NUMBER: _ClassVar[int]
+    FIELDS_FIELD_NUMBER: _ClassVar[int]
     index: str
     id: str
     score: float
@@ -458,7 +478,8 @@ class Hit(_message.Message):
     sort: _containers.RepeatedCompositeFieldContainer[_types_pb2.SortValue]
     shard: int
     routing: str
-    def __init__(self, index: _Optional[str] = ..., id: _Optional[str] = ..., score: _Optional[float] = ..., source: _Optional[bytes] = ..., sort: _Optional[_Iterable[_Union[_types_pb2.SortValue, _Mapping]]] = ..., shard: _Optional[int] = ..., routing: _Optional[str] = ...) -> None: ...
+    fields: _containers.MessageMap[str, _types_pb2.SortValue]
+    def __init__(self, index: _Optional[str] = ..., id: _Optional[str] = ..., score: _Optional[float] = ..., source: _Optional[bytes] = ..., sort: _Optional[_Iterable[_Union[_types_pb2.SortValue, _Mapping]]] = ..., shard: _Optional[int] = ..., routing: _Optional[str] = ..., fields: _Optional[_Mapping[str, _types_pb2.SortValue]] = ...) -> None: ...
 
 class SearchResponse(_message.Message):
     __slots__ = ("total", "hits", "max_score", "shards", "timed_out", "took", "pit_id")
