@@ -195,6 +195,9 @@ type Engine struct {
 // Result is the outcome of Index or Delete.
 type Result struct {
 	SeqNo int64
+	// Term is the primary term the operation was logged with (what a
+	// primary sends its replicas with it).
+	Term int64
 	// Created (Index): no live doc with the id existed before.
 	Created bool
 	// Found (Delete): a live doc with the id existed.
@@ -332,7 +335,7 @@ func (e *Engine) index(ctx context.Context, b *Bulk, id, routing, source []byte)
 		return Result{}, err
 	}
 	e.refresher.checkBuffered()
-	return Result{SeqNo: seq, Created: created}, nil
+	return Result{SeqNo: seq, Term: term, Created: created}, nil
 }
 
 // Create indexes source under id only if no live document has the id
@@ -365,7 +368,7 @@ func (e *Engine) create(ctx context.Context, b *Bulk, id, routing, source []byte
 		return Result{}, err
 	}
 	e.refresher.checkBuffered()
-	return Result{SeqNo: seq, Created: true}, nil
+	return Result{SeqNo: seq, Term: term, Created: true}, nil
 }
 
 // parse fills a pooled Document; the caller puts it back.
@@ -408,7 +411,7 @@ func (e *Engine) delete(ctx context.Context, b *Bulk, id []byte) (Result, error)
 		return Result{}, err
 	}
 	e.refresher.checkBuffered()
-	return Result{SeqNo: seq, Found: found}, nil
+	return Result{SeqNo: seq, Term: term, Found: found}, nil
 }
 
 // Refresh makes every completed operation searchable now, applying deletes.

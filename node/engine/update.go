@@ -55,7 +55,7 @@ func (e *Engine) updateDocValues(ctx context.Context, b *Bulk, id, fields []byte
 		return Result{}, err
 	}
 	e.refresher.checkBuffered()
-	return Result{SeqNo: seq, Found: true}, nil
+	return Result{SeqNo: seq, Term: term, Found: true}, nil
 }
 
 func (e *Engine) parseDocValues(id, fields []byte) ([]mapping.DocValueUpdate, error) {

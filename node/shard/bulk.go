@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/sluice-search/sluice/node/engine"
+	"github.com/sluice-search/sluice/node/engine/translog"
 )
 
 // ErrInvalid marks an operation the shard cannot apply as asked (a bulk
@@ -17,33 +18,99 @@ var ErrInvalid = errors.New("invalid request")
 
 // Batch groups writes to a shard under one durability point: they are
 // applied as they come and durable once Sync returns (one translog fsync
-// for the batch, engine.Bulk). Safe for concurrent use.
+// for the batch, engine.Bulk) — on the primary and, when the shard has a
+// Replicator, on every in-sync replica. Safe for concurrent use.
 type Batch struct {
-	s *Shard
-	b *engine.Bulk
+	s   *Shard
+	b   *engine.Bulk
+	err error // a replica copy refuses writes
+
+	mu  sync.Mutex
+	ops []translog.Op // what the replicas get at Sync
 }
 
-// NewBatch starts a batch of writes.
-func (s *Shard) NewBatch() *Batch { return &Batch{s: s, b: s.eng.NewBulk()} }
+// NewBatch starts a batch of writes. On a replica copy every write of it
+// fails with ErrNotPrimary.
+func (s *Shard) NewBatch() *Batch {
+	if s.rep != nil {
+		return &Batch{s: s, err: s.notPrimary()}
+	}
+	return &Batch{s: s, b: s.eng.NewBulk()}
+}
 
 // Index is Shard.IndexDoc, durable at Sync: source under id, with a custom
 // routing value (nil: routed by id) the engine stores with it.
 func (b *Batch) Index(ctx context.Context, id, routing, source []byte, createOnly bool) (engine.Result, error) {
-	return b.s.indexVia(ctx, b.b, id, routing, source, createOnly)
+	if b.err != nil {
+		return engine.Result{}, b.err
+	}
+	res, err := b.s.indexVia(ctx, b.b, id, routing, source, createOnly)
+	if err == nil {
+		b.logged(translog.Op{Type: translog.OpIndex, ID: id, Routing: routing, Source: source}, res)
+	}
+	return res, err
 }
 
 // Delete is Shard.DeleteDoc, durable at Sync.
 func (b *Batch) Delete(ctx context.Context, id []byte) (engine.Result, error) {
-	return b.b.Delete(ctx, id)
+	if b.err != nil {
+		return engine.Result{}, b.err
+	}
+	res, err := b.b.Delete(ctx, id)
+	if err == nil {
+		b.logged(translog.Op{Type: translog.OpDelete, ID: id}, res)
+	}
+	return res, err
 }
 
 // UpdateDocValues is Engine.UpdateDocValues, durable at Sync.
 func (b *Batch) UpdateDocValues(ctx context.Context, id, fields []byte) (engine.Result, error) {
-	return b.b.UpdateDocValues(ctx, id, fields)
+	if b.err != nil {
+		return engine.Result{}, b.err
+	}
+	res, err := b.b.UpdateDocValues(ctx, id, fields)
+	if err == nil {
+		b.logged(translog.Op{Type: translog.OpUpdateDocValues, ID: id, Source: fields}, res)
+	}
+	return res, err
 }
 
-// Sync makes every write of the batch durable.
-func (b *Batch) Sync(ctx context.Context) error { return b.b.Sync(ctx) }
+// logged keeps an applied operation for the replicas, as the primary's
+// translog holds it.
+func (b *Batch) logged(op translog.Op, res engine.Result) {
+	if b.s.replicator() == nil {
+		return
+	}
+	op.SeqNo, op.PrimaryTerm = uint64(res.SeqNo), uint64(res.Term)
+	b.mu.Lock()
+	b.ops = append(b.ops, op)
+	b.mu.Unlock()
+}
+
+// Sync makes every write of the batch durable: the primary's fsync runs
+// while the replicas append the operations (Replicator.Replicate), and
+// Sync returns once both are done. An error means nothing of the batch
+// may be acknowledged.
+func (b *Batch) Sync(ctx context.Context) error {
+	if b.err != nil {
+		return b.err
+	}
+	b.mu.Lock()
+	ops := b.ops
+	b.ops = nil
+	b.mu.Unlock()
+	var replicated func() error
+	if r := b.s.replicator(); r != nil && len(ops) > 0 {
+		replicated = r.Replicate(ctx, ops)
+	}
+	err := b.b.Sync(ctx)
+	if replicated != nil {
+		if rerr := replicated(); rerr != nil {
+			err = errors.Join(err, fmt.Errorf("shard %v: %w", b.s.id, rerr))
+		}
+	}
+	return err
+}
 
 // OpKind is what a bulk operation does.
 type OpKind uint8
@@ -98,6 +165,9 @@ const (
 // in its OpResult. An error return means nothing may be acknowledged: the
 // ops are applied but not durable, or durable but not visible as asked.
 func (s *Shard) Bulk(ctx context.Context, ops []Op, refresh Refresh) ([]OpResult, error) {
+	if s.rep != nil {
+		return nil, s.notPrimary()
+	}
 	results := make([]OpResult, len(ops))
 	b := s.NewBatch()
 	if par := min(s.bulkParallelism, len(ops)); par <= 1 {
@@ -131,6 +201,11 @@ func (s *Shard) Bulk(ctx context.Context, ops []Op, refresh Refresh) ([]OpResult
 		_, err = s.eng.Refresh(ctx)
 	case RefreshWaitFor:
 		err = s.eng.WaitForGeneration(ctx, maxSeq)
+	}
+	if r := s.replicator(); err == nil && r != nil && refresh != RefreshNone {
+		// Visible on every in-sync copy that serves searches, not only
+		// here (docs/replication.md, refresh=wait_for).
+		err = r.WaitVisible(ctx, maxSeq)
 	}
 	if err != nil {
 		// The writes are applied; only visibility is unconfirmed.

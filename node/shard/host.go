@@ -55,6 +55,17 @@ type Meta struct {
 	// Recovery, if set, follows the open: stage and translog replay
 	// progress (engine.Recovery), read by the node while Open runs.
 	Recovery *engine.Recovery
+	// PrimaryTerm is the shard's primary term in the routing table (0:
+	// whatever the copy knows). A primary logs its operations with it; a
+	// replica refuses operations of older terms.
+	PrimaryTerm int64
+	// Replicator, if set, is the primary's replication group: its writes
+	// are replicated through it from the start (Shard.SetReplicator).
+	Replicator Replicator
+	// MergedSegmentPreCopy, if set, runs on a primary for each merged
+	// segment before the merge commits (engine.Options), to pre-copy it
+	// to the replicas.
+	MergedSegmentPreCopy func(ctx context.Context, files []engine.FileMeta) error
 }
 
 // HostOptions configure a Host.
@@ -172,8 +183,19 @@ func (h *Host) lock(id ID) func() {
 }
 
 // Open opens the shard (recovering it from its last commit, or creating
-// it). Opening an open shard only updates its mapping.
-func (h *Host) Open(ctx context.Context, meta Meta) (*Shard, error) {
+// it) as a primary copy. Opening an open shard only updates its mapping;
+// a replica copy open here is an error (Promote turns it into a primary).
+func (h *Host) Open(ctx context.Context, meta Meta) (*Shard, error) { return h.open(ctx, meta, false) }
+
+// OpenReplica opens the shard as a replica copy (engine.OpenReplica over
+// its last commit and translog, or empty): it indexes nothing and serves
+// searches from what its primary sends (node/replication). Opening an
+// open replica only updates its mapping; a primary open here is an error.
+func (h *Host) OpenReplica(ctx context.Context, meta Meta) (*Shard, error) {
+	return h.open(ctx, meta, true)
+}
+
+func (h *Host) open(ctx context.Context, meta Meta, replica bool) (*Shard, error) {
 	if meta.IndexUUID == "" || meta.Shard < 0 || filepath.Base(meta.IndexUUID) != meta.IndexUUID {
 		return nil, fmt.Errorf("shard: invalid shard id %v", meta.ID)
 	}
@@ -183,6 +205,9 @@ func (h *Host) Open(ctx context.Context, meta Meta) (*Shard, error) {
 		return nil, fmt.Errorf("shard %v: not reopened until its data is deleted: %w", meta.ID, err)
 	}
 	if s := h.lookup(meta.ID); s != nil {
+		if (s.rep != nil) != replica {
+			return nil, fmt.Errorf("shard %v: open here in another role (replica: %v)", meta.ID, s.rep != nil)
+		}
 		if meta.Mapping != nil {
 			if err := s.setMapping(meta.Mapping); err != nil {
 				h.opts.Logger.Warn("shard: mapping not applied", "shard", meta.ID, "err", err)
@@ -190,40 +215,98 @@ func (h *Host) Open(ctx context.Context, meta Meta) (*Shard, error) {
 		}
 		return s, nil
 	}
+	s, opts, err := h.newShard(meta)
+	if err != nil {
+		return nil, err
+	}
+	if replica {
+		s.SetReplicator(nil)
+		if s.rep, err = engine.OpenReplica(ctx, opts); err != nil {
+			return nil, fmt.Errorf("shard %v: open replica: %w", meta.ID, err)
+		}
+		h.add(s)
+		s.logger.Info("replica copy opened", "term", s.rep.PrimaryTerm(), "state", fmt.Sprintf("%+v", s.rep.State()))
+		return s, nil
+	}
+	if s.eng, err = engine.Open(ctx, opts); err != nil {
+		return nil, fmt.Errorf("shard %v: open: %w", meta.ID, err)
+	}
+	h.add(s)
+	s.logger.Info("shard opened", "docs", s.eng.Stats().NumDocs, "term", s.eng.PrimaryTerm())
+	return s, nil
+}
+
+// newShard is a Shard of meta, not yet open, and the engine options to
+// open it with.
+func (h *Host) newShard(meta Meta) (*Shard, engine.Options, error) {
 	m := meta.Mapping
 	if m == nil {
 		var err error
 		if m, err = mapping.New(mapping.DynamicDefault, nil); err != nil {
-			return nil, err
+			return nil, engine.Options{}, err
 		}
 	}
 	s := &Shard{id: meta.ID, index: meta.Index, path: h.Path(meta.ID), updater: h.opts.Updater,
 		logger: h.opts.Logger.With("shard", meta.ID.String()), pinned: h.pinned,
 		bulkParallelism: h.opts.BulkParallelism, bulkSeed: h.bulkSeed, refreshInterval: meta.RefreshInterval}
-	s.mapping.Store(m)
+	s.docs = newDocMapping(m)
+	s.SetReplicator(meta.Replicator)
 	if err := os.MkdirAll(s.path, 0o755); err != nil {
-		return nil, fmt.Errorf("shard %v: %w", meta.ID, err)
+		return nil, engine.Options{}, fmt.Errorf("shard %v: %w", meta.ID, err)
 	}
 	ram := meta.RAMBufferBytes
 	if ram == 0 {
 		ram = h.opts.RAMBufferBytes
 	}
-	eng, err := engine.Open(ctx, engine.Options{Path: s.path, Codec: h.opts.Codec, Parser: docParser{s},
+	return s, engine.Options{Path: s.path, Codec: h.opts.Codec, Parser: docParser{s.docs},
 		RAMBufferBytes: ram, RefreshInterval: meta.RefreshInterval, Logger: s.logger,
-		OnFailure: func(err error) { h.shardFailed(s, err) },
+		OnFailure: func(err error) { h.shardFailed(s, err) }, PrimaryTerm: meta.PrimaryTerm,
+		MergedSegmentPreCopy: meta.MergedSegmentPreCopy,
 		TranslogOptions: engine.TranslogOptions{Durability: meta.Durability, SyncInterval: meta.SyncInterval,
-			CommitTranslogBytes: h.opts.CommitTranslogBytes, Recovery: meta.Recovery}})
-	if err != nil {
-		return nil, fmt.Errorf("shard %v: open: %w", meta.ID, err)
-	}
-	s.eng = eng
+			CommitTranslogBytes: h.opts.CommitTranslogBytes, Recovery: meta.Recovery}}, nil
+}
+
+// add makes an open shard the host's.
+func (h *Host) add(s *Shard) {
 	h.mu.Lock()
-	h.shards[meta.ID] = s
+	h.shards[s.id] = s
 	if h.scrubber == nil {
 		h.scrubber = engine.NewScrubber(h.opts.Scrub, h.engines)
 	}
 	h.mu.Unlock()
-	s.logger.Info("shard opened", "docs", eng.Stats().NumDocs)
+}
+
+// Promote turns the open replica copy of a shard into its primary of term
+// (engine.Replica.Promote: sealed, committed, reopened as an engine that
+// replays its translog above the global checkpoint), with replicator as
+// its replication group. The replica's Shard is replaced by the
+// primary's: readers pinned on the replica are released. On error the
+// shard is closed; reopen it to retry.
+func (h *Host) Promote(ctx context.Context, id ID, term int64, replicator Replicator) (*Shard, error) {
+	unlock := h.lock(id)
+	defer unlock()
+	old := h.lookup(id)
+	if old == nil {
+		return nil, fmt.Errorf("shard %v: %w", id, ErrNotHere)
+	}
+	if old.rep == nil {
+		return nil, fmt.Errorf("shard %v: already a primary", id)
+	}
+	h.take(id)
+	old.closed.Store(true)
+	s := &Shard{id: old.id, index: old.index, path: old.path, updater: old.updater, logger: old.logger,
+		pinned: old.pinned, bulkParallelism: old.bulkParallelism, bulkSeed: old.bulkSeed,
+		refreshInterval: old.refreshInterval}
+	s.docs = old.docs // the engine the replica opens parses with them
+	s.SetReplicator(replicator)
+	eng, err := old.rep.Promote(ctx, term)
+	if err != nil {
+		return nil, fmt.Errorf("shard %v: promote to term %d: %w", id, term, err)
+	}
+	s.eng = eng
+	h.add(s)
+	s.SetRefreshInterval(s.refreshInterval)
+	s.logger.Info("replica copy promoted to primary", "term", term, "docs", eng.Stats().NumDocs, "max_seq_no", eng.Writer().MaxSeqNo())
 	return s, nil
 }
 
@@ -234,8 +317,10 @@ func (h *Host) Get(id ID) (*Shard, error) {
 	if s == nil {
 		return nil, fmt.Errorf("shard %v: %w", id, ErrNotHere)
 	}
-	if err := s.eng.Failure(); err != nil {
-		return nil, fmt.Errorf("shard %v: %w: %w", id, ErrFailed, err)
+	if s.eng != nil {
+		if err := s.eng.Failure(); err != nil {
+			return nil, fmt.Errorf("shard %v: %w: %w", id, ErrFailed, err)
+		}
 	}
 	return s, nil
 }
@@ -318,7 +403,11 @@ func (h *Host) SetRefreshInterval(indexUUID string, d time.Duration) {
 // unchanged) of an index's open shards.
 func (h *Host) SetDurability(indexUUID string, d translog.Durability, syncInterval time.Duration) {
 	for _, s := range h.Shards() {
-		if s.id.IndexUUID == indexUUID {
+		switch {
+		case s.id.IndexUUID != indexUUID:
+		case s.rep != nil:
+			s.rep.SetDurability(d, syncInterval)
+		default:
 			s.eng.SetDurability(d, syncInterval)
 		}
 	}
@@ -358,6 +447,19 @@ func (s *Shard) close(ctx context.Context, commit bool) error {
 	if !s.closed.CompareAndSwap(false, true) {
 		return nil
 	}
+	if s.rep != nil {
+		var err error
+		if commit {
+			if _, cerr := s.rep.Commit(ctx); cerr != nil {
+				err = fmt.Errorf("shard %v: commit replica: %w", s.id, cerr)
+			}
+		}
+		if cerr := s.rep.Close(ctx); cerr != nil {
+			err = errors.Join(err, fmt.Errorf("shard %v: close replica: %w", s.id, cerr))
+		}
+		s.logger.Info("replica copy closed", "committed", commit, "err", err)
+		return err
+	}
 	var err error
 	if commit && s.eng.Failure() == nil { // a failed engine commits nothing
 		if _, cerr := s.eng.Commit(ctx, engine.CommitOptions{}); cerr != nil {
@@ -374,9 +476,11 @@ func (s *Shard) close(ctx context.Context, commit bool) error {
 // engines lists the open shards' engines (the scrubber's view).
 func (h *Host) engines() []*engine.Engine {
 	shards := h.Shards()
-	out := make([]*engine.Engine, len(shards))
-	for i, s := range shards {
-		out[i] = s.eng
+	out := make([]*engine.Engine, 0, len(shards))
+	for _, s := range shards {
+		if s.eng != nil { // replicas verify what they fetch (engine.VerifyFiles)
+			out = append(out, s.eng)
+		}
 	}
 	return out
 }
@@ -415,6 +519,9 @@ func (h *Host) Verify(ctx context.Context, id ID, opts engine.VerifyOptions) (en
 	s := h.lookup(id)
 	if s == nil {
 		return engine.VerifyResult{}, fmt.Errorf("shard %v: %w", id, ErrNotHere)
+	}
+	if s.rep != nil {
+		return engine.VerifyResult{}, fmt.Errorf("shard %v: verify runs on the primary copy (a replica checks every file it fetches): %w", id, ErrNotPrimary)
 	}
 	res, err := s.eng.Verify(ctx, opts)
 	if err != nil {

@@ -74,6 +74,9 @@ func (c hostCollector) Collect(ch chan<- prometheus.Metric) {
 }
 
 func collectShard(ch chan<- prometheus.Metric, s *Shard, lv []string) {
+	if s.rep != nil {
+		return // a replica indexes nothing: the engine's counters are a primary's
+	}
 	st := s.eng.Stats()
 	tl := s.eng.TranslogStats()
 	gauge := func(d *prometheus.Desc, v float64) {

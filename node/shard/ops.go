@@ -11,51 +11,93 @@ import (
 
 // Acquire returns the shard's latest reader; the caller releases it. For a
 // reader that later calls must find again, PinReader.
-func (s *Shard) Acquire() *engine.Reader { return s.eng.Acquire() }
+func (s *Shard) Acquire() *engine.Reader {
+	if s.rep != nil {
+		return s.rep.Acquire()
+	}
+	return s.eng.Acquire()
+}
 
-// Refresh makes every write so far visible to search.
+// Refresh makes every write so far visible to search. On a replica it
+// does nothing: what it shows follows its primary's refreshes.
 func (s *Shard) Refresh(ctx context.Context) error {
+	if s.rep != nil {
+		return nil
+	}
 	_, err := s.eng.Refresh(ctx)
 	return err
 }
 
 // Get reads a document by id: from the latest reader, or with realtime
-// from the writes not yet refreshed too.
+// from the writes not yet refreshed too (a primary's only: on a replica
+// ErrNotPrimary).
 func (s *Shard) Get(ctx context.Context, id []byte, realtime bool) (doc index.StoredDoc, found bool, err error) {
+	if s.rep != nil {
+		if realtime {
+			return index.StoredDoc{}, false, s.notPrimary()
+		}
+		return s.rep.GetDocument(id)
+	}
 	return s.eng.GetDocument(ctx, id, engine.GetOptions{Realtime: realtime})
 }
 
 // Commit makes every write durable in the index files (not only in the
-// translog) and returns the commit point.
+// translog) and returns the commit point; a replica commits its installed
+// checkpoint.
 func (s *Shard) Commit(ctx context.Context) (*engine.SegmentInfos, error) {
+	if s.rep != nil {
+		return s.rep.Commit(ctx)
+	}
 	return s.eng.Commit(ctx, engine.CommitOptions{})
 }
 
 // AddIndexes adds the segments of another shard's reader (a segment copy
-// of a reindex): see engine.AddIndexes.
+// of a reindex): see engine.AddIndexes. A primary's only.
 func (s *Shard) AddIndexes(ctx context.Context, src *engine.Reader, opts engine.AddIndexesOptions) (engine.AddIndexesResult, error) {
+	if s.rep != nil {
+		return engine.AddIndexesResult{}, s.notPrimary()
+	}
 	return s.eng.AddIndexes(ctx, src, opts)
 }
 
 // Marker reports whether a commit of the shard carries marker (an
-// AddIndexes that already happened), and the docs it recorded.
-func (s *Shard) Marker(marker string) (docs int, ok bool) { return s.eng.Writer().AddMarker(marker) }
+// AddIndexes that already happened), and the docs it recorded (a
+// primary's; a replica reports none).
+func (s *Shard) Marker(marker string) (docs int, ok bool) {
+	if s.rep != nil {
+		return 0, false
+	}
+	return s.eng.Writer().AddMarker(marker)
+}
 
 // Empty reports that no document was ever written to the shard, buffered
 // or not.
 func (s *Shard) Empty() bool {
-	rd := s.eng.Acquire()
+	rd := s.Acquire()
 	defer rd.Release()
+	if s.rep != nil {
+		return rd.MaxDoc() == 0 && s.rep.State().MaxSeqNo <= 0
+	}
 	return rd.MaxDoc() == 0 && s.eng.Writer().MaxSeqNo() == 0
 }
 
 // TranslogStats are the shard's translog counters (syncs, retained
 // operations and bytes).
-func (s *Shard) TranslogStats() translog.Stats { return s.eng.TranslogStats() }
+func (s *Shard) TranslogStats() translog.Stats {
+	if s.rep != nil {
+		return s.rep.TranslogStats()
+	}
+	return s.eng.TranslogStats()
+}
 
 // Recovery is how the shard's open recovered from its last commit and
-// translog: stage, operations replayed.
-func (s *Shard) Recovery() engine.RecoveryProgress { return s.eng.Recovery().Progress() }
+// translog: stage, operations replayed (a replica's open replays nothing).
+func (s *Shard) Recovery() engine.RecoveryProgress {
+	if s.rep != nil {
+		return engine.RecoveryProgress{Stage: engine.RecoveryDone}
+	}
+	return s.eng.Recovery().Progress()
+}
 
 // Stats are a shard's counters, as ShardStats reports them.
 type Stats struct {
@@ -68,6 +110,15 @@ type Stats struct {
 
 // Stats returns the shard's counters.
 func (s *Shard) Stats() Stats {
+	if s.rep != nil {
+		st := s.rep.Stats()
+		out := Stats{NumDocs: int64(st.NumDocs), DeletedDocs: int64(st.DeletedDocs), Segments: st.Segments,
+			SizeBytes: st.SegmentBytes, MaxSeqNo: st.MaxSeqNo, DurableSeqNo: -1}
+		if c := s.rep.LastCommit(); c != nil {
+			out.DurableSeqNo = c.SeqNo
+		}
+		return out
+	}
 	st := s.eng.Stats()
 	out := Stats{NumDocs: int64(st.NumDocs), DeletedDocs: int64(st.DeletedDocs), Segments: st.Segments,
 		SizeBytes: st.SegmentBytes, MaxSeqNo: st.SeqNo, DurableSeqNo: -1}
@@ -83,7 +134,7 @@ func (s *Shard) SetRefreshInterval(d time.Duration) {
 	s.refreshMu.Lock()
 	defer s.refreshMu.Unlock()
 	s.refreshInterval = d
-	if s.refreshPauses == 0 {
+	if s.refreshPauses == 0 && s.rep == nil {
 		s.eng.SetRefreshInterval(effectiveInterval(d))
 	}
 }
@@ -95,14 +146,14 @@ func (s *Shard) PauseRefresh() (resume func()) {
 	s.refreshMu.Lock()
 	defer s.refreshMu.Unlock()
 	s.refreshPauses++
-	if s.refreshPauses == 1 {
+	if s.refreshPauses == 1 && s.rep == nil {
 		s.eng.SetRefreshInterval(-1)
 	}
 	return func() {
 		s.refreshMu.Lock()
 		defer s.refreshMu.Unlock()
 		s.refreshPauses--
-		if s.refreshPauses == 0 {
+		if s.refreshPauses == 0 && s.rep == nil {
 			s.eng.SetRefreshInterval(effectiveInterval(s.refreshInterval))
 		}
 	}

@@ -116,7 +116,7 @@ func (r *PinnedReader) Unpin() { r.shard.pinned.unpin(r.shard, r.id) }
 // use; it is returned in use (call Done). Beyond the node's cap it fails
 // with ErrTooManyReaders.
 func (s *Shard) PinReader(keepAlive time.Duration) (*PinnedReader, error) {
-	return s.pinned.pin(s, s.eng.Acquire(), keepAlive)
+	return s.pinned.pin(s, s.Acquire(), keepAlive)
 }
 
 // Reader returns the shard's pinned reader id in use (call Done),

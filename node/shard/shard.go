@@ -47,12 +47,22 @@ type MappingUpdater interface {
 // document needs more only while others keep racing it.
 const maxMappingRetries = 8
 
-// Shard is one open shard: its engine and its mapping.
+// ErrNotPrimary refuses a write (or a realtime get) on a replica copy:
+// only the primary indexes (docs/replication.md). The caller routes it to
+// the primary, which may be moving: retrying is right.
+var ErrNotPrimary = errors.New("shard copy is a replica: writes go to the primary")
+
+// Shard is one open shard copy: a primary's engine, or a replica (kept
+// current by its primary, it indexes nothing), and its mapping. A copy's
+// role is fixed for the Shard's life: Host.Promote replaces a replica's
+// Shard with a primary's.
 type Shard struct {
 	id      ID
 	index   string
 	path    string
-	eng     *engine.Engine
+	eng     *engine.Engine  // a primary's; nil on a replica
+	rep     *engine.Replica // a replica's; nil on a primary
+	repl    atomic.Pointer[replicatorRef]
 	updater MappingUpdater
 	logger  *slog.Logger
 	pinned  *pinned // the node's pinned readers
@@ -61,10 +71,10 @@ type Shard struct {
 	bulkSeed        maphash.Seed
 	updateLocks     [updateStripes]sync.Mutex // partial updates, by id (update.go)
 
-	mapping  atomic.Pointer[mapping.Mapping]
-	parsers  sync.Pool // *mapping.Parser
-	updateMu sync.Mutex
-	closed   atomic.Bool
+	// docs is the mapping and its parsers; a promoted replica's primary
+	// shares its replica's (its engine parses with them).
+	docs   *docMapping
+	closed atomic.Bool
 
 	refreshMu sync.Mutex
 	// refreshInterval is the index's setting (0: the default, negative:
@@ -79,8 +89,33 @@ func (s *Shard) ID() ID { return s.id }
 // Index returns the name of the index the shard belongs to.
 func (s *Shard) Index() string { return s.index }
 
+// Primary reports whether the copy is its shard's primary (it indexes).
+func (s *Shard) Primary() bool { return s.rep == nil }
+
+// Engine is a primary's engine, nil on a replica.
+func (s *Shard) Engine() *engine.Engine { return s.eng }
+
+// Replica is a replica's engine, nil on a primary.
+func (s *Shard) Replica() *engine.Replica { return s.rep }
+
+// notPrimary is the error of a write on a replica copy.
+func (s *Shard) notPrimary() error { return fmt.Errorf("shard %v: %w", s.id, ErrNotPrimary) }
+
 // Mapping returns the shard's current mapping.
-func (s *Shard) Mapping() *mapping.Mapping { return s.mapping.Load() }
+func (s *Shard) Mapping() *mapping.Mapping { return s.docs.mapping.Load() }
+
+// docMapping is a shard's mapping and the parsers of its documents.
+type docMapping struct {
+	mapping  atomic.Pointer[mapping.Mapping]
+	parsers  sync.Pool // *mapping.Parser
+	updateMu sync.Mutex
+}
+
+func newDocMapping(m *mapping.Mapping) *docMapping {
+	d := &docMapping{}
+	d.mapping.Store(m)
+	return d
+}
 
 // ops is where a shard's writes go: the engine itself (each one durable
 // before it returns) or an engine.Bulk (durable at its Sync).
@@ -96,6 +131,12 @@ type ops interface {
 // package doc). Errors from the document itself wrap mapping.ErrDocument,
 // mapping.ErrStrict or mapping.ErrConflict in a *mapping.FieldError.
 func (s *Shard) IndexDoc(ctx context.Context, id, source []byte, createOnly bool) (engine.Result, error) {
+	if s.rep != nil {
+		return engine.Result{}, s.notPrimary()
+	}
+	if s.replicator() != nil {
+		return s.syncOne(ctx, func(b *Batch) (engine.Result, error) { return b.Index(ctx, id, nil, source, createOnly) })
+	}
 	return s.indexVia(ctx, s.eng, id, nil, source, createOnly)
 }
 
@@ -126,15 +167,35 @@ func (s *Shard) indexVia(ctx context.Context, ops ops, id, routing, source []byt
 
 // DeleteDoc deletes the document with id, durably before it returns.
 func (s *Shard) DeleteDoc(ctx context.Context, id []byte) (engine.Result, error) {
+	if s.rep != nil {
+		return engine.Result{}, s.notPrimary()
+	}
+	if s.replicator() != nil {
+		return s.syncOne(ctx, func(b *Batch) (engine.Result, error) { return b.Delete(ctx, id) })
+	}
 	return s.eng.Delete(ctx, id)
+}
+
+// syncOne is one write through a Batch: durable on the primary and its
+// in-sync replicas when it returns.
+func (s *Shard) syncOne(ctx context.Context, write func(*Batch) (engine.Result, error)) (engine.Result, error) {
+	b := s.NewBatch()
+	res, err := write(b)
+	if err != nil {
+		return res, err
+	}
+	if err := b.Sync(ctx); err != nil {
+		return engine.Result{}, err
+	}
+	return res, nil
 }
 
 // applyUpdate merges a parser's dynamic update into the shard's mapping,
 // through the cluster when there is an updater.
 func (s *Shard) applyUpdate(ctx context.Context, update *mapping.Mapping) error {
-	s.updateMu.Lock()
-	defer s.updateMu.Unlock()
-	cur := s.mapping.Load()
+	s.docs.updateMu.Lock()
+	defer s.docs.updateMu.Unlock()
+	cur := s.docs.mapping.Load()
 	merged, err := cur.Merge(update)
 	if err != nil {
 		return err // a clash with a known field: the document's problem
@@ -152,26 +213,26 @@ func (s *Shard) applyUpdate(ctx context.Context, update *mapping.Mapping) error 
 			return fmt.Errorf("shard %v: cluster mapping: %w", s.id, err)
 		}
 	}
-	s.mapping.Store(merged)
+	s.docs.mapping.Store(merged)
 	return nil
 }
 
 // setMapping merges a cluster mapping into the shard's.
 func (s *Shard) setMapping(m *mapping.Mapping) error {
-	s.updateMu.Lock()
-	defer s.updateMu.Unlock()
-	merged, err := s.mapping.Load().Merge(m)
+	s.docs.updateMu.Lock()
+	defer s.docs.updateMu.Unlock()
+	merged, err := s.docs.mapping.Load().Merge(m)
 	if err != nil {
 		return err
 	}
-	s.mapping.Store(merged)
+	s.docs.mapping.Store(merged)
 	return nil
 }
 
 // docParser adapts pooled mapping.Parsers to engine.DocParser: it parses
 // with the shard's current mapping and turns a dynamic update into a
 // *MappingUpdateError, so nothing is indexed with unpublished fields.
-type docParser struct{ s *Shard }
+type docParser struct{ d *docMapping }
 
 func (p docParser) Parse(id, source []byte, doc *document.Document) error {
 	return p.parse(id, source, doc, (*mapping.Parser).Parse)
@@ -190,15 +251,15 @@ func (p docParser) ParseDocValuesUpdate(fields []byte) ([]mapping.DocValueUpdate
 	if err != nil {
 		return nil, err
 	}
-	defer p.s.parsers.Put(mp)
+	defer p.d.parsers.Put(mp)
 	return mp.ParseDocValuesUpdate(fields)
 }
 
 // parser takes a pooled mapping.Parser set to the shard's mapping; the
 // caller puts it back.
 func (p docParser) parser() (*mapping.Parser, error) {
-	m := p.s.mapping.Load()
-	mp, _ := p.s.parsers.Get().(*mapping.Parser)
+	m := p.d.mapping.Load()
+	mp, _ := p.d.parsers.Get().(*mapping.Parser)
 	if mp == nil {
 		return mapping.NewParser(m)
 	}
@@ -216,7 +277,7 @@ func (p docParser) parse(id, source []byte, doc *document.Document,
 	if err != nil {
 		return err
 	}
-	defer p.s.parsers.Put(mp)
+	defer p.d.parsers.Put(mp)
 	update, err := parse(mp, doc, id, source)
 	if err != nil {
 		return err
