@@ -10,6 +10,7 @@ import (
 	"github.com/sluice-search/sluice/node/engine/mapping"
 	"github.com/sluice-search/sluice/node/engine/search"
 	"github.com/sluice-search/sluice/node/reindex"
+	"github.com/sluice-search/sluice/node/replication"
 	"github.com/sluice-search/sluice/node/shard"
 	"github.com/sluice-search/sluice/querydsl"
 )
@@ -29,10 +30,17 @@ var Errors = &rpc.Errors{
 		// or the shard's files are corrupt (it failed, and is reported
 		// FAILED until its data is deleted).
 		// An in-place update of a document that does not exist: per item,
-		// not NOT_FOUND, which tells callers the shard moved.
-		{Code: codes.FailedPrecondition, Errs: []error{reindex.ErrConflictAbort, index.ErrCorrupt, shard.ErrFailed, engine.ErrDocumentMissing}},
-		{Code: codes.Unavailable, Errs: []error{reindex.ErrNoDestination}},
-		{Code: codes.InvalidArgument, Errs: []error{shard.ErrInvalid, reindex.ErrInvalid, reindex.ErrBadCursor,
+		// not NOT_FOUND, which tells callers the shard moved. A stale
+		// primary term is a fenced sender (docs/replication.md): it stops
+		// acknowledging, and retrying cannot help it.
+		{Code: codes.FailedPrecondition, Errs: []error{reindex.ErrConflictAbort, index.ErrCorrupt, shard.ErrFailed, engine.ErrDocumentMissing,
+			engine.ErrStaleTerm, engine.ErrFileConflict, engine.ErrTranslogTrimmed, replication.ErrNotReplica}},
+		// A write that reached a replica, or a primary that cannot
+		// acknowledge (a failed copy it could not remove from the in-sync
+		// set, a promotion under way): the shard's primary is moving, and
+		// a retry on it is right.
+		{Code: codes.Unavailable, Errs: []error{reindex.ErrNoDestination, shard.ErrNotPrimary, replication.ErrUnavailable, engine.ErrSealed}},
+		{Code: codes.InvalidArgument, Errs: []error{shard.ErrInvalid, reindex.ErrInvalid, reindex.ErrBadCursor, replication.ErrInvalid, engine.ErrInvalidCheckpoint,
 			querydsl.ErrInvalid, search.ErrInvalidQuery, dwpt.ErrInvalidDocument,
 			mapping.ErrDocument, mapping.ErrNotUpdatable, mapping.ErrStrict, mapping.ErrConflict, mapping.ErrInvalidMapping, mapping.ErrLimit}},
 	},

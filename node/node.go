@@ -54,14 +54,16 @@
 //
 // # Replica copies
 //
-// Replication between copies is not built on data nodes yet: a node asked
-// to hold a replica copy does not open it — opening its files as a primary
-// would make a second, diverging writer — but reports it FAILED once, with
-// ErrReplicaUnsupported as the reason, without retrying. The index stays
-// yellow, its primaries serve, and a lost primary has no replica to be
-// promoted in its place. The node-level replication service (recovery from
-// the primary, operations and checkpoints between copies) plugs into
-// shardSet's openShard and setRole.
+// Copies are opened through the node's replication service
+// (node/replication, which also serves the Replication gRPC service): a
+// primary with its replication group, which replicates every write to
+// the in-sync copies before it is acknowledged; a replica recovered from
+// its primary (files, then operations), reported STARTED once its primary
+// has added it to the in-sync set. A role change is given to the open
+// copy (setRole): a replica promoted to primary, a new term; a copy that
+// cannot take its new role in place (a primary demoted, a replica out of
+// the in-sync set) is closed and opened again, which for a replica means
+// a new recovery.
 //
 // Errors (errors.go) is the node's one error table: the typed errors of
 // the shards, the engine, the query translation and the reindex runner as
@@ -107,6 +109,7 @@ import (
 	"github.com/sluice-search/sluice/cluster/rpc"
 	"github.com/sluice-search/sluice/cluster/state"
 	"github.com/sluice-search/sluice/node/reindex"
+	"github.com/sluice-search/sluice/node/replication"
 	"github.com/sluice-search/sluice/node/server"
 	"github.com/sluice-search/sluice/node/shard"
 	statev1 "github.com/sluice-search/sluice/proto/sluice/state/v1"
@@ -178,6 +181,7 @@ type Node struct {
 	lis      net.Listener
 	grpc     *rpc.Server
 	routing  *reconciler
+	repl     *replication.Service
 
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -241,13 +245,16 @@ func New(cfg Config) (_ *Node, err error) {
 	n.grpc = rpc.NewServer(rpc.Options{Logger: log, Metrics: cfg.Metrics, Errors: Errors, Creds: cfg.TLS.ServerCredentials()})
 	server.New(n.shards, Errors, cfg.Server).Register(n.grpc)
 	n.reindex.Register(n.grpc)
+	n.repl = replication.New(replication.Config{NodeID: n.id, Host: n.shards, Store: n.store, Cache: n.cache,
+		Dial: n.peers.Node, Logger: log})
+	n.repl.Register(n.grpc)
 
 	if n.lis, err = net.Listen("tcp", cfg.Listen); err != nil {
 		return nil, fmt.Errorf("node: listen: %w", err)
 	}
 	n.reg = registry.New(registry.Config{Client: n.etcd, Key: n.store.Keys.Node(n.id), TTL: cfg.LeaseTTL,
 		Value: n.registration, Logger: log})
-	n.routing = newReconciler(n.id, hostedShards{n.shards}, n.store, n.cache, cfg.ConcurrentRecoveries, log)
+	n.routing = newReconciler(n.id, hostedShards{n.shards, n.repl}, n.store, n.cache, cfg.ConcurrentRecoveries, log)
 	return n, nil
 }
 
@@ -330,6 +337,7 @@ func (n *Node) Start(ctx context.Context) error {
 	n.wg.Go(func() { n.shards.Run(bg) })
 	n.routing.markRecovering(ctx)
 	n.wg.Go(func() { _ = n.reg.Run(bg) })
+	n.wg.Go(func() { n.repl.Run(bg) })
 	n.wg.Go(func() { n.routing.run(bg) })
 	select {
 	case <-n.reg.Registered():

@@ -398,38 +398,3 @@ func TestNodeReportsScrubFailure(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
-
-// TestReplicaCopyFailsHonestly: until replication between copies exists, a
-// node given a replica copy does not open it (that would make a second,
-// diverging writer of the shard): the copy is FAILED once, with the reason,
-// not retried, and the index is yellow while its primary serves.
-func TestReplicaCopyFailsHonestly(t *testing.T) {
-	fastRetries(t)
-	e := newEnv(t)
-	var opens atomic.Int32
-	never := func(int32) bool { return false }
-	for range 2 {
-		n := e.startNode(t, t.TempDir(), counting(&opens, never))
-		defer n.Stop()
-	}
-	if _, err := e.md.CreateIndex(context.Background(), &sluicev1.CreateIndexRequest{Name: "x",
-		Settings: &sluicev1.IndexSettings{NumberOfReplicas: 1}}, metadata.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	info := e.waitShards(t, "x", func(sh *sluicev1.ShardRouting) bool {
-		return sh.Primary && started(sh) || !sh.Primary && sh.State == sluicev1.ShardState_SHARD_STATE_FAILED
-	})
-	if len(info.Shards) != 2 || info.Shards[0].NodeId == info.Shards[1].NodeId {
-		t.Fatalf("copies %v, want a primary and a replica on two nodes", info.Shards)
-	}
-	if r := info.Shards[1].Reason; r != ErrReplicaUnsupported.Error() {
-		t.Errorf("replica reason %q", r)
-	}
-	if info.Health != sluicev1.HealthStatus_HEALTH_STATUS_YELLOW {
-		t.Errorf("health %v, want yellow", info.Health)
-	}
-	time.Sleep(20 * openRetryBase) // well past every backoff
-	if got := opens.Load(); got != 2 {
-		t.Errorf("%d opens, want 2 (the primary, the replica once)", got)
-	}
-}

@@ -359,12 +359,6 @@ func (r *reconciler) openFailed(ctx context.Context, id state.ShardID, o *openin
 		r.failed[id] = f
 	}
 	f.attempts++
-	if errors.Is(o.err, ErrReplicaUnsupported) {
-		f.attempts = maxOpenAttempts // retrying cannot help
-		r.log.Warn("replica copy not opened", "shard", id, "err", o.err)
-		r.report(ctx, id, o.rt, state.ShardReport{State: sluicev1.ShardState_SHARD_STATE_FAILED, Reason: o.err.Error()})
-		return
-	}
 	wait := time.Duration(f.attempts) * openRetryBase
 	f.next = time.Now().Add(wait)
 	retry := fmt.Sprintf("attempt %d of %d, next in %v", f.attempts, maxOpenAttempts, wait)

@@ -11,6 +11,7 @@ import (
 	"github.com/sluice-search/sluice/node/engine"
 	"github.com/sluice-search/sluice/node/engine/mapping"
 	"github.com/sluice-search/sluice/node/engine/translog"
+	"github.com/sluice-search/sluice/node/replication"
 	"github.com/sluice-search/sluice/node/shard"
 	statev1 "github.com/sluice-search/sluice/proto/sluice/state/v1"
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
@@ -26,10 +27,10 @@ import (
 type shardSet interface {
 	// openShard opens (recovering from its last commit and translog) or
 	// creates the shard's copy in the role the routing gives it, telling
-	// rec how far it is. An error is reported in the routing entry as
-	// FAILED with the error as reason (ErrReplicaUnsupported without
-	// retrying); nil reports STARTED — for a replica, only once its primary
-	// has added it to the in-sync set.
+	// rec how far it is; a replica recovers from its primary and returns
+	// once its primary has added it to the in-sync set. An error is
+	// reported in the routing entry as FAILED with the error as reason;
+	// nil reports STARTED.
 	openShard(ctx context.Context, index *statev1.Index, id state.ShardID, role copyRole, rec *engine.Recovery) error
 	// setRole gives an open copy its new role: promoted to primary,
 	// demoted, a new primary term, a primary on another node, a new
@@ -84,15 +85,25 @@ func roleOf(st *state.Snapshot, r *statev1.ShardRouting, c *statev1.ShardCopy) c
 	return role
 }
 
-// ErrReplicaUnsupported: this node cannot hold a replica copy — replication
-// between copies is not implemented on data nodes yet (docs/replication.md
-// says what is). The copy is reported FAILED with this reason, once, and
-// not retried; its primary serves alone, and health stays yellow.
-var ErrReplicaUnsupported = errors.New("replica copies are not implemented on this node yet (replication between copies is not built); the copy stays FAILED and its primary serves alone")
-
 // hostedShards is the shardSet of the node's shard.Host: it reads what a
-// shard needs from the index metadata.
-type hostedShards struct{ h *shard.Host }
+// shard needs from the index metadata, and opens copies through the
+// node's replication service (node/replication): a primary with its
+// replication group, a replica recovered from its primary. Without one
+// (narrow tests) it opens primaries alone and refuses replicas.
+type hostedShards struct {
+	h    *shard.Host
+	repl *replication.Service
+}
+
+// errNoReplication: a shardSet without a replication service holds no
+// replica copy.
+var errNoReplication = errors.New("this shard set has no replication service: no replica copies")
+
+// replicationRole is a copyRole as the replication service takes it.
+func replicationRole(r copyRole) replication.Role {
+	return replication.Role{AllocationID: r.AllocationID, Primary: r.Primary, Term: r.Term,
+		PrimaryNode: r.PrimaryNode, PrimaryAllocation: r.PrimaryAllocation}
+}
 
 func shardID(id state.ShardID) shard.ID { return shard.ID{IndexUUID: id.Index, Shard: id.Shard} }
 
@@ -106,29 +117,38 @@ func indexMapping(info *statev1.Index) (*mapping.Mapping, error) {
 }
 
 func (s hostedShards) openShard(ctx context.Context, info *statev1.Index, id state.ShardID, role copyRole, rec *engine.Recovery) error {
-	if !role.Primary {
-		// Opening the files as a primary would make a second writer of
-		// the shard: refuse honestly instead.
-		return ErrReplicaUnsupported
-	}
 	m, err := indexMapping(info)
 	if err != nil {
 		return err
 	}
 	d, iv := durability(info.GetSettings())
-	_, err = s.h.Open(ctx, shard.Meta{ID: shardID(id), Index: info.GetName(), Mapping: m,
+	meta := shard.Meta{ID: shardID(id), Index: info.GetName(), Mapping: m,
 		RefreshInterval: refreshInterval(info.GetSettings()), RAMBufferBytes: info.GetSettings().GetIndexingBufferBytes(),
-		Durability: d, SyncInterval: iv, Recovery: rec})
-	return err
+		Durability: d, SyncInterval: iv, Recovery: rec}
+	switch {
+	case s.repl == nil && !role.Primary:
+		return errNoReplication
+	case s.repl == nil:
+		_, err = s.h.Open(ctx, meta)
+		return err
+	case role.Primary:
+		return s.repl.OpenPrimary(ctx, meta, id, replicationRole(role))
+	}
+	return s.repl.OpenReplica(ctx, meta, id, replicationRole(role))
 }
 
-// setRole: a primary whose term or replicas changed goes on as it is (the
-// engine has no terms yet); a copy that is to become a replica cannot.
-func (s hostedShards) setRole(_ context.Context, _ state.ShardID, role copyRole) error {
-	if !role.Primary {
-		return ErrReplicaUnsupported
+// setRole gives an open copy its new role through the replication
+// service: a promotion, a new term or primary; what it cannot take in
+// place (a demoted primary, a replica out of the in-sync set) is an
+// error, and the copy is reopened.
+func (s hostedShards) setRole(ctx context.Context, id state.ShardID, role copyRole) error {
+	if s.repl == nil {
+		if !role.Primary {
+			return errNoReplication
+		}
+		return nil
 	}
-	return nil
+	return s.repl.SetRole(ctx, id, replicationRole(role), role.InSync)
 }
 
 func (s hostedShards) updateIndex(_ context.Context, info *statev1.Index) error {
@@ -143,10 +163,16 @@ func (s hostedShards) updateIndex(_ context.Context, info *statev1.Index) error 
 }
 
 func (s hostedShards) closeShard(ctx context.Context, id state.ShardID) error {
+	if s.repl != nil {
+		s.repl.Closed(id)
+	}
 	return s.h.Close(ctx, shardID(id))
 }
 
 func (s hostedShards) deleteShard(ctx context.Context, id state.ShardID) error {
+	if s.repl != nil {
+		s.repl.Closed(id)
+	}
 	return s.h.Delete(ctx, shardID(id))
 }
 

@@ -25,7 +25,7 @@ func TestTranslogDurabilitySetting(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { h.CloseAll(ctx) })
-	shards := hostedShards{h}
+	shards := hostedShards{h: h}
 	info := &statev1.Index{Name: "logs", Uuid: "u-dur", Settings: &sluicev1.IndexSettings{
 		TranslogDurability:   sluicev1.TranslogDurability_TRANSLOG_DURABILITY_ASYNC,
 		TranslogSyncInterval: durationpb.New(time.Hour)}}

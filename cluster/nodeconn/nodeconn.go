@@ -74,6 +74,10 @@ func (p *Pool) Reindex(nodeID string) (nodev1.ReindexClient, error) {
 	return nodev1.NewReindexClient(conn), nil
 }
 
+// Node returns the connection to a live node (for the services without
+// a method here); state.ErrNotFound if it is not registered.
+func (p *Pool) Node(nodeID string) (grpc.ClientConnInterface, error) { return p.node(nodeID) }
+
 // node returns the connection to a live node.
 func (p *Pool) node(nodeID string) (grpc.ClientConnInterface, error) {
 	st := p.cache.State()

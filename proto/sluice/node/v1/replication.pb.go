@@ -21,6 +21,1072 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// ReplicatedOpType is what a replicated operation does.
+type ReplicatedOpType int32
+
+const (
+	// Not set: refused.
+	ReplicatedOpType_REPLICATED_OP_TYPE_UNSPECIFIED ReplicatedOpType = 0
+	// Index (add or replace) a document.
+	ReplicatedOpType_REPLICATED_OP_TYPE_INDEX ReplicatedOpType = 1
+	// Delete a document.
+	ReplicatedOpType_REPLICATED_OP_TYPE_DELETE ReplicatedOpType = 2
+	// Nothing: a sequence number filled.
+	ReplicatedOpType_REPLICATED_OP_TYPE_NO_OP ReplicatedOpType = 3
+	// Set doc-value fields of a document in place (source holds the fields).
+	ReplicatedOpType_REPLICATED_OP_TYPE_UPDATE_DOC_VALUES ReplicatedOpType = 4
+)
+
+// Enum value maps for ReplicatedOpType.
+var (
+	ReplicatedOpType_name = map[int32]string{
+		0: "REPLICATED_OP_TYPE_UNSPECIFIED",
+		1: "REPLICATED_OP_TYPE_INDEX",
+		2: "REPLICATED_OP_TYPE_DELETE",
+		3: "REPLICATED_OP_TYPE_NO_OP",
+		4: "REPLICATED_OP_TYPE_UPDATE_DOC_VALUES",
+	}
+	ReplicatedOpType_value = map[string]int32{
+		"REPLICATED_OP_TYPE_UNSPECIFIED":       0,
+		"REPLICATED_OP_TYPE_INDEX":             1,
+		"REPLICATED_OP_TYPE_DELETE":            2,
+		"REPLICATED_OP_TYPE_NO_OP":             3,
+		"REPLICATED_OP_TYPE_UPDATE_DOC_VALUES": 4,
+	}
+)
+
+func (x ReplicatedOpType) Enum() *ReplicatedOpType {
+	p := new(ReplicatedOpType)
+	*p = x
+	return p
+}
+
+func (x ReplicatedOpType) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (ReplicatedOpType) Descriptor() protoreflect.EnumDescriptor {
+	return file_sluice_node_v1_replication_proto_enumTypes[0].Descriptor()
+}
+
+func (ReplicatedOpType) Type() protoreflect.EnumType {
+	return &file_sluice_node_v1_replication_proto_enumTypes[0]
+}
+
+func (x ReplicatedOpType) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use ReplicatedOpType.Descriptor instead.
+func (ReplicatedOpType) EnumDescriptor() ([]byte, []int) {
+	return file_sluice_node_v1_replication_proto_rawDescGZIP(), []int{0}
+}
+
+// ReplicatedOp is one operation of a primary's translog.
+type ReplicatedOp struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The operation's sequence number.
+	SeqNo int64 `protobuf:"varint,1,opt,name=seq_no,json=seqNo,proto3" json:"seq_no,omitempty"`
+	// The primary term of the primary that assigned seq_no.
+	PrimaryTerm int64 `protobuf:"varint,2,opt,name=primary_term,json=primaryTerm,proto3" json:"primary_term,omitempty"`
+	// What the operation does.
+	Type ReplicatedOpType `protobuf:"varint,3,opt,name=type,proto3,enum=sluice.node.v1.ReplicatedOpType" json:"type,omitempty"`
+	// The document id (none for a no-op).
+	Id []byte `protobuf:"bytes,4,opt,name=id,proto3" json:"id,omitempty"`
+	// The document's source (index), or why (no-op).
+	Source []byte `protobuf:"bytes,5,opt,name=source,proto3" json:"source,omitempty"`
+	// The document's custom routing, if any.
+	Routing       []byte `protobuf:"bytes,6,opt,name=routing,proto3" json:"routing,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReplicatedOp) Reset() {
+	*x = ReplicatedOp{}
+	mi := &file_sluice_node_v1_replication_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReplicatedOp) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReplicatedOp) ProtoMessage() {}
+
+func (x *ReplicatedOp) ProtoReflect() protoreflect.Message {
+	mi := &file_sluice_node_v1_replication_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReplicatedOp.ProtoReflect.Descriptor instead.
+func (*ReplicatedOp) Descriptor() ([]byte, []int) {
+	return file_sluice_node_v1_replication_proto_rawDescGZIP(), []int{0}
+}
+
+func (x *ReplicatedOp) GetSeqNo() int64 {
+	if x != nil {
+		return x.SeqNo
+	}
+	return 0
+}
+
+func (x *ReplicatedOp) GetPrimaryTerm() int64 {
+	if x != nil {
+		return x.PrimaryTerm
+	}
+	return 0
+}
+
+func (x *ReplicatedOp) GetType() ReplicatedOpType {
+	if x != nil {
+		return x.Type
+	}
+	return ReplicatedOpType_REPLICATED_OP_TYPE_UNSPECIFIED
+}
+
+func (x *ReplicatedOp) GetId() []byte {
+	if x != nil {
+		return x.Id
+	}
+	return nil
+}
+
+func (x *ReplicatedOp) GetSource() []byte {
+	if x != nil {
+		return x.Source
+	}
+	return nil
+}
+
+func (x *ReplicatedOp) GetRouting() []byte {
+	if x != nil {
+		return x.Routing
+	}
+	return nil
+}
+
+// ReplicateOpsRequest carries operations from a primary to one replica copy.
+type ReplicateOpsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The shard.
+	Shard *ShardID `protobuf:"bytes,1,opt,name=shard,proto3" json:"shard,omitempty"`
+	// The target copy's allocation id.
+	AllocationId string `protobuf:"bytes,2,opt,name=allocation_id,json=allocationId,proto3" json:"allocation_id,omitempty"`
+	// The sender's primary term (fencing).
+	PrimaryTerm int64 `protobuf:"varint,3,opt,name=primary_term,json=primaryTerm,proto3" json:"primary_term,omitempty"`
+	// The primary's global checkpoint: every operation up to it is on every in-sync copy.
+	GlobalCheckpoint int64 `protobuf:"varint,4,opt,name=global_checkpoint,json=globalCheckpoint,proto3" json:"global_checkpoint,omitempty"`
+	// The operations.
+	Ops           []*ReplicatedOp `protobuf:"bytes,5,rep,name=ops,proto3" json:"ops,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReplicateOpsRequest) Reset() {
+	*x = ReplicateOpsRequest{}
+	mi := &file_sluice_node_v1_replication_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReplicateOpsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReplicateOpsRequest) ProtoMessage() {}
+
+func (x *ReplicateOpsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_sluice_node_v1_replication_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReplicateOpsRequest.ProtoReflect.Descriptor instead.
+func (*ReplicateOpsRequest) Descriptor() ([]byte, []int) {
+	return file_sluice_node_v1_replication_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *ReplicateOpsRequest) GetShard() *ShardID {
+	if x != nil {
+		return x.Shard
+	}
+	return nil
+}
+
+func (x *ReplicateOpsRequest) GetAllocationId() string {
+	if x != nil {
+		return x.AllocationId
+	}
+	return ""
+}
+
+func (x *ReplicateOpsRequest) GetPrimaryTerm() int64 {
+	if x != nil {
+		return x.PrimaryTerm
+	}
+	return 0
+}
+
+func (x *ReplicateOpsRequest) GetGlobalCheckpoint() int64 {
+	if x != nil {
+		return x.GlobalCheckpoint
+	}
+	return 0
+}
+
+func (x *ReplicateOpsRequest) GetOps() []*ReplicatedOp {
+	if x != nil {
+		return x.Ops
+	}
+	return nil
+}
+
+// ReplicateOpsResponse is the copy's state after the operations are durable.
+type ReplicateOpsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Every operation up to it is on the copy.
+	LocalCheckpoint int64 `protobuf:"varint,1,opt,name=local_checkpoint,json=localCheckpoint,proto3" json:"local_checkpoint,omitempty"`
+	// The highest sequence number the copy has received.
+	MaxSeqNo      int64 `protobuf:"varint,2,opt,name=max_seq_no,json=maxSeqNo,proto3" json:"max_seq_no,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReplicateOpsResponse) Reset() {
+	*x = ReplicateOpsResponse{}
+	mi := &file_sluice_node_v1_replication_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReplicateOpsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReplicateOpsResponse) ProtoMessage() {}
+
+func (x *ReplicateOpsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_sluice_node_v1_replication_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReplicateOpsResponse.ProtoReflect.Descriptor instead.
+func (*ReplicateOpsResponse) Descriptor() ([]byte, []int) {
+	return file_sluice_node_v1_replication_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *ReplicateOpsResponse) GetLocalCheckpoint() int64 {
+	if x != nil {
+		return x.LocalCheckpoint
+	}
+	return 0
+}
+
+func (x *ReplicateOpsResponse) GetMaxSeqNo() int64 {
+	if x != nil {
+		return x.MaxSeqNo
+	}
+	return 0
+}
+
+// PublishCheckpointRequest carries a primary's replication checkpoint.
+type PublishCheckpointRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The shard.
+	Shard *ShardID `protobuf:"bytes,1,opt,name=shard,proto3" json:"shard,omitempty"`
+	// The target copy's allocation id.
+	AllocationId string `protobuf:"bytes,2,opt,name=allocation_id,json=allocationId,proto3" json:"allocation_id,omitempty"`
+	// The sender's primary term (fencing).
+	PrimaryTerm int64 `protobuf:"varint,3,opt,name=primary_term,json=primaryTerm,proto3" json:"primary_term,omitempty"`
+	// The primary's global checkpoint.
+	GlobalCheckpoint int64 `protobuf:"varint,4,opt,name=global_checkpoint,json=globalCheckpoint,proto3" json:"global_checkpoint,omitempty"`
+	// The checkpoint, encoded by the engine (engine.ReplicationCheckpoint.MarshalBinary).
+	Checkpoint []byte `protobuf:"bytes,5,opt,name=checkpoint,proto3" json:"checkpoint,omitempty"`
+	// The primary's node, to fetch the files from (GetFiles).
+	PrimaryNode   string `protobuf:"bytes,6,opt,name=primary_node,json=primaryNode,proto3" json:"primary_node,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PublishCheckpointRequest) Reset() {
+	*x = PublishCheckpointRequest{}
+	mi := &file_sluice_node_v1_replication_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PublishCheckpointRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PublishCheckpointRequest) ProtoMessage() {}
+
+func (x *PublishCheckpointRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_sluice_node_v1_replication_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PublishCheckpointRequest.ProtoReflect.Descriptor instead.
+func (*PublishCheckpointRequest) Descriptor() ([]byte, []int) {
+	return file_sluice_node_v1_replication_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *PublishCheckpointRequest) GetShard() *ShardID {
+	if x != nil {
+		return x.Shard
+	}
+	return nil
+}
+
+func (x *PublishCheckpointRequest) GetAllocationId() string {
+	if x != nil {
+		return x.AllocationId
+	}
+	return ""
+}
+
+func (x *PublishCheckpointRequest) GetPrimaryTerm() int64 {
+	if x != nil {
+		return x.PrimaryTerm
+	}
+	return 0
+}
+
+func (x *PublishCheckpointRequest) GetGlobalCheckpoint() int64 {
+	if x != nil {
+		return x.GlobalCheckpoint
+	}
+	return 0
+}
+
+func (x *PublishCheckpointRequest) GetCheckpoint() []byte {
+	if x != nil {
+		return x.Checkpoint
+	}
+	return nil
+}
+
+func (x *PublishCheckpointRequest) GetPrimaryNode() string {
+	if x != nil {
+		return x.PrimaryNode
+	}
+	return ""
+}
+
+// PublishCheckpointResponse says what the copy searches now.
+type PublishCheckpointResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The sequence number the copy's searchable reader covers.
+	VisibleSeqNo int64 `protobuf:"varint,1,opt,name=visible_seq_no,json=visibleSeqNo,proto3" json:"visible_seq_no,omitempty"`
+	// Files fetched from the primary, and their bytes.
+	FilesFetched int32 `protobuf:"varint,2,opt,name=files_fetched,json=filesFetched,proto3" json:"files_fetched,omitempty"`
+	// Bytes fetched.
+	BytesFetched int64 `protobuf:"varint,3,opt,name=bytes_fetched,json=bytesFetched,proto3" json:"bytes_fetched,omitempty"`
+	// Files the copy had already.
+	FilesReused   int32 `protobuf:"varint,4,opt,name=files_reused,json=filesReused,proto3" json:"files_reused,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PublishCheckpointResponse) Reset() {
+	*x = PublishCheckpointResponse{}
+	mi := &file_sluice_node_v1_replication_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PublishCheckpointResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PublishCheckpointResponse) ProtoMessage() {}
+
+func (x *PublishCheckpointResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_sluice_node_v1_replication_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PublishCheckpointResponse.ProtoReflect.Descriptor instead.
+func (*PublishCheckpointResponse) Descriptor() ([]byte, []int) {
+	return file_sluice_node_v1_replication_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *PublishCheckpointResponse) GetVisibleSeqNo() int64 {
+	if x != nil {
+		return x.VisibleSeqNo
+	}
+	return 0
+}
+
+func (x *PublishCheckpointResponse) GetFilesFetched() int32 {
+	if x != nil {
+		return x.FilesFetched
+	}
+	return 0
+}
+
+func (x *PublishCheckpointResponse) GetBytesFetched() int64 {
+	if x != nil {
+		return x.BytesFetched
+	}
+	return 0
+}
+
+func (x *PublishCheckpointResponse) GetFilesReused() int32 {
+	if x != nil {
+		return x.FilesReused
+	}
+	return 0
+}
+
+// GetFilesRequest names files of a primary copy's index.
+type GetFilesRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The shard.
+	Shard *ShardID `protobuf:"bytes,1,opt,name=shard,proto3" json:"shard,omitempty"`
+	// The file names.
+	Names         []string `protobuf:"bytes,2,rep,name=names,proto3" json:"names,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetFilesRequest) Reset() {
+	*x = GetFilesRequest{}
+	mi := &file_sluice_node_v1_replication_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetFilesRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetFilesRequest) ProtoMessage() {}
+
+func (x *GetFilesRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_sluice_node_v1_replication_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetFilesRequest.ProtoReflect.Descriptor instead.
+func (*GetFilesRequest) Descriptor() ([]byte, []int) {
+	return file_sluice_node_v1_replication_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *GetFilesRequest) GetShard() *ShardID {
+	if x != nil {
+		return x.Shard
+	}
+	return nil
+}
+
+func (x *GetFilesRequest) GetNames() []string {
+	if x != nil {
+		return x.Names
+	}
+	return nil
+}
+
+// GetFilesResponse is one chunk of one file; a file's chunks come in order, the last one marked.
+type GetFilesResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The file's name.
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// Where data starts in the file.
+	Offset int64 `protobuf:"varint,2,opt,name=offset,proto3" json:"offset,omitempty"`
+	// The bytes.
+	Data []byte `protobuf:"bytes,3,opt,name=data,proto3" json:"data,omitempty"`
+	// The file's last chunk.
+	Last          bool `protobuf:"varint,4,opt,name=last,proto3" json:"last,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetFilesResponse) Reset() {
+	*x = GetFilesResponse{}
+	mi := &file_sluice_node_v1_replication_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetFilesResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetFilesResponse) ProtoMessage() {}
+
+func (x *GetFilesResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_sluice_node_v1_replication_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetFilesResponse.ProtoReflect.Descriptor instead.
+func (*GetFilesResponse) Descriptor() ([]byte, []int) {
+	return file_sluice_node_v1_replication_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *GetFilesResponse) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *GetFilesResponse) GetOffset() int64 {
+	if x != nil {
+		return x.Offset
+	}
+	return 0
+}
+
+func (x *GetFilesResponse) GetData() []byte {
+	if x != nil {
+		return x.Data
+	}
+	return nil
+}
+
+func (x *GetFilesResponse) GetLast() bool {
+	if x != nil {
+		return x.Last
+	}
+	return false
+}
+
+// FileMeta describes one index file.
+type FileMeta struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The file's name.
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// Its length in bytes.
+	Length int64 `protobuf:"varint,2,opt,name=length,proto3" json:"length,omitempty"`
+	// The CRC32 its codec footer records.
+	Checksum      uint32 `protobuf:"varint,3,opt,name=checksum,proto3" json:"checksum,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *FileMeta) Reset() {
+	*x = FileMeta{}
+	mi := &file_sluice_node_v1_replication_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FileMeta) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FileMeta) ProtoMessage() {}
+
+func (x *FileMeta) ProtoReflect() protoreflect.Message {
+	mi := &file_sluice_node_v1_replication_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FileMeta.ProtoReflect.Descriptor instead.
+func (*FileMeta) Descriptor() ([]byte, []int) {
+	return file_sluice_node_v1_replication_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *FileMeta) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *FileMeta) GetLength() int64 {
+	if x != nil {
+		return x.Length
+	}
+	return 0
+}
+
+func (x *FileMeta) GetChecksum() uint32 {
+	if x != nil {
+		return x.Checksum
+	}
+	return 0
+}
+
+// PreCopyFilesRequest names a merged segment's files for a replica copy to fetch.
+type PreCopyFilesRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The shard.
+	Shard *ShardID `protobuf:"bytes,1,opt,name=shard,proto3" json:"shard,omitempty"`
+	// The target copy's allocation id.
+	AllocationId string `protobuf:"bytes,2,opt,name=allocation_id,json=allocationId,proto3" json:"allocation_id,omitempty"`
+	// The sender's primary term (fencing).
+	PrimaryTerm int64 `protobuf:"varint,3,opt,name=primary_term,json=primaryTerm,proto3" json:"primary_term,omitempty"`
+	// The files.
+	Files []*FileMeta `protobuf:"bytes,4,rep,name=files,proto3" json:"files,omitempty"`
+	// The primary's node, to fetch the files from (GetFiles).
+	PrimaryNode   string `protobuf:"bytes,5,opt,name=primary_node,json=primaryNode,proto3" json:"primary_node,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PreCopyFilesRequest) Reset() {
+	*x = PreCopyFilesRequest{}
+	mi := &file_sluice_node_v1_replication_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PreCopyFilesRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PreCopyFilesRequest) ProtoMessage() {}
+
+func (x *PreCopyFilesRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_sluice_node_v1_replication_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PreCopyFilesRequest.ProtoReflect.Descriptor instead.
+func (*PreCopyFilesRequest) Descriptor() ([]byte, []int) {
+	return file_sluice_node_v1_replication_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *PreCopyFilesRequest) GetShard() *ShardID {
+	if x != nil {
+		return x.Shard
+	}
+	return nil
+}
+
+func (x *PreCopyFilesRequest) GetAllocationId() string {
+	if x != nil {
+		return x.AllocationId
+	}
+	return ""
+}
+
+func (x *PreCopyFilesRequest) GetPrimaryTerm() int64 {
+	if x != nil {
+		return x.PrimaryTerm
+	}
+	return 0
+}
+
+func (x *PreCopyFilesRequest) GetFiles() []*FileMeta {
+	if x != nil {
+		return x.Files
+	}
+	return nil
+}
+
+func (x *PreCopyFilesRequest) GetPrimaryNode() string {
+	if x != nil {
+		return x.PrimaryNode
+	}
+	return ""
+}
+
+// PreCopyFilesResponse says what was fetched.
+type PreCopyFilesResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Files fetched.
+	FilesFetched int32 `protobuf:"varint,1,opt,name=files_fetched,json=filesFetched,proto3" json:"files_fetched,omitempty"`
+	// Bytes fetched.
+	BytesFetched  int64 `protobuf:"varint,2,opt,name=bytes_fetched,json=bytesFetched,proto3" json:"bytes_fetched,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PreCopyFilesResponse) Reset() {
+	*x = PreCopyFilesResponse{}
+	mi := &file_sluice_node_v1_replication_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PreCopyFilesResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PreCopyFilesResponse) ProtoMessage() {}
+
+func (x *PreCopyFilesResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_sluice_node_v1_replication_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PreCopyFilesResponse.ProtoReflect.Descriptor instead.
+func (*PreCopyFilesResponse) Descriptor() ([]byte, []int) {
+	return file_sluice_node_v1_replication_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *PreCopyFilesResponse) GetFilesFetched() int32 {
+	if x != nil {
+		return x.FilesFetched
+	}
+	return 0
+}
+
+func (x *PreCopyFilesResponse) GetBytesFetched() int64 {
+	if x != nil {
+		return x.BytesFetched
+	}
+	return 0
+}
+
+// StartRecoveryRequest is one message of a recovery target to its primary.
+type StartRecoveryRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The shard (first message).
+	Shard *ShardID `protobuf:"bytes,1,opt,name=shard,proto3" json:"shard,omitempty"`
+	// The target copy's allocation id (first message).
+	TargetAllocationId string `protobuf:"bytes,2,opt,name=target_allocation_id,json=targetAllocationId,proto3" json:"target_allocation_id,omitempty"`
+	// The target's node (first message).
+	TargetNode string `protobuf:"bytes,3,opt,name=target_node,json=targetNode,proto3" json:"target_node,omitempty"`
+	// Set on the second message: the target installed the checkpoint.
+	Installed     bool `protobuf:"varint,4,opt,name=installed,proto3" json:"installed,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StartRecoveryRequest) Reset() {
+	*x = StartRecoveryRequest{}
+	mi := &file_sluice_node_v1_replication_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StartRecoveryRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StartRecoveryRequest) ProtoMessage() {}
+
+func (x *StartRecoveryRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_sluice_node_v1_replication_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StartRecoveryRequest.ProtoReflect.Descriptor instead.
+func (*StartRecoveryRequest) Descriptor() ([]byte, []int) {
+	return file_sluice_node_v1_replication_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *StartRecoveryRequest) GetShard() *ShardID {
+	if x != nil {
+		return x.Shard
+	}
+	return nil
+}
+
+func (x *StartRecoveryRequest) GetTargetAllocationId() string {
+	if x != nil {
+		return x.TargetAllocationId
+	}
+	return ""
+}
+
+func (x *StartRecoveryRequest) GetTargetNode() string {
+	if x != nil {
+		return x.TargetNode
+	}
+	return ""
+}
+
+func (x *StartRecoveryRequest) GetInstalled() bool {
+	if x != nil {
+		return x.Installed
+	}
+	return false
+}
+
+// StartRecoveryResponse is one message of a primary to a recovery target.
+type StartRecoveryResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The primary's term.
+	PrimaryTerm int64 `protobuf:"varint,1,opt,name=primary_term,json=primaryTerm,proto3" json:"primary_term,omitempty"`
+	// First message: the checkpoint to install (engine.ReplicationCheckpoint.MarshalBinary).
+	Checkpoint []byte `protobuf:"bytes,2,opt,name=checkpoint,proto3" json:"checkpoint,omitempty"`
+	// Last message: the operations above the checkpoint are on the target, and it is in the
+	// in-sync set.
+	Done bool `protobuf:"varint,3,opt,name=done,proto3" json:"done,omitempty"`
+	// Operations sent in the second phase.
+	Ops int64 `protobuf:"varint,4,opt,name=ops,proto3" json:"ops,omitempty"`
+	// The primary's global checkpoint.
+	GlobalCheckpoint int64 `protobuf:"varint,5,opt,name=global_checkpoint,json=globalCheckpoint,proto3" json:"global_checkpoint,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
+}
+
+func (x *StartRecoveryResponse) Reset() {
+	*x = StartRecoveryResponse{}
+	mi := &file_sluice_node_v1_replication_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StartRecoveryResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StartRecoveryResponse) ProtoMessage() {}
+
+func (x *StartRecoveryResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_sluice_node_v1_replication_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StartRecoveryResponse.ProtoReflect.Descriptor instead.
+func (*StartRecoveryResponse) Descriptor() ([]byte, []int) {
+	return file_sluice_node_v1_replication_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *StartRecoveryResponse) GetPrimaryTerm() int64 {
+	if x != nil {
+		return x.PrimaryTerm
+	}
+	return 0
+}
+
+func (x *StartRecoveryResponse) GetCheckpoint() []byte {
+	if x != nil {
+		return x.Checkpoint
+	}
+	return nil
+}
+
+func (x *StartRecoveryResponse) GetDone() bool {
+	if x != nil {
+		return x.Done
+	}
+	return false
+}
+
+func (x *StartRecoveryResponse) GetOps() int64 {
+	if x != nil {
+		return x.Ops
+	}
+	return 0
+}
+
+func (x *StartRecoveryResponse) GetGlobalCheckpoint() int64 {
+	if x != nil {
+		return x.GlobalCheckpoint
+	}
+	return 0
+}
+
+// ResyncRequest is a new primary's resync of a replica copy.
+type ResyncRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The shard.
+	Shard *ShardID `protobuf:"bytes,1,opt,name=shard,proto3" json:"shard,omitempty"`
+	// The target copy's allocation id.
+	AllocationId string `protobuf:"bytes,2,opt,name=allocation_id,json=allocationId,proto3" json:"allocation_id,omitempty"`
+	// The new primary's term.
+	PrimaryTerm int64 `protobuf:"varint,3,opt,name=primary_term,json=primaryTerm,proto3" json:"primary_term,omitempty"`
+	// Operations of older terms above it are void.
+	TrimAboveSeqNo int64 `protobuf:"varint,4,opt,name=trim_above_seq_no,json=trimAboveSeqNo,proto3" json:"trim_above_seq_no,omitempty"`
+	// The primary's global checkpoint.
+	GlobalCheckpoint int64 `protobuf:"varint,5,opt,name=global_checkpoint,json=globalCheckpoint,proto3" json:"global_checkpoint,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
+}
+
+func (x *ResyncRequest) Reset() {
+	*x = ResyncRequest{}
+	mi := &file_sluice_node_v1_replication_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ResyncRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ResyncRequest) ProtoMessage() {}
+
+func (x *ResyncRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_sluice_node_v1_replication_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ResyncRequest.ProtoReflect.Descriptor instead.
+func (*ResyncRequest) Descriptor() ([]byte, []int) {
+	return file_sluice_node_v1_replication_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *ResyncRequest) GetShard() *ShardID {
+	if x != nil {
+		return x.Shard
+	}
+	return nil
+}
+
+func (x *ResyncRequest) GetAllocationId() string {
+	if x != nil {
+		return x.AllocationId
+	}
+	return ""
+}
+
+func (x *ResyncRequest) GetPrimaryTerm() int64 {
+	if x != nil {
+		return x.PrimaryTerm
+	}
+	return 0
+}
+
+func (x *ResyncRequest) GetTrimAboveSeqNo() int64 {
+	if x != nil {
+		return x.TrimAboveSeqNo
+	}
+	return 0
+}
+
+func (x *ResyncRequest) GetGlobalCheckpoint() int64 {
+	if x != nil {
+		return x.GlobalCheckpoint
+	}
+	return 0
+}
+
+// ResyncResponse is the copy's state after the trim.
+type ResyncResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Every operation up to it is on the copy.
+	LocalCheckpoint int64 `protobuf:"varint,1,opt,name=local_checkpoint,json=localCheckpoint,proto3" json:"local_checkpoint,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *ResyncResponse) Reset() {
+	*x = ResyncResponse{}
+	mi := &file_sluice_node_v1_replication_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ResyncResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ResyncResponse) ProtoMessage() {}
+
+func (x *ResyncResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_sluice_node_v1_replication_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ResyncResponse.ProtoReflect.Descriptor instead.
+func (*ResyncResponse) Descriptor() ([]byte, []int) {
+	return file_sluice_node_v1_replication_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *ResyncResponse) GetLocalCheckpoint() int64 {
+	if x != nil {
+		return x.LocalCheckpoint
+	}
+	return 0
+}
+
 // GetCopyStateRequest names one shard copy.
 type GetCopyStateRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -34,7 +1100,7 @@ type GetCopyStateRequest struct {
 
 func (x *GetCopyStateRequest) Reset() {
 	*x = GetCopyStateRequest{}
-	mi := &file_sluice_node_v1_replication_proto_msgTypes[0]
+	mi := &file_sluice_node_v1_replication_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -46,7 +1112,7 @@ func (x *GetCopyStateRequest) String() string {
 func (*GetCopyStateRequest) ProtoMessage() {}
 
 func (x *GetCopyStateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_node_v1_replication_proto_msgTypes[0]
+	mi := &file_sluice_node_v1_replication_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -59,7 +1125,7 @@ func (x *GetCopyStateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetCopyStateRequest.ProtoReflect.Descriptor instead.
 func (*GetCopyStateRequest) Descriptor() ([]byte, []int) {
-	return file_sluice_node_v1_replication_proto_rawDescGZIP(), []int{0}
+	return file_sluice_node_v1_replication_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *GetCopyStateRequest) GetShard() *ShardID {
@@ -93,7 +1159,7 @@ type GetCopyStateResponse struct {
 
 func (x *GetCopyStateResponse) Reset() {
 	*x = GetCopyStateResponse{}
-	mi := &file_sluice_node_v1_replication_proto_msgTypes[1]
+	mi := &file_sluice_node_v1_replication_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -105,7 +1171,7 @@ func (x *GetCopyStateResponse) String() string {
 func (*GetCopyStateResponse) ProtoMessage() {}
 
 func (x *GetCopyStateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_node_v1_replication_proto_msgTypes[1]
+	mi := &file_sluice_node_v1_replication_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -118,7 +1184,7 @@ func (x *GetCopyStateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetCopyStateResponse.ProtoReflect.Descriptor instead.
 func (*GetCopyStateResponse) Descriptor() ([]byte, []int) {
-	return file_sluice_node_v1_replication_proto_rawDescGZIP(), []int{1}
+	return file_sluice_node_v1_replication_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *GetCopyStateResponse) GetPrimaryTerm() int64 {
@@ -153,7 +1219,81 @@ var File_sluice_node_v1_replication_proto protoreflect.FileDescriptor
 
 const file_sluice_node_v1_replication_proto_rawDesc = "" +
 	"\n" +
-	" sluice/node/v1/replication.proto\x12\x0esluice.node.v1\x1a\x19sluice/node/v1/node.proto\"i\n" +
+	" sluice/node/v1/replication.proto\x12\x0esluice.node.v1\x1a\x19sluice/node/v1/node.proto\"\xc0\x01\n" +
+	"\fReplicatedOp\x12\x15\n" +
+	"\x06seq_no\x18\x01 \x01(\x03R\x05seqNo\x12!\n" +
+	"\fprimary_term\x18\x02 \x01(\x03R\vprimaryTerm\x124\n" +
+	"\x04type\x18\x03 \x01(\x0e2 .sluice.node.v1.ReplicatedOpTypeR\x04type\x12\x0e\n" +
+	"\x02id\x18\x04 \x01(\fR\x02id\x12\x16\n" +
+	"\x06source\x18\x05 \x01(\fR\x06source\x12\x18\n" +
+	"\arouting\x18\x06 \x01(\fR\arouting\"\xe9\x01\n" +
+	"\x13ReplicateOpsRequest\x12-\n" +
+	"\x05shard\x18\x01 \x01(\v2\x17.sluice.node.v1.ShardIDR\x05shard\x12#\n" +
+	"\rallocation_id\x18\x02 \x01(\tR\fallocationId\x12!\n" +
+	"\fprimary_term\x18\x03 \x01(\x03R\vprimaryTerm\x12+\n" +
+	"\x11global_checkpoint\x18\x04 \x01(\x03R\x10globalCheckpoint\x12.\n" +
+	"\x03ops\x18\x05 \x03(\v2\x1c.sluice.node.v1.ReplicatedOpR\x03ops\"_\n" +
+	"\x14ReplicateOpsResponse\x12)\n" +
+	"\x10local_checkpoint\x18\x01 \x01(\x03R\x0flocalCheckpoint\x12\x1c\n" +
+	"\n" +
+	"max_seq_no\x18\x02 \x01(\x03R\bmaxSeqNo\"\x81\x02\n" +
+	"\x18PublishCheckpointRequest\x12-\n" +
+	"\x05shard\x18\x01 \x01(\v2\x17.sluice.node.v1.ShardIDR\x05shard\x12#\n" +
+	"\rallocation_id\x18\x02 \x01(\tR\fallocationId\x12!\n" +
+	"\fprimary_term\x18\x03 \x01(\x03R\vprimaryTerm\x12+\n" +
+	"\x11global_checkpoint\x18\x04 \x01(\x03R\x10globalCheckpoint\x12\x1e\n" +
+	"\n" +
+	"checkpoint\x18\x05 \x01(\fR\n" +
+	"checkpoint\x12!\n" +
+	"\fprimary_node\x18\x06 \x01(\tR\vprimaryNode\"\xae\x01\n" +
+	"\x19PublishCheckpointResponse\x12$\n" +
+	"\x0evisible_seq_no\x18\x01 \x01(\x03R\fvisibleSeqNo\x12#\n" +
+	"\rfiles_fetched\x18\x02 \x01(\x05R\ffilesFetched\x12#\n" +
+	"\rbytes_fetched\x18\x03 \x01(\x03R\fbytesFetched\x12!\n" +
+	"\ffiles_reused\x18\x04 \x01(\x05R\vfilesReused\"V\n" +
+	"\x0fGetFilesRequest\x12-\n" +
+	"\x05shard\x18\x01 \x01(\v2\x17.sluice.node.v1.ShardIDR\x05shard\x12\x14\n" +
+	"\x05names\x18\x02 \x03(\tR\x05names\"f\n" +
+	"\x10GetFilesResponse\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x16\n" +
+	"\x06offset\x18\x02 \x01(\x03R\x06offset\x12\x12\n" +
+	"\x04data\x18\x03 \x01(\fR\x04data\x12\x12\n" +
+	"\x04last\x18\x04 \x01(\bR\x04last\"R\n" +
+	"\bFileMeta\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x16\n" +
+	"\x06length\x18\x02 \x01(\x03R\x06length\x12\x1a\n" +
+	"\bchecksum\x18\x03 \x01(\rR\bchecksum\"\xdf\x01\n" +
+	"\x13PreCopyFilesRequest\x12-\n" +
+	"\x05shard\x18\x01 \x01(\v2\x17.sluice.node.v1.ShardIDR\x05shard\x12#\n" +
+	"\rallocation_id\x18\x02 \x01(\tR\fallocationId\x12!\n" +
+	"\fprimary_term\x18\x03 \x01(\x03R\vprimaryTerm\x12.\n" +
+	"\x05files\x18\x04 \x03(\v2\x18.sluice.node.v1.FileMetaR\x05files\x12!\n" +
+	"\fprimary_node\x18\x05 \x01(\tR\vprimaryNode\"`\n" +
+	"\x14PreCopyFilesResponse\x12#\n" +
+	"\rfiles_fetched\x18\x01 \x01(\x05R\ffilesFetched\x12#\n" +
+	"\rbytes_fetched\x18\x02 \x01(\x03R\fbytesFetched\"\xb6\x01\n" +
+	"\x14StartRecoveryRequest\x12-\n" +
+	"\x05shard\x18\x01 \x01(\v2\x17.sluice.node.v1.ShardIDR\x05shard\x120\n" +
+	"\x14target_allocation_id\x18\x02 \x01(\tR\x12targetAllocationId\x12\x1f\n" +
+	"\vtarget_node\x18\x03 \x01(\tR\n" +
+	"targetNode\x12\x1c\n" +
+	"\tinstalled\x18\x04 \x01(\bR\tinstalled\"\xad\x01\n" +
+	"\x15StartRecoveryResponse\x12!\n" +
+	"\fprimary_term\x18\x01 \x01(\x03R\vprimaryTerm\x12\x1e\n" +
+	"\n" +
+	"checkpoint\x18\x02 \x01(\fR\n" +
+	"checkpoint\x12\x12\n" +
+	"\x04done\x18\x03 \x01(\bR\x04done\x12\x10\n" +
+	"\x03ops\x18\x04 \x01(\x03R\x03ops\x12+\n" +
+	"\x11global_checkpoint\x18\x05 \x01(\x03R\x10globalCheckpoint\"\xde\x01\n" +
+	"\rResyncRequest\x12-\n" +
+	"\x05shard\x18\x01 \x01(\v2\x17.sluice.node.v1.ShardIDR\x05shard\x12#\n" +
+	"\rallocation_id\x18\x02 \x01(\tR\fallocationId\x12!\n" +
+	"\fprimary_term\x18\x03 \x01(\x03R\vprimaryTerm\x12)\n" +
+	"\x11trim_above_seq_no\x18\x04 \x01(\x03R\x0etrimAboveSeqNo\x12+\n" +
+	"\x11global_checkpoint\x18\x05 \x01(\x03R\x10globalCheckpoint\";\n" +
+	"\x0eResyncResponse\x12)\n" +
+	"\x10local_checkpoint\x18\x01 \x01(\x03R\x0flocalCheckpoint\"i\n" +
 	"\x13GetCopyStateRequest\x12-\n" +
 	"\x05shard\x18\x01 \x01(\v2\x17.sluice.node.v1.ShardIDR\x05shard\x12#\n" +
 	"\rallocation_id\x18\x02 \x01(\tR\fallocationId\"\xae\x01\n" +
@@ -162,9 +1302,21 @@ const file_sluice_node_v1_replication_proto_rawDesc = "" +
 	"\x10local_checkpoint\x18\x02 \x01(\x03R\x0flocalCheckpoint\x12\x1c\n" +
 	"\n" +
 	"max_seq_no\x18\x03 \x01(\x03R\bmaxSeqNo\x12*\n" +
-	"\x11checkpoint_seq_no\x18\x04 \x01(\x03R\x0fcheckpointSeqNo2h\n" +
+	"\x11checkpoint_seq_no\x18\x04 \x01(\x03R\x0fcheckpointSeqNo*\xbb\x01\n" +
+	"\x10ReplicatedOpType\x12\"\n" +
+	"\x1eREPLICATED_OP_TYPE_UNSPECIFIED\x10\x00\x12\x1c\n" +
+	"\x18REPLICATED_OP_TYPE_INDEX\x10\x01\x12\x1d\n" +
+	"\x19REPLICATED_OP_TYPE_DELETE\x10\x02\x12\x1c\n" +
+	"\x18REPLICATED_OP_TYPE_NO_OP\x10\x03\x12(\n" +
+	"$REPLICATED_OP_TYPE_UPDATE_DOC_VALUES\x10\x042\x84\x05\n" +
 	"\vReplication\x12Y\n" +
-	"\fGetCopyState\x12#.sluice.node.v1.GetCopyStateRequest\x1a$.sluice.node.v1.GetCopyStateResponseB=Z;github.com/sluice-search/sluice/proto/sluice/node/v1;nodev1b\x06proto3"
+	"\fGetCopyState\x12#.sluice.node.v1.GetCopyStateRequest\x1a$.sluice.node.v1.GetCopyStateResponse\x12Y\n" +
+	"\fReplicateOps\x12#.sluice.node.v1.ReplicateOpsRequest\x1a$.sluice.node.v1.ReplicateOpsResponse\x12h\n" +
+	"\x11PublishCheckpoint\x12(.sluice.node.v1.PublishCheckpointRequest\x1a).sluice.node.v1.PublishCheckpointResponse\x12O\n" +
+	"\bGetFiles\x12\x1f.sluice.node.v1.GetFilesRequest\x1a .sluice.node.v1.GetFilesResponse0\x01\x12Y\n" +
+	"\fPreCopyFiles\x12#.sluice.node.v1.PreCopyFilesRequest\x1a$.sluice.node.v1.PreCopyFilesResponse\x12`\n" +
+	"\rStartRecovery\x12$.sluice.node.v1.StartRecoveryRequest\x1a%.sluice.node.v1.StartRecoveryResponse(\x010\x01\x12G\n" +
+	"\x06Resync\x12\x1d.sluice.node.v1.ResyncRequest\x1a\x1e.sluice.node.v1.ResyncResponseB=Z;github.com/sluice-search/sluice/proto/sluice/node/v1;nodev1b\x06proto3"
 
 var (
 	file_sluice_node_v1_replication_proto_rawDescOnce sync.Once
@@ -178,21 +1330,58 @@ func file_sluice_node_v1_replication_proto_rawDescGZIP() []byte {
 	return file_sluice_node_v1_replication_proto_rawDescData
 }
 
-var file_sluice_node_v1_replication_proto_msgTypes = make([]protoimpl.MessageInfo, 2)
+var file_sluice_node_v1_replication_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
+var file_sluice_node_v1_replication_proto_msgTypes = make([]protoimpl.MessageInfo, 16)
 var file_sluice_node_v1_replication_proto_goTypes = []any{
-	(*GetCopyStateRequest)(nil),  // 0: sluice.node.v1.GetCopyStateRequest
-	(*GetCopyStateResponse)(nil), // 1: sluice.node.v1.GetCopyStateResponse
-	(*ShardID)(nil),              // 2: sluice.node.v1.ShardID
+	(ReplicatedOpType)(0),             // 0: sluice.node.v1.ReplicatedOpType
+	(*ReplicatedOp)(nil),              // 1: sluice.node.v1.ReplicatedOp
+	(*ReplicateOpsRequest)(nil),       // 2: sluice.node.v1.ReplicateOpsRequest
+	(*ReplicateOpsResponse)(nil),      // 3: sluice.node.v1.ReplicateOpsResponse
+	(*PublishCheckpointRequest)(nil),  // 4: sluice.node.v1.PublishCheckpointRequest
+	(*PublishCheckpointResponse)(nil), // 5: sluice.node.v1.PublishCheckpointResponse
+	(*GetFilesRequest)(nil),           // 6: sluice.node.v1.GetFilesRequest
+	(*GetFilesResponse)(nil),          // 7: sluice.node.v1.GetFilesResponse
+	(*FileMeta)(nil),                  // 8: sluice.node.v1.FileMeta
+	(*PreCopyFilesRequest)(nil),       // 9: sluice.node.v1.PreCopyFilesRequest
+	(*PreCopyFilesResponse)(nil),      // 10: sluice.node.v1.PreCopyFilesResponse
+	(*StartRecoveryRequest)(nil),      // 11: sluice.node.v1.StartRecoveryRequest
+	(*StartRecoveryResponse)(nil),     // 12: sluice.node.v1.StartRecoveryResponse
+	(*ResyncRequest)(nil),             // 13: sluice.node.v1.ResyncRequest
+	(*ResyncResponse)(nil),            // 14: sluice.node.v1.ResyncResponse
+	(*GetCopyStateRequest)(nil),       // 15: sluice.node.v1.GetCopyStateRequest
+	(*GetCopyStateResponse)(nil),      // 16: sluice.node.v1.GetCopyStateResponse
+	(*ShardID)(nil),                   // 17: sluice.node.v1.ShardID
 }
 var file_sluice_node_v1_replication_proto_depIdxs = []int32{
-	2, // 0: sluice.node.v1.GetCopyStateRequest.shard:type_name -> sluice.node.v1.ShardID
-	0, // 1: sluice.node.v1.Replication.GetCopyState:input_type -> sluice.node.v1.GetCopyStateRequest
-	1, // 2: sluice.node.v1.Replication.GetCopyState:output_type -> sluice.node.v1.GetCopyStateResponse
-	2, // [2:3] is the sub-list for method output_type
-	1, // [1:2] is the sub-list for method input_type
-	1, // [1:1] is the sub-list for extension type_name
-	1, // [1:1] is the sub-list for extension extendee
-	0, // [0:1] is the sub-list for field type_name
+	0,  // 0: sluice.node.v1.ReplicatedOp.type:type_name -> sluice.node.v1.ReplicatedOpType
+	17, // 1: sluice.node.v1.ReplicateOpsRequest.shard:type_name -> sluice.node.v1.ShardID
+	1,  // 2: sluice.node.v1.ReplicateOpsRequest.ops:type_name -> sluice.node.v1.ReplicatedOp
+	17, // 3: sluice.node.v1.PublishCheckpointRequest.shard:type_name -> sluice.node.v1.ShardID
+	17, // 4: sluice.node.v1.GetFilesRequest.shard:type_name -> sluice.node.v1.ShardID
+	17, // 5: sluice.node.v1.PreCopyFilesRequest.shard:type_name -> sluice.node.v1.ShardID
+	8,  // 6: sluice.node.v1.PreCopyFilesRequest.files:type_name -> sluice.node.v1.FileMeta
+	17, // 7: sluice.node.v1.StartRecoveryRequest.shard:type_name -> sluice.node.v1.ShardID
+	17, // 8: sluice.node.v1.ResyncRequest.shard:type_name -> sluice.node.v1.ShardID
+	17, // 9: sluice.node.v1.GetCopyStateRequest.shard:type_name -> sluice.node.v1.ShardID
+	15, // 10: sluice.node.v1.Replication.GetCopyState:input_type -> sluice.node.v1.GetCopyStateRequest
+	2,  // 11: sluice.node.v1.Replication.ReplicateOps:input_type -> sluice.node.v1.ReplicateOpsRequest
+	4,  // 12: sluice.node.v1.Replication.PublishCheckpoint:input_type -> sluice.node.v1.PublishCheckpointRequest
+	6,  // 13: sluice.node.v1.Replication.GetFiles:input_type -> sluice.node.v1.GetFilesRequest
+	9,  // 14: sluice.node.v1.Replication.PreCopyFiles:input_type -> sluice.node.v1.PreCopyFilesRequest
+	11, // 15: sluice.node.v1.Replication.StartRecovery:input_type -> sluice.node.v1.StartRecoveryRequest
+	13, // 16: sluice.node.v1.Replication.Resync:input_type -> sluice.node.v1.ResyncRequest
+	16, // 17: sluice.node.v1.Replication.GetCopyState:output_type -> sluice.node.v1.GetCopyStateResponse
+	3,  // 18: sluice.node.v1.Replication.ReplicateOps:output_type -> sluice.node.v1.ReplicateOpsResponse
+	5,  // 19: sluice.node.v1.Replication.PublishCheckpoint:output_type -> sluice.node.v1.PublishCheckpointResponse
+	7,  // 20: sluice.node.v1.Replication.GetFiles:output_type -> sluice.node.v1.GetFilesResponse
+	10, // 21: sluice.node.v1.Replication.PreCopyFiles:output_type -> sluice.node.v1.PreCopyFilesResponse
+	12, // 22: sluice.node.v1.Replication.StartRecovery:output_type -> sluice.node.v1.StartRecoveryResponse
+	14, // 23: sluice.node.v1.Replication.Resync:output_type -> sluice.node.v1.ResyncResponse
+	17, // [17:24] is the sub-list for method output_type
+	10, // [10:17] is the sub-list for method input_type
+	10, // [10:10] is the sub-list for extension type_name
+	10, // [10:10] is the sub-list for extension extendee
+	0,  // [0:10] is the sub-list for field type_name
 }
 
 func init() { file_sluice_node_v1_replication_proto_init() }
@@ -206,13 +1395,14 @@ func file_sluice_node_v1_replication_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_sluice_node_v1_replication_proto_rawDesc), len(file_sluice_node_v1_replication_proto_rawDesc)),
-			NumEnums:      0,
-			NumMessages:   2,
+			NumEnums:      1,
+			NumMessages:   16,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
 		GoTypes:           file_sluice_node_v1_replication_proto_goTypes,
 		DependencyIndexes: file_sluice_node_v1_replication_proto_depIdxs,
+		EnumInfos:         file_sluice_node_v1_replication_proto_enumTypes,
 		MessageInfos:      file_sluice_node_v1_replication_proto_msgTypes,
 	}.Build()
 	File_sluice_node_v1_replication_proto = out.File

@@ -19,7 +19,13 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	Replication_GetCopyState_FullMethodName = "/sluice.node.v1.Replication/GetCopyState"
+	Replication_GetCopyState_FullMethodName      = "/sluice.node.v1.Replication/GetCopyState"
+	Replication_ReplicateOps_FullMethodName      = "/sluice.node.v1.Replication/ReplicateOps"
+	Replication_PublishCheckpoint_FullMethodName = "/sluice.node.v1.Replication/PublishCheckpoint"
+	Replication_GetFiles_FullMethodName          = "/sluice.node.v1.Replication/GetFiles"
+	Replication_PreCopyFiles_FullMethodName      = "/sluice.node.v1.Replication/PreCopyFiles"
+	Replication_StartRecovery_FullMethodName     = "/sluice.node.v1.Replication/StartRecovery"
+	Replication_Resync_FullMethodName            = "/sluice.node.v1.Replication/Resync"
 )
 
 // ReplicationClient is the client API for Replication service.
@@ -27,15 +33,40 @@ const (
 // For semantics around ctx use and closing/ending streaming RPCs, please refer to https://pkg.go.dev/google.golang.org/grpc/?tab=doc#ClientConn.NewStream.
 //
 // Replication is what the copies of a shard and the allocator ask of a data node about the
-// copies it holds (docs/replication.md). The allocator calls GetCopyState on the in-sync
-// candidates of a promotion; the node-level replication protocol (operations, checkpoints,
-// recovery) adds its RPCs here.
+// copies it holds (docs/replication.md, node/replication). The allocator calls GetCopyState on
+// the in-sync candidates of a promotion; a primary sends its operations (ReplicateOps), its
+// refreshed segments (PublishCheckpoint, PreCopyFiles) and a promotion's resync (Resync) to its
+// replicas; a replica fetches files from its primary (GetFiles) and recovers from it
+// (StartRecovery).
+//
+// Every request a primary sends carries its primary term: a copy that knows a newer term refuses
+// it with FAILED_PRECONDITION ("stale primary term"), and the sender stops acknowledging writes.
 type ReplicationClient interface {
 	// GetCopyState reports how far one copy the node holds is: the allocator promotes the in-sync
 	// replica with the highest local checkpoint. NOT_FOUND if the node does not hold that
-	// allocation; a node that cannot tell (no replication yet) answers UNIMPLEMENTED, and the
-	// allocator then promotes any in-sync copy.
+	// allocation.
 	GetCopyState(ctx context.Context, in *GetCopyStateRequest, opts ...grpc.CallOption) (*GetCopyStateResponse, error)
+	// ReplicateOps appends a primary's operations to a replica copy's translog (fsynced there when
+	// the index's durability is request) and answers once they are durable.
+	ReplicateOps(ctx context.Context, in *ReplicateOpsRequest, opts ...grpc.CallOption) (*ReplicateOpsResponse, error)
+	// PublishCheckpoint tells a replica copy about the primary's latest refresh: the copy fetches
+	// the files it lacks (GetFiles), verifies them and searches the new segments.
+	PublishCheckpoint(ctx context.Context, in *PublishCheckpointRequest, opts ...grpc.CallOption) (*PublishCheckpointResponse, error)
+	// GetFiles streams files of a primary copy's index (a checkpoint's, or a merged segment's
+	// being pre-copied) to a replica.
+	GetFiles(ctx context.Context, in *GetFilesRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[GetFilesResponse], error)
+	// PreCopyFiles has a replica fetch a merged segment's files before the primary's next
+	// checkpoint references them.
+	PreCopyFiles(ctx context.Context, in *PreCopyFilesRequest, opts ...grpc.CallOption) (*PreCopyFilesResponse, error)
+	// StartRecovery is a replica copy's peer recovery from its primary: the target sends a start,
+	// the primary answers with a checkpoint; the target installs it (GetFiles) and says so; the
+	// primary sends the operations above the checkpoint (ReplicateOps), adds the target to the
+	// in-sync set and answers done.
+	StartRecovery(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[StartRecoveryRequest, StartRecoveryResponse], error)
+	// Resync is a new primary's first word to a replica copy after a promotion: the copy adopts
+	// the new term and voids the operations of older terms above the new primary's history
+	// (trim_above_seq_no); the primary then sends its operations above the global checkpoint.
+	Resync(ctx context.Context, in *ResyncRequest, opts ...grpc.CallOption) (*ResyncResponse, error)
 }
 
 type replicationClient struct {
@@ -56,20 +87,117 @@ func (c *replicationClient) GetCopyState(ctx context.Context, in *GetCopyStateRe
 	return out, nil
 }
 
+func (c *replicationClient) ReplicateOps(ctx context.Context, in *ReplicateOpsRequest, opts ...grpc.CallOption) (*ReplicateOpsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ReplicateOpsResponse)
+	err := c.cc.Invoke(ctx, Replication_ReplicateOps_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *replicationClient) PublishCheckpoint(ctx context.Context, in *PublishCheckpointRequest, opts ...grpc.CallOption) (*PublishCheckpointResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(PublishCheckpointResponse)
+	err := c.cc.Invoke(ctx, Replication_PublishCheckpoint_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *replicationClient) GetFiles(ctx context.Context, in *GetFilesRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[GetFilesResponse], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &Replication_ServiceDesc.Streams[0], Replication_GetFiles_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[GetFilesRequest, GetFilesResponse]{ClientStream: stream}
+	if err := x.ClientStream.SendMsg(in); err != nil {
+		return nil, err
+	}
+	if err := x.ClientStream.CloseSend(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Replication_GetFilesClient = grpc.ServerStreamingClient[GetFilesResponse]
+
+func (c *replicationClient) PreCopyFiles(ctx context.Context, in *PreCopyFilesRequest, opts ...grpc.CallOption) (*PreCopyFilesResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(PreCopyFilesResponse)
+	err := c.cc.Invoke(ctx, Replication_PreCopyFiles_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *replicationClient) StartRecovery(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[StartRecoveryRequest, StartRecoveryResponse], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &Replication_ServiceDesc.Streams[1], Replication_StartRecovery_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[StartRecoveryRequest, StartRecoveryResponse]{ClientStream: stream}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Replication_StartRecoveryClient = grpc.BidiStreamingClient[StartRecoveryRequest, StartRecoveryResponse]
+
+func (c *replicationClient) Resync(ctx context.Context, in *ResyncRequest, opts ...grpc.CallOption) (*ResyncResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ResyncResponse)
+	err := c.cc.Invoke(ctx, Replication_Resync_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // ReplicationServer is the server API for Replication service.
 // All implementations must embed UnimplementedReplicationServer
 // for forward compatibility.
 //
 // Replication is what the copies of a shard and the allocator ask of a data node about the
-// copies it holds (docs/replication.md). The allocator calls GetCopyState on the in-sync
-// candidates of a promotion; the node-level replication protocol (operations, checkpoints,
-// recovery) adds its RPCs here.
+// copies it holds (docs/replication.md, node/replication). The allocator calls GetCopyState on
+// the in-sync candidates of a promotion; a primary sends its operations (ReplicateOps), its
+// refreshed segments (PublishCheckpoint, PreCopyFiles) and a promotion's resync (Resync) to its
+// replicas; a replica fetches files from its primary (GetFiles) and recovers from it
+// (StartRecovery).
+//
+// Every request a primary sends carries its primary term: a copy that knows a newer term refuses
+// it with FAILED_PRECONDITION ("stale primary term"), and the sender stops acknowledging writes.
 type ReplicationServer interface {
 	// GetCopyState reports how far one copy the node holds is: the allocator promotes the in-sync
 	// replica with the highest local checkpoint. NOT_FOUND if the node does not hold that
-	// allocation; a node that cannot tell (no replication yet) answers UNIMPLEMENTED, and the
-	// allocator then promotes any in-sync copy.
+	// allocation.
 	GetCopyState(context.Context, *GetCopyStateRequest) (*GetCopyStateResponse, error)
+	// ReplicateOps appends a primary's operations to a replica copy's translog (fsynced there when
+	// the index's durability is request) and answers once they are durable.
+	ReplicateOps(context.Context, *ReplicateOpsRequest) (*ReplicateOpsResponse, error)
+	// PublishCheckpoint tells a replica copy about the primary's latest refresh: the copy fetches
+	// the files it lacks (GetFiles), verifies them and searches the new segments.
+	PublishCheckpoint(context.Context, *PublishCheckpointRequest) (*PublishCheckpointResponse, error)
+	// GetFiles streams files of a primary copy's index (a checkpoint's, or a merged segment's
+	// being pre-copied) to a replica.
+	GetFiles(*GetFilesRequest, grpc.ServerStreamingServer[GetFilesResponse]) error
+	// PreCopyFiles has a replica fetch a merged segment's files before the primary's next
+	// checkpoint references them.
+	PreCopyFiles(context.Context, *PreCopyFilesRequest) (*PreCopyFilesResponse, error)
+	// StartRecovery is a replica copy's peer recovery from its primary: the target sends a start,
+	// the primary answers with a checkpoint; the target installs it (GetFiles) and says so; the
+	// primary sends the operations above the checkpoint (ReplicateOps), adds the target to the
+	// in-sync set and answers done.
+	StartRecovery(grpc.BidiStreamingServer[StartRecoveryRequest, StartRecoveryResponse]) error
+	// Resync is a new primary's first word to a replica copy after a promotion: the copy adopts
+	// the new term and voids the operations of older terms above the new primary's history
+	// (trim_above_seq_no); the primary then sends its operations above the global checkpoint.
+	Resync(context.Context, *ResyncRequest) (*ResyncResponse, error)
 	mustEmbedUnimplementedReplicationServer()
 }
 
@@ -82,6 +210,24 @@ type UnimplementedReplicationServer struct{}
 
 func (UnimplementedReplicationServer) GetCopyState(context.Context, *GetCopyStateRequest) (*GetCopyStateResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetCopyState not implemented")
+}
+func (UnimplementedReplicationServer) ReplicateOps(context.Context, *ReplicateOpsRequest) (*ReplicateOpsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ReplicateOps not implemented")
+}
+func (UnimplementedReplicationServer) PublishCheckpoint(context.Context, *PublishCheckpointRequest) (*PublishCheckpointResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method PublishCheckpoint not implemented")
+}
+func (UnimplementedReplicationServer) GetFiles(*GetFilesRequest, grpc.ServerStreamingServer[GetFilesResponse]) error {
+	return status.Error(codes.Unimplemented, "method GetFiles not implemented")
+}
+func (UnimplementedReplicationServer) PreCopyFiles(context.Context, *PreCopyFilesRequest) (*PreCopyFilesResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method PreCopyFiles not implemented")
+}
+func (UnimplementedReplicationServer) StartRecovery(grpc.BidiStreamingServer[StartRecoveryRequest, StartRecoveryResponse]) error {
+	return status.Error(codes.Unimplemented, "method StartRecovery not implemented")
+}
+func (UnimplementedReplicationServer) Resync(context.Context, *ResyncRequest) (*ResyncResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Resync not implemented")
 }
 func (UnimplementedReplicationServer) mustEmbedUnimplementedReplicationServer() {}
 func (UnimplementedReplicationServer) testEmbeddedByValue()                     {}
@@ -122,6 +268,96 @@ func _Replication_GetCopyState_Handler(srv interface{}, ctx context.Context, dec
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Replication_ReplicateOps_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ReplicateOpsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ReplicationServer).ReplicateOps(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Replication_ReplicateOps_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ReplicationServer).ReplicateOps(ctx, req.(*ReplicateOpsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Replication_PublishCheckpoint_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(PublishCheckpointRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ReplicationServer).PublishCheckpoint(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Replication_PublishCheckpoint_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ReplicationServer).PublishCheckpoint(ctx, req.(*PublishCheckpointRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Replication_GetFiles_Handler(srv interface{}, stream grpc.ServerStream) error {
+	m := new(GetFilesRequest)
+	if err := stream.RecvMsg(m); err != nil {
+		return err
+	}
+	return srv.(ReplicationServer).GetFiles(m, &grpc.GenericServerStream[GetFilesRequest, GetFilesResponse]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Replication_GetFilesServer = grpc.ServerStreamingServer[GetFilesResponse]
+
+func _Replication_PreCopyFiles_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(PreCopyFilesRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ReplicationServer).PreCopyFiles(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Replication_PreCopyFiles_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ReplicationServer).PreCopyFiles(ctx, req.(*PreCopyFilesRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Replication_StartRecovery_Handler(srv interface{}, stream grpc.ServerStream) error {
+	return srv.(ReplicationServer).StartRecovery(&grpc.GenericServerStream[StartRecoveryRequest, StartRecoveryResponse]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Replication_StartRecoveryServer = grpc.BidiStreamingServer[StartRecoveryRequest, StartRecoveryResponse]
+
+func _Replication_Resync_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ResyncRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ReplicationServer).Resync(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Replication_Resync_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ReplicationServer).Resync(ctx, req.(*ResyncRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Replication_ServiceDesc is the grpc.ServiceDesc for Replication service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -133,7 +369,35 @@ var Replication_ServiceDesc = grpc.ServiceDesc{
 			MethodName: "GetCopyState",
 			Handler:    _Replication_GetCopyState_Handler,
 		},
+		{
+			MethodName: "ReplicateOps",
+			Handler:    _Replication_ReplicateOps_Handler,
+		},
+		{
+			MethodName: "PublishCheckpoint",
+			Handler:    _Replication_PublishCheckpoint_Handler,
+		},
+		{
+			MethodName: "PreCopyFiles",
+			Handler:    _Replication_PreCopyFiles_Handler,
+		},
+		{
+			MethodName: "Resync",
+			Handler:    _Replication_Resync_Handler,
+		},
 	},
-	Streams:  []grpc.StreamDesc{},
+	Streams: []grpc.StreamDesc{
+		{
+			StreamName:    "GetFiles",
+			Handler:       _Replication_GetFiles_Handler,
+			ServerStreams: true,
+		},
+		{
+			StreamName:    "StartRecovery",
+			Handler:       _Replication_StartRecovery_Handler,
+			ServerStreams: true,
+			ClientStreams: true,
+		},
+	},
 	Metadata: "sluice/node/v1/replication.proto",
 }

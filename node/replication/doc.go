@@ -1,0 +1,75 @@
+// Package replication is a data node's part of shard replication
+// (docs/replication.md; the engine's primitives are node/engine's
+// "Replication"): the primary-side replication group of each primary copy
+// the node holds, the replica side of each replica copy, and the
+// Replication gRPC service between them.
+//
+// # Writes
+//
+// A primary copy's Group is its shard.Replicator. A batch of writes
+// (shard.Batch: a bulk, a reindex slice, a single write) is applied and
+// logged by the primary's engine; at Sync the group sends the operations
+// — seqNo, term, op — to every copy of the group (ReplicateOps, one call
+// per copy per batch) while the primary fsyncs its own translog, and Sync
+// returns once both are done. A replica appends them to its translog
+// (engine.Replica.ApplyOps: fsynced there under request durability) and
+// answers with its local checkpoint; the group's global checkpoint is the
+// lowest local checkpoint of the in-sync copies, passed with every request.
+// An in-sync copy that fails (an error, OpsTimeout, unreachable) is removed
+// from the in-sync set in etcd — state.Store.RemoveInSync, guarded by the
+// primary's term and allocation — before Sync returns; if that write fails
+// the batch fails with ErrUnavailable (UNAVAILABLE: nothing of it may be
+// acknowledged) and the group acknowledges nothing more until the routing
+// table shows it primary at its term again. A routing entry with another
+// primary or a newer term makes the group stale at once.
+//
+// The group follows the routing table (Service.Run): copies in the in-sync
+// set join it, copies gone, failed or moved leave it. A recovering copy is
+// tracked: it gets new operations, and a failure only fails its recovery.
+//
+// # Fencing
+//
+// Every request a primary sends carries its term; a replica refuses an
+// older one (engine.ErrStaleTerm, FAILED_PRECONDITION) and adopts a newer
+// one, and adopts the routing table's term as soon as it sees it, so an
+// old primary is fenced before its requests arrive.
+//
+// # Checkpoints
+//
+// After each refresh of a primary the group takes a replication
+// checkpoint (engine.Engine.Checkpoint) and offers it to every in-sync
+// copy, latest wins: a copy busy installing one gets only the newest next.
+// The replica installs it (engine.Replica.InstallCheckpoint), fetching the
+// files it lacks from the primary's node over the streaming GetFiles RPC;
+// the engine verifies length and checksum of each, and reuses same-name,
+// same-checksum files. The answer is the copy's visible seqNo, which
+// refresh=wait_for (and refresh=true) waits on (WaitVisible): a write is
+// visible on every in-sync copy when the bulk returns; a copy that does
+// not show it within VisibleTimeout is failed. Merged segments are
+// pre-copied to the in-sync copies before the merge commits
+// (engine.Options.MergedSegmentPreCopy, PreCopyFiles).
+//
+// # Recovery
+//
+// A replica copy opens (engine.OpenReplica over whatever files it has)
+// and recovers from its primary over the StartRecovery stream: the
+// primary tracks it, refreshes, sends a checkpoint C and keeps its
+// translog above C (RetainTranslogFrom); the target installs C over a new
+// translog (engine.Replica.Recover, reusing the files it still has: a
+// returning node copies little) and says so; the primary sends every
+// operation above C (ReplicateOps), adds the copy to the in-sync set
+// (AddInSync, guarded by its term) and says done. The node then reports
+// the copy STARTED. While the primary is not ready the target tries again
+// for RecoveryWait.
+//
+// # Promotion
+//
+// A replica whose routing entry makes it primary is promoted in place
+// (shard.Host.Promote: engine.Replica.Promote seals it, commits, and opens
+// an engine of the new term that replays its translog above the global
+// checkpoint). Its new group then resyncs every other in-sync copy
+// (Resync: a trim record voiding older terms' operations above the new
+// primary's highest seqNo; then its operations above the global
+// checkpoint) and publishes a checkpoint. A primary reopened after a
+// restart resyncs its in-sync copies the same way.
+package replication

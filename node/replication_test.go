@@ -1,0 +1,280 @@
+package node
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/sluice-search/sluice/cluster/metadata"
+	"github.com/sluice-search/sluice/cluster/state"
+	"github.com/sluice-search/sluice/node/shard"
+	nodev1 "github.com/sluice-search/sluice/proto/sluice/node/v1"
+	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
+)
+
+// replicated is a test cluster of data nodes holding one index with
+// replicas.
+type replicated struct {
+	e     *env
+	nodes map[string]*Node
+	dirs  map[string]string
+	uuid  string
+}
+
+// newReplicated starts n nodes and creates index x (one shard, replicas),
+// and waits for it to be green.
+func newReplicated(t *testing.T, n int, replicas int32) *replicated {
+	t.Helper()
+	fastRetries(t)
+	rc := &replicated{e: newEnv(t), nodes: map[string]*Node{}, dirs: map[string]string{}}
+	for i := range n {
+		rc.start(t, fmt.Sprintf("n%d", i+1), "")
+	}
+	info, err := rc.e.md.CreateIndex(context.Background(), &sluicev1.CreateIndexRequest{Name: "x",
+		Settings: &sluicev1.IndexSettings{NumberOfReplicas: replicas}}, metadata.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc.uuid = info.Uuid
+	rc.waitGreen(t)
+	return rc
+}
+
+// start starts node id (on its old data dir, if it had one).
+func (rc *replicated) start(t *testing.T, id, _ string) *Node {
+	t.Helper()
+	dir := rc.dirs[id]
+	if dir == "" {
+		dir = t.TempDir()
+		rc.dirs[id] = dir
+	}
+	n := rc.e.startNodeWith(t, Config{DataDir: dir, ID: id}, nil)
+	rc.nodes[id] = n
+	t.Cleanup(n.Stop)
+	return n
+}
+
+func (rc *replicated) waitGreen(t *testing.T) *sluicev1.IndexInfo {
+	t.Helper()
+	return rc.e.waitShards(t, "x", func(sh *sluicev1.ShardRouting) bool { return started(sh) && sh.InSync })
+}
+
+// copies returns the primary's and a replica's node ids.
+func (rc *replicated) copies(t *testing.T) (primary, replica string, term int64) {
+	t.Helper()
+	info, err := rc.e.md.GetIndex(context.Background(), "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, sh := range info.Shards {
+		if sh.Primary {
+			primary, term = sh.NodeId, sh.PrimaryTerm
+		} else if replica == "" {
+			replica = sh.NodeId
+		}
+	}
+	return primary, replica, term
+}
+
+func (rc *replicated) shard(t *testing.T, node string) *shard.Shard {
+	t.Helper()
+	s, err := rc.nodes[node].Shards().Get(shard.ID{IndexUUID: rc.uuid})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func bulkOps(from, to int) []shard.Op {
+	var ops []shard.Op
+	for i := from; i < to; i++ {
+		ops = append(ops, shard.Op{Kind: shard.OpIndex, ID: fmt.Appendf(nil, "d%d", i), Source: fmt.Appendf(nil, `{"n":%d}`, i)})
+	}
+	return ops
+}
+
+func mustBulk(t *testing.T, s *shard.Shard, ops []shard.Op, refresh shard.Refresh) {
+	t.Helper()
+	res, err := s.Bulk(context.Background(), ops, refresh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range res {
+		if r.Err != nil {
+			t.Fatalf("op %d: %v", i, r.Err)
+		}
+	}
+}
+
+// TestReplicaRecoversAndFollows: a replica copy recovers from its primary
+// (files, then operations), joins the in-sync set, is started (green);
+// every acknowledged operation is in its translog before the bulk
+// returns, and refresh=wait_for returns only once the replica's searches
+// show the writes (checkpoint published, files fetched).
+func TestReplicaRecoversAndFollows(t *testing.T) {
+	rc := newReplicated(t, 2, 1)
+	p, r, _ := rc.copies(t)
+	if p == "" || r == "" || p == r {
+		t.Fatalf("primary on %q, replica on %q", p, r)
+	}
+	primary, replica := rc.shard(t, p), rc.shard(t, r)
+	if primary.Replica() != nil || replica.Replica() == nil {
+		t.Fatalf("primary's shard replica=%v, replica's replica=%v", primary.Replica() != nil, replica.Replica() != nil)
+	}
+	mustBulk(t, primary, bulkOps(0, 50), shard.RefreshNone)
+	// Durable on the replica when acknowledged: its translog holds them.
+	if st := replica.Replica().State(); st.LocalCheckpoint < 50 || st.MaxSeqNo < 50 {
+		t.Fatalf("replica after 50 acknowledged ops: %+v", st)
+	}
+	mustBulk(t, primary, bulkOps(50, 100), shard.RefreshWaitFor)
+	rd := replica.Acquire()
+	docs := rd.NumDocs()
+	rd.Release()
+	if docs != 100 {
+		t.Fatalf("replica shows %d docs after refresh=wait_for, want 100", docs)
+	}
+	if doc, found, err := replica.Get(context.Background(), []byte("d77"), false); err != nil || !found || string(doc.Source) != `{"n":77}` {
+		t.Fatalf("get on the replica: %q %v %v", doc.Source, found, err)
+	}
+	// Writes reaching a replica are refused, retryably.
+	if _, err := replica.Bulk(context.Background(), bulkOps(0, 1), shard.RefreshNone); Errors.Code(err) != codes.Unavailable {
+		t.Fatalf("bulk on a replica: %v (%v)", err, Errors.Code(err))
+	}
+}
+
+// TestReplicaFencesOldTerm: a replica refuses operations from a primary
+// of an older term than it knows, with FAILED_PRECONDITION, and appends
+// nothing; GetCopyState reports its real state.
+func TestReplicaFencesOldTerm(t *testing.T) {
+	rc := newReplicated(t, 2, 1)
+	p, r, term := rc.copies(t)
+	mustBulk(t, rc.shard(t, p), bulkOps(0, 10), shard.RefreshNone)
+	info, _ := rc.e.md.GetIndex(context.Background(), "x")
+	var alloc string
+	for _, sh := range info.Shards {
+		if !sh.Primary {
+			alloc = sh.AllocationId
+		}
+	}
+	conn, err := rc.nodes[p].peers.Node(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := nodev1.NewReplicationClient(conn)
+	ctx := context.Background()
+	id := &nodev1.ShardID{IndexUuid: rc.uuid}
+	cs, err := c.GetCopyState(ctx, &nodev1.GetCopyStateRequest{Shard: id, AllocationId: alloc})
+	if err != nil || cs.PrimaryTerm != term || cs.LocalCheckpoint != 10 || cs.MaxSeqNo != 10 {
+		t.Fatalf("copy state %v, %v; want term %d, checkpoints 10", cs, err, term)
+	}
+	if _, err := c.GetCopyState(ctx, &nodev1.GetCopyStateRequest{Shard: id, AllocationId: "nope"}); status.Code(err) != codes.NotFound {
+		t.Fatalf("copy state of another allocation: %v", err)
+	}
+	op := &nodev1.ReplicatedOp{SeqNo: 11, PrimaryTerm: term + 1, Type: nodev1.ReplicatedOpType_REPLICATED_OP_TYPE_INDEX, Id: []byte("z"), Source: []byte(`{}`)}
+	// A newer term is adopted...
+	if _, err := c.ReplicateOps(ctx, &nodev1.ReplicateOpsRequest{Shard: id, AllocationId: alloc, PrimaryTerm: term + 1, Ops: []*nodev1.ReplicatedOp{op}}); err != nil {
+		t.Fatal(err)
+	}
+	// ...and the old primary's next operations are refused.
+	op = &nodev1.ReplicatedOp{SeqNo: 12, PrimaryTerm: term, Type: nodev1.ReplicatedOpType_REPLICATED_OP_TYPE_INDEX, Id: []byte("y"), Source: []byte(`{}`)}
+	_, err = c.ReplicateOps(ctx, &nodev1.ReplicateOpsRequest{Shard: id, AllocationId: alloc, PrimaryTerm: term, Ops: []*nodev1.ReplicatedOp{op}})
+	if status.Code(err) != codes.FailedPrecondition {
+		t.Fatalf("old term's ops: %v, want FAILED_PRECONDITION", err)
+	}
+	if st := rc.shard(t, r).Replica().State(); st.MaxSeqNo != 11 || st.Term != term+1 {
+		t.Fatalf("replica after fencing: %+v", st)
+	}
+}
+
+// TestFailedReplicaLeavesInSyncBeforeAck: a replica that cannot take an
+// operation is out of the in-sync set in etcd when the bulk returns
+// acknowledged; the index is yellow, never claiming a copy it is not.
+func TestFailedReplicaLeavesInSyncBeforeAck(t *testing.T) {
+	rc := newReplicated(t, 2, 1)
+	p, r, _ := rc.copies(t)
+	rc.e.stopAllocator() // only the primary changes the in-sync set now
+	rc.nodes[r].Stop()
+	mustBulk(t, rc.shard(t, p), bulkOps(0, 5), shard.RefreshNone)
+	st, err := rc.e.store.Load(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt := st.ByUUID[rc.uuid].Shards[0].Routing
+	if len(rt.InSync) != 1 || state.Primary(rt).GetAllocationId() != rt.InSync[0] {
+		t.Fatalf("in-sync set after acknowledging with a dead replica: %v (primary %s)", rt.InSync, state.Primary(rt).GetAllocationId())
+	}
+}
+
+// TestPromotionKeepsAcknowledged: the primary's node goes; the allocator
+// promotes the in-sync replica at a new term, which holds every
+// acknowledged operation (replayed from its translog), takes writes, and
+// the old node, back, recovers as a replica: green again.
+func TestPromotionKeepsAcknowledged(t *testing.T) {
+	rc := newReplicated(t, 2, 1)
+	p, r, term := rc.copies(t)
+	mustBulk(t, rc.shard(t, p), bulkOps(0, 200), shard.RefreshNone)
+	rc.nodes[p].Stop()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		np, _, nt := rc.copies(t)
+		if np == r && nt > term {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no promotion: primary %s term %d", np, nt)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	var s *shard.Shard
+	for {
+		var err error
+		if s, err = rc.nodes[r].Shards().Get(shard.ID{IndexUUID: rc.uuid}); err == nil && s.Primary() {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the replica's copy never became a primary: %v", err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	for i := range 200 {
+		if _, found, err := s.Get(context.Background(), fmt.Appendf(nil, "d%d", i), true); err != nil || !found {
+			t.Fatalf("acknowledged d%d after promotion: %v %v", i, found, err)
+		}
+	}
+	mustBulk(t, s, bulkOps(200, 220), shard.RefreshNone)
+	rc.start(t, p, "")
+	info := rc.waitGreenWithin(t, 30*time.Second)
+	if len(info.Shards) != 2 {
+		t.Fatalf("copies %v", info.Shards)
+	}
+	_, back, _ := rc.copies(t)
+	rep := rc.shard(t, back)
+	if rep.Replica() == nil {
+		t.Fatalf("the returned node's copy is not a replica")
+	}
+	mustBulk(t, s, bulkOps(220, 230), shard.RefreshWaitFor)
+	rd := rep.Acquire()
+	defer rd.Release()
+	if rd.NumDocs() != 230 {
+		t.Fatalf("recovered replica shows %d docs, want 230", rd.NumDocs())
+	}
+}
+
+func (rc *replicated) waitGreenWithin(t *testing.T, d time.Duration) *sluicev1.IndexInfo {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for {
+		info, err := rc.e.md.GetIndex(context.Background(), "x")
+		if err == nil && info.Health == sluicev1.HealthStatus_HEALTH_STATUS_GREEN {
+			return info
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("not green within %v: %v", d, info.GetShards())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
