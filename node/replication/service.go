@@ -44,7 +44,7 @@ type Config struct {
 	NodeID string
 	Host   *shard.Host
 	// Store writes the in-sync set (RemoveInSync, AddInSync); Cache is
-	// the routing the groups follow.
+	// the routing the groups follow (Run needs it).
 	Store *state.Store
 	Cache *state.Cache
 	// Dial returns a connection to a live node's services.
@@ -155,9 +155,11 @@ func (s *Service) startGroup(ctx context.Context, id state.ShardID, role Role, g
 	}
 	s.copies[id] = &copyInfo{role: role, group: g}
 	s.mu.Unlock()
-	if st := s.cfg.Cache.State(); st != nil {
-		if r := routingOf(st, id); r != nil {
-			g.follow(r)
+	if s.cfg.Cache != nil {
+		if st := s.cfg.Cache.State(); st != nil {
+			if r := routingOf(st, id); r != nil {
+				g.follow(r)
+			}
 		}
 	}
 	g.resyncAll(ctx)
