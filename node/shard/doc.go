@@ -18,6 +18,20 @@
 // exists. A Batch takes the document's custom routing (a bulk item's, or a
 // reindexed document's), which the engine stores with it (_routing).
 //
+// # Replica copies
+//
+// Host.OpenReplica opens a shard copy as a replica (engine.Replica): it
+// indexes nothing, refuses writes and realtime gets with ErrNotPrimary
+// (UNAVAILABLE: retry on the primary), and serves searches, scans and
+// gets from the checkpoints its primary publishes (node/replication).
+// Host.Promote turns it into the primary of a new term in place: the
+// replica's Shard is replaced by a primary's that shares its mapping, and
+// readers pinned on the replica are released. A primary's Replicator (its
+// replication group) receives every write of a Batch at Sync; a bulk, a
+// reindex slice and a single write are acknowledged only once durable on
+// the primary and every in-sync copy, and refresh=wait_for or true also
+// waits for the replicas to show them.
+//
 // # Bulk
 //
 // Shard.Bulk applies a shard's share of a bulk request: the operations are
