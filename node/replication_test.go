@@ -11,6 +11,7 @@ import (
 
 	"github.com/sluice-search/sluice/cluster/metadata"
 	"github.com/sluice-search/sluice/cluster/state"
+	"github.com/sluice-search/sluice/node/engine"
 	"github.com/sluice-search/sluice/node/shard"
 	nodev1 "github.com/sluice-search/sluice/proto/sluice/node/v1"
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
@@ -29,13 +30,18 @@ type replicated struct {
 // and waits for it to be green.
 func newReplicated(t *testing.T, n int, replicas int32) *replicated {
 	t.Helper()
+	return newReplicatedWith(t, n, replicas, nil)
+}
+
+func newReplicatedWith(t *testing.T, n int, replicas int32, m *sluicev1.Mapping) *replicated {
+	t.Helper()
 	fastRetries(t)
 	rc := &replicated{e: newEnv(t), nodes: map[string]*Node{}, dirs: map[string]string{}}
 	for i := range n {
 		rc.start(t, fmt.Sprintf("n%d", i+1), "")
 	}
 	info, err := rc.e.md.CreateIndex(context.Background(), &sluicev1.CreateIndexRequest{Name: "x",
-		Settings: &sluicev1.IndexSettings{NumberOfReplicas: replicas}}, metadata.CreateOptions{})
+		Settings: &sluicev1.IndexSettings{NumberOfReplicas: replicas}, Mapping: m}, metadata.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -218,28 +224,7 @@ func TestPromotionKeepsAcknowledged(t *testing.T) {
 	p, r, term := rc.copies(t)
 	mustBulk(t, rc.shard(t, p), bulkOps(0, 200), shard.RefreshNone)
 	rc.nodes[p].Stop()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		np, _, nt := rc.copies(t)
-		if np == r && nt > term {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no promotion: primary %s term %d", np, nt)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	var s *shard.Shard
-	for {
-		var err error
-		if s, err = rc.nodes[r].Shards().Get(shard.ID{IndexUUID: rc.uuid}); err == nil && s.Primary() {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the replica's copy never became a primary: %v", err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	s := rc.waitPrimary(t, r, term)
 	for i := range 200 {
 		if _, found, err := s.Get(context.Background(), fmt.Appendf(nil, "d%d", i), true); err != nil || !found {
 			t.Fatalf("acknowledged d%d after promotion: %v %v", i, found, err)
@@ -264,6 +249,33 @@ func TestPromotionKeepsAcknowledged(t *testing.T) {
 	}
 }
 
+// waitPrimary waits for node r's copy to be promoted past term, and
+// returns it.
+func (rc *replicated) waitPrimary(t *testing.T, r string, term int64) *shard.Shard {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		np, _, nt := rc.copies(t)
+		if np == r && nt > term {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no promotion: primary %s term %d", np, nt)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	for {
+		s, err := rc.nodes[r].Shards().Get(shard.ID{IndexUUID: rc.uuid})
+		if err == nil && s.Primary() {
+			return s
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the replica's copy never became a primary: %v", err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 func (rc *replicated) waitGreenWithin(t *testing.T, d time.Duration) *sluicev1.IndexInfo {
 	t.Helper()
 	deadline := time.Now().Add(d)
@@ -277,4 +289,45 @@ func (rc *replicated) waitGreenWithin(t *testing.T, d time.Duration) *sluicev1.I
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// TestDocValuesUpdateReplicated: an in-place doc-values update reaches
+// the replica's translog like any write, and the promoted replica holds
+// the updated value.
+func TestDocValuesUpdateReplicated(t *testing.T) {
+	off := false
+	rc := newReplicatedWith(t, 2, 1, &sluicev1.Mapping{Properties: map[string]*sluicev1.FieldMapping{
+		"price": {Type: sluicev1.FieldType_FIELD_TYPE_LONG, Index: &off}}})
+	p, r, term := rc.copies(t)
+	primary := rc.shard(t, p)
+	mustBulk(t, primary, []shard.Op{{Kind: shard.OpIndex, ID: []byte("a"), Source: []byte(`{"price":1}`)}}, shard.RefreshWaitFor)
+	mustBulk(t, primary, []shard.Op{{Kind: shard.OpUpdateDocValues, ID: []byte("a"), Source: []byte(`{"price":42}`)}}, shard.RefreshNone)
+	if st := rc.shard(t, r).Replica().State(); st.LocalCheckpoint != 2 {
+		t.Fatalf("replica after the update: %+v, want local checkpoint 2", st)
+	}
+	rc.nodes[p].Stop()
+	s := rc.waitPrimary(t, r, term)
+	rd := s.Acquire()
+	defer rd.Release()
+	if got := docValue(t, rd, "a", "price"); got != 42 {
+		t.Fatalf("price after promotion %d, want 42", got)
+	}
+}
+
+// docValue is the numeric doc value of field of the live doc with id.
+func docValue(t *testing.T, rd *engine.Reader, id, field string) int64 {
+	t.Helper()
+	leaf, doc, ok := rd.LookupID([]byte(id))
+	if !ok {
+		t.Fatalf("doc %s not found", id)
+	}
+	dv := rd.Leaves()[leaf].Reader.NumericDocValues(field)
+	if dv == nil {
+		t.Fatalf("no doc values for %s", field)
+	}
+	v, ok := dv.Get(doc)
+	if !ok {
+		t.Fatalf("doc %s has no %s", id, field)
+	}
+	return v
 }
