@@ -1,8 +1,9 @@
 // Package nodeconn hands out gRPC clients of data nodes' internal services
-// (sluice.node.v1: Node, Reindex) by node id: it looks the node's address up in the cluster state
-// cache and keeps one connection per address, shared by all callers.
+// (sluice.node.v1: Node, Reindex, Replication) by node id: it looks the node's address up in the
+// cluster state cache and keeps one connection per address, shared by all callers.
 // Coordinators use it to reach shards (route a bulk, fan out a search);
-// nodes use it to reach each other (remote reindex).
+// nodes use it to reach each other (remote reindex, replication between
+// a shard's copies).
 //
 // To find the primary of a shard: st := cache.State(); x, _ :=
 // st.ResolveWrite(index); p := st.ActivePrimary(x, shard); then
