@@ -317,11 +317,14 @@ func (r *reconciler) reconcile(ctx context.Context, st *state.Snapshot) {
 
 // startOpen opens a shard in the background, once a recovery slot is
 // free. A copy the routing table shows STARTED or NODE_LEFT (held by an
-// earlier run of this node, if markRecovering could not say so) is
-// reported INITIALIZING first.
+// earlier run of this node, if markRecovering could not say so), or a
+// FAILED replica tried again, is reported INITIALIZING first.
 func (r *reconciler) startOpen(ctx context.Context, id state.ShardID, x *state.Index, rt *statev1.ShardCopy, role copyRole) {
-	switch rt.GetState() {
-	case sluicev1.ShardState_SHARD_STATE_STARTED, sluicev1.ShardState_SHARD_STATE_NODE_LEFT:
+	switch {
+	case rt.GetState() == sluicev1.ShardState_SHARD_STATE_STARTED, rt.GetState() == sluicev1.ShardState_SHARD_STATE_NODE_LEFT,
+		// A replica's retried open is a recovery: its primary adds only
+		// a recovering copy to the in-sync set.
+		rt.GetState() == sluicev1.ShardState_SHARD_STATE_FAILED && !role.Primary:
 		r.report(ctx, id, rt, state.ShardReport{State: sluicev1.ShardState_SHARD_STATE_INITIALIZING, Reason: r.queuedReason()})
 	}
 	octx, cancel := context.WithCancel(ctx)

@@ -3,6 +3,8 @@ package node
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -330,4 +332,59 @@ func docValue(t *testing.T, rd *engine.Reader, id, field string) int64 {
 		t.Fatalf("doc %s has no %s", id, field)
 	}
 	return v
+}
+
+// TestFailedReplicaRecoversAndRejoins: a replica removed from the in-sync
+// set (FAILED by its primary) while its node was away recovers when the
+// node is back — its retried open is a recovery — and rejoins the set:
+// green again, with the writes it missed.
+func TestFailedReplicaRecoversAndRejoins(t *testing.T) {
+	rc := newReplicated(t, 2, 1)
+	p, r, _ := rc.copies(t)
+	rc.e.stopAllocator() // the copy stays FAILED, as the primary left it
+	rc.nodes[r].Stop()
+	mustBulk(t, rc.shard(t, p), bulkOps(0, 30), shard.RefreshNone)
+	rc.e.waitShards(t, "x", func(sh *sluicev1.ShardRouting) bool {
+		return sh.Primary || sh.State == sluicev1.ShardState_SHARD_STATE_FAILED && !sh.InSync
+	})
+	rc.start(t, r, "")
+	rc.waitGreenWithin(t, 30*time.Second)
+	mustBulk(t, rc.shard(t, p), bulkOps(30, 40), shard.RefreshWaitFor)
+	rd := rc.shard(t, r).Acquire()
+	defer rd.Release()
+	if rd.NumDocs() != 40 {
+		t.Fatalf("rejoined replica shows %d docs, want 40", rd.NumDocs())
+	}
+}
+
+// TestConflictingReplicaRecoversFromScratch: a replica whose last commit
+// holds a file its primary has under the same name with other bytes (the
+// primary lost its files and was reopened in the same term) cannot keep
+// its files: its recovery starts again from nothing and it rejoins.
+func TestConflictingReplicaRecoversFromScratch(t *testing.T) {
+	rc := newReplicated(t, 2, 1)
+	p, r, _ := rc.copies(t)
+	rc.e.stopAllocator()
+	mustBulk(t, rc.shard(t, p), bulkOps(0, 10), shard.RefreshWaitFor)
+	if _, err := rc.shard(t, r).Commit(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	rc.nodes[r].Stop()
+	rc.nodes[p].Stop()
+	if err := os.RemoveAll(filepath.Join(rc.dirs[p], rc.uuid, "0")); err != nil {
+		t.Fatal(err)
+	}
+	rc.start(t, p, "")
+	rc.e.waitShards(t, "x", func(sh *sluicev1.ShardRouting) bool {
+		return sh.Primary && started(sh) || sh.State == sluicev1.ShardState_SHARD_STATE_FAILED
+	})
+	ops := []shard.Op{{Kind: shard.OpIndex, ID: []byte("other"), Source: []byte(`{"n":-1}`)}}
+	mustBulk(t, rc.shard(t, p), ops, shard.RefreshWaitFor)
+	rc.start(t, r, "")
+	rc.waitGreenWithin(t, 30*time.Second)
+	rd := rc.shard(t, r).Acquire()
+	defer rd.Release()
+	if _, _, ok := rd.LookupID([]byte("other")); !ok || rd.NumDocs() != 1 {
+		t.Fatalf("replica after recovering from scratch: %d docs, other found %v; want the primary's 1", rd.NumDocs(), ok)
+	}
 }

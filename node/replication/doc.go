@@ -60,7 +60,12 @@
 // operation above C (ReplicateOps), adds the copy to the in-sync set
 // (AddInSync, guarded by its term) and says done. The node then reports
 // the copy STARTED. While the primary is not ready the target tries again
-// for RecoveryWait.
+// for RecoveryWait. A copy whose last commit holds a file the primary has
+// under the same name with other bytes (engine.ErrFileConflict: a primary
+// reopened in the same term reused a name) deletes its data and recovers
+// from nothing. A replica the primary failed (FAILED, out of the in-sync
+// set) is opened again by its node, which reports it INITIALIZING first:
+// the retry is a recovery, and the primary adds it back to the set.
 //
 // # Promotion
 //

@@ -181,6 +181,20 @@ func (s *Service) OpenReplica(ctx context.Context, meta shard.Meta, id state.Sha
 	s.mu.Lock()
 	s.copies[id] = &copyInfo{role: role}
 	s.mu.Unlock()
+	err = s.recover(ctx, id, sh, role)
+	if !errors.Is(err, engine.ErrFileConflict) {
+		return err
+	}
+	// The copy's last commit holds a file the primary has with other
+	// bytes (a primary reopened in the same term reused a name): its
+	// files cannot be kept. Recover it from nothing.
+	s.log.Warn("replica's files conflict with its primary's; recovering from scratch", "shard", id, "err", err)
+	if err := s.cfg.Host.Delete(ctx, shardKey(id)); err != nil {
+		return err
+	}
+	if sh, err = s.cfg.Host.OpenReplica(ctx, meta); err != nil {
+		return err
+	}
 	return s.recover(ctx, id, sh, role)
 }
 
