@@ -23,11 +23,13 @@
 // require ClusterOrganization, so only the cluster's own processes —
 // whose certificates the cluster CA issued with that organization — reach
 // the internal services; a user's client certificate from the same CA
-// does not.
+// does not. A certificate with no Organization at all may carry it as its
+// Common Name instead: Helm's genSignedCert, which makes the chart's
+// certificates, cannot set an Organization. Either way only the holder of
+// the CA's key can issue one, so the two are equally strong.
 package tlsconf
 
 import (
-	"bytes"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
@@ -40,6 +42,8 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
+
+	"github.com/sluice-search/sluice/security/filewatch"
 )
 
 // ClusterOrganization is the certificate Organization of Sluice's own
@@ -64,7 +68,8 @@ type Files struct {
 	// given.
 	ClientCertAuth bool
 	// RequireOrganization, if set, is an Organization a server requires
-	// in its client's certificate (ClusterOrganization on data nodes).
+	// in its client's certificate (ClusterOrganization on data nodes), or
+	// as the Common Name of a certificate without Organization.
 	RequireOrganization string
 }
 
@@ -91,9 +96,9 @@ type Source struct {
 	log    *slog.Logger
 	server *tls.Config // base of ServerConfig, holding the session ticket keys
 
+	watch *filewatch.Watch
+
 	mu        sync.Mutex
-	checked   time.Time
-	stamp     string // modification times and sizes of the files last read
 	cert      *tls.Certificate
 	pool      *x509.CertPool
 	perClient *tls.Config // the server config of the current pair
@@ -110,14 +115,10 @@ func Load(f Files, server bool, log *slog.Logger) (*Source, error) {
 		log = slog.Default()
 	}
 	s := &Source{files: f, log: log}
-	stamp, err := s.stampFiles()
-	if err != nil {
+	var err error
+	if s.watch, err = filewatch.New("tls: certificate files", CheckInterval, log, s.load, f.CertFile, f.KeyFile, f.TrustedCAFile); err != nil {
 		return nil, fmt.Errorf("tls: %w", err)
 	}
-	if err := s.load(stamp); err != nil {
-		return nil, fmt.Errorf("tls: %w", err)
-	}
-	s.checked = time.Now()
 	s.server = &tls.Config{MinVersion: tls.VersionTLS12, GetConfigForClient: func(*tls.ClientHelloInfo) (*tls.Config, error) {
 		s.refresh()
 		s.mu.Lock()
@@ -130,26 +131,8 @@ func Load(f Files, server bool, log *slog.Logger) (*Source, error) {
 // Files are the files the Source reads.
 func (s *Source) Files() Files { return s.files }
 
-// stampFiles returns what identifies the files' current contents cheaply:
-// each one's modification time and size.
-func (s *Source) stampFiles() (string, error) {
-	var b bytes.Buffer
-	for _, name := range []string{s.files.CertFile, s.files.KeyFile, s.files.TrustedCAFile} {
-		if name == "" {
-			b.WriteString("-;")
-			continue
-		}
-		fi, err := os.Stat(name)
-		if err != nil {
-			return "", err
-		}
-		fmt.Fprintf(&b, "%d/%d;", fi.ModTime().UnixNano(), fi.Size())
-	}
-	return b.String(), nil
-}
-
 // load reads the files; on error the Source keeps what it had.
-func (s *Source) load(stamp string) error {
+func (s *Source) load() error {
 	var cert *tls.Certificate
 	if s.files.CertFile != "" {
 		c, err := tls.LoadX509KeyPair(s.files.CertFile, s.files.KeyFile)
@@ -181,7 +164,7 @@ func (s *Source) load(stamp string) error {
 	}
 	if org := s.files.RequireOrganization; org != "" {
 		cfg.VerifyConnection = func(cs tls.ConnectionState) error {
-			if len(cs.PeerCertificates) == 0 || !slices.Contains(cs.PeerCertificates[0].Subject.Organization, org) {
+			if len(cs.PeerCertificates) == 0 || !ofOrganization(cs.PeerCertificates[0], org) {
 				return fmt.Errorf("tls: client certificate is not of organization %q: internal services serve the cluster's own processes only", org)
 			}
 			return nil
@@ -189,35 +172,21 @@ func (s *Source) load(stamp string) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.cert, s.pool, s.perClient, s.stamp = cert, pool, cfg, stamp
+	s.cert, s.pool, s.perClient = cert, pool, cfg
 	return nil
 }
 
-// refresh re-reads the files if they changed and the last check is older
-// than CheckInterval.
-func (s *Source) refresh() {
-	s.mu.Lock()
-	if time.Since(s.checked) < CheckInterval {
-		s.mu.Unlock()
-		return
-	}
-	s.checked = time.Now()
-	old := s.stamp
-	s.mu.Unlock()
-	stamp, err := s.stampFiles()
-	if err != nil {
-		s.log.Warn("tls: certificate files unreadable; keeping the loaded ones", "err", err)
-		return
-	}
-	if stamp == old {
-		return
-	}
-	if err := s.load(stamp); err != nil {
-		s.log.Warn("tls: certificate files changed but do not load; keeping the loaded ones", "err", err)
-		return
-	}
-	s.log.Info("tls: certificates reloaded", "cert", s.files.CertFile, "ca", s.files.TrustedCAFile)
+// ofOrganization says whether cert belongs to org: org is among its
+// Organization values, or it has none and org is its Common Name (the
+// package doc says why).
+func ofOrganization(cert *x509.Certificate, org string) bool {
+	o := cert.Subject.Organization
+	return slices.Contains(o, org) || (len(o) == 0 && cert.Subject.CommonName == org)
 }
+
+// refresh re-reads the files if they changed (at most CheckInterval
+// stale).
+func (s *Source) refresh() { s.watch.Refresh() }
 
 // current returns the current pair and pool.
 func (s *Source) current() (*tls.Certificate, *x509.CertPool) {

@@ -101,6 +101,11 @@ func TestMutualTLS(t *testing.T) {
 	srvFiles.ClientCertAuth = true
 	member := issue(t, ca, dir, "coordinator", ClusterOrganization)
 	user := issue(t, ca, dir, "alice", "admin")
+	// As Helm's genSignedCert makes them: a Common Name, no Organization.
+	helmMember := issue(t, ca, dir, ClusterOrganization)
+	// A user certificate naming the cluster as its CN but holding roles.
+	userNamedCluster := issue(t, ca, t.TempDir(), ClusterOrganization, "admin")
+	userNamedCluster.TrustedCAFile = srvFiles.TrustedCAFile
 	stranger := issue(t, otherCA, other, "intruder", ClusterOrganization)
 	caOnly := Files{TrustedCAFile: srvFiles.TrustedCAFile}
 	// A client trusting the cluster CA but holding the other CA's pair.
@@ -116,6 +121,8 @@ func TestMutualTLS(t *testing.T) {
 		ok     bool
 	}{
 		{"member to node", internal, member, true},
+		{"member named by its common name, without organization", internal, helmMember, true},
+		{"user certificate with an organization, named like the cluster", internal, userNamedCluster, false},
 		{"no client certificate", internal, caOnly, false},
 		{"certificate of another CA", internal, strangerTrusting, false},
 		{"user certificate of the cluster CA to an internal service", internal, user, false},
