@@ -3,7 +3,10 @@ package devcluster
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -368,4 +371,98 @@ func servicesOf(t *testing.T, infos map[string]grpc.ServiceInfo) []service {
 		t.Fatalf("only %d services", len(out))
 	}
 	return out
+}
+
+// TestKeysFile: a coordinator honours the API keys and roles of its keys
+// file (as the Helm chart bootstraps its admin and operator keys), knowing
+// only the SHA-256 of each secret; a key removed from the file stops
+// working within a second or so; a file that does not load is refused at
+// start, and, once serving, leaves the previous one in force.
+func TestKeysFile(t *testing.T) {
+	e := newSecureEnv(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	const id, secret = "opkey1", "s3cr3t-0f-the-0perat0r"
+	sum := sha256.Sum256([]byte(secret))
+	file := filepath.Join(t.TempDir(), "keys.json")
+	write := func(body string) {
+		t.Helper()
+		// A new size and modification time, as a re-mounted secret has.
+		if err := os.WriteFile(file+".tmp", []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(file+".tmp", file); err != nil {
+			t.Fatal(err)
+		}
+	}
+	withKey := `{"roles": [{"name": "ops", "indices": ["ops-*:manage"]}],
+	  "keys": [{"id": "` + id + `", "name": "operator", "roles": ["ops"], "secretSha256": "` + hex.EncodeToString(sum[:]) + `"}]}`
+	write(withKey)
+
+	src := loadTLS(t, tlsFiles(e.c.TLSDir))
+	etcd, err := clientv3.New(clientv3.Config{Endpoints: e.c.EtcdEndpoints(), TLS: src.ClientConfig(), DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer etcd.Close()
+	start := func(keysFile string) (*coordinator.Coordinator, error) {
+		c, err := coordinator.New(coordinator.Config{ID: "coordinator-file", Listen: "127.0.0.1:0", Etcd: etcd, TLS: src,
+			Auth: &auth.Config{KeysFile: keysFile}, Logger: slog.New(slog.DiscardHandler)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Start(ctx); err != nil {
+			c.Stop()
+			return nil, err
+		}
+		return c, nil
+	}
+	bad := filepath.Join(t.TempDir(), "bad.json")
+	if err := os.WriteFile(bad, []byte(`{"keys": [{"id": "x", "name": "x", "roles": ["admin"], "secretSha256": "not hex"}]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := start(bad); err == nil || !strings.Contains(err.Error(), "keys[0].secretSha256") {
+		t.Fatalf("a keys file with a bad hash: start error %v, want one naming keys[0].secretSha256", err)
+	}
+	c, err := start(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Stop()
+
+	op := e.client(t, c.Addr(), id+":"+secret)
+	if _, err := op.CreateIndex(ctx, &sluicev1.CreateIndexRequest{Name: "ops-1", Settings: &sluicev1.IndexSettings{NumberOfShards: 1}}); err != nil {
+		t.Fatalf("the file's key creates an index its file role manages: %v", err)
+	}
+	_, err = op.CreateIndex(ctx, &sluicev1.CreateIndexRequest{Name: "books"})
+	wantCode(t, err, codes.PermissionDenied, "manage")
+	_, err = e.client(t, c.Addr(), id+":wrong-secret").ClusterState(ctx, &sluicev1.ClusterStateRequest{})
+	wantCode(t, err, codes.Unauthenticated, "invalid API key")
+	// The etcd keys still work beside the file's.
+	if _, err := e.client(t, c.Addr(), e.c.AdminKey).ClusterState(ctx, &sluicev1.ClusterStateRequest{}); err != nil {
+		t.Fatal(err)
+	}
+
+	// A broken file keeps the loaded one in force.
+	write(`{"keys": [`)
+	time.Sleep(auth.FileCheckInterval + 100*time.Millisecond)
+	if _, err := op.GetIndex(ctx, &sluicev1.GetIndexRequest{Name: "ops-1"}); err != nil {
+		t.Fatalf("after a broken keys file: %v", err)
+	}
+	// Removed from the file: refused within the check interval.
+	write(`{"roles": [], "keys": []}`)
+	removed := time.Now()
+	for {
+		_, err := op.GetIndex(ctx, &sluicev1.GetIndexRequest{Name: "ops-1"})
+		if status.Code(err) == codes.Unauthenticated {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if time.Since(removed) > 2*auth.FileCheckInterval+500*time.Millisecond {
+			t.Fatalf("a key removed from the keys file still works %v later", time.Since(removed))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/sluice-search/sluice/client"
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
+	"github.com/sluice-search/sluice/security/auth"
 )
 
 func newAuthCmd() *cobra.Command {
@@ -170,19 +171,11 @@ func orJSON(cmd *cobra.Command, m proto.Message, err error) error {
 	return printJSON(cmd.OutOrStdout(), m)
 }
 
-// parseIndexPrivileges reads "pattern[,pattern]:privilege[,privilege]".
+// parseIndexPrivileges reads --index "pattern[,pattern]:privilege[,privilege]".
 func parseIndexPrivileges(spec string) (*sluicev1.IndexPrivileges, error) {
-	names, privs, ok := strings.Cut(spec, ":")
-	if !ok || names == "" || privs == "" {
-		return nil, fmt.Errorf("--index %q: want PATTERNS:PRIVILEGES, e.g. 'logs-*:read,monitor'", spec)
-	}
-	ip := &sluicev1.IndexPrivileges{Names: strings.Split(names, ",")}
-	for _, p := range strings.Split(privs, ",") {
-		v, err := client.ParseEnum[sluicev1.Privilege]("--index", p)
-		if err != nil {
-			return nil, err
-		}
-		ip.Privileges = append(ip.Privileges, v)
+	ip, err := auth.ParseIndexPrivileges(spec)
+	if err != nil {
+		return nil, fmt.Errorf("--index %w", err)
 	}
 	return ip, nil
 }

@@ -81,6 +81,7 @@ func (f *tlsFlags) etcd(endpoints []string, log *slog.Logger) (*tls.Config, erro
 type authFlags struct {
 	auth, openHealth, openReflection bool
 	cacheTTL                         time.Duration
+	keysFile                         string
 }
 
 func (f *authFlags) register(cmd *cobra.Command) {
@@ -89,11 +90,15 @@ func (f *authFlags) register(cmd *cobra.Command) {
 	fl.DurationVar(&f.cacheTTL, "auth-cache-ttl", auth.DefaultCacheTTL, "how long API keys and roles are cached: the longest a key revoked or a role changed on another coordinator still works here")
 	fl.BoolVar(&f.openHealth, "auth-open-health", false, "serve the gRPC health service without authentication (probes)")
 	fl.BoolVar(&f.openReflection, "auth-open-reflection", false, "serve gRPC reflection without authentication (grpcurl without a key)")
+	fl.StringVar(&f.keysFile, "auth-keys-file", "", "JSON file of API keys (by the SHA-256 of their secrets) and roles honoured beside etcd's, re-read when it changes: how a deployment bootstraps its admin and operator keys (docs/security.md)")
 }
 
 // config is the coordinator's auth configuration: nil without TLS (keys
 // are never taken in plaintext) or with --auth=false.
 func (f *authFlags) config(tlsOn bool, log *slog.Logger) (*auth.Config, error) {
+	if f.keysFile != "" && (!tlsOn || !f.auth) {
+		return nil, fmt.Errorf("--auth-keys-file needs TLS (--cert-file, --key-file, --trusted-ca-file) and --auth")
+	}
 	if !tlsOn {
 		log.Warn("serving plaintext without authentication: anyone who reaches this port can read, write and delete every index; give --cert-file, --key-file and --trusted-ca-file (docs/security.md)")
 		return nil, nil
@@ -102,5 +107,5 @@ func (f *authFlags) config(tlsOn bool, log *slog.Logger) (*auth.Config, error) {
 		log.Warn("--auth=false: serving TLS without authentication; anyone who reaches this port can read, write and delete every index")
 		return nil, nil
 	}
-	return &auth.Config{CacheTTL: f.cacheTTL, OpenHealth: f.openHealth, OpenReflection: f.openReflection}, nil
+	return &auth.Config{CacheTTL: f.cacheTTL, OpenHealth: f.openHealth, OpenReflection: f.openReflection, KeysFile: f.keysFile}, nil
 }

@@ -34,6 +34,9 @@ type Config struct {
 	// OpenHealth and OpenReflection serve the health and reflection
 	// services without authentication (load balancer probes, grpcurl).
 	OpenHealth, OpenReflection bool
+	// KeysFile, if set, names a keys file (file.go) whose API keys and
+	// roles are honoured beside etcd's.
+	KeysFile string
 	// Audit receives the audit log: refused credentials, denied calls,
 	// key and role changes, index deletions. Default slog.Default().
 	Audit *slog.Logger
@@ -55,9 +58,16 @@ func NewGuard(cfg Config) *Guard {
 	return &Guard{cfg: cfg, authn: newAuthenticator(cfg.Store, cfg.CacheTTL)}
 }
 
-// Start loads the cluster's point-in-time binding key (made by the first
-// coordinator to start).
+// Start loads the keys file, if any, and the cluster's point-in-time
+// binding key (made by the first coordinator to start).
 func (g *Guard) Start(ctx context.Context) error {
+	if g.cfg.KeysFile != "" {
+		f, err := loadFileRealm(g.cfg.KeysFile, g.cfg.Audit)
+		if err != nil {
+			return err
+		}
+		g.authn.file = f
+	}
 	k, err := g.cfg.Store.PITKey(ctx)
 	if err != nil {
 		return err

@@ -57,6 +57,7 @@ const maxCachedKeys = 10000
 // role lookups cached for ttl.
 type authenticator struct {
 	store *Store
+	file  *fileRealm // nil without a keys file
 	ttl   time.Duration
 	now   func() time.Time
 
@@ -132,8 +133,12 @@ func (a *authenticator) apiKey(ctx context.Context, cred Credential) (*Identity,
 	return &Identity{Principal: "api_key:" + cred.ID, Roles: k.roles, KeyName: k.name}, nil
 }
 
-// key returns a key, from the cache while fresh; nil if there is none.
+// key returns a key: the keys file's, else etcd's, from the cache while
+// fresh; nil if there is none.
 func (a *authenticator) key(ctx context.Context, id string) (*storedKey, error) {
+	if k := a.file.key(id); k != nil {
+		return k, nil
+	}
 	now := a.now()
 	a.mu.Lock()
 	c, ok := a.keys[id]
@@ -169,8 +174,8 @@ func (a *authenticator) forget(id string) {
 	a.mu.Unlock()
 }
 
-// rolesOf returns the roles of names that exist, from a snapshot of all
-// roles at most ttl old.
+// rolesOf returns the roles of names that exist: the keys file's, else
+// from a snapshot of etcd's at most ttl old.
 func (a *authenticator) rolesOf(ctx context.Context, names []string) ([]*sluicev1.Role, error) {
 	now := a.now()
 	a.mu.Lock()
@@ -188,7 +193,9 @@ func (a *authenticator) rolesOf(ctx context.Context, names []string) ([]*sluicev
 	}
 	out := make([]*sluicev1.Role, 0, len(names))
 	for _, n := range names {
-		if r, ok := roles[n]; ok {
+		if r := a.file.role(n); r != nil {
+			out = append(out, r)
+		} else if r, ok := roles[n]; ok {
 			out = append(out, r)
 		}
 	}

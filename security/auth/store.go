@@ -146,6 +146,23 @@ func BuiltInRoles() []*sluicev1.Role {
 
 // PutRole creates or replaces a role.
 func (s *Store) PutRole(ctx context.Context, r *sluicev1.Role) error {
+	if err := validateRole(r); err != nil {
+		return err
+	}
+	r = proto.CloneOf(r)
+	r.BuiltIn = false
+	v, err := state.Marshal(&statev1.StoredRole{Role: r})
+	if err != nil {
+		return err
+	}
+	if _, err := s.c.Put(ctx, s.roleKey(r.GetName()), v); err != nil {
+		return fmt.Errorf("auth store: %w", err)
+	}
+	return nil
+}
+
+// validateRole checks a role given to PutRole or in a keys file.
+func validateRole(r *sluicev1.Role) error {
 	if r == nil {
 		return state.InvalidFieldf("role", "role: required")
 	}
@@ -164,15 +181,6 @@ func (s *Store) PutRole(ctx context.Context, r *sluicev1.Role) error {
 				return state.InvalidFieldf(fmt.Sprintf("role.indices[%d].privileges", i), "role.indices[%d].privileges: unspecified privilege", i)
 			}
 		}
-	}
-	r = proto.CloneOf(r)
-	r.BuiltIn = false
-	v, err := state.Marshal(&statev1.StoredRole{Role: r})
-	if err != nil {
-		return err
-	}
-	if _, err := s.c.Put(ctx, s.roleKey(r.GetName()), v); err != nil {
-		return fmt.Errorf("auth store: %w", err)
 	}
 	return nil
 }
