@@ -56,6 +56,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/health"
 
 	"github.com/sluice-search/sluice/cluster/metadata"
 	"github.com/sluice-search/sluice/cluster/nodeconn"
@@ -311,6 +312,10 @@ func (c *Coordinator) closeEtcd() {
 
 // Addr is the address the coordinator serves on.
 func (c *Coordinator) Addr() string { return c.lis.Addr().String() }
+
+// Health is the coordinator's gRPC health service (rpc.ServeHealth serves
+// it to probes in plaintext).
+func (c *Coordinator) Health() *health.Server { return c.grpc.Health }
 
 // Services are the services the coordinator serves (tests walk them).
 func (c *Coordinator) Services() map[string]grpc.ServiceInfo { return c.grpc.GetServiceInfo() }

@@ -101,6 +101,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/health"
 
 	"github.com/sluice-search/sluice/cluster/dirlock"
 	"github.com/sluice-search/sluice/cluster/metadata"
@@ -277,6 +278,10 @@ func (n *Node) ID() string { return n.id }
 
 // Addr is the address the node serves on.
 func (n *Node) Addr() string { return n.lis.Addr().String() }
+
+// Health is the node's gRPC health service (rpc.ServeHealth serves it to
+// probes in plaintext).
+func (n *Node) Health() *health.Server { return n.grpc.Health }
 
 // Advertise is the address the node registers for others to reach it:
 // Config.Advertise, else the address it serves on.

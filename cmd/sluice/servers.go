@@ -13,8 +13,10 @@ import (
 	grpcprom "github.com/grpc-ecosystem/go-grpc-middleware/providers/prometheus"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
+	"google.golang.org/grpc/health"
 
 	"github.com/sluice-search/sluice/client"
+	"github.com/sluice-search/sluice/cluster/rpc"
 	"github.com/sluice-search/sluice/cluster/telemetry"
 	"github.com/sluice-search/sluice/coordinator"
 	"github.com/sluice-search/sluice/coordinator/datapath"
@@ -33,6 +35,7 @@ type serverFlags struct {
 	listen        string
 	logLevel      string
 	metricsListen string
+	healthListen  string
 	enablePprof   bool
 }
 
@@ -43,6 +46,20 @@ func (f *serverFlags) register(cmd *cobra.Command, defaultListen string) {
 	cmd.Flags().StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	cmd.Flags().StringVar(&f.metricsListen, "metrics-listen", "", "serve Prometheus metrics on this address at /metrics, e.g. :9100 (default: off)")
 	cmd.Flags().BoolVar(&f.enablePprof, "enable-pprof", false, "also serve the Go profiler at /debug/pprof/ on --metrics-listen")
+	cmd.Flags().StringVar(&f.healthListen, "health-listen", "", "also serve the gRPC health service, alone and in plaintext, on this address, e.g. :9302: for kubelet gRPC probes, which cannot speak TLS (default: off)")
+}
+
+// serveHealth serves h on --health-listen, when set, until ctx ends.
+func (f *serverFlags) serveHealth(ctx context.Context, h *health.Server, log *slog.Logger) error {
+	if f.healthListen == "" {
+		return nil
+	}
+	addr, err := rpc.ServeHealth(ctx, f.healthListen, h, log)
+	if err != nil {
+		return err
+	}
+	log.Info("serving gRPC health in plaintext", "addr", addr.String())
+	return nil
 }
 
 // startMetrics serves the process's metrics when --metrics-listen is set;
@@ -185,6 +202,10 @@ same files unless --etcd-cert-file etc. are given (docs/security.md).`,
 			if err := n.Start(cmd.Context()); err != nil {
 				return err
 			}
+			if err := f.serveHealth(cmd.Context(), n.Health(), log); err != nil {
+				n.Stop()
+				return err
+			}
 			<-cmd.Context().Done()
 			n.Stop()
 			return nil
@@ -274,6 +295,10 @@ plaintext with no authentication, and says so in its log.`,
 				return err
 			}
 			if err := c.Start(cmd.Context()); err != nil {
+				c.Stop()
+				return err
+			}
+			if err := f.serveHealth(cmd.Context(), c.Health(), log); err != nil {
 				c.Stop()
 				return err
 			}
