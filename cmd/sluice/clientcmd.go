@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -23,9 +24,21 @@ import (
 type clientFlags struct {
 	addr    string
 	timeout time.Duration
-	// TLS and credentials (a secure cluster): the CA to verify the
-	// coordinator with, a client certificate and key, an API key.
+	credFlags
+}
+
+// credFlags are TLS and credentials for a secure cluster, of client
+// commands and the operator: the CA to verify the coordinator with, a
+// client certificate and key, an API key.
+type credFlags struct {
 	cacert, cert, key, apiKey string
+}
+
+func (f *credFlags) register(fl *pflag.FlagSet) {
+	fl.StringVar(&f.cacert, "cacert", os.Getenv("SLUICE_CACERT"), "CA bundle (PEM) to verify the coordinator's certificate with; connects over TLS (default $SLUICE_CACERT)")
+	fl.StringVar(&f.cert, "cert", os.Getenv("SLUICE_CERT"), "client certificate (PEM) to authenticate with; connects over TLS (default $SLUICE_CERT)")
+	fl.StringVar(&f.key, "key", os.Getenv("SLUICE_KEY"), "private key (PEM) of --cert (default $SLUICE_KEY)")
+	fl.StringVar(&f.apiKey, "api-key", "", "API key to authenticate with: the encoded key `sluice auth create-key` prints, or id:secret; needs TLS (default $SLUICE_API_KEY)")
 }
 
 // Help texts of --timeout: what it bounds differs between commands.
@@ -42,11 +55,7 @@ func (f *clientFlags) register(cmd *cobra.Command, timeoutHelp string) {
 		def = client.DefaultAddr
 	}
 	cmd.PersistentFlags().StringVar(&f.addr, "addr", def, "coordinator address (default from $SLUICE_ADDR)")
-	fl := cmd.PersistentFlags()
-	fl.StringVar(&f.cacert, "cacert", os.Getenv("SLUICE_CACERT"), "CA bundle (PEM) to verify the coordinator's certificate with; connects over TLS (default $SLUICE_CACERT)")
-	fl.StringVar(&f.cert, "cert", os.Getenv("SLUICE_CERT"), "client certificate (PEM) to authenticate with; connects over TLS (default $SLUICE_CERT)")
-	fl.StringVar(&f.key, "key", os.Getenv("SLUICE_KEY"), "private key (PEM) of --cert (default $SLUICE_KEY)")
-	fl.StringVar(&f.apiKey, "api-key", "", "API key to authenticate with: the encoded key `sluice auth create-key` prints, or id:secret; needs TLS (default $SLUICE_API_KEY)")
+	f.credFlags.register(cmd.PersistentFlags())
 	f.timeout = 30 * time.Second
 	if timeoutHelp != "" {
 		cmd.PersistentFlags().DurationVar(&f.timeout, "timeout", f.timeout, timeoutHelp)
@@ -71,7 +80,7 @@ func (f *clientFlags) connect(cmd *cobra.Command) (*client.Client, error) {
 // dialOptions are TLS and the API key, from the flags and environment.
 // The key is read from $SLUICE_API_KEY rather than given a default, so
 // --help never prints it.
-func (f *clientFlags) dialOptions() ([]grpc.DialOption, error) {
+func (f *credFlags) dialOptions() ([]grpc.DialOption, error) {
 	var opts []grpc.DialOption
 	files := tlsconf.Files{CertFile: f.cert, KeyFile: f.key, TrustedCAFile: f.cacert}
 	if files.Enabled() {

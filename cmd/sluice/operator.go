@@ -14,6 +14,7 @@ import (
 func newOperatorCmd() *cobra.Command {
 	var opts manager.Options
 	var kubeconfig, logLevel string
+	var creds credFlags
 	cmd := &cobra.Command{
 		Use:     "operator",
 		Short:   "Run the Kubernetes operator for Index and Reindex resources",
@@ -23,6 +24,11 @@ func newOperatorCmd() *cobra.Command {
 (group sluice.dev) with the Sluice cluster behind --coordinator, through the
 public gRPC API, and reports back in their status (conditions Ready,
 Progressing, Degraded; health, document counts, reindex progress).
+
+Against a secure cluster it connects over TLS, verifying the coordinators
+with --cacert ($SLUICE_CACERT), and authenticates with its own API key
+($SLUICE_API_KEY): one of a role granting manage, monitor, read and write
+on the indices it reconciles, not admin (the Helm chart makes both).
 
 Run it in the cluster with the Helm chart (charts/sluice), or outside with a
 kubeconfig. With --leader-elect, replicas elect one active operator through a
@@ -36,6 +42,9 @@ Lease in --leader-election-namespace. /healthz and /readyz are served on
 				return err
 			}
 			opts.Logger = log
+			if opts.DialOptions, err = creds.dialOptions(); err != nil {
+				return err
+			}
 			if kubeconfig != "" {
 				if opts.Config, err = clientcmd.BuildConfigFromFlags("", kubeconfig); err != nil {
 					return fmt.Errorf("--kubeconfig: %w", err)
@@ -59,5 +68,6 @@ Lease in --leader-election-namespace. /healthz and /readyz are served on
 	f.StringVar(&opts.ProbeAddr, "health-listen", "", `address of /healthz and /readyz; "0" turns them off (default :8081 in a pod, 127.0.0.1:8081 elsewhere)`)
 	f.StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig file (default: $KUBECONFIG, ~/.kube/config, or the in-cluster service account)")
 	f.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn, error")
+	creds.register(f)
 	return cmd
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/go-logr/logr"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	"google.golang.org/grpc"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
@@ -64,7 +65,7 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	Expect(err).NotTo(HaveOccurred())
 	k8s, err = client.New(cfg, client.Options{Scheme: scheme})
 	Expect(err).NotTo(HaveOccurred())
-	for _, ns := range []string{namespace, unreachableNamespace, noReindexNamespace} {
+	for _, ns := range []string{namespace, unreachableNamespace, noReindexNamespace, secureNamespace} {
 		Expect(k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
 	}
 
@@ -110,12 +111,13 @@ type runningOperator struct {
 }
 
 // startOperator runs the real operator (the manager `sluice operator`
-// runs) for one namespace against the coordinator at addr.
-func startOperator(ns, addr string) *runningOperator {
+// runs) for one namespace against the coordinator at addr, dialling with
+// dial (TLS and an API key) besides the defaults.
+func startOperator(ns, addr string, dial ...grpc.DialOption) *runningOperator {
 	GinkgoHelper()
 	op, err := manager.New(manager.Options{
 		Coordinator: addr, Namespace: ns, Config: restConfig,
-		MetricsAddr: "0", ProbeAddr: "0", Logger: quietLogger(),
+		MetricsAddr: "0", ProbeAddr: "0", Logger: quietLogger(), DialOptions: dial,
 	})
 	Expect(err).NotTo(HaveOccurred())
 	ctx, cancel := context.WithCancel(context.Background())
