@@ -12,7 +12,18 @@
 #      Every Sluice container's args are then parsed by the real `sluice`
 #      binary (`sluice <args> --help`), so the chart cannot drift from the
 #      command's flags;
-#   4. applies deploy/crds, deploy/rbac and deploy/samples the same way, then
+#   4. secure by default: the default render has TLS on every connection,
+#      API keys, NetworkPolicies; the escape hatches turn them off;
+#      cert-manager Certificates replace the chart's own when asked; a
+#      release's CA, certificates and keys survive a re-render (`lookup`
+#      against the test API server) and a certificate near its end is
+#      issued again under the same CA;
+#   5. the chart's own certificates and keys (Helm's genCA/genSignedCert,
+#      the keys file) serve a real secure cluster: etcd with client
+#      certificates, a data node, a coordinator, with the chart's flags;
+#      the admin key reads health, the operator's key creates an index but
+#      cannot manage keys;
+#   6. applies deploy/crds, deploy/rbac and deploy/samples the same way, then
 #      creates the samples for real and lists them (printer columns).
 # Nothing runs pods: the test API server has no scheduler or kubelet.
 # The tools come from scripts/k8s-tools.sh (built once, then cached).
@@ -22,18 +33,20 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
 CHART=charts/sluice
 
-eval "$(scripts/k8s-tools.sh envtest helm)"
+eval "$(scripts/k8s-tools.sh envtest helm etcd)"
 helm=$SLUICE_HELM
 
 step() { printf '\n== %s\n' "$*" >&2; }
 
 work=$(mktemp -d)
 apiserver_pid=""
+pids=()
 cleanup() {
-	if [[ -n $apiserver_pid ]]; then
-		kill "$apiserver_pid" 2>/dev/null || true
-		wait "$apiserver_pid" 2>/dev/null || true
-	fi
+	local p
+	for p in "${pids[@]}" $apiserver_pid; do
+		kill "$p" 2>/dev/null || true
+		wait "$p" 2>/dev/null || true
+	done
 	rm -rf "$work"
 }
 trap cleanup EXIT
@@ -65,6 +78,7 @@ refused() {
 }
 refused --set etcd.replicas=2 "etcd.replicas must be odd (1, 3, 5, ...), not 2"
 refused --set etcd.replicas=4 "etcd.replicas must be odd (1, 3, 5, ...), not 4"
+refused --set tls.certManager.enabled=true "tls.certManager.enabled needs cert-manager"
 
 step "the ServiceMonitor only where its CRDs are; the dashboard is valid JSON"
 # The test API server has no Prometheus Operator CRDs: a ServiceMonitor is
@@ -148,6 +162,133 @@ for v in "${values_sets[@]}"; do
 	check_args "$out"
 	"$helm" install sluice "$CHART" --namespace "$ns" --dry-run=server ${v:+--values "$v"} >/dev/null
 done
+
+# has FILE TEXT...: every TEXT is in FILE; lacks FILE TEXT...: none is.
+has() {
+	local f=$1 t
+	shift
+	for t in "$@"; do
+		grep -qF -- "$t" "$f" || { echo "check-chart: $(basename "$f") lacks: $t" >&2; return 1; }
+	done
+}
+lacks() {
+	local f=$1 t
+	shift
+	for t in "$@"; do
+		if grep -qF -- "$t" "$f"; then echo "check-chart: $(basename "$f") has: $t" >&2; return 1; fi
+	done
+}
+# secret FILE NAME KEY: a Secret's value (decoded) from rendered FILE.
+secret() {
+	kubectl create --dry-run=client -f "$1" -o go-template="{{if eq .metadata.name \"$2\"}}{{index .data \"$3\"}}{{end}}" | base64 -d
+}
+
+step "chart: secure by default, and its escape hatches"
+out=$work/default.yaml
+has "$out" "kind: NetworkPolicy" "name: sluice-ca" "name: sluice-tls" "name: sluice-etcd-tls" \
+	"name: sluice-admin-api-key" "name: sluice-operator-api-key" "name: sluice-auth-keys" \
+	"--etcd=https://" "--cert-file=/etc/sluice/tls/tls.crt" "--auth-keys-file=/etc/sluice/auth/keys.json" \
+	"--listen-client-urls=https://" "--client-cert-auth" "--peer-client-cert-auth" "name: SLUICE_API_KEY"
+# The keys file holds the SHA-256 of each key's secret, never the secret.
+keys=$(secret "$out" sluice-auth-keys keys.json)
+for k in admin operator; do
+	s=$(secret "$out" "sluice-$k-api-key" secret)
+	[[ $keys == *"$(printf %s "$s" | sha256sum | cut -d' ' -f1)"* && $keys != *"$s"* ]] ||
+		{ echo "check-chart: keys.json does not hold the hash (alone) of the $k key: $keys" >&2; exit 1; }
+done
+[[ $keys == *'"*:manage,monitor,read,write"'* && $keys != *'"admin":true'* ]] ||
+	{ echo "check-chart: the operator's role is not manage/monitor/read/write: $keys" >&2; exit 1; }
+echo "   default: TLS, API keys (hashes in keys.json), NetworkPolicies" >&2
+for hatch in "tls.enabled=false" "auth.enabled=false" "networkPolicy.enabled=false"; do
+	f=$work/hatch.yaml
+	"$helm" template sluice "$CHART" --set "$hatch" >"$f"
+	case $hatch in
+	tls.*) lacks "$f" "https://" "--cert-file" "name: sluice-tls" "kind: Certificate" "SLUICE_API_KEY" "--auth-keys-file" ;;
+	auth.*) has "$f" "--cert-file" "--auth=false" && lacks "$f" "--auth-keys-file" "api-key" "SLUICE_API_KEY" ;;
+	networkPolicy.*) lacks "$f" "kind: NetworkPolicy" ;;
+	esac
+	echo "   $hatch: off" >&2
+done
+f=$work/cert-manager.yaml
+"$helm" template sluice "$CHART" --set tls.certManager.enabled=true --api-versions cert-manager.io/v1 >"$f"
+has "$f" "kind: Certificate" "kind: Issuer" "organizations: [sluice-cluster]" "isCA: true" "--cert-file"
+[[ $(grep -c '^kind: Secret' "$f") == 3 ]] || { echo "check-chart: with cert-manager the chart still makes certificate Secrets" >&2; exit 1; }
+"$helm" template sluice "$CHART" --set tls.certManager.enabled=true --set tls.certManager.issuerRef.name=corp-ca \
+	--set tls.certManager.issuerRef.kind=ClusterIssuer --api-versions cert-manager.io/v1 >"$f"
+has "$f" "name: corp-ca" "kind: ClusterIssuer" && lacks "$f" "selfSigned"
+echo "   tls.certManager: Certificates (self-signed CA, or the given issuer) instead of the chart's" >&2
+
+step "chart: CA, certificates and keys kept across upgrades; renewed near their end"
+ns=check-keep
+kubectl create namespace "$ns" >/dev/null
+first=$work/first.yaml second=$work/second.yaml
+"$helm" template sluice "$CHART" --namespace "$ns" --show-only templates/tls.yaml --show-only templates/auth.yaml >"$first"
+# The node/coordinator certificate ends within renewBeforeDays: due.
+sed -i '/name: sluice-tls$/,/sluice.dev\/not-after/ s/sluice.dev\/not-after: .*/sluice.dev\/not-after: "1"/' "$first"
+kubectl apply --server-side --namespace "$ns" -f "$first" >/dev/null
+"$helm" template sluice "$CHART" --namespace "$ns" --dry-run=server --show-only templates/tls.yaml --show-only templates/auth.yaml >"$second"
+for kept in "sluice-ca tls.crt" "sluice-ca tls.key" "sluice-etcd-tls tls.crt" "sluice-admin-api-key apiKey" "sluice-operator-api-key apiKey" "sluice-auth-keys keys.json"; do
+	read -r name key <<<"$kept"
+	[[ $(secret "$first" "$name" "$key" | sha256sum) == $(secret "$second" "$name" "$key" | sha256sum) ]] ||
+		{ echo "check-chart: $name $key changed on re-render" >&2; exit 1; }
+done
+[[ $(secret "$first" sluice-tls tls.crt | sha256sum) != $(secret "$second" sluice-tls tls.crt | sha256sum) ]] ||
+	{ echo "check-chart: a certificate at its end was not issued again" >&2; exit 1; }
+echo "   kept: CA, etcd certificate, API keys, keys file; issued again: the certificate due for renewal" >&2
+
+step "chart: its certificates and keys serve a real secure cluster"
+d=$work/secure
+mkdir -p "$d/tls" "$d/etcd" "$d/auth"
+out=$work/default.yaml
+for k in ca.crt tls.crt tls.key; do
+	secret "$out" sluice-tls "$k" >"$d/tls/$k"
+	secret "$out" sluice-etcd-tls "$k" >"$d/etcd/$k"
+done
+secret "$out" sluice-auth-keys keys.json >"$d/auth/keys.json"
+port() { echo $((20000 + RANDOM % 30000)); }
+ec=$(port) ep=$(port) np=$(port) nh=$(port) cp=$(port)
+"$SLUICE_ETCD" --name m0 --data-dir "$d/etcd-data" \
+	--listen-client-urls "https://127.0.0.1:$ec" --advertise-client-urls "https://127.0.0.1:$ec" \
+	--listen-peer-urls "https://127.0.0.1:$ep" --initial-advertise-peer-urls "https://127.0.0.1:$ep" \
+	--initial-cluster "m0=https://127.0.0.1:$ep" \
+	$(grep -oE -- '--(peer-)?((cert-file|key-file|trusted-ca-file)=/etc/etcd/tls/.*|client-cert-auth$)' "$out" | sort -u | sed "s#/etc/etcd/tls#$d/etcd#") \
+	>"$d/etcd.log" 2>&1 &
+pids+=($!)
+tlsflags=(--cert-file "$d/tls/tls.crt" --key-file "$d/tls/tls.key" --trusted-ca-file "$d/tls/ca.crt")
+"$work/sluice" node --etcd "https://127.0.0.1:$ec" --listen "127.0.0.1:$np" --data-dir "$d/node" --health-listen "127.0.0.1:$nh" \
+	"${tlsflags[@]}" >"$d/node.log" 2>&1 &
+pids+=($!)
+"$work/sluice" coordinator --etcd "https://127.0.0.1:$ec" --listen "127.0.0.1:$cp" "${tlsflags[@]}" \
+	--auth-keys-file "$d/auth/keys.json" >"$d/coordinator.log" 2>&1 &
+pids+=($!)
+as() { SLUICE_CACERT=$d/tls/ca.crt SLUICE_API_KEY=$(secret "$out" "sluice-$1-api-key" apiKey) "$work/sluice" "${@:2}" --addr "127.0.0.1:$cp"; }
+up=""
+for ((i = 0; i < 60; i++)); do
+	if as admin health --wait-for green --wait-timeout 5s >/dev/null 2>&1; then up=1; break; fi
+	sleep 0.5
+done
+if [[ -z $up ]]; then
+	tail -n 20 "$d"/*.log >&2
+	echo "check-chart: a cluster on the chart's certificates did not come up" >&2
+	exit 1
+fi
+as operator index create chart-made --shards 1 >/dev/null
+as admin health --wait-for green --wait-timeout 30s >/dev/null || { tail -n 20 "$d"/*.log >&2; exit 1; }
+# Writes and searches go coordinator -> data node: mutual TLS on the
+# chart's Organization-less certificates.
+echo '{"id": "1", "title": "made by the chart"}' >"$d/doc.jsonl"
+as operator bulk "$d/doc.jsonl" --index chart-made --refresh wait_for >/dev/null
+[[ $(as operator search chart-made 'title:chart') == *"made by the chart"* ]] ||
+	{ tail -n 20 "$d"/*.log >&2; echo "check-chart: the document written is not found" >&2; exit 1; }
+if err=$(as operator auth list-keys 2>&1); then
+	echo "check-chart: the operator's key manages API keys" >&2
+	exit 1
+fi
+[[ $err == *PermissionDenied* || $err == *"PERMISSION_DENIED"* || $err == *admin* ]] || { echo "check-chart: operator list-keys: $err" >&2; exit 1; }
+echo "   etcd (client certificates), a data node (cluster certificates only) and a coordinator (keys file) on the chart's material:" >&2
+echo "   the admin key reads health; the operator's key creates, writes and searches an index; it cannot list keys ($err)" >&2
+for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
+pids=()
 
 step "deploy/: CRDs, RBAC, samples (server dry-run)"
 dry_apply -f deploy/crds

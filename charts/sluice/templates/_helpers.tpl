@@ -67,7 +67,7 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- $urls := list }}
 {{- $name := include "sluice.etcd.fullname" . }}
 {{- range $i := until (int .Values.etcd.replicas) }}
-{{- $urls = append $urls (printf "http://%s-%d.%s-headless.%s.svc:%d" $name $i $name $.Release.Namespace (int $.Values.etcd.clientPort)) }}
+{{- $urls = append $urls (printf "%s://%s-%d.%s-headless.%s.svc:%d" (include "sluice.scheme" $) $name $i $name $.Release.Namespace (int $.Values.etcd.clientPort)) }}
 {{- end }}
 {{- join "," $urls }}
 {{- else }}
@@ -96,4 +96,102 @@ podAntiAffinity:
 {{- define "sluice.tmpMount" -}}
 - name: tmp
   mountPath: /tmp
+{{- end }}
+
+{{/* http or https, as tls.enabled says. */}}
+{{- define "sluice.scheme" -}}{{ if .Values.tls.enabled }}https{{ else }}http{{ end }}{{- end }}
+
+{{/* Whether the coordinators authenticate callers: TLS and auth on. */}}
+{{- define "sluice.auth" -}}{{ if and .Values.tls.enabled .Values.auth.enabled }}true{{ end }}{{- end }}
+
+{{/* Secrets of the TLS material and API keys. */}}
+{{- define "sluice.tls.secretName" -}}{{ include "sluice.fullname" . }}-tls{{- end }}
+{{- define "sluice.etcd.tlsSecretName" -}}{{ include "sluice.fullname" . }}-etcd-tls{{- end }}
+{{- define "sluice.ca.secretName" -}}{{ include "sluice.fullname" . }}-ca{{- end }}
+{{- define "sluice.authKeys.secretName" -}}{{ include "sluice.fullname" . }}-auth-keys{{- end }}
+{{- define "sluice.adminKey.secretName" -}}{{ include "sluice.fullname" . }}-admin-api-key{{- end }}
+{{- define "sluice.operatorKey.secretName" -}}{{ include "sluice.fullname" . }}-operator-api-key{{- end }}
+
+{{/*
+The cluster certificate's names: the coordinator Service (clients, the
+operator) and every data node's per-pod name (coordinators and nodes dial
+them), in the short and the cluster.local forms; localhost for a process
+calling itself.
+*/}}
+{{- define "sluice.tls.dnsNames" -}}
+{{- $ns := .Release.Namespace }}
+{{- $coord := include "sluice.coordinator.fullname" . }}
+{{- $node := printf "%s-headless" (include "sluice.node.fullname" .) }}
+{{- $names := list $coord (printf "%s.%s" $coord $ns) (printf "%s.%s.svc" $coord $ns) (printf "%s.%s.svc.cluster.local" $coord $ns) }}
+{{- $names = concat $names (list (printf "*.%s.%s.svc" $node $ns) (printf "*.%s.%s.svc.cluster.local" $node $ns) "localhost") }}
+{{- toJson (concat $names .Values.tls.extraDNSNames) }}
+{{- end }}
+{{- define "sluice.etcd.dnsNames" -}}
+{{- $ns := .Release.Namespace }}
+{{- $h := printf "%s-headless" (include "sluice.etcd.fullname" .) }}
+{{- toJson (list (printf "*.%s.%s.svc" $h $ns) (printf "*.%s.%s.svc.cluster.local" $h $ns) (printf "%s.%s.svc" $h $ns) "localhost") }}
+{{- end }}
+
+{{/* TLS flags and volume of `sluice node` and `sluice coordinator`. */}}
+{{- define "sluice.tlsArgs" -}}
+{{- if .Values.tls.enabled -}}
+- --cert-file=/etc/sluice/tls/tls.crt
+- --key-file=/etc/sluice/tls/tls.key
+- --trusted-ca-file=/etc/sluice/tls/ca.crt
+{{- end }}
+{{- end }}
+{{- define "sluice.tlsMount" -}}
+{{- if .Values.tls.enabled -}}
+- name: tls
+  mountPath: /etc/sluice/tls
+  readOnly: true
+{{- end }}
+{{- end }}
+{{- define "sluice.tlsVolume" -}}
+{{- if .Values.tls.enabled -}}
+- name: tls
+  secret:
+    secretName: {{ include "sluice.tls.secretName" . }}
+{{- end }}
+{{- end }}
+
+{{/*
+What a client of the public API (the operator, the test Pod) gets: the CA
+certificate alone (never the cluster's key) and an API key from secret.
+*/}}
+{{- define "sluice.clientVolume" -}}
+{{- if .Values.tls.enabled -}}
+- name: ca
+  secret:
+    secretName: {{ include "sluice.tls.secretName" . }}
+    items:
+      - key: ca.crt
+        path: ca.crt
+{{- end }}
+{{- end }}
+{{- define "sluice.clientMount" -}}
+{{- if .Values.tls.enabled -}}
+- name: ca
+  mountPath: /etc/sluice/ca
+  readOnly: true
+{{- end }}
+{{- end }}
+{{- define "sluice.clientEnv" -}}
+{{- if .root.Values.tls.enabled -}}
+- name: SLUICE_CACERT
+  value: /etc/sluice/ca/ca.crt
+{{- end }}
+{{- if include "sluice.auth" .root }}
+- name: SLUICE_API_KEY
+  valueFrom:
+    secretKeyRef:
+      name: {{ .secret }}
+      key: apiKey
+{{- end }}
+{{- end }}
+
+{{/* gRPC probes of a Sluice process: its plaintext health port. */}}
+{{- define "sluice.grpcProbe" -}}
+grpc:
+  port: {{ . }}
 {{- end }}
