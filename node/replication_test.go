@@ -154,6 +154,27 @@ func TestReplicaRecoversAndFollows(t *testing.T) {
 	}
 }
 
+// TestRefreshShowsOnReplicas: the refresh API on a primary returns only
+// once its in-sync replicas show what it made visible, so a search after
+// a refresh sees every write whichever copy answers it.
+func TestRefreshShowsOnReplicas(t *testing.T) {
+	rc := newReplicated(t, 2, 1)
+	p, r, _ := rc.copies(t)
+	primary, replica := rc.shard(t, p), rc.shard(t, r)
+	for round := 1; round <= 5; round++ {
+		mustBulk(t, primary, bulkOps((round-1)*40, round*40), shard.RefreshNone)
+		if err := primary.Refresh(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		rd := replica.Acquire()
+		docs := rd.NumDocs()
+		rd.Release()
+		if docs != round*40 {
+			t.Fatalf("round %d: replica shows %d docs right after the primary's refresh, want %d", round, docs, round*40)
+		}
+	}
+}
+
 // TestReplicaFencesOldTerm: a replica refuses operations from a primary
 // of an older term than it knows, with FAILED_PRECONDITION, and appends
 // nothing; GetCopyState reports its real state.

@@ -2,6 +2,7 @@ package shard
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/sluice-search/sluice/node/engine"
@@ -18,14 +19,26 @@ func (s *Shard) Acquire() *engine.Reader {
 	return s.eng.Acquire()
 }
 
-// Refresh makes every write so far visible to search. On a replica it
+// Refresh makes every write so far visible to search; on a primary with
+// replicas, on every in-sync copy too before it returns. On a replica it
 // does nothing: what it shows follows its primary's refreshes.
 func (s *Shard) Refresh(ctx context.Context) error {
 	if s.rep != nil {
 		return nil
 	}
-	_, err := s.eng.Refresh(ctx)
-	return err
+	res, err := s.eng.Refresh(ctx)
+	if err != nil {
+		return err
+	}
+	// As Elasticsearch's refresh API: what was written before it is
+	// searchable on every copy that serves searches, not only here, so a
+	// search after a refresh sees it whichever copy answers.
+	if r := s.replicator(); r != nil && res.SeqNo >= 0 {
+		if err := r.WaitVisible(ctx, res.SeqNo); err != nil {
+			return fmt.Errorf("shard %v: refresh: %w", s.id, err)
+		}
+	}
+	return nil
 }
 
 // Get reads a document by id: from the latest reader, or with realtime
