@@ -150,6 +150,10 @@ type Config struct {
 	// ConcurrentRecoveries: how many shards the node opens (recovers) at
 	// once; default DefaultConcurrentRecoveries.
 	ConcurrentRecoveries int
+	// ReplicationTimeout: how long a primary waits for a replica to take
+	// a batch of operations, or to show a refresh, before it fails the
+	// copy (out of the in-sync set); default 30s (replication.Config).
+	ReplicationTimeout time.Duration
 	// Server tunes the Node service.
 	Server server.Options
 	// Reindex tunes the reindex slices this node runs.
@@ -247,7 +251,7 @@ func New(cfg Config) (_ *Node, err error) {
 	server.New(n.shards, Errors, cfg.Server).Register(n.grpc)
 	n.reindex.Register(n.grpc)
 	n.repl = replication.New(replication.Config{NodeID: n.id, Host: n.shards, Store: n.store, Cache: n.cache,
-		Dial: n.peers.Node, Logger: log})
+		Dial: n.peers.Node, Logger: log, OpsTimeout: cfg.ReplicationTimeout, VisibleTimeout: cfg.ReplicationTimeout})
 	n.repl.Register(n.grpc)
 
 	if n.lis, err = net.Listen("tcp", cfg.Listen); err != nil {

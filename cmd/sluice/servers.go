@@ -117,6 +117,7 @@ type nodeFlags struct {
 	scrubRate      byteSize
 	recoveries     int
 	flushThreshold byteSize
+	replTimeout    time.Duration
 }
 
 func (f *nodeFlags) register(cmd *cobra.Command) {
@@ -128,6 +129,8 @@ func (f *nodeFlags) register(cmd *cobra.Command) {
 		"how many shards the node opens (recovers from commit and translog) at once")
 	cmd.Flags().Var(&f.flushThreshold, "translog-flush-threshold",
 		"commit a shard once its uncommitted translog exceeds this, bounding what a restart replays (index.translog.flush_threshold_size), e.g. 64MiB; -1: never by size")
+	cmd.Flags().DurationVar(&f.replTimeout, "replication-timeout", 30*time.Second,
+		"how long a primary waits for a replica copy to take a batch of operations or show a refresh before it fails the copy (removes it from the in-sync set), so a cut-off replica holds writes up that long")
 }
 
 // apply sets the flags' values into a node's config.
@@ -135,6 +138,7 @@ func (f *nodeFlags) apply(cfg *node.Config) {
 	cfg.Shards.Scrub.Interval, cfg.Shards.Scrub.BytesPerSec = f.scrubInterval, int64(f.scrubRate)
 	cfg.Shards.CommitTranslogBytes = int64(f.flushThreshold)
 	cfg.ConcurrentRecoveries = f.recoveries
+	cfg.ReplicationTimeout = f.replTimeout
 }
 
 func newNodeCmd() *cobra.Command {
