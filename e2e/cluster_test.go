@@ -98,15 +98,7 @@ func build(dir string) (sluice, etcd string) {
 func startCluster(dir string, nodes int) *cluster {
 	c := &cluster{dir: dir, coords: map[string]*proc{}, coordAddr: map[string]string{}, coordMetrics: map[string]string{}}
 	c.sluice, c.etcd = build(dir)
-	cport, pport := freePort(), freePort()
-	c.etcdURL = fmt.Sprintf("http://127.0.0.1:%d", cport)
-	peer := fmt.Sprintf("http://127.0.0.1:%d", pport)
-	c.etcdProc = &proc{name: "etcd", bin: c.etcd, log: filepath.Join(dir, "etcd.log"), args: []string{
-		"--name", "e2e", "--data-dir", filepath.Join(dir, "etcd"),
-		"--listen-client-urls", c.etcdURL, "--advertise-client-urls", c.etcdURL,
-		"--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer, "--initial-cluster", "e2e=" + peer,
-		"--unsafe-no-fsync", "--log-level", "error"}}
-	c.etcdProc.start()
+	c.startEtcd("127.0.0.1")
 	c.startCoordinator("coord-a")
 	for i := range nodes {
 		id := fmt.Sprintf("node-%d", i+1)
@@ -120,14 +112,34 @@ func startCluster(dir string, nodes int) *cluster {
 		p.start()
 		c.nodes = append(c.nodes, p)
 	}
+	c.waitNodes(nodes)
+	return c
+}
+
+// startEtcd starts the cluster's etcd on free ports of host and returns
+// its client port.
+func (c *cluster) startEtcd(host string) int {
+	cport, pport := freePortOn(host), freePortOn(host)
+	c.etcdURL = fmt.Sprintf("http://%s:%d", host, cport)
+	peer := fmt.Sprintf("http://%s:%d", host, pport)
+	c.etcdProc = &proc{name: "etcd", bin: c.etcd, log: filepath.Join(c.dir, "etcd.log"), args: []string{
+		"--name", "e2e", "--data-dir", filepath.Join(c.dir, "etcd"),
+		"--listen-client-urls", c.etcdURL, "--advertise-client-urls", c.etcdURL,
+		"--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer, "--initial-cluster", "e2e=" + peer,
+		"--unsafe-no-fsync", "--log-level", "error"}}
+	c.etcdProc.start()
+	return cport
+}
+
+// waitNodes waits for n data nodes registered, as coord-a sees them.
+func (c *cluster) waitNodes(n int) {
 	Eventually(func() int {
 		st, err := c.state("coord-a")
 		if err != nil {
 			return -1
 		}
 		return len(st.Nodes)
-	}, 60*time.Second, 200*time.Millisecond).Should(Equal(nodes), "data nodes registered")
-	return c
+	}, 60*time.Second, 200*time.Millisecond).Should(Equal(n), "data nodes registered")
 }
 
 func (c *cluster) startCoordinator(id string) {
