@@ -12,9 +12,9 @@
 //   - the public gRPC service (coordinator/server), translating to those;
 //   - optionally (Config.HTTPListen), the Elasticsearch-compatible HTTP
 //     API (coordinator/esapi), a client of that service in-process
-//     (rpc.Server.Local), so HTTP calls pass the same interceptors and
-//     error table as gRPC ones; it has no TLS or authentication yet, so a
-//     coordinator with Config.TLS or Config.Auth refuses to serve it;
+//     (rpc.Server.Local), so HTTP calls pass the same interceptors, guard
+//     and error table as gRPC ones, with the HTTP caller's credentials;
+//     served over TLS with Config.TLS;
 //   - a candidate for the allocator role (coordinator/allocator);
 //   - with Config.TLS, TLS on the public server and on the calls to data
 //     nodes; with Config.Auth, the guard (security/auth) authenticating and
@@ -83,7 +83,8 @@ type Config struct {
 	// Listen is the gRPC address. Default DefaultListen.
 	Listen string
 	// HTTPListen, if set, serves the Elasticsearch-compatible HTTP API
-	// (coordinator/esapi) on this address.
+	// (coordinator/esapi) on this address: HTTPS with TLS, its callers
+	// authenticated and authorized by the guard with Auth.
 	HTTPListen string
 	// Etcd is a client to use; if nil, one is made from EtcdEndpoints
 	// (and closed by Stop).
@@ -174,11 +175,6 @@ func New(cfg Config) (*Coordinator, error) {
 	cfg.SetDefaults()
 	if cfg.Auth != nil && cfg.TLS == nil {
 		return nil, errors.New("coordinator: authentication needs TLS (--cert-file, --key-file): API keys are not sent in plaintext")
-	}
-	if cfg.HTTPListen != "" && (cfg.TLS != nil || cfg.Auth != nil) {
-		// Plaintext and unauthenticated, it would open a secured cluster to
-		// anyone who reaches the port.
-		return nil, errors.New("coordinator: the Elasticsearch-compatible HTTP API (--http-listen) has no TLS or authentication yet; it cannot be served by a coordinator with TLS or authentication")
 	}
 	c := &Coordinator{cfg: cfg, etcd: cfg.Etcd}
 	if c.etcd == nil {
@@ -273,7 +269,11 @@ func New(cfg Config) (*Coordinator, error) {
 				return nil, fmt.Errorf("coordinator: HTTP metrics: %w", err)
 			}
 		}
-		c.esapi = esapi.New(esapi.Config{Client: sluicev1.NewSluiceClient(c.grpc.Local()), Logger: cfg.Logger.With("component", "esapi"), Metrics: httpMetrics,
+		var authClient sluicev1.AuthClient
+		if c.guard != nil {
+			authClient = sluicev1.NewAuthClient(c.grpc.Local())
+		}
+		c.esapi = esapi.New(esapi.Config{Client: sluicev1.NewSluiceClient(c.grpc.Local()), Auth: authClient, Logger: cfg.Logger.With("component", "esapi"), Metrics: httpMetrics,
 			// The HTTP API's bulks take room in the same budget as
 			// gRPC's, before their bodies are read, and are no larger.
 			AdmitBulk: func(ctx context.Context) (context.Context, error) {
@@ -282,6 +282,11 @@ func New(cfg Config) (*Coordinator, error) {
 			},
 			MaxRequestBytes: dopts.MaxRequestBytes()})
 		c.http = &http.Server{Handler: c.esapi, ReadHeaderTimeout: 30 * time.Second, ErrorLog: slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelWarn)}
+		if cfg.TLS != nil {
+			// The gRPC port's certificates, reloaded as they change, and
+			// client certificates verified against the same CA.
+			c.http.TLSConfig = cfg.TLS.ServerConfig()
+		}
 	}
 	return c, nil
 }
@@ -360,7 +365,11 @@ func (c *Coordinator) Start(ctx context.Context) error {
 	c.grpc.SetServing(true)
 	if c.http != nil {
 		c.wg.Go(func() {
-			if err := c.http.Serve(c.httpLis); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			serve := c.http.Serve
+			if c.http.TLSConfig != nil {
+				serve = func(l net.Listener) error { return c.http.ServeTLS(l, "", "") }
+			}
+			if err := serve(c.httpLis); err != nil && !errors.Is(err, http.ErrServerClosed) {
 				c.cfg.Logger.Error("coordinator: serve HTTP", "err", err)
 			}
 		})

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"net/http"
 	"os"
@@ -14,7 +15,11 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
+	"github.com/sluice-search/sluice/client"
 	"github.com/sluice-search/sluice/coordinator/esapi"
+	"github.com/sluice-search/sluice/devcluster"
+	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
+	"github.com/sluice-search/sluice/security/tlsconf"
 )
 
 // The Elasticsearch-compatible HTTP API, exercised by clients no one here
@@ -131,3 +136,48 @@ func runPytest(dir string, env ...string) {
 	Expect(err).NotTo(HaveOccurred(), "pytest failed:\n%s", out.String())
 	Expect(out.String()).NotTo(ContainSubstring("skipped"), "no test may be skipped")
 }
+
+// The HTTP API of `sluice dev --secure`: HTTPS with the dev CA, every
+// request authenticated and authorized by the coordinator's guard. The
+// official Python client (api_key=, ca_certs=) and curl, with an admin
+// key and a read-only one made through the Auth service.
+var _ = Describe("the HTTP API of a secure cluster", Ordered, func() {
+	var env []string
+
+	BeforeAll(func() {
+		dir := GinkgoT().TempDir()
+		grpcAddr, httpAddr := startDev(dir, "--secure", "--nodes", "1")
+		tlsDir := filepath.Join(dir, "sluice-data", "tls")
+		ca := filepath.Join(tlsDir, devcluster.CAFile)
+		adminKey, err := os.ReadFile(filepath.Join(tlsDir, devcluster.AdminKeyFile))
+		Expect(err).NotTo(HaveOccurred())
+		src, err := tlsconf.Load(tlsconf.Files{TrustedCAFile: ca}, false, nil)
+		Expect(err).NotTo(HaveOccurred())
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		admin, err := client.Connect(ctx, grpcAddr, append(src.DialOptions(), client.WithAPIKey(strings.TrimSpace(string(adminKey))))...)
+		Expect(err).NotTo(HaveOccurred())
+		defer admin.Close()
+		ac := sluicev1.NewAuthClient(admin.Conn())
+		_, err = ac.PutRole(ctx, &sluicev1.PutRoleRequest{Role: &sluicev1.Role{Name: "sec-reader", Indices: []*sluicev1.IndexPrivileges{
+			{Names: []string{"sec-*"}, Privileges: []sluicev1.Privilege{sluicev1.Privilege_PRIVILEGE_READ, sluicev1.Privilege_PRIVILEGE_MONITOR}}}}})
+		Expect(err).NotTo(HaveOccurred())
+		k, err := ac.CreateApiKey(ctx, &sluicev1.CreateApiKeyRequest{Name: "sec-reader", Roles: []string{"sec-reader"}})
+		Expect(err).NotTo(HaveOccurred())
+		env = []string{"ES_URL=https://" + httpAddr, "ES_CA=" + ca, "ES_ADMIN_KEY=" + strings.TrimSpace(string(adminKey)), "ES_READ_KEY=" + k.GetEncoded()}
+	})
+
+	It("passes the official Elasticsearch Python client's tests with API keys over TLS", func() {
+		runPytest("testdata/esapi/python-secure", env...)
+	})
+
+	It("answers curl as Elasticsearch's security does", func() {
+		_, err := exec.LookPath("curl")
+		Expect(err).NotTo(HaveOccurred(), "curl is needed for testdata/esapi/curl-secure")
+		var out bytes.Buffer
+		cmd := exec.Command("bash", "testdata/esapi/curl-secure/secure.sh")
+		cmd.Env = append(os.Environ(), env...)
+		cmd.Stdout, cmd.Stderr = &out, &out
+		Expect(cmd.Run()).To(Succeed(), "curl-secure/secure.sh:\n%s", out.String())
+	})
+})

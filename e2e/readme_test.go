@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -112,7 +113,7 @@ var _ = Describe("README", func() {
 
 // startDev runs `sluice dev` in dir (its data under dir/sluice-data, as a
 // reader's would be; its log beside dir) on free ports, with more flags
-// if given, until the spec (or the Ordered container) ends, and returns
+// if given (--secure: the HTTP API is HTTPS), until the spec (or the Ordered container) ends, and returns
 // its gRPC and HTTP API addresses once it serves.
 func startDev(dir string, flags ...string) (grpcAddr, httpAddr string) {
 	GinkgoHelper()
@@ -120,6 +121,10 @@ func startDev(dir string, flags ...string) (grpcAddr, httpAddr string) {
 	httpAddr = fmt.Sprintf("127.0.0.1:%d", freePort())
 	log, err := os.Create(filepath.Join(dir, "..", filepath.Base(dir)+"-dev.log"))
 	Expect(err).NotTo(HaveOccurred())
+	scheme := "http"
+	if slices.Contains(flags, "--secure") {
+		scheme = "https"
+	}
 	dev := exec.Command(c.sluice, append([]string{"dev", "--listen", grpcAddr, "--http-listen", httpAddr}, flags...)...)
 	dev.Dir, dev.Stdout, dev.Stderr = dir, log, log
 	Expect(dev.Start()).To(Succeed())
@@ -132,6 +137,6 @@ func startDev(dir string, flags ...string) (grpcAddr, httpAddr string) {
 	Eventually(func() (string, error) {
 		b, err := os.ReadFile(log.Name())
 		return string(b), err
-	}, 60*time.Second, 100*time.Millisecond).Should(ContainSubstring("Elasticsearch-compatible HTTP API: http://" + httpAddr))
+	}, 60*time.Second, 100*time.Millisecond).Should(ContainSubstring("Elasticsearch-compatible HTTP API: " + scheme + "://" + httpAddr))
 	return grpcAddr, httpAddr
 }

@@ -2,6 +2,7 @@ package rpc
 
 import (
 	"context"
+	"crypto/x509"
 	"fmt"
 	"sync"
 
@@ -58,7 +59,13 @@ func newLocal(unary []grpc.UnaryServerInterceptor, stream []grpc.StreamServerInt
 			return errStopping
 		}
 		defer l.calls.Done()
-		return chainStream(stream, info, h)(srv, inProcessStream{ss, context.WithValue(ss.Context(), inProcessKey{}, true)})
+		ctx := context.WithValue(ss.Context(), inProcessKey{}, true)
+		// grpchan hides the caller's context values from the handler; the
+		// one a guard reads is carried over.
+		if leaf, ok := ClientCertificate(inprocgrpc.ClientContext(ss.Context())); ok {
+			ctx = WithClientCertificate(ctx, leaf)
+		}
+		return chainStream(stream, info, h)(srv, inProcessStream{ss, ctx})
 	})
 	return l
 }
@@ -116,6 +123,28 @@ type inProcessKey struct{}
 func InProcess(ctx context.Context) bool {
 	v, _ := ctx.Value(inProcessKey{}).(bool)
 	return v
+}
+
+type clientCertKey struct{}
+
+// WithClientCertificate says that the in-process calls made with ctx are
+// made for a network caller whose client certificate (leaf) the calling
+// server verified against its trusted CAs: the HTTP API, calling its own
+// coordinator for a client that authenticated with a certificate. A guard
+// reads it (ClientCertificate) on in-process calls only, which carry no
+// TLS peer of their own; a network caller cannot set it.
+func WithClientCertificate(ctx context.Context, leaf *x509.Certificate) context.Context {
+	return context.WithValue(ctx, clientCertKey{}, leaf)
+}
+
+// ClientCertificate is the verified client certificate an in-process call
+// is made for (WithClientCertificate); ctx may be nil.
+func ClientCertificate(ctx context.Context) (*x509.Certificate, bool) {
+	if ctx == nil {
+		return nil, false
+	}
+	leaf, ok := ctx.Value(clientCertKey{}).(*x509.Certificate)
+	return leaf, ok && leaf != nil
 }
 
 // inProcessStream is a local stream with its context marked InProcess.

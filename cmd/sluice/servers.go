@@ -314,7 +314,7 @@ plaintext with no authentication, and says so in its log.`,
 	f.register(cmd, coordinator.DefaultListen)
 	cmd.Flags().StringVar(&id, "node-id", "", "coordinator id in the allocator election (default: hostname + random suffix)")
 	cmd.Flags().StringVar(&clusterName, "cluster-name", "", "name of the cluster: stored by its first coordinator (default "+coordinator.DefaultClusterName+"); a coordinator naming another cluster is refused")
-	cmd.Flags().StringVar(&httpListen, "http-listen", "", "serve the Elasticsearch-compatible HTTP API (docs/elasticsearch-api.md) on this address, e.g. 0.0.0.0:9201 (default: off; plaintext and unauthenticated, so refused with TLS or --auth)")
+	cmd.Flags().StringVar(&httpListen, "http-listen", "", "serve the Elasticsearch-compatible HTTP API (docs/elasticsearch-api.md) on this address, e.g. 0.0.0.0:9201 (default: off); HTTPS with the TLS flags, callers authenticated as on gRPC (API keys, client certificates)")
 	cmd.Flags().DurationVar(&taskRetention, "task-retention", reindex.DefaultTaskRetention, "how long finished reindex tasks stay listed before they are deleted from etcd; negative keeps them forever")
 	budgets.register(cmd)
 	tf.register(cmd, "require every client of the public API to present a certificate chaining to --trusted-ca-file (without it, a certificate is verified when given, and API keys authenticate the rest)")
@@ -357,14 +357,6 @@ indices and data.`,
 			if metricsListen == "" && enablePprof {
 				return fmt.Errorf("--enable-pprof needs --metrics-listen")
 			}
-			if secure {
-				// The HTTP API has no TLS or authentication yet: a secure
-				// cluster goes without it.
-				if cmd.Flags().Changed("http-listen") && httpListen != "" {
-					return fmt.Errorf("--http-listen cannot be used with --secure: the Elasticsearch-compatible HTTP API has no TLS or authentication yet")
-				}
-				httpListen = ""
-			}
 			dc := devcluster.Config{DataDir: dataDir, Listen: listen, HTTPListen: httpListen, EtcdURL: etcdURL, Nodes: nodes, Logger: log, Secure: secure}
 			nf.apply(&dc.Node)
 			if err := budgets.apply(&dc.DataPath); err != nil {
@@ -401,7 +393,7 @@ indices and data.`,
 	}
 	cmd.Flags().StringVar(&dataDir, "data-dir", "./sluice-data", "directory for etcd and node data")
 	cmd.Flags().StringVar(&listen, "listen", client.DefaultAddr, "coordinator listen address")
-	cmd.Flags().StringVar(&httpListen, "http-listen", DefaultDevHTTPListen, "address of the Elasticsearch-compatible HTTP API (docs/elasticsearch-api.md); empty turns it off (off with --secure: it has no TLS or authentication yet)")
+	cmd.Flags().StringVar(&httpListen, "http-listen", DefaultDevHTTPListen, "address of the Elasticsearch-compatible HTTP API (docs/elasticsearch-api.md); empty turns it off; HTTPS with API keys with --secure")
 	cmd.Flags().StringVar(&etcdURL, "etcd-listen", "", "embedded etcd client URL, e.g. http://127.0.0.1:2379 (default: a free port)")
 	cmd.Flags().IntVar(&nodes, "nodes", 3, "number of in-process data nodes; 0 runs etcd and the coordinator only, for separate `sluice node` processes to join (fix --etcd-listen then)")
 	cmd.Flags().StringVar(&logLevel, "log-level", "warn", "log level: debug, info, warn, error")
@@ -418,8 +410,11 @@ indices and data.`,
 func printDevBanner(w io.Writer, c *devcluster.Cluster, nodes int, dataDir string) {
 	fmt.Fprintf(w, "Sluice dev cluster: %d data nodes, data in %s\n", nodes, dataDir)
 	fmt.Fprintf(w, "  coordinator (connect here): %s   e.g. export SLUICE_ADDR=%s\n", c.Addr(), c.Addr())
-	if addr := c.HTTPAddr(); addr != "" {
+	if addr := c.HTTPAddr(); addr != "" && c.TLSDir == "" {
 		fmt.Fprintf(w, "  Elasticsearch-compatible HTTP API: http://%s   e.g. curl http://%s/_cat/indices?v\n", addr, addr)
+	} else if addr != "" {
+		fmt.Fprintf(w, "  Elasticsearch-compatible HTTP API: https://%s   e.g.\n", addr)
+		fmt.Fprintf(w, "    curl --cacert %s -H \"Authorization: ApiKey %s\" https://%s/_cat/indices?v\n", filepath.Join(c.TLSDir, devcluster.CAFile), c.AdminKey, addr)
 	}
 	fmt.Fprintf(w, "  etcd: %s\n", strings.Join(c.EtcdEndpoints(), ","))
 	if c.TLSDir == "" {

@@ -38,6 +38,11 @@ type Config struct {
 	// MaxRequestBytes bounds a request body, after gzip. Default
 	// DefaultMaxRequestBytes.
 	MaxRequestBytes int64
+	// Auth, if set, is the coordinator's Auth service, in-process: every
+	// request is authenticated by it before it is routed (auth.go). Set
+	// it when the coordinator guards its API (Client then refuses calls
+	// without the credentials each request forwards).
+	Auth sluicev1.AuthClient
 	// Metrics, if set, times every request (NewMetrics).
 	Metrics *Metrics
 	Logger  *slog.Logger
@@ -149,6 +154,15 @@ func (a *API) ServeHTTP(w http.ResponseWriter, hr *http.Request) {
 		}
 		a.cfg.Metrics.observe(start, hr.Method, route, code)
 	}()
+	ctx := withCaller(hr)
+	if a.cfg.Auth != nil {
+		var err error
+		if ctx, err = a.authenticate(ctx); err != nil {
+			a.writeError(r, err)
+			return
+		}
+	}
+	r.Request = hr.WithContext(ctx)
 	if rt == nil {
 		a.writeError(r, badRequest("no handler found for uri [%s] and method [%s] (Sluice serves the subset of Elasticsearch's API in docs/elasticsearch-api.md)", hr.URL.RequestURI(), hr.Method))
 		return
@@ -321,8 +335,11 @@ func (a *API) writeError(r *request, err error) {
 	if !errors.As(err, &e) {
 		e = fromStatus(err, kindGeneral, "")
 	}
-	if e.status == http.StatusTooManyRequests {
+	switch e.status {
+	case http.StatusTooManyRequests:
 		r.w.Header().Set("Retry-After", retryAfterHeader(e.retryAfter))
+	case http.StatusUnauthorized:
+		r.w.Header().Set("WWW-Authenticate", authScheme)
 	}
 	if e.status >= 500 {
 		a.log.Warn("esapi: request failed", "method", r.Method, "path", r.URL.Path, "status", e.status, "err", e.reason)

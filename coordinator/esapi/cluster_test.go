@@ -36,6 +36,13 @@ func startCluster(t *testing.T) (string, *prometheus.Registry) {
 
 func do(t *testing.T, method, url, body string, header ...string) (int, http.Header, string) {
 	t.Helper()
+	return doWith(t, http.DefaultTransport, method, url, body, header...)
+}
+
+// doWith sends a request through rt (no transparent gunzip) with header
+// pairs set.
+func doWith(t *testing.T, rt http.RoundTripper, method, url, body string, header ...string) (int, http.Header, string) {
+	t.Helper()
 	req, err := http.NewRequest(method, url, strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
@@ -44,7 +51,7 @@ func do(t *testing.T, method, url, body string, header ...string) (int, http.Hea
 	for i := 0; i+1 < len(header); i += 2 {
 		req.Header.Set(header[i], header[i+1])
 	}
-	resp, err := http.DefaultTransport.RoundTrip(req) // no transparent gunzip
+	resp, err := rt.RoundTrip(req)
 	if err != nil {
 		t.Fatal(err)
 	}

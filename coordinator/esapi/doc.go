@@ -8,6 +8,14 @@
 // the one error table — as gRPC calls, and the JSON languages go through
 // esjson, the one parser the CLI and the operator use.
 //
+// # Security
+//
+// On a secured coordinator the API holds no privilege of its own: each
+// request's credentials (its ApiKey header, or the client certificate
+// its TLS handshake verified) go with its in-process calls, which the
+// coordinator's guard authenticates and authorizes as gRPC calls; every
+// request is authenticated before it is routed (auth.go).
+//
 // # What is kept as it is
 //
 // Documents pass through as the bytes they arrived as: a bulk line's

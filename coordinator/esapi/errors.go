@@ -173,6 +173,9 @@ func fromDetail(d *sluicev1.ErrorDetail, doc bool) *esError {
 // item's "error"; root_cause is added by writeError).
 func (e *esError) body() errorObj {
 	o := errorObj{Type: e.typ, Reason: e.reason, Index: e.index}
+	if e.status == http.StatusUnauthorized {
+		o.Header = map[string]string{"WWW-Authenticate": authScheme}
+	}
 	if e.typ == "index_not_found_exception" && e.index != "" {
 		o.ResourceType, o.ResourceID, o.IndexUUID = "index_or_alias", e.index, "_na_"
 	}
@@ -187,7 +190,15 @@ type errorObj struct {
 	ResourceID   string `json:"resource.id,omitempty"`
 	IndexUUID    string `json:"index_uuid,omitempty"`
 	Index        string `json:"index,omitempty"`
+	// Header, on a 401, repeats the WWW-Authenticate header, as
+	// Elasticsearch's security_exception does.
+	Header map[string]string `json:"header,omitempty"`
 }
+
+// authScheme is the one authentication scheme the HTTP API takes
+// (Authorization: ApiKey <base64 of id:secret>); client certificates
+// need no header.
+const authScheme = "ApiKey"
 
 // retryAfterHeader is a Retry-After in whole seconds, at least 1.
 func retryAfterHeader(d time.Duration) string {

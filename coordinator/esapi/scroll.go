@@ -194,7 +194,7 @@ func (a *API) scrollPage(ctx context.Context, st *scrollState, keepAlive time.Du
 	if len(batch.GetDocs()) == 0 {
 		// The end: the PIT has served its purpose. A clear scroll
 		// that follows finds nothing to free, as it may.
-		a.scrolls.closePIT(st.req.GetPit().GetId())
+		a.scrolls.closePIT(ctx, st.req.GetPit().GetId())
 	}
 	next := &scrollState{req: proto.Clone(st.req).(*sluicev1.ScrollRequest), shards: st.shards,
 		Includes: st.Includes, Excludes: st.Excludes, TotalAsInt: st.TotalAsInt}
@@ -240,7 +240,7 @@ func (a *API) clearScroll(r *request) (int, any, error) {
 			return 0, nil, err
 		}
 		pit := st.req.GetPit().GetId()
-		a.scrolls.drop(pit)
+		a.scrolls.drop(callerOf(r.Context()), pit)
 		resp, err := a.c.ClosePointInTime(r.Context(), &sluicev1.ClosePointInTimeRequest{Id: pit})
 		if err != nil {
 			return 0, nil, fromStatus(err, kindContext, "")
@@ -269,6 +269,7 @@ type scrolls struct {
 }
 
 type liveScroll struct {
+	owner  string // the caller it was opened for (principal)
 	pit    string
 	stream grpc.ServerStreamingClient[sluicev1.ScrollResponse]
 	cancel context.CancelFunc
@@ -277,16 +278,22 @@ type liveScroll struct {
 
 func newScrolls(a *API) *scrolls { return &scrolls{a: a, live: map[string]*liveScroll{}} }
 
-func liveKey(pit string, cursor []byte) string { return pit + "\x00" + string(cursor) }
+// liveKey keys a stream by its caller as well: in a secured cluster a
+// stream carries the credentials it was opened with, so another caller
+// holding the scroll id must open its own, which the guard refuses (the
+// PIT is bound to its creator).
+func liveKey(owner, pit string, cursor []byte) string {
+	return owner + "\x00" + pit + "\x00" + string(cursor)
+}
 
 // next returns the batch after req's cursor: from the stream left open
 // at that cursor, or a new stream resumed there.
 func (s *scrolls) next(ctx context.Context, req *sluicev1.ScrollRequest, keepAlive time.Duration) (*sluicev1.ScrollResponse, error) {
-	pit := req.GetPit().GetId()
+	pit, owner := req.GetPit().GetId(), callerOf(ctx)
 	s.mu.Lock()
-	ls := s.live[liveKey(pit, req.GetCursor())]
+	ls := s.live[liveKey(owner, pit, req.GetCursor())]
 	if ls != nil {
-		delete(s.live, liveKey(pit, req.GetCursor()))
+		delete(s.live, liveKey(owner, pit, req.GetCursor()))
 		ls.timer.Stop()
 	}
 	s.mu.Unlock()
@@ -299,7 +306,7 @@ func (s *scrolls) next(ctx context.Context, req *sluicev1.ScrollRequest, keepAli
 			cancel()
 			return nil, err
 		}
-		ls = &liveScroll{pit: pit, stream: stream, cancel: cancel}
+		ls = &liveScroll{owner: owner, pit: pit, stream: stream, cancel: cancel}
 	}
 	batch, err := ls.stream.Recv()
 	if errors.Is(err, io.EOF) {
@@ -314,7 +321,7 @@ func (s *scrolls) next(ctx context.Context, req *sluicev1.ScrollRequest, keepAli
 		ls.cancel()
 		return batch, nil
 	}
-	s.keep(ls, liveKey(pit, batch.GetCursor()), keepAlive)
+	s.keep(ls, liveKey(owner, pit, batch.GetCursor()), keepAlive)
 	return batch, nil
 }
 
@@ -341,12 +348,12 @@ func (s *scrolls) keep(ls *liveScroll, key string, keepAlive time.Duration) {
 	})
 }
 
-// drop ends the open streams of a PIT.
-func (s *scrolls) drop(pit string) {
+// drop ends the open streams of a PIT that owner opened.
+func (s *scrolls) drop(owner, pit string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for k, ls := range s.live {
-		if ls.pit == pit {
+		if ls.pit == pit && ls.owner == owner {
 			ls.timer.Stop()
 			ls.cancel()
 			delete(s.live, k)
@@ -354,11 +361,12 @@ func (s *scrolls) drop(pit string) {
 	}
 }
 
-// closePIT releases a finished scroll's PIT in the background.
-func (s *scrolls) closePIT(pit string) {
-	s.drop(pit)
+// closePIT releases a finished scroll's PIT in the background, with the
+// credentials of ctx's caller.
+func (s *scrolls) closePIT(ctx context.Context, pit string) {
+	s.drop(callerOf(ctx), pit)
 	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 		defer cancel()
 		_, _ = s.a.c.ClosePointInTime(ctx, &sluicev1.ClosePointInTimeRequest{Id: pit})
 	}()

@@ -2,6 +2,7 @@ package auth
 
 import (
 	"context"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"strings"
@@ -89,8 +90,9 @@ func newAuthenticator(store *Store, ttl time.Duration) *authenticator {
 
 // authenticate returns the caller: an API key in the authorization header
 // (which, when present, decides, certificate or not), else a verified
-// client certificate. In-process calls carry no peer of their own and are
-// authenticated by their header only.
+// client certificate. In-process calls carry no peer of their own: they
+// are authenticated by their header, or by the client certificate their
+// in-process caller verified for them (rpc.WithClientCertificate).
 func (a *authenticator) authenticate(ctx context.Context) (*Identity, error) {
 	md, _ := metadata.FromIncomingContext(ctx)
 	if hs := md.Get("authorization"); len(hs) > 0 {
@@ -103,18 +105,28 @@ func (a *authenticator) authenticate(ctx context.Context) (*Identity, error) {
 		}
 		return a.apiKey(ctx, cred)
 	}
-	if !rpc.InProcess(ctx) {
-		if p, ok := peer.FromContext(ctx); ok {
-			if ti, ok := p.AuthInfo.(credentials.TLSInfo); ok && len(ti.State.VerifiedChains) > 0 {
-				leaf := ti.State.VerifiedChains[0][0]
-				if leaf.Subject.CommonName == "" {
-					return nil, &errUnauthenticated{"client certificate has no common name"}
-				}
-				return &Identity{Principal: "cert:" + leaf.Subject.CommonName, Roles: leaf.Subject.Organization}, nil
-			}
+	if rpc.InProcess(ctx) {
+		// No TLS peer of its own: a certificate counts only if the
+		// in-process caller verified it for the network caller it serves
+		// (the HTTP API).
+		if leaf, ok := rpc.ClientCertificate(ctx); ok {
+			return certIdentity(leaf)
+		}
+	} else if p, ok := peer.FromContext(ctx); ok {
+		if ti, ok := p.AuthInfo.(credentials.TLSInfo); ok && len(ti.State.VerifiedChains) > 0 {
+			return certIdentity(ti.State.VerifiedChains[0][0])
 		}
 	}
 	return nil, &errUnauthenticated{`no credentials: send "authorization: ApiKey <key>" over TLS, or a client certificate of the cluster CA`}
+}
+
+// certIdentity is the caller a verified client certificate names: its
+// Common Name, with its Organization values as roles.
+func certIdentity(leaf *x509.Certificate) (*Identity, error) {
+	if leaf.Subject.CommonName == "" {
+		return nil, &errUnauthenticated{"client certificate has no common name"}
+	}
+	return &Identity{Principal: "cert:" + leaf.Subject.CommonName, Roles: leaf.Subject.Organization}, nil
 }
 
 func (a *authenticator) apiKey(ctx context.Context, cred Credential) (*Identity, error) {
