@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 
 	"google.golang.org/protobuf/types/known/durationpb"
@@ -49,7 +50,6 @@ var unsupportedSearchKeys = map[string]string{
 	"rescore":             "rescoring is not supported",
 	"script_fields":       "scripts are not supported",
 	"runtime_mappings":    "runtime fields are not supported",
-	"docvalue_fields":     "docvalue_fields is not supported: read fields from _source",
 	"stored_fields":       "stored_fields is not supported: every document is returned as its _source",
 	"fields":              "the fields option is not supported: read fields from _source",
 	"min_score":           "min_score is not supported",
@@ -69,7 +69,8 @@ var unsupportedSearchKeys = map[string]string{
 
 // ParseSearch reads a search body: query, from, size, sort, search_after,
 // pit {id, keep_alive}, track_total_hits (true, false or a count),
-// timeout, _source (false, true, includes and excludes), slice and
+// timeout, _source (false, true, includes and excludes), docvalue_fields
+// (names, no wildcards or format), slice and
 // track_scores (false only). Anything else is an error: the parts of
 // Elasticsearch that Sluice lacks (aggs, highlight, ...) say so. Empty
 // input is a search of everything.
@@ -158,6 +159,10 @@ func ParseSearch(data []byte) (*Search, error) {
 			return err
 		},
 		"_source": func(path string, v *value) error { return s.parseSource(path, v) },
+		"docvalue_fields": func(path string, v *value) (err error) {
+			r.DocvalueFields, err = parseDocValueFields(path, v)
+			return err
+		},
 		"slice": func(path string, v *value) error {
 			s.Slice = &sluicev1.Slice{}
 			hasID, hasMax := false, false
@@ -211,6 +216,48 @@ func ParseCount(data []byte) (*sluicev1.Query, error) {
 		},
 	})
 	return q, err
+}
+
+// parseDocValueFields reads docvalue_fields: field names, or objects
+// {"field": name}. Wildcards and format are refused: Sluice returns each
+// named column as its values are (sluicev1.Hit.fields).
+func parseDocValueFields(path string, v *value) ([]string, error) {
+	if v.kind != kArray {
+		return nil, searchDoc.errorf(path, "[docvalue_fields] must be an array of field names, got %s", v.typeName())
+	}
+	out := []string{}
+	for i, e := range v.elems {
+		epath := index(path, i)
+		name := e.text
+		if e.kind == kObject {
+			name = ""
+			err := searchDoc.params(epath, e, func(key string) string {
+				if key == "format" {
+					return "[docvalue_fields] format is not supported by Sluice: values are returned as stored (dates as epoch milliseconds)"
+				}
+				return fmt.Sprintf("[docvalue_fields] unknown field [%s]", key)
+			}, map[string]setter{"field": func(path string, v *value) error {
+				if v.kind != kString {
+					return searchDoc.errorf(path, "[docvalue_fields] field must be a string, got %s", v.typeName())
+				}
+				name = v.text
+				return nil
+			}})
+			if err != nil {
+				return nil, err
+			}
+		} else if e.kind != kString {
+			return nil, searchDoc.errorf(epath, "[docvalue_fields] entries must be field names or {\"field\": name}, got %s", e.typeName())
+		}
+		switch {
+		case name == "":
+			return nil, searchDoc.errorf(epath, "[docvalue_fields] requires a field name")
+		case strings.ContainsAny(name, "*?"):
+			return nil, searchDoc.errorf(epath, "[docvalue_fields] wildcards are not supported by Sluice: name each field")
+		}
+		out = append(out, name)
+	}
+	return out, nil
 }
 
 // parseSource reads _source: a boolean, one pattern, a list of patterns

@@ -34,6 +34,7 @@ func TestParseSearch(t *testing.T) {
 		{"source object", `{"_source":{"includes":"a","excludes":["a.b"]}}`, &Search{Request: &sluicev1.SearchRequest{},
 			SourceIncludes: []string{"a"}, SourceExcludes: []string{"a.b"}}, ""},
 		{"source true", `{"_source":true}`, &Search{Request: &sluicev1.SearchRequest{}}, ""},
+		{"docvalue fields", `{"docvalue_fields":["price",{"field":"stock"}]}`, &Search{Request: &sluicev1.SearchRequest{DocvalueFields: []string{"price", "stock"}}}, ""},
 	}, ParseSearch)
 }
 
@@ -50,6 +51,10 @@ func TestParseSearchErrors(t *testing.T) {
 		{"search_after object", `{"search_after":[{}]}`, "search_after[0]", "values must be strings"},
 		{"not an object", `[1]`, "", "a search request body must be an object"},
 		{"source number", `{"_source":1}`, "_source", "patterns must be a string or an array"},
+		{"docvalue fields not a list", `{"docvalue_fields":"price"}`, "docvalue_fields", "must be an array of field names"},
+		{"docvalue fields wildcard", `{"docvalue_fields":["pri*"]}`, "docvalue_fields[0]", "wildcards are not supported"},
+		{"docvalue fields format", `{"docvalue_fields":[{"field":"d","format":"epoch_millis"}]}`, "docvalue_fields[0].format", "format is not supported"},
+		{"docvalue fields number", `{"docvalue_fields":[1]}`, "docvalue_fields[0]", "entries must be field names"},
 	}, ParseSearch, ErrInvalidSearch)
 	// Query and sort keep their kinds, with the body's paths.
 	testErrors(t, []errorCase{{"query", `{"query":{"bool":{"mus":{}}}}`, "query.bool.mus", "[bool] unknown field [mus]"}}, ParseSearch, ErrInvalidQuery)

@@ -35,8 +35,10 @@ type bulkMeta struct {
 	Pipeline         json.RawMessage `json:"pipeline"`
 	RequireAlias     json.RawMessage `json:"require_alias"`
 	DynamicTemplates json.RawMessage `json:"dynamic_templates"`
-	RetryOnConflict  json.RawMessage `json:"retry_on_conflict"`
-	Source           json.RawMessage `json:"_source"`
+	// RetryOnConflict is accepted on updates and ignored (updateParams
+	// says why).
+	RetryOnConflict json.RawMessage `json:"retry_on_conflict"`
+	Source          json.RawMessage `json:"_source"`
 }
 
 // unsupported names the first metadata Sluice lacks, and why.
@@ -50,8 +52,8 @@ func (m *bulkMeta) unsupported() string {
 		return "require_alias is not supported by Sluice"
 	case m.DynamicTemplates != nil:
 		return "dynamic templates are not supported by Sluice"
-	case m.RetryOnConflict != nil || m.Source != nil:
-		return "update options are not supported by Sluice"
+	case m.Source != nil:
+		return "returning the updated _source is not supported by Sluice"
 	}
 	return ""
 }
@@ -142,12 +144,22 @@ func parseBulk(body []byte, defaultIndex, defaultRouting string) ([]bulkOp, erro
 			}
 			item.Source = bytes.TrimSpace(src)
 		}
+		if op.action == "update" {
+			refused, err := parseUpdate(item.Source, item)
+			if err != nil {
+				e := err.(*esError)
+				e.reason = fmt.Sprintf("line [%d]: %s", lineNo, e.reason)
+				return nil, e
+			}
+			op.refused = refused
+		}
 		op.item = item
 		switch {
 		case index == "":
 			op.refused = validationError("index is missing")
-		case op.action == "update":
-			op.refused = badRequest("update is not supported by Sluice: documents are replaced whole; send the whole document with index")
+		case op.refused != nil:
+		case meta.RetryOnConflict != nil && op.action != "update":
+			op.refused = badRequest("retry_on_conflict is an option of updates")
 		case meta.unsupported() != "":
 			op.refused = badRequest("%s", meta.unsupported())
 		}
@@ -196,6 +208,16 @@ func writeRequest(r *request) (*sluicev1.BulkRequest, error) {
 	return req, nil
 }
 
+// writeRequestBody is writeRequest and the request's body.
+func writeRequestBody(r *request) (*sluicev1.BulkRequest, []byte, error) {
+	req, err := writeRequest(r)
+	if err != nil {
+		return nil, nil, err
+	}
+	b, err := r.body()
+	return req, b, err
+}
+
 func (a *API) bulk(r *request) (int, any, error) {
 	start := time.Now()
 	ctx := r.Context()
@@ -207,11 +229,7 @@ func (a *API) bulk(r *request) (int, any, error) {
 			return 0, nil, fromStatus(err, kindGeneral, "")
 		}
 	}
-	req, err := writeRequest(r)
-	if err != nil {
-		return 0, nil, err
-	}
-	b, err := r.body()
+	req, b, err := writeRequestBody(r)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -293,6 +311,11 @@ func itemOutcome(res *sluicev1.BulkItemResult) (int, string, *esError) {
 		return http.StatusOK, "deleted", nil
 	case sluicev1.BulkItemStatus_BULK_ITEM_STATUS_NOT_FOUND:
 		return http.StatusNotFound, "not_found", nil
+	case sluicev1.BulkItemStatus_BULK_ITEM_STATUS_NOOP:
+		return http.StatusOK, "noop", nil
+	}
+	if e, ok := documentMissing(res); ok {
+		return e.status, "", e
 	}
 	e := fromDetail(res.GetError(), true)
 	if e.typ == "index_not_found_exception" {
@@ -330,8 +353,14 @@ func appendItem(b []byte, index, id string, st int, result string, seq int64, e 
 	}
 	b = append(b, `,"result":"`...)
 	b = append(b, result...)
-	b = append(b, `","_shards":{"total":1,"successful":1,"failed":0},"_seq_no":`...)
-	b = strconv.AppendInt(b, seq, 10)
+	if result == "noop" {
+		// Nothing was written: no shard copy took part, no seqNo was
+		// taken.
+		b = append(b, `","_shards":{"total":0,"successful":0,"failed":0}`...)
+	} else {
+		b = append(b, `","_shards":{"total":1,"successful":1,"failed":0},"_seq_no":`...)
+		b = strconv.AppendInt(b, seq, 10)
+	}
 	b = append(b, `,"status":`...)
 	b = strconv.AppendInt(b, int64(st), 10)
 	return append(b, '}')

@@ -46,6 +46,12 @@ func (a *API) writeDoc(r *request, action sluicev1.BulkAction) (int, any, error)
 		}
 	}
 	req.Items = []*sluicev1.BulkItem{item}
+	return a.writeItem(r, req)
+}
+
+// writeItem sends a bulk of one item and answers with the item's object,
+// as the document APIs answer.
+func (a *API) writeItem(r *request, req *sluicev1.BulkRequest) (int, any, error) {
 	resp, err := a.c.Bulk(r.Context(), req)
 	if err != nil {
 		return 0, nil, fromStatus(err, kindDocument, req.Index)

@@ -102,7 +102,7 @@ func TestParseBulk(t *testing.T) {
 		{"index", "a", "1", "r", `{"n":1}`, false},
 		{"delete", "dflt", "2", "", "", false},
 		{"create", "dflt", "", "", `{"n":3}`, false},
-		{"update", "dflt", "4", "", `{"doc":{"n":4}}`, true},
+		{"update", "dflt", "4", "", `{"n":4}`, false},
 		{"index", "dflt", "5", "", `{"n":5}`, true},
 	}
 	if len(ops) != len(want) {
@@ -130,6 +130,77 @@ func TestParseBulk(t *testing.T) {
 		var e *esError
 		if !errors.As(err, &e) || e.status != http.StatusBadRequest || !strings.Contains(e.reason, tt.reason) {
 			t.Errorf("%s: err = %v, want a 400 saying %q", tt.name, err, tt.reason)
+		}
+	}
+}
+
+func TestParseBulkUpdates(t *testing.T) {
+	for _, tt := range []struct {
+		name, line  string
+		doc, upsert string
+		docAsUpsert bool
+		refused     string // the item's refusal
+		err         string // the request's error
+	}{
+		{"doc", `{"doc":{"n":1}}`, `{"n":1}`, "", false, "", ""},
+		{"doc and upsert", `{"doc":{"n":1},"upsert":{"n":0}}`, `{"n":1}`, `{"n":0}`, false, "", ""},
+		{"doc as upsert", `{"doc":{"n":1},"doc_as_upsert":true,"detect_noop":true}`, `{"n":1}`, "", true, "", ""},
+		{"script", `{"script":{"source":"ctx._source.n++"}}`, "", "", false, "scripts are not supported", ""},
+		{"no doc", `{"upsert":{"n":0}}`, "", "", false, "script or doc is missing", ""},
+		{"detect_noop false", `{"doc":{"n":1},"detect_noop":false}`, "", "", false, "detect_noop=false", ""},
+		{"_source", `{"doc":{"n":1},"_source":true}`, "", "", false, "updated _source", ""},
+		{"unknown key", `{"dco":{"n":1}}`, "", "", false, "", `[UpdateRequest] unknown field "dco"`},
+		{"not JSON", `{"doc":`, "", "", false, "", "[UpdateRequest]"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			ops, err := parseBulk([]byte("{\"update\":{\"_id\":\"1\",\"retry_on_conflict\":3}}\n"+tt.line+"\n"), "i", "")
+			if tt.err != "" {
+				var e *esError
+				if !errors.As(err, &e) || e.status != http.StatusBadRequest || !strings.Contains(e.reason, tt.err) || !strings.Contains(e.reason, "line [2]") {
+					t.Fatalf("err = %v, want a 400 saying %q on line 2", err, tt.err)
+				}
+				return
+			}
+			if err != nil || len(ops) != 1 {
+				t.Fatalf("parse: %v %v", ops, err)
+			}
+			op := ops[0]
+			if tt.refused != "" {
+				if op.refused == nil || !strings.Contains(op.refused.reason, tt.refused) {
+					t.Fatalf("refused = %v, want %q", op.refused, tt.refused)
+				}
+				return
+			}
+			it := op.item
+			if op.refused != nil || it.Action != sluicev1.BulkAction_BULK_ACTION_UPDATE || string(it.Source) != tt.doc ||
+				string(it.Upsert) != tt.upsert || it.DocAsUpsert != tt.docAsUpsert {
+				t.Errorf("item %v refused %v", it, op.refused)
+			}
+		})
+	}
+	// retry_on_conflict belongs to updates.
+	ops, err := parseBulk([]byte("{\"index\":{\"_id\":\"1\",\"retry_on_conflict\":3}}\n{}\n"), "i", "")
+	if err != nil || ops[0].refused == nil {
+		t.Errorf("retry_on_conflict on an index: %v %v", ops, err)
+	}
+}
+
+func TestUpdateOutcomes(t *testing.T) {
+	upd := sluicev1.BulkAction_BULK_ACTION_UPDATE
+	for _, tt := range []struct {
+		res  *sluicev1.BulkItemResult
+		want string
+	}{
+		{&sluicev1.BulkItemResult{Action: upd, Index: "i", Id: "1", Status: sluicev1.BulkItemStatus_BULK_ITEM_STATUS_NOOP},
+			`{"_index":"i","_id":"1","result":"noop","_shards":{"total":0,"successful":0,"failed":0},"status":200}`},
+		{&sluicev1.BulkItemResult{Action: upd, Index: "i", Id: "1", Status: sluicev1.BulkItemStatus_BULK_ITEM_STATUS_UPDATED, SeqNo: 7},
+			`{"_index":"i","_id":"1","result":"updated","_shards":{"total":1,"successful":1,"failed":0},"_seq_no":7,"status":200}`},
+		{&sluicev1.BulkItemResult{Action: upd, Index: "i", Id: "1", Status: sluicev1.BulkItemStatus_BULK_ITEM_STATUS_ERROR,
+			Error: &sluicev1.ErrorDetail{Code: int32(codes.FailedPrecondition), Reason: "engine: document missing: [1] (no upsert given)"}},
+			`{"_index":"i","_id":"1","status":404,"error":{"type":"document_missing_exception","reason":"[1]: document missing","index":"i"}}`},
+	} {
+		if got := string(appendResult(nil, tt.res)); got != tt.want {
+			t.Errorf("got  %s\nwant %s", got, tt.want)
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"math"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -17,7 +18,7 @@ import (
 // searchParams are _search's URL parameters: the ones Sluice reads, and
 // the ones it accepts and ignores (docs/elasticsearch-api.md says why).
 var searchParams = []string{
-	"from", "size", "sort", "_source", "_source_includes", "_source_excludes", "track_total_hits", "timeout",
+	"from", "size", "sort", "_source", "_source_includes", "_source_excludes", "track_total_hits", "timeout", "docvalue_fields",
 	"routing", "scroll", "rest_total_hits_as_int", "search_type", "allow_partial_search_results",
 	// Accepted and ignored.
 	"typed_keys", "request_cache", "preference", "ignore_unavailable", "allow_no_indices", "expand_wildcards",
@@ -92,6 +93,14 @@ func (a *API) readSearch(r *request) (*searchQuery, error) {
 	}
 	if err := readSourceParams(r, body); err != nil {
 		return nil, err
+	}
+	if r.has("docvalue_fields") {
+		req.DocvalueFields = splitNames(r.param("docvalue_fields"))
+		for _, f := range req.DocvalueFields {
+			if strings.ContainsAny(f, "*?") {
+				return nil, badRequest("docvalue_fields [%s]: wildcards are not supported by Sluice: name each field", f)
+			}
+		}
 	}
 	if sq.totalAsInt, err = r.boolParam("rest_total_hits_as_int", false); err != nil {
 		return nil, err
@@ -240,7 +249,7 @@ func (a *API) searchResponse(sq *searchQuery, resp *sluicev1.SearchResponse, scr
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = a.appendHit(b, sq, h.GetIndex(), h.GetId(), h.GetRouting(), h.GetSource(), scored, h.GetScore(), h.GetSort())
+		b = a.appendHit(b, sq, h, scored)
 	}
 	return append(b, "]}}"...)
 }
@@ -264,9 +273,11 @@ func appendFloat(b []byte, f float32) []byte {
 	return strconv.AppendFloat(b, float64(f), 'g', -1, 32)
 }
 
-// appendHit writes one hit. A hit's sort values that cannot be written
-// (a keyword that is not UTF-8) are left out, with the reason logged.
-func (a *API) appendHit(b []byte, sq *searchQuery, index, id, routing string, source []byte, scored bool, score float32, sort []*sluicev1.SortValue) []byte {
+// appendHit writes one hit. A hit's sort values or docvalue_fields that
+// cannot be written (a keyword that is not UTF-8) are left out, with the
+// reason logged.
+func (a *API) appendHit(b []byte, sq *searchQuery, h *sluicev1.Hit, scored bool) []byte {
+	index, id, routing, source, score, sort := h.GetIndex(), h.GetId(), h.GetRouting(), h.GetSource(), h.GetScore(), h.GetSort()
 	b = append(b, `{"_index":`...)
 	b = appendString(b, index)
 	b = append(b, `,"_id":`...)
@@ -293,6 +304,37 @@ func (a *API) appendHit(b []byte, sq *searchQuery, index, id, routing string, so
 			b = append(b, `,"sort":`...)
 			b = append(b, sv...)
 		}
+	}
+	if len(h.GetFields()) > 0 {
+		b = a.appendFields(b, h)
+	}
+	return append(b, '}')
+}
+
+// appendFields writes a hit's docvalue_fields as Elasticsearch's "fields":
+// each a list of its values (one: a column holds one per document), by
+// name.
+func (a *API) appendFields(b []byte, h *sluicev1.Hit) []byte {
+	names := make([]string, 0, len(h.GetFields()))
+	for n := range h.GetFields() {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	b = append(b, `,"fields":{`...)
+	first := true
+	for _, n := range names {
+		v, err := esjson.MarshalSortValues([]*sluicev1.SortValue{h.GetFields()[n]})
+		if err != nil {
+			a.log.Warn("esapi: a docvalue field has no JSON form", "index", h.GetIndex(), "id", h.GetId(), "field", n, "err", err)
+			continue
+		}
+		if !first {
+			b = append(b, ',')
+		}
+		first = false
+		b = appendString(b, n)
+		b = append(b, ':')
+		b = append(b, v...)
 	}
 	return append(b, '}')
 }

@@ -18,6 +18,13 @@ expect '^\{"@timestamp": "2099-11-15T13:12:00"' "$(req GET /my-index-000002/_sou
 expect '"my-index-000002":\{"mappings":\{"properties":\{' "$(req GET /_mapping)"
 expect '"my-index-000002":\{"settings":\{"index":\{[^}]*"number_of_shards":"1"' "$(req GET /_settings)"
 expect '"count":[1-9][0-9]*\}' "$(req GET /_count)"   # every index, the other scripts' too
+# The update API's partial document and upsert examples (no scripts).
+expect '"result":"updated"' "$(req POST /my-index-000002/_update/1 -d '{"doc": {"user": {"name": "kimchy"}}}')"
+expect '"user": *\{"id": *"kimchy", *"name": *"kimchy"\}' "$(req GET /my-index-000002/_source/1)"
+expect '"result":"noop"' "$(req POST /my-index-000002/_update/1 -d '{"doc": {"user": {"name": "kimchy"}}}')"
+expect '"result":"created"' "$(req POST /my-index-000002/_update/2 -d '{"doc": {"name": "new_name"}, "doc_as_upsert": true}')"
+expect '"type":"document_missing_exception"' "$(req POST /my-index-000002/_update/3 -d '{"doc": {"name": "new_name"}}')"
+expect '"result":"updated"' "$(printf '%s\n' '{"update": {"_id": "2", "_index": "my-index-000002"}}' '{"doc": {"field2": "value2"}}' | req POST /_bulk --data-binary @- -H 'Content-Type: application/x-ndjson')"
 expect '"result":"deleted"' "$(req DELETE /my-index-000002/_doc/1)"
 [[ $(status GET /my-index-000002/_doc/1) == 404 ]]
 

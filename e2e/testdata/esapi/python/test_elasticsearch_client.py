@@ -143,12 +143,13 @@ def test_bulk_helper_loads_and_reports_per_item(es):
         {"_op_type": "index", "_index": "py-missing", "_id": "1", "_source": {"n": 1}},
     ]
     ok, errors = helpers.bulk(es, actions, raise_on_error=False, refresh="wait_for")
-    assert ok == 1
+    assert ok == 2
     by_id = {list(e.values())[0]["_id"]: list(e.values())[0] for e in errors}
     assert by_id["d00001"]["status"] == 409
     assert by_id["d00001"]["error"]["type"] == "version_conflict_engine_exception"
     assert by_id["bad"]["status"] == 400
-    assert by_id["d00003"]["status"] == 400 and "update is not supported" in by_id["d00003"]["error"]["reason"]
+    assert "d00003" not in by_id
+    assert es.get(index="py-bulk", id="d00003")["_source"]["n"] == 1
     assert by_id["1"]["status"] == 404 and by_id["1"]["error"]["type"] == "index_not_found_exception"
     assert es.count(index="py-bulk")["count"] == 4999
 
@@ -161,6 +162,52 @@ def test_bulk_helper_loads_and_reports_per_item(es):
     # parallel_bulk: several threads at once.
     results = list(helpers.parallel_bulk(es, docs(2000, index="py-bulk"), thread_count=4, chunk_size=250))
     assert all(ok for ok, _ in results) and len(results) == 2000
+
+
+def test_updates(es):
+    create(es, "py-update")
+    es.index(index="py-update", id="1", document={"title": "first", "n": 1, "meta": {"a": 1}})
+    r = es.update(index="py-update", id="1", doc={"n": 2, "meta": {"b": 2}})
+    assert r["result"] == "updated" and r.meta.status == 200
+    assert es.get(index="py-update", id="1")["_source"] == {"title": "first", "n": 2, "meta": {"a": 1, "b": 2}}
+    # The same change again changes nothing: noop.
+    r = es.update(index="py-update", id="1", doc={"n": 2}, detect_noop=True, retry_on_conflict=3)
+    assert r["result"] == "noop"
+    with pytest.raises(NotFoundError) as e:
+        es.update(index="py-update", id="missing", doc={"n": 1})
+    assert e.value.error == "document_missing_exception"
+    r = es.update(index="py-update", id="2", doc={"n": 5}, upsert={"title": "upserted", "n": 0})
+    assert r["result"] == "created" and r.meta.status == 201
+    assert es.get(index="py-update", id="2")["_source"] == {"title": "upserted", "n": 0}
+    es.update(index="py-update", id="3", doc={"title": "doc as upsert"}, doc_as_upsert=True)
+    assert es.get(index="py-update", id="3")["_source"] == {"title": "doc as upsert"}
+    with pytest.raises(BadRequestError) as e:
+        es.update(index="py-update", id="1", script={"source": "ctx._source.n += 1"})
+    assert "scripts are not supported" in str(e.value)
+
+    # Bulk update items, through the helper.
+    actions = [
+        {"_op_type": "update", "_index": "py-update", "_id": "1", "doc": {"n": 10}},
+        {"_op_type": "update", "_index": "py-update", "_id": "1", "doc": {"n": 10}},
+        {"_op_type": "update", "_index": "py-update", "_id": "4", "doc": {"n": 4}, "doc_as_upsert": True},
+        {"_op_type": "update", "_index": "py-update", "_id": "5", "doc": {"n": 5}, "upsert": {"n": 0}},
+        {"_op_type": "update", "_index": "py-update", "_id": "nope", "doc": {"n": 1}},
+    ]
+    ok, errors = helpers.bulk(es, actions, raise_on_error=False, refresh=True)
+    assert ok == 4
+    assert len(errors) == 1 and errors[0]["update"]["status"] == 404
+    assert errors[0]["update"]["error"]["type"] == "document_missing_exception"
+    r = es.bulk(operations=[{"update": {"_index": "py-update", "_id": "1"}}, {"doc": {"n": 10}}], refresh=True)
+    assert r["items"][0]["update"]["result"] == "noop" and r["items"][0]["update"]["status"] == 200
+    assert es.get(index="py-update", id="4")["_source"] == {"n": 4}
+    assert es.get(index="py-update", id="5")["_source"] == {"n": 0}
+
+    # docvalue_fields: the columns' values per hit.
+    r = es.search(index="py-update", query={"ids": {"values": ["1"]}}, docvalue_fields=[{"field": "n"}, "price"])
+    assert r["hits"]["hits"][0]["fields"] == {"n": [10]}
+    for bad in (["n*"], ["title"]):  # a wildcard; a field without doc values
+        with pytest.raises(BadRequestError):
+            es.search(index="py-update", docvalue_fields=bad)
 
 
 def test_search(es):

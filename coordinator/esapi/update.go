@@ -1,0 +1,101 @@
+package esapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"strings"
+
+	"google.golang.org/grpc/codes"
+
+	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
+)
+
+// updateParams are _update's URL parameters: the writes', and
+// retry_on_conflict, accepted and ignored: Sluice serialises the partial
+// updates of an id on its primary and never answers one with a version
+// conflict, so there is nothing to retry.
+var updateParams = append([]string{"retry_on_conflict"}, writeParams...)
+
+// updateBody is the body of an update (an update line of a bulk, or
+// _update's): Elasticsearch's partial update, without scripts. The fields
+// after DocAsUpsert are Elasticsearch's that Sluice lacks, named so they
+// are refused with a reason.
+type updateBody struct {
+	Doc         json.RawMessage `json:"doc"`
+	Upsert      json.RawMessage `json:"upsert"`
+	DocAsUpsert *bool           `json:"doc_as_upsert"`
+	// DetectNoop: Sluice always detects no-ops; false is refused.
+	DetectNoop *bool `json:"detect_noop"`
+
+	Script         json.RawMessage `json:"script"`
+	ScriptedUpsert json.RawMessage `json:"scripted_upsert"`
+	Source         json.RawMessage `json:"_source"`
+	IfSeqNo        json.RawMessage `json:"if_seq_no"`
+	IfPrimaryTerm  json.RawMessage `json:"if_primary_term"`
+}
+
+// parseUpdate reads an update body into item (an UPDATE). A body that
+// does not parse, or has a key Elasticsearch does not know, is an error
+// (of the whole bulk, as in Elasticsearch); one asking for what Sluice
+// lacks is refused (refused: of its item only).
+func parseUpdate(src []byte, item *sluicev1.BulkItem) (refused *esError, err error) {
+	var u updateBody
+	dec := json.NewDecoder(bytes.NewReader(src))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&u); err != nil {
+		return nil, &esError{status: http.StatusBadRequest, typ: "x_content_parse_exception", reason: "[UpdateRequest] " + strings.TrimPrefix(err.Error(), "json: ")}
+	}
+	switch {
+	case u.Script != nil || u.ScriptedUpsert != nil:
+		return badRequest("scripts are not supported by Sluice: send a partial document as doc"), nil
+	case u.DetectNoop != nil && !*u.DetectNoop:
+		return badRequest("detect_noop=false is not supported by Sluice: an update that changes nothing always writes nothing (result noop)"), nil
+	case u.Source != nil:
+		return badRequest("returning the updated _source is not supported by Sluice: get the document after the update"), nil
+	case u.IfSeqNo != nil || u.IfPrimaryTerm != nil:
+		return badRequest("optimistic concurrency control (if_seq_no, if_primary_term) is not supported by Sluice"), nil
+	case isNull(u.Doc):
+		return validationError("script or doc is missing"), nil
+	}
+	item.Action = sluicev1.BulkAction_BULK_ACTION_UPDATE
+	item.Source = u.Doc
+	if !isNull(u.Upsert) {
+		item.Upsert = u.Upsert
+	}
+	item.DocAsUpsert = u.DocAsUpsert != nil && *u.DocAsUpsert
+	return nil, nil
+}
+
+func isNull(raw json.RawMessage) bool { return raw == nil || string(raw) == "null" }
+
+// update is POST /{index}/_update/{id}: a bulk of one UPDATE item,
+// answered as Elasticsearch answers the update API.
+func (a *API) update(r *request) (int, any, error) {
+	req, body, err := writeRequestBody(r)
+	if err != nil {
+		return 0, nil, err
+	}
+	item := &sluicev1.BulkItem{Id: r.PathValue("id"), Routing: r.param("routing")}
+	refused, err := parseUpdate(body, item)
+	if err != nil {
+		return 0, nil, err
+	}
+	if refused != nil {
+		return 0, nil, refused
+	}
+	req.Items = []*sluicev1.BulkItem{item}
+	return a.writeItem(r, req)
+}
+
+// documentMissing reports an update of an id with no document (and no
+// upsert) as Elasticsearch does: 404 document_missing_exception. The
+// cluster says FAILED_PRECONDITION (docs/updates.md).
+func documentMissing(res *sluicev1.BulkItemResult) (*esError, bool) {
+	d := res.GetError()
+	if res.GetAction() != sluicev1.BulkAction_BULK_ACTION_UPDATE || codes.Code(d.GetCode()) != codes.FailedPrecondition ||
+		!strings.Contains(d.GetReason(), "document missing") {
+		return nil, false
+	}
+	return &esError{status: http.StatusNotFound, typ: "document_missing_exception", reason: "[" + res.GetId() + "]: document missing", index: res.GetIndex()}, true
+}
