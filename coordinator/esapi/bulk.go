@@ -78,8 +78,10 @@ type bulkOp struct {
 // is not an action, or an action without its source, fails the whole
 // request, as in Elasticsearch; metadata Sluice lacks fails its item.
 func parseBulk(body []byte, defaultIndex, defaultRouting string) ([]bulkOp, error) {
-	var ops []bulkOp
+	// Two lines an operation, mostly.
+	ops := make([]bulkOp, 0, bytes.Count(body, []byte{'\n'})/2+1)
 	lineNo := 0
+	lastIndex := ""
 	next := func() ([]byte, bool) {
 		for len(body) > 0 {
 			lineNo++
@@ -101,25 +103,11 @@ func parseBulk(body []byte, defaultIndex, defaultRouting string) ([]bulkOp, erro
 			return ops, nil
 		}
 		actionLine := lineNo
-		var l bulkLine
-		dec := json.NewDecoder(bytes.NewReader(line))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&l); err != nil {
-			return nil, bulkLineError(actionLine, line, err)
+		action, meta, err := readActionLine(line, actionLine, &lastIndex)
+		if err != nil {
+			return nil, err
 		}
-		op := bulkOp{}
-		var meta *bulkMeta
-		n := 0
-		for name, m := range map[string]*bulkMeta{"index": l.Index, "create": l.Create, "delete": l.Delete, "update": l.Update} {
-			if m != nil {
-				op.action, meta = name, m
-				n++
-			}
-		}
-		if n != 1 {
-			return nil, &esError{status: http.StatusBadRequest, typ: "illegal_argument_exception",
-				reason: fmt.Sprintf("Malformed action/metadata line [%d], expected one of [create, delete, index, update]", actionLine)}
-		}
+		op := bulkOp{action: action}
 		index := meta.Index
 		if index == "" {
 			index = defaultIndex

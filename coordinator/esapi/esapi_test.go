@@ -1,6 +1,7 @@
 package esapi
 
 import (
+	"encoding/json"
 	"errors"
 	"net/http"
 	"os"
@@ -277,4 +278,66 @@ func TestDocumentedEndpointsAreTheServedOnes(t *testing.T) {
 	if len(notServed)+len(notListed) > 0 {
 		t.Errorf("docs/elasticsearch-api.md marks supported, the API does not serve: %q\nthe API serves, the page does not list as supported (one `METHOD /path` each): %q", notServed, notListed)
 	}
+}
+
+// The scanned action lines read as encoding/json reads them, and every
+// line the scan declines is left to encoding/json.
+func TestFastActionLine(t *testing.T) {
+	for _, tt := range []struct {
+		line string
+		fast bool
+	}{
+		{`{"index":{"_index":"a","_id":"1"}}`, true},
+		{` { "create" : { "_id" : "x y", "routing":"r" } } `, true},
+		{`{"delete":{}}`, true},
+		{"{\"update\":{\"_id\":\"1\",\"_index\":\"b\"}}\r", true},
+		{`{"index":{"_id":"a\"b"}}`, false},    // an escape
+		{`{"index":{"_id":"é"}}`, false},       // not ASCII
+		{`{"index":{"_id":1}}`, false},         // a number
+		{`{"index":{"if_seq_no":"1"}}`, false}, // another key
+		{`{"index":{"_idx":"1"}}`, false},      // an unknown key
+		{`{"index":{},"delete":{}}`, false},    // two actions
+		{`{"index":{}} x`, false},              // trailing text
+		{`{"upsert":{}}`, false},               // not an action
+		{`{"index":{"_id":"1",}}`, false},      // not JSON
+		{`{"index":{"_id":"1"}`, false},        // unterminated
+	} {
+		last := ""
+		action, meta, ok := fastActionLine([]byte(tt.line), &last)
+		if ok != tt.fast {
+			t.Errorf("%s: scanned %v, want %v", tt.line, ok, tt.fast)
+			continue
+		}
+		if !ok {
+			continue
+		}
+		var l map[string]bulkMeta
+		if err := json.Unmarshal([]byte(tt.line), &l); err != nil || len(l) != 1 {
+			t.Fatalf("%s: encoding/json: %v", tt.line, err)
+		}
+		if want, found := l[action]; !found || want.Index != meta.Index || want.ID != meta.ID || want.Routing != meta.Routing {
+			t.Errorf("%s: scanned %s %+v, encoding/json %v", tt.line, action, *meta, l)
+		}
+	}
+}
+
+func FuzzFastActionLine(f *testing.F) {
+	f.Add(`{"index":{"_index":"a","_id":"1"}}`)
+	f.Add(`{"delete":{"routing":"x"}}`)
+	f.Fuzz(func(t *testing.T, line string) {
+		last := ""
+		action, meta, ok := fastActionLine([]byte(line), &last)
+		if !ok {
+			return
+		}
+		var l map[string]bulkMeta
+		dec := json.NewDecoder(strings.NewReader(line))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&l); err != nil {
+			t.Fatalf("%q scanned, but encoding/json says %v", line, err)
+		}
+		if want := l[action]; want.Index != meta.Index || want.ID != meta.ID || want.Routing != meta.Routing {
+			t.Fatalf("%q: scanned %+v, encoding/json %+v", line, *meta, want)
+		}
+	})
 }
