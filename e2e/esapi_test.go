@@ -76,14 +76,7 @@ var _ = Describe("the Elasticsearch-compatible HTTP API and the Python clients",
 	})
 
 	It("passes the tests of Sluice's Python client, installed by pip", func() {
-		// Built from a copy: setuptools writes build/ and *.egg-info
-		// beside the sources.
-		src, target := GinkgoT().TempDir(), GinkgoT().TempDir()
-		Expect(os.CopyFS(src, os.DirFS("../clients/python"))).To(Succeed())
-		venv := pythonVenv()
-		out, err := exec.Command(filepath.Join(venv, "bin", "python"), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
-			"--no-deps", "--no-build-isolation", "--no-index", "--target", target, src).CombinedOutput()
-		Expect(err).NotTo(HaveOccurred(), "pip install clients/python:\n%s", out)
+		src, target := installPythonClient()
 		runPytest(filepath.Join(src, "tests"), "SLUICE_ADDR="+grpcAddr, "PYTHONPATH="+target)
 	})
 
@@ -106,9 +99,24 @@ var _ = Describe("the Elasticsearch-compatible HTTP API and the Python clients",
 	It("keeps the request histograms of its gRPC servers and indices, and every metric of the dashboard", func() {
 		expectRequestMetrics(metricsURL, "sluice.v1.Sluice", "sluice.node.v1.Node")
 		expectIndexMetrics(metricsURL, map[string]string{"search": "py-search", "bulk": "pyc-bulk", "refresh": "py-bulk"})
-		expectDashboardMetrics(metricsURL)
+		exprs := expectDashboardMetrics(metricsURL)
+		Expect(exprs).To(ContainElement(ContainSubstring("sluice_http_request_duration_seconds_bucket")), "the dashboard graphs the HTTP API's latency")
+		Expect(exprs).To(ContainElement(ContainSubstring("sluice_http_request_duration_seconds_count")), "the dashboard graphs the HTTP API's requests")
 	})
 })
+
+// installPythonClient pip-installs clients/python into a directory of
+// its own (target, for PYTHONPATH) from a copy of its sources (src):
+// setuptools writes build/ and *.egg-info beside the sources.
+func installPythonClient() (src, target string) {
+	GinkgoHelper()
+	src, target = GinkgoT().TempDir(), GinkgoT().TempDir()
+	Expect(os.CopyFS(src, os.DirFS("../clients/python"))).To(Succeed())
+	out, err := exec.Command(filepath.Join(pythonVenv(), "bin", "python"), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
+		"--no-deps", "--no-build-isolation", "--no-index", "--target", target, src).CombinedOutput()
+	Expect(err).NotTo(HaveOccurred(), "pip install clients/python:\n%s", out)
+	return src, target
+}
 
 // pythonVenv is the Python environment scripts/tools.sh python-venv makes.
 func pythonVenv() string {
@@ -139,10 +147,11 @@ func runPytest(dir string, env ...string) {
 
 // The HTTP API of `sluice dev --secure`: HTTPS with the dev CA, every
 // request authenticated and authorized by the coordinator's guard. The
-// official Python client (api_key=, ca_certs=) and curl, with an admin
-// key and a read-only one made through the Auth service.
+// official Python client (api_key=, ca_certs=), curl and Sluice's own
+// Python client (over gRPC), with an admin key and a read-only one made
+// through the Auth service.
 var _ = Describe("the HTTP API of a secure cluster", Ordered, func() {
-	var env []string
+	var env, clientEnv []string
 
 	BeforeAll(func() {
 		dir := GinkgoT().TempDir()
@@ -165,6 +174,13 @@ var _ = Describe("the HTTP API of a secure cluster", Ordered, func() {
 		k, err := ac.CreateApiKey(ctx, &sluicev1.CreateApiKeyRequest{Name: "sec-reader", Roles: []string{"sec-reader"}})
 		Expect(err).NotTo(HaveOccurred())
 		env = []string{"ES_URL=https://" + httpAddr, "ES_CA=" + ca, "ES_ADMIN_KEY=" + strings.TrimSpace(string(adminKey)), "ES_READ_KEY=" + k.GetEncoded()}
+		clientEnv = []string{"SLUICE_ADDR=" + grpcAddr, "SLUICE_CACERT=" + ca, "SLUICE_API_KEY=" + strings.TrimSpace(string(adminKey)),
+			"SLUICE_READ_KEY=" + k.GetEncoded(), "SLUICE_CERT=" + filepath.Join(tlsDir, devcluster.AdminCert), "SLUICE_KEY=" + filepath.Join(tlsDir, devcluster.AdminKey)}
+	})
+
+	It("serves Sluice's Python client with TLS, API keys and client certificates", func() {
+		src, target := installPythonClient()
+		runPytest(filepath.Join(src, "tests_secure"), append(clientEnv, "PYTHONPATH="+target)...)
 	})
 
 	It("passes the official Elasticsearch Python client's tests with API keys over TLS", func() {

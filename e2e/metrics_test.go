@@ -88,12 +88,11 @@ func expectIndexMetrics(url string, index map[string]string) {
 }
 
 // expectDashboardMetrics: every metric the chart's Grafana dashboard
-// queries is served at url, so no panel stays empty.
-func expectDashboardMetrics(url string) {
+// queries is served at url, so no panel stays empty; it returns the queries.
+func expectDashboardMetrics(url string) (exprs []string) {
 	GinkgoHelper()
 	b, err := os.ReadFile("../charts/sluice/dashboards/sluice.json")
 	Expect(err).NotTo(HaveOccurred())
-	var exprs []string
 	var walk func(any)
 	walk = func(v any) {
 		switch x := v.(type) {
@@ -120,6 +119,7 @@ func expectDashboardMetrics(url string) {
 			Expect(scrape(url, m[1])).NotTo(BeEmpty(), "the dashboard queries %s (%s); %s does not serve it", m[1], e, url)
 		}
 	}
+	return exprs
 }
 
 // sample is one line of Prometheus's text format.

@@ -87,6 +87,30 @@ def test_bulk_reports_each_failed_item_in_input_order(client):
     assert r.applied == 0 and len(r.errors) == 1
 
 
+def test_bulk_updates(client):
+    create(client, "pyc-update", shards=2)
+    bulk(client, [{"_id": "1", "_source": {"title": "one", "n": 1}}], index="pyc-update")
+    r = bulk(client, [
+        {"_op_type": "update", "_id": "1", "doc": {"n": 2}},
+        {"_op_type": "update", "_id": "1", "_source": {"doc": {"n": 2}}},  # changes nothing
+        {"_op_type": "update", "_id": "2", "doc": {"n": 5}, "upsert": {"title": "two", "n": 0}},
+        {"_op_type": "update", "_id": "3", "doc": {"title": "three"}, "doc_as_upsert": True},
+        {"_op_type": "update", "_id": "missing", "doc": {"n": 1}},
+    ], index="pyc-update", refresh=True, raise_on_error=False)
+    assert r.applied == 4 and r.noop == 1
+    assert [e.item.id for e in r.errors] == ["missing"] and r.errors[0].code == grpc.StatusCode.FAILED_PRECONDITION
+
+    def source(doc_id):
+        return json.loads(client.stub.Get(pb.GetRequest(index="pyc-update", id=doc_id)).source)
+
+    assert source("1") == {"title": "one", "n": 2}
+    assert source("2") == {"title": "two", "n": 0}
+    assert source("3") == {"title": "three"}
+    for bad in ({"script": {"source": "ctx._source.n++"}}, {"upsert": {"n": 1}}, {"doc": {"n": 1}, "detect_noop": False}):
+        with pytest.raises(ValueError):
+            bulk(client, [{"_op_type": "update", "_id": "1", **bad}], index="pyc-update")
+
+
 def test_bulk_retries_what_an_overloaded_coordinator_refuses(client):
     # The dev runs with a small bulk budget (--max-inflight-bulk-bytes), so
     # that many large bulks at once are refused with RESOURCE_EXHAUSTED and

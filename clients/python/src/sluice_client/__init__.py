@@ -6,8 +6,11 @@ and ``AuthStub``);
 they live under ``sluice_client._pb`` so that no top-level ``sluice``
 module is installed to collide with anything. The helpers are thin:
 
-- ``connect``: a channel with Sluice's message size limit, and the stub;
-- ``bulk``: batches, per-item results and errors, and retries of what the
+- ``connect``: a channel with Sluice's message size limit, and the stubs;
+  TLS (the cluster CA, a client certificate) and an API key for a secure
+  cluster;
+- ``bulk``: batches (index, create, delete, update with doc/upsert/
+  doc_as_upsert, update_doc_values), per-item results and errors, and retries of what the
   cluster refused as overloaded (RESOURCE_EXHAUSTED, UNAVAILABLE), after
   the delay the server asked for (``google.rpc.RetryInfo``, or an item's
   ``ErrorDetail.retry_delay``);
@@ -18,7 +21,7 @@ module is installed to collide with anything. The helpers are thin:
 """
 
 from sluice_client._pb.sluice.v1 import auth_pb2, auth_pb2_grpc, query_pb2, sluice_pb2, sluice_pb2_grpc, types_pb2
-from sluice_client.client import MAX_MESSAGE_BYTES, Client, connect, retry_delay
+from sluice_client.client import MAX_MESSAGE_BYTES, Client, api_key_header, connect, retry_delay
 from sluice_client.helpers import (
     BulkError,
     BulkItemError,
@@ -51,6 +54,7 @@ __all__ = [
     "BulkResult",
     "Client",
     "PointInTime",
+    "api_key_header",
     "bulk",
     "connect",
     "pb",

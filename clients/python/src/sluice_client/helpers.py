@@ -24,7 +24,12 @@ _ACTIONS = {
     "index": sluice_pb2.BULK_ACTION_INDEX,
     "create": sluice_pb2.BULK_ACTION_CREATE,
     "delete": sluice_pb2.BULK_ACTION_DELETE,
+    "update": sluice_pb2.BULK_ACTION_UPDATE,
+    "update_doc_values": sluice_pb2.BULK_ACTION_UPDATE_DOC_VALUES,
 }
+
+# The keys of an update's body Sluice takes (docs/updates.md).
+_UPDATE_KEYS = {"doc", "upsert", "doc_as_upsert", "detect_noop"}
 
 _REFRESH = {
     None: sluice_pb2.REFRESH_POLICY_UNSPECIFIED,
@@ -40,27 +45,51 @@ def _duration(seconds: float) -> duration_pb2.Duration:
     return d
 
 
+def _json(v: Any) -> bytes:
+    """A document as JSON bytes: dicts encoded, str and bytes as they are."""
+    if isinstance(v, str):
+        return v.encode()
+    if isinstance(v, bytes):
+        return v
+    return json.dumps(v, separators=(",", ":")).encode()
+
+
 def _item(action: Any) -> sluice_pb2.BulkItem:
     """A BulkItem from a BulkItem or a dict in the Elasticsearch helpers'
-    form: {"_op_type": "index"|"create"|"delete", "_index", "_id",
-    "_routing", "_source": dict, str or bytes}; without "_source", the
-    keys not starting with "_" are the document."""
+    form: {"_op_type", "_index", "_id", "_routing", "_source"}.
+
+    index and create: "_source" is the document (dict, str or bytes);
+    without it, the keys not starting with "_" are. update (a partial
+    update): the body — "_source", or the keys not starting with "_" — has
+    "doc", and may have "upsert", "doc_as_upsert" and "detect_noop" (true);
+    scripts are refused. update_doc_values (an in-place update of doc-value
+    fields): the document is the fields to set. delete: no document."""
     if isinstance(action, sluice_pb2.BulkItem):
         return action
     op = action.get("_op_type", "index")
     if op not in _ACTIONS:
-        raise ValueError(f"_op_type {op!r}: Sluice's bulk takes index, create and delete")
+        raise ValueError(f"_op_type {op!r}: Sluice's bulk takes {', '.join(_ACTIONS)}")
     item = sluice_pb2.BulkItem(action=_ACTIONS[op], index=action.get("_index", ""), id=str(action.get("_id", "")),
                                routing=action.get("_routing", ""))
-    if op != "delete":
-        src = action.get("_source")
-        if src is None:
-            src = {k: v for k, v in action.items() if not k.startswith("_")}
-        if isinstance(src, str):
-            src = src.encode()
-        elif not isinstance(src, bytes):
-            src = json.dumps(src, separators=(",", ":")).encode()
-        item.source = src
+    if op == "delete":
+        return item
+    src = action.get("_source")
+    if src is None:
+        src = {k: v for k, v in action.items() if not k.startswith("_")}
+    if op != "update":
+        item.source = _json(src)
+        return item
+    unknown = set(src) - _UPDATE_KEYS
+    if unknown:
+        raise ValueError(f"update {item.id!r}: {', '.join(sorted(unknown))} not supported (Sluice takes doc, upsert, doc_as_upsert; no scripts)")
+    if "doc" not in src:
+        raise ValueError(f"update {item.id!r}: doc is missing")
+    if src.get("detect_noop", True) is not True:
+        raise ValueError(f"update {item.id!r}: detect_noop=false is not supported (an update that changes nothing writes nothing)")
+    item.source = _json(src["doc"])
+    if src.get("upsert") is not None:
+        item.upsert = _json(src["upsert"])
+    item.doc_as_upsert = bool(src.get("doc_as_upsert", False))
     return item
 
 
@@ -86,11 +115,13 @@ class BulkItemError:
 
 @dataclass
 class BulkResult:
-    """What a bulk did: items applied (created, updated, deleted, or a
-    delete of an id that was not there), the items refused, in input
-    order, and how many times items were sent again after overload."""
+    """What a bulk did: items applied (created, updated, deleted, a delete
+    of an id that was not there, or an update that changed nothing), of
+    those the updates that changed nothing (noop), the items refused, in
+    input order, and how many times items were sent again after overload."""
 
     applied: int = 0
+    noop: int = 0
     errors: list[BulkItemError] = field(default_factory=list)
     retries: int = 0
 
@@ -173,6 +204,7 @@ def _send(client, items, index, refresh, result, max_retries, initial, ceiling, 
         for pos, r in zip(pending, resp.items):
             if r.status != sluice_pb2.BULK_ITEM_STATUS_ERROR:
                 result.applied += 1
+                result.noop += r.status == sluice_pb2.BULK_ITEM_STATUS_NOOP
             elif r.error.code in _RETRYABLE and attempt < max_retries:
                 again.append(pos)
                 hint = max(hint, r.error.retry_delay.ToTimedelta().total_seconds())
