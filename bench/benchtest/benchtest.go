@@ -2,10 +2,12 @@
 package benchtest
 
 import (
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
+	"time"
 )
 
 // Sluice builds the sluice binary into a temporary directory and returns
@@ -19,4 +21,18 @@ func Sluice(t testing.TB) string {
 		t.Fatalf("build sluice: %v", err)
 	}
 	return bin
+}
+
+// Smoke starts a benchmark's smoke test: it skips under -short (the
+// experiments build the binary and start real processes), builds the
+// binary and returns it with a context that ends after limit.
+func Smoke(t *testing.T, limit time.Duration) (string, context.Context) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds the binary and starts real processes")
+	}
+	bin := Sluice(t)
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
+	t.Cleanup(cancel)
+	return bin, ctx
 }

@@ -134,3 +134,12 @@ func Load(path string, limit int) (docs []Doc, desc string, err error) {
 	}
 	return docs, fmt.Sprintf("%s (first %d docs)", filepath.Base(path), len(docs)), nil
 }
+
+// SourceBytes is the total size of docs' JSON sources.
+func SourceBytes(docs []Doc) int64 {
+	var n int64
+	for _, d := range docs {
+		n += int64(len(d.Source))
+	}
+	return n
+}

@@ -1,7 +1,6 @@
 package loadbench
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"testing"
@@ -16,12 +15,7 @@ import (
 // and recorded, the split into server time and send lag adds up, and the
 // outputs are written. It checks the experiment works, not how fast.
 func TestSmoke(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the binary and starts sluice dev")
-	}
-	bin := benchtest.Sluice(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
+	bin, ctx := benchtest.Smoke(t, 2*time.Minute)
 	logf, err := os.Create(filepath.Join(t.TempDir(), "dev.log"))
 	if err != nil {
 		t.Fatal(err)

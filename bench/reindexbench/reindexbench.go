@@ -15,13 +15,12 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"sync"
 	"time"
 
 	"github.com/sluice-search/sluice/bench/corpus"
+	"github.com/sluice-search/sluice/bench/proccluster"
 	"github.com/sluice-search/sluice/bench/report"
 	"github.com/sluice-search/sluice/client"
-	"github.com/sluice-search/sluice/client/bulkindexer"
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
 )
 
@@ -80,22 +79,14 @@ func Execute(ctx context.Context, o Options) (*Result, error) {
 		return nil, err
 	}
 	defer os.RemoveAll(dir)
-	cl, err := startCluster(ctx, o.Binary, dir, o.Nodes)
+	cl, err := proccluster.Start(ctx, proccluster.Options{Binary: o.Binary, Dir: dir, Nodes: o.Nodes})
 	if err != nil {
 		return nil, err
 	}
 	defer cl.Stop()
-	c, err := client.Dial(ctx, cl.Addr)
-	if err != nil {
-		return nil, err
-	}
-	defer c.Close()
-
+	c := cl.Client
 	res := &Result{Corpus: o.CorpusDesc, Nodes: o.Nodes, SourceShards: o.Shards, Docs: len(o.Docs)}
-	var srcBytes int64
-	for _, d := range o.Docs {
-		srcBytes += int64(len(d.Source))
-	}
+	srcBytes := corpus.SourceBytes(o.Docs)
 	res.SourceMB = float64(srcBytes) / 1e6
 	fmt.Fprintf(o.Log, "cluster: coordinator %s, %d node processes; corpus %s (%.1f MB of JSON)\n", cl.Addr, o.Nodes, o.CorpusDesc, res.SourceMB)
 
@@ -116,7 +107,10 @@ func Execute(ctx context.Context, o Options) (*Result, error) {
 		return nil, fmt.Errorf("create source: %w", err)
 	}
 	start := time.Now()
-	if err := load(ctx, c, o.Docs); err != nil {
+	if err := proccluster.BulkLoad(ctx, c, "src", o.Docs); err != nil {
+		return nil, err
+	}
+	if _, err := c.Refresh(ctx, &sluicev1.RefreshRequest{Indices: []string{"src"}}); err != nil {
 		return nil, err
 	}
 	res.BulkSeconds = time.Since(start).Seconds()
@@ -144,35 +138,6 @@ func Execute(ctx context.Context, o Options) (*Result, error) {
 		fmt.Fprintf(o.Log, "%-32s %7.2fs %9.0f docs/s %7.1f MB/s  x%.1f (mode %s, copy %s)\n", r.Name, r.Seconds, r.DocsPerSec, r.MBPerSec, r.Ratio, r.ModeChosen, r.CopyChosen)
 	}
 	return res, write(o.Out, res)
-}
-
-func load(ctx context.Context, c *client.Client, docs []corpus.Doc) error {
-	var mu sync.Mutex // OnError runs on the indexer's workers
-	var failed error
-	ix, err := bulkindexer.New(bulkindexer.Config{Client: c, Index: "src", Workers: 4,
-		OnError: func(item *sluicev1.BulkItem, res *sluicev1.BulkItemResult) {
-			mu.Lock()
-			defer mu.Unlock()
-			if failed == nil {
-				failed = fmt.Errorf("item %s: %s", item.Id, res.GetError().GetReason())
-			}
-		}})
-	if err != nil {
-		return err
-	}
-	for _, d := range docs {
-		if err := ix.Add(ctx, &sluicev1.BulkItem{Action: sluicev1.BulkAction_BULK_ACTION_INDEX, Id: d.ID, Source: d.Source}); err != nil {
-			return err
-		}
-	}
-	if err := ix.Close(ctx); err != nil {
-		return err
-	}
-	if failed != nil {
-		return failed
-	}
-	_, err = c.Refresh(ctx, &sluicev1.RefreshRequest{Indices: []string{"src"}})
-	return err
 }
 
 func reindex(ctx context.Context, c *client.Client, r *Run, dest string, srcBytes int64) error {

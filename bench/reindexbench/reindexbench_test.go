@@ -1,7 +1,6 @@
 package reindexbench
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,12 +15,7 @@ import (
 // processes: it checks every strategy copies every document and the outputs
 // are written, not how fast anything is.
 func TestSmoke(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the binary and starts a multi-process cluster")
-	}
-	bin := benchtest.Sluice(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
+	bin, ctx := benchtest.Smoke(t, 3*time.Minute)
 	out := t.TempDir()
 	res, err := Execute(ctx, Options{Binary: bin, Docs: corpus.Generate(600, 2), CorpusDesc: "generated", Out: out})
 	if err != nil {

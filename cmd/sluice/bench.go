@@ -12,6 +12,7 @@ import (
 	"github.com/sluice-search/sluice/bench/corpus"
 	"github.com/sluice-search/sluice/bench/loadbench"
 	"github.com/sluice-search/sluice/bench/reindexbench"
+	"github.com/sluice-search/sluice/bench/replbench"
 	"github.com/sluice-search/sluice/bench/shardbench"
 )
 
@@ -25,7 +26,7 @@ to an output directory. Numbers from different runs on a shared machine do not
 compare; compare ratios within one run, and run the peers' harnesses
 (../shared/peers) back to back with these.`,
 	}
-	cmd.AddCommand(newBenchShardCmd(), newBenchLoadCmd(), newBenchReindexCmd())
+	cmd.AddCommand(newBenchShardCmd(), newBenchLoadCmd(), newBenchReindexCmd(), newBenchReplicationCmd())
 	return cmd
 }
 
@@ -308,5 +309,70 @@ ratio to (a), next to the cluster's raw bulk-loading rate.`,
 	cmd.Flags().IntVar(&nodes, "nodes", 3, "data node processes")
 	cmd.Flags().IntVar(&shds, "shards", 3, "source index shards (routing shards are twice this)")
 	cmd.Flags().StringVar(&out, "out", "", "results directory (default bench-out/<timestamp>)")
+	return cmd
+}
+
+func newBenchReplicationCmd() *cobra.Command {
+	var (
+		cf corpusFlags
+		o  replbench.Options
+	)
+	cmd := &cobra.Command{
+		Use:   "replication",
+		Short: "What replicas cost: bulk throughput, replica visibility lag, failover time (issue 16)",
+		Long: `Start a cluster of separate processes on loopback (sluice dev --nodes 0 for
+etcd and the coordinator, plus one sluice node process per data node) and
+measure, in one run:
+
+  throughput  bulk load the corpus into a fresh index with replicas=0 and
+              replicas=1, alternated round by round (0,1 then 1,0, ...);
+              report docs/s, MB/s and the ratio of the medians (target
+              >= 0.8)
+  lag         a 1-shard index with one replica and periodic refresh off;
+              replace random docs at --rate-mb while refreshing the primary
+              every --refresh-every; report the time from each refresh
+              returning to the same seqNo searchable on the replica, p50/p99
+              (target p99 <= 250 ms)
+  failover    write one document at a time to a 1-shard index with one
+              replica, SIGKILL the primary's node and report the time to the
+              first write acknowledged after it (target <= the 10 s node
+              lease + 2 s)
+
+The failover kills a node: it runs last. --profile writes CPU profiles of
+every node taken during the last throughput runs, to see whether a ratio
+below target is CPU shared on one machine or a protocol cost.`,
+		Example: `  sluice bench replication --docs 100000 --out bench-out/replication
+  sluice bench replication --corpus generated --docs 5000 --lag-seconds 10s`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			docs, desc, err := cf.load(cmd)
+			if err != nil {
+				return err
+			}
+			if o.Binary, err = os.Executable(); err != nil {
+				return err
+			}
+			if o.Out == "" {
+				o.Out = filepath.Join("bench-out", time.Now().Format("20060102-150405"))
+			}
+			o.Docs, o.CorpusDesc, o.Log = docs, desc, cmd.OutOrStdout()
+			if _, err := replbench.Execute(cmd.Context(), o); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "results: %s\n", o.Out)
+			return nil
+		},
+	}
+	cf.register(cmd)
+	f := cmd.Flags()
+	f.IntVar(&o.Nodes, "nodes", 3, "data node processes")
+	f.IntVar(&o.Shards, "shards", 3, "shards of the throughput indices")
+	f.IntVar(&o.Rounds, "rounds", 2, "throughput rounds, each with replicas=0 and replicas=1")
+	f.DurationVar(&o.LagDuration, "lag-seconds", 30*time.Second, "length of the lag experiment")
+	f.Float64Var(&o.RateMB, "rate-mb", 1, "update rate of the lag experiment, MB/s of JSON")
+	f.DurationVar(&o.RefreshEvery, "refresh-every", time.Second, "primary refresh period of the lag experiment")
+	f.IntVar(&o.LagPreload, "lag-docs", 20000, "docs indexed before the lag experiment (at most the corpus)")
+	f.StringVar(&o.Profile, "profile", "", "write 10 s CPU profiles of every node during the last throughput runs to this directory")
+	f.StringVar(&o.Out, "out", "", "results directory (default bench-out/<timestamp>)")
 	return cmd
 }

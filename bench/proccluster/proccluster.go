@@ -1,0 +1,230 @@
+// Package proccluster starts a multi-process Sluice cluster on loopback for
+// the benchmarks that need one: `sluice dev --nodes 0` (embedded etcd and a
+// coordinator) plus one `sluice node` process per data node, so each node
+// has its own heap, GC and scheduler as in production, and can be killed.
+package proccluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/sluice-search/sluice/bench/corpus"
+	"github.com/sluice-search/sluice/client"
+	"github.com/sluice-search/sluice/client/bulkindexer"
+	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
+)
+
+// Cluster is the running processes.
+type Cluster struct {
+	Addr    string         // the coordinator's gRPC address
+	EtcdURL string         // the embedded etcd's client URL
+	Nodes   []*Node        // the data nodes, in start order
+	Client  *client.Client // connected to the coordinator; Stop closes it
+	coord   *exec.Cmd
+}
+
+// Node is one data node process; its node id is its Name.
+type Node struct {
+	Name string
+	Addr string // gRPC address
+	cmd  *exec.Cmd
+	done chan struct{} // closed when the process has exited
+}
+
+// Options say what to start.
+type Options struct {
+	Binary string // the sluice binary
+	Dir    string // data directories and logs (<name>.log)
+	Nodes  int    // data node processes
+	// NodeArgs are extra flags for every `sluice node`; NodeArgsFor, when
+	// set, adds flags for node i (a metrics address, say).
+	NodeArgs    []string
+	NodeArgsFor func(i int) []string
+}
+
+// FreeAddr returns a loopback address nobody listens on right now.
+func FreeAddr() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer l.Close()
+	return l.Addr().String(), nil
+}
+
+// Start starts the processes and waits until every data node is live.
+func Start(ctx context.Context, o Options) (*Cluster, error) {
+	addr, err := FreeAddr()
+	if err != nil {
+		return nil, err
+	}
+	etcdAddr, err := FreeAddr()
+	if err != nil {
+		return nil, err
+	}
+	c := &Cluster{Addr: addr, EtcdURL: "http://" + etcdAddr}
+	if c.coord, err = spawn(o.Binary, o.Dir, "coordinator", "dev", "--nodes", "0", "--data-dir", filepath.Join(o.Dir, "dev"),
+		"--listen", addr, "--etcd-listen", c.EtcdURL, "--http-listen", ""); err != nil { // no HTTP API: 9201 may be taken
+		return nil, err
+	}
+	if err := WaitHealth(ctx, addr, 0); err != nil {
+		c.Stop()
+		return nil, err
+	}
+	for i := 0; i < o.Nodes; i++ {
+		nodeAddr, err := FreeAddr()
+		if err != nil {
+			c.Stop()
+			return nil, err
+		}
+		n := &Node{Name: fmt.Sprintf("node-%d", i), Addr: nodeAddr, done: make(chan struct{})}
+		args := []string{"node", "--etcd", c.EtcdURL, "--listen", nodeAddr, "--node-id", n.Name,
+			"--data-dir", filepath.Join(o.Dir, n.Name), "--log-level", "warn"}
+		args = append(args, o.NodeArgs...)
+		if o.NodeArgsFor != nil {
+			args = append(args, o.NodeArgsFor(i)...)
+		}
+		if n.cmd, err = spawn(o.Binary, o.Dir, n.Name, args...); err != nil {
+			c.Stop()
+			return nil, err
+		}
+		go func() { _ = n.cmd.Wait(); close(n.done) }()
+		c.Nodes = append(c.Nodes, n)
+	}
+	if err := WaitHealth(ctx, addr, o.Nodes); err != nil {
+		c.Stop()
+		return nil, err
+	}
+	if c.Client, err = client.Dial(ctx, addr); err != nil {
+		c.Stop()
+		return nil, err
+	}
+	return c, nil
+}
+
+func spawn(binary, dir, name string, args ...string) (*exec.Cmd, error) {
+	logf, err := os.Create(filepath.Join(dir, name+".log"))
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(binary, args...)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	if err := cmd.Start(); err != nil {
+		logf.Close()
+		return nil, fmt.Errorf("start %s: %w", name, err)
+	}
+	return cmd, nil
+}
+
+// Node returns the data node with node id name, nil if none.
+func (c *Cluster) Node(name string) *Node {
+	for _, n := range c.Nodes {
+		if n.Name == name {
+			return n
+		}
+	}
+	return nil
+}
+
+// Kill sends SIGKILL to the node's process and waits until it is gone.
+func (n *Node) Kill() error {
+	if err := n.cmd.Process.Signal(syscall.SIGKILL); err != nil && !errors.Is(err, os.ErrProcessDone) {
+		return err
+	}
+	<-n.done
+	return nil
+}
+
+// WaitHealth waits until the coordinator answers and sees nodes data nodes.
+func WaitHealth(ctx context.Context, addr string, nodes int) error {
+	deadline := time.Now().Add(60 * time.Second)
+	var last error
+	for time.Now().Before(deadline) && ctx.Err() == nil {
+		cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		cl, err := client.Dial(cctx, addr)
+		if err == nil {
+			var h *sluicev1.ClusterHealthResponse
+			h, err = cl.ClusterHealth(cctx, &sluicev1.ClusterHealthRequest{})
+			cl.Close()
+			if err == nil && int(h.NumberOfDataNodes) >= nodes {
+				cancel()
+				return nil
+			}
+			if err == nil {
+				err = fmt.Errorf("%d of %d data nodes live", h.NumberOfDataNodes, nodes)
+			}
+		}
+		cancel()
+		last = err
+		time.Sleep(200 * time.Millisecond)
+	}
+	return errors.Join(errors.New("cluster did not become ready"), last)
+}
+
+// Stop interrupts every process (nodes first, coordinator last) and waits;
+// a process that does not stop within 30 s is killed.
+func (c *Cluster) Stop() {
+	if c.Client != nil {
+		c.Client.Close()
+	}
+	for i := len(c.Nodes) - 1; i >= 0; i-- {
+		n := c.Nodes[i]
+		stop(n.cmd, n.done)
+	}
+	if c.coord != nil {
+		done := make(chan struct{})
+		go func() { _ = c.coord.Wait(); close(done) }()
+		stop(c.coord, done)
+	}
+}
+
+func stop(cmd *exec.Cmd, done chan struct{}) {
+	select {
+	case <-done:
+		return
+	default:
+	}
+	_ = cmd.Process.Signal(syscall.SIGINT)
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		_ = cmd.Process.Kill()
+		<-done
+	}
+}
+
+// BulkLoad indexes docs into index through the coordinator (4 concurrent
+// bulks of the client's bulk indexer) and returns the first item that
+// failed for good, if any.
+func BulkLoad(ctx context.Context, c *client.Client, index string, docs []corpus.Doc) error {
+	var mu sync.Mutex // OnError runs on the indexer's workers
+	var failed error
+	ix, err := bulkindexer.New(bulkindexer.Config{Client: c, Index: index, Workers: 4,
+		OnError: func(item *sluicev1.BulkItem, res *sluicev1.BulkItemResult) {
+			mu.Lock()
+			defer mu.Unlock()
+			if failed == nil {
+				failed = fmt.Errorf("item %s: %s", item.Id, res.GetError().GetReason())
+			}
+		}})
+	if err != nil {
+		return err
+	}
+	for _, d := range docs {
+		if err := ix.Add(ctx, &sluicev1.BulkItem{Action: sluicev1.BulkAction_BULK_ACTION_INDEX, Id: d.ID, Source: d.Source}); err != nil {
+			return err
+		}
+	}
+	if err := ix.Close(ctx); err != nil {
+		return err
+	}
+	return failed
+}
