@@ -154,6 +154,12 @@ type Config struct {
 	// a batch of operations, or to show a refresh, before it fails the
 	// copy (out of the in-sync set); default 30s (replication.Config).
 	ReplicationTimeout time.Duration
+	// RecoveryBytesPerSec and OutgoingRecoveries throttle peer recovery
+	// (replication.Config): the bytes/s this node's replicas fetch, and
+	// the recoveries its primaries serve at once. Zero: the defaults
+	// (40 MiB/s, 2).
+	RecoveryBytesPerSec int64
+	OutgoingRecoveries  int
 	// Server tunes the Node service.
 	Server server.Options
 	// Reindex tunes the reindex slices this node runs.
@@ -251,7 +257,8 @@ func New(cfg Config) (_ *Node, err error) {
 	server.New(n.shards, Errors, cfg.Server).Register(n.grpc)
 	n.reindex.Register(n.grpc)
 	n.repl = replication.New(replication.Config{NodeID: n.id, Host: n.shards, Store: n.store, Cache: n.cache,
-		Dial: n.peers.Node, Logger: log, OpsTimeout: cfg.ReplicationTimeout, VisibleTimeout: cfg.ReplicationTimeout})
+		Dial: n.peers.Node, Logger: log, OpsTimeout: cfg.ReplicationTimeout, VisibleTimeout: cfg.ReplicationTimeout,
+		RecoveryBytesPerSec: cfg.RecoveryBytesPerSec, OutgoingRecoveries: cfg.OutgoingRecoveries})
 	n.repl.Register(n.grpc)
 
 	if n.lis, err = net.Listen("tcp", cfg.Listen); err != nil {

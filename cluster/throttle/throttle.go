@@ -1,6 +1,7 @@
 // Package throttle paces work at a rate that can change while it runs: the
 // requests_per_second of a reindex, applied per document by the data nodes
-// and by the coordinator's baseline mode.
+// and by the coordinator's baseline mode, and a node's peer-recovery bytes
+// per second (WaitN, one token a byte).
 package throttle
 
 import (
@@ -85,8 +86,12 @@ func (t *Throttle) Waited() time.Duration {
 }
 
 // Wait blocks until one more document may go, or ctx ends.
-func (t *Throttle) Wait(ctx context.Context) error {
-	for {
+func (t *Throttle) Wait(ctx context.Context) error { return t.WaitN(ctx, 1) }
+
+// WaitN blocks until n more units (documents, bytes) may go, or ctx ends.
+// More than the bucket holds is waited for in bucket-sized parts.
+func (t *Throttle) WaitN(ctx context.Context, n int) error {
+	for n > 0 {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
@@ -96,20 +101,24 @@ func (t *Throttle) Wait(ctx context.Context) error {
 		if unlimited {
 			return nil
 		}
-		res := t.lim.Reserve() // one document never exceeds the burst
+		part := min(n, t.lim.Burst())
+		res := t.lim.ReserveN(time.Now(), part)
+		if !res.OK() { // the burst shrank meanwhile (SetRate)
+			continue
+		}
 		d := res.Delay()
 		if d < minWait {
-			return nil
+			n -= part
+			continue
 		}
 		timer := time.NewTimer(d)
 		start := time.Now()
-		again := false
 		select {
 		case <-timer.C:
+			n -= part
 		case <-changed:
 			timer.Stop()
-			res.Cancel()
-			again = true
+			res.Cancel() // wait again under the new rate
 		case <-ctx.Done():
 			timer.Stop()
 			res.Cancel()
@@ -117,8 +126,6 @@ func (t *Throttle) Wait(ctx context.Context) error {
 		t.mu.Lock()
 		t.waited += time.Since(start)
 		t.mu.Unlock()
-		if !again {
-			return ctx.Err()
-		}
 	}
+	return ctx.Err()
 }

@@ -41,3 +41,30 @@ func TestThrottleAchievesItsRate(t *testing.T) {
 		}
 	}
 }
+
+// TestThrottleWaitNBytes: paced a byte a token in chunks larger than the
+// bucket (a 512 KiB file chunk at 1 MiB/s holds 100 ms, 104,857 bytes),
+// the rate holds within 10 %.
+func TestThrottleWaitNBytes(t *testing.T) {
+	ctx := context.Background()
+	for _, c := range []struct {
+		rate  float64
+		chunk int
+	}{{1 << 20, 512 << 10}, {8 << 20, 64 << 10}} {
+		th := New(c.rate)
+		const window = 2 * time.Second
+		start := time.Now()
+		n := 0
+		for time.Since(start) < window {
+			if err := th.WaitN(ctx, c.chunk); err != nil {
+				t.Fatal(err)
+			}
+			n += c.chunk
+		}
+		got := float64(n) / time.Since(start).Seconds()
+		t.Logf("requested %.0f B/s in %d B chunks, achieved %.0f", c.rate, c.chunk, got)
+		if got < 0.9*c.rate || got > 1.1*c.rate {
+			t.Errorf("requested %.0f B/s in %d B chunks, achieved %.0f", c.rate, c.chunk, got)
+		}
+	}
+}

@@ -24,6 +24,7 @@ import (
 	"github.com/sluice-search/sluice/devcluster"
 	"github.com/sluice-search/sluice/node"
 	"github.com/sluice-search/sluice/node/engine"
+	"github.com/sluice-search/sluice/node/replication"
 	"github.com/sluice-search/sluice/security/tlsconf"
 )
 
@@ -118,15 +119,22 @@ type nodeFlags struct {
 	recoveries     int
 	flushThreshold byteSize
 	replTimeout    time.Duration
+	recoveryRate   byteSize
+	outgoing       int
 }
 
 func (f *nodeFlags) register(cmd *cobra.Command) {
 	f.scrubRate, f.flushThreshold = engine.DefaultScrubBytesPerSec, engine.DefaultCommitTranslogBytes
+	f.recoveryRate = replication.DefaultRecoveryBytesPerSec
 	cmd.Flags().DurationVar(&f.scrubInterval, "scrub-interval", engine.DefaultScrubInterval,
 		"how often the background scrubber starts a pass that re-verifies the checksum of every file of every open shard (a damaged file fails its shard); negative turns it off")
 	cmd.Flags().Var(&f.scrubRate, "scrub-bytes-per-sec", "the scrubber's read rate cap over all shards, e.g. 20MiB; -1: unlimited")
 	cmd.Flags().IntVar(&f.recoveries, "concurrent-recoveries", node.DefaultConcurrentRecoveries,
 		"how many shards the node opens (recovers from commit and translog) at once")
+	cmd.Flags().Var(&f.recoveryRate, "recovery-max-bytes-per-sec",
+		"segment-file bytes per second this node's replica copies fetch from their primaries in peer recovery, all recoveries together (indices.recovery.max_bytes_per_sec), e.g. 100MiB; -1: unlimited")
+	cmd.Flags().IntVar(&f.outgoing, "concurrent-outgoing-recoveries", replication.DefaultOutgoingRecoveries,
+		"how many peer recoveries this node's primary copies serve at once; more wait their turn (node_concurrent_outgoing_recoveries)")
 	cmd.Flags().Var(&f.flushThreshold, "translog-flush-threshold",
 		"commit a shard once its uncommitted translog exceeds this, bounding what a restart replays (index.translog.flush_threshold_size), e.g. 64MiB; -1: never by size")
 	cmd.Flags().DurationVar(&f.replTimeout, "replication-timeout", 30*time.Second,
@@ -139,6 +147,7 @@ func (f *nodeFlags) apply(cfg *node.Config) {
 	cfg.Shards.CommitTranslogBytes = int64(f.flushThreshold)
 	cfg.ConcurrentRecoveries = f.recoveries
 	cfg.ReplicationTimeout = f.replTimeout
+	cfg.RecoveryBytesPerSec, cfg.OutgoingRecoveries = int64(f.recoveryRate), f.outgoing
 }
 
 func newNodeCmd() *cobra.Command {

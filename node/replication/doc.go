@@ -63,7 +63,11 @@
 // for RecoveryWait. A copy whose last commit holds a file the primary has
 // under the same name with other bytes (engine.ErrFileConflict: a primary
 // reopened in the same term reused a name) deletes its data and recovers
-// from nothing. A replica the primary failed (FAILED, out of the in-sync
+// from nothing. Recovery is throttled per node (Config): the target's
+// file fetches share RecoveryBytesPerSec (cluster/throttle, a token a
+// byte), and a primary's node serves OutgoingRecoveries recoveries at
+// once, the others waiting in StartRecovery before anything is retained.
+// A replica the primary failed (FAILED, out of the in-sync
 // set) is opened again by its node, which reports it INITIALIZING first:
 // the retry is a recovery, and the primary adds it back to the set.
 //

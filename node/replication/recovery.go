@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"time"
 
 	"google.golang.org/grpc"
@@ -11,6 +12,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/sluice-search/sluice/cluster/state"
+	"github.com/sluice-search/sluice/cluster/throttle"
 	"github.com/sluice-search/sluice/node/engine"
 	"github.com/sluice-search/sluice/node/shard"
 	nodev1 "github.com/sluice-search/sluice/proto/sluice/node/v1"
@@ -37,6 +39,14 @@ func (s *Service) StartRecovery(stream grpc.BidiStreamingServer[nodev1.StartReco
 	g, err := s.group(id)
 	if err != nil {
 		return err
+	}
+	// One of OutgoingRecoveries: the others wait here, before the
+	// primary retains translog or refreshes for them.
+	select {
+	case s.outgoing <- struct{}{}:
+		defer func() { <-s.outgoing }()
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 	t, err := g.track(start.GetTargetAllocationId(), start.GetTargetNode())
 	if err != nil {
@@ -227,7 +237,7 @@ func (s *Service) recoverOnce(ctx context.Context, id state.ShardID, sh *shard.S
 	}
 	rep.UpdateGlobalCheckpoint(first.GetGlobalCheckpoint())
 	began := time.Now()
-	res, err := rep.Recover(ctx, cp, s.fetcher(id, role.PrimaryNode))
+	res, err := rep.Recover(ctx, cp, s.throttled(s.fetcher(id, role.PrimaryNode)))
 	if err != nil {
 		return fmt.Errorf("recovery: install the primary's checkpoint: %w", err)
 	}
@@ -246,4 +256,26 @@ func (s *Service) recoverOnce(ctx context.Context, id state.ShardID, sh *shard.S
 		"files_fetched", res.Fetched, "bytes_fetched", res.FetchedBytes, "files_reused", res.Reused,
 		"ops", last.GetOps(), "took", time.Since(began).Round(time.Millisecond))
 	return nil
+}
+
+// throttled paces fetch's bytes at the node's RecoveryBytesPerSec, shared
+// by every recovery the node runs: each chunk waits for its bytes before
+// it is written.
+func (s *Service) throttled(fetch engine.FetchFunc) engine.FetchFunc {
+	return func(ctx context.Context, f engine.FileMeta, w io.Writer) error {
+		return fetch(ctx, f, &paced{ctx: ctx, rate: s.recoveryRate, w: w})
+	}
+}
+
+type paced struct {
+	ctx  context.Context
+	rate *throttle.Throttle
+	w    io.Writer
+}
+
+func (p *paced) Write(b []byte) (int, error) {
+	if err := p.rate.WaitN(p.ctx, len(b)); err != nil {
+		return 0, err
+	}
+	return p.w.Write(b)
 }

@@ -11,6 +11,7 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/sluice-search/sluice/cluster/state"
+	"github.com/sluice-search/sluice/cluster/throttle"
 	"github.com/sluice-search/sluice/node/engine"
 	"github.com/sluice-search/sluice/node/shard"
 	nodev1 "github.com/sluice-search/sluice/proto/sluice/node/v1"
@@ -60,7 +61,25 @@ type Config struct {
 	// RecoveryWait: how long a recovering copy waits for its primary to
 	// be ready (started, reachable) before its open fails (default 60s).
 	RecoveryWait time.Duration
+	// RecoveryBytesPerSec caps the segment-file bytes per second this
+	// node's replica copies fetch in peer recovery, all recoveries
+	// together (Elasticsearch's indices.recovery.max_bytes_per_sec);
+	// 0: DefaultRecoveryBytesPerSec, negative: unlimited. Checkpoint and
+	// merge pre-copy fetches are not throttled: they keep replicas
+	// searchable at the primary's pace.
+	RecoveryBytesPerSec int64
+	// OutgoingRecoveries caps the recoveries this node's primary copies
+	// serve at once; more wait their turn (Elasticsearch's
+	// node_concurrent_outgoing_recoveries). 0: DefaultOutgoingRecoveries.
+	OutgoingRecoveries int
 }
+
+const (
+	// DefaultRecoveryBytesPerSec is Elasticsearch's 40mb.
+	DefaultRecoveryBytesPerSec = 40 << 20
+	// DefaultOutgoingRecoveries is Elasticsearch's 2.
+	DefaultOutgoingRecoveries = 2
+)
 
 // Service is a node's replication: the primary-side groups of its
 // primary copies, the replica side of its replica copies, and the
@@ -69,6 +88,11 @@ type Service struct {
 	nodev1.UnimplementedReplicationServer
 	cfg Config
 	log *slog.Logger
+
+	// recoveryRate paces recovery file fetches (RecoveryBytesPerSec);
+	// outgoing holds a token per recovery served (OutgoingRecoveries).
+	recoveryRate *throttle.Throttle
+	outgoing     chan struct{}
 
 	mu     sync.Mutex
 	copies map[state.ShardID]*copyInfo
@@ -94,7 +118,15 @@ func New(cfg Config) *Service {
 	if cfg.RecoveryWait <= 0 {
 		cfg.RecoveryWait = time.Minute
 	}
-	return &Service{cfg: cfg, log: cfg.Logger, copies: map[state.ShardID]*copyInfo{}}
+	if cfg.RecoveryBytesPerSec == 0 {
+		cfg.RecoveryBytesPerSec = DefaultRecoveryBytesPerSec
+	}
+	if cfg.OutgoingRecoveries <= 0 {
+		cfg.OutgoingRecoveries = DefaultOutgoingRecoveries
+	}
+	return &Service{cfg: cfg, log: cfg.Logger, copies: map[state.ShardID]*copyInfo{},
+		recoveryRate: throttle.New(float64(cfg.RecoveryBytesPerSec)), // negative: unlimited
+		outgoing:     make(chan struct{}, cfg.OutgoingRecoveries)}
 }
 
 // Register adds the Replication service to a gRPC server.
