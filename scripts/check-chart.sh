@@ -102,6 +102,22 @@ fi
 python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); assert d["panels"], "no panels"' "$CHART/dashboards/sluice.json"
 echo "   ServiceMonitor rendered only with monitoring.coreos.com/v1; dashboards/sluice.json parses" >&2
 
+step "the data nodes' PodDisruptionBudget"
+# One data node down at a time during drains and upgrades: with replicas >= 1
+# every shard keeps a copy (docs/replication.md, "Rolling restarts").
+pdb=$("$helm" template sluice "$CHART" --show-only templates/node.yaml |
+	python3 -c 'import sys, yaml
+docs = [d for d in yaml.safe_load_all(sys.stdin) if d and d["kind"] == "PodDisruptionBudget"]
+assert len(docs) == 1, f"{len(docs)} PodDisruptionBudgets"
+spec = docs[0]["spec"]
+assert spec.get("maxUnavailable") == 1 and "minAvailable" not in spec, spec
+assert spec["selector"]["matchLabels"]["app.kubernetes.io/component"] == "node", spec
+print(docs[0]["metadata"]["name"])') || {
+	echo "check-chart: the data nodes' PodDisruptionBudget is missing or not maxUnavailable 1" >&2
+	exit 1
+}
+echo "   $pdb: maxUnavailable 1 over the data node pods" >&2
+
 step "building the test API server and sluice"
 go build -o "$work/apiserver" ./operator/crdtest/apiserver
 go build -o "$work/sluice" ./cmd/sluice
