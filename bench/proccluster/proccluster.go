@@ -201,13 +201,13 @@ func stop(cmd *exec.Cmd, done chan struct{}) {
 	}
 }
 
-// BulkLoad indexes docs into index through the coordinator (4 concurrent
-// bulks of the client's bulk indexer) and returns the first item that
-// failed for good, if any.
-func BulkLoad(ctx context.Context, c *client.Client, index string, docs []corpus.Doc) error {
+// BulkLoad indexes docs into index through the coordinator (workers
+// concurrent bulks of the client's bulk indexer; <= 0: 4) and returns the
+// first item that failed for good, if any.
+func BulkLoad(ctx context.Context, c *client.Client, index string, docs []corpus.Doc, workers int) error {
 	var mu sync.Mutex // OnError runs on the indexer's workers
 	var failed error
-	ix, err := bulkindexer.New(bulkindexer.Config{Client: c, Index: index, Workers: 4,
+	ix, err := bulkindexer.New(bulkindexer.Config{Client: c, Index: index, Workers: workers,
 		OnError: func(item *sluicev1.BulkItem, res *sluicev1.BulkItemResult) {
 			mu.Lock()
 			defer mu.Unlock()

@@ -107,7 +107,7 @@ func Execute(ctx context.Context, o Options) (*Result, error) {
 		return nil, fmt.Errorf("create source: %w", err)
 	}
 	start := time.Now()
-	if err := proccluster.BulkLoad(ctx, c, "src", o.Docs); err != nil {
+	if err := proccluster.BulkLoad(ctx, c, "src", o.Docs, 0); err != nil {
 		return nil, err
 	}
 	if _, err := c.Refresh(ctx, &sluicev1.RefreshRequest{Indices: []string{"src"}}); err != nil {

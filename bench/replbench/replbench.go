@@ -46,6 +46,7 @@ type Options struct {
 	Nodes      int    // data node processes; default 3
 	Shards     int    // shards of the throughput index; default 3
 	Rounds     int    // throughput rounds, each one run per replica count; default 2
+	Workers    int    // concurrent bulk requests of the throughput runs; default 4
 	Docs       []corpus.Doc
 	CorpusDesc string
 
@@ -106,6 +107,7 @@ type Result struct {
 	Corpus     string       `json:"corpus"`
 	Nodes      int          `json:"nodes"`
 	Shards     int          `json:"shards"`
+	Workers    int          `json:"bulk_workers"`
 	Docs       int          `json:"docs"`
 	SourceMB   float64      `json:"source_mb"`
 	Throughput []Throughput `json:"throughput"`
@@ -121,6 +123,9 @@ func (o *Options) setDefaults() {
 	}
 	if o.Shards <= 0 {
 		o.Shards = 3
+	}
+	if o.Workers <= 0 {
+		o.Workers = 4
 	}
 	if o.Rounds <= 0 {
 		o.Rounds = 2
@@ -174,7 +179,7 @@ func Execute(ctx context.Context, o Options) (*Result, error) {
 	}
 	defer cl.Stop()
 	c := cl.Client
-	res := &Result{Corpus: o.CorpusDesc, Nodes: o.Nodes, Shards: o.Shards, Docs: len(o.Docs)}
+	res := &Result{Corpus: o.CorpusDesc, Nodes: o.Nodes, Shards: o.Shards, Workers: o.Workers, Docs: len(o.Docs)}
 	srcBytes := corpus.SourceBytes(o.Docs)
 	res.SourceMB = float64(srcBytes) / 1e6
 	fmt.Fprintf(o.Log, "cluster: coordinator %s, %d node processes; corpus %s (%.1f MB of JSON)\n", cl.Addr, o.Nodes, o.CorpusDesc, res.SourceMB)
@@ -217,7 +222,7 @@ func throughput(ctx context.Context, c *client.Client, o *Options, res *Result, 
 				go func() { profiled <- profile(ctx, metrics, o.Profile, fmt.Sprintf("replicas%d", replicas)) }()
 			}
 			start := time.Now()
-			if err := proccluster.BulkLoad(ctx, c, name, o.Docs); err != nil {
+			if err := proccluster.BulkLoad(ctx, c, name, o.Docs, o.Workers); err != nil {
 				return fmt.Errorf("%s: %w", name, err)
 			}
 			took := time.Since(start)
@@ -385,7 +390,7 @@ func visibilityLag(ctx context.Context, c *client.Client, cl *proccluster.Cluste
 		return nil, err
 	}
 	docs := o.Docs[:o.LagPreload]
-	if err := proccluster.BulkLoad(ctx, c, index, docs); err != nil {
+	if err := proccluster.BulkLoad(ctx, c, index, docs, 0); err != nil {
 		return nil, err
 	}
 	if err := waitGreen(ctx, c, index); err != nil {

@@ -368,6 +368,7 @@ below target is CPU shared on one machine or a protocol cost.`,
 	f.IntVar(&o.Nodes, "nodes", 3, "data node processes")
 	f.IntVar(&o.Shards, "shards", 3, "shards of the throughput indices")
 	f.IntVar(&o.Rounds, "rounds", 2, "throughput rounds, each with replicas=0 and replicas=1")
+	f.IntVar(&o.Workers, "workers", 4, "concurrent bulk requests of the throughput runs")
 	f.DurationVar(&o.LagDuration, "lag-seconds", 30*time.Second, "length of the lag experiment")
 	f.Float64Var(&o.RateMB, "rate-mb", 1, "update rate of the lag experiment, MB/s of JSON")
 	f.DurationVar(&o.RefreshEvery, "refresh-every", time.Second, "primary refresh period of the lag experiment")
