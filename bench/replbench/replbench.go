@@ -217,7 +217,7 @@ func throughput(ctx context.Context, c *client.Client, o *Options, res *Result, 
 				return err
 			}
 			var profiled chan error
-			if o.Profile != "" && round >= o.Rounds-2 {
+			if o.Profile != "" && round == o.Rounds-1 { // every round runs both counts
 				profiled = make(chan error, 1)
 				go func() { profiled <- profile(ctx, metrics, o.Profile, fmt.Sprintf("replicas%d", replicas)) }()
 			}
