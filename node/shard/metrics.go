@@ -8,7 +8,12 @@ import (
 
 // Collector exposes every open shard's engine and translog statistics to
 // Prometheus, labelled by index name and shard number; it reads Stats at
-// scrape time, so it costs nothing between scrapes.
+// scrape time, so it costs nothing between scrapes. Primary copies report
+// the sluice_shard_* series; replica copies report sluice_replica_* (the
+// same where they make sense — documents, segments, translog — plus how
+// far the copy is behind: operations received but not yet searchable, and
+// its checkpoint installs and file copies), so sums over sluice_shard_*
+// keep counting each shard once.
 func (h *Host) Collector() prometheus.Collector {
 	return Collector(func() []*Host { return []*Host{h} })
 }
@@ -49,7 +54,26 @@ var (
 	descScrubF   = prometheus.NewDesc("sluice_shard_scrubbed_files_total", "Index files checksummed by the background scrubber and on-demand verification.", labels, nil)
 	descCorrupt  = prometheus.NewDesc("sluice_shard_corrupt_files_total", "Damaged index files found while the shard was open (scrub, verification, merges); the first fails the shard.", labels, nil)
 	descScrubAt  = prometheus.NewDesc("sluice_shard_scrub_pass_completed_timestamp_seconds", "When a scrub pass last checked every file of the shard (0: not yet).", labels, nil)
+
+	descRDocs     = prometheus.NewDesc("sluice_replica_docs", "Live documents in the replica copy's installed checkpoint.", labels, nil)
+	descRDeleted  = prometheus.NewDesc("sluice_replica_deleted_docs", "Deleted documents in the replica copy's installed checkpoint.", labels, nil)
+	descRSegments = prometheus.NewDesc("sluice_replica_segments", "Segments in the replica copy's installed checkpoint.", labels, nil)
+	descRSegBytes = prometheus.NewDesc("sluice_replica_segment_bytes", "Bytes of the replica copy's installed segment files.", labels, nil)
+	descRSeqNo    = prometheus.NewDesc("sluice_replica_max_seq_no", "Highest sequence number the replica copy received.", labels, nil)
+	descRLocalCP  = prometheus.NewDesc("sluice_replica_local_checkpoint", "The replica copy holds every operation up to this sequence number.", labels, nil)
+	descRVisible  = prometheus.NewDesc("sluice_replica_visible_seq_no", "Sequence number the replica copy's searches see (its installed checkpoint).", labels, nil)
+	descRLagOps   = prometheus.NewDesc("sluice_replica_visibility_lag_ops", "Operations the replica copy holds but does not show to searches yet (max_seq_no - visible_seq_no).", labels, nil)
+	descRInstalls = prometheus.NewDesc("sluice_replica_checkpoint_installs_total", "Primary checkpoints installed (new readers opened).", labels, nil)
+	descRFetchF   = prometheus.NewDesc("sluice_replica_fetched_files_total", "Segment files copied from the primary (checkpoints, recoveries, merge pre-copies).", labels, nil)
+	descRFetchB   = prometheus.NewDesc("sluice_replica_fetched_bytes_total", "Bytes of segment files copied from the primary.", labels, nil)
+	descRReused   = prometheus.NewDesc("sluice_replica_reused_files_total", "Segment files a checkpoint or recovery named that the copy already had.", labels, nil)
+	descRTlogB    = prometheus.NewDesc("sluice_replica_translog_bytes", "Bytes of the replica copy's retained translog.", labels, nil)
+	descRTlogOps  = prometheus.NewDesc("sluice_replica_translog_uncommitted_ops", "Translog operations of the replica copy not yet covered by a commit.", labels, nil)
+	descRFsyncs   = prometheus.NewDesc("sluice_replica_translog_fsyncs_total", "Translog fsyncs of the replica copy.", labels, nil)
 )
+
+var replicaDescs = []*prometheus.Desc{descRDocs, descRDeleted, descRSegments, descRSegBytes, descRSeqNo, descRLocalCP,
+	descRVisible, descRLagOps, descRInstalls, descRFetchF, descRFetchB, descRReused, descRTlogB, descRTlogOps, descRFsyncs}
 
 func (c hostCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descDocs, descDeleted, descSegments, descSegBytes, descRAM, descRefresh,
@@ -57,34 +81,68 @@ func (c hostCollector) Describe(ch chan<- *prometheus.Desc) {
 		descStalls, descStallS, descSeqNo, descTlogOps, descTlogB, descFsyncs, descScrubB, descScrubF, descCorrupt, descScrubAt} {
 		ch <- d
 	}
+	for _, d := range replicaDescs {
+		ch <- d
+	}
 }
 
 func (c hostCollector) Collect(ch chan<- prometheus.Metric) {
-	seen := map[[2]string]bool{}
+	// Keyed by role too: sluice dev's in-process nodes hold a shard's
+	// primary and its replica behind one endpoint.
+	seen := map[[3]string]bool{}
 	for _, h := range c.hosts() {
 		for _, s := range h.Shards() {
 			lv := []string{s.Index(), strconv.Itoa(s.ID().Shard)}
-			if seen[[2]string(lv)] {
+			key := [3]string{lv[0], lv[1], strconv.FormatBool(s.rep != nil)}
+			if seen[key] {
 				continue
 			}
-			seen[[2]string(lv)] = true
-			collectShard(ch, s, lv)
+			seen[key] = true
+			if s.rep != nil {
+				collectReplica(ch, s, lv)
+			} else {
+				collectShard(ch, s, lv)
+			}
 		}
 	}
 }
 
+// emitters return functions sending a gauge and a counter labelled lv.
+func emitters(ch chan<- prometheus.Metric, lv []string) (gauge, counter func(*prometheus.Desc, float64)) {
+	return func(d *prometheus.Desc, v float64) {
+			ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, lv...)
+		}, func(d *prometheus.Desc, v float64) {
+			ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, v, lv...)
+		}
+}
+
+// collectReplica reports a replica copy: it indexes, flushes and merges
+// nothing (the primary's counters say that), so what it has installed,
+// how far behind it is and what it copied.
+func collectReplica(ch chan<- prometheus.Metric, s *Shard, lv []string) {
+	st := s.rep.Stats()
+	gauge, counter := emitters(ch, lv)
+	gauge(descRDocs, float64(st.NumDocs))
+	gauge(descRDeleted, float64(st.DeletedDocs))
+	gauge(descRSegments, float64(st.Segments))
+	gauge(descRSegBytes, float64(st.SegmentBytes))
+	gauge(descRSeqNo, float64(st.MaxSeqNo))
+	gauge(descRLocalCP, float64(st.LocalCheckpoint))
+	gauge(descRVisible, float64(st.Visible))
+	gauge(descRLagOps, float64(max(0, st.MaxSeqNo-st.Visible)))
+	counter(descRInstalls, float64(st.Installs))
+	counter(descRFetchF, float64(st.FilesFetched))
+	counter(descRFetchB, float64(st.BytesFetched))
+	counter(descRReused, float64(st.FilesReused))
+	gauge(descRTlogB, float64(st.Translog.SizeBytes))
+	gauge(descRTlogOps, float64(st.Translog.UncommittedOps))
+	counter(descRFsyncs, float64(st.Translog.Fsyncs))
+}
+
 func collectShard(ch chan<- prometheus.Metric, s *Shard, lv []string) {
-	if s.rep != nil {
-		return // a replica indexes nothing: the engine's counters are a primary's
-	}
 	st := s.eng.Stats()
 	tl := s.eng.TranslogStats()
-	gauge := func(d *prometheus.Desc, v float64) {
-		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, lv...)
-	}
-	counter := func(d *prometheus.Desc, v float64) {
-		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, v, lv...)
-	}
+	gauge, counter := emitters(ch, lv)
 	gauge(descDocs, float64(st.NumDocs))
 	gauge(descDeleted, float64(st.DeletedDocs))
 	gauge(descSegments, float64(st.Segments))

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/sluice-search/sluice/node/engine/translog"
 )
 
 func TestCollectorReportsEachShard(t *testing.T) {
@@ -77,6 +79,59 @@ sluice_shard_docs{index="books",shard="1"} 0
 `
 	if err := testutil.CollectAndCompare(c, strings.NewReader(want), "sluice_shard_docs"); err != nil {
 		t.Fatal(err)
+	}
+	if problems, err := testutil.CollectAndLint(c); err != nil || len(problems) > 0 {
+		t.Fatalf("lint: %v %v", problems, err)
+	}
+}
+
+// A replica copy reports sluice_replica_* (not sluice_shard_*, which
+// count each shard once, by its primary), next to its primary in one
+// process (sluice dev): what it received, what it shows, the lag between.
+func TestCollectorReportsReplicas(t *testing.T) {
+	ctx := context.Background()
+	a, b := newHost(t, nil), newHost(t, nil)
+	meta := Meta{ID: ID{IndexUUID: "u1", Shard: 0}, Index: "books"}
+	p, err := a.Open(ctx, meta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.IndexDoc(ctx, []byte("1"), []byte(`{"n":1}`), false); err != nil {
+		t.Fatal(err)
+	}
+	r, err := b.OpenReplica(ctx, meta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Replica().SetPrimaryTerm(1); err != nil {
+		t.Fatal(err)
+	}
+	var ops []translog.Op
+	for i := 1; i <= 3; i++ {
+		ops = append(ops, translog.Op{Type: translog.OpIndex, SeqNo: uint64(i), PrimaryTerm: 1,
+			ID: fmt.Appendf(nil, "%d", i), Source: fmt.Appendf(nil, `{"n":%d}`, i)})
+	}
+	if _, err := r.Replica().ApplyOps(ctx, 1, ops); err != nil {
+		t.Fatal(err)
+	}
+	c := Collector(func() []*Host { return []*Host{a, b} })
+	want := `
+# HELP sluice_replica_max_seq_no Highest sequence number the replica copy received.
+# TYPE sluice_replica_max_seq_no gauge
+sluice_replica_max_seq_no{index="books",shard="0"} 3
+# HELP sluice_replica_visibility_lag_ops Operations the replica copy holds but does not show to searches yet (max_seq_no - visible_seq_no).
+# TYPE sluice_replica_visibility_lag_ops gauge
+sluice_replica_visibility_lag_ops{index="books",shard="0"} 3
+# HELP sluice_shard_max_seq_no Highest sequence number assigned.
+# TYPE sluice_shard_max_seq_no gauge
+sluice_shard_max_seq_no{index="books",shard="0"} 1
+`
+	if err := testutil.CollectAndCompare(c, strings.NewReader(want), "sluice_replica_max_seq_no",
+		"sluice_replica_visibility_lag_ops", "sluice_shard_max_seq_no"); err != nil {
+		t.Fatal(err)
+	}
+	if n := testutil.CollectAndCount(c); n != 26+len(replicaDescs) {
+		t.Fatalf("collected %d metrics, want %d", n, 26+len(replicaDescs))
 	}
 	if problems, err := testutil.CollectAndLint(c); err != nil || len(problems) > 0 {
 		t.Fatalf("lint: %v %v", problems, err)
