@@ -328,11 +328,11 @@ measure, in one run:
               replicas=1, alternated round by round (0,1 then 1,0, ...);
               report docs/s, MB/s and the ratio of the medians (target
               >= 0.8)
-  lag         a 1-shard index with one replica and periodic refresh off;
-              replace random docs at --rate-mb while refreshing the primary
-              every --refresh-every; report the time from each refresh
-              returning to the same seqNo searchable on the replica, p50/p99
-              (target p99 <= 250 ms)
+  lag         a 1-shard index with one replica refreshed every
+              --refresh-every; replace random docs at --rate-mb and poll
+              both copies' searchable seqNo every millisecond; report the
+              time from the primary showing a seqNo to the replica showing
+              it, p50/p99 (target p99 <= 250 ms)
   failover    write one document at a time to a 1-shard index with one
               replica, SIGKILL the primary's node and report the time to the
               first write acknowledged after it (target <= the 10 s node
@@ -371,7 +371,7 @@ below target is CPU shared on one machine or a protocol cost.`,
 	f.IntVar(&o.Workers, "workers", 4, "concurrent bulk requests of the throughput runs")
 	f.DurationVar(&o.LagDuration, "lag-seconds", 30*time.Second, "length of the lag experiment")
 	f.Float64Var(&o.RateMB, "rate-mb", 1, "update rate of the lag experiment, MB/s of JSON")
-	f.DurationVar(&o.RefreshEvery, "refresh-every", time.Second, "primary refresh period of the lag experiment")
+	f.DurationVar(&o.RefreshEvery, "refresh-every", time.Second, "refresh interval of the lag experiment's index (at least 100ms)")
 	f.IntVar(&o.LagPreload, "lag-docs", 20000, "docs indexed before the lag experiment (at most the corpus)")
 	f.StringVar(&o.Profile, "profile", "", "write 10 s CPU profiles of every node during the last throughput runs to this directory")
 	f.StringVar(&o.Out, "out", "", "results directory (default bench-out/<timestamp>)")
