@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"syscall"
 	"time"
 
@@ -165,7 +166,12 @@ var _ = Describe("faults on data nodes of their own hosts", Ordered, func() {
 		// generators, seeded from the run's, so the nemesis's sequence
 		// depends on the seed alone.
 		wrnd := rand.New(rand.NewPCG(seed, 1))
-		w := startWriter(lcl, index, "rf", 2, func() bool { return wrnd.IntN(10) == 0 })
+		var wmu sync.Mutex // the writer's goroutines share wrnd
+		w := startWriter(lcl, index, "rf", 2, func() bool {
+			wmu.Lock()
+			defer wmu.Unlock()
+			return wrnd.IntN(10) == 0
+		})
 		refreshStop := make(chan struct{})
 		refreshDone := make(chan struct{})
 		go func() {

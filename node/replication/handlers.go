@@ -47,10 +47,8 @@ func (s *Service) GetCopyState(_ context.Context, req *nodev1.GetCopyStateReques
 		return nil, err
 	}
 	id := stateID(req.GetShard())
-	s.mu.Lock()
-	info := s.copies[id]
-	s.mu.Unlock()
-	if info == nil || info.role.AllocationID != req.GetAllocationId() {
+	info, held := s.lookup(id)
+	if info == nil || held.AllocationID != req.GetAllocationId() {
 		return nil, fmt.Errorf("shard %s: allocation %s: %w", id, req.GetAllocationId(), shard.ErrNotHere)
 	}
 	sh, err := s.cfg.Host.Get(shardKey(id))

@@ -240,10 +240,8 @@ func (s *Service) SetRole(ctx context.Context, id state.ShardID, role Role, inSy
 	if err != nil {
 		return err
 	}
-	s.mu.Lock()
-	info := s.copies[id]
-	s.mu.Unlock()
-	if info == nil || info.role.AllocationID != role.AllocationID {
+	info, held := s.lookup(id)
+	if info == nil || held.AllocationID != role.AllocationID {
 		return fmt.Errorf("shard %s: a new allocation (%s): reopen the copy", id, role.AllocationID)
 	}
 	switch {
@@ -308,6 +306,18 @@ func (s *Service) forget(id state.ShardID) {
 	}
 }
 
+// lookup returns the copy held here and its role, read under the lock:
+// SetRole changes a copy's role while handlers run.
+func (s *Service) lookup(id state.ShardID) (*copyInfo, Role) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	info := s.copies[id]
+	if info == nil {
+		return nil, Role{}
+	}
+	return info, info.role
+}
+
 // group returns the group of a primary copy held here.
 func (s *Service) group(id state.ShardID) (*Group, error) {
 	s.mu.Lock()
@@ -321,10 +331,8 @@ func (s *Service) group(id state.ShardID) (*Group, error) {
 
 // replica returns a replica copy held here under allocation alloc.
 func (s *Service) replica(id state.ShardID, alloc string) (*engine.Replica, error) {
-	s.mu.Lock()
-	info := s.copies[id]
-	s.mu.Unlock()
-	if info == nil || info.role.AllocationID != alloc {
+	info, held := s.lookup(id)
+	if info == nil || held.AllocationID != alloc {
 		return nil, fmt.Errorf("shard %s: allocation %s: %w", id, alloc, shard.ErrNotHere)
 	}
 	sh, err := s.cfg.Host.Get(shardKey(id))
