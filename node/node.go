@@ -18,7 +18,10 @@
 //     their index is gone. A failed open is retried with a growing backoff,
 //     5 attempts in all (Elasticsearch's index.allocation.max_retries), and
 //     again after a restart;
-//   - the registration under nodes/<id> with a lease (cluster/registry).
+//   - the registration under nodes/<id> with a lease (cluster/registry),
+//     carrying the disk figures of the data path (disk.go: measured every
+//     DiskCheckInterval, registered again when they move), which the
+//     allocator holds against the cluster's disk watermarks.
 //
 // With Config.TLS the node serves mutual TLS and takes only certificates
 // of the cluster (security/tlsconf), and calls other nodes with its own.
@@ -147,6 +150,12 @@ type Config struct {
 	// that triggers a commit); its DataDir, Updater and Logger are the
 	// node's.
 	Shards shard.HostOptions
+	// DiskCheckInterval: how often the node measures its data path's disk
+	// for the disk watermarks; default DefaultDiskCheckInterval.
+	DiskCheckInterval time.Duration
+	// DiskUsage measures the disk of a directory (free, total bytes);
+	// default statfs. Tests replace it.
+	DiskUsage func(dir string) (free, total int64, err error)
 	// ConcurrentRecoveries: how many shards the node opens (recovers) at
 	// once; default DefaultConcurrentRecoveries.
 	ConcurrentRecoveries int
@@ -193,6 +202,7 @@ type Node struct {
 	grpc     *rpc.Server
 	routing  *reconciler
 	repl     *replication.Service
+	disk     *diskMonitor
 
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -264,6 +274,7 @@ func New(cfg Config) (_ *Node, err error) {
 	if n.lis, err = net.Listen("tcp", cfg.Listen); err != nil {
 		return nil, fmt.Errorf("node: listen: %w", err)
 	}
+	n.disk = newDiskMonitor(cfg.DataDir, cfg.DiskCheckInterval, cfg.DiskUsage, func() { n.reg.Refresh() })
 	n.reg = registry.New(registry.Config{Client: n.etcd, Key: n.store.Keys.Node(n.id), TTL: cfg.LeaseTTL,
 		Value: n.registration, Logger: log})
 	n.routing = newReconciler(n.id, hostedShards{n.shards, n.repl}, n.store, n.cache, cfg.ConcurrentRecoveries, log)
@@ -331,10 +342,10 @@ func (n *Node) Registration() *registry.Registration { return n.reg }
 
 // registration is the node's nodes/<id> value.
 func (n *Node) registration() (string, error) {
-	free, total := diskUsage(n.cfg.DataDir)
+	free, total := n.disk.usage()
 	return state.Marshal(&statev1.Node{
 		Address: n.Advertise(), Zone: n.cfg.Zone,
-		DiskFreeBytes: free, DiskTotalBytes: total, Version: version.Version,
+		DiskFreeBytes: free, DiskTotalBytes: total, Version: version.Version, DataPath: n.cfg.DataDir,
 	})
 }
 
@@ -354,6 +365,7 @@ func (n *Node) Start(ctx context.Context) error {
 	n.routing.markRecovering(ctx)
 	n.wg.Go(func() { _ = n.reg.Run(bg) })
 	n.wg.Go(func() { n.repl.Run(bg) })
+	n.wg.Go(func() { n.disk.run(bg) })
 	n.wg.Go(func() { n.routing.run(bg) })
 	select {
 	case <-n.reg.Registered():

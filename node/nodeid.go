@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 
 	"github.com/google/uuid"
 
@@ -57,13 +56,4 @@ func loadNodeID(dir, want string) (string, error) {
 		return "", fmt.Errorf("write node id: %w", err)
 	}
 	return id, nil
-}
-
-// diskUsage returns free and total bytes of the file system holding dir.
-func diskUsage(dir string) (free, total int64) {
-	var st syscall.Statfs_t
-	if err := syscall.Statfs(dir, &st); err != nil {
-		return 0, 0
-	}
-	return int64(st.Bavail) * int64(st.Bsize), int64(st.Blocks) * int64(st.Bsize)
 }

@@ -6,8 +6,11 @@
 // Rules, in order:
 //
 //  1. Never two copies of one shard on one node (matters once replicas exist).
-//  2. Skip nodes whose disk is nearly full (free below LowDiskFraction of
-//     total), unless every node is.
+//  2. Skip nodes that take no copies (Node.Refuse: draining, disk past the
+//     high watermark), and for a replica (or a move) nodes that take no
+//     replicas (Node.RefuseReplicas: disk past the low watermark; the
+//     primary of a new shard is exempt, as in Elasticsearch). A copy no
+//     node takes stays where it is, with every node's reason.
 //  3. A hint (Shard.Prefer) wins when the preferred node is eligible: local
 //     reindex asks for a destination shard on the node of its source shard.
 //  4. Spread an index across zones: prefer the zone holding the fewest
@@ -25,13 +28,10 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/sluice-search/sluice/cluster/routing"
 )
-
-// LowDiskFraction is the share of free disk below which a node takes no new
-// shards while another node can.
-const LowDiskFraction = 0.05
 
 // Node is a live data node.
 type Node struct {
@@ -39,6 +39,11 @@ type Node struct {
 	Zone      string
 	DiskFree  int64
 	DiskTotal int64
+	// Refuse, if set, says why the node takes no copies at all.
+	Refuse string
+	// RefuseReplicas, if set, says why the node takes no copies but the
+	// primary of a new shard.
+	RefuseReplicas string
 }
 
 // Copy is a shard copy that already has a node (in any state).
@@ -53,6 +58,9 @@ type Shard struct {
 	Index  string // index uuid
 	Shard  int
 	Prefer string // a node id to use if eligible; "" for none
+	// NewPrimary: the primary of a new shard, which a node that refuses
+	// replicas (low disk watermark) still takes.
+	NewPrimary bool
 }
 
 // Decision assigns a shard to a node; Node is "" when no node is eligible,
@@ -71,13 +79,11 @@ func Place(nodes []Node, assigned []Copy, unassigned []Shard) []Decision {
 	out := make([]Decision, 0, len(unassigned))
 	for _, sh := range unassigned {
 		d := Decision{Shard: sh}
-		if n := s.pick(sh); n != nil {
+		if n, why := s.pick(sh); n != nil {
 			d.Node = n.ID
 			s.add(Copy{Index: sh.Index, Shard: sh.Shard, Node: n.ID})
-		} else if len(nodes) == 0 {
-			d.Reason = "no live data nodes"
 		} else {
-			d.Reason = "every live node already holds a copy of this shard"
+			d.Reason = why
 		}
 		out = append(out, d)
 	}
@@ -135,29 +141,40 @@ func inc(m map[string]map[string]int, a, b string) {
 	m[a][b]++
 }
 
-func lowDisk(n Node) bool {
-	return n.DiskTotal > 0 && float64(n.DiskFree) < LowDiskFraction*float64(n.DiskTotal)
+// refusal says why node n takes no copy sh, or "" if it may.
+func (s *snapshot) refusal(n *Node, sh Shard) string {
+	switch {
+	case slices.Contains(s.holders[shardKey{sh.Index, sh.Shard}], n.ID):
+		return "holds a copy of the shard already"
+	case n.Refuse != "":
+		return n.Refuse
+	case n.RefuseReplicas != "" && !sh.NewPrimary:
+		return n.RefuseReplicas
+	}
+	return ""
 }
 
-// pick returns the best eligible node for sh, or nil.
-func (s *snapshot) pick(sh Shard) *Node {
-	holders := s.holders[shardKey{sh.Index, sh.Shard}]
+// pick returns the best eligible node for sh, or nil and why no node is.
+func (s *snapshot) pick(sh Shard) (*Node, string) {
 	var candidates []*Node
+	var why []string
 	for i := range s.nodes {
-		if !slices.Contains(holders, s.nodes[i].ID) {
-			candidates = append(candidates, &s.nodes[i])
+		if r := s.refusal(&s.nodes[i], sh); r != "" {
+			why = append(why, fmt.Sprintf("node [%s] %s", s.nodes[i].ID, r))
+			continue
 		}
+		candidates = append(candidates, &s.nodes[i])
 	}
-	if roomy := slices.DeleteFunc(slices.Clone(candidates), func(n *Node) bool { return lowDisk(*n) }); len(roomy) > 0 {
-		candidates = roomy
+	if len(s.nodes) == 0 {
+		return nil, "no live data nodes"
 	}
 	if len(candidates) == 0 {
-		return nil
+		return nil, "no node can take the copy: " + strings.Join(why, "; ")
 	}
 	if sh.Prefer != "" {
 		for _, n := range candidates {
 			if n.ID == sh.Prefer {
-				return n
+				return n, ""
 			}
 		}
 	}
@@ -169,7 +186,7 @@ func (s *snapshot) pick(sh Shard) *Node {
 			cmp.Compare(b.DiskFree, a.DiskFree),
 			cmp.Compare(a.ID, b.ID),
 		)
-	})
+	}), ""
 }
 
 // Colocate returns the destination index's shards, each preferring the node

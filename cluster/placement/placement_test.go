@@ -38,13 +38,15 @@ func placed(ds []Decision) map[string]string {
 }
 
 func TestPlace(t *testing.T) {
-	lowDiskNodes := nodes("", "", "")
-	lowDiskNodes[0].DiskFree = 1 * gb // 0.5%: full
+	refusing := nodes("", "", "")
+	refusing[0].Refuse = "is draining"
+	lowDisk := nodes("", "", "")
+	lowDisk[0].RefuseReplicas, lowDisk[1].RefuseReplicas = "is past the low watermark", "is past the low watermark"
 	richer := nodes("", "")
 	richer[1].DiskFree = 150 * gb
-	allFull := nodes("", "")
-	for i := range allFull {
-		allFull[i].DiskFree = 0
+	allRefuse := nodes("", "")
+	for i := range allRefuse {
+		allRefuse[i].Refuse = "is draining"
 	}
 	tests := []struct {
 		name       string
@@ -86,16 +88,22 @@ func TestPlace(t *testing.T) {
 			want:       map[string]string{"a/0": "n1", "a/1": "n3"},
 		},
 		{
-			name:       "skips a nearly full disk",
-			nodes:      lowDiskNodes,
+			name:       "skips a node that refuses copies",
+			nodes:      refusing,
 			unassigned: shards("a", 2),
 			want:       map[string]string{"a/0": "n2", "a/1": "n3"},
 		},
 		{
-			name:       "all disks full still places",
-			nodes:      allFull,
+			name:       "every node refusing places nothing",
+			nodes:      allRefuse,
 			unassigned: shards("a", 1),
-			want:       map[string]string{"a/0": "n1"},
+			want:       map[string]string{"a/0": ""},
+		},
+		{
+			name:       "a node past low takes new primaries, not replicas",
+			nodes:      lowDisk,
+			unassigned: []Shard{{Index: "a", Shard: 0, NewPrimary: true}, {Index: "a", Shard: 1, NewPrimary: true}, {Index: "b", Shard: 0}, {Index: "b", Shard: 1}},
+			want:       map[string]string{"a/0": "n1", "a/1": "n2", "b/0": "n3", "b/1": "n3"},
 		},
 		{
 			name:       "hint wins over balance",
@@ -137,6 +145,16 @@ func TestPlace(t *testing.T) {
 				t.Errorf("(-want +got):\n%s", d)
 			}
 		})
+	}
+}
+
+func TestPlaceReasons(t *testing.T) {
+	ns := nodes("", "")
+	ns[0].Refuse = "is draining"
+	d := Place(ns, []Copy{{"a", 0, "n2"}}, []Shard{{Index: "a"}})[0]
+	want := "no node can take the copy: node [n1] is draining; node [n2] holds a copy of the shard already"
+	if d.Node != "" || d.Reason != want {
+		t.Errorf("decision = %+v, want reason %q", d, want)
 	}
 }
 

@@ -12,6 +12,7 @@
 //	aliases/<alias>            AliasInfo
 //	tasks/<id>                 reindex tasks
 //	cluster/name               the cluster's name, set by its first coordinator
+//	cluster/settings           ClusterSettings: disk watermarks (cluster/watermark)
 //	election/allocator/...     the allocator election (concurrency.Election)
 //
 // Every multi-key change is one etcd transaction whose guards compare the

@@ -27,6 +27,9 @@ var (
 	// ErrNotInSync: a replica copy was reported STARTED while it is not in
 	// its shard's in-sync set.
 	ErrNotInSync = errors.New("replica not in the in-sync set")
+	// ErrWriteBlocked: the index refuses writes for now, because a node
+	// holding a copy of it ran out of disk (its DiskBlock); retry later.
+	ErrWriteBlocked = errors.New("index refuses writes")
 )
 
 // kindError is an error of one of the kinds above whose message is just the

@@ -66,6 +66,9 @@ func (k Keys) Tasks() string { return k.Prefix + "tasks/" }
 // first coordinator.
 func (k Keys) ClusterName() string { return k.Prefix + "cluster/name" }
 
+// Settings is cluster/settings: the cluster-wide allocation settings.
+func (k Keys) Settings() string { return k.Prefix + "cluster/settings" }
+
 // Election is election/allocator: the allocator election's prefix.
 func (k Keys) Election() string { return k.Prefix + "election/allocator" }
 
@@ -78,6 +81,7 @@ const (
 	kindIndex
 	kindShard
 	kindAlias
+	kindSettings
 )
 
 // parse splits a key into its kind and parts: the node id, index name or
@@ -98,6 +102,10 @@ func (k Keys) parse(key string) (kind keyKind, name string, shard int, err error
 		return kindIndex, name, 0, nil
 	case "aliases":
 		return kindAlias, name, 0, nil
+	case "cluster":
+		if name == "settings" {
+			return kindSettings, name, 0, nil
+		}
 	case "routing":
 		uuid, num, ok := strings.Cut(name, "/")
 		if !ok {

@@ -23,6 +23,11 @@ type Snapshot struct {
 	Indices  map[string]*Index // by name
 	ByUUID   map[string]*Index // the same indices by uuid
 	Aliases  map[string]*Alias // by alias name
+	// Settings are the cluster settings as stored (cluster/settings; an
+	// empty message when the key is absent: every default), and
+	// SettingsModRevision the key's mod revision (0: absent).
+	Settings            *sluicev1.ClusterSettings
+	SettingsModRevision int64
 }
 
 // Node is a registered (live) data node.
@@ -71,6 +76,16 @@ func (x *Index) Name() string { return x.Meta.GetName() }
 
 // UUID is the index uuid.
 func (x *Index) UUID() string { return x.Meta.GetUuid() }
+
+// WriteBlocked returns an ErrWriteBlocked error naming the index and why
+// while it refuses writes (its DiskBlock), else nil.
+func (x *Index) WriteBlocked() error {
+	b := x.Meta.GetDiskBlock()
+	if b == nil {
+		return nil
+	}
+	return &kindError{kind: ErrWriteBlocked, msg: fmt.Sprintf("index [%s] refuses writes: %s", x.Name(), b.GetReason())}
+}
 
 // Live reports whether the node is registered.
 func (s *Snapshot) Live(nodeID string) bool {
@@ -189,13 +204,14 @@ func (s *Snapshot) Info(x *Index) *sluicev1.IndexInfo {
 		}
 	}
 	info.Health = s.IndexHealth(x)
+	info.WriteBlock = m.GetDiskBlock().GetReason()
 	return info
 }
 
 // NodeInfo returns a live node as the API shows it (sluice.v1.NodeInfo).
 func NodeInfo(n *Node) *sluicev1.NodeInfo {
 	return &sluicev1.NodeInfo{Id: n.ID, Address: n.Info.GetAddress(), Zone: n.Info.GetZone(), DiskFreeBytes: n.Info.GetDiskFreeBytes(),
-		DiskTotalBytes: n.Info.GetDiskTotalBytes(), Live: true, Version: n.Info.GetVersion()}
+		DiskTotalBytes: n.Info.GetDiskTotalBytes(), Live: true, Version: n.Info.GetVersion(), DataPath: n.Info.GetDataPath()}
 }
 
 // AliasInfo returns an alias as the API shows it (sluice.v1.AliasInfo).
@@ -272,6 +288,7 @@ func decode(keys Keys, rev int64, kvs []*mvccpb.KeyValue) (*Snapshot, error) {
 		Indices:  map[string]*Index{},
 		ByUUID:   map[string]*Index{},
 		Aliases:  map[string]*Alias{},
+		Settings: &sluicev1.ClusterSettings{},
 	}
 	type shardKV struct {
 		uuid  string
@@ -316,6 +333,15 @@ func decode(keys Keys, rev int64, kvs []*mvccpb.KeyValue) (*Snapshot, error) {
 				return nil, fmt.Errorf("%s: %w", kv.Key, err)
 			}
 			st.Aliases[name] = &Alias{Name: name, Info: a, ModRevision: kv.ModRevision}
+		case kindSettings:
+			cs := &statev1.ClusterSettings{}
+			if err := Unmarshal(kv.Value, cs); err != nil {
+				return nil, fmt.Errorf("%s: %w", kv.Key, err)
+			}
+			if cs.Settings != nil {
+				st.Settings = cs.Settings
+			}
+			st.SettingsModRevision = kv.ModRevision
 		}
 	}
 	// Routing keys sort before... nothing in particular: attach them after

@@ -66,17 +66,25 @@ func newHealthCmd() *cobra.Command {
 func printHealth(out io.Writer, h *sluicev1.ClusterHealthResponse) error {
 	fmt.Fprintf(out, "cluster %s: %s, %d data nodes, %d indices\n", h.ClusterName,
 		client.EnumName(h.Status), h.NumberOfDataNodes, len(h.Indices))
+	for _, n := range h.DiskWatermarkNodes {
+		fmt.Fprintf(out, "disk %s: %s\n", client.EnumName(n.DiskWatermark), n.DiskReason)
+	}
 	if len(h.Indices) == 0 {
 		return nil
 	}
 	w := table(out)
-	fmt.Fprintln(w, "\nINDEX\tSTATUS\tSHARDS\tACTIVE\tNOT STARTED")
+	fmt.Fprintln(w, "\nINDEX\tSTATUS\tSHARDS\tACTIVE\tNOT STARTED\tWRITES")
 	for _, ih := range h.Indices {
-		fmt.Fprintf(w, "%s\t%s\t%d\t%d\t%d\n", ih.Index, client.EnumName(ih.Status),
-			len(ih.Shards), ih.ActivePrimaryShards, ih.UnassignedShards)
+		fmt.Fprintf(w, "%s\t%s\t%d\t%d\t%d\t%s\n", ih.Index, client.EnumName(ih.Status),
+			len(ih.Shards), ih.ActivePrimaryShards, ih.UnassignedShards, writes(ih.WriteBlock))
 	}
 	if err := w.Flush(); err != nil {
 		return err
+	}
+	for _, ih := range h.Indices {
+		if ih.WriteBlock != "" {
+			fmt.Fprintf(out, "index %s refuses writes: %s\n", ih.Index, ih.WriteBlock)
+		}
 	}
 	var problems []string
 	for _, ih := range h.Indices {
@@ -133,15 +141,20 @@ func newStateCmd() *cobra.Command {
 func printState(out io.Writer, st *sluicev1.ClusterStateResponse) error {
 	fmt.Fprintf(out, "cluster %s at revision %d; allocator: %s\n\n", st.ClusterName, st.Revision, orDash(st.Allocator))
 	w := table(out)
-	fmt.Fprintln(w, "NODE\tADDRESS\tZONE\tDISK FREE\tVERSION")
+	fmt.Fprintln(w, "NODE\tADDRESS\tZONE\tDISK FREE\tDISK\tVERSION")
 	for _, n := range st.Nodes {
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", n.Id, n.Address, orDash(n.Zone), diskFree(n), n.Version)
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", n.Id, n.Address, orDash(n.Zone), diskFree(n), client.EnumName(n.DiskWatermark), n.Version)
 	}
 	fmt.Fprintln(w, "\nINDEX\tSHARD\tCOPY\tNODE\tSTATE\tIN SYNC\tTERM\tALLOCATION\tREASON")
 	for _, x := range st.Indices {
 		for _, sh := range x.Shards {
 			fmt.Fprintf(w, "%s\t%d\t%s\t%s\t%s\t%s\t%d\t%s\t%s\n", x.Name, sh.Shard, copyRole(sh), orDash(sh.NodeId),
 				client.EnumName(sh.State), yesNo(sh.InSync), sh.PrimaryTerm, orDash(sh.AllocationId), sh.Reason)
+		}
+	}
+	for _, x := range st.Indices {
+		if x.WriteBlock != "" {
+			fmt.Fprintf(w, "\nindex %s refuses writes: %s\n", x.Name, x.WriteBlock)
 		}
 	}
 	if len(st.Aliases) > 0 {
@@ -151,6 +164,14 @@ func printState(out io.Writer, st *sluicev1.ClusterStateResponse) error {
 		}
 	}
 	return w.Flush()
+}
+
+// writes says whether an index takes writes.
+func writes(block string) string {
+	if block != "" {
+		return "blocked"
+	}
+	return "ok"
 }
 
 func orDash(s string) string {

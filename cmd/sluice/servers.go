@@ -121,6 +121,7 @@ type nodeFlags struct {
 	replTimeout    time.Duration
 	recoveryRate   byteSize
 	outgoing       int
+	diskCheck      time.Duration
 }
 
 func (f *nodeFlags) register(cmd *cobra.Command) {
@@ -135,6 +136,8 @@ func (f *nodeFlags) register(cmd *cobra.Command) {
 		"segment-file bytes per second this node's replica copies fetch from their primaries in peer recovery, all recoveries together (indices.recovery.max_bytes_per_sec), e.g. 100MiB; -1: unlimited")
 	cmd.Flags().IntVar(&f.outgoing, "concurrent-outgoing-recoveries", replication.DefaultOutgoingRecoveries,
 		"how many peer recoveries this node's primary copies serve at once; more wait their turn (node_concurrent_outgoing_recoveries)")
+	cmd.Flags().DurationVar(&f.diskCheck, "disk-check-interval", node.DefaultDiskCheckInterval,
+		"how often the node measures its data dir's disk for the disk watermarks (it re-registers only when the free space moved by 0.5% of the disk)")
 	cmd.Flags().Var(&f.flushThreshold, "translog-flush-threshold",
 		"commit a shard once its uncommitted translog exceeds this, bounding what a restart replays (index.translog.flush_threshold_size), e.g. 64MiB; -1: never by size")
 	cmd.Flags().DurationVar(&f.replTimeout, "replication-timeout", 30*time.Second,
@@ -148,6 +151,7 @@ func (f *nodeFlags) apply(cfg *node.Config) {
 	cfg.ConcurrentRecoveries = f.recoveries
 	cfg.ReplicationTimeout = f.replTimeout
 	cfg.RecoveryBytesPerSec, cfg.OutgoingRecoveries = int64(f.recoveryRate), f.outgoing
+	cfg.DiskCheckInterval = f.diskCheck
 }
 
 func newNodeCmd() *cobra.Command {

@@ -15,7 +15,11 @@
 //     node_left_delayed_timeout are placed elsewhere; the copy count
 //     follows number_of_replicas, also on a live index;
 //   - unassigned copies are placed (cluster/placement), a replica only
-//     once its primary has started.
+//     once its primary has started, none on a node whose disk is past the
+//     high watermark, no replica past the low one;
+//   - an index with a copy on a node past the flood-stage watermark gets a
+//     write block, lifted once every node holding a copy is below high
+//     again (disk.go).
 //
 // "Gone" is a node whose lease expired, or one that fails its follower
 // checks (followers.go): the leader asks every node's health service every
@@ -280,24 +284,47 @@ func (a *Allocator) allocate(ctx context.Context, st *state.Snapshot, unreachabl
 		}
 	}
 	ups, next := Plan(in)
-	for len(ups) > 0 {
-		batch := ups[:min(len(ups), a.cfg.MaxTxnEntries)]
-		ups = ups[len(batch):]
+	blocks := DiskBlocks(in)
+	err := a.commit(ctx, guard, len(blocks), func(i int) (string, int64, proto.Message) {
+		return blocks[i].Key, blocks[i].ModRevision, blocks[i].Meta
+	}, func(i int) {
+		if b := blocks[i].Meta.GetDiskBlock(); b != nil {
+			a.cfg.Logger.Warn("index refuses writes: a node holding a copy is past the flood-stage disk watermark", "index", blocks[i].Meta.GetName(), "reason", b.GetReason())
+		} else {
+			a.cfg.Logger.Info("index takes writes again: every node holding a copy is below the high disk watermark", "index", blocks[i].Meta.GetName())
+		}
+	})
+	if err != nil {
+		return next, err
+	}
+	return next, a.commit(ctx, guard, len(ups), func(i int) (string, int64, proto.Message) {
+		return ups[i].Key, ups[i].ModRevision, ups[i].Routing
+	}, func(i int) { a.logChange(st, ups[i]) })
+}
+
+// commit writes n entries (key, the mod revision it was computed from,
+// value) in transactions of MaxTxnEntries, each guarded by the leader's
+// election key and every entry's revision, and calls done for each entry
+// written.
+func (a *Allocator) commit(ctx context.Context, guard clientv3.Cmp, n int, entry func(i int) (string, int64, proto.Message), done func(i int)) error {
+	for lo := 0; lo < n; lo += a.cfg.MaxTxnEntries {
+		hi := min(n, lo+a.cfg.MaxTxnEntries)
 		var t state.Txn
 		t.If(guard)
-		for _, u := range batch {
-			t.Unchanged(u.Key, u.ModRevision)
-			t.Put(u.Key, u.Routing)
+		for i := lo; i < hi; i++ {
+			key, rev, v := entry(i)
+			t.Unchanged(key, rev)
+			t.Put(key, v)
 		}
 		if err := a.cfg.Store.Commit(ctx, &t); err != nil {
-			return next, err
+			return err
 		}
-		for _, u := range batch {
-			a.logChange(st, u)
+		for i := lo; i < hi; i++ {
+			done(i)
 		}
 		a.rounds.Add(1)
 	}
-	return next, nil
+	return nil
 }
 
 // copyState asks a candidate's node how far its copy is.

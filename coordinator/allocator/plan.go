@@ -76,7 +76,9 @@ type Change struct {
 //     While the primary is not active the set is kept: its ids are the
 //     candidates of the next promotion.
 //  6. Unassigned copies are placed (cluster/placement: never two copies
-//     of a shard on one node, spread over zones and nodes) as
+//     of a shard on one node, none on a node past the high disk watermark
+//     nor a replica past the low one (disk.go), spread over zones and
+//     nodes) as
 //     INITIALIZING with a new allocation id — a primary only if the
 //     in-sync set is empty (a new shard), a replica only while its
 //     primary is started (it recovers from it).
@@ -110,7 +112,7 @@ func Plan(in Input) ([]Change, time.Time) {
 				case !c.Primary && !primaryActive:
 					c.Reason = "waiting for the primary to start (a replica recovers from it)"
 				default:
-					pending = append(pending, placement.Shard{Index: uuid, Shard: n})
+					pending = append(pending, placement.Shard{Index: uuid, Shard: n, NewPrimary: c.Primary})
 					waiting[id] = append(waiting[id], c)
 				}
 			}
@@ -144,9 +146,14 @@ func (in Input) available(node string) bool {
 	return node != "" && in.State.Live(node) && !bad
 }
 
-// placementNodes are the available nodes as placement sees them.
+// placementNodes are the available nodes as placement sees them, with
+// what each refuses (disk.go).
 func (in Input) placementNodes() []placement.Node {
-	return slices.DeleteFunc(in.State.PlacementNodes(), func(n placement.Node) bool { return !in.available(n.ID) })
+	ns := slices.DeleteFunc(in.State.PlacementNodes(), func(n placement.Node) bool { return !in.available(n.ID) })
+	for i := range ns {
+		ns[i].Refuse, ns[i].RefuseReplicas = in.refusals(ns[i].ID)
+	}
+	return ns
 }
 
 // goneReason says why a node counts as gone.

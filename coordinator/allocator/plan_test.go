@@ -118,7 +118,7 @@ func TestPlan(t *testing.T) {
 				{NodeId: "n1", AllocationId: "p", Primary: true, State: started}, {NodeId: "n2", AllocationId: "r", State: started}}},
 			want: &statev1.ShardRouting{PrimaryTerm: 1, InSync: []string{"p", "r"}, Copies: []*statev1.ShardCopy{
 				{NodeId: "n1", AllocationId: "p", Primary: true, State: started}, {NodeId: "n2", AllocationId: "r", State: started},
-				{State: unassigned, Reason: "every live node already holds a copy of this shard"}}}},
+				{State: unassigned, Reason: "no node can take the copy: node [n1] holds a copy of the shard already; node [n2] holds a copy of the shard already"}}}},
 		{name: "primary's node left: the in-sync replica is promoted, term + 1",
 			nodes: []string{"n2", "n3"}, replicas: 1, shard: live(),
 			want: &statev1.ShardRouting{PrimaryTerm: 3, InSync: []string{"r"}, Copies: []*statev1.ShardCopy{

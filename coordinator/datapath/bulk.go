@@ -43,7 +43,8 @@ type shardGroup struct {
 type bulkResult struct {
 	items   []*sluicev1.BulkItemResult
 	touched []target // shards that applied something
-	// overloaded counts items rejected by admission control.
+	// overloaded counts items rejected by admission control, or refused
+	// by an index's write block (its disk is full).
 	overloaded int
 }
 
@@ -74,6 +75,9 @@ func (d *DataPath) bulk(ctx context.Context, defaultIndex string, items []*sluic
 		res.items[i] = r
 		t, sent, err := d.routeItem(st, name, it)
 		if err != nil {
+			if errors.Is(err, state.ErrWriteBlocked) {
+				res.overloaded++ // refused for now, as by admission
+			}
 			fail(i, err)
 			continue
 		}
@@ -129,6 +133,9 @@ func (d *DataPath) routeItem(st *state.Snapshot, name string, it *sluicev1.BulkI
 		if verr := metadata.ValidateName("index", name); verr != nil {
 			return target{}, nil, verr
 		}
+		return target{}, nil, err
+	}
+	if err := x.WriteBlocked(); err != nil {
 		return target{}, nil, err
 	}
 	if err := checkID("_id", it.GetId()); err != nil {

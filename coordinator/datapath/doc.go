@@ -23,7 +23,12 @@
 // name, no id for a delete) fail just that item; document problems
 // (malformed JSON, mapping conflicts) come back from the node per item.
 // The item's routing travels with it and the shard's engine stores it
-// (_routing); Get, search hits and Scroll return it.
+// (_routing); Get, search hits and Scroll return it. An index with a write
+// block (a node holding a copy of it is past the flood-stage disk
+// watermark; the allocator sets and lifts it) fails its items with
+// RESOURCE_EXHAUSTED, a retry delay and the block's reason, naming the
+// node and its disk; a bulk of nothing else fails as a whole, with a
+// RetryInfo.
 //
 // # Memory budgets
 //

@@ -7,6 +7,7 @@ import (
 
 	"github.com/sluice-search/sluice/cluster/metadata"
 	"github.com/sluice-search/sluice/cluster/state"
+	"github.com/sluice-search/sluice/cluster/watermark"
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
 )
 
@@ -32,6 +33,11 @@ func Health(st *state.Snapshot, indices []string, clusterName string) *sluicev1.
 		sort.Slice(xs, func(i, j int) bool { return xs[i].Name() < xs[j].Name() })
 		xs = slices.CompactFunc(xs, func(a, b *state.Index) bool { return a == b })
 	}
+	for _, n := range watermark.Nodes(st) {
+		if n.DiskWatermark > sluicev1.DiskWatermark_DISK_WATERMARK_OK {
+			h.DiskWatermarkNodes = append(h.DiskWatermarkNodes, n)
+		}
+	}
 	for _, x := range xs {
 		ih := indexHealth(st, x)
 		h.Indices = append(h.Indices, ih)
@@ -42,7 +48,7 @@ func Health(st *state.Snapshot, indices []string, clusterName string) *sluicev1.
 
 func indexHealth(st *state.Snapshot, x *state.Index) *sluicev1.IndexHealth {
 	info := st.Info(x)
-	ih := &sluicev1.IndexHealth{Index: x.Name(), Status: info.Health, Shards: info.Shards}
+	ih := &sluicev1.IndexHealth{Index: x.Name(), Status: info.Health, Shards: info.Shards, WriteBlock: info.WriteBlock}
 	for _, sh := range ih.Shards {
 		if sh.State == sluicev1.ShardState_SHARD_STATE_STARTED && st.Live(sh.NodeId) {
 			ih.ActiveShards++
@@ -80,11 +86,8 @@ func shardReason(st *state.Snapshot, sh *sluicev1.ShardRouting) string {
 
 // State builds the ClusterState response.
 func State(st *state.Snapshot, clusterName, allocator string) *sluicev1.ClusterStateResponse {
-	resp := &sluicev1.ClusterStateResponse{ClusterName: clusterName, Allocator: allocator, Revision: st.Revision}
-	for _, n := range st.Nodes {
-		resp.Nodes = append(resp.Nodes, state.NodeInfo(n))
-	}
-	sort.Slice(resp.Nodes, func(i, j int) bool { return resp.Nodes[i].Id < resp.Nodes[j].Id })
+	resp := &sluicev1.ClusterStateResponse{ClusterName: clusterName, Allocator: allocator, Revision: st.Revision,
+		Nodes: watermark.Nodes(st), Settings: watermark.Effective(st.Settings)}
 	for _, name := range st.IndexNames("") {
 		resp.Indices = append(resp.Indices, st.Info(st.Indices[name]))
 	}

@@ -233,6 +233,24 @@ func (s *Server) ClusterState(ctx context.Context, _ *sluicev1.ClusterStateReque
 	return State(st, s.clusterName, leader), nil
 }
 
+// GetClusterSettings returns the cluster settings, defaults filled in.
+func (s *Server) GetClusterSettings(ctx context.Context, _ *sluicev1.GetClusterSettingsRequest) (*sluicev1.GetClusterSettingsResponse, error) {
+	cs, err := s.meta.ClusterSettings(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &sluicev1.GetClusterSettingsResponse{Settings: cs}, nil
+}
+
+// UpdateClusterSettings changes cluster settings.
+func (s *Server) UpdateClusterSettings(ctx context.Context, req *sluicev1.UpdateClusterSettingsRequest) (*sluicev1.UpdateClusterSettingsResponse, error) {
+	cs, err := s.meta.UpdateClusterSettings(ctx, req.GetSettings(), req.GetUpdateMask().GetPaths())
+	if err != nil {
+		return nil, err
+	}
+	return &sluicev1.UpdateClusterSettingsResponse{Settings: cs}, nil
+}
+
 // Bulk applies a bulk request (datapath).
 func (s *Server) Bulk(ctx context.Context, req *sluicev1.BulkRequest) (*sluicev1.BulkResponse, error) {
 	start := time.Now()

@@ -170,7 +170,9 @@ var rules = map[string]access{
 		}
 		return one(monitor, resolveRead, r.GetIndices()...)
 	})},
-	sluicev1.Sluice_ClusterState_FullMethodName: {needs: cluster(monitor)},
+	sluicev1.Sluice_ClusterState_FullMethodName:          {needs: cluster(monitor)},
+	sluicev1.Sluice_GetClusterSettings_FullMethodName:    {needs: cluster(monitor)},
+	sluicev1.Sluice_UpdateClusterSettings_FullMethodName: {needs: cluster(manage)},
 	sluicev1.Sluice_VerifyIndex_FullMethodName: {needs: on(func(r *sluicev1.VerifyIndexRequest) []need {
 		return one(manage, resolveRead, r.GetIndex())
 	})},

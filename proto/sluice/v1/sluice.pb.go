@@ -4648,8 +4648,10 @@ type IndexHealth struct {
 	ActiveShards int32 `protobuf:"varint,6,opt,name=active_shards,json=activeShards,proto3" json:"active_shards,omitempty"`
 	// Copies being opened or recovered (INITIALIZING), a part of unassigned_shards.
 	InitializingShards int32 `protobuf:"varint,7,opt,name=initializing_shards,json=initializingShards,proto3" json:"initializing_shards,omitempty"`
-	unknownFields      protoimpl.UnknownFields
-	sizeCache          protoimpl.SizeCache
+	// Set while the index refuses writes (IndexInfo.write_block): which node and disk.
+	WriteBlock    string `protobuf:"bytes,8,opt,name=write_block,json=writeBlock,proto3" json:"write_block,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *IndexHealth) Reset() {
@@ -4731,6 +4733,13 @@ func (x *IndexHealth) GetInitializingShards() int32 {
 	return 0
 }
 
+func (x *IndexHealth) GetWriteBlock() string {
+	if x != nil {
+		return x.WriteBlock
+	}
+	return ""
+}
+
 // ClusterHealthResponse reports health.
 type ClusterHealthResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -4746,9 +4755,11 @@ type ClusterHealthResponse struct {
 	ClusterName string `protobuf:"bytes,5,opt,name=cluster_name,json=clusterName,proto3" json:"cluster_name,omitempty"`
 	// Why the status is what it is when that is not about shards: set (and the status RED) when
 	// the coordinator cannot read the cluster state, instead of answering from what it read last.
-	Reason        string `protobuf:"bytes,6,opt,name=reason,proto3" json:"reason,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Reason string `protobuf:"bytes,6,opt,name=reason,proto3" json:"reason,omitempty"`
+	// The data nodes whose disk is past a watermark, with why (disk_reason).
+	DiskWatermarkNodes []*NodeInfo `protobuf:"bytes,7,rep,name=disk_watermark_nodes,json=diskWatermarkNodes,proto3" json:"disk_watermark_nodes,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
 }
 
 func (x *ClusterHealthResponse) Reset() {
@@ -4823,6 +4834,13 @@ func (x *ClusterHealthResponse) GetReason() string {
 	return ""
 }
 
+func (x *ClusterHealthResponse) GetDiskWatermarkNodes() []*NodeInfo {
+	if x != nil {
+		return x.DiskWatermarkNodes
+	}
+	return nil
+}
+
 // ClusterStateRequest asks for the cluster state.
 type ClusterStateRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -4876,7 +4894,13 @@ type NodeInfo struct {
 	// Whether its lease is live.
 	Live bool `protobuf:"varint,6,opt,name=live,proto3" json:"live,omitempty"`
 	// The Sluice version it runs.
-	Version       string `protobuf:"bytes,7,opt,name=version,proto3" json:"version,omitempty"`
+	Version string `protobuf:"bytes,7,opt,name=version,proto3" json:"version,omitempty"`
+	// Where its disk usage stands against the disk watermarks.
+	DiskWatermark DiskWatermark `protobuf:"varint,8,opt,name=disk_watermark,json=diskWatermark,proto3,enum=sluice.v1.DiskWatermark" json:"disk_watermark,omitempty"`
+	// Past a watermark: its usage and the watermark passed, naming the node and its data path.
+	DiskReason string `protobuf:"bytes,9,opt,name=disk_reason,json=diskReason,proto3" json:"disk_reason,omitempty"`
+	// The data path whose file system disk_free_bytes and disk_total_bytes describe.
+	DataPath      string `protobuf:"bytes,10,opt,name=data_path,json=dataPath,proto3" json:"data_path,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -4960,6 +4984,27 @@ func (x *NodeInfo) GetVersion() string {
 	return ""
 }
 
+func (x *NodeInfo) GetDiskWatermark() DiskWatermark {
+	if x != nil {
+		return x.DiskWatermark
+	}
+	return DiskWatermark_DISK_WATERMARK_UNSPECIFIED
+}
+
+func (x *NodeInfo) GetDiskReason() string {
+	if x != nil {
+		return x.DiskReason
+	}
+	return ""
+}
+
+func (x *NodeInfo) GetDataPath() string {
+	if x != nil {
+		return x.DataPath
+	}
+	return ""
+}
+
 // ClusterStateResponse is a snapshot of cluster metadata.
 type ClusterStateResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -4974,7 +5019,9 @@ type ClusterStateResponse struct {
 	// The id of the coordinator currently acting as allocator.
 	Allocator string `protobuf:"bytes,5,opt,name=allocator,proto3" json:"allocator,omitempty"`
 	// The etcd revision this snapshot was read at.
-	Revision      int64 `protobuf:"varint,6,opt,name=revision,proto3" json:"revision,omitempty"`
+	Revision int64 `protobuf:"varint,6,opt,name=revision,proto3" json:"revision,omitempty"`
+	// The cluster-wide allocation settings, defaults filled in.
+	Settings      *ClusterSettings `protobuf:"bytes,7,opt,name=settings,proto3" json:"settings,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -5051,6 +5098,198 @@ func (x *ClusterStateResponse) GetRevision() int64 {
 	return 0
 }
 
+func (x *ClusterStateResponse) GetSettings() *ClusterSettings {
+	if x != nil {
+		return x.Settings
+	}
+	return nil
+}
+
+// GetClusterSettingsRequest asks for the cluster settings.
+type GetClusterSettingsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetClusterSettingsRequest) Reset() {
+	*x = GetClusterSettingsRequest{}
+	mi := &file_sluice_v1_sluice_proto_msgTypes[63]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetClusterSettingsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetClusterSettingsRequest) ProtoMessage() {}
+
+func (x *GetClusterSettingsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_sluice_v1_sluice_proto_msgTypes[63]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetClusterSettingsRequest.ProtoReflect.Descriptor instead.
+func (*GetClusterSettingsRequest) Descriptor() ([]byte, []int) {
+	return file_sluice_v1_sluice_proto_rawDescGZIP(), []int{63}
+}
+
+// GetClusterSettingsResponse holds the cluster settings.
+type GetClusterSettingsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The settings, defaults filled in.
+	Settings      *ClusterSettings `protobuf:"bytes,1,opt,name=settings,proto3" json:"settings,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetClusterSettingsResponse) Reset() {
+	*x = GetClusterSettingsResponse{}
+	mi := &file_sluice_v1_sluice_proto_msgTypes[64]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetClusterSettingsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetClusterSettingsResponse) ProtoMessage() {}
+
+func (x *GetClusterSettingsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_sluice_v1_sluice_proto_msgTypes[64]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetClusterSettingsResponse.ProtoReflect.Descriptor instead.
+func (*GetClusterSettingsResponse) Descriptor() ([]byte, []int) {
+	return file_sluice_v1_sluice_proto_rawDescGZIP(), []int{64}
+}
+
+func (x *GetClusterSettingsResponse) GetSettings() *ClusterSettings {
+	if x != nil {
+		return x.Settings
+	}
+	return nil
+}
+
+// UpdateClusterSettingsRequest changes cluster settings.
+type UpdateClusterSettingsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The new values of the fields named in update_mask (without a mask: of the fields set).
+	Settings *ClusterSettings `protobuf:"bytes,1,opt,name=settings,proto3" json:"settings,omitempty"`
+	// The fields to change; a field in the mask that is empty in settings goes back to its
+	// default.
+	UpdateMask    *fieldmaskpb.FieldMask `protobuf:"bytes,2,opt,name=update_mask,json=updateMask,proto3" json:"update_mask,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UpdateClusterSettingsRequest) Reset() {
+	*x = UpdateClusterSettingsRequest{}
+	mi := &file_sluice_v1_sluice_proto_msgTypes[65]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UpdateClusterSettingsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UpdateClusterSettingsRequest) ProtoMessage() {}
+
+func (x *UpdateClusterSettingsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_sluice_v1_sluice_proto_msgTypes[65]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UpdateClusterSettingsRequest.ProtoReflect.Descriptor instead.
+func (*UpdateClusterSettingsRequest) Descriptor() ([]byte, []int) {
+	return file_sluice_v1_sluice_proto_rawDescGZIP(), []int{65}
+}
+
+func (x *UpdateClusterSettingsRequest) GetSettings() *ClusterSettings {
+	if x != nil {
+		return x.Settings
+	}
+	return nil
+}
+
+func (x *UpdateClusterSettingsRequest) GetUpdateMask() *fieldmaskpb.FieldMask {
+	if x != nil {
+		return x.UpdateMask
+	}
+	return nil
+}
+
+// UpdateClusterSettingsResponse holds the settings as now stored.
+type UpdateClusterSettingsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The settings, defaults filled in.
+	Settings      *ClusterSettings `protobuf:"bytes,1,opt,name=settings,proto3" json:"settings,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UpdateClusterSettingsResponse) Reset() {
+	*x = UpdateClusterSettingsResponse{}
+	mi := &file_sluice_v1_sluice_proto_msgTypes[66]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UpdateClusterSettingsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UpdateClusterSettingsResponse) ProtoMessage() {}
+
+func (x *UpdateClusterSettingsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_sluice_v1_sluice_proto_msgTypes[66]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UpdateClusterSettingsResponse.ProtoReflect.Descriptor instead.
+func (*UpdateClusterSettingsResponse) Descriptor() ([]byte, []int) {
+	return file_sluice_v1_sluice_proto_rawDescGZIP(), []int{66}
+}
+
+func (x *UpdateClusterSettingsResponse) GetSettings() *ClusterSettings {
+	if x != nil {
+		return x.Settings
+	}
+	return nil
+}
+
 // VerifyIndexRequest asks for an index's shard copies to be verified.
 type VerifyIndexRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -5071,7 +5310,7 @@ type VerifyIndexRequest struct {
 
 func (x *VerifyIndexRequest) Reset() {
 	*x = VerifyIndexRequest{}
-	mi := &file_sluice_v1_sluice_proto_msgTypes[63]
+	mi := &file_sluice_v1_sluice_proto_msgTypes[67]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5083,7 +5322,7 @@ func (x *VerifyIndexRequest) String() string {
 func (*VerifyIndexRequest) ProtoMessage() {}
 
 func (x *VerifyIndexRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_v1_sluice_proto_msgTypes[63]
+	mi := &file_sluice_v1_sluice_proto_msgTypes[67]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5096,7 +5335,7 @@ func (x *VerifyIndexRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VerifyIndexRequest.ProtoReflect.Descriptor instead.
 func (*VerifyIndexRequest) Descriptor() ([]byte, []int) {
-	return file_sluice_v1_sluice_proto_rawDescGZIP(), []int{63}
+	return file_sluice_v1_sluice_proto_rawDescGZIP(), []int{67}
 }
 
 func (x *VerifyIndexRequest) GetIndex() string {
@@ -5144,7 +5383,7 @@ type FileVerification struct {
 
 func (x *FileVerification) Reset() {
 	*x = FileVerification{}
-	mi := &file_sluice_v1_sluice_proto_msgTypes[64]
+	mi := &file_sluice_v1_sluice_proto_msgTypes[68]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5156,7 +5395,7 @@ func (x *FileVerification) String() string {
 func (*FileVerification) ProtoMessage() {}
 
 func (x *FileVerification) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_v1_sluice_proto_msgTypes[64]
+	mi := &file_sluice_v1_sluice_proto_msgTypes[68]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5169,7 +5408,7 @@ func (x *FileVerification) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FileVerification.ProtoReflect.Descriptor instead.
 func (*FileVerification) Descriptor() ([]byte, []int) {
-	return file_sluice_v1_sluice_proto_rawDescGZIP(), []int{64}
+	return file_sluice_v1_sluice_proto_rawDescGZIP(), []int{68}
 }
 
 func (x *FileVerification) GetName() string {
@@ -5213,7 +5452,7 @@ type SegmentVerification struct {
 
 func (x *SegmentVerification) Reset() {
 	*x = SegmentVerification{}
-	mi := &file_sluice_v1_sluice_proto_msgTypes[65]
+	mi := &file_sluice_v1_sluice_proto_msgTypes[69]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5225,7 +5464,7 @@ func (x *SegmentVerification) String() string {
 func (*SegmentVerification) ProtoMessage() {}
 
 func (x *SegmentVerification) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_v1_sluice_proto_msgTypes[65]
+	mi := &file_sluice_v1_sluice_proto_msgTypes[69]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5238,7 +5477,7 @@ func (x *SegmentVerification) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SegmentVerification.ProtoReflect.Descriptor instead.
 func (*SegmentVerification) Descriptor() ([]byte, []int) {
-	return file_sluice_v1_sluice_proto_rawDescGZIP(), []int{65}
+	return file_sluice_v1_sluice_proto_rawDescGZIP(), []int{69}
 }
 
 func (x *SegmentVerification) GetName() string {
@@ -5287,7 +5526,7 @@ type ShardVerification struct {
 
 func (x *ShardVerification) Reset() {
 	*x = ShardVerification{}
-	mi := &file_sluice_v1_sluice_proto_msgTypes[66]
+	mi := &file_sluice_v1_sluice_proto_msgTypes[70]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5299,7 +5538,7 @@ func (x *ShardVerification) String() string {
 func (*ShardVerification) ProtoMessage() {}
 
 func (x *ShardVerification) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_v1_sluice_proto_msgTypes[66]
+	mi := &file_sluice_v1_sluice_proto_msgTypes[70]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5312,7 +5551,7 @@ func (x *ShardVerification) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShardVerification.ProtoReflect.Descriptor instead.
 func (*ShardVerification) Descriptor() ([]byte, []int) {
-	return file_sluice_v1_sluice_proto_rawDescGZIP(), []int{66}
+	return file_sluice_v1_sluice_proto_rawDescGZIP(), []int{70}
 }
 
 func (x *ShardVerification) GetIndex() string {
@@ -5403,7 +5642,7 @@ type VerifyIndexResponse struct {
 
 func (x *VerifyIndexResponse) Reset() {
 	*x = VerifyIndexResponse{}
-	mi := &file_sluice_v1_sluice_proto_msgTypes[67]
+	mi := &file_sluice_v1_sluice_proto_msgTypes[71]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5415,7 +5654,7 @@ func (x *VerifyIndexResponse) String() string {
 func (*VerifyIndexResponse) ProtoMessage() {}
 
 func (x *VerifyIndexResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_v1_sluice_proto_msgTypes[67]
+	mi := &file_sluice_v1_sluice_proto_msgTypes[71]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5428,7 +5667,7 @@ func (x *VerifyIndexResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VerifyIndexResponse.ProtoReflect.Descriptor instead.
 func (*VerifyIndexResponse) Descriptor() ([]byte, []int) {
-	return file_sluice_v1_sluice_proto_rawDescGZIP(), []int{67}
+	return file_sluice_v1_sluice_proto_rawDescGZIP(), []int{71}
 }
 
 func (x *VerifyIndexResponse) GetShards() []*ShardVerification {
@@ -5716,7 +5955,7 @@ const file_sluice_v1_sluice_proto_rawDesc = "" +
 	"\x14ClusterHealthRequest\x12\x18\n" +
 	"\aindices\x18\x01 \x03(\tR\aindices\x12?\n" +
 	"\x0fwait_for_status\x18\x02 \x01(\x0e2\x17.sluice.v1.HealthStatusR\rwaitForStatus\x123\n" +
-	"\atimeout\x18\x03 \x01(\v2\x19.google.protobuf.DurationR\atimeout\"\xbc\x02\n" +
+	"\atimeout\x18\x03 \x01(\v2\x19.google.protobuf.DurationR\atimeout\"\xdd\x02\n" +
 	"\vIndexHealth\x12\x14\n" +
 	"\x05index\x18\x01 \x01(\tR\x05index\x12/\n" +
 	"\x06status\x18\x02 \x01(\x0e2\x17.sluice.v1.HealthStatusR\x06status\x122\n" +
@@ -5724,15 +5963,18 @@ const file_sluice_v1_sluice_proto_rawDesc = "" +
 	"\x11unassigned_shards\x18\x04 \x01(\x05R\x10unassignedShards\x12/\n" +
 	"\x06shards\x18\x05 \x03(\v2\x17.sluice.v1.ShardRoutingR\x06shards\x12#\n" +
 	"\ractive_shards\x18\x06 \x01(\x05R\factiveShards\x12/\n" +
-	"\x13initializing_shards\x18\a \x01(\x05R\x12initializingShards\"\x83\x02\n" +
+	"\x13initializing_shards\x18\a \x01(\x05R\x12initializingShards\x12\x1f\n" +
+	"\vwrite_block\x18\b \x01(\tR\n" +
+	"writeBlock\"\xca\x02\n" +
 	"\x15ClusterHealthResponse\x12/\n" +
 	"\x06status\x18\x01 \x01(\x0e2\x17.sluice.v1.HealthStatusR\x06status\x12/\n" +
 	"\x14number_of_data_nodes\x18\x02 \x01(\x05R\x11numberOfDataNodes\x120\n" +
 	"\aindices\x18\x03 \x03(\v2\x16.sluice.v1.IndexHealthR\aindices\x12\x1b\n" +
 	"\ttimed_out\x18\x04 \x01(\bR\btimedOut\x12!\n" +
 	"\fcluster_name\x18\x05 \x01(\tR\vclusterName\x12\x16\n" +
-	"\x06reason\x18\x06 \x01(\tR\x06reason\"\x15\n" +
-	"\x13ClusterStateRequest\"\xc8\x01\n" +
+	"\x06reason\x18\x06 \x01(\tR\x06reason\x12E\n" +
+	"\x14disk_watermark_nodes\x18\a \x03(\v2\x13.sluice.v1.NodeInfoR\x12diskWatermarkNodes\"\x15\n" +
+	"\x13ClusterStateRequest\"\xc7\x02\n" +
 	"\bNodeInfo\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x18\n" +
 	"\aaddress\x18\x02 \x01(\tR\aaddress\x12\x12\n" +
@@ -5740,14 +5982,29 @@ const file_sluice_v1_sluice_proto_rawDesc = "" +
 	"\x0fdisk_free_bytes\x18\x04 \x01(\x03R\rdiskFreeBytes\x12(\n" +
 	"\x10disk_total_bytes\x18\x05 \x01(\x03R\x0ediskTotalBytes\x12\x12\n" +
 	"\x04live\x18\x06 \x01(\bR\x04live\x12\x18\n" +
-	"\aversion\x18\a \x01(\tR\aversion\"\xfe\x01\n" +
+	"\aversion\x18\a \x01(\tR\aversion\x12?\n" +
+	"\x0edisk_watermark\x18\b \x01(\x0e2\x18.sluice.v1.DiskWatermarkR\rdiskWatermark\x12\x1f\n" +
+	"\vdisk_reason\x18\t \x01(\tR\n" +
+	"diskReason\x12\x1b\n" +
+	"\tdata_path\x18\n" +
+	" \x01(\tR\bdataPath\"\xb6\x02\n" +
 	"\x14ClusterStateResponse\x12!\n" +
 	"\fcluster_name\x18\x01 \x01(\tR\vclusterName\x12)\n" +
 	"\x05nodes\x18\x02 \x03(\v2\x13.sluice.v1.NodeInfoR\x05nodes\x12.\n" +
 	"\aindices\x18\x03 \x03(\v2\x14.sluice.v1.IndexInfoR\aindices\x12.\n" +
 	"\aaliases\x18\x04 \x03(\v2\x14.sluice.v1.AliasInfoR\aaliases\x12\x1c\n" +
 	"\tallocator\x18\x05 \x01(\tR\tallocator\x12\x1a\n" +
-	"\brevision\x18\x06 \x01(\x03R\brevision\"\x8e\x01\n" +
+	"\brevision\x18\x06 \x01(\x03R\brevision\x126\n" +
+	"\bsettings\x18\a \x01(\v2\x1a.sluice.v1.ClusterSettingsR\bsettings\"\x1b\n" +
+	"\x19GetClusterSettingsRequest\"T\n" +
+	"\x1aGetClusterSettingsResponse\x126\n" +
+	"\bsettings\x18\x01 \x01(\v2\x1a.sluice.v1.ClusterSettingsR\bsettings\"\x93\x01\n" +
+	"\x1cUpdateClusterSettingsRequest\x126\n" +
+	"\bsettings\x18\x01 \x01(\v2\x1a.sluice.v1.ClusterSettingsR\bsettings\x12;\n" +
+	"\vupdate_mask\x18\x02 \x01(\v2\x1a.google.protobuf.FieldMaskR\n" +
+	"updateMask\"W\n" +
+	"\x1dUpdateClusterSettingsResponse\x126\n" +
+	"\bsettings\x18\x01 \x01(\v2\x1a.sluice.v1.ClusterSettingsR\bsettings\"\x8e\x01\n" +
 	"\x12VerifyIndexRequest\x12\x14\n" +
 	"\x05index\x18\x01 \x01(\tR\x05index\x12\x19\n" +
 	"\x05shard\x18\x02 \x01(\x05H\x00R\x05shard\x88\x01\x01\x12\x12\n" +
@@ -5840,7 +6097,7 @@ const file_sluice_v1_sluice_proto_rawDesc = "" +
 	"\x1cSHARD_VERIFICATION_STATUS_OK\x10\x01\x12%\n" +
 	"!SHARD_VERIFICATION_STATUS_DAMAGED\x10\x02\x12$\n" +
 	" SHARD_VERIFICATION_STATUS_FAILED\x10\x03\x12)\n" +
-	"%SHARD_VERIFICATION_STATUS_UNAVAILABLE\x10\x042\xa0\x0e\n" +
+	"%SHARD_VERIFICATION_STATUS_UNAVAILABLE\x10\x042\xef\x0f\n" +
 	"\x06Sluice\x12L\n" +
 	"\vCreateIndex\x12\x1d.sluice.v1.CreateIndexRequest\x1a\x1e.sluice.v1.CreateIndexResponse\x12L\n" +
 	"\vDeleteIndex\x12\x1d.sluice.v1.DeleteIndexRequest\x1a\x1e.sluice.v1.DeleteIndexResponse\x12C\n" +
@@ -5868,7 +6125,9 @@ const file_sluice_v1_sluice_proto_rawDesc = "" +
 	"\x0eRethrottleTask\x12 .sluice.v1.RethrottleTaskRequest\x1a!.sluice.v1.RethrottleTaskResponse\x12R\n" +
 	"\rClusterHealth\x12\x1f.sluice.v1.ClusterHealthRequest\x1a .sluice.v1.ClusterHealthResponse\x12O\n" +
 	"\fClusterState\x12\x1e.sluice.v1.ClusterStateRequest\x1a\x1f.sluice.v1.ClusterStateResponse\x12L\n" +
-	"\vVerifyIndex\x12\x1d.sluice.v1.VerifyIndexRequest\x1a\x1e.sluice.v1.VerifyIndexResponseB:Z8github.com/sluice-search/sluice/proto/sluice/v1;sluicev1b\x06proto3"
+	"\vVerifyIndex\x12\x1d.sluice.v1.VerifyIndexRequest\x1a\x1e.sluice.v1.VerifyIndexResponse\x12a\n" +
+	"\x12GetClusterSettings\x12$.sluice.v1.GetClusterSettingsRequest\x1a%.sluice.v1.GetClusterSettingsResponse\x12j\n" +
+	"\x15UpdateClusterSettings\x12'.sluice.v1.UpdateClusterSettingsRequest\x1a(.sluice.v1.UpdateClusterSettingsResponseB:Z8github.com/sluice-search/sluice/proto/sluice/v1;sluicev1b\x06proto3"
 
 var (
 	file_sluice_v1_sluice_proto_rawDescOnce sync.Once
@@ -5883,155 +6142,161 @@ func file_sluice_v1_sluice_proto_rawDescGZIP() []byte {
 }
 
 var file_sluice_v1_sluice_proto_enumTypes = make([]protoimpl.EnumInfo, 11)
-var file_sluice_v1_sluice_proto_msgTypes = make([]protoimpl.MessageInfo, 69)
+var file_sluice_v1_sluice_proto_msgTypes = make([]protoimpl.MessageInfo, 73)
 var file_sluice_v1_sluice_proto_goTypes = []any{
-	(AliasActionType)(0),                // 0: sluice.v1.AliasActionType
-	(RefreshPolicy)(0),                  // 1: sluice.v1.RefreshPolicy
-	(BulkAction)(0),                     // 2: sluice.v1.BulkAction
-	(BulkItemStatus)(0),                 // 3: sluice.v1.BulkItemStatus
-	(TotalHitsRelation)(0),              // 4: sluice.v1.TotalHitsRelation
-	(ReindexMode)(0),                    // 5: sluice.v1.ReindexMode
-	(ReindexCopyMethod)(0),              // 6: sluice.v1.ReindexCopyMethod
-	(ConflictPolicy)(0),                 // 7: sluice.v1.ConflictPolicy
-	(TaskState)(0),                      // 8: sluice.v1.TaskState
-	(FileVerificationStatus)(0),         // 9: sluice.v1.FileVerificationStatus
-	(ShardVerificationStatus)(0),        // 10: sluice.v1.ShardVerificationStatus
-	(*CreateIndexRequest)(nil),          // 11: sluice.v1.CreateIndexRequest
-	(*CreateIndexResponse)(nil),         // 12: sluice.v1.CreateIndexResponse
-	(*DeleteIndexRequest)(nil),          // 13: sluice.v1.DeleteIndexRequest
-	(*DeleteIndexResponse)(nil),         // 14: sluice.v1.DeleteIndexResponse
-	(*GetIndexRequest)(nil),             // 15: sluice.v1.GetIndexRequest
-	(*GetIndexResponse)(nil),            // 16: sluice.v1.GetIndexResponse
-	(*ListIndicesRequest)(nil),          // 17: sluice.v1.ListIndicesRequest
-	(*ListIndicesResponse)(nil),         // 18: sluice.v1.ListIndicesResponse
-	(*UpdateIndexSettingsRequest)(nil),  // 19: sluice.v1.UpdateIndexSettingsRequest
-	(*UpdateIndexSettingsResponse)(nil), // 20: sluice.v1.UpdateIndexSettingsResponse
-	(*PutMappingRequest)(nil),           // 21: sluice.v1.PutMappingRequest
-	(*PutMappingResponse)(nil),          // 22: sluice.v1.PutMappingResponse
-	(*AliasAction)(nil),                 // 23: sluice.v1.AliasAction
-	(*UpdateAliasesRequest)(nil),        // 24: sluice.v1.UpdateAliasesRequest
-	(*UpdateAliasesResponse)(nil),       // 25: sluice.v1.UpdateAliasesResponse
-	(*ListAliasesRequest)(nil),          // 26: sluice.v1.ListAliasesRequest
-	(*AliasInfo)(nil),                   // 27: sluice.v1.AliasInfo
-	(*ListAliasesResponse)(nil),         // 28: sluice.v1.ListAliasesResponse
-	(*BulkItem)(nil),                    // 29: sluice.v1.BulkItem
-	(*BulkRequest)(nil),                 // 30: sluice.v1.BulkRequest
-	(*BulkItemResult)(nil),              // 31: sluice.v1.BulkItemResult
-	(*BulkResponse)(nil),                // 32: sluice.v1.BulkResponse
-	(*BulkStreamRequest)(nil),           // 33: sluice.v1.BulkStreamRequest
-	(*BulkStreamResponse)(nil),          // 34: sluice.v1.BulkStreamResponse
-	(*BulkStreamFailure)(nil),           // 35: sluice.v1.BulkStreamFailure
-	(*GetRequest)(nil),                  // 36: sluice.v1.GetRequest
-	(*GetResponse)(nil),                 // 37: sluice.v1.GetResponse
-	(*PointInTime)(nil),                 // 38: sluice.v1.PointInTime
-	(*SearchRequest)(nil),               // 39: sluice.v1.SearchRequest
-	(*TotalHits)(nil),                   // 40: sluice.v1.TotalHits
-	(*Hit)(nil),                         // 41: sluice.v1.Hit
-	(*SearchResponse)(nil),              // 42: sluice.v1.SearchResponse
-	(*OpenPointInTimeRequest)(nil),      // 43: sluice.v1.OpenPointInTimeRequest
-	(*OpenPointInTimeResponse)(nil),     // 44: sluice.v1.OpenPointInTimeResponse
-	(*ClosePointInTimeRequest)(nil),     // 45: sluice.v1.ClosePointInTimeRequest
-	(*ClosePointInTimeResponse)(nil),    // 46: sluice.v1.ClosePointInTimeResponse
-	(*Slice)(nil),                       // 47: sluice.v1.Slice
-	(*ScrollRequest)(nil),               // 48: sluice.v1.ScrollRequest
-	(*ScrollDoc)(nil),                   // 49: sluice.v1.ScrollDoc
-	(*ScrollResponse)(nil),              // 50: sluice.v1.ScrollResponse
-	(*RefreshRequest)(nil),              // 51: sluice.v1.RefreshRequest
-	(*RefreshResponse)(nil),             // 52: sluice.v1.RefreshResponse
-	(*ReindexSource)(nil),               // 53: sluice.v1.ReindexSource
-	(*ReindexDestination)(nil),          // 54: sluice.v1.ReindexDestination
-	(*ReindexRequest)(nil),              // 55: sluice.v1.ReindexRequest
-	(*ReindexResponse)(nil),             // 56: sluice.v1.ReindexResponse
-	(*SliceStatus)(nil),                 // 57: sluice.v1.SliceStatus
-	(*ReindexStatus)(nil),               // 58: sluice.v1.ReindexStatus
-	(*Task)(nil),                        // 59: sluice.v1.Task
-	(*GetTaskRequest)(nil),              // 60: sluice.v1.GetTaskRequest
-	(*GetTaskResponse)(nil),             // 61: sluice.v1.GetTaskResponse
-	(*ListTasksRequest)(nil),            // 62: sluice.v1.ListTasksRequest
-	(*ListTasksResponse)(nil),           // 63: sluice.v1.ListTasksResponse
-	(*CancelTaskRequest)(nil),           // 64: sluice.v1.CancelTaskRequest
-	(*CancelTaskResponse)(nil),          // 65: sluice.v1.CancelTaskResponse
-	(*RethrottleTaskRequest)(nil),       // 66: sluice.v1.RethrottleTaskRequest
-	(*RethrottleTaskResponse)(nil),      // 67: sluice.v1.RethrottleTaskResponse
-	(*ClusterHealthRequest)(nil),        // 68: sluice.v1.ClusterHealthRequest
-	(*IndexHealth)(nil),                 // 69: sluice.v1.IndexHealth
-	(*ClusterHealthResponse)(nil),       // 70: sluice.v1.ClusterHealthResponse
-	(*ClusterStateRequest)(nil),         // 71: sluice.v1.ClusterStateRequest
-	(*NodeInfo)(nil),                    // 72: sluice.v1.NodeInfo
-	(*ClusterStateResponse)(nil),        // 73: sluice.v1.ClusterStateResponse
-	(*VerifyIndexRequest)(nil),          // 74: sluice.v1.VerifyIndexRequest
-	(*FileVerification)(nil),            // 75: sluice.v1.FileVerification
-	(*SegmentVerification)(nil),         // 76: sluice.v1.SegmentVerification
-	(*ShardVerification)(nil),           // 77: sluice.v1.ShardVerification
-	(*VerifyIndexResponse)(nil),         // 78: sluice.v1.VerifyIndexResponse
-	nil,                                 // 79: sluice.v1.Hit.FieldsEntry
-	(*IndexSettings)(nil),               // 80: sluice.v1.IndexSettings
-	(*Mapping)(nil),                     // 81: sluice.v1.Mapping
-	(*IndexInfo)(nil),                   // 82: sluice.v1.IndexInfo
-	(*fieldmaskpb.FieldMask)(nil),       // 83: google.protobuf.FieldMask
-	(*durationpb.Duration)(nil),         // 84: google.protobuf.Duration
-	(*ErrorDetail)(nil),                 // 85: sluice.v1.ErrorDetail
-	(*Query)(nil),                       // 86: sluice.v1.Query
-	(*SortField)(nil),                   // 87: sluice.v1.SortField
-	(*SearchAfter)(nil),                 // 88: sluice.v1.SearchAfter
-	(*SortValue)(nil),                   // 89: sluice.v1.SortValue
-	(*ShardsSummary)(nil),               // 90: sluice.v1.ShardsSummary
-	(*ShardFailure)(nil),                // 91: sluice.v1.ShardFailure
-	(*timestamppb.Timestamp)(nil),       // 92: google.protobuf.Timestamp
-	(HealthStatus)(0),                   // 93: sluice.v1.HealthStatus
-	(*ShardRouting)(nil),                // 94: sluice.v1.ShardRouting
+	(AliasActionType)(0),                  // 0: sluice.v1.AliasActionType
+	(RefreshPolicy)(0),                    // 1: sluice.v1.RefreshPolicy
+	(BulkAction)(0),                       // 2: sluice.v1.BulkAction
+	(BulkItemStatus)(0),                   // 3: sluice.v1.BulkItemStatus
+	(TotalHitsRelation)(0),                // 4: sluice.v1.TotalHitsRelation
+	(ReindexMode)(0),                      // 5: sluice.v1.ReindexMode
+	(ReindexCopyMethod)(0),                // 6: sluice.v1.ReindexCopyMethod
+	(ConflictPolicy)(0),                   // 7: sluice.v1.ConflictPolicy
+	(TaskState)(0),                        // 8: sluice.v1.TaskState
+	(FileVerificationStatus)(0),           // 9: sluice.v1.FileVerificationStatus
+	(ShardVerificationStatus)(0),          // 10: sluice.v1.ShardVerificationStatus
+	(*CreateIndexRequest)(nil),            // 11: sluice.v1.CreateIndexRequest
+	(*CreateIndexResponse)(nil),           // 12: sluice.v1.CreateIndexResponse
+	(*DeleteIndexRequest)(nil),            // 13: sluice.v1.DeleteIndexRequest
+	(*DeleteIndexResponse)(nil),           // 14: sluice.v1.DeleteIndexResponse
+	(*GetIndexRequest)(nil),               // 15: sluice.v1.GetIndexRequest
+	(*GetIndexResponse)(nil),              // 16: sluice.v1.GetIndexResponse
+	(*ListIndicesRequest)(nil),            // 17: sluice.v1.ListIndicesRequest
+	(*ListIndicesResponse)(nil),           // 18: sluice.v1.ListIndicesResponse
+	(*UpdateIndexSettingsRequest)(nil),    // 19: sluice.v1.UpdateIndexSettingsRequest
+	(*UpdateIndexSettingsResponse)(nil),   // 20: sluice.v1.UpdateIndexSettingsResponse
+	(*PutMappingRequest)(nil),             // 21: sluice.v1.PutMappingRequest
+	(*PutMappingResponse)(nil),            // 22: sluice.v1.PutMappingResponse
+	(*AliasAction)(nil),                   // 23: sluice.v1.AliasAction
+	(*UpdateAliasesRequest)(nil),          // 24: sluice.v1.UpdateAliasesRequest
+	(*UpdateAliasesResponse)(nil),         // 25: sluice.v1.UpdateAliasesResponse
+	(*ListAliasesRequest)(nil),            // 26: sluice.v1.ListAliasesRequest
+	(*AliasInfo)(nil),                     // 27: sluice.v1.AliasInfo
+	(*ListAliasesResponse)(nil),           // 28: sluice.v1.ListAliasesResponse
+	(*BulkItem)(nil),                      // 29: sluice.v1.BulkItem
+	(*BulkRequest)(nil),                   // 30: sluice.v1.BulkRequest
+	(*BulkItemResult)(nil),                // 31: sluice.v1.BulkItemResult
+	(*BulkResponse)(nil),                  // 32: sluice.v1.BulkResponse
+	(*BulkStreamRequest)(nil),             // 33: sluice.v1.BulkStreamRequest
+	(*BulkStreamResponse)(nil),            // 34: sluice.v1.BulkStreamResponse
+	(*BulkStreamFailure)(nil),             // 35: sluice.v1.BulkStreamFailure
+	(*GetRequest)(nil),                    // 36: sluice.v1.GetRequest
+	(*GetResponse)(nil),                   // 37: sluice.v1.GetResponse
+	(*PointInTime)(nil),                   // 38: sluice.v1.PointInTime
+	(*SearchRequest)(nil),                 // 39: sluice.v1.SearchRequest
+	(*TotalHits)(nil),                     // 40: sluice.v1.TotalHits
+	(*Hit)(nil),                           // 41: sluice.v1.Hit
+	(*SearchResponse)(nil),                // 42: sluice.v1.SearchResponse
+	(*OpenPointInTimeRequest)(nil),        // 43: sluice.v1.OpenPointInTimeRequest
+	(*OpenPointInTimeResponse)(nil),       // 44: sluice.v1.OpenPointInTimeResponse
+	(*ClosePointInTimeRequest)(nil),       // 45: sluice.v1.ClosePointInTimeRequest
+	(*ClosePointInTimeResponse)(nil),      // 46: sluice.v1.ClosePointInTimeResponse
+	(*Slice)(nil),                         // 47: sluice.v1.Slice
+	(*ScrollRequest)(nil),                 // 48: sluice.v1.ScrollRequest
+	(*ScrollDoc)(nil),                     // 49: sluice.v1.ScrollDoc
+	(*ScrollResponse)(nil),                // 50: sluice.v1.ScrollResponse
+	(*RefreshRequest)(nil),                // 51: sluice.v1.RefreshRequest
+	(*RefreshResponse)(nil),               // 52: sluice.v1.RefreshResponse
+	(*ReindexSource)(nil),                 // 53: sluice.v1.ReindexSource
+	(*ReindexDestination)(nil),            // 54: sluice.v1.ReindexDestination
+	(*ReindexRequest)(nil),                // 55: sluice.v1.ReindexRequest
+	(*ReindexResponse)(nil),               // 56: sluice.v1.ReindexResponse
+	(*SliceStatus)(nil),                   // 57: sluice.v1.SliceStatus
+	(*ReindexStatus)(nil),                 // 58: sluice.v1.ReindexStatus
+	(*Task)(nil),                          // 59: sluice.v1.Task
+	(*GetTaskRequest)(nil),                // 60: sluice.v1.GetTaskRequest
+	(*GetTaskResponse)(nil),               // 61: sluice.v1.GetTaskResponse
+	(*ListTasksRequest)(nil),              // 62: sluice.v1.ListTasksRequest
+	(*ListTasksResponse)(nil),             // 63: sluice.v1.ListTasksResponse
+	(*CancelTaskRequest)(nil),             // 64: sluice.v1.CancelTaskRequest
+	(*CancelTaskResponse)(nil),            // 65: sluice.v1.CancelTaskResponse
+	(*RethrottleTaskRequest)(nil),         // 66: sluice.v1.RethrottleTaskRequest
+	(*RethrottleTaskResponse)(nil),        // 67: sluice.v1.RethrottleTaskResponse
+	(*ClusterHealthRequest)(nil),          // 68: sluice.v1.ClusterHealthRequest
+	(*IndexHealth)(nil),                   // 69: sluice.v1.IndexHealth
+	(*ClusterHealthResponse)(nil),         // 70: sluice.v1.ClusterHealthResponse
+	(*ClusterStateRequest)(nil),           // 71: sluice.v1.ClusterStateRequest
+	(*NodeInfo)(nil),                      // 72: sluice.v1.NodeInfo
+	(*ClusterStateResponse)(nil),          // 73: sluice.v1.ClusterStateResponse
+	(*GetClusterSettingsRequest)(nil),     // 74: sluice.v1.GetClusterSettingsRequest
+	(*GetClusterSettingsResponse)(nil),    // 75: sluice.v1.GetClusterSettingsResponse
+	(*UpdateClusterSettingsRequest)(nil),  // 76: sluice.v1.UpdateClusterSettingsRequest
+	(*UpdateClusterSettingsResponse)(nil), // 77: sluice.v1.UpdateClusterSettingsResponse
+	(*VerifyIndexRequest)(nil),            // 78: sluice.v1.VerifyIndexRequest
+	(*FileVerification)(nil),              // 79: sluice.v1.FileVerification
+	(*SegmentVerification)(nil),           // 80: sluice.v1.SegmentVerification
+	(*ShardVerification)(nil),             // 81: sluice.v1.ShardVerification
+	(*VerifyIndexResponse)(nil),           // 82: sluice.v1.VerifyIndexResponse
+	nil,                                   // 83: sluice.v1.Hit.FieldsEntry
+	(*IndexSettings)(nil),                 // 84: sluice.v1.IndexSettings
+	(*Mapping)(nil),                       // 85: sluice.v1.Mapping
+	(*IndexInfo)(nil),                     // 86: sluice.v1.IndexInfo
+	(*fieldmaskpb.FieldMask)(nil),         // 87: google.protobuf.FieldMask
+	(*durationpb.Duration)(nil),           // 88: google.protobuf.Duration
+	(*ErrorDetail)(nil),                   // 89: sluice.v1.ErrorDetail
+	(*Query)(nil),                         // 90: sluice.v1.Query
+	(*SortField)(nil),                     // 91: sluice.v1.SortField
+	(*SearchAfter)(nil),                   // 92: sluice.v1.SearchAfter
+	(*SortValue)(nil),                     // 93: sluice.v1.SortValue
+	(*ShardsSummary)(nil),                 // 94: sluice.v1.ShardsSummary
+	(*ShardFailure)(nil),                  // 95: sluice.v1.ShardFailure
+	(*timestamppb.Timestamp)(nil),         // 96: google.protobuf.Timestamp
+	(HealthStatus)(0),                     // 97: sluice.v1.HealthStatus
+	(*ShardRouting)(nil),                  // 98: sluice.v1.ShardRouting
+	(DiskWatermark)(0),                    // 99: sluice.v1.DiskWatermark
+	(*ClusterSettings)(nil),               // 100: sluice.v1.ClusterSettings
 }
 var file_sluice_v1_sluice_proto_depIdxs = []int32{
-	80,  // 0: sluice.v1.CreateIndexRequest.settings:type_name -> sluice.v1.IndexSettings
-	81,  // 1: sluice.v1.CreateIndexRequest.mapping:type_name -> sluice.v1.Mapping
-	82,  // 2: sluice.v1.CreateIndexResponse.index:type_name -> sluice.v1.IndexInfo
-	82,  // 3: sluice.v1.GetIndexResponse.index:type_name -> sluice.v1.IndexInfo
-	82,  // 4: sluice.v1.ListIndicesResponse.indices:type_name -> sluice.v1.IndexInfo
-	80,  // 5: sluice.v1.UpdateIndexSettingsRequest.settings:type_name -> sluice.v1.IndexSettings
-	83,  // 6: sluice.v1.UpdateIndexSettingsRequest.update_mask:type_name -> google.protobuf.FieldMask
-	82,  // 7: sluice.v1.UpdateIndexSettingsResponse.index:type_name -> sluice.v1.IndexInfo
-	81,  // 8: sluice.v1.PutMappingRequest.mapping:type_name -> sluice.v1.Mapping
-	82,  // 9: sluice.v1.PutMappingResponse.index:type_name -> sluice.v1.IndexInfo
+	84,  // 0: sluice.v1.CreateIndexRequest.settings:type_name -> sluice.v1.IndexSettings
+	85,  // 1: sluice.v1.CreateIndexRequest.mapping:type_name -> sluice.v1.Mapping
+	86,  // 2: sluice.v1.CreateIndexResponse.index:type_name -> sluice.v1.IndexInfo
+	86,  // 3: sluice.v1.GetIndexResponse.index:type_name -> sluice.v1.IndexInfo
+	86,  // 4: sluice.v1.ListIndicesResponse.indices:type_name -> sluice.v1.IndexInfo
+	84,  // 5: sluice.v1.UpdateIndexSettingsRequest.settings:type_name -> sluice.v1.IndexSettings
+	87,  // 6: sluice.v1.UpdateIndexSettingsRequest.update_mask:type_name -> google.protobuf.FieldMask
+	86,  // 7: sluice.v1.UpdateIndexSettingsResponse.index:type_name -> sluice.v1.IndexInfo
+	85,  // 8: sluice.v1.PutMappingRequest.mapping:type_name -> sluice.v1.Mapping
+	86,  // 9: sluice.v1.PutMappingResponse.index:type_name -> sluice.v1.IndexInfo
 	0,   // 10: sluice.v1.AliasAction.type:type_name -> sluice.v1.AliasActionType
 	23,  // 11: sluice.v1.UpdateAliasesRequest.actions:type_name -> sluice.v1.AliasAction
 	27,  // 12: sluice.v1.ListAliasesResponse.aliases:type_name -> sluice.v1.AliasInfo
 	2,   // 13: sluice.v1.BulkItem.action:type_name -> sluice.v1.BulkAction
 	29,  // 14: sluice.v1.BulkRequest.items:type_name -> sluice.v1.BulkItem
 	1,   // 15: sluice.v1.BulkRequest.refresh:type_name -> sluice.v1.RefreshPolicy
-	84,  // 16: sluice.v1.BulkRequest.timeout:type_name -> google.protobuf.Duration
+	88,  // 16: sluice.v1.BulkRequest.timeout:type_name -> google.protobuf.Duration
 	2,   // 17: sluice.v1.BulkItemResult.action:type_name -> sluice.v1.BulkAction
 	3,   // 18: sluice.v1.BulkItemResult.status:type_name -> sluice.v1.BulkItemStatus
-	85,  // 19: sluice.v1.BulkItemResult.error:type_name -> sluice.v1.ErrorDetail
+	89,  // 19: sluice.v1.BulkItemResult.error:type_name -> sluice.v1.ErrorDetail
 	31,  // 20: sluice.v1.BulkResponse.items:type_name -> sluice.v1.BulkItemResult
-	84,  // 21: sluice.v1.BulkResponse.took:type_name -> google.protobuf.Duration
+	88,  // 21: sluice.v1.BulkResponse.took:type_name -> google.protobuf.Duration
 	29,  // 22: sluice.v1.BulkStreamRequest.items:type_name -> sluice.v1.BulkItem
 	1,   // 23: sluice.v1.BulkStreamRequest.refresh:type_name -> sluice.v1.RefreshPolicy
 	35,  // 24: sluice.v1.BulkStreamResponse.failures:type_name -> sluice.v1.BulkStreamFailure
-	84,  // 25: sluice.v1.BulkStreamResponse.took:type_name -> google.protobuf.Duration
+	88,  // 25: sluice.v1.BulkStreamResponse.took:type_name -> google.protobuf.Duration
 	31,  // 26: sluice.v1.BulkStreamFailure.result:type_name -> sluice.v1.BulkItemResult
-	84,  // 27: sluice.v1.PointInTime.keep_alive:type_name -> google.protobuf.Duration
-	86,  // 28: sluice.v1.SearchRequest.query:type_name -> sluice.v1.Query
-	87,  // 29: sluice.v1.SearchRequest.sort:type_name -> sluice.v1.SortField
-	88,  // 30: sluice.v1.SearchRequest.search_after:type_name -> sluice.v1.SearchAfter
+	88,  // 27: sluice.v1.PointInTime.keep_alive:type_name -> google.protobuf.Duration
+	90,  // 28: sluice.v1.SearchRequest.query:type_name -> sluice.v1.Query
+	91,  // 29: sluice.v1.SearchRequest.sort:type_name -> sluice.v1.SortField
+	92,  // 30: sluice.v1.SearchRequest.search_after:type_name -> sluice.v1.SearchAfter
 	38,  // 31: sluice.v1.SearchRequest.pit:type_name -> sluice.v1.PointInTime
-	84,  // 32: sluice.v1.SearchRequest.timeout:type_name -> google.protobuf.Duration
+	88,  // 32: sluice.v1.SearchRequest.timeout:type_name -> google.protobuf.Duration
 	4,   // 33: sluice.v1.TotalHits.relation:type_name -> sluice.v1.TotalHitsRelation
-	89,  // 34: sluice.v1.Hit.sort:type_name -> sluice.v1.SortValue
-	79,  // 35: sluice.v1.Hit.fields:type_name -> sluice.v1.Hit.FieldsEntry
+	93,  // 34: sluice.v1.Hit.sort:type_name -> sluice.v1.SortValue
+	83,  // 35: sluice.v1.Hit.fields:type_name -> sluice.v1.Hit.FieldsEntry
 	40,  // 36: sluice.v1.SearchResponse.total:type_name -> sluice.v1.TotalHits
 	41,  // 37: sluice.v1.SearchResponse.hits:type_name -> sluice.v1.Hit
-	90,  // 38: sluice.v1.SearchResponse.shards:type_name -> sluice.v1.ShardsSummary
-	84,  // 39: sluice.v1.SearchResponse.took:type_name -> google.protobuf.Duration
-	84,  // 40: sluice.v1.OpenPointInTimeRequest.keep_alive:type_name -> google.protobuf.Duration
-	90,  // 41: sluice.v1.OpenPointInTimeResponse.shards:type_name -> sluice.v1.ShardsSummary
+	94,  // 38: sluice.v1.SearchResponse.shards:type_name -> sluice.v1.ShardsSummary
+	88,  // 39: sluice.v1.SearchResponse.took:type_name -> google.protobuf.Duration
+	88,  // 40: sluice.v1.OpenPointInTimeRequest.keep_alive:type_name -> google.protobuf.Duration
+	94,  // 41: sluice.v1.OpenPointInTimeResponse.shards:type_name -> sluice.v1.ShardsSummary
 	38,  // 42: sluice.v1.ScrollRequest.pit:type_name -> sluice.v1.PointInTime
-	86,  // 43: sluice.v1.ScrollRequest.query:type_name -> sluice.v1.Query
+	90,  // 43: sluice.v1.ScrollRequest.query:type_name -> sluice.v1.Query
 	47,  // 44: sluice.v1.ScrollRequest.slice:type_name -> sluice.v1.Slice
 	49,  // 45: sluice.v1.ScrollResponse.docs:type_name -> sluice.v1.ScrollDoc
-	90,  // 46: sluice.v1.RefreshResponse.shards:type_name -> sluice.v1.ShardsSummary
-	86,  // 47: sluice.v1.ReindexSource.query:type_name -> sluice.v1.Query
-	80,  // 48: sluice.v1.ReindexDestination.settings:type_name -> sluice.v1.IndexSettings
-	81,  // 49: sluice.v1.ReindexDestination.mapping:type_name -> sluice.v1.Mapping
+	94,  // 46: sluice.v1.RefreshResponse.shards:type_name -> sluice.v1.ShardsSummary
+	90,  // 47: sluice.v1.ReindexSource.query:type_name -> sluice.v1.Query
+	84,  // 48: sluice.v1.ReindexDestination.settings:type_name -> sluice.v1.IndexSettings
+	85,  // 49: sluice.v1.ReindexDestination.mapping:type_name -> sluice.v1.Mapping
 	2,   // 50: sluice.v1.ReindexDestination.op_type:type_name -> sluice.v1.BulkAction
 	53,  // 51: sluice.v1.ReindexRequest.source:type_name -> sluice.v1.ReindexSource
 	54,  // 52: sluice.v1.ReindexRequest.dest:type_name -> sluice.v1.ReindexDestination
@@ -6041,93 +6306,104 @@ var file_sluice_v1_sluice_proto_depIdxs = []int32{
 	59,  // 56: sluice.v1.ReindexResponse.task:type_name -> sluice.v1.Task
 	8,   // 57: sluice.v1.SliceStatus.state:type_name -> sluice.v1.TaskState
 	6,   // 58: sluice.v1.SliceStatus.copy_method:type_name -> sluice.v1.ReindexCopyMethod
-	84,  // 59: sluice.v1.ReindexStatus.throttled:type_name -> google.protobuf.Duration
-	84,  // 60: sluice.v1.ReindexStatus.eta:type_name -> google.protobuf.Duration
+	88,  // 59: sluice.v1.ReindexStatus.throttled:type_name -> google.protobuf.Duration
+	88,  // 60: sluice.v1.ReindexStatus.eta:type_name -> google.protobuf.Duration
 	5,   // 61: sluice.v1.ReindexStatus.mode:type_name -> sluice.v1.ReindexMode
 	57,  // 62: sluice.v1.ReindexStatus.slices:type_name -> sluice.v1.SliceStatus
-	91,  // 63: sluice.v1.ReindexStatus.failure_samples:type_name -> sluice.v1.ShardFailure
+	95,  // 63: sluice.v1.ReindexStatus.failure_samples:type_name -> sluice.v1.ShardFailure
 	6,   // 64: sluice.v1.ReindexStatus.copy_method:type_name -> sluice.v1.ReindexCopyMethod
 	8,   // 65: sluice.v1.Task.state:type_name -> sluice.v1.TaskState
-	92,  // 66: sluice.v1.Task.start_time:type_name -> google.protobuf.Timestamp
-	92,  // 67: sluice.v1.Task.end_time:type_name -> google.protobuf.Timestamp
-	85,  // 68: sluice.v1.Task.error:type_name -> sluice.v1.ErrorDetail
+	96,  // 66: sluice.v1.Task.start_time:type_name -> google.protobuf.Timestamp
+	96,  // 67: sluice.v1.Task.end_time:type_name -> google.protobuf.Timestamp
+	89,  // 68: sluice.v1.Task.error:type_name -> sluice.v1.ErrorDetail
 	58,  // 69: sluice.v1.Task.reindex:type_name -> sluice.v1.ReindexStatus
-	84,  // 70: sluice.v1.GetTaskRequest.timeout:type_name -> google.protobuf.Duration
+	88,  // 70: sluice.v1.GetTaskRequest.timeout:type_name -> google.protobuf.Duration
 	59,  // 71: sluice.v1.GetTaskResponse.task:type_name -> sluice.v1.Task
 	8,   // 72: sluice.v1.ListTasksRequest.states:type_name -> sluice.v1.TaskState
 	59,  // 73: sluice.v1.ListTasksResponse.tasks:type_name -> sluice.v1.Task
 	59,  // 74: sluice.v1.CancelTaskResponse.task:type_name -> sluice.v1.Task
 	59,  // 75: sluice.v1.RethrottleTaskResponse.task:type_name -> sluice.v1.Task
-	93,  // 76: sluice.v1.ClusterHealthRequest.wait_for_status:type_name -> sluice.v1.HealthStatus
-	84,  // 77: sluice.v1.ClusterHealthRequest.timeout:type_name -> google.protobuf.Duration
-	93,  // 78: sluice.v1.IndexHealth.status:type_name -> sluice.v1.HealthStatus
-	94,  // 79: sluice.v1.IndexHealth.shards:type_name -> sluice.v1.ShardRouting
-	93,  // 80: sluice.v1.ClusterHealthResponse.status:type_name -> sluice.v1.HealthStatus
+	97,  // 76: sluice.v1.ClusterHealthRequest.wait_for_status:type_name -> sluice.v1.HealthStatus
+	88,  // 77: sluice.v1.ClusterHealthRequest.timeout:type_name -> google.protobuf.Duration
+	97,  // 78: sluice.v1.IndexHealth.status:type_name -> sluice.v1.HealthStatus
+	98,  // 79: sluice.v1.IndexHealth.shards:type_name -> sluice.v1.ShardRouting
+	97,  // 80: sluice.v1.ClusterHealthResponse.status:type_name -> sluice.v1.HealthStatus
 	69,  // 81: sluice.v1.ClusterHealthResponse.indices:type_name -> sluice.v1.IndexHealth
-	72,  // 82: sluice.v1.ClusterStateResponse.nodes:type_name -> sluice.v1.NodeInfo
-	82,  // 83: sluice.v1.ClusterStateResponse.indices:type_name -> sluice.v1.IndexInfo
-	27,  // 84: sluice.v1.ClusterStateResponse.aliases:type_name -> sluice.v1.AliasInfo
-	9,   // 85: sluice.v1.FileVerification.status:type_name -> sluice.v1.FileVerificationStatus
-	10,  // 86: sluice.v1.ShardVerification.status:type_name -> sluice.v1.ShardVerificationStatus
-	75,  // 87: sluice.v1.ShardVerification.files:type_name -> sluice.v1.FileVerification
-	76,  // 88: sluice.v1.ShardVerification.segments:type_name -> sluice.v1.SegmentVerification
-	84,  // 89: sluice.v1.ShardVerification.took:type_name -> google.protobuf.Duration
-	85,  // 90: sluice.v1.ShardVerification.error:type_name -> sluice.v1.ErrorDetail
-	77,  // 91: sluice.v1.VerifyIndexResponse.shards:type_name -> sluice.v1.ShardVerification
-	89,  // 92: sluice.v1.Hit.FieldsEntry.value:type_name -> sluice.v1.SortValue
-	11,  // 93: sluice.v1.Sluice.CreateIndex:input_type -> sluice.v1.CreateIndexRequest
-	13,  // 94: sluice.v1.Sluice.DeleteIndex:input_type -> sluice.v1.DeleteIndexRequest
-	15,  // 95: sluice.v1.Sluice.GetIndex:input_type -> sluice.v1.GetIndexRequest
-	17,  // 96: sluice.v1.Sluice.ListIndices:input_type -> sluice.v1.ListIndicesRequest
-	19,  // 97: sluice.v1.Sluice.UpdateIndexSettings:input_type -> sluice.v1.UpdateIndexSettingsRequest
-	21,  // 98: sluice.v1.Sluice.PutMapping:input_type -> sluice.v1.PutMappingRequest
-	24,  // 99: sluice.v1.Sluice.UpdateAliases:input_type -> sluice.v1.UpdateAliasesRequest
-	26,  // 100: sluice.v1.Sluice.ListAliases:input_type -> sluice.v1.ListAliasesRequest
-	30,  // 101: sluice.v1.Sluice.Bulk:input_type -> sluice.v1.BulkRequest
-	33,  // 102: sluice.v1.Sluice.BulkStream:input_type -> sluice.v1.BulkStreamRequest
-	36,  // 103: sluice.v1.Sluice.Get:input_type -> sluice.v1.GetRequest
-	39,  // 104: sluice.v1.Sluice.Search:input_type -> sluice.v1.SearchRequest
-	43,  // 105: sluice.v1.Sluice.OpenPointInTime:input_type -> sluice.v1.OpenPointInTimeRequest
-	45,  // 106: sluice.v1.Sluice.ClosePointInTime:input_type -> sluice.v1.ClosePointInTimeRequest
-	48,  // 107: sluice.v1.Sluice.Scroll:input_type -> sluice.v1.ScrollRequest
-	51,  // 108: sluice.v1.Sluice.Refresh:input_type -> sluice.v1.RefreshRequest
-	55,  // 109: sluice.v1.Sluice.Reindex:input_type -> sluice.v1.ReindexRequest
-	60,  // 110: sluice.v1.Sluice.GetTask:input_type -> sluice.v1.GetTaskRequest
-	62,  // 111: sluice.v1.Sluice.ListTasks:input_type -> sluice.v1.ListTasksRequest
-	64,  // 112: sluice.v1.Sluice.CancelTask:input_type -> sluice.v1.CancelTaskRequest
-	66,  // 113: sluice.v1.Sluice.RethrottleTask:input_type -> sluice.v1.RethrottleTaskRequest
-	68,  // 114: sluice.v1.Sluice.ClusterHealth:input_type -> sluice.v1.ClusterHealthRequest
-	71,  // 115: sluice.v1.Sluice.ClusterState:input_type -> sluice.v1.ClusterStateRequest
-	74,  // 116: sluice.v1.Sluice.VerifyIndex:input_type -> sluice.v1.VerifyIndexRequest
-	12,  // 117: sluice.v1.Sluice.CreateIndex:output_type -> sluice.v1.CreateIndexResponse
-	14,  // 118: sluice.v1.Sluice.DeleteIndex:output_type -> sluice.v1.DeleteIndexResponse
-	16,  // 119: sluice.v1.Sluice.GetIndex:output_type -> sluice.v1.GetIndexResponse
-	18,  // 120: sluice.v1.Sluice.ListIndices:output_type -> sluice.v1.ListIndicesResponse
-	20,  // 121: sluice.v1.Sluice.UpdateIndexSettings:output_type -> sluice.v1.UpdateIndexSettingsResponse
-	22,  // 122: sluice.v1.Sluice.PutMapping:output_type -> sluice.v1.PutMappingResponse
-	25,  // 123: sluice.v1.Sluice.UpdateAliases:output_type -> sluice.v1.UpdateAliasesResponse
-	28,  // 124: sluice.v1.Sluice.ListAliases:output_type -> sluice.v1.ListAliasesResponse
-	32,  // 125: sluice.v1.Sluice.Bulk:output_type -> sluice.v1.BulkResponse
-	34,  // 126: sluice.v1.Sluice.BulkStream:output_type -> sluice.v1.BulkStreamResponse
-	37,  // 127: sluice.v1.Sluice.Get:output_type -> sluice.v1.GetResponse
-	42,  // 128: sluice.v1.Sluice.Search:output_type -> sluice.v1.SearchResponse
-	44,  // 129: sluice.v1.Sluice.OpenPointInTime:output_type -> sluice.v1.OpenPointInTimeResponse
-	46,  // 130: sluice.v1.Sluice.ClosePointInTime:output_type -> sluice.v1.ClosePointInTimeResponse
-	50,  // 131: sluice.v1.Sluice.Scroll:output_type -> sluice.v1.ScrollResponse
-	52,  // 132: sluice.v1.Sluice.Refresh:output_type -> sluice.v1.RefreshResponse
-	56,  // 133: sluice.v1.Sluice.Reindex:output_type -> sluice.v1.ReindexResponse
-	61,  // 134: sluice.v1.Sluice.GetTask:output_type -> sluice.v1.GetTaskResponse
-	63,  // 135: sluice.v1.Sluice.ListTasks:output_type -> sluice.v1.ListTasksResponse
-	65,  // 136: sluice.v1.Sluice.CancelTask:output_type -> sluice.v1.CancelTaskResponse
-	67,  // 137: sluice.v1.Sluice.RethrottleTask:output_type -> sluice.v1.RethrottleTaskResponse
-	70,  // 138: sluice.v1.Sluice.ClusterHealth:output_type -> sluice.v1.ClusterHealthResponse
-	73,  // 139: sluice.v1.Sluice.ClusterState:output_type -> sluice.v1.ClusterStateResponse
-	78,  // 140: sluice.v1.Sluice.VerifyIndex:output_type -> sluice.v1.VerifyIndexResponse
-	117, // [117:141] is the sub-list for method output_type
-	93,  // [93:117] is the sub-list for method input_type
-	93,  // [93:93] is the sub-list for extension type_name
-	93,  // [93:93] is the sub-list for extension extendee
-	0,   // [0:93] is the sub-list for field type_name
+	72,  // 82: sluice.v1.ClusterHealthResponse.disk_watermark_nodes:type_name -> sluice.v1.NodeInfo
+	99,  // 83: sluice.v1.NodeInfo.disk_watermark:type_name -> sluice.v1.DiskWatermark
+	72,  // 84: sluice.v1.ClusterStateResponse.nodes:type_name -> sluice.v1.NodeInfo
+	86,  // 85: sluice.v1.ClusterStateResponse.indices:type_name -> sluice.v1.IndexInfo
+	27,  // 86: sluice.v1.ClusterStateResponse.aliases:type_name -> sluice.v1.AliasInfo
+	100, // 87: sluice.v1.ClusterStateResponse.settings:type_name -> sluice.v1.ClusterSettings
+	100, // 88: sluice.v1.GetClusterSettingsResponse.settings:type_name -> sluice.v1.ClusterSettings
+	100, // 89: sluice.v1.UpdateClusterSettingsRequest.settings:type_name -> sluice.v1.ClusterSettings
+	87,  // 90: sluice.v1.UpdateClusterSettingsRequest.update_mask:type_name -> google.protobuf.FieldMask
+	100, // 91: sluice.v1.UpdateClusterSettingsResponse.settings:type_name -> sluice.v1.ClusterSettings
+	9,   // 92: sluice.v1.FileVerification.status:type_name -> sluice.v1.FileVerificationStatus
+	10,  // 93: sluice.v1.ShardVerification.status:type_name -> sluice.v1.ShardVerificationStatus
+	79,  // 94: sluice.v1.ShardVerification.files:type_name -> sluice.v1.FileVerification
+	80,  // 95: sluice.v1.ShardVerification.segments:type_name -> sluice.v1.SegmentVerification
+	88,  // 96: sluice.v1.ShardVerification.took:type_name -> google.protobuf.Duration
+	89,  // 97: sluice.v1.ShardVerification.error:type_name -> sluice.v1.ErrorDetail
+	81,  // 98: sluice.v1.VerifyIndexResponse.shards:type_name -> sluice.v1.ShardVerification
+	93,  // 99: sluice.v1.Hit.FieldsEntry.value:type_name -> sluice.v1.SortValue
+	11,  // 100: sluice.v1.Sluice.CreateIndex:input_type -> sluice.v1.CreateIndexRequest
+	13,  // 101: sluice.v1.Sluice.DeleteIndex:input_type -> sluice.v1.DeleteIndexRequest
+	15,  // 102: sluice.v1.Sluice.GetIndex:input_type -> sluice.v1.GetIndexRequest
+	17,  // 103: sluice.v1.Sluice.ListIndices:input_type -> sluice.v1.ListIndicesRequest
+	19,  // 104: sluice.v1.Sluice.UpdateIndexSettings:input_type -> sluice.v1.UpdateIndexSettingsRequest
+	21,  // 105: sluice.v1.Sluice.PutMapping:input_type -> sluice.v1.PutMappingRequest
+	24,  // 106: sluice.v1.Sluice.UpdateAliases:input_type -> sluice.v1.UpdateAliasesRequest
+	26,  // 107: sluice.v1.Sluice.ListAliases:input_type -> sluice.v1.ListAliasesRequest
+	30,  // 108: sluice.v1.Sluice.Bulk:input_type -> sluice.v1.BulkRequest
+	33,  // 109: sluice.v1.Sluice.BulkStream:input_type -> sluice.v1.BulkStreamRequest
+	36,  // 110: sluice.v1.Sluice.Get:input_type -> sluice.v1.GetRequest
+	39,  // 111: sluice.v1.Sluice.Search:input_type -> sluice.v1.SearchRequest
+	43,  // 112: sluice.v1.Sluice.OpenPointInTime:input_type -> sluice.v1.OpenPointInTimeRequest
+	45,  // 113: sluice.v1.Sluice.ClosePointInTime:input_type -> sluice.v1.ClosePointInTimeRequest
+	48,  // 114: sluice.v1.Sluice.Scroll:input_type -> sluice.v1.ScrollRequest
+	51,  // 115: sluice.v1.Sluice.Refresh:input_type -> sluice.v1.RefreshRequest
+	55,  // 116: sluice.v1.Sluice.Reindex:input_type -> sluice.v1.ReindexRequest
+	60,  // 117: sluice.v1.Sluice.GetTask:input_type -> sluice.v1.GetTaskRequest
+	62,  // 118: sluice.v1.Sluice.ListTasks:input_type -> sluice.v1.ListTasksRequest
+	64,  // 119: sluice.v1.Sluice.CancelTask:input_type -> sluice.v1.CancelTaskRequest
+	66,  // 120: sluice.v1.Sluice.RethrottleTask:input_type -> sluice.v1.RethrottleTaskRequest
+	68,  // 121: sluice.v1.Sluice.ClusterHealth:input_type -> sluice.v1.ClusterHealthRequest
+	71,  // 122: sluice.v1.Sluice.ClusterState:input_type -> sluice.v1.ClusterStateRequest
+	78,  // 123: sluice.v1.Sluice.VerifyIndex:input_type -> sluice.v1.VerifyIndexRequest
+	74,  // 124: sluice.v1.Sluice.GetClusterSettings:input_type -> sluice.v1.GetClusterSettingsRequest
+	76,  // 125: sluice.v1.Sluice.UpdateClusterSettings:input_type -> sluice.v1.UpdateClusterSettingsRequest
+	12,  // 126: sluice.v1.Sluice.CreateIndex:output_type -> sluice.v1.CreateIndexResponse
+	14,  // 127: sluice.v1.Sluice.DeleteIndex:output_type -> sluice.v1.DeleteIndexResponse
+	16,  // 128: sluice.v1.Sluice.GetIndex:output_type -> sluice.v1.GetIndexResponse
+	18,  // 129: sluice.v1.Sluice.ListIndices:output_type -> sluice.v1.ListIndicesResponse
+	20,  // 130: sluice.v1.Sluice.UpdateIndexSettings:output_type -> sluice.v1.UpdateIndexSettingsResponse
+	22,  // 131: sluice.v1.Sluice.PutMapping:output_type -> sluice.v1.PutMappingResponse
+	25,  // 132: sluice.v1.Sluice.UpdateAliases:output_type -> sluice.v1.UpdateAliasesResponse
+	28,  // 133: sluice.v1.Sluice.ListAliases:output_type -> sluice.v1.ListAliasesResponse
+	32,  // 134: sluice.v1.Sluice.Bulk:output_type -> sluice.v1.BulkResponse
+	34,  // 135: sluice.v1.Sluice.BulkStream:output_type -> sluice.v1.BulkStreamResponse
+	37,  // 136: sluice.v1.Sluice.Get:output_type -> sluice.v1.GetResponse
+	42,  // 137: sluice.v1.Sluice.Search:output_type -> sluice.v1.SearchResponse
+	44,  // 138: sluice.v1.Sluice.OpenPointInTime:output_type -> sluice.v1.OpenPointInTimeResponse
+	46,  // 139: sluice.v1.Sluice.ClosePointInTime:output_type -> sluice.v1.ClosePointInTimeResponse
+	50,  // 140: sluice.v1.Sluice.Scroll:output_type -> sluice.v1.ScrollResponse
+	52,  // 141: sluice.v1.Sluice.Refresh:output_type -> sluice.v1.RefreshResponse
+	56,  // 142: sluice.v1.Sluice.Reindex:output_type -> sluice.v1.ReindexResponse
+	61,  // 143: sluice.v1.Sluice.GetTask:output_type -> sluice.v1.GetTaskResponse
+	63,  // 144: sluice.v1.Sluice.ListTasks:output_type -> sluice.v1.ListTasksResponse
+	65,  // 145: sluice.v1.Sluice.CancelTask:output_type -> sluice.v1.CancelTaskResponse
+	67,  // 146: sluice.v1.Sluice.RethrottleTask:output_type -> sluice.v1.RethrottleTaskResponse
+	70,  // 147: sluice.v1.Sluice.ClusterHealth:output_type -> sluice.v1.ClusterHealthResponse
+	73,  // 148: sluice.v1.Sluice.ClusterState:output_type -> sluice.v1.ClusterStateResponse
+	82,  // 149: sluice.v1.Sluice.VerifyIndex:output_type -> sluice.v1.VerifyIndexResponse
+	75,  // 150: sluice.v1.Sluice.GetClusterSettings:output_type -> sluice.v1.GetClusterSettingsResponse
+	77,  // 151: sluice.v1.Sluice.UpdateClusterSettings:output_type -> sluice.v1.UpdateClusterSettingsResponse
+	126, // [126:152] is the sub-list for method output_type
+	100, // [100:126] is the sub-list for method input_type
+	100, // [100:100] is the sub-list for extension type_name
+	100, // [100:100] is the sub-list for extension extendee
+	0,   // [0:100] is the sub-list for field type_name
 }
 
 func init() { file_sluice_v1_sluice_proto_init() }
@@ -6139,14 +6415,14 @@ func file_sluice_v1_sluice_proto_init() {
 	file_sluice_v1_types_proto_init()
 	file_sluice_v1_sluice_proto_msgTypes[28].OneofWrappers = []any{}
 	file_sluice_v1_sluice_proto_msgTypes[37].OneofWrappers = []any{}
-	file_sluice_v1_sluice_proto_msgTypes[63].OneofWrappers = []any{}
+	file_sluice_v1_sluice_proto_msgTypes[67].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_sluice_v1_sluice_proto_rawDesc), len(file_sluice_v1_sluice_proto_rawDesc)),
 			NumEnums:      11,
-			NumMessages:   69,
+			NumMessages:   73,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -19,30 +19,32 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	Sluice_CreateIndex_FullMethodName         = "/sluice.v1.Sluice/CreateIndex"
-	Sluice_DeleteIndex_FullMethodName         = "/sluice.v1.Sluice/DeleteIndex"
-	Sluice_GetIndex_FullMethodName            = "/sluice.v1.Sluice/GetIndex"
-	Sluice_ListIndices_FullMethodName         = "/sluice.v1.Sluice/ListIndices"
-	Sluice_UpdateIndexSettings_FullMethodName = "/sluice.v1.Sluice/UpdateIndexSettings"
-	Sluice_PutMapping_FullMethodName          = "/sluice.v1.Sluice/PutMapping"
-	Sluice_UpdateAliases_FullMethodName       = "/sluice.v1.Sluice/UpdateAliases"
-	Sluice_ListAliases_FullMethodName         = "/sluice.v1.Sluice/ListAliases"
-	Sluice_Bulk_FullMethodName                = "/sluice.v1.Sluice/Bulk"
-	Sluice_BulkStream_FullMethodName          = "/sluice.v1.Sluice/BulkStream"
-	Sluice_Get_FullMethodName                 = "/sluice.v1.Sluice/Get"
-	Sluice_Search_FullMethodName              = "/sluice.v1.Sluice/Search"
-	Sluice_OpenPointInTime_FullMethodName     = "/sluice.v1.Sluice/OpenPointInTime"
-	Sluice_ClosePointInTime_FullMethodName    = "/sluice.v1.Sluice/ClosePointInTime"
-	Sluice_Scroll_FullMethodName              = "/sluice.v1.Sluice/Scroll"
-	Sluice_Refresh_FullMethodName             = "/sluice.v1.Sluice/Refresh"
-	Sluice_Reindex_FullMethodName             = "/sluice.v1.Sluice/Reindex"
-	Sluice_GetTask_FullMethodName             = "/sluice.v1.Sluice/GetTask"
-	Sluice_ListTasks_FullMethodName           = "/sluice.v1.Sluice/ListTasks"
-	Sluice_CancelTask_FullMethodName          = "/sluice.v1.Sluice/CancelTask"
-	Sluice_RethrottleTask_FullMethodName      = "/sluice.v1.Sluice/RethrottleTask"
-	Sluice_ClusterHealth_FullMethodName       = "/sluice.v1.Sluice/ClusterHealth"
-	Sluice_ClusterState_FullMethodName        = "/sluice.v1.Sluice/ClusterState"
-	Sluice_VerifyIndex_FullMethodName         = "/sluice.v1.Sluice/VerifyIndex"
+	Sluice_CreateIndex_FullMethodName           = "/sluice.v1.Sluice/CreateIndex"
+	Sluice_DeleteIndex_FullMethodName           = "/sluice.v1.Sluice/DeleteIndex"
+	Sluice_GetIndex_FullMethodName              = "/sluice.v1.Sluice/GetIndex"
+	Sluice_ListIndices_FullMethodName           = "/sluice.v1.Sluice/ListIndices"
+	Sluice_UpdateIndexSettings_FullMethodName   = "/sluice.v1.Sluice/UpdateIndexSettings"
+	Sluice_PutMapping_FullMethodName            = "/sluice.v1.Sluice/PutMapping"
+	Sluice_UpdateAliases_FullMethodName         = "/sluice.v1.Sluice/UpdateAliases"
+	Sluice_ListAliases_FullMethodName           = "/sluice.v1.Sluice/ListAliases"
+	Sluice_Bulk_FullMethodName                  = "/sluice.v1.Sluice/Bulk"
+	Sluice_BulkStream_FullMethodName            = "/sluice.v1.Sluice/BulkStream"
+	Sluice_Get_FullMethodName                   = "/sluice.v1.Sluice/Get"
+	Sluice_Search_FullMethodName                = "/sluice.v1.Sluice/Search"
+	Sluice_OpenPointInTime_FullMethodName       = "/sluice.v1.Sluice/OpenPointInTime"
+	Sluice_ClosePointInTime_FullMethodName      = "/sluice.v1.Sluice/ClosePointInTime"
+	Sluice_Scroll_FullMethodName                = "/sluice.v1.Sluice/Scroll"
+	Sluice_Refresh_FullMethodName               = "/sluice.v1.Sluice/Refresh"
+	Sluice_Reindex_FullMethodName               = "/sluice.v1.Sluice/Reindex"
+	Sluice_GetTask_FullMethodName               = "/sluice.v1.Sluice/GetTask"
+	Sluice_ListTasks_FullMethodName             = "/sluice.v1.Sluice/ListTasks"
+	Sluice_CancelTask_FullMethodName            = "/sluice.v1.Sluice/CancelTask"
+	Sluice_RethrottleTask_FullMethodName        = "/sluice.v1.Sluice/RethrottleTask"
+	Sluice_ClusterHealth_FullMethodName         = "/sluice.v1.Sluice/ClusterHealth"
+	Sluice_ClusterState_FullMethodName          = "/sluice.v1.Sluice/ClusterState"
+	Sluice_VerifyIndex_FullMethodName           = "/sluice.v1.Sluice/VerifyIndex"
+	Sluice_GetClusterSettings_FullMethodName    = "/sluice.v1.Sluice/GetClusterSettings"
+	Sluice_UpdateClusterSettings_FullMethodName = "/sluice.v1.Sluice/UpdateClusterSettings"
 )
 
 // SluiceClient is the client API for Sluice service.
@@ -110,6 +112,10 @@ type SluiceClient interface {
 	// and with deep every segment decoded end to end. A damaged file fails its copy, as the data
 	// nodes' background scrubber does; a copy that has already FAILED reports its reason.
 	VerifyIndex(ctx context.Context, in *VerifyIndexRequest, opts ...grpc.CallOption) (*VerifyIndexResponse, error)
+	// GetClusterSettings returns the cluster-wide allocation settings, defaults filled in.
+	GetClusterSettings(ctx context.Context, in *GetClusterSettingsRequest, opts ...grpc.CallOption) (*GetClusterSettingsResponse, error)
+	// UpdateClusterSettings changes cluster-wide allocation settings (disk watermarks).
+	UpdateClusterSettings(ctx context.Context, in *UpdateClusterSettingsRequest, opts ...grpc.CallOption) (*UpdateClusterSettingsResponse, error)
 }
 
 type sluiceClient struct {
@@ -372,6 +378,26 @@ func (c *sluiceClient) VerifyIndex(ctx context.Context, in *VerifyIndexRequest, 
 	return out, nil
 }
 
+func (c *sluiceClient) GetClusterSettings(ctx context.Context, in *GetClusterSettingsRequest, opts ...grpc.CallOption) (*GetClusterSettingsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetClusterSettingsResponse)
+	err := c.cc.Invoke(ctx, Sluice_GetClusterSettings_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *sluiceClient) UpdateClusterSettings(ctx context.Context, in *UpdateClusterSettingsRequest, opts ...grpc.CallOption) (*UpdateClusterSettingsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(UpdateClusterSettingsResponse)
+	err := c.cc.Invoke(ctx, Sluice_UpdateClusterSettings_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // SluiceServer is the server API for Sluice service.
 // All implementations must embed UnimplementedSluiceServer
 // for forward compatibility.
@@ -437,6 +463,10 @@ type SluiceServer interface {
 	// and with deep every segment decoded end to end. A damaged file fails its copy, as the data
 	// nodes' background scrubber does; a copy that has already FAILED reports its reason.
 	VerifyIndex(context.Context, *VerifyIndexRequest) (*VerifyIndexResponse, error)
+	// GetClusterSettings returns the cluster-wide allocation settings, defaults filled in.
+	GetClusterSettings(context.Context, *GetClusterSettingsRequest) (*GetClusterSettingsResponse, error)
+	// UpdateClusterSettings changes cluster-wide allocation settings (disk watermarks).
+	UpdateClusterSettings(context.Context, *UpdateClusterSettingsRequest) (*UpdateClusterSettingsResponse, error)
 	mustEmbedUnimplementedSluiceServer()
 }
 
@@ -518,6 +548,12 @@ func (UnimplementedSluiceServer) ClusterState(context.Context, *ClusterStateRequ
 }
 func (UnimplementedSluiceServer) VerifyIndex(context.Context, *VerifyIndexRequest) (*VerifyIndexResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method VerifyIndex not implemented")
+}
+func (UnimplementedSluiceServer) GetClusterSettings(context.Context, *GetClusterSettingsRequest) (*GetClusterSettingsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetClusterSettings not implemented")
+}
+func (UnimplementedSluiceServer) UpdateClusterSettings(context.Context, *UpdateClusterSettingsRequest) (*UpdateClusterSettingsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method UpdateClusterSettings not implemented")
 }
 func (UnimplementedSluiceServer) mustEmbedUnimplementedSluiceServer() {}
 func (UnimplementedSluiceServer) testEmbeddedByValue()                {}
@@ -954,6 +990,42 @@ func _Sluice_VerifyIndex_Handler(srv interface{}, ctx context.Context, dec func(
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Sluice_GetClusterSettings_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetClusterSettingsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(SluiceServer).GetClusterSettings(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Sluice_GetClusterSettings_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(SluiceServer).GetClusterSettings(ctx, req.(*GetClusterSettingsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Sluice_UpdateClusterSettings_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(UpdateClusterSettingsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(SluiceServer).UpdateClusterSettings(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Sluice_UpdateClusterSettings_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(SluiceServer).UpdateClusterSettings(ctx, req.(*UpdateClusterSettingsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Sluice_ServiceDesc is the grpc.ServiceDesc for Sluice service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -1048,6 +1120,14 @@ var Sluice_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "VerifyIndex",
 			Handler:    _Sluice_VerifyIndex_Handler,
+		},
+		{
+			MethodName: "GetClusterSettings",
+			Handler:    _Sluice_GetClusterSettings_Handler,
+		},
+		{
+			MethodName: "UpdateClusterSettings",
+			Handler:    _Sluice_UpdateClusterSettings_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

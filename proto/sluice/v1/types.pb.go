@@ -450,6 +450,68 @@ func (RecoveryStage) EnumDescriptor() ([]byte, []int) {
 	return file_sluice_v1_types_proto_rawDescGZIP(), []int{6}
 }
 
+// DiskWatermark is where a data node's disk usage stands against the cluster's disk
+// watermarks (ClusterSettings).
+type DiskWatermark int32
+
+const (
+	// The node has not reported its disk.
+	DiskWatermark_DISK_WATERMARK_UNSPECIFIED DiskWatermark = 0
+	// Below the low watermark.
+	DiskWatermark_DISK_WATERMARK_OK DiskWatermark = 1
+	// Past the low watermark: no new replica copies are placed on the node.
+	DiskWatermark_DISK_WATERMARK_LOW DiskWatermark = 2
+	// Past the high watermark: no new copies are placed on it and its copies are moved away.
+	DiskWatermark_DISK_WATERMARK_HIGH DiskWatermark = 3
+	// Past the flood stage: every index with a copy on the node refuses writes.
+	DiskWatermark_DISK_WATERMARK_FLOOD_STAGE DiskWatermark = 4
+)
+
+// Enum value maps for DiskWatermark.
+var (
+	DiskWatermark_name = map[int32]string{
+		0: "DISK_WATERMARK_UNSPECIFIED",
+		1: "DISK_WATERMARK_OK",
+		2: "DISK_WATERMARK_LOW",
+		3: "DISK_WATERMARK_HIGH",
+		4: "DISK_WATERMARK_FLOOD_STAGE",
+	}
+	DiskWatermark_value = map[string]int32{
+		"DISK_WATERMARK_UNSPECIFIED": 0,
+		"DISK_WATERMARK_OK":          1,
+		"DISK_WATERMARK_LOW":         2,
+		"DISK_WATERMARK_HIGH":        3,
+		"DISK_WATERMARK_FLOOD_STAGE": 4,
+	}
+)
+
+func (x DiskWatermark) Enum() *DiskWatermark {
+	p := new(DiskWatermark)
+	*p = x
+	return p
+}
+
+func (x DiskWatermark) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (DiskWatermark) Descriptor() protoreflect.EnumDescriptor {
+	return file_sluice_v1_types_proto_enumTypes[7].Descriptor()
+}
+
+func (DiskWatermark) Type() protoreflect.EnumType {
+	return &file_sluice_v1_types_proto_enumTypes[7]
+}
+
+func (x DiskWatermark) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use DiskWatermark.Descriptor instead.
+func (DiskWatermark) EnumDescriptor() ([]byte, []int) {
+	return file_sluice_v1_types_proto_rawDescGZIP(), []int{7}
+}
+
 // FieldMapping describes how one field is indexed.
 type FieldMapping struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -977,7 +1039,12 @@ type IndexInfo struct {
 	// Bytes on disk over all shards (omitted when not requested).
 	StoreSizeBytes int64 `protobuf:"varint,10,opt,name=store_size_bytes,json=storeSizeBytes,proto3" json:"store_size_bytes,omitempty"`
 	// Routing of every shard copy, by shard number, each shard's primary first.
-	Shards        []*ShardRouting `protobuf:"bytes,11,rep,name=shards,proto3" json:"shards,omitempty"`
+	Shards []*ShardRouting `protobuf:"bytes,11,rep,name=shards,proto3" json:"shards,omitempty"`
+	// Set while the index refuses writes because a node holding a copy of it passed the
+	// flood-stage disk watermark: says which node and disk. Released by the cluster once every
+	// node holding a copy is below the high watermark again (Elasticsearch's
+	// index.blocks.read_only_allow_delete); deletes of the index are still allowed.
+	WriteBlock    string `protobuf:"bytes,12,opt,name=write_block,json=writeBlock,proto3" json:"write_block,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1089,6 +1156,82 @@ func (x *IndexInfo) GetShards() []*ShardRouting {
 	return nil
 }
 
+func (x *IndexInfo) GetWriteBlock() string {
+	if x != nil {
+		return x.WriteBlock
+	}
+	return ""
+}
+
+// ClusterSettings are the cluster-wide allocation settings (stored in etcd, dynamic).
+type ClusterSettings struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The low disk watermark: a node past it takes no new replica copies. Either a share of the
+	// disk used ("85%", "0.85") or an amount of free space left ("20gb", "500mb"), as
+	// Elasticsearch's cluster.routing.allocation.disk.watermark.low. Empty: 85%.
+	DiskWatermarkLow string `protobuf:"bytes,1,opt,name=disk_watermark_low,json=diskWatermarkLow,proto3" json:"disk_watermark_low,omitempty"`
+	// The high disk watermark: a node past it takes no new copies, and its copies are moved to
+	// other nodes. Empty: 90%.
+	DiskWatermarkHigh string `protobuf:"bytes,2,opt,name=disk_watermark_high,json=diskWatermarkHigh,proto3" json:"disk_watermark_high,omitempty"`
+	// The flood-stage watermark: every index with a copy on a node past it refuses writes
+	// (RESOURCE_EXHAUSTED), until every node holding a copy is below the high watermark again.
+	// Empty: 95%.
+	DiskWatermarkFloodStage string `protobuf:"bytes,3,opt,name=disk_watermark_flood_stage,json=diskWatermarkFloodStage,proto3" json:"disk_watermark_flood_stage,omitempty"`
+	unknownFields           protoimpl.UnknownFields
+	sizeCache               protoimpl.SizeCache
+}
+
+func (x *ClusterSettings) Reset() {
+	*x = ClusterSettings{}
+	mi := &file_sluice_v1_types_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ClusterSettings) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ClusterSettings) ProtoMessage() {}
+
+func (x *ClusterSettings) ProtoReflect() protoreflect.Message {
+	mi := &file_sluice_v1_types_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ClusterSettings.ProtoReflect.Descriptor instead.
+func (*ClusterSettings) Descriptor() ([]byte, []int) {
+	return file_sluice_v1_types_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *ClusterSettings) GetDiskWatermarkLow() string {
+	if x != nil {
+		return x.DiskWatermarkLow
+	}
+	return ""
+}
+
+func (x *ClusterSettings) GetDiskWatermarkHigh() string {
+	if x != nil {
+		return x.DiskWatermarkHigh
+	}
+	return ""
+}
+
+func (x *ClusterSettings) GetDiskWatermarkFloodStage() string {
+	if x != nil {
+		return x.DiskWatermarkFloodStage
+	}
+	return ""
+}
+
 // FieldValue is a typed scalar used in term, range and sort values.
 type FieldValue struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1107,7 +1250,7 @@ type FieldValue struct {
 
 func (x *FieldValue) Reset() {
 	*x = FieldValue{}
-	mi := &file_sluice_v1_types_proto_msgTypes[6]
+	mi := &file_sluice_v1_types_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1119,7 +1262,7 @@ func (x *FieldValue) String() string {
 func (*FieldValue) ProtoMessage() {}
 
 func (x *FieldValue) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_v1_types_proto_msgTypes[6]
+	mi := &file_sluice_v1_types_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1132,7 +1275,7 @@ func (x *FieldValue) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FieldValue.ProtoReflect.Descriptor instead.
 func (*FieldValue) Descriptor() ([]byte, []int) {
-	return file_sluice_v1_types_proto_rawDescGZIP(), []int{6}
+	return file_sluice_v1_types_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *FieldValue) GetKind() isFieldValue_Kind {
@@ -1228,7 +1371,7 @@ type SortValue struct {
 
 func (x *SortValue) Reset() {
 	*x = SortValue{}
-	mi := &file_sluice_v1_types_proto_msgTypes[7]
+	mi := &file_sluice_v1_types_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1240,7 +1383,7 @@ func (x *SortValue) String() string {
 func (*SortValue) ProtoMessage() {}
 
 func (x *SortValue) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_v1_types_proto_msgTypes[7]
+	mi := &file_sluice_v1_types_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1253,7 +1396,7 @@ func (x *SortValue) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SortValue.ProtoReflect.Descriptor instead.
 func (*SortValue) Descriptor() ([]byte, []int) {
-	return file_sluice_v1_types_proto_rawDescGZIP(), []int{7}
+	return file_sluice_v1_types_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *SortValue) GetKind() isSortValue_Kind {
@@ -1350,7 +1493,7 @@ type ErrorDetail struct {
 
 func (x *ErrorDetail) Reset() {
 	*x = ErrorDetail{}
-	mi := &file_sluice_v1_types_proto_msgTypes[8]
+	mi := &file_sluice_v1_types_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1362,7 +1505,7 @@ func (x *ErrorDetail) String() string {
 func (*ErrorDetail) ProtoMessage() {}
 
 func (x *ErrorDetail) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_v1_types_proto_msgTypes[8]
+	mi := &file_sluice_v1_types_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1375,7 +1518,7 @@ func (x *ErrorDetail) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ErrorDetail.ProtoReflect.Descriptor instead.
 func (*ErrorDetail) Descriptor() ([]byte, []int) {
-	return file_sluice_v1_types_proto_rawDescGZIP(), []int{8}
+	return file_sluice_v1_types_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *ErrorDetail) GetCode() int32 {
@@ -1423,7 +1566,7 @@ type ShardFailure struct {
 
 func (x *ShardFailure) Reset() {
 	*x = ShardFailure{}
-	mi := &file_sluice_v1_types_proto_msgTypes[9]
+	mi := &file_sluice_v1_types_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1435,7 +1578,7 @@ func (x *ShardFailure) String() string {
 func (*ShardFailure) ProtoMessage() {}
 
 func (x *ShardFailure) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_v1_types_proto_msgTypes[9]
+	mi := &file_sluice_v1_types_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1448,7 +1591,7 @@ func (x *ShardFailure) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShardFailure.ProtoReflect.Descriptor instead.
 func (*ShardFailure) Descriptor() ([]byte, []int) {
-	return file_sluice_v1_types_proto_rawDescGZIP(), []int{9}
+	return file_sluice_v1_types_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *ShardFailure) GetIndex() string {
@@ -1496,7 +1639,7 @@ type ShardsSummary struct {
 
 func (x *ShardsSummary) Reset() {
 	*x = ShardsSummary{}
-	mi := &file_sluice_v1_types_proto_msgTypes[10]
+	mi := &file_sluice_v1_types_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1508,7 +1651,7 @@ func (x *ShardsSummary) String() string {
 func (*ShardsSummary) ProtoMessage() {}
 
 func (x *ShardsSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_v1_types_proto_msgTypes[10]
+	mi := &file_sluice_v1_types_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1521,7 +1664,7 @@ func (x *ShardsSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShardsSummary.ProtoReflect.Descriptor instead.
 func (*ShardsSummary) Descriptor() ([]byte, []int) {
-	return file_sluice_v1_types_proto_rawDescGZIP(), []int{10}
+	return file_sluice_v1_types_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *ShardsSummary) GetTotal() int32 {
@@ -1604,7 +1747,7 @@ const file_sluice_v1_types_proto_rawDesc = "" +
 	"\x05bytes\x18\x04 \x01(\x03R\x05bytes\x12\x1f\n" +
 	"\vbytes_total\x18\x05 \x01(\x03R\n" +
 	"bytesTotal\x123\n" +
-	"\aelapsed\x18\x06 \x01(\v2\x19.google.protobuf.DurationR\aelapsed\"\xca\x03\n" +
+	"\aelapsed\x18\x06 \x01(\v2\x19.google.protobuf.DurationR\aelapsed\"\xeb\x03\n" +
 	"\tIndexInfo\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
 	"\x04uuid\x18\x02 \x01(\tR\x04uuid\x124\n" +
@@ -1618,7 +1761,13 @@ const file_sluice_v1_types_proto_rawDesc = "" +
 	"docs_count\x18\t \x01(\x03R\tdocsCount\x12(\n" +
 	"\x10store_size_bytes\x18\n" +
 	" \x01(\x03R\x0estoreSizeBytes\x12/\n" +
-	"\x06shards\x18\v \x03(\v2\x17.sluice.v1.ShardRoutingR\x06shards\"\xa0\x01\n" +
+	"\x06shards\x18\v \x03(\v2\x17.sluice.v1.ShardRoutingR\x06shards\x12\x1f\n" +
+	"\vwrite_block\x18\f \x01(\tR\n" +
+	"writeBlock\"\xac\x01\n" +
+	"\x0fClusterSettings\x12,\n" +
+	"\x12disk_watermark_low\x18\x01 \x01(\tR\x10diskWatermarkLow\x12.\n" +
+	"\x13disk_watermark_high\x18\x02 \x01(\tR\x11diskWatermarkHigh\x12;\n" +
+	"\x1adisk_watermark_flood_stage\x18\x03 \x01(\tR\x17diskWatermarkFloodStage\"\xa0\x01\n" +
 	"\n" +
 	"FieldValue\x12#\n" +
 	"\fstring_value\x18\x01 \x01(\tH\x00R\vstringValue\x12\x1f\n" +
@@ -1695,7 +1844,13 @@ const file_sluice_v1_types_proto_rawDesc = "" +
 	"\x16RECOVERY_STAGE_LOADING\x10\x02\x12$\n" +
 	" RECOVERY_STAGE_SCANNING_TRANSLOG\x10\x03\x12%\n" +
 	"!RECOVERY_STAGE_REPLAYING_TRANSLOG\x10\x04\x12\x1d\n" +
-	"\x19RECOVERY_STAGE_REFRESHING\x10\x05B:Z8github.com/sluice-search/sluice/proto/sluice/v1;sluicev1b\x06proto3"
+	"\x19RECOVERY_STAGE_REFRESHING\x10\x05*\x97\x01\n" +
+	"\rDiskWatermark\x12\x1e\n" +
+	"\x1aDISK_WATERMARK_UNSPECIFIED\x10\x00\x12\x15\n" +
+	"\x11DISK_WATERMARK_OK\x10\x01\x12\x16\n" +
+	"\x12DISK_WATERMARK_LOW\x10\x02\x12\x17\n" +
+	"\x13DISK_WATERMARK_HIGH\x10\x03\x12\x1e\n" +
+	"\x1aDISK_WATERMARK_FLOOD_STAGE\x10\x04B:Z8github.com/sluice-search/sluice/proto/sluice/v1;sluicev1b\x06proto3"
 
 var (
 	file_sluice_v1_types_proto_rawDescOnce sync.Once
@@ -1709,8 +1864,8 @@ func file_sluice_v1_types_proto_rawDescGZIP() []byte {
 	return file_sluice_v1_types_proto_rawDescData
 }
 
-var file_sluice_v1_types_proto_enumTypes = make([]protoimpl.EnumInfo, 7)
-var file_sluice_v1_types_proto_msgTypes = make([]protoimpl.MessageInfo, 12)
+var file_sluice_v1_types_proto_enumTypes = make([]protoimpl.EnumInfo, 8)
+var file_sluice_v1_types_proto_msgTypes = make([]protoimpl.MessageInfo, 13)
 var file_sluice_v1_types_proto_goTypes = []any{
 	(FieldType)(0),                // 0: sluice.v1.FieldType
 	(DynamicMapping)(0),           // 1: sluice.v1.DynamicMapping
@@ -1719,43 +1874,45 @@ var file_sluice_v1_types_proto_goTypes = []any{
 	(HealthStatus)(0),             // 4: sluice.v1.HealthStatus
 	(ShardState)(0),               // 5: sluice.v1.ShardState
 	(RecoveryStage)(0),            // 6: sluice.v1.RecoveryStage
-	(*FieldMapping)(nil),          // 7: sluice.v1.FieldMapping
-	(*Mapping)(nil),               // 8: sluice.v1.Mapping
-	(*IndexSettings)(nil),         // 9: sluice.v1.IndexSettings
-	(*ShardRouting)(nil),          // 10: sluice.v1.ShardRouting
-	(*ShardRecovery)(nil),         // 11: sluice.v1.ShardRecovery
-	(*IndexInfo)(nil),             // 12: sluice.v1.IndexInfo
-	(*FieldValue)(nil),            // 13: sluice.v1.FieldValue
-	(*SortValue)(nil),             // 14: sluice.v1.SortValue
-	(*ErrorDetail)(nil),           // 15: sluice.v1.ErrorDetail
-	(*ShardFailure)(nil),          // 16: sluice.v1.ShardFailure
-	(*ShardsSummary)(nil),         // 17: sluice.v1.ShardsSummary
-	nil,                           // 18: sluice.v1.Mapping.PropertiesEntry
-	(*durationpb.Duration)(nil),   // 19: google.protobuf.Duration
-	(*timestamppb.Timestamp)(nil), // 20: google.protobuf.Timestamp
+	(DiskWatermark)(0),            // 7: sluice.v1.DiskWatermark
+	(*FieldMapping)(nil),          // 8: sluice.v1.FieldMapping
+	(*Mapping)(nil),               // 9: sluice.v1.Mapping
+	(*IndexSettings)(nil),         // 10: sluice.v1.IndexSettings
+	(*ShardRouting)(nil),          // 11: sluice.v1.ShardRouting
+	(*ShardRecovery)(nil),         // 12: sluice.v1.ShardRecovery
+	(*IndexInfo)(nil),             // 13: sluice.v1.IndexInfo
+	(*ClusterSettings)(nil),       // 14: sluice.v1.ClusterSettings
+	(*FieldValue)(nil),            // 15: sluice.v1.FieldValue
+	(*SortValue)(nil),             // 16: sluice.v1.SortValue
+	(*ErrorDetail)(nil),           // 17: sluice.v1.ErrorDetail
+	(*ShardFailure)(nil),          // 18: sluice.v1.ShardFailure
+	(*ShardsSummary)(nil),         // 19: sluice.v1.ShardsSummary
+	nil,                           // 20: sluice.v1.Mapping.PropertiesEntry
+	(*durationpb.Duration)(nil),   // 21: google.protobuf.Duration
+	(*timestamppb.Timestamp)(nil), // 22: google.protobuf.Timestamp
 }
 var file_sluice_v1_types_proto_depIdxs = []int32{
 	0,  // 0: sluice.v1.FieldMapping.type:type_name -> sluice.v1.FieldType
-	18, // 1: sluice.v1.Mapping.properties:type_name -> sluice.v1.Mapping.PropertiesEntry
+	20, // 1: sluice.v1.Mapping.properties:type_name -> sluice.v1.Mapping.PropertiesEntry
 	1,  // 2: sluice.v1.Mapping.dynamic:type_name -> sluice.v1.DynamicMapping
-	19, // 3: sluice.v1.IndexSettings.refresh_interval:type_name -> google.protobuf.Duration
+	21, // 3: sluice.v1.IndexSettings.refresh_interval:type_name -> google.protobuf.Duration
 	2,  // 4: sluice.v1.IndexSettings.translog_durability:type_name -> sluice.v1.TranslogDurability
-	19, // 5: sluice.v1.IndexSettings.translog_sync_interval:type_name -> google.protobuf.Duration
-	19, // 6: sluice.v1.IndexSettings.node_left_delayed_timeout:type_name -> google.protobuf.Duration
+	21, // 5: sluice.v1.IndexSettings.translog_sync_interval:type_name -> google.protobuf.Duration
+	21, // 6: sluice.v1.IndexSettings.node_left_delayed_timeout:type_name -> google.protobuf.Duration
 	5,  // 7: sluice.v1.ShardRouting.state:type_name -> sluice.v1.ShardState
-	11, // 8: sluice.v1.ShardRouting.recovery:type_name -> sluice.v1.ShardRecovery
+	12, // 8: sluice.v1.ShardRouting.recovery:type_name -> sluice.v1.ShardRecovery
 	6,  // 9: sluice.v1.ShardRecovery.stage:type_name -> sluice.v1.RecoveryStage
-	19, // 10: sluice.v1.ShardRecovery.elapsed:type_name -> google.protobuf.Duration
-	9,  // 11: sluice.v1.IndexInfo.settings:type_name -> sluice.v1.IndexSettings
-	8,  // 12: sluice.v1.IndexInfo.mapping:type_name -> sluice.v1.Mapping
+	21, // 10: sluice.v1.ShardRecovery.elapsed:type_name -> google.protobuf.Duration
+	10, // 11: sluice.v1.IndexInfo.settings:type_name -> sluice.v1.IndexSettings
+	9,  // 12: sluice.v1.IndexInfo.mapping:type_name -> sluice.v1.Mapping
 	3,  // 13: sluice.v1.IndexInfo.state:type_name -> sluice.v1.IndexState
-	20, // 14: sluice.v1.IndexInfo.creation_time:type_name -> google.protobuf.Timestamp
+	22, // 14: sluice.v1.IndexInfo.creation_time:type_name -> google.protobuf.Timestamp
 	4,  // 15: sluice.v1.IndexInfo.health:type_name -> sluice.v1.HealthStatus
-	10, // 16: sluice.v1.IndexInfo.shards:type_name -> sluice.v1.ShardRouting
-	19, // 17: sluice.v1.ErrorDetail.retry_delay:type_name -> google.protobuf.Duration
-	15, // 18: sluice.v1.ShardFailure.error:type_name -> sluice.v1.ErrorDetail
-	16, // 19: sluice.v1.ShardsSummary.failures:type_name -> sluice.v1.ShardFailure
-	7,  // 20: sluice.v1.Mapping.PropertiesEntry.value:type_name -> sluice.v1.FieldMapping
+	11, // 16: sluice.v1.IndexInfo.shards:type_name -> sluice.v1.ShardRouting
+	21, // 17: sluice.v1.ErrorDetail.retry_delay:type_name -> google.protobuf.Duration
+	17, // 18: sluice.v1.ShardFailure.error:type_name -> sluice.v1.ErrorDetail
+	18, // 19: sluice.v1.ShardsSummary.failures:type_name -> sluice.v1.ShardFailure
+	8,  // 20: sluice.v1.Mapping.PropertiesEntry.value:type_name -> sluice.v1.FieldMapping
 	21, // [21:21] is the sub-list for method output_type
 	21, // [21:21] is the sub-list for method input_type
 	21, // [21:21] is the sub-list for extension type_name
@@ -1769,13 +1926,13 @@ func file_sluice_v1_types_proto_init() {
 		return
 	}
 	file_sluice_v1_types_proto_msgTypes[0].OneofWrappers = []any{}
-	file_sluice_v1_types_proto_msgTypes[6].OneofWrappers = []any{
+	file_sluice_v1_types_proto_msgTypes[7].OneofWrappers = []any{
 		(*FieldValue_StringValue)(nil),
 		(*FieldValue_LongValue)(nil),
 		(*FieldValue_DoubleValue)(nil),
 		(*FieldValue_BoolValue)(nil),
 	}
-	file_sluice_v1_types_proto_msgTypes[7].OneofWrappers = []any{
+	file_sluice_v1_types_proto_msgTypes[8].OneofWrappers = []any{
 		(*SortValue_Score)(nil),
 		(*SortValue_LongValue)(nil),
 		(*SortValue_DoubleValue)(nil),
@@ -1786,8 +1943,8 @@ func file_sluice_v1_types_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_sluice_v1_types_proto_rawDesc), len(file_sluice_v1_types_proto_rawDesc)),
-			NumEnums:      7,
-			NumMessages:   12,
+			NumEnums:      8,
+			NumMessages:   13,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -42,7 +42,9 @@ type Node struct {
 	// Disk bytes on its data volume.
 	DiskTotalBytes int64 `protobuf:"varint,4,opt,name=disk_total_bytes,json=diskTotalBytes,proto3" json:"disk_total_bytes,omitempty"`
 	// The Sluice version it runs.
-	Version       string `protobuf:"bytes,5,opt,name=version,proto3" json:"version,omitempty"`
+	Version string `protobuf:"bytes,5,opt,name=version,proto3" json:"version,omitempty"`
+	// The data path whose file system the disk figures describe.
+	DataPath      string `protobuf:"bytes,6,opt,name=data_path,json=dataPath,proto3" json:"data_path,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -112,6 +114,13 @@ func (x *Node) GetVersion() string {
 	return ""
 }
 
+func (x *Node) GetDataPath() string {
+	if x != nil {
+		return x.DataPath
+	}
+	return ""
+}
+
 // Index is the value of indices/<name>: an index's metadata. Its routing, aliases and health
 // live under other keys or are derived.
 type Index struct {
@@ -127,7 +136,12 @@ type Index struct {
 	// Lifecycle state.
 	State v1.IndexState `protobuf:"varint,5,opt,name=state,proto3,enum=sluice.v1.IndexState" json:"state,omitempty"`
 	// When the index was created.
-	CreationTime  *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=creation_time,json=creationTime,proto3" json:"creation_time,omitempty"`
+	CreationTime *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=creation_time,json=creationTime,proto3" json:"creation_time,omitempty"`
+	// Set by the allocator while a node holding a copy of the index is past the flood-stage disk
+	// watermark: the index refuses writes until every node holding a copy is below the high
+	// watermark again, when the allocator clears it (Elasticsearch's
+	// index.blocks.read_only_allow_delete).
+	DiskBlock     *DiskBlock `protobuf:"bytes,7,opt,name=disk_block,json=diskBlock,proto3" json:"disk_block,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -204,6 +218,124 @@ func (x *Index) GetCreationTime() *timestamppb.Timestamp {
 	return nil
 }
 
+func (x *Index) GetDiskBlock() *DiskBlock {
+	if x != nil {
+		return x.DiskBlock
+	}
+	return nil
+}
+
+// DiskBlock is why an index refuses writes: a node holding a copy ran out of disk.
+type DiskBlock struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The node past the flood stage.
+	NodeId string `protobuf:"bytes,1,opt,name=node_id,json=nodeId,proto3" json:"node_id,omitempty"`
+	// What a client is told: the node, its data path, its usage and the watermark.
+	Reason string `protobuf:"bytes,2,opt,name=reason,proto3" json:"reason,omitempty"`
+	// When the block was set.
+	Since         *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=since,proto3" json:"since,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DiskBlock) Reset() {
+	*x = DiskBlock{}
+	mi := &file_sluice_state_v1_state_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DiskBlock) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DiskBlock) ProtoMessage() {}
+
+func (x *DiskBlock) ProtoReflect() protoreflect.Message {
+	mi := &file_sluice_state_v1_state_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DiskBlock.ProtoReflect.Descriptor instead.
+func (*DiskBlock) Descriptor() ([]byte, []int) {
+	return file_sluice_state_v1_state_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *DiskBlock) GetNodeId() string {
+	if x != nil {
+		return x.NodeId
+	}
+	return ""
+}
+
+func (x *DiskBlock) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *DiskBlock) GetSince() *timestamppb.Timestamp {
+	if x != nil {
+		return x.Since
+	}
+	return nil
+}
+
+// ClusterSettings is the value of cluster/settings: the cluster-wide allocation settings, as
+// set (empty fields take their defaults).
+type ClusterSettings struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The settings.
+	Settings      *v1.ClusterSettings `protobuf:"bytes,1,opt,name=settings,proto3" json:"settings,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ClusterSettings) Reset() {
+	*x = ClusterSettings{}
+	mi := &file_sluice_state_v1_state_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ClusterSettings) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ClusterSettings) ProtoMessage() {}
+
+func (x *ClusterSettings) ProtoReflect() protoreflect.Message {
+	mi := &file_sluice_state_v1_state_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ClusterSettings.ProtoReflect.Descriptor instead.
+func (*ClusterSettings) Descriptor() ([]byte, []int) {
+	return file_sluice_state_v1_state_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *ClusterSettings) GetSettings() *v1.ClusterSettings {
+	if x != nil {
+		return x.Settings
+	}
+	return nil
+}
+
 // ShardRouting is the value of routing/<index-uuid>/<shard>: every copy of one shard, its
 // primary term and its in-sync set, in one key, so that a promotion (new primary, term + 1, lost
 // copy out of the in-sync set), an in-sync change and a node's report on a copy are each one
@@ -244,7 +376,7 @@ type ShardRouting struct {
 
 func (x *ShardRouting) Reset() {
 	*x = ShardRouting{}
-	mi := &file_sluice_state_v1_state_proto_msgTypes[2]
+	mi := &file_sluice_state_v1_state_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -256,7 +388,7 @@ func (x *ShardRouting) String() string {
 func (*ShardRouting) ProtoMessage() {}
 
 func (x *ShardRouting) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_state_v1_state_proto_msgTypes[2]
+	mi := &file_sluice_state_v1_state_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -269,7 +401,7 @@ func (x *ShardRouting) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShardRouting.ProtoReflect.Descriptor instead.
 func (*ShardRouting) Descriptor() ([]byte, []int) {
-	return file_sluice_state_v1_state_proto_rawDescGZIP(), []int{2}
+	return file_sluice_state_v1_state_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *ShardRouting) GetShard() int32 {
@@ -368,7 +500,7 @@ type ShardCopy struct {
 
 func (x *ShardCopy) Reset() {
 	*x = ShardCopy{}
-	mi := &file_sluice_state_v1_state_proto_msgTypes[3]
+	mi := &file_sluice_state_v1_state_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -380,7 +512,7 @@ func (x *ShardCopy) String() string {
 func (*ShardCopy) ProtoMessage() {}
 
 func (x *ShardCopy) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_state_v1_state_proto_msgTypes[3]
+	mi := &file_sluice_state_v1_state_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -393,7 +525,7 @@ func (x *ShardCopy) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShardCopy.ProtoReflect.Descriptor instead.
 func (*ShardCopy) Descriptor() ([]byte, []int) {
-	return file_sluice_state_v1_state_proto_rawDescGZIP(), []int{3}
+	return file_sluice_state_v1_state_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *ShardCopy) GetNodeId() string {
@@ -459,7 +591,7 @@ type Alias struct {
 
 func (x *Alias) Reset() {
 	*x = Alias{}
-	mi := &file_sluice_state_v1_state_proto_msgTypes[4]
+	mi := &file_sluice_state_v1_state_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -471,7 +603,7 @@ func (x *Alias) String() string {
 func (*Alias) ProtoMessage() {}
 
 func (x *Alias) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_state_v1_state_proto_msgTypes[4]
+	mi := &file_sluice_state_v1_state_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -484,7 +616,7 @@ func (x *Alias) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Alias.ProtoReflect.Descriptor instead.
 func (*Alias) Descriptor() ([]byte, []int) {
-	return file_sluice_state_v1_state_proto_rawDescGZIP(), []int{4}
+	return file_sluice_state_v1_state_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *Alias) GetIndices() []string {
@@ -505,20 +637,29 @@ var File_sluice_state_v1_state_proto protoreflect.FileDescriptor
 
 const file_sluice_state_v1_state_proto_rawDesc = "" +
 	"\n" +
-	"\x1bsluice/state/v1/state.proto\x12\x0fsluice.state.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x15sluice/v1/types.proto\"\xa0\x01\n" +
+	"\x1bsluice/state/v1/state.proto\x12\x0fsluice.state.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x15sluice/v1/types.proto\"\xbd\x01\n" +
 	"\x04Node\x12\x18\n" +
 	"\aaddress\x18\x01 \x01(\tR\aaddress\x12\x12\n" +
 	"\x04zone\x18\x02 \x01(\tR\x04zone\x12&\n" +
 	"\x0fdisk_free_bytes\x18\x03 \x01(\x03R\rdiskFreeBytes\x12(\n" +
 	"\x10disk_total_bytes\x18\x04 \x01(\x03R\x0ediskTotalBytes\x12\x18\n" +
-	"\aversion\x18\x05 \x01(\tR\aversion\"\x81\x02\n" +
+	"\aversion\x18\x05 \x01(\tR\aversion\x12\x1b\n" +
+	"\tdata_path\x18\x06 \x01(\tR\bdataPath\"\xbc\x02\n" +
 	"\x05Index\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
 	"\x04uuid\x18\x02 \x01(\tR\x04uuid\x124\n" +
 	"\bsettings\x18\x03 \x01(\v2\x18.sluice.v1.IndexSettingsR\bsettings\x12,\n" +
 	"\amapping\x18\x04 \x01(\v2\x12.sluice.v1.MappingR\amapping\x12+\n" +
 	"\x05state\x18\x05 \x01(\x0e2\x15.sluice.v1.IndexStateR\x05state\x12?\n" +
-	"\rcreation_time\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\fcreationTime\"\x93\x03\n" +
+	"\rcreation_time\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\fcreationTime\x129\n" +
+	"\n" +
+	"disk_block\x18\a \x01(\v2\x1a.sluice.state.v1.DiskBlockR\tdiskBlock\"n\n" +
+	"\tDiskBlock\x12\x17\n" +
+	"\anode_id\x18\x01 \x01(\tR\x06nodeId\x12\x16\n" +
+	"\x06reason\x18\x02 \x01(\tR\x06reason\x120\n" +
+	"\x05since\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\x05since\"I\n" +
+	"\x0fClusterSettings\x126\n" +
+	"\bsettings\x18\x01 \x01(\v2\x1a.sluice.v1.ClusterSettingsR\bsettings\"\x93\x03\n" +
 	"\fShardRouting\x12\x14\n" +
 	"\x05shard\x18\x01 \x01(\x05R\x05shard\x12\x1f\n" +
 	"\x0elegacy_node_id\x18\x02 \x01(\tR\anode_id\x12\x1f\n" +
@@ -556,36 +697,42 @@ func file_sluice_state_v1_state_proto_rawDescGZIP() []byte {
 	return file_sluice_state_v1_state_proto_rawDescData
 }
 
-var file_sluice_state_v1_state_proto_msgTypes = make([]protoimpl.MessageInfo, 5)
+var file_sluice_state_v1_state_proto_msgTypes = make([]protoimpl.MessageInfo, 7)
 var file_sluice_state_v1_state_proto_goTypes = []any{
 	(*Node)(nil),                  // 0: sluice.state.v1.Node
 	(*Index)(nil),                 // 1: sluice.state.v1.Index
-	(*ShardRouting)(nil),          // 2: sluice.state.v1.ShardRouting
-	(*ShardCopy)(nil),             // 3: sluice.state.v1.ShardCopy
-	(*Alias)(nil),                 // 4: sluice.state.v1.Alias
-	(*v1.IndexSettings)(nil),      // 5: sluice.v1.IndexSettings
-	(*v1.Mapping)(nil),            // 6: sluice.v1.Mapping
-	(v1.IndexState)(0),            // 7: sluice.v1.IndexState
-	(*timestamppb.Timestamp)(nil), // 8: google.protobuf.Timestamp
-	(v1.ShardState)(0),            // 9: sluice.v1.ShardState
-	(*v1.ShardRecovery)(nil),      // 10: sluice.v1.ShardRecovery
+	(*DiskBlock)(nil),             // 2: sluice.state.v1.DiskBlock
+	(*ClusterSettings)(nil),       // 3: sluice.state.v1.ClusterSettings
+	(*ShardRouting)(nil),          // 4: sluice.state.v1.ShardRouting
+	(*ShardCopy)(nil),             // 5: sluice.state.v1.ShardCopy
+	(*Alias)(nil),                 // 6: sluice.state.v1.Alias
+	(*v1.IndexSettings)(nil),      // 7: sluice.v1.IndexSettings
+	(*v1.Mapping)(nil),            // 8: sluice.v1.Mapping
+	(v1.IndexState)(0),            // 9: sluice.v1.IndexState
+	(*timestamppb.Timestamp)(nil), // 10: google.protobuf.Timestamp
+	(*v1.ClusterSettings)(nil),    // 11: sluice.v1.ClusterSettings
+	(v1.ShardState)(0),            // 12: sluice.v1.ShardState
+	(*v1.ShardRecovery)(nil),      // 13: sluice.v1.ShardRecovery
 }
 var file_sluice_state_v1_state_proto_depIdxs = []int32{
-	5,  // 0: sluice.state.v1.Index.settings:type_name -> sluice.v1.IndexSettings
-	6,  // 1: sluice.state.v1.Index.mapping:type_name -> sluice.v1.Mapping
-	7,  // 2: sluice.state.v1.Index.state:type_name -> sluice.v1.IndexState
-	8,  // 3: sluice.state.v1.Index.creation_time:type_name -> google.protobuf.Timestamp
-	9,  // 4: sluice.state.v1.ShardRouting.legacy_state:type_name -> sluice.v1.ShardState
-	10, // 5: sluice.state.v1.ShardRouting.legacy_recovery:type_name -> sluice.v1.ShardRecovery
-	3,  // 6: sluice.state.v1.ShardRouting.copies:type_name -> sluice.state.v1.ShardCopy
-	9,  // 7: sluice.state.v1.ShardCopy.state:type_name -> sluice.v1.ShardState
-	10, // 8: sluice.state.v1.ShardCopy.recovery:type_name -> sluice.v1.ShardRecovery
-	8,  // 9: sluice.state.v1.ShardCopy.left_at:type_name -> google.protobuf.Timestamp
-	10, // [10:10] is the sub-list for method output_type
-	10, // [10:10] is the sub-list for method input_type
-	10, // [10:10] is the sub-list for extension type_name
-	10, // [10:10] is the sub-list for extension extendee
-	0,  // [0:10] is the sub-list for field type_name
+	7,  // 0: sluice.state.v1.Index.settings:type_name -> sluice.v1.IndexSettings
+	8,  // 1: sluice.state.v1.Index.mapping:type_name -> sluice.v1.Mapping
+	9,  // 2: sluice.state.v1.Index.state:type_name -> sluice.v1.IndexState
+	10, // 3: sluice.state.v1.Index.creation_time:type_name -> google.protobuf.Timestamp
+	2,  // 4: sluice.state.v1.Index.disk_block:type_name -> sluice.state.v1.DiskBlock
+	10, // 5: sluice.state.v1.DiskBlock.since:type_name -> google.protobuf.Timestamp
+	11, // 6: sluice.state.v1.ClusterSettings.settings:type_name -> sluice.v1.ClusterSettings
+	12, // 7: sluice.state.v1.ShardRouting.legacy_state:type_name -> sluice.v1.ShardState
+	13, // 8: sluice.state.v1.ShardRouting.legacy_recovery:type_name -> sluice.v1.ShardRecovery
+	5,  // 9: sluice.state.v1.ShardRouting.copies:type_name -> sluice.state.v1.ShardCopy
+	12, // 10: sluice.state.v1.ShardCopy.state:type_name -> sluice.v1.ShardState
+	13, // 11: sluice.state.v1.ShardCopy.recovery:type_name -> sluice.v1.ShardRecovery
+	10, // 12: sluice.state.v1.ShardCopy.left_at:type_name -> google.protobuf.Timestamp
+	13, // [13:13] is the sub-list for method output_type
+	13, // [13:13] is the sub-list for method input_type
+	13, // [13:13] is the sub-list for extension type_name
+	13, // [13:13] is the sub-list for extension extendee
+	0,  // [0:13] is the sub-list for field type_name
 }
 
 func init() { file_sluice_state_v1_state_proto_init() }
@@ -599,7 +746,7 @@ func file_sluice_state_v1_state_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_sluice_state_v1_state_proto_rawDesc), len(file_sluice_state_v1_state_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   5,
+			NumMessages:   7,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
