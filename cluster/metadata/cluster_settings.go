@@ -2,6 +2,7 @@ package metadata
 
 import (
 	"context"
+	"slices"
 
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -53,13 +54,49 @@ func (s *Service) UpdateClusterSettings(ctx context.Context, update *sluicev1.Cl
 			return nil, err
 		}
 		out = watermark.Effective(merged)
-		var t state.Txn
-		t.Unchanged(s.Store.Keys.Settings(), st.SettingsModRevision)
-		t.Put(s.Store.Keys.Settings(), &statev1.ClusterSettings{Settings: merged})
-		return &t, nil
+		return s.putSettings(st, merged), nil
 	})
 	if err != nil {
 		return nil, err
 	}
 	return out, nil
+}
+
+// DrainNode adds node to the drained nodes (or with undrain removes it)
+// and says how many copies it still holds. Draining a node that is not
+// registered and holds no copies is NOT_FOUND (a typo would drain
+// nothing); ending a drain always succeeds.
+func (s *Service) DrainNode(ctx context.Context, node string, undrain bool) (*sluicev1.DrainNodeResponse, error) {
+	if node == "" {
+		return nil, state.InvalidFieldf("node_id", "node_id is required")
+	}
+	var resp *sluicev1.DrainNodeResponse
+	_, err := s.Store.Update(ctx, func(st *state.Snapshot) (*state.Txn, error) {
+		resp = &sluicev1.DrainNodeResponse{NodeId: node, Draining: !undrain, Copies: int32(st.CopiesOn(node)), Live: st.Live(node)}
+		if !undrain && !resp.Live && resp.Copies == 0 {
+			return nil, state.NotFoundf("no data node [%s] is registered or holds shard copies", node)
+		}
+		merged := proto.Clone(st.Settings).(*sluicev1.ClusterSettings)
+		merged.DrainedNodes = slices.DeleteFunc(merged.DrainedNodes, func(id string) bool { return id == node })
+		if !undrain {
+			merged.DrainedNodes = append(merged.DrainedNodes, node)
+			slices.Sort(merged.DrainedNodes)
+		}
+		if slices.Equal(merged.DrainedNodes, st.Settings.GetDrainedNodes()) {
+			return &state.Txn{}, nil // already so
+		}
+		return s.putSettings(st, merged), nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return resp, nil
+}
+
+// putSettings is the transaction that stores settings in place of st's.
+func (s *Service) putSettings(st *state.Snapshot, settings *sluicev1.ClusterSettings) *state.Txn {
+	var t state.Txn
+	t.Unchanged(s.Store.Keys.Settings(), st.SettingsModRevision)
+	t.Put(s.Store.Keys.Settings(), &statev1.ClusterSettings{Settings: settings})
+	return &t
 }

@@ -159,3 +159,34 @@ func demote(c *statev1.ShardCopy, newAlloc string, now time.Time) {
 			Reason: "was the primary, failed (" + reason + "); another copy was promoted"}
 	}
 }
+
+// CapabilityPeerRecovery is the capability (statev1.Node.capabilities) of
+// a data node that can recover a new copy of a shard from its primary:
+// only such a node is given a relocation's target.
+const CapabilityPeerRecovery = "peer-recovery"
+
+// Relocated returns r with the move to copy target completed: its source
+// (target's relocating_from) is dropped and leaves the in-sync set, and
+// target takes its place. A primary source hands its role over in the same
+// write: target becomes primary and the term goes up by one, so the old
+// primary, fenced by the term, can acknowledge nothing more. target must
+// be a STARTED, in-sync relocation target whose source is in r; otherwise
+// Relocated returns nil.
+func Relocated(r *statev1.ShardRouting, target string) *statev1.ShardRouting {
+	t := CopyByAllocation(r, target)
+	if t == nil || !Started(t) || !InSync(r, target) || CopyByAllocation(r, t.GetRelocatingFrom()) == nil {
+		return nil
+	}
+	nr := cloneRouting(r)
+	t = CopyByAllocation(nr, target)
+	src := CopyByAllocation(nr, t.RelocatingFrom)
+	nr.InSync = withoutInSync(nr.InSync, src.AllocationId)
+	t.RelocatingFrom, t.Reason = "", ""
+	nr.Copies = slices.DeleteFunc(nr.Copies, func(c *statev1.ShardCopy) bool { return c == src })
+	if src.Primary {
+		t.Primary = true
+		nr.PrimaryTerm++
+		nr.Copies = append([]*statev1.ShardCopy{t}, slices.DeleteFunc(nr.Copies, func(c *statev1.ShardCopy) bool { return c == t })...)
+	}
+	return nr
+}

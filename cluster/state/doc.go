@@ -39,6 +39,9 @@
 //     replica primary, raises the term and takes the old primary out of
 //     the in-sync set, at once;
 //   - a starting node's MarkRecovering turns its copies INITIALIZING.
+//   - a move's end (Relocated, written by the allocator) drops the source
+//     copy once its target (relocating_from) is started and in sync, a
+//     primary source handing its role over with the term raised.
 //
 // Health (Snapshot.IndexHealth) is green when every copy is started, yellow
 // when every shard still has a copy that serves (Serving: a started primary,

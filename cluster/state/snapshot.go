@@ -200,7 +200,8 @@ func (s *Snapshot) Info(x *Index) *sluicev1.IndexInfo {
 		for _, c := range r.GetCopies() {
 			info.Shards = append(info.Shards, &sluicev1.ShardRouting{Shard: r.GetShard(), NodeId: c.GetNodeId(), Primary: c.GetPrimary(),
 				State: c.GetState(), AllocationId: c.GetAllocationId(), Reason: c.GetReason(), Recovery: c.GetRecovery(),
-				PrimaryTerm: r.GetPrimaryTerm(), InSync: InSync(r, c.GetAllocationId())})
+				PrimaryTerm: r.GetPrimaryTerm(), InSync: InSync(r, c.GetAllocationId()), Move: c.GetMove(),
+				RelocatingFromNode: CopyByAllocation(r, c.GetRelocatingFrom()).GetNodeId()})
 		}
 	}
 	info.Health = s.IndexHealth(x)
@@ -364,6 +365,25 @@ func (s *Snapshot) PlacementNodes() []placement.Node {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out
+}
+
+// CopiesOn counts the shard copies assigned to a node, in any state.
+func (s *Snapshot) CopiesOn(node string) int {
+	n := 0
+	for _, x := range s.ByUUID {
+		for _, sh := range x.Shards {
+			if sh != nil && CopyOnNode(sh.Routing, node) != nil {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// Draining reports whether a node is being drained (its id is in the
+// cluster settings' drained_nodes).
+func (s *Snapshot) Draining(node string) bool {
+	return slices.Contains(s.Settings.GetDrainedNodes(), node)
 }
 
 // PlacementCopies returns every shard copy that has a node, live or not.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -93,5 +95,90 @@ func printClusterSettings(out io.Writer, cs *sluicev1.ClusterSettings) error {
 	fmt.Fprintf(w, "disk watermark low\t%s\n", cs.GetDiskWatermarkLow())
 	fmt.Fprintf(w, "disk watermark high\t%s\n", cs.GetDiskWatermarkHigh())
 	fmt.Fprintf(w, "disk watermark flood stage\t%s\n", cs.GetDiskWatermarkFloodStage())
+	fmt.Fprintf(w, "drained nodes\t%s\n", orDash(strings.Join(cs.GetDrainedNodes(), ",")))
 	return w.Flush()
+}
+
+func newNodeDrainCmd() *cobra.Command {
+	var f clientFlags
+	var undo, wait bool
+	var waitTimeout time.Duration
+	cmd := &cobra.Command{
+		Use:   "drain NODE_ID",
+		Short: "Drain a data node: place nothing on it and move its shard copies to other nodes",
+		Long: `Drain a data node (Elasticsearch's cluster.routing.allocation.exclude._id): the
+allocator places no copies on it and moves every copy it holds to other nodes,
+a bounded number at a time; each copy's source is dropped only once its new
+copy has recovered and is in sync. With --wait the command returns once the
+node holds no copies (then it may be taken down), or fails after
+--wait-timeout. --undo ends the drain; copies already moved stay where they
+are. 'sluice state' shows draining nodes and moves in progress.
+docs/operations.md says what works today.`,
+		Example: `  sluice node drain node-3 --wait --wait-timeout 30m
+  sluice node drain node-3 --undo`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if wait && f.timeout < waitTimeout+5*time.Second {
+				f.timeout = waitTimeout + 5*time.Second
+			}
+			return f.call(cmd, func(ctx context.Context, c *client.Client) error {
+				resp, err := c.DrainNode(ctx, &sluicev1.DrainNodeRequest{NodeId: args[0], Undrain: undo})
+				if err != nil {
+					return rpcError(err)
+				}
+				out := cmd.OutOrStdout()
+				if undo {
+					fmt.Fprintf(out, "node %s is no longer drained; it holds %d shard copies\n", args[0], resp.Copies)
+					return nil
+				}
+				fmt.Fprintf(out, "draining node %s: %d shard copies to move\n", args[0], resp.Copies)
+				if !wait || resp.Copies == 0 {
+					return nil
+				}
+				deadline := time.Now().Add(waitTimeout)
+				last := resp.Copies
+				for {
+					st, err := c.ClusterState(ctx, &sluicev1.ClusterStateRequest{})
+					if err != nil {
+						return rpcError(err)
+					}
+					n := copiesOn(st, args[0])
+					if n == 0 {
+						fmt.Fprintf(out, "node %s holds no shard copies\n", args[0])
+						return nil
+					}
+					if n != last {
+						fmt.Fprintf(out, "node %s: %d shard copies left\n", args[0], n)
+						last = n
+					}
+					if time.Now().After(deadline) {
+						return fmt.Errorf("node %s still holds %d shard copies after %v (see 'sluice state' for why)", args[0], n, waitTimeout)
+					}
+					select {
+					case <-ctx.Done():
+						return ctx.Err()
+					case <-time.After(time.Second):
+					}
+				}
+			})
+		},
+	}
+	f.register(cmd, timeoutWhole)
+	cmd.Flags().BoolVar(&undo, "undo", false, "end the drain")
+	cmd.Flags().BoolVar(&wait, "wait", false, "wait until the node holds no shard copies")
+	cmd.Flags().DurationVar(&waitTimeout, "wait-timeout", 30*time.Minute, "how long --wait waits")
+	return cmd
+}
+
+// copiesOn counts the shard copies assigned to a node in a cluster state.
+func copiesOn(st *sluicev1.ClusterStateResponse, node string) int32 {
+	var n int32
+	for _, x := range st.Indices {
+		for _, sh := range x.Shards {
+			if sh.NodeId == node {
+				n++
+			}
+		}
+	}
+	return n
 }

@@ -64,8 +64,8 @@ func newHealthCmd() *cobra.Command {
 }
 
 func printHealth(out io.Writer, h *sluicev1.ClusterHealthResponse) error {
-	fmt.Fprintf(out, "cluster %s: %s, %d data nodes, %d indices\n", h.ClusterName,
-		client.EnumName(h.Status), h.NumberOfDataNodes, len(h.Indices))
+	fmt.Fprintf(out, "cluster %s: %s, %d data nodes, %d indices, %d copies moving\n", h.ClusterName,
+		client.EnumName(h.Status), h.NumberOfDataNodes, len(h.Indices), h.RelocatingShards)
 	for _, n := range h.DiskWatermarkNodes {
 		fmt.Fprintf(out, "disk %s: %s\n", client.EnumName(n.DiskWatermark), n.DiskReason)
 	}
@@ -141,15 +141,16 @@ func newStateCmd() *cobra.Command {
 func printState(out io.Writer, st *sluicev1.ClusterStateResponse) error {
 	fmt.Fprintf(out, "cluster %s at revision %d; allocator: %s\n\n", st.ClusterName, st.Revision, orDash(st.Allocator))
 	w := table(out)
-	fmt.Fprintln(w, "NODE\tADDRESS\tZONE\tDISK FREE\tDISK\tVERSION")
+	fmt.Fprintln(w, "NODE\tADDRESS\tZONE\tCOPIES\tDISK FREE\tDISK\tDRAINING\tVERSION")
 	for _, n := range st.Nodes {
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", n.Id, n.Address, orDash(n.Zone), diskFree(n), client.EnumName(n.DiskWatermark), n.Version)
+		fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\n", n.Id, n.Address, orDash(n.Zone), n.Copies, diskFree(n),
+			client.EnumName(n.DiskWatermark), yesNo(n.Draining), n.Version)
 	}
 	fmt.Fprintln(w, "\nINDEX\tSHARD\tCOPY\tNODE\tSTATE\tIN SYNC\tTERM\tALLOCATION\tREASON")
 	for _, x := range st.Indices {
 		for _, sh := range x.Shards {
 			fmt.Fprintf(w, "%s\t%d\t%s\t%s\t%s\t%s\t%d\t%s\t%s\n", x.Name, sh.Shard, copyRole(sh), orDash(sh.NodeId),
-				client.EnumName(sh.State), yesNo(sh.InSync), sh.PrimaryTerm, orDash(sh.AllocationId), sh.Reason)
+				client.EnumName(sh.State), yesNo(sh.InSync), sh.PrimaryTerm, orDash(sh.AllocationId), strings.Join(notes(sh), "; "))
 		}
 	}
 	for _, x := range st.Indices {
@@ -164,6 +165,22 @@ func printState(out io.Writer, st *sluicev1.ClusterStateResponse) error {
 		}
 	}
 	return w.Flush()
+}
+
+// notes are what a person reads about a copy: why it is not started, and
+// its move.
+func notes(sh *sluicev1.ShardRouting) []string {
+	var out []string
+	if sh.Reason != "" {
+		out = append(out, sh.Reason)
+	}
+	if sh.RelocatingFromNode != "" && !strings.Contains(sh.Reason, "moving here") {
+		out = append(out, "moving here from node ["+sh.RelocatingFromNode+"]")
+	}
+	if sh.Move != "" {
+		out = append(out, "move: "+sh.Move)
+	}
+	return out
 }
 
 // writes says whether an index takes writes.

@@ -235,6 +235,7 @@ same files unless --etcd-cert-file etc. are given (docs/security.md).`,
 	cmd.Flags().StringVar(&advertise, "advertise", "", "address other processes dial (default: the listen address)")
 	nf.register(cmd)
 	tf.register(cmd, "")
+	cmd.AddCommand(newNodeDrainCmd())
 	return cmd
 }
 

@@ -26,8 +26,11 @@
 // FollowerCheckInterval, so a node whose process died is seen within about
 // a second, not when its lease runs out.
 //
-// Shards that are STARTED, INITIALIZING or FAILED on an available node are
-// left alone (no rebalancing yet). Each write is one transaction guarded
+// Copies on drained nodes or on a disk past the high watermark are moved,
+// and the cluster rebalanced, by relocation (moves.go): a target copy
+// recovers from the primary, and the source is dropped only once the
+// target is started and in sync. Targets go only to nodes that register
+// peer recovery; until data nodes do, moves wait and say so. Each write is one transaction guarded
 // by the routing entries' mod revisions and by the leader's election key,
 // so a deposed leader cannot write, and a node's concurrent report is
 // never overwritten.

@@ -97,8 +97,12 @@ func DiskBlocks(in Input) []IndexChange {
 	return out
 }
 
-// refusals says why a node takes no copies, or no replicas: its disk.
+// refusals says why a node takes no copies (it is being drained, or its
+// disk is past high), or no replicas (its disk is past low).
 func (in Input) refusals(node string) (refuse, refuseReplicas string) {
+	if in.State.Draining(node) {
+		return "is being drained", ""
+	}
 	lvl, why := in.diskLevel(node)
 	switch {
 	case lvl >= sluicev1.DiskWatermark_DISK_WATERMARK_HIGH:

@@ -66,7 +66,12 @@ type Change struct {
 //  3. A replica NODE_LEFT for longer than the index's
 //     node_left_delayed_timeout is given up on: unassigned, to be placed
 //     elsewhere.
-//  4. The copy count follows number_of_replicas: unassigned replicas are
+//     Then moves end (moves.go): a relocation target that is started
+//     and in sync replaces its source (a primary source hands over its
+//     role, term + 1); one that failed or lost its node or source is
+//     dropped.
+//  4. The copy count follows number_of_replicas (relocation targets
+//     aside, and neither they nor a copy being moved are surplus): unassigned replicas are
 //     added; surplus replicas removed, the least useful first
 //     (unassigned, gone, failed, recovering, started).
 //  5. While the primary is started on an available node, the in-sync set
@@ -82,6 +87,9 @@ type Change struct {
 //     INITIALIZING with a new allocation id — a primary only if the
 //     in-sync set is empty (a new shard), a replica only while its
 //     primary is started (it recovers from it).
+//  7. Copies on drained nodes or past the high disk watermark are moved,
+//     and once every copy is active the cluster is rebalanced, a bounded
+//     number of moves at a time (moves.go).
 func Plan(in Input) ([]Change, time.Time) {
 	st := in.State
 	var ups []Change
@@ -130,6 +138,7 @@ func Plan(in Input) ([]Change, time.Time) {
 		}
 		c.NodeId, c.State, c.AllocationId, c.Reason = d.Node, sluicev1.ShardState_SHARD_STATE_INITIALIZING, in.NewID(), ""
 	}
+	in.planMoves(planned)
 	for id, nr := range planned {
 		if !proto.Equal(nr, st.ByUUID[id.Index].Shards[id.Shard].Routing) {
 			ups = append(ups, Change{id, in.Keys.Shard(id.Index, id.Shard), revs[id], nr})
@@ -218,11 +227,13 @@ func (in Input) planShard(id state.ShardID, x *state.Index, r *statev1.ShardRout
 		*c = statev1.ShardCopy{State: sluicev1.ShardState_SHARD_STATE_UNASSIGNED,
 			Reason: fmt.Sprintf("%s and did not return within %v; placing the copy on another node", c.Reason, delay)}
 	}
-	// 4. The copy count.
-	want := 1 + int(x.Meta.GetSettings().GetNumberOfReplicas())
+	// 3b. Moves that ended or failed (moves.go).
+	nr = in.resolveMoves(nr)
+	// 4. The copy count, relocation targets aside.
+	want := 1 + int(x.Meta.GetSettings().GetNumberOfReplicas()) + len(targets(nr))
 	for len(nr.Copies) < want {
 		nr.Copies = append(nr.Copies, &statev1.ShardCopy{State: sluicev1.ShardState_SHARD_STATE_UNASSIGNED,
-			Reason: fmt.Sprintf("replica added (number_of_replicas %d)", want-1)})
+			Reason: fmt.Sprintf("replica added (number_of_replicas %d)", want-1-len(targets(nr)))})
 	}
 	for len(nr.Copies) > want {
 		i := surplus(nr, primaryActive)
@@ -259,7 +270,8 @@ func surplus(r *statev1.ShardRouting, primaryActive bool) int {
 	best, bestRank := -1, 99
 	for i, c := range r.Copies {
 		k, ok := rank[c.State]
-		if c.Primary || !ok || k > 0 && !primaryActive {
+		moving := slices.ContainsFunc(r.Copies, func(t *statev1.ShardCopy) bool { return t.RelocatingFrom == c.AllocationId && c.AllocationId != "" })
+		if c.Primary || isTarget(c) || moving || !ok || k > 0 && !primaryActive {
 			continue
 		}
 		if k <= bestRank {

@@ -41,6 +41,7 @@ func Health(st *state.Snapshot, indices []string, clusterName string) *sluicev1.
 	for _, x := range xs {
 		ih := indexHealth(st, x)
 		h.Indices = append(h.Indices, ih)
+		h.RelocatingShards += ih.RelocatingShards
 		h.Status = max(h.Status, ih.Status)
 	}
 	return h
@@ -50,6 +51,9 @@ func indexHealth(st *state.Snapshot, x *state.Index) *sluicev1.IndexHealth {
 	info := st.Info(x)
 	ih := &sluicev1.IndexHealth{Index: x.Name(), Status: info.Health, Shards: info.Shards, WriteBlock: info.WriteBlock}
 	for _, sh := range ih.Shards {
+		if sh.RelocatingFromNode != "" {
+			ih.RelocatingShards++
+		}
 		if sh.State == sluicev1.ShardState_SHARD_STATE_STARTED && st.Live(sh.NodeId) {
 			ih.ActiveShards++
 			if sh.Primary {
@@ -88,6 +92,9 @@ func shardReason(st *state.Snapshot, sh *sluicev1.ShardRouting) string {
 func State(st *state.Snapshot, clusterName, allocator string) *sluicev1.ClusterStateResponse {
 	resp := &sluicev1.ClusterStateResponse{ClusterName: clusterName, Allocator: allocator, Revision: st.Revision,
 		Nodes: watermark.Nodes(st), Settings: watermark.Effective(st.Settings)}
+	for _, n := range resp.Nodes {
+		n.Draining, n.Copies = st.Draining(n.Id), int32(st.CopiesOn(n.Id))
+	}
 	for _, name := range st.IndexNames("") {
 		resp.Indices = append(resp.Indices, st.Info(st.Indices[name]))
 	}

@@ -251,6 +251,11 @@ func (s *Server) UpdateClusterSettings(ctx context.Context, req *sluicev1.Update
 	return &sluicev1.UpdateClusterSettingsResponse{Settings: cs}, nil
 }
 
+// DrainNode starts or ends draining a data node.
+func (s *Server) DrainNode(ctx context.Context, req *sluicev1.DrainNodeRequest) (*sluicev1.DrainNodeResponse, error) {
+	return s.meta.DrainNode(ctx, req.GetNodeId(), req.GetUndrain())
+}
+
 // Bulk applies a bulk request (datapath).
 func (s *Server) Bulk(ctx context.Context, req *sluicev1.BulkRequest) (*sluicev1.BulkResponse, error) {
 	start := time.Now()

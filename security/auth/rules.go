@@ -173,6 +173,7 @@ var rules = map[string]access{
 	sluicev1.Sluice_ClusterState_FullMethodName:          {needs: cluster(monitor)},
 	sluicev1.Sluice_GetClusterSettings_FullMethodName:    {needs: cluster(monitor)},
 	sluicev1.Sluice_UpdateClusterSettings_FullMethodName: {needs: cluster(manage)},
+	sluicev1.Sluice_DrainNode_FullMethodName:             {needs: cluster(manage)},
 	sluicev1.Sluice_VerifyIndex_FullMethodName: {needs: on(func(r *sluicev1.VerifyIndexRequest) []need {
 		return one(manage, resolveRead, r.GetIndex())
 	})},

@@ -4649,9 +4649,11 @@ type IndexHealth struct {
 	// Copies being opened or recovered (INITIALIZING), a part of unassigned_shards.
 	InitializingShards int32 `protobuf:"varint,7,opt,name=initializing_shards,json=initializingShards,proto3" json:"initializing_shards,omitempty"`
 	// Set while the index refuses writes (IndexInfo.write_block): which node and disk.
-	WriteBlock    string `protobuf:"bytes,8,opt,name=write_block,json=writeBlock,proto3" json:"write_block,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	WriteBlock string `protobuf:"bytes,8,opt,name=write_block,json=writeBlock,proto3" json:"write_block,omitempty"`
+	// Copies being moved to another node (relocation targets still recovering).
+	RelocatingShards int32 `protobuf:"varint,9,opt,name=relocating_shards,json=relocatingShards,proto3" json:"relocating_shards,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *IndexHealth) Reset() {
@@ -4740,6 +4742,13 @@ func (x *IndexHealth) GetWriteBlock() string {
 	return ""
 }
 
+func (x *IndexHealth) GetRelocatingShards() int32 {
+	if x != nil {
+		return x.RelocatingShards
+	}
+	return 0
+}
+
 // ClusterHealthResponse reports health.
 type ClusterHealthResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -4758,8 +4767,10 @@ type ClusterHealthResponse struct {
 	Reason string `protobuf:"bytes,6,opt,name=reason,proto3" json:"reason,omitempty"`
 	// The data nodes whose disk is past a watermark, with why (disk_reason).
 	DiskWatermarkNodes []*NodeInfo `protobuf:"bytes,7,rep,name=disk_watermark_nodes,json=diskWatermarkNodes,proto3" json:"disk_watermark_nodes,omitempty"`
-	unknownFields      protoimpl.UnknownFields
-	sizeCache          protoimpl.SizeCache
+	// Copies being moved to another node, over every index shown.
+	RelocatingShards int32 `protobuf:"varint,8,opt,name=relocating_shards,json=relocatingShards,proto3" json:"relocating_shards,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *ClusterHealthResponse) Reset() {
@@ -4841,6 +4852,13 @@ func (x *ClusterHealthResponse) GetDiskWatermarkNodes() []*NodeInfo {
 	return nil
 }
 
+func (x *ClusterHealthResponse) GetRelocatingShards() int32 {
+	if x != nil {
+		return x.RelocatingShards
+	}
+	return 0
+}
+
 // ClusterStateRequest asks for the cluster state.
 type ClusterStateRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -4900,7 +4918,11 @@ type NodeInfo struct {
 	// Past a watermark: its usage and the watermark passed, naming the node and its data path.
 	DiskReason string `protobuf:"bytes,9,opt,name=disk_reason,json=diskReason,proto3" json:"disk_reason,omitempty"`
 	// The data path whose file system disk_free_bytes and disk_total_bytes describe.
-	DataPath      string `protobuf:"bytes,10,opt,name=data_path,json=dataPath,proto3" json:"data_path,omitempty"`
+	DataPath string `protobuf:"bytes,10,opt,name=data_path,json=dataPath,proto3" json:"data_path,omitempty"`
+	// Whether the node is being drained (ClusterSettings.drained_nodes).
+	Draining bool `protobuf:"varint,11,opt,name=draining,proto3" json:"draining,omitempty"`
+	// Shard copies assigned to it, in any state.
+	Copies        int32 `protobuf:"varint,12,opt,name=copies,proto3" json:"copies,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -5003,6 +5025,20 @@ func (x *NodeInfo) GetDataPath() string {
 		return x.DataPath
 	}
 	return ""
+}
+
+func (x *NodeInfo) GetDraining() bool {
+	if x != nil {
+		return x.Draining
+	}
+	return false
+}
+
+func (x *NodeInfo) GetCopies() int32 {
+	if x != nil {
+		return x.Copies
+	}
+	return 0
 }
 
 // ClusterStateResponse is a snapshot of cluster metadata.
@@ -5244,6 +5280,135 @@ func (x *UpdateClusterSettingsRequest) GetUpdateMask() *fieldmaskpb.FieldMask {
 	return nil
 }
 
+// DrainNodeRequest drains a data node, or ends its drain.
+type DrainNodeRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The node id; required.
+	NodeId string `protobuf:"bytes,1,opt,name=node_id,json=nodeId,proto3" json:"node_id,omitempty"`
+	// End the drain: the node takes copies again (copies already moved stay where they are).
+	Undrain       bool `protobuf:"varint,2,opt,name=undrain,proto3" json:"undrain,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DrainNodeRequest) Reset() {
+	*x = DrainNodeRequest{}
+	mi := &file_sluice_v1_sluice_proto_msgTypes[66]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DrainNodeRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DrainNodeRequest) ProtoMessage() {}
+
+func (x *DrainNodeRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_sluice_v1_sluice_proto_msgTypes[66]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DrainNodeRequest.ProtoReflect.Descriptor instead.
+func (*DrainNodeRequest) Descriptor() ([]byte, []int) {
+	return file_sluice_v1_sluice_proto_rawDescGZIP(), []int{66}
+}
+
+func (x *DrainNodeRequest) GetNodeId() string {
+	if x != nil {
+		return x.NodeId
+	}
+	return ""
+}
+
+func (x *DrainNodeRequest) GetUndrain() bool {
+	if x != nil {
+		return x.Undrain
+	}
+	return false
+}
+
+// DrainNodeResponse says where the drain stands.
+type DrainNodeResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The node id.
+	NodeId string `protobuf:"bytes,1,opt,name=node_id,json=nodeId,proto3" json:"node_id,omitempty"`
+	// Whether the node is being drained now.
+	Draining bool `protobuf:"varint,2,opt,name=draining,proto3" json:"draining,omitempty"`
+	// Shard copies still assigned to the node; 0: a drained node holds nothing and may be taken
+	// down.
+	Copies int32 `protobuf:"varint,3,opt,name=copies,proto3" json:"copies,omitempty"`
+	// Whether the node is registered.
+	Live          bool `protobuf:"varint,4,opt,name=live,proto3" json:"live,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DrainNodeResponse) Reset() {
+	*x = DrainNodeResponse{}
+	mi := &file_sluice_v1_sluice_proto_msgTypes[67]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DrainNodeResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DrainNodeResponse) ProtoMessage() {}
+
+func (x *DrainNodeResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_sluice_v1_sluice_proto_msgTypes[67]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DrainNodeResponse.ProtoReflect.Descriptor instead.
+func (*DrainNodeResponse) Descriptor() ([]byte, []int) {
+	return file_sluice_v1_sluice_proto_rawDescGZIP(), []int{67}
+}
+
+func (x *DrainNodeResponse) GetNodeId() string {
+	if x != nil {
+		return x.NodeId
+	}
+	return ""
+}
+
+func (x *DrainNodeResponse) GetDraining() bool {
+	if x != nil {
+		return x.Draining
+	}
+	return false
+}
+
+func (x *DrainNodeResponse) GetCopies() int32 {
+	if x != nil {
+		return x.Copies
+	}
+	return 0
+}
+
+func (x *DrainNodeResponse) GetLive() bool {
+	if x != nil {
+		return x.Live
+	}
+	return false
+}
+
 // UpdateClusterSettingsResponse holds the settings as now stored.
 type UpdateClusterSettingsResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -5255,7 +5420,7 @@ type UpdateClusterSettingsResponse struct {
 
 func (x *UpdateClusterSettingsResponse) Reset() {
 	*x = UpdateClusterSettingsResponse{}
-	mi := &file_sluice_v1_sluice_proto_msgTypes[66]
+	mi := &file_sluice_v1_sluice_proto_msgTypes[68]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5267,7 +5432,7 @@ func (x *UpdateClusterSettingsResponse) String() string {
 func (*UpdateClusterSettingsResponse) ProtoMessage() {}
 
 func (x *UpdateClusterSettingsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_v1_sluice_proto_msgTypes[66]
+	mi := &file_sluice_v1_sluice_proto_msgTypes[68]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5280,7 +5445,7 @@ func (x *UpdateClusterSettingsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateClusterSettingsResponse.ProtoReflect.Descriptor instead.
 func (*UpdateClusterSettingsResponse) Descriptor() ([]byte, []int) {
-	return file_sluice_v1_sluice_proto_rawDescGZIP(), []int{66}
+	return file_sluice_v1_sluice_proto_rawDescGZIP(), []int{68}
 }
 
 func (x *UpdateClusterSettingsResponse) GetSettings() *ClusterSettings {
@@ -5310,7 +5475,7 @@ type VerifyIndexRequest struct {
 
 func (x *VerifyIndexRequest) Reset() {
 	*x = VerifyIndexRequest{}
-	mi := &file_sluice_v1_sluice_proto_msgTypes[67]
+	mi := &file_sluice_v1_sluice_proto_msgTypes[69]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5322,7 +5487,7 @@ func (x *VerifyIndexRequest) String() string {
 func (*VerifyIndexRequest) ProtoMessage() {}
 
 func (x *VerifyIndexRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_v1_sluice_proto_msgTypes[67]
+	mi := &file_sluice_v1_sluice_proto_msgTypes[69]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5335,7 +5500,7 @@ func (x *VerifyIndexRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VerifyIndexRequest.ProtoReflect.Descriptor instead.
 func (*VerifyIndexRequest) Descriptor() ([]byte, []int) {
-	return file_sluice_v1_sluice_proto_rawDescGZIP(), []int{67}
+	return file_sluice_v1_sluice_proto_rawDescGZIP(), []int{69}
 }
 
 func (x *VerifyIndexRequest) GetIndex() string {
@@ -5383,7 +5548,7 @@ type FileVerification struct {
 
 func (x *FileVerification) Reset() {
 	*x = FileVerification{}
-	mi := &file_sluice_v1_sluice_proto_msgTypes[68]
+	mi := &file_sluice_v1_sluice_proto_msgTypes[70]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5395,7 +5560,7 @@ func (x *FileVerification) String() string {
 func (*FileVerification) ProtoMessage() {}
 
 func (x *FileVerification) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_v1_sluice_proto_msgTypes[68]
+	mi := &file_sluice_v1_sluice_proto_msgTypes[70]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5408,7 +5573,7 @@ func (x *FileVerification) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FileVerification.ProtoReflect.Descriptor instead.
 func (*FileVerification) Descriptor() ([]byte, []int) {
-	return file_sluice_v1_sluice_proto_rawDescGZIP(), []int{68}
+	return file_sluice_v1_sluice_proto_rawDescGZIP(), []int{70}
 }
 
 func (x *FileVerification) GetName() string {
@@ -5452,7 +5617,7 @@ type SegmentVerification struct {
 
 func (x *SegmentVerification) Reset() {
 	*x = SegmentVerification{}
-	mi := &file_sluice_v1_sluice_proto_msgTypes[69]
+	mi := &file_sluice_v1_sluice_proto_msgTypes[71]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5464,7 +5629,7 @@ func (x *SegmentVerification) String() string {
 func (*SegmentVerification) ProtoMessage() {}
 
 func (x *SegmentVerification) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_v1_sluice_proto_msgTypes[69]
+	mi := &file_sluice_v1_sluice_proto_msgTypes[71]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5477,7 +5642,7 @@ func (x *SegmentVerification) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SegmentVerification.ProtoReflect.Descriptor instead.
 func (*SegmentVerification) Descriptor() ([]byte, []int) {
-	return file_sluice_v1_sluice_proto_rawDescGZIP(), []int{69}
+	return file_sluice_v1_sluice_proto_rawDescGZIP(), []int{71}
 }
 
 func (x *SegmentVerification) GetName() string {
@@ -5526,7 +5691,7 @@ type ShardVerification struct {
 
 func (x *ShardVerification) Reset() {
 	*x = ShardVerification{}
-	mi := &file_sluice_v1_sluice_proto_msgTypes[70]
+	mi := &file_sluice_v1_sluice_proto_msgTypes[72]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5538,7 +5703,7 @@ func (x *ShardVerification) String() string {
 func (*ShardVerification) ProtoMessage() {}
 
 func (x *ShardVerification) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_v1_sluice_proto_msgTypes[70]
+	mi := &file_sluice_v1_sluice_proto_msgTypes[72]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5551,7 +5716,7 @@ func (x *ShardVerification) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShardVerification.ProtoReflect.Descriptor instead.
 func (*ShardVerification) Descriptor() ([]byte, []int) {
-	return file_sluice_v1_sluice_proto_rawDescGZIP(), []int{70}
+	return file_sluice_v1_sluice_proto_rawDescGZIP(), []int{72}
 }
 
 func (x *ShardVerification) GetIndex() string {
@@ -5642,7 +5807,7 @@ type VerifyIndexResponse struct {
 
 func (x *VerifyIndexResponse) Reset() {
 	*x = VerifyIndexResponse{}
-	mi := &file_sluice_v1_sluice_proto_msgTypes[71]
+	mi := &file_sluice_v1_sluice_proto_msgTypes[73]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5654,7 +5819,7 @@ func (x *VerifyIndexResponse) String() string {
 func (*VerifyIndexResponse) ProtoMessage() {}
 
 func (x *VerifyIndexResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_v1_sluice_proto_msgTypes[71]
+	mi := &file_sluice_v1_sluice_proto_msgTypes[73]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5667,7 +5832,7 @@ func (x *VerifyIndexResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VerifyIndexResponse.ProtoReflect.Descriptor instead.
 func (*VerifyIndexResponse) Descriptor() ([]byte, []int) {
-	return file_sluice_v1_sluice_proto_rawDescGZIP(), []int{71}
+	return file_sluice_v1_sluice_proto_rawDescGZIP(), []int{73}
 }
 
 func (x *VerifyIndexResponse) GetShards() []*ShardVerification {
@@ -5955,7 +6120,7 @@ const file_sluice_v1_sluice_proto_rawDesc = "" +
 	"\x14ClusterHealthRequest\x12\x18\n" +
 	"\aindices\x18\x01 \x03(\tR\aindices\x12?\n" +
 	"\x0fwait_for_status\x18\x02 \x01(\x0e2\x17.sluice.v1.HealthStatusR\rwaitForStatus\x123\n" +
-	"\atimeout\x18\x03 \x01(\v2\x19.google.protobuf.DurationR\atimeout\"\xdd\x02\n" +
+	"\atimeout\x18\x03 \x01(\v2\x19.google.protobuf.DurationR\atimeout\"\x8a\x03\n" +
 	"\vIndexHealth\x12\x14\n" +
 	"\x05index\x18\x01 \x01(\tR\x05index\x12/\n" +
 	"\x06status\x18\x02 \x01(\x0e2\x17.sluice.v1.HealthStatusR\x06status\x122\n" +
@@ -5965,7 +6130,8 @@ const file_sluice_v1_sluice_proto_rawDesc = "" +
 	"\ractive_shards\x18\x06 \x01(\x05R\factiveShards\x12/\n" +
 	"\x13initializing_shards\x18\a \x01(\x05R\x12initializingShards\x12\x1f\n" +
 	"\vwrite_block\x18\b \x01(\tR\n" +
-	"writeBlock\"\xca\x02\n" +
+	"writeBlock\x12+\n" +
+	"\x11relocating_shards\x18\t \x01(\x05R\x10relocatingShards\"\xf7\x02\n" +
 	"\x15ClusterHealthResponse\x12/\n" +
 	"\x06status\x18\x01 \x01(\x0e2\x17.sluice.v1.HealthStatusR\x06status\x12/\n" +
 	"\x14number_of_data_nodes\x18\x02 \x01(\x05R\x11numberOfDataNodes\x120\n" +
@@ -5973,8 +6139,9 @@ const file_sluice_v1_sluice_proto_rawDesc = "" +
 	"\ttimed_out\x18\x04 \x01(\bR\btimedOut\x12!\n" +
 	"\fcluster_name\x18\x05 \x01(\tR\vclusterName\x12\x16\n" +
 	"\x06reason\x18\x06 \x01(\tR\x06reason\x12E\n" +
-	"\x14disk_watermark_nodes\x18\a \x03(\v2\x13.sluice.v1.NodeInfoR\x12diskWatermarkNodes\"\x15\n" +
-	"\x13ClusterStateRequest\"\xc7\x02\n" +
+	"\x14disk_watermark_nodes\x18\a \x03(\v2\x13.sluice.v1.NodeInfoR\x12diskWatermarkNodes\x12+\n" +
+	"\x11relocating_shards\x18\b \x01(\x05R\x10relocatingShards\"\x15\n" +
+	"\x13ClusterStateRequest\"\xfb\x02\n" +
 	"\bNodeInfo\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x18\n" +
 	"\aaddress\x18\x02 \x01(\tR\aaddress\x12\x12\n" +
@@ -5987,7 +6154,9 @@ const file_sluice_v1_sluice_proto_rawDesc = "" +
 	"\vdisk_reason\x18\t \x01(\tR\n" +
 	"diskReason\x12\x1b\n" +
 	"\tdata_path\x18\n" +
-	" \x01(\tR\bdataPath\"\xb6\x02\n" +
+	" \x01(\tR\bdataPath\x12\x1a\n" +
+	"\bdraining\x18\v \x01(\bR\bdraining\x12\x16\n" +
+	"\x06copies\x18\f \x01(\x05R\x06copies\"\xb6\x02\n" +
 	"\x14ClusterStateResponse\x12!\n" +
 	"\fcluster_name\x18\x01 \x01(\tR\vclusterName\x12)\n" +
 	"\x05nodes\x18\x02 \x03(\v2\x13.sluice.v1.NodeInfoR\x05nodes\x12.\n" +
@@ -6002,7 +6171,15 @@ const file_sluice_v1_sluice_proto_rawDesc = "" +
 	"\x1cUpdateClusterSettingsRequest\x126\n" +
 	"\bsettings\x18\x01 \x01(\v2\x1a.sluice.v1.ClusterSettingsR\bsettings\x12;\n" +
 	"\vupdate_mask\x18\x02 \x01(\v2\x1a.google.protobuf.FieldMaskR\n" +
-	"updateMask\"W\n" +
+	"updateMask\"E\n" +
+	"\x10DrainNodeRequest\x12\x17\n" +
+	"\anode_id\x18\x01 \x01(\tR\x06nodeId\x12\x18\n" +
+	"\aundrain\x18\x02 \x01(\bR\aundrain\"t\n" +
+	"\x11DrainNodeResponse\x12\x17\n" +
+	"\anode_id\x18\x01 \x01(\tR\x06nodeId\x12\x1a\n" +
+	"\bdraining\x18\x02 \x01(\bR\bdraining\x12\x16\n" +
+	"\x06copies\x18\x03 \x01(\x05R\x06copies\x12\x12\n" +
+	"\x04live\x18\x04 \x01(\bR\x04live\"W\n" +
 	"\x1dUpdateClusterSettingsResponse\x126\n" +
 	"\bsettings\x18\x01 \x01(\v2\x1a.sluice.v1.ClusterSettingsR\bsettings\"\x8e\x01\n" +
 	"\x12VerifyIndexRequest\x12\x14\n" +
@@ -6097,7 +6274,7 @@ const file_sluice_v1_sluice_proto_rawDesc = "" +
 	"\x1cSHARD_VERIFICATION_STATUS_OK\x10\x01\x12%\n" +
 	"!SHARD_VERIFICATION_STATUS_DAMAGED\x10\x02\x12$\n" +
 	" SHARD_VERIFICATION_STATUS_FAILED\x10\x03\x12)\n" +
-	"%SHARD_VERIFICATION_STATUS_UNAVAILABLE\x10\x042\xef\x0f\n" +
+	"%SHARD_VERIFICATION_STATUS_UNAVAILABLE\x10\x042\xb7\x10\n" +
 	"\x06Sluice\x12L\n" +
 	"\vCreateIndex\x12\x1d.sluice.v1.CreateIndexRequest\x1a\x1e.sluice.v1.CreateIndexResponse\x12L\n" +
 	"\vDeleteIndex\x12\x1d.sluice.v1.DeleteIndexRequest\x1a\x1e.sluice.v1.DeleteIndexResponse\x12C\n" +
@@ -6127,7 +6304,8 @@ const file_sluice_v1_sluice_proto_rawDesc = "" +
 	"\fClusterState\x12\x1e.sluice.v1.ClusterStateRequest\x1a\x1f.sluice.v1.ClusterStateResponse\x12L\n" +
 	"\vVerifyIndex\x12\x1d.sluice.v1.VerifyIndexRequest\x1a\x1e.sluice.v1.VerifyIndexResponse\x12a\n" +
 	"\x12GetClusterSettings\x12$.sluice.v1.GetClusterSettingsRequest\x1a%.sluice.v1.GetClusterSettingsResponse\x12j\n" +
-	"\x15UpdateClusterSettings\x12'.sluice.v1.UpdateClusterSettingsRequest\x1a(.sluice.v1.UpdateClusterSettingsResponseB:Z8github.com/sluice-search/sluice/proto/sluice/v1;sluicev1b\x06proto3"
+	"\x15UpdateClusterSettings\x12'.sluice.v1.UpdateClusterSettingsRequest\x1a(.sluice.v1.UpdateClusterSettingsResponse\x12F\n" +
+	"\tDrainNode\x12\x1b.sluice.v1.DrainNodeRequest\x1a\x1c.sluice.v1.DrainNodeResponseB:Z8github.com/sluice-search/sluice/proto/sluice/v1;sluicev1b\x06proto3"
 
 var (
 	file_sluice_v1_sluice_proto_rawDescOnce sync.Once
@@ -6142,7 +6320,7 @@ func file_sluice_v1_sluice_proto_rawDescGZIP() []byte {
 }
 
 var file_sluice_v1_sluice_proto_enumTypes = make([]protoimpl.EnumInfo, 11)
-var file_sluice_v1_sluice_proto_msgTypes = make([]protoimpl.MessageInfo, 73)
+var file_sluice_v1_sluice_proto_msgTypes = make([]protoimpl.MessageInfo, 75)
 var file_sluice_v1_sluice_proto_goTypes = []any{
 	(AliasActionType)(0),                  // 0: sluice.v1.AliasActionType
 	(RefreshPolicy)(0),                    // 1: sluice.v1.RefreshPolicy
@@ -6221,82 +6399,84 @@ var file_sluice_v1_sluice_proto_goTypes = []any{
 	(*GetClusterSettingsRequest)(nil),     // 74: sluice.v1.GetClusterSettingsRequest
 	(*GetClusterSettingsResponse)(nil),    // 75: sluice.v1.GetClusterSettingsResponse
 	(*UpdateClusterSettingsRequest)(nil),  // 76: sluice.v1.UpdateClusterSettingsRequest
-	(*UpdateClusterSettingsResponse)(nil), // 77: sluice.v1.UpdateClusterSettingsResponse
-	(*VerifyIndexRequest)(nil),            // 78: sluice.v1.VerifyIndexRequest
-	(*FileVerification)(nil),              // 79: sluice.v1.FileVerification
-	(*SegmentVerification)(nil),           // 80: sluice.v1.SegmentVerification
-	(*ShardVerification)(nil),             // 81: sluice.v1.ShardVerification
-	(*VerifyIndexResponse)(nil),           // 82: sluice.v1.VerifyIndexResponse
-	nil,                                   // 83: sluice.v1.Hit.FieldsEntry
-	(*IndexSettings)(nil),                 // 84: sluice.v1.IndexSettings
-	(*Mapping)(nil),                       // 85: sluice.v1.Mapping
-	(*IndexInfo)(nil),                     // 86: sluice.v1.IndexInfo
-	(*fieldmaskpb.FieldMask)(nil),         // 87: google.protobuf.FieldMask
-	(*durationpb.Duration)(nil),           // 88: google.protobuf.Duration
-	(*ErrorDetail)(nil),                   // 89: sluice.v1.ErrorDetail
-	(*Query)(nil),                         // 90: sluice.v1.Query
-	(*SortField)(nil),                     // 91: sluice.v1.SortField
-	(*SearchAfter)(nil),                   // 92: sluice.v1.SearchAfter
-	(*SortValue)(nil),                     // 93: sluice.v1.SortValue
-	(*ShardsSummary)(nil),                 // 94: sluice.v1.ShardsSummary
-	(*ShardFailure)(nil),                  // 95: sluice.v1.ShardFailure
-	(*timestamppb.Timestamp)(nil),         // 96: google.protobuf.Timestamp
-	(HealthStatus)(0),                     // 97: sluice.v1.HealthStatus
-	(*ShardRouting)(nil),                  // 98: sluice.v1.ShardRouting
-	(DiskWatermark)(0),                    // 99: sluice.v1.DiskWatermark
-	(*ClusterSettings)(nil),               // 100: sluice.v1.ClusterSettings
+	(*DrainNodeRequest)(nil),              // 77: sluice.v1.DrainNodeRequest
+	(*DrainNodeResponse)(nil),             // 78: sluice.v1.DrainNodeResponse
+	(*UpdateClusterSettingsResponse)(nil), // 79: sluice.v1.UpdateClusterSettingsResponse
+	(*VerifyIndexRequest)(nil),            // 80: sluice.v1.VerifyIndexRequest
+	(*FileVerification)(nil),              // 81: sluice.v1.FileVerification
+	(*SegmentVerification)(nil),           // 82: sluice.v1.SegmentVerification
+	(*ShardVerification)(nil),             // 83: sluice.v1.ShardVerification
+	(*VerifyIndexResponse)(nil),           // 84: sluice.v1.VerifyIndexResponse
+	nil,                                   // 85: sluice.v1.Hit.FieldsEntry
+	(*IndexSettings)(nil),                 // 86: sluice.v1.IndexSettings
+	(*Mapping)(nil),                       // 87: sluice.v1.Mapping
+	(*IndexInfo)(nil),                     // 88: sluice.v1.IndexInfo
+	(*fieldmaskpb.FieldMask)(nil),         // 89: google.protobuf.FieldMask
+	(*durationpb.Duration)(nil),           // 90: google.protobuf.Duration
+	(*ErrorDetail)(nil),                   // 91: sluice.v1.ErrorDetail
+	(*Query)(nil),                         // 92: sluice.v1.Query
+	(*SortField)(nil),                     // 93: sluice.v1.SortField
+	(*SearchAfter)(nil),                   // 94: sluice.v1.SearchAfter
+	(*SortValue)(nil),                     // 95: sluice.v1.SortValue
+	(*ShardsSummary)(nil),                 // 96: sluice.v1.ShardsSummary
+	(*ShardFailure)(nil),                  // 97: sluice.v1.ShardFailure
+	(*timestamppb.Timestamp)(nil),         // 98: google.protobuf.Timestamp
+	(HealthStatus)(0),                     // 99: sluice.v1.HealthStatus
+	(*ShardRouting)(nil),                  // 100: sluice.v1.ShardRouting
+	(DiskWatermark)(0),                    // 101: sluice.v1.DiskWatermark
+	(*ClusterSettings)(nil),               // 102: sluice.v1.ClusterSettings
 }
 var file_sluice_v1_sluice_proto_depIdxs = []int32{
-	84,  // 0: sluice.v1.CreateIndexRequest.settings:type_name -> sluice.v1.IndexSettings
-	85,  // 1: sluice.v1.CreateIndexRequest.mapping:type_name -> sluice.v1.Mapping
-	86,  // 2: sluice.v1.CreateIndexResponse.index:type_name -> sluice.v1.IndexInfo
-	86,  // 3: sluice.v1.GetIndexResponse.index:type_name -> sluice.v1.IndexInfo
-	86,  // 4: sluice.v1.ListIndicesResponse.indices:type_name -> sluice.v1.IndexInfo
-	84,  // 5: sluice.v1.UpdateIndexSettingsRequest.settings:type_name -> sluice.v1.IndexSettings
-	87,  // 6: sluice.v1.UpdateIndexSettingsRequest.update_mask:type_name -> google.protobuf.FieldMask
-	86,  // 7: sluice.v1.UpdateIndexSettingsResponse.index:type_name -> sluice.v1.IndexInfo
-	85,  // 8: sluice.v1.PutMappingRequest.mapping:type_name -> sluice.v1.Mapping
-	86,  // 9: sluice.v1.PutMappingResponse.index:type_name -> sluice.v1.IndexInfo
+	86,  // 0: sluice.v1.CreateIndexRequest.settings:type_name -> sluice.v1.IndexSettings
+	87,  // 1: sluice.v1.CreateIndexRequest.mapping:type_name -> sluice.v1.Mapping
+	88,  // 2: sluice.v1.CreateIndexResponse.index:type_name -> sluice.v1.IndexInfo
+	88,  // 3: sluice.v1.GetIndexResponse.index:type_name -> sluice.v1.IndexInfo
+	88,  // 4: sluice.v1.ListIndicesResponse.indices:type_name -> sluice.v1.IndexInfo
+	86,  // 5: sluice.v1.UpdateIndexSettingsRequest.settings:type_name -> sluice.v1.IndexSettings
+	89,  // 6: sluice.v1.UpdateIndexSettingsRequest.update_mask:type_name -> google.protobuf.FieldMask
+	88,  // 7: sluice.v1.UpdateIndexSettingsResponse.index:type_name -> sluice.v1.IndexInfo
+	87,  // 8: sluice.v1.PutMappingRequest.mapping:type_name -> sluice.v1.Mapping
+	88,  // 9: sluice.v1.PutMappingResponse.index:type_name -> sluice.v1.IndexInfo
 	0,   // 10: sluice.v1.AliasAction.type:type_name -> sluice.v1.AliasActionType
 	23,  // 11: sluice.v1.UpdateAliasesRequest.actions:type_name -> sluice.v1.AliasAction
 	27,  // 12: sluice.v1.ListAliasesResponse.aliases:type_name -> sluice.v1.AliasInfo
 	2,   // 13: sluice.v1.BulkItem.action:type_name -> sluice.v1.BulkAction
 	29,  // 14: sluice.v1.BulkRequest.items:type_name -> sluice.v1.BulkItem
 	1,   // 15: sluice.v1.BulkRequest.refresh:type_name -> sluice.v1.RefreshPolicy
-	88,  // 16: sluice.v1.BulkRequest.timeout:type_name -> google.protobuf.Duration
+	90,  // 16: sluice.v1.BulkRequest.timeout:type_name -> google.protobuf.Duration
 	2,   // 17: sluice.v1.BulkItemResult.action:type_name -> sluice.v1.BulkAction
 	3,   // 18: sluice.v1.BulkItemResult.status:type_name -> sluice.v1.BulkItemStatus
-	89,  // 19: sluice.v1.BulkItemResult.error:type_name -> sluice.v1.ErrorDetail
+	91,  // 19: sluice.v1.BulkItemResult.error:type_name -> sluice.v1.ErrorDetail
 	31,  // 20: sluice.v1.BulkResponse.items:type_name -> sluice.v1.BulkItemResult
-	88,  // 21: sluice.v1.BulkResponse.took:type_name -> google.protobuf.Duration
+	90,  // 21: sluice.v1.BulkResponse.took:type_name -> google.protobuf.Duration
 	29,  // 22: sluice.v1.BulkStreamRequest.items:type_name -> sluice.v1.BulkItem
 	1,   // 23: sluice.v1.BulkStreamRequest.refresh:type_name -> sluice.v1.RefreshPolicy
 	35,  // 24: sluice.v1.BulkStreamResponse.failures:type_name -> sluice.v1.BulkStreamFailure
-	88,  // 25: sluice.v1.BulkStreamResponse.took:type_name -> google.protobuf.Duration
+	90,  // 25: sluice.v1.BulkStreamResponse.took:type_name -> google.protobuf.Duration
 	31,  // 26: sluice.v1.BulkStreamFailure.result:type_name -> sluice.v1.BulkItemResult
-	88,  // 27: sluice.v1.PointInTime.keep_alive:type_name -> google.protobuf.Duration
-	90,  // 28: sluice.v1.SearchRequest.query:type_name -> sluice.v1.Query
-	91,  // 29: sluice.v1.SearchRequest.sort:type_name -> sluice.v1.SortField
-	92,  // 30: sluice.v1.SearchRequest.search_after:type_name -> sluice.v1.SearchAfter
+	90,  // 27: sluice.v1.PointInTime.keep_alive:type_name -> google.protobuf.Duration
+	92,  // 28: sluice.v1.SearchRequest.query:type_name -> sluice.v1.Query
+	93,  // 29: sluice.v1.SearchRequest.sort:type_name -> sluice.v1.SortField
+	94,  // 30: sluice.v1.SearchRequest.search_after:type_name -> sluice.v1.SearchAfter
 	38,  // 31: sluice.v1.SearchRequest.pit:type_name -> sluice.v1.PointInTime
-	88,  // 32: sluice.v1.SearchRequest.timeout:type_name -> google.protobuf.Duration
+	90,  // 32: sluice.v1.SearchRequest.timeout:type_name -> google.protobuf.Duration
 	4,   // 33: sluice.v1.TotalHits.relation:type_name -> sluice.v1.TotalHitsRelation
-	93,  // 34: sluice.v1.Hit.sort:type_name -> sluice.v1.SortValue
-	83,  // 35: sluice.v1.Hit.fields:type_name -> sluice.v1.Hit.FieldsEntry
+	95,  // 34: sluice.v1.Hit.sort:type_name -> sluice.v1.SortValue
+	85,  // 35: sluice.v1.Hit.fields:type_name -> sluice.v1.Hit.FieldsEntry
 	40,  // 36: sluice.v1.SearchResponse.total:type_name -> sluice.v1.TotalHits
 	41,  // 37: sluice.v1.SearchResponse.hits:type_name -> sluice.v1.Hit
-	94,  // 38: sluice.v1.SearchResponse.shards:type_name -> sluice.v1.ShardsSummary
-	88,  // 39: sluice.v1.SearchResponse.took:type_name -> google.protobuf.Duration
-	88,  // 40: sluice.v1.OpenPointInTimeRequest.keep_alive:type_name -> google.protobuf.Duration
-	94,  // 41: sluice.v1.OpenPointInTimeResponse.shards:type_name -> sluice.v1.ShardsSummary
+	96,  // 38: sluice.v1.SearchResponse.shards:type_name -> sluice.v1.ShardsSummary
+	90,  // 39: sluice.v1.SearchResponse.took:type_name -> google.protobuf.Duration
+	90,  // 40: sluice.v1.OpenPointInTimeRequest.keep_alive:type_name -> google.protobuf.Duration
+	96,  // 41: sluice.v1.OpenPointInTimeResponse.shards:type_name -> sluice.v1.ShardsSummary
 	38,  // 42: sluice.v1.ScrollRequest.pit:type_name -> sluice.v1.PointInTime
-	90,  // 43: sluice.v1.ScrollRequest.query:type_name -> sluice.v1.Query
+	92,  // 43: sluice.v1.ScrollRequest.query:type_name -> sluice.v1.Query
 	47,  // 44: sluice.v1.ScrollRequest.slice:type_name -> sluice.v1.Slice
 	49,  // 45: sluice.v1.ScrollResponse.docs:type_name -> sluice.v1.ScrollDoc
-	94,  // 46: sluice.v1.RefreshResponse.shards:type_name -> sluice.v1.ShardsSummary
-	90,  // 47: sluice.v1.ReindexSource.query:type_name -> sluice.v1.Query
-	84,  // 48: sluice.v1.ReindexDestination.settings:type_name -> sluice.v1.IndexSettings
-	85,  // 49: sluice.v1.ReindexDestination.mapping:type_name -> sluice.v1.Mapping
+	96,  // 46: sluice.v1.RefreshResponse.shards:type_name -> sluice.v1.ShardsSummary
+	92,  // 47: sluice.v1.ReindexSource.query:type_name -> sluice.v1.Query
+	86,  // 48: sluice.v1.ReindexDestination.settings:type_name -> sluice.v1.IndexSettings
+	87,  // 49: sluice.v1.ReindexDestination.mapping:type_name -> sluice.v1.Mapping
 	2,   // 50: sluice.v1.ReindexDestination.op_type:type_name -> sluice.v1.BulkAction
 	53,  // 51: sluice.v1.ReindexRequest.source:type_name -> sluice.v1.ReindexSource
 	54,  // 52: sluice.v1.ReindexRequest.dest:type_name -> sluice.v1.ReindexDestination
@@ -6306,47 +6486,47 @@ var file_sluice_v1_sluice_proto_depIdxs = []int32{
 	59,  // 56: sluice.v1.ReindexResponse.task:type_name -> sluice.v1.Task
 	8,   // 57: sluice.v1.SliceStatus.state:type_name -> sluice.v1.TaskState
 	6,   // 58: sluice.v1.SliceStatus.copy_method:type_name -> sluice.v1.ReindexCopyMethod
-	88,  // 59: sluice.v1.ReindexStatus.throttled:type_name -> google.protobuf.Duration
-	88,  // 60: sluice.v1.ReindexStatus.eta:type_name -> google.protobuf.Duration
+	90,  // 59: sluice.v1.ReindexStatus.throttled:type_name -> google.protobuf.Duration
+	90,  // 60: sluice.v1.ReindexStatus.eta:type_name -> google.protobuf.Duration
 	5,   // 61: sluice.v1.ReindexStatus.mode:type_name -> sluice.v1.ReindexMode
 	57,  // 62: sluice.v1.ReindexStatus.slices:type_name -> sluice.v1.SliceStatus
-	95,  // 63: sluice.v1.ReindexStatus.failure_samples:type_name -> sluice.v1.ShardFailure
+	97,  // 63: sluice.v1.ReindexStatus.failure_samples:type_name -> sluice.v1.ShardFailure
 	6,   // 64: sluice.v1.ReindexStatus.copy_method:type_name -> sluice.v1.ReindexCopyMethod
 	8,   // 65: sluice.v1.Task.state:type_name -> sluice.v1.TaskState
-	96,  // 66: sluice.v1.Task.start_time:type_name -> google.protobuf.Timestamp
-	96,  // 67: sluice.v1.Task.end_time:type_name -> google.protobuf.Timestamp
-	89,  // 68: sluice.v1.Task.error:type_name -> sluice.v1.ErrorDetail
+	98,  // 66: sluice.v1.Task.start_time:type_name -> google.protobuf.Timestamp
+	98,  // 67: sluice.v1.Task.end_time:type_name -> google.protobuf.Timestamp
+	91,  // 68: sluice.v1.Task.error:type_name -> sluice.v1.ErrorDetail
 	58,  // 69: sluice.v1.Task.reindex:type_name -> sluice.v1.ReindexStatus
-	88,  // 70: sluice.v1.GetTaskRequest.timeout:type_name -> google.protobuf.Duration
+	90,  // 70: sluice.v1.GetTaskRequest.timeout:type_name -> google.protobuf.Duration
 	59,  // 71: sluice.v1.GetTaskResponse.task:type_name -> sluice.v1.Task
 	8,   // 72: sluice.v1.ListTasksRequest.states:type_name -> sluice.v1.TaskState
 	59,  // 73: sluice.v1.ListTasksResponse.tasks:type_name -> sluice.v1.Task
 	59,  // 74: sluice.v1.CancelTaskResponse.task:type_name -> sluice.v1.Task
 	59,  // 75: sluice.v1.RethrottleTaskResponse.task:type_name -> sluice.v1.Task
-	97,  // 76: sluice.v1.ClusterHealthRequest.wait_for_status:type_name -> sluice.v1.HealthStatus
-	88,  // 77: sluice.v1.ClusterHealthRequest.timeout:type_name -> google.protobuf.Duration
-	97,  // 78: sluice.v1.IndexHealth.status:type_name -> sluice.v1.HealthStatus
-	98,  // 79: sluice.v1.IndexHealth.shards:type_name -> sluice.v1.ShardRouting
-	97,  // 80: sluice.v1.ClusterHealthResponse.status:type_name -> sluice.v1.HealthStatus
+	99,  // 76: sluice.v1.ClusterHealthRequest.wait_for_status:type_name -> sluice.v1.HealthStatus
+	90,  // 77: sluice.v1.ClusterHealthRequest.timeout:type_name -> google.protobuf.Duration
+	99,  // 78: sluice.v1.IndexHealth.status:type_name -> sluice.v1.HealthStatus
+	100, // 79: sluice.v1.IndexHealth.shards:type_name -> sluice.v1.ShardRouting
+	99,  // 80: sluice.v1.ClusterHealthResponse.status:type_name -> sluice.v1.HealthStatus
 	69,  // 81: sluice.v1.ClusterHealthResponse.indices:type_name -> sluice.v1.IndexHealth
 	72,  // 82: sluice.v1.ClusterHealthResponse.disk_watermark_nodes:type_name -> sluice.v1.NodeInfo
-	99,  // 83: sluice.v1.NodeInfo.disk_watermark:type_name -> sluice.v1.DiskWatermark
+	101, // 83: sluice.v1.NodeInfo.disk_watermark:type_name -> sluice.v1.DiskWatermark
 	72,  // 84: sluice.v1.ClusterStateResponse.nodes:type_name -> sluice.v1.NodeInfo
-	86,  // 85: sluice.v1.ClusterStateResponse.indices:type_name -> sluice.v1.IndexInfo
+	88,  // 85: sluice.v1.ClusterStateResponse.indices:type_name -> sluice.v1.IndexInfo
 	27,  // 86: sluice.v1.ClusterStateResponse.aliases:type_name -> sluice.v1.AliasInfo
-	100, // 87: sluice.v1.ClusterStateResponse.settings:type_name -> sluice.v1.ClusterSettings
-	100, // 88: sluice.v1.GetClusterSettingsResponse.settings:type_name -> sluice.v1.ClusterSettings
-	100, // 89: sluice.v1.UpdateClusterSettingsRequest.settings:type_name -> sluice.v1.ClusterSettings
-	87,  // 90: sluice.v1.UpdateClusterSettingsRequest.update_mask:type_name -> google.protobuf.FieldMask
-	100, // 91: sluice.v1.UpdateClusterSettingsResponse.settings:type_name -> sluice.v1.ClusterSettings
+	102, // 87: sluice.v1.ClusterStateResponse.settings:type_name -> sluice.v1.ClusterSettings
+	102, // 88: sluice.v1.GetClusterSettingsResponse.settings:type_name -> sluice.v1.ClusterSettings
+	102, // 89: sluice.v1.UpdateClusterSettingsRequest.settings:type_name -> sluice.v1.ClusterSettings
+	89,  // 90: sluice.v1.UpdateClusterSettingsRequest.update_mask:type_name -> google.protobuf.FieldMask
+	102, // 91: sluice.v1.UpdateClusterSettingsResponse.settings:type_name -> sluice.v1.ClusterSettings
 	9,   // 92: sluice.v1.FileVerification.status:type_name -> sluice.v1.FileVerificationStatus
 	10,  // 93: sluice.v1.ShardVerification.status:type_name -> sluice.v1.ShardVerificationStatus
-	79,  // 94: sluice.v1.ShardVerification.files:type_name -> sluice.v1.FileVerification
-	80,  // 95: sluice.v1.ShardVerification.segments:type_name -> sluice.v1.SegmentVerification
-	88,  // 96: sluice.v1.ShardVerification.took:type_name -> google.protobuf.Duration
-	89,  // 97: sluice.v1.ShardVerification.error:type_name -> sluice.v1.ErrorDetail
-	81,  // 98: sluice.v1.VerifyIndexResponse.shards:type_name -> sluice.v1.ShardVerification
-	93,  // 99: sluice.v1.Hit.FieldsEntry.value:type_name -> sluice.v1.SortValue
+	81,  // 94: sluice.v1.ShardVerification.files:type_name -> sluice.v1.FileVerification
+	82,  // 95: sluice.v1.ShardVerification.segments:type_name -> sluice.v1.SegmentVerification
+	90,  // 96: sluice.v1.ShardVerification.took:type_name -> google.protobuf.Duration
+	91,  // 97: sluice.v1.ShardVerification.error:type_name -> sluice.v1.ErrorDetail
+	83,  // 98: sluice.v1.VerifyIndexResponse.shards:type_name -> sluice.v1.ShardVerification
+	95,  // 99: sluice.v1.Hit.FieldsEntry.value:type_name -> sluice.v1.SortValue
 	11,  // 100: sluice.v1.Sluice.CreateIndex:input_type -> sluice.v1.CreateIndexRequest
 	13,  // 101: sluice.v1.Sluice.DeleteIndex:input_type -> sluice.v1.DeleteIndexRequest
 	15,  // 102: sluice.v1.Sluice.GetIndex:input_type -> sluice.v1.GetIndexRequest
@@ -6370,37 +6550,39 @@ var file_sluice_v1_sluice_proto_depIdxs = []int32{
 	66,  // 120: sluice.v1.Sluice.RethrottleTask:input_type -> sluice.v1.RethrottleTaskRequest
 	68,  // 121: sluice.v1.Sluice.ClusterHealth:input_type -> sluice.v1.ClusterHealthRequest
 	71,  // 122: sluice.v1.Sluice.ClusterState:input_type -> sluice.v1.ClusterStateRequest
-	78,  // 123: sluice.v1.Sluice.VerifyIndex:input_type -> sluice.v1.VerifyIndexRequest
+	80,  // 123: sluice.v1.Sluice.VerifyIndex:input_type -> sluice.v1.VerifyIndexRequest
 	74,  // 124: sluice.v1.Sluice.GetClusterSettings:input_type -> sluice.v1.GetClusterSettingsRequest
 	76,  // 125: sluice.v1.Sluice.UpdateClusterSettings:input_type -> sluice.v1.UpdateClusterSettingsRequest
-	12,  // 126: sluice.v1.Sluice.CreateIndex:output_type -> sluice.v1.CreateIndexResponse
-	14,  // 127: sluice.v1.Sluice.DeleteIndex:output_type -> sluice.v1.DeleteIndexResponse
-	16,  // 128: sluice.v1.Sluice.GetIndex:output_type -> sluice.v1.GetIndexResponse
-	18,  // 129: sluice.v1.Sluice.ListIndices:output_type -> sluice.v1.ListIndicesResponse
-	20,  // 130: sluice.v1.Sluice.UpdateIndexSettings:output_type -> sluice.v1.UpdateIndexSettingsResponse
-	22,  // 131: sluice.v1.Sluice.PutMapping:output_type -> sluice.v1.PutMappingResponse
-	25,  // 132: sluice.v1.Sluice.UpdateAliases:output_type -> sluice.v1.UpdateAliasesResponse
-	28,  // 133: sluice.v1.Sluice.ListAliases:output_type -> sluice.v1.ListAliasesResponse
-	32,  // 134: sluice.v1.Sluice.Bulk:output_type -> sluice.v1.BulkResponse
-	34,  // 135: sluice.v1.Sluice.BulkStream:output_type -> sluice.v1.BulkStreamResponse
-	37,  // 136: sluice.v1.Sluice.Get:output_type -> sluice.v1.GetResponse
-	42,  // 137: sluice.v1.Sluice.Search:output_type -> sluice.v1.SearchResponse
-	44,  // 138: sluice.v1.Sluice.OpenPointInTime:output_type -> sluice.v1.OpenPointInTimeResponse
-	46,  // 139: sluice.v1.Sluice.ClosePointInTime:output_type -> sluice.v1.ClosePointInTimeResponse
-	50,  // 140: sluice.v1.Sluice.Scroll:output_type -> sluice.v1.ScrollResponse
-	52,  // 141: sluice.v1.Sluice.Refresh:output_type -> sluice.v1.RefreshResponse
-	56,  // 142: sluice.v1.Sluice.Reindex:output_type -> sluice.v1.ReindexResponse
-	61,  // 143: sluice.v1.Sluice.GetTask:output_type -> sluice.v1.GetTaskResponse
-	63,  // 144: sluice.v1.Sluice.ListTasks:output_type -> sluice.v1.ListTasksResponse
-	65,  // 145: sluice.v1.Sluice.CancelTask:output_type -> sluice.v1.CancelTaskResponse
-	67,  // 146: sluice.v1.Sluice.RethrottleTask:output_type -> sluice.v1.RethrottleTaskResponse
-	70,  // 147: sluice.v1.Sluice.ClusterHealth:output_type -> sluice.v1.ClusterHealthResponse
-	73,  // 148: sluice.v1.Sluice.ClusterState:output_type -> sluice.v1.ClusterStateResponse
-	82,  // 149: sluice.v1.Sluice.VerifyIndex:output_type -> sluice.v1.VerifyIndexResponse
-	75,  // 150: sluice.v1.Sluice.GetClusterSettings:output_type -> sluice.v1.GetClusterSettingsResponse
-	77,  // 151: sluice.v1.Sluice.UpdateClusterSettings:output_type -> sluice.v1.UpdateClusterSettingsResponse
-	126, // [126:152] is the sub-list for method output_type
-	100, // [100:126] is the sub-list for method input_type
+	77,  // 126: sluice.v1.Sluice.DrainNode:input_type -> sluice.v1.DrainNodeRequest
+	12,  // 127: sluice.v1.Sluice.CreateIndex:output_type -> sluice.v1.CreateIndexResponse
+	14,  // 128: sluice.v1.Sluice.DeleteIndex:output_type -> sluice.v1.DeleteIndexResponse
+	16,  // 129: sluice.v1.Sluice.GetIndex:output_type -> sluice.v1.GetIndexResponse
+	18,  // 130: sluice.v1.Sluice.ListIndices:output_type -> sluice.v1.ListIndicesResponse
+	20,  // 131: sluice.v1.Sluice.UpdateIndexSettings:output_type -> sluice.v1.UpdateIndexSettingsResponse
+	22,  // 132: sluice.v1.Sluice.PutMapping:output_type -> sluice.v1.PutMappingResponse
+	25,  // 133: sluice.v1.Sluice.UpdateAliases:output_type -> sluice.v1.UpdateAliasesResponse
+	28,  // 134: sluice.v1.Sluice.ListAliases:output_type -> sluice.v1.ListAliasesResponse
+	32,  // 135: sluice.v1.Sluice.Bulk:output_type -> sluice.v1.BulkResponse
+	34,  // 136: sluice.v1.Sluice.BulkStream:output_type -> sluice.v1.BulkStreamResponse
+	37,  // 137: sluice.v1.Sluice.Get:output_type -> sluice.v1.GetResponse
+	42,  // 138: sluice.v1.Sluice.Search:output_type -> sluice.v1.SearchResponse
+	44,  // 139: sluice.v1.Sluice.OpenPointInTime:output_type -> sluice.v1.OpenPointInTimeResponse
+	46,  // 140: sluice.v1.Sluice.ClosePointInTime:output_type -> sluice.v1.ClosePointInTimeResponse
+	50,  // 141: sluice.v1.Sluice.Scroll:output_type -> sluice.v1.ScrollResponse
+	52,  // 142: sluice.v1.Sluice.Refresh:output_type -> sluice.v1.RefreshResponse
+	56,  // 143: sluice.v1.Sluice.Reindex:output_type -> sluice.v1.ReindexResponse
+	61,  // 144: sluice.v1.Sluice.GetTask:output_type -> sluice.v1.GetTaskResponse
+	63,  // 145: sluice.v1.Sluice.ListTasks:output_type -> sluice.v1.ListTasksResponse
+	65,  // 146: sluice.v1.Sluice.CancelTask:output_type -> sluice.v1.CancelTaskResponse
+	67,  // 147: sluice.v1.Sluice.RethrottleTask:output_type -> sluice.v1.RethrottleTaskResponse
+	70,  // 148: sluice.v1.Sluice.ClusterHealth:output_type -> sluice.v1.ClusterHealthResponse
+	73,  // 149: sluice.v1.Sluice.ClusterState:output_type -> sluice.v1.ClusterStateResponse
+	84,  // 150: sluice.v1.Sluice.VerifyIndex:output_type -> sluice.v1.VerifyIndexResponse
+	75,  // 151: sluice.v1.Sluice.GetClusterSettings:output_type -> sluice.v1.GetClusterSettingsResponse
+	79,  // 152: sluice.v1.Sluice.UpdateClusterSettings:output_type -> sluice.v1.UpdateClusterSettingsResponse
+	78,  // 153: sluice.v1.Sluice.DrainNode:output_type -> sluice.v1.DrainNodeResponse
+	127, // [127:154] is the sub-list for method output_type
+	100, // [100:127] is the sub-list for method input_type
 	100, // [100:100] is the sub-list for extension type_name
 	100, // [100:100] is the sub-list for extension extendee
 	0,   // [0:100] is the sub-list for field type_name
@@ -6415,14 +6597,14 @@ func file_sluice_v1_sluice_proto_init() {
 	file_sluice_v1_types_proto_init()
 	file_sluice_v1_sluice_proto_msgTypes[28].OneofWrappers = []any{}
 	file_sluice_v1_sluice_proto_msgTypes[37].OneofWrappers = []any{}
-	file_sluice_v1_sluice_proto_msgTypes[67].OneofWrappers = []any{}
+	file_sluice_v1_sluice_proto_msgTypes[69].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_sluice_v1_sluice_proto_rawDesc), len(file_sluice_v1_sluice_proto_rawDesc)),
 			NumEnums:      11,
-			NumMessages:   73,
+			NumMessages:   75,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

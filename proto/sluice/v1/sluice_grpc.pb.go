@@ -45,6 +45,7 @@ const (
 	Sluice_VerifyIndex_FullMethodName           = "/sluice.v1.Sluice/VerifyIndex"
 	Sluice_GetClusterSettings_FullMethodName    = "/sluice.v1.Sluice/GetClusterSettings"
 	Sluice_UpdateClusterSettings_FullMethodName = "/sluice.v1.Sluice/UpdateClusterSettings"
+	Sluice_DrainNode_FullMethodName             = "/sluice.v1.Sluice/DrainNode"
 )
 
 // SluiceClient is the client API for Sluice service.
@@ -116,6 +117,9 @@ type SluiceClient interface {
 	GetClusterSettings(ctx context.Context, in *GetClusterSettingsRequest, opts ...grpc.CallOption) (*GetClusterSettingsResponse, error)
 	// UpdateClusterSettings changes cluster-wide allocation settings (disk watermarks).
 	UpdateClusterSettings(ctx context.Context, in *UpdateClusterSettingsRequest, opts ...grpc.CallOption) (*UpdateClusterSettingsResponse, error)
+	// DrainNode starts (or with undrain ends) draining a data node: no copies are placed on it and
+	// its copies are moved to other nodes; the answer says how many copies it still holds.
+	DrainNode(ctx context.Context, in *DrainNodeRequest, opts ...grpc.CallOption) (*DrainNodeResponse, error)
 }
 
 type sluiceClient struct {
@@ -398,6 +402,16 @@ func (c *sluiceClient) UpdateClusterSettings(ctx context.Context, in *UpdateClus
 	return out, nil
 }
 
+func (c *sluiceClient) DrainNode(ctx context.Context, in *DrainNodeRequest, opts ...grpc.CallOption) (*DrainNodeResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(DrainNodeResponse)
+	err := c.cc.Invoke(ctx, Sluice_DrainNode_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // SluiceServer is the server API for Sluice service.
 // All implementations must embed UnimplementedSluiceServer
 // for forward compatibility.
@@ -467,6 +481,9 @@ type SluiceServer interface {
 	GetClusterSettings(context.Context, *GetClusterSettingsRequest) (*GetClusterSettingsResponse, error)
 	// UpdateClusterSettings changes cluster-wide allocation settings (disk watermarks).
 	UpdateClusterSettings(context.Context, *UpdateClusterSettingsRequest) (*UpdateClusterSettingsResponse, error)
+	// DrainNode starts (or with undrain ends) draining a data node: no copies are placed on it and
+	// its copies are moved to other nodes; the answer says how many copies it still holds.
+	DrainNode(context.Context, *DrainNodeRequest) (*DrainNodeResponse, error)
 	mustEmbedUnimplementedSluiceServer()
 }
 
@@ -554,6 +571,9 @@ func (UnimplementedSluiceServer) GetClusterSettings(context.Context, *GetCluster
 }
 func (UnimplementedSluiceServer) UpdateClusterSettings(context.Context, *UpdateClusterSettingsRequest) (*UpdateClusterSettingsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method UpdateClusterSettings not implemented")
+}
+func (UnimplementedSluiceServer) DrainNode(context.Context, *DrainNodeRequest) (*DrainNodeResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method DrainNode not implemented")
 }
 func (UnimplementedSluiceServer) mustEmbedUnimplementedSluiceServer() {}
 func (UnimplementedSluiceServer) testEmbeddedByValue()                {}
@@ -1026,6 +1046,24 @@ func _Sluice_UpdateClusterSettings_Handler(srv interface{}, ctx context.Context,
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Sluice_DrainNode_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(DrainNodeRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(SluiceServer).DrainNode(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Sluice_DrainNode_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(SluiceServer).DrainNode(ctx, req.(*DrainNodeRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Sluice_ServiceDesc is the grpc.ServiceDesc for Sluice service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -1128,6 +1166,10 @@ var Sluice_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "UpdateClusterSettings",
 			Handler:    _Sluice_UpdateClusterSettings_Handler,
+		},
+		{
+			MethodName: "DrainNode",
+			Handler:    _Sluice_DrainNode_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

@@ -824,7 +824,12 @@ type ShardRouting struct {
 	PrimaryTerm int64 `protobuf:"varint,8,opt,name=primary_term,json=primaryTerm,proto3" json:"primary_term,omitempty"`
 	// Whether the copy is in the shard's in-sync set: it holds every acknowledged operation and
 	// may become primary.
-	InSync        bool `protobuf:"varint,9,opt,name=in_sync,json=inSync,proto3" json:"in_sync,omitempty"`
+	InSync bool `protobuf:"varint,9,opt,name=in_sync,json=inSync,proto3" json:"in_sync,omitempty"`
+	// Set on a copy being moved here: the node it moves from (that copy is dropped once this one
+	// has recovered and is in sync).
+	RelocatingFromNode string `protobuf:"bytes,10,opt,name=relocating_from_node,json=relocatingFromNode,proto3" json:"relocating_from_node,omitempty"`
+	// Set on a copy the allocator wants moved: why, and what the move waits for if it cannot start.
+	Move          string `protobuf:"bytes,11,opt,name=move,proto3" json:"move,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -920,6 +925,20 @@ func (x *ShardRouting) GetInSync() bool {
 		return x.InSync
 	}
 	return false
+}
+
+func (x *ShardRouting) GetRelocatingFromNode() string {
+	if x != nil {
+		return x.RelocatingFromNode
+	}
+	return ""
+}
+
+func (x *ShardRouting) GetMove() string {
+	if x != nil {
+		return x.Move
+	}
+	return ""
 }
 
 // ShardRecovery is a recovering shard copy's progress, published by its node about once a
@@ -1177,8 +1196,16 @@ type ClusterSettings struct {
 	// (RESOURCE_EXHAUSTED), until every node holding a copy is below the high watermark again.
 	// Empty: 95%.
 	DiskWatermarkFloodStage string `protobuf:"bytes,3,opt,name=disk_watermark_flood_stage,json=diskWatermarkFloodStage,proto3" json:"disk_watermark_flood_stage,omitempty"`
-	unknownFields           protoimpl.UnknownFields
-	sizeCache               protoimpl.SizeCache
+	// Nodes being drained: the allocator places no copies on them and moves theirs to other nodes
+	// (Elasticsearch's cluster.routing.allocation.exclude._id). DrainNode adds and removes one;
+	// an id of a node that is not (yet) registered is kept.
+	DrainedNodes []string `protobuf:"bytes,4,rep,name=drained_nodes,json=drainedNodes,proto3" json:"drained_nodes,omitempty"`
+	// How many rebalancing moves may be under way at once in the cluster (Elasticsearch's
+	// cluster.routing.allocation.cluster_concurrent_rebalance); 0: 2. Moves off drained nodes and
+	// full disks are bounded by the per-node limit alone (2 moves into and 2 out of each node).
+	MaxConcurrentRebalance int32 `protobuf:"varint,5,opt,name=max_concurrent_rebalance,json=maxConcurrentRebalance,proto3" json:"max_concurrent_rebalance,omitempty"`
+	unknownFields          protoimpl.UnknownFields
+	sizeCache              protoimpl.SizeCache
 }
 
 func (x *ClusterSettings) Reset() {
@@ -1230,6 +1257,20 @@ func (x *ClusterSettings) GetDiskWatermarkFloodStage() string {
 		return x.DiskWatermarkFloodStage
 	}
 	return ""
+}
+
+func (x *ClusterSettings) GetDrainedNodes() []string {
+	if x != nil {
+		return x.DrainedNodes
+	}
+	return nil
+}
+
+func (x *ClusterSettings) GetMaxConcurrentRebalance() int32 {
+	if x != nil {
+		return x.MaxConcurrentRebalance
+	}
+	return 0
 }
 
 // FieldValue is a typed scalar used in term, range and sort values.
@@ -1729,7 +1770,7 @@ const file_sluice_v1_types_proto_rawDesc = "" +
 	"\x13mapping_depth_limit\x18\n" +
 	" \x01(\x05R\x11mappingDepthLimit\x12D\n" +
 	"\x1fmapping_field_name_length_limit\x18\v \x01(\x05R\x1bmappingFieldNameLengthLimit\x12T\n" +
-	"\x19node_left_delayed_timeout\x18\f \x01(\v2\x19.google.protobuf.DurationR\x16nodeLeftDelayedTimeout\"\xb3\x02\n" +
+	"\x19node_left_delayed_timeout\x18\f \x01(\v2\x19.google.protobuf.DurationR\x16nodeLeftDelayedTimeout\"\xf9\x02\n" +
 	"\fShardRouting\x12\x14\n" +
 	"\x05shard\x18\x01 \x01(\x05R\x05shard\x12\x17\n" +
 	"\anode_id\x18\x02 \x01(\tR\x06nodeId\x12\x18\n" +
@@ -1739,7 +1780,10 @@ const file_sluice_v1_types_proto_rawDesc = "" +
 	"\x06reason\x18\x06 \x01(\tR\x06reason\x124\n" +
 	"\brecovery\x18\a \x01(\v2\x18.sluice.v1.ShardRecoveryR\brecovery\x12!\n" +
 	"\fprimary_term\x18\b \x01(\x03R\vprimaryTerm\x12\x17\n" +
-	"\ain_sync\x18\t \x01(\bR\x06inSync\"\xda\x01\n" +
+	"\ain_sync\x18\t \x01(\bR\x06inSync\x120\n" +
+	"\x14relocating_from_node\x18\n" +
+	" \x01(\tR\x12relocatingFromNode\x12\x12\n" +
+	"\x04move\x18\v \x01(\tR\x04move\"\xda\x01\n" +
 	"\rShardRecovery\x12.\n" +
 	"\x05stage\x18\x01 \x01(\x0e2\x18.sluice.v1.RecoveryStageR\x05stage\x12\x10\n" +
 	"\x03ops\x18\x02 \x01(\x03R\x03ops\x12\x1b\n" +
@@ -1763,11 +1807,13 @@ const file_sluice_v1_types_proto_rawDesc = "" +
 	" \x01(\x03R\x0estoreSizeBytes\x12/\n" +
 	"\x06shards\x18\v \x03(\v2\x17.sluice.v1.ShardRoutingR\x06shards\x12\x1f\n" +
 	"\vwrite_block\x18\f \x01(\tR\n" +
-	"writeBlock\"\xac\x01\n" +
+	"writeBlock\"\x8b\x02\n" +
 	"\x0fClusterSettings\x12,\n" +
 	"\x12disk_watermark_low\x18\x01 \x01(\tR\x10diskWatermarkLow\x12.\n" +
 	"\x13disk_watermark_high\x18\x02 \x01(\tR\x11diskWatermarkHigh\x12;\n" +
-	"\x1adisk_watermark_flood_stage\x18\x03 \x01(\tR\x17diskWatermarkFloodStage\"\xa0\x01\n" +
+	"\x1adisk_watermark_flood_stage\x18\x03 \x01(\tR\x17diskWatermarkFloodStage\x12#\n" +
+	"\rdrained_nodes\x18\x04 \x03(\tR\fdrainedNodes\x128\n" +
+	"\x18max_concurrent_rebalance\x18\x05 \x01(\x05R\x16maxConcurrentRebalance\"\xa0\x01\n" +
 	"\n" +
 	"FieldValue\x12#\n" +
 	"\fstring_value\x18\x01 \x01(\tH\x00R\vstringValue\x12\x1f\n" +

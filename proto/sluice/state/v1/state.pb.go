@@ -44,7 +44,10 @@ type Node struct {
 	// The Sluice version it runs.
 	Version string `protobuf:"bytes,5,opt,name=version,proto3" json:"version,omitempty"`
 	// The data path whose file system the disk figures describe.
-	DataPath      string `protobuf:"bytes,6,opt,name=data_path,json=dataPath,proto3" json:"data_path,omitempty"`
+	DataPath string `protobuf:"bytes,6,opt,name=data_path,json=dataPath,proto3" json:"data_path,omitempty"`
+	// What this node's version can do that the allocator must know: "peer-recovery" once it can
+	// recover a new copy from its primary (a relocation's target is placed only on such a node).
+	Capabilities  []string `protobuf:"bytes,7,rep,name=capabilities,proto3" json:"capabilities,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -119,6 +122,13 @@ func (x *Node) GetDataPath() string {
 		return x.DataPath
 	}
 	return ""
+}
+
+func (x *Node) GetCapabilities() []string {
+	if x != nil {
+		return x.Capabilities
+	}
+	return nil
 }
 
 // Index is the value of indices/<name>: an index's metadata. Its routing, aliases and health
@@ -493,7 +503,15 @@ type ShardCopy struct {
 	Recovery *v1.ShardRecovery `protobuf:"bytes,6,opt,name=recovery,proto3" json:"recovery,omitempty"`
 	// When the allocator saw the copy's node leave (NODE_LEFT): a replica is placed elsewhere once
 	// the index's node_left_delayed_timeout has passed since.
-	LeftAt        *timestamppb.Timestamp `protobuf:"bytes,7,opt,name=left_at,json=leftAt,proto3" json:"left_at,omitempty"`
+	LeftAt *timestamppb.Timestamp `protobuf:"bytes,7,opt,name=left_at,json=leftAt,proto3" json:"left_at,omitempty"`
+	// Set on a relocation's target: the allocation id of the copy it replaces (the source). It
+	// recovers from the primary like a new replica and does not count toward number_of_replicas;
+	// once it is STARTED and in sync the source is dropped (a primary source hands its role to it
+	// first, term + 1, in the same write).
+	RelocatingFrom string `protobuf:"bytes,8,opt,name=relocating_from,json=relocatingFrom,proto3" json:"relocating_from,omitempty"`
+	// Set by the allocator on a copy it wants moved: why (its node is drained, its disk is past the
+	// high watermark, rebalancing) and, while no move is under way, what the move waits for.
+	Move          string `protobuf:"bytes,9,opt,name=move,proto3" json:"move,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -577,6 +595,20 @@ func (x *ShardCopy) GetLeftAt() *timestamppb.Timestamp {
 	return nil
 }
 
+func (x *ShardCopy) GetRelocatingFrom() string {
+	if x != nil {
+		return x.RelocatingFrom
+	}
+	return ""
+}
+
+func (x *ShardCopy) GetMove() string {
+	if x != nil {
+		return x.Move
+	}
+	return ""
+}
+
 // Alias is the value of aliases/<alias>: the indices an alias points to. The alias name is the
 // key's.
 type Alias struct {
@@ -637,14 +669,15 @@ var File_sluice_state_v1_state_proto protoreflect.FileDescriptor
 
 const file_sluice_state_v1_state_proto_rawDesc = "" +
 	"\n" +
-	"\x1bsluice/state/v1/state.proto\x12\x0fsluice.state.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x15sluice/v1/types.proto\"\xbd\x01\n" +
+	"\x1bsluice/state/v1/state.proto\x12\x0fsluice.state.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x15sluice/v1/types.proto\"\xe1\x01\n" +
 	"\x04Node\x12\x18\n" +
 	"\aaddress\x18\x01 \x01(\tR\aaddress\x12\x12\n" +
 	"\x04zone\x18\x02 \x01(\tR\x04zone\x12&\n" +
 	"\x0fdisk_free_bytes\x18\x03 \x01(\x03R\rdiskFreeBytes\x12(\n" +
 	"\x10disk_total_bytes\x18\x04 \x01(\x03R\x0ediskTotalBytes\x12\x18\n" +
 	"\aversion\x18\x05 \x01(\tR\aversion\x12\x1b\n" +
-	"\tdata_path\x18\x06 \x01(\tR\bdataPath\"\xbc\x02\n" +
+	"\tdata_path\x18\x06 \x01(\tR\bdataPath\x12\"\n" +
+	"\fcapabilities\x18\a \x03(\tR\fcapabilities\"\xbc\x02\n" +
 	"\x05Index\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
 	"\x04uuid\x18\x02 \x01(\tR\x04uuid\x124\n" +
@@ -671,7 +704,7 @@ const file_sluice_state_v1_state_proto_rawDesc = "" +
 	"\fprimary_term\x18\b \x01(\x03R\vprimaryTerm\x12\x17\n" +
 	"\ain_sync\x18\t \x03(\tR\x06inSync\x122\n" +
 	"\x06copies\x18\n" +
-	" \x03(\v2\x1a.sluice.state.v1.ShardCopyR\x06copies\"\x93\x02\n" +
+	" \x03(\v2\x1a.sluice.state.v1.ShardCopyR\x06copies\"\xd0\x02\n" +
 	"\tShardCopy\x12\x17\n" +
 	"\anode_id\x18\x01 \x01(\tR\x06nodeId\x12#\n" +
 	"\rallocation_id\x18\x02 \x01(\tR\fallocationId\x12\x18\n" +
@@ -679,7 +712,9 @@ const file_sluice_state_v1_state_proto_rawDesc = "" +
 	"\x05state\x18\x04 \x01(\x0e2\x15.sluice.v1.ShardStateR\x05state\x12\x16\n" +
 	"\x06reason\x18\x05 \x01(\tR\x06reason\x124\n" +
 	"\brecovery\x18\x06 \x01(\v2\x18.sluice.v1.ShardRecoveryR\brecovery\x123\n" +
-	"\aleft_at\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\x06leftAt\"B\n" +
+	"\aleft_at\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\x06leftAt\x12'\n" +
+	"\x0frelocating_from\x18\b \x01(\tR\x0erelocatingFrom\x12\x12\n" +
+	"\x04move\x18\t \x01(\tR\x04move\"B\n" +
 	"\x05Alias\x12\x18\n" +
 	"\aindices\x18\x01 \x03(\tR\aindices\x12\x1f\n" +
 	"\vwrite_index\x18\x02 \x01(\tR\n" +

@@ -1,0 +1,317 @@
+package allocator
+
+import (
+	"cmp"
+	"fmt"
+	"maps"
+	"slices"
+
+	"github.com/sluice-search/sluice/cluster/placement"
+	"github.com/sluice-search/sluice/cluster/state"
+	statev1 "github.com/sluice-search/sluice/proto/sluice/state/v1"
+	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
+)
+
+// Moves (relocation), as Elasticsearch relocates a shard: a move adds a
+// target copy on the new node — INITIALIZING, relocating_from the source's
+// allocation id, outside number_of_replicas — which recovers from the
+// primary like a new replica (peer recovery: files, then operations) and
+// is added to the in-sync set by the primary. Only once the target is
+// STARTED and in sync is the source dropped, in one write (state.Relocated);
+// a primary source hands its role to the target in that same write, with
+// the term raised so the old primary is fenced. So a move never loses the
+// source before the target holds every acknowledged operation: a target
+// that fails, or whose node or source goes, is dropped and the source
+// stays (the move is tried again later).
+//
+// Copies move off nodes that are drained (ClusterSettings.drained_nodes)
+// or whose disk is past the high watermark, and — once every copy in the
+// cluster is active and nothing must move — to rebalance: per index, from
+// the node that weighs most to the one that weighs least (Elasticsearch's
+// BalancedShardsAllocator: copies of the index, copies in all, and disk
+// used, each against the cluster's average), when the difference is more
+// than one copy's worth, never to a zone that holds more copies of the
+// shard than the source's. At most NodeConcurrentMoves moves go into and
+// out of each node, and at most max_concurrent_rebalance (default
+// DefaultConcurrentRebalance) rebalancing moves are under way at once; one
+// move per shard at a time.
+//
+// A target goes only to a node that registers the peer-recovery capability
+// (state.CapabilityPeerRecovery): a node that cannot recover a copy from
+// its primary would fail it, and the source would wait forever. Until data
+// nodes recover copies, every move waits, and the source copy says so in
+// its move field.
+
+// NodeConcurrentMoves bounds the moves into, and out of, one node
+// (Elasticsearch's cluster.routing.allocation.node_concurrent_recoveries).
+const NodeConcurrentMoves = 2
+
+// DefaultConcurrentRebalance is the default bound of rebalancing moves
+// under way in the cluster (cluster_concurrent_rebalance).
+const DefaultConcurrentRebalance = 2
+
+// Rebalancing weights (Elasticsearch's cluster.routing.allocation.balance.*
+// shard 0.45, index 0.55, threshold 1.0; disk: a node with its disk full
+// weighs two copies more than one with it empty).
+const (
+	weightShard     = 0.45
+	weightIndex     = 0.55
+	weightDisk      = 2.0
+	weightThreshold = 1.0
+)
+
+// isTarget reports whether a copy is a relocation's target.
+func isTarget(c *statev1.ShardCopy) bool { return c.GetRelocatingFrom() != "" }
+
+// resolveMoves completes and cancels the moves of one shard (Plan's step
+// 3b): a STARTED, in-sync target on an available node replaces its source;
+// a target that failed, whose node is gone or whose source is no longer
+// active is dropped, the source noting why; a target whose source went
+// otherwise (a failover demoted it) is an ordinary copy.
+func (in Input) resolveMoves(nr *statev1.ShardRouting) *statev1.ShardRouting {
+	for _, alloc := range targets(nr) {
+		t := state.CopyByAllocation(nr, alloc)
+		src := state.CopyByAllocation(nr, t.RelocatingFrom)
+		switch {
+		case src == nil:
+			t.RelocatingFrom, t.Reason = "", ""
+		case in.active(t) && state.InSync(nr, alloc):
+			nr = state.Relocated(nr, alloc)
+		case !in.available(t.NodeId) || (t.State != sluicev1.ShardState_SHARD_STATE_INITIALIZING && !state.Started(t)):
+			src.Move = fmt.Sprintf("the move to node [%s] failed (%s); it will be tried again", t.NodeId, cmp.Or(t.Reason, t.State.String()))
+			nr = dropCopy(nr, alloc)
+		case !in.active(src):
+			src.Move = fmt.Sprintf("the move to node [%s] was cancelled: the source copy is no longer active", t.NodeId)
+			nr = dropCopy(nr, alloc)
+		}
+	}
+	return nr
+}
+
+// targets lists the allocation ids of a shard's relocation targets.
+func targets(r *statev1.ShardRouting) []string {
+	var out []string
+	for _, c := range r.GetCopies() {
+		if isTarget(c) {
+			out = append(out, c.AllocationId)
+		}
+	}
+	return out
+}
+
+// dropCopy removes the copy alloc from r (which Plan owns) and from the
+// in-sync set.
+func dropCopy(r *statev1.ShardRouting, alloc string) *statev1.ShardRouting {
+	r.Copies = slices.DeleteFunc(r.Copies, func(c *statev1.ShardCopy) bool { return c.AllocationId == alloc })
+	r.InSync = slices.DeleteFunc(r.InSync, func(id string) bool { return id == alloc })
+	return r
+}
+
+// mustMove says why a copy on node must leave it ("" if it need not): the
+// node is drained, or its disk is past the high watermark.
+func (in Input) mustMove(node string) string {
+	if in.State.Draining(node) {
+		return fmt.Sprintf("node [%s] is being drained", node)
+	}
+	if lvl, why := in.diskLevel(node); lvl >= sluicev1.DiskWatermark_DISK_WATERMARK_HIGH {
+		return why
+	}
+	return ""
+}
+
+// moveState is what planMoves counts while it plans.
+type moveState struct {
+	in, out  map[string]int // moves into and out of each node
+	inFlight int
+	copies   []placement.Copy
+}
+
+// planMoves adds the moves Plan wants to the planned entries (its step 7).
+func (in Input) planMoves(planned map[state.ShardID]*statev1.ShardRouting) {
+	ids := make([]state.ShardID, 0, len(planned))
+	for id := range planned {
+		ids = append(ids, id)
+	}
+	slices.SortFunc(ids, func(a, b state.ShardID) int {
+		return cmp.Or(cmp.Compare(a.Index, b.Index), cmp.Compare(a.Shard, b.Shard))
+	})
+	ms := &moveState{in: map[string]int{}, out: map[string]int{}}
+	allActive := true
+	for _, id := range ids {
+		r := planned[id]
+		for _, c := range r.Copies {
+			if c.NodeId != "" {
+				ms.copies = append(ms.copies, placement.Copy{Index: id.Index, Shard: id.Shard, Node: c.NodeId})
+			}
+			if isTarget(c) {
+				ms.inFlight++
+				ms.in[c.NodeId]++
+				ms.out[state.CopyByAllocation(r, c.RelocatingFrom).GetNodeId()]++
+			}
+			allActive = allActive && in.active(c)
+		}
+	}
+	forced := false
+	for _, id := range ids {
+		forced = in.planForcedMoves(id, planned[id], ms) || forced
+	}
+	if !forced && allActive {
+		in.planRebalance(ids, planned, ms)
+	}
+}
+
+// planForcedMoves moves the copies of one shard that must leave their
+// node, one at a time, and reports whether the shard has one.
+func (in Input) planForcedMoves(id state.ShardID, r *statev1.ShardRouting, ms *moveState) bool {
+	moving := len(targets(r)) > 0
+	forced := false
+	for _, c := range r.Copies {
+		if isTarget(c) || slices.ContainsFunc(r.Copies, func(t *statev1.ShardCopy) bool { return t.RelocatingFrom == c.AllocationId }) {
+			continue // a move is under way for it
+		}
+		if !in.active(c) {
+			continue // what happened to its last move stays said
+		}
+		why := in.mustMove(c.NodeId)
+		if why == "" {
+			c.Move = ""
+			continue
+		}
+		forced = true
+		switch {
+		case moving:
+			c.Move = why + "; waiting for the shard's move in progress to end"
+		case !in.active(state.Primary(r)):
+			c.Move = why + "; waiting for the shard's primary to start (a new copy recovers from it)"
+		case ms.out[c.NodeId] >= NodeConcurrentMoves:
+			c.Move = fmt.Sprintf("%s; waiting: %d moves out of node [%s] are under way", why, ms.out[c.NodeId], c.NodeId)
+		default:
+			d := placement.Place(in.moveNodes(ms), ms.copies, []placement.Shard{{Index: id.Index, Shard: id.Shard}})[0]
+			if d.Node == "" {
+				c.Move = why + "; cannot move: " + d.Reason
+				continue
+			}
+			in.startMove(id, r, c, d.Node, why, ms)
+			moving = true
+		}
+	}
+	return forced
+}
+
+// moveNodes are the nodes a move may go to, as placement sees them: the
+// available nodes with their refusals (drained, disk), and a refusal for
+// those that cannot recover a copy or have enough moves coming in.
+func (in Input) moveNodes(ms *moveState) []placement.Node {
+	ns := in.placementNodes()
+	for i := range ns {
+		n := &ns[i]
+		switch {
+		case n.Refuse != "" || n.RefuseReplicas != "":
+		case !slices.Contains(in.State.Nodes[n.ID].Info.GetCapabilities(), state.CapabilityPeerRecovery):
+			n.Refuse = "cannot recover a copy from its primary (data nodes have no peer recovery yet)"
+		case ms.in[n.ID] >= NodeConcurrentMoves:
+			n.Refuse = fmt.Sprintf("has %d moves coming in already", ms.in[n.ID])
+		}
+	}
+	return ns
+}
+
+// startMove adds a target for copy src on node, and counts it.
+func (in Input) startMove(id state.ShardID, r *statev1.ShardRouting, src *statev1.ShardCopy, node, why string, ms *moveState) {
+	src.Move = fmt.Sprintf("%s; moving to node [%s]", why, node)
+	r.Copies = append(r.Copies, &statev1.ShardCopy{NodeId: node, AllocationId: in.NewID(), State: sluicev1.ShardState_SHARD_STATE_INITIALIZING,
+		RelocatingFrom: src.AllocationId, Reason: fmt.Sprintf("moving here from node [%s] (%s); recovering from the primary", src.NodeId, why)})
+	ms.copies = append(ms.copies, placement.Copy{Index: id.Index, Shard: id.Shard, Node: node})
+	ms.in[node]++
+	ms.out[src.NodeId]++
+	ms.inFlight++
+}
+
+// planRebalance plans at most one move per index while rebalancing moves
+// are below their bound.
+func (in Input) planRebalance(ids []state.ShardID, planned map[state.ShardID]*statev1.ShardRouting, ms *moveState) {
+	limit := int(in.State.Settings.GetMaxConcurrentRebalance())
+	if limit <= 0 {
+		limit = DefaultConcurrentRebalance
+	}
+	nodes := in.moveNodes(ms)
+	all := in.placementNodes()
+	if len(all) < 2 {
+		return
+	}
+	total, perIndex, zoneOf := map[string]float64{}, map[string]map[string]float64{}, map[string]string{}
+	used := map[string]float64{}
+	for _, n := range all {
+		zoneOf[n.ID] = n.Zone
+		if n.DiskTotal > 0 {
+			used[n.ID] = float64(n.DiskTotal-n.DiskFree) / float64(n.DiskTotal)
+		}
+	}
+	for _, c := range ms.copies {
+		if _, ok := zoneOf[c.Node]; !ok {
+			continue
+		}
+		total[c.Node]++
+		if perIndex[c.Index] == nil {
+			perIndex[c.Index] = map[string]float64{}
+		}
+		perIndex[c.Index][c.Node]++
+	}
+	avg := func(m map[string]float64) float64 {
+		s := 0.0
+		for _, n := range all {
+			s += m[n.ID]
+		}
+		return s / float64(len(all))
+	}
+	avgTotal, avgUsed := avg(total), avg(used)
+	indices := map[string]bool{}
+	for _, id := range ids {
+		indices[id.Index] = true
+	}
+	for _, index := range slices.Sorted(maps.Keys(indices)) {
+		if ms.inFlight >= limit {
+			return
+		}
+		avgIndex := avg(perIndex[index])
+		weight := func(node string) float64 {
+			return weightShard*(total[node]-avgTotal) + weightIndex*(perIndex[index][node]-avgIndex) + weightDisk*(used[node]-avgUsed)
+		}
+		// The lightest node that may take a copy, and the heaviest
+		// holding one; ties by id.
+		var light, heavy string
+		for _, n := range nodes {
+			if n.Refuse == "" && n.RefuseReplicas == "" && (light == "" || weight(n.ID) < weight(light)) {
+				light = n.ID
+			}
+		}
+		for _, n := range all {
+			if perIndex[index][n.ID] > 0 && (heavy == "" || weight(n.ID) > weight(heavy)) {
+				heavy = n.ID
+			}
+		}
+		if light == "" || heavy == "" || weight(heavy)-weight(light) <= weightThreshold {
+			continue
+		}
+		for _, id := range ids {
+			r := planned[id]
+			if id.Index != index || len(targets(r)) > 0 || state.CopyOnNode(r, light) != nil || ms.out[heavy] >= NodeConcurrentMoves {
+				continue
+			}
+			c := state.CopyOnNode(r, heavy)
+			if c == nil || !in.active(c) || !in.active(state.Primary(r)) {
+				continue
+			}
+			zones := map[string]int{}
+			for _, o := range r.Copies {
+				zones[zoneOf[o.NodeId]]++
+			}
+			if zoneOf[light] != zoneOf[heavy] && zones[zoneOf[light]] >= zones[zoneOf[heavy]] {
+				continue // the shard's copies would crowd a zone
+			}
+			why := fmt.Sprintf("rebalancing index [%s]: node [%s] weighs %.2f, node [%s] %.2f", in.State.ByUUID[index].Name(), heavy, weight(heavy), light, weight(light))
+			in.startMove(id, r, c, light, why, ms)
+			break
+		}
+	}
+}

@@ -1,0 +1,264 @@
+package allocator
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"google.golang.org/protobuf/testing/protocmp"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	"github.com/sluice-search/sluice/cluster/etcdtest"
+	"github.com/sluice-search/sluice/cluster/metadata"
+	"github.com/sluice-search/sluice/cluster/state"
+	statev1 "github.com/sluice-search/sluice/proto/sluice/state/v1"
+	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
+)
+
+// recovering marks nodes as able to recover a copy from its primary.
+func recovering(st *state.Snapshot, nodes ...string) {
+	for _, n := range nodes {
+		st.Nodes[n].Info.Capabilities = []string{state.CapabilityPeerRecovery}
+	}
+}
+
+func TestPlanMoves(t *testing.T) {
+	single := func() *statev1.ShardRouting {
+		return &statev1.ShardRouting{PrimaryTerm: 1, InSync: []string{"p"}, Copies: []*statev1.ShardCopy{
+			{NodeId: "n1", AllocationId: "p", Primary: true, State: started}}}
+	}
+	tests := []struct {
+		name     string
+		nodes    []string
+		capable  []string
+		drained  []string
+		replicas int32
+		shard    *statev1.ShardRouting
+		want     *statev1.ShardRouting
+	}{
+		{name: "a drained node's primary gets a target on a node that can recover it",
+			nodes: []string{"n1", "n2"}, capable: []string{"n2"}, drained: []string{"n1"}, shard: single(),
+			want: &statev1.ShardRouting{PrimaryTerm: 1, InSync: []string{"p"}, Copies: []*statev1.ShardCopy{
+				{NodeId: "n1", AllocationId: "p", Primary: true, State: started, Move: "node [n1] is being drained; moving to node [n2]"},
+				{NodeId: "n2", AllocationId: "id1", State: initializing, RelocatingFrom: "p",
+					Reason: "moving here from node [n1] (node [n1] is being drained); recovering from the primary"}}}},
+		{name: "no node can recover a copy: the source stays and says why",
+			nodes: []string{"n1", "n2"}, drained: []string{"n1"}, shard: single(),
+			want: &statev1.ShardRouting{PrimaryTerm: 1, InSync: []string{"p"}, Copies: []*statev1.ShardCopy{
+				{NodeId: "n1", AllocationId: "p", Primary: true, State: started,
+					Move: "node [n1] is being drained; cannot move: no node can take the copy: node [n1] holds a copy of the shard already; " +
+						"node [n2] cannot recover a copy from its primary (data nodes have no peer recovery yet)"}}}},
+		{name: "a target still recovering: nothing changes",
+			nodes: []string{"n1", "n2"}, capable: []string{"n2"}, drained: []string{"n1"},
+			shard: &statev1.ShardRouting{PrimaryTerm: 1, InSync: []string{"p"}, Copies: []*statev1.ShardCopy{
+				{NodeId: "n1", AllocationId: "p", Primary: true, State: started, Move: "m"},
+				{NodeId: "n2", AllocationId: "t", State: initializing, RelocatingFrom: "p"}}},
+			want: &statev1.ShardRouting{PrimaryTerm: 1, InSync: []string{"p"}, Copies: []*statev1.ShardCopy{
+				{NodeId: "n1", AllocationId: "p", Primary: true, State: started, Move: "m"},
+				{NodeId: "n2", AllocationId: "t", State: initializing, RelocatingFrom: "p"}}}},
+		{name: "a started, in-sync target takes over the primary: term + 1, the source gone",
+			nodes: []string{"n1", "n2"}, capable: []string{"n2"}, drained: []string{"n1"},
+			shard: &statev1.ShardRouting{PrimaryTerm: 1, InSync: []string{"p", "t"}, Copies: []*statev1.ShardCopy{
+				{NodeId: "n1", AllocationId: "p", Primary: true, State: started, Move: "m"},
+				{NodeId: "n2", AllocationId: "t", State: started, RelocatingFrom: "p", Reason: "moving"}}},
+			want: &statev1.ShardRouting{PrimaryTerm: 2, InSync: []string{"t"}, Copies: []*statev1.ShardCopy{
+				{NodeId: "n2", AllocationId: "t", Primary: true, State: started}}}},
+		{name: "a replica's move: the source is dropped, the term stays",
+			nodes: []string{"n1", "n2", "n3"}, capable: []string{"n3"}, drained: []string{"n2"}, replicas: 1,
+			shard: &statev1.ShardRouting{PrimaryTerm: 1, InSync: []string{"p", "r", "t"}, Copies: []*statev1.ShardCopy{
+				{NodeId: "n1", AllocationId: "p", Primary: true, State: started},
+				{NodeId: "n2", AllocationId: "r", State: started, Move: "m"},
+				{NodeId: "n3", AllocationId: "t", State: started, RelocatingFrom: "r"}}},
+			want: &statev1.ShardRouting{PrimaryTerm: 1, InSync: []string{"p", "t"}, Copies: []*statev1.ShardCopy{
+				{NodeId: "n1", AllocationId: "p", Primary: true, State: started},
+				{NodeId: "n3", AllocationId: "t", State: started}}}},
+		{name: "a failed target is dropped; the source stays and notes it (the move is tried again)",
+			nodes: []string{"n1", "n2"}, drained: []string{"n1"},
+			shard: &statev1.ShardRouting{PrimaryTerm: 1, InSync: []string{"p"}, Copies: []*statev1.ShardCopy{
+				{NodeId: "n1", AllocationId: "p", Primary: true, State: started, Move: "m"},
+				{NodeId: "n2", AllocationId: "t", State: failed, RelocatingFrom: "p", Reason: "disk error"}}},
+			want: &statev1.ShardRouting{PrimaryTerm: 1, InSync: []string{"p"}, Copies: []*statev1.ShardCopy{
+				{NodeId: "n1", AllocationId: "p", Primary: true, State: started,
+					Move: "node [n1] is being drained; cannot move: no node can take the copy: node [n1] holds a copy of the shard already; " +
+						"node [n2] cannot recover a copy from its primary (data nodes have no peer recovery yet)"}}}},
+		{name: "a target whose node left is dropped at once",
+			nodes: []string{"n1"}, capable: []string{"n1"},
+			shard: &statev1.ShardRouting{PrimaryTerm: 1, InSync: []string{"p"}, Copies: []*statev1.ShardCopy{
+				{NodeId: "n1", AllocationId: "p", Primary: true, State: started},
+				{NodeId: "n2", AllocationId: "t", State: initializing, RelocatingFrom: "p"}}},
+			want: &statev1.ShardRouting{PrimaryTerm: 1, InSync: []string{"p"}, Copies: []*statev1.ShardCopy{
+				{NodeId: "n1", AllocationId: "p", Primary: true, State: started}}}},
+		{name: "a target whose primary source died is cancelled; the shard waits for its primary",
+			nodes: []string{"n2"}, capable: []string{"n2"},
+			shard: &statev1.ShardRouting{PrimaryTerm: 1, InSync: []string{"p"}, Copies: []*statev1.ShardCopy{
+				{NodeId: "n1", AllocationId: "p", Primary: true, State: started},
+				{NodeId: "n2", AllocationId: "t", State: initializing, RelocatingFrom: "p"}}},
+			want: &statev1.ShardRouting{PrimaryTerm: 1, InSync: []string{"p"}, Copies: []*statev1.ShardCopy{
+				{NodeId: "n1", AllocationId: "p", Primary: true, State: nodeLeft, LeftAt: timestamppb.New(now),
+					Reason: "node [n1] left the cluster (its lease expired); no in-sync replica on a live node to promote: waiting for the node (the shard's data is on its disk)",
+					Move:   "the move to node [n2] was cancelled: the source copy is no longer active"}}}},
+		{name: "a node past the high watermark moves a copy",
+			nodes: []string{"n1", "n2"}, capable: []string{"n2"}, shard: single(),
+			want: &statev1.ShardRouting{PrimaryTerm: 1, InSync: []string{"p"}, Copies: []*statev1.ShardCopy{
+				{NodeId: "n1", AllocationId: "p", Primary: true, State: started,
+					Move: "disk of node [n1] at /data/n1 is 92.0% used (8b free of 100b), past the high disk watermark [90%]; moving to node [n2]"},
+				{NodeId: "n2", AllocationId: "id1", State: initializing, RelocatingFrom: "p",
+					Reason: "moving here from node [n1] (disk of node [n1] at /data/n1 is 92.0% used (8b free of 100b), past the high disk watermark [90%]); recovering from the primary"}}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			st := snapshot(tt.nodes, tt.replicas, nil, tt.shard)
+			recovering(st, tt.capable...)
+			st.Settings = &sluicev1.ClusterSettings{DrainedNodes: tt.drained}
+			if strings.Contains(tt.name, "high watermark") {
+				withDisk(st, "n1", 8, 100)
+			}
+			got, _ := plan(t, Input{State: st, Keys: state.NewKeys("")})
+			if d := cmp.Diff(tt.want, got[0], protocmp.Transform()); d != "" {
+				t.Errorf("routing (-want +got):\n%s", d)
+			}
+		})
+	}
+}
+
+// Rebalancing: a node that joins empty gets copies, a bounded number of
+// moves at a time, never two copies of a shard on a node; a balanced
+// cluster plans nothing.
+func TestPlanRebalance(t *testing.T) {
+	var shards []*statev1.ShardRouting
+	for i := range 6 {
+		node := []string{"n1", "n2"}[i%2]
+		shards = append(shards, &statev1.ShardRouting{Shard: int32(i), PrimaryTerm: 1, InSync: []string{"p"}, Copies: []*statev1.ShardCopy{
+			{NodeId: node, AllocationId: "p", Primary: true, State: started}}})
+	}
+	st := snapshot([]string{"n1", "n2", "n3"}, 0, nil, shards...)
+	recovering(st, "n1", "n2", "n3")
+	got, _ := plan(t, Input{State: st, Keys: state.NewKeys("")})
+	var moves []string
+	for _, r := range got {
+		for _, c := range r.Copies {
+			if c.RelocatingFrom != "" {
+				moves = append(moves, state.CopyByAllocation(r, c.RelocatingFrom).NodeId+"->"+c.NodeId)
+				if !strings.HasPrefix(state.CopyByAllocation(r, c.RelocatingFrom).Move, "rebalancing index [x]: node [") {
+					t.Errorf("source move = %q", state.CopyByAllocation(r, c.RelocatingFrom).Move)
+				}
+			}
+		}
+	}
+	if len(moves) != 1 || !strings.HasSuffix(moves[0], "->n3") {
+		t.Errorf("moves = %v, want one move to n3 (one per index per round)", moves)
+	}
+
+	// Balanced: 2 per node.
+	for i, r := range shards {
+		r.Copies[0].NodeId = []string{"n1", "n2", "n3"}[i%3]
+	}
+	st = snapshot([]string{"n1", "n2", "n3"}, 0, nil, shards...)
+	recovering(st, "n1", "n2", "n3")
+	if ups, _ := Plan(Input{State: st, Keys: state.NewKeys(""), Now: now, NewID: ids()}); len(ups) != 0 {
+		t.Errorf("a balanced cluster plans %v", ups[0].Routing)
+	}
+	// Not while a copy is not active.
+	shards[0].Copies[0].State = initializing
+	st = snapshot([]string{"n1", "n2", "n3"}, 0, nil, shards...)
+	recovering(st, "n1", "n2", "n3")
+	st.Nodes["n4"] = &state.Node{ID: "n4", Info: &statev1.Node{Address: "n4", Capabilities: []string{state.CapabilityPeerRecovery}, DiskFreeBytes: 100, DiskTotalBytes: 200}}
+	if ups, _ := Plan(Input{State: st, Keys: state.NewKeys(""), Now: now, NewID: ids()}); len(ups) != 0 {
+		t.Errorf("rebalanced while a copy recovers: %v", ups[0].Routing)
+	}
+}
+
+// A drain against the real state store (embedded etcd) and the running
+// allocator, the node side played by the test the way a data node with
+// peer recovery reports: the target appears, recovers (the primary adds
+// it to the in-sync set, its node reports it STARTED), then the primary's
+// role moves to it with a term bump and the drained node holds nothing.
+func TestDrainAgainstStore(t *testing.T) {
+	srv := etcdtest.Start(t)
+	c := etcdtest.Client(t, srv)
+	s := state.NewStore(c, "")
+	md := metadata.New(s)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	for _, n := range []string{"n1", "n2"} {
+		var tx state.Txn
+		tx.Put(s.Keys.Node(n), &statev1.Node{Address: "127.0.0.1:1", DiskFreeBytes: 100, DiskTotalBytes: 200, Capabilities: []string{state.CapabilityPeerRecovery}})
+		if err := s.Commit(ctx, &tx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	coordinator(t, ctx, srv.Endpoints(), "c1")
+	if _, err := md.CreateIndex(ctx, &sluicev1.CreateIndexRequest{Name: "d", Settings: &sluicev1.IndexSettings{NumberOfShards: 2}}, metadata.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	info := waitIndex(t, s, "d", allAssigned)
+	uuid := info.Uuid
+	for _, sh := range info.Shards {
+		if err := s.SetShardState(ctx, state.ShardID{Index: uuid, Shard: int(sh.Shard)}, sh.NodeId, sh.AllocationId, state.ShardReport{State: started}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	resp, err := md.DrainNode(ctx, "n1", false)
+	if err != nil || resp.Copies != 1 || !resp.Draining {
+		t.Fatalf("drain = %v, %v", resp, err)
+	}
+	// The target on n2, relocating from n1.
+	info = waitIndex(t, s, "d", func(i *sluicev1.IndexInfo) bool {
+		return slices.ContainsFunc(i.Shards, func(sh *sluicev1.ShardRouting) bool { return sh.RelocatingFromNode == "n1" })
+	})
+	var src, tgt *sluicev1.ShardRouting
+	for _, sh := range info.Shards {
+		if sh.RelocatingFromNode == "n1" {
+			tgt = sh
+		}
+		if sh.NodeId == "n1" {
+			src = sh
+		}
+	}
+	if tgt.NodeId != "n2" || tgt.State != initializing || tgt.Primary || src.Move != "node [n1] is being drained; moving to node [n2]" {
+		t.Fatalf("move = source %v, target %v", src, tgt)
+	}
+	// Nothing is dropped while the target recovers.
+	time.Sleep(300 * time.Millisecond)
+	st, _ := s.Load(ctx)
+	if n := st.CopiesOn("n1"); n != 1 {
+		t.Fatalf("n1 holds %d copies while its move is under way", n)
+	}
+	// Recovered: the primary takes it in sync, its node reports it started.
+	id := state.ShardID{Index: uuid, Shard: int(tgt.Shard)}
+	if err := s.AddInSync(ctx, id, src.PrimaryTerm, src.AllocationId, tgt.AllocationId); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SetShardState(ctx, id, "n2", tgt.AllocationId, state.ShardReport{State: started}); err != nil {
+		t.Fatal(err)
+	}
+	info = waitIndex(t, s, "d", func(i *sluicev1.IndexInfo) bool {
+		for _, sh := range i.Shards {
+			if sh.NodeId == "n1" {
+				return false
+			}
+		}
+		return true
+	})
+	for _, sh := range info.Shards {
+		if sh.Shard == tgt.Shard {
+			want := &sluicev1.ShardRouting{Shard: sh.Shard, NodeId: "n2", Primary: true, State: started, AllocationId: tgt.AllocationId, PrimaryTerm: src.PrimaryTerm + 1, InSync: true}
+			if d := cmp.Diff(want, sh, protocmp.Transform()); d != "" {
+				t.Errorf("moved shard (-want +got):\n%s", d)
+			}
+		}
+	}
+	if resp, err := md.DrainNode(ctx, "n1", false); err != nil || resp.Copies != 0 {
+		t.Errorf("drained node: %v, %v", resp, err)
+	}
+	if resp, err := md.DrainNode(ctx, "n1", true); err != nil || resp.Draining {
+		t.Errorf("undrain: %v, %v", resp, err)
+	}
+	if _, err := md.DrainNode(ctx, "nope", false); !errors.Is(err, state.ErrNotFound) {
+		t.Errorf("drain of an unknown node: %v", err)
+	}
+}
