@@ -21,7 +21,8 @@
 //   - the registration under nodes/<id> with a lease (cluster/registry),
 //     carrying the disk figures of the data path (disk.go: measured every
 //     DiskCheckInterval, registered again when they move), which the
-//     allocator holds against the cluster's disk watermarks.
+//     allocator holds against the cluster's disk watermarks, and the
+//     peer-recovery capability, which lets the allocator move copies here.
 //
 // With Config.TLS the node serves mutual TLS and takes only certificates
 // of the cluster (security/tlsconf), and calls other nodes with its own.
@@ -346,6 +347,9 @@ func (n *Node) registration() (string, error) {
 	return state.Marshal(&statev1.Node{
 		Address: n.Advertise(), Zone: n.cfg.Zone,
 		DiskFreeBytes: free, DiskTotalBytes: total, Version: version.Version, DataPath: n.cfg.DataDir,
+		// It recovers a new copy from its primary (node/replication), so
+		// the allocator may move copies to it.
+		Capabilities: []string{state.CapabilityPeerRecovery},
 	})
 }
 

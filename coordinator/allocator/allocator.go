@@ -30,7 +30,7 @@
 // and the cluster rebalanced, by relocation (moves.go): a target copy
 // recovers from the primary, and the source is dropped only once the
 // target is started and in sync. Targets go only to nodes that register
-// peer recovery; until data nodes do, moves wait and say so. Each write is one transaction guarded
+// peer recovery. Each write is one transaction guarded
 // by the routing entries' mod revisions and by the leader's election key,
 // so a deposed leader cannot write, and a node's concurrent report is
 // never overwritten.

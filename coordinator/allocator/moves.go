@@ -37,10 +37,9 @@ import (
 // move per shard at a time.
 //
 // A target goes only to a node that registers the peer-recovery capability
-// (state.CapabilityPeerRecovery): a node that cannot recover a copy from
-// its primary would fail it, and the source would wait forever. Until data
-// nodes recover copies, every move waits, and the source copy says so in
-// its move field.
+// (state.CapabilityPeerRecovery; data nodes of this version do): a node
+// that cannot recover a copy from its primary would fail it, so an older
+// node is never given one, and the source copy says so in its move field.
 
 // NodeConcurrentMoves bounds the moves into, and out of, one node
 // (Elasticsearch's cluster.routing.allocation.node_concurrent_recoveries).
@@ -208,7 +207,7 @@ func (in Input) moveNodes(ms *moveState) []placement.Node {
 		switch {
 		case n.Refuse != "" || n.RefuseReplicas != "":
 		case !slices.Contains(in.State.Nodes[n.ID].Info.GetCapabilities(), state.CapabilityPeerRecovery):
-			n.Refuse = "cannot recover a copy from its primary (data nodes have no peer recovery yet)"
+			n.Refuse = "cannot recover a copy from its primary (its version has no peer recovery)"
 		case ms.in[n.ID] >= NodeConcurrentMoves:
 			n.Refuse = fmt.Sprintf("has %d moves coming in already", ms.in[n.ID])
 		}

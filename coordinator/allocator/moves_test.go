@@ -51,7 +51,7 @@ func TestPlanMoves(t *testing.T) {
 			want: &statev1.ShardRouting{PrimaryTerm: 1, InSync: []string{"p"}, Copies: []*statev1.ShardCopy{
 				{NodeId: "n1", AllocationId: "p", Primary: true, State: started,
 					Move: "node [n1] is being drained; cannot move: no node can take the copy: node [n1] holds a copy of the shard already; " +
-						"node [n2] cannot recover a copy from its primary (data nodes have no peer recovery yet)"}}}},
+						"node [n2] cannot recover a copy from its primary (its version has no peer recovery)"}}}},
 		{name: "a target still recovering: nothing changes",
 			nodes: []string{"n1", "n2"}, capable: []string{"n2"}, drained: []string{"n1"},
 			shard: &statev1.ShardRouting{PrimaryTerm: 1, InSync: []string{"p"}, Copies: []*statev1.ShardCopy{
@@ -84,7 +84,7 @@ func TestPlanMoves(t *testing.T) {
 			want: &statev1.ShardRouting{PrimaryTerm: 1, InSync: []string{"p"}, Copies: []*statev1.ShardCopy{
 				{NodeId: "n1", AllocationId: "p", Primary: true, State: started,
 					Move: "node [n1] is being drained; cannot move: no node can take the copy: node [n1] holds a copy of the shard already; " +
-						"node [n2] cannot recover a copy from its primary (data nodes have no peer recovery yet)"}}}},
+						"node [n2] cannot recover a copy from its primary (its version has no peer recovery)"}}}},
 		{name: "a target whose node left is dropped at once",
 			nodes: []string{"n1"}, capable: []string{"n1"},
 			shard: &statev1.ShardRouting{PrimaryTerm: 1, InSync: []string{"p"}, Copies: []*statev1.ShardCopy{
