@@ -780,7 +780,7 @@ class ClusterHealthRequest(_message.Message):
     def __init__(self, indices: _Optional[_Iterable[str]] = ..., wait_for_status: _Optional[_Union[_types_pb2.HealthStatus, str]] = ..., timeout: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ...) -> None: ...
 
 class IndexHealth(_message.Message):
-    __slots__ = ("index", "status", "active_primary_shards", "unassigned_shards", "shards", "active_shards", "initializing_shards")
+    __slots__ = ("index", "status", "active_primary_shards", "unassigned_shards", "shards", "active_shards", "initializing_shards", "write_block", "relocating_shards")
     INDEX_FIELD_NUMBER: _ClassVar[int]
     STATUS_FIELD_NUMBER: _ClassVar[int]
     ACTIVE_PRIMARY_SHARDS_FIELD_NUMBER: _ClassVar[int]
@@ -788,6 +788,8 @@ class IndexHealth(_message.Message):
     SHARDS_FIELD_NUMBER: _ClassVar[int]
     ACTIVE_SHARDS_FIELD_NUMBER: _ClassVar[int]
     INITIALIZING_SHARDS_FIELD_NUMBER: _ClassVar[int]
+    WRITE_BLOCK_FIELD_NUMBER: _ClassVar[int]
+    RELOCATING_SHARDS_FIELD_NUMBER: _ClassVar[int]
     index: str
     status: _types_pb2.HealthStatus
     active_primary_shards: int
@@ -795,30 +797,36 @@ class IndexHealth(_message.Message):
     shards: _containers.RepeatedCompositeFieldContainer[_types_pb2.ShardRouting]
     active_shards: int
     initializing_shards: int
-    def __init__(self, index: _Optional[str] = ..., status: _Optional[_Union[_types_pb2.HealthStatus, str]] = ..., active_primary_shards: _Optional[int] = ..., unassigned_shards: _Optional[int] = ..., shards: _Optional[_Iterable[_Union[_types_pb2.ShardRouting, _Mapping]]] = ..., active_shards: _Optional[int] = ..., initializing_shards: _Optional[int] = ...) -> None: ...
+    write_block: str
+    relocating_shards: int
+    def __init__(self, index: _Optional[str] = ..., status: _Optional[_Union[_types_pb2.HealthStatus, str]] = ..., active_primary_shards: _Optional[int] = ..., unassigned_shards: _Optional[int] = ..., shards: _Optional[_Iterable[_Union[_types_pb2.ShardRouting, _Mapping]]] = ..., active_shards: _Optional[int] = ..., initializing_shards: _Optional[int] = ..., write_block: _Optional[str] = ..., relocating_shards: _Optional[int] = ...) -> None: ...
 
 class ClusterHealthResponse(_message.Message):
-    __slots__ = ("status", "number_of_data_nodes", "indices", "timed_out", "cluster_name", "reason")
+    __slots__ = ("status", "number_of_data_nodes", "indices", "timed_out", "cluster_name", "reason", "disk_watermark_nodes", "relocating_shards")
     STATUS_FIELD_NUMBER: _ClassVar[int]
     NUMBER_OF_DATA_NODES_FIELD_NUMBER: _ClassVar[int]
     INDICES_FIELD_NUMBER: _ClassVar[int]
     TIMED_OUT_FIELD_NUMBER: _ClassVar[int]
     CLUSTER_NAME_FIELD_NUMBER: _ClassVar[int]
     REASON_FIELD_NUMBER: _ClassVar[int]
+    DISK_WATERMARK_NODES_FIELD_NUMBER: _ClassVar[int]
+    RELOCATING_SHARDS_FIELD_NUMBER: _ClassVar[int]
     status: _types_pb2.HealthStatus
     number_of_data_nodes: int
     indices: _containers.RepeatedCompositeFieldContainer[IndexHealth]
     timed_out: bool
     cluster_name: str
     reason: str
-    def __init__(self, status: _Optional[_Union[_types_pb2.HealthStatus, str]] = ..., number_of_data_nodes: _Optional[int] = ..., indices: _Optional[_Iterable[_Union[IndexHealth, _Mapping]]] = ..., timed_out: _Optional[bool] = ..., cluster_name: _Optional[str] = ..., reason: _Optional[str] = ...) -> None: ...
+    disk_watermark_nodes: _containers.RepeatedCompositeFieldContainer[NodeInfo]
+    relocating_shards: int
+    def __init__(self, status: _Optional[_Union[_types_pb2.HealthStatus, str]] = ..., number_of_data_nodes: _Optional[int] = ..., indices: _Optional[_Iterable[_Union[IndexHealth, _Mapping]]] = ..., timed_out: _Optional[bool] = ..., cluster_name: _Optional[str] = ..., reason: _Optional[str] = ..., disk_watermark_nodes: _Optional[_Iterable[_Union[NodeInfo, _Mapping]]] = ..., relocating_shards: _Optional[int] = ...) -> None: ...
 
 class ClusterStateRequest(_message.Message):
     __slots__ = ()
     def __init__(self) -> None: ...
 
 class NodeInfo(_message.Message):
-    __slots__ = ("id", "address", "zone", "disk_free_bytes", "disk_total_bytes", "live", "version")
+    __slots__ = ("id", "address", "zone", "disk_free_bytes", "disk_total_bytes", "live", "version", "disk_watermark", "disk_reason", "data_path", "draining", "copies")
     ID_FIELD_NUMBER: _ClassVar[int]
     ADDRESS_FIELD_NUMBER: _ClassVar[int]
     ZONE_FIELD_NUMBER: _ClassVar[int]
@@ -826,6 +834,11 @@ class NodeInfo(_message.Message):
     DISK_TOTAL_BYTES_FIELD_NUMBER: _ClassVar[int]
     LIVE_FIELD_NUMBER: _ClassVar[int]
     VERSION_FIELD_NUMBER: _ClassVar[int]
+    DISK_WATERMARK_FIELD_NUMBER: _ClassVar[int]
+    DISK_REASON_FIELD_NUMBER: _ClassVar[int]
+    DATA_PATH_FIELD_NUMBER: _ClassVar[int]
+    DRAINING_FIELD_NUMBER: _ClassVar[int]
+    COPIES_FIELD_NUMBER: _ClassVar[int]
     id: str
     address: str
     zone: str
@@ -833,23 +846,74 @@ class NodeInfo(_message.Message):
     disk_total_bytes: int
     live: bool
     version: str
-    def __init__(self, id: _Optional[str] = ..., address: _Optional[str] = ..., zone: _Optional[str] = ..., disk_free_bytes: _Optional[int] = ..., disk_total_bytes: _Optional[int] = ..., live: _Optional[bool] = ..., version: _Optional[str] = ...) -> None: ...
+    disk_watermark: _types_pb2.DiskWatermark
+    disk_reason: str
+    data_path: str
+    draining: bool
+    copies: int
+    def __init__(self, id: _Optional[str] = ..., address: _Optional[str] = ..., zone: _Optional[str] = ..., disk_free_bytes: _Optional[int] = ..., disk_total_bytes: _Optional[int] = ..., live: _Optional[bool] = ..., version: _Optional[str] = ..., disk_watermark: _Optional[_Union[_types_pb2.DiskWatermark, str]] = ..., disk_reason: _Optional[str] = ..., data_path: _Optional[str] = ..., draining: _Optional[bool] = ..., copies: _Optional[int] = ...) -> None: ...
 
 class ClusterStateResponse(_message.Message):
-    __slots__ = ("cluster_name", "nodes", "indices", "aliases", "allocator", "revision")
+    __slots__ = ("cluster_name", "nodes", "indices", "aliases", "allocator", "revision", "settings")
     CLUSTER_NAME_FIELD_NUMBER: _ClassVar[int]
     NODES_FIELD_NUMBER: _ClassVar[int]
     INDICES_FIELD_NUMBER: _ClassVar[int]
     ALIASES_FIELD_NUMBER: _ClassVar[int]
     ALLOCATOR_FIELD_NUMBER: _ClassVar[int]
     REVISION_FIELD_NUMBER: _ClassVar[int]
+    SETTINGS_FIELD_NUMBER: _ClassVar[int]
     cluster_name: str
     nodes: _containers.RepeatedCompositeFieldContainer[NodeInfo]
     indices: _containers.RepeatedCompositeFieldContainer[_types_pb2.IndexInfo]
     aliases: _containers.RepeatedCompositeFieldContainer[AliasInfo]
     allocator: str
     revision: int
-    def __init__(self, cluster_name: _Optional[str] = ..., nodes: _Optional[_Iterable[_Union[NodeInfo, _Mapping]]] = ..., indices: _Optional[_Iterable[_Union[_types_pb2.IndexInfo, _Mapping]]] = ..., aliases: _Optional[_Iterable[_Union[AliasInfo, _Mapping]]] = ..., allocator: _Optional[str] = ..., revision: _Optional[int] = ...) -> None: ...
+    settings: _types_pb2.ClusterSettings
+    def __init__(self, cluster_name: _Optional[str] = ..., nodes: _Optional[_Iterable[_Union[NodeInfo, _Mapping]]] = ..., indices: _Optional[_Iterable[_Union[_types_pb2.IndexInfo, _Mapping]]] = ..., aliases: _Optional[_Iterable[_Union[AliasInfo, _Mapping]]] = ..., allocator: _Optional[str] = ..., revision: _Optional[int] = ..., settings: _Optional[_Union[_types_pb2.ClusterSettings, _Mapping]] = ...) -> None: ...
+
+class GetClusterSettingsRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class GetClusterSettingsResponse(_message.Message):
+    __slots__ = ("settings",)
+    SETTINGS_FIELD_NUMBER: _ClassVar[int]
+    settings: _types_pb2.ClusterSettings
+    def __init__(self, settings: _Optional[_Union[_types_pb2.ClusterSettings, _Mapping]] = ...) -> None: ...
+
+class UpdateClusterSettingsRequest(_message.Message):
+    __slots__ = ("settings", "update_mask")
+    SETTINGS_FIELD_NUMBER: _ClassVar[int]
+    UPDATE_MASK_FIELD_NUMBER: _ClassVar[int]
+    settings: _types_pb2.ClusterSettings
+    update_mask: _field_mask_pb2.FieldMask
+    def __init__(self, settings: _Optional[_Union[_types_pb2.ClusterSettings, _Mapping]] = ..., update_mask: _Optional[_Union[_field_mask_pb2.FieldMask, _Mapping]] = ...) -> None: ...
+
+class DrainNodeRequest(_message.Message):
+    __slots__ = ("node_id", "undrain")
+    NODE_ID_FIELD_NUMBER: _ClassVar[int]
+    UNDRAIN_FIELD_NUMBER: _ClassVar[int]
+    node_id: str
+    undrain: bool
+    def __init__(self, node_id: _Optional[str] = ..., undrain: _Optional[bool] = ...) -> None: ...
+
+class DrainNodeResponse(_message.Message):
+    __slots__ = ("node_id", "draining", "copies", "live")
+    NODE_ID_FIELD_NUMBER: _ClassVar[int]
+    DRAINING_FIELD_NUMBER: _ClassVar[int]
+    COPIES_FIELD_NUMBER: _ClassVar[int]
+    LIVE_FIELD_NUMBER: _ClassVar[int]
+    node_id: str
+    draining: bool
+    copies: int
+    live: bool
+    def __init__(self, node_id: _Optional[str] = ..., draining: _Optional[bool] = ..., copies: _Optional[int] = ..., live: _Optional[bool] = ...) -> None: ...
+
+class UpdateClusterSettingsResponse(_message.Message):
+    __slots__ = ("settings",)
+    SETTINGS_FIELD_NUMBER: _ClassVar[int]
+    settings: _types_pb2.ClusterSettings
+    def __init__(self, settings: _Optional[_Union[_types_pb2.ClusterSettings, _Mapping]] = ...) -> None: ...
 
 class VerifyIndexRequest(_message.Message):
     __slots__ = ("index", "shard", "deep", "max_bytes_per_sec")

@@ -161,6 +161,21 @@ class SluiceStub:
                 request_serializer=sluice_dot_v1_dot_sluice__pb2.VerifyIndexRequest.SerializeToString,
                 response_deserializer=sluice_dot_v1_dot_sluice__pb2.VerifyIndexResponse.FromString,
                 _registered_method=True)
+        self.GetClusterSettings = channel.unary_unary(
+                '/sluice.v1.Sluice/GetClusterSettings',
+                request_serializer=sluice_dot_v1_dot_sluice__pb2.GetClusterSettingsRequest.SerializeToString,
+                response_deserializer=sluice_dot_v1_dot_sluice__pb2.GetClusterSettingsResponse.FromString,
+                _registered_method=True)
+        self.UpdateClusterSettings = channel.unary_unary(
+                '/sluice.v1.Sluice/UpdateClusterSettings',
+                request_serializer=sluice_dot_v1_dot_sluice__pb2.UpdateClusterSettingsRequest.SerializeToString,
+                response_deserializer=sluice_dot_v1_dot_sluice__pb2.UpdateClusterSettingsResponse.FromString,
+                _registered_method=True)
+        self.DrainNode = channel.unary_unary(
+                '/sluice.v1.Sluice/DrainNode',
+                request_serializer=sluice_dot_v1_dot_sluice__pb2.DrainNodeRequest.SerializeToString,
+                response_deserializer=sluice_dot_v1_dot_sluice__pb2.DrainNodeResponse.FromString,
+                _registered_method=True)
 
 
 class SluiceServicer:
@@ -346,6 +361,28 @@ class SluiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def GetClusterSettings(self, request, context):
+        """GetClusterSettings returns the cluster-wide allocation settings, defaults filled in.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def UpdateClusterSettings(self, request, context):
+        """UpdateClusterSettings changes cluster-wide allocation settings (disk watermarks).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def DrainNode(self, request, context):
+        """DrainNode starts (or with undrain ends) draining a data node: no copies are placed on it and
+        its copies are moved to other nodes; the answer says how many copies it still holds.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_SluiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -468,6 +505,21 @@ def add_SluiceServicer_to_server(servicer, server):
                     servicer.VerifyIndex,
                     request_deserializer=sluice_dot_v1_dot_sluice__pb2.VerifyIndexRequest.FromString,
                     response_serializer=sluice_dot_v1_dot_sluice__pb2.VerifyIndexResponse.SerializeToString,
+            ),
+            'GetClusterSettings': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetClusterSettings,
+                    request_deserializer=sluice_dot_v1_dot_sluice__pb2.GetClusterSettingsRequest.FromString,
+                    response_serializer=sluice_dot_v1_dot_sluice__pb2.GetClusterSettingsResponse.SerializeToString,
+            ),
+            'UpdateClusterSettings': grpc.unary_unary_rpc_method_handler(
+                    servicer.UpdateClusterSettings,
+                    request_deserializer=sluice_dot_v1_dot_sluice__pb2.UpdateClusterSettingsRequest.FromString,
+                    response_serializer=sluice_dot_v1_dot_sluice__pb2.UpdateClusterSettingsResponse.SerializeToString,
+            ),
+            'DrainNode': grpc.unary_unary_rpc_method_handler(
+                    servicer.DrainNode,
+                    request_deserializer=sluice_dot_v1_dot_sluice__pb2.DrainNodeRequest.FromString,
+                    response_serializer=sluice_dot_v1_dot_sluice__pb2.DrainNodeResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -1125,6 +1177,87 @@ class Sluice:
             '/sluice.v1.Sluice/VerifyIndex',
             sluice_dot_v1_dot_sluice__pb2.VerifyIndexRequest.SerializeToString,
             sluice_dot_v1_dot_sluice__pb2.VerifyIndexResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetClusterSettings(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/sluice.v1.Sluice/GetClusterSettings',
+            sluice_dot_v1_dot_sluice__pb2.GetClusterSettingsRequest.SerializeToString,
+            sluice_dot_v1_dot_sluice__pb2.GetClusterSettingsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def UpdateClusterSettings(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/sluice.v1.Sluice/UpdateClusterSettings',
+            sluice_dot_v1_dot_sluice__pb2.UpdateClusterSettingsRequest.SerializeToString,
+            sluice_dot_v1_dot_sluice__pb2.UpdateClusterSettingsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def DrainNode(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/sluice.v1.Sluice/DrainNode',
+            sluice_dot_v1_dot_sluice__pb2.DrainNodeRequest.SerializeToString,
+            sluice_dot_v1_dot_sluice__pb2.DrainNodeResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -26,7 +26,7 @@ from google.protobuf import duration_pb2 as google_dot_protobuf_dot_duration__pb
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x15sluice/v1/types.proto\x12\tsluice.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x8a\x01\n\x0c\x46ieldMapping\x12\"\n\x04type\x18\x01 \x01(\x0e\x32\x14.sluice.v1.FieldType\x12\x10\n\x08\x61nalyzer\x18\x02 \x01(\t\x12\x12\n\x05index\x18\x03 \x01(\x08H\x00\x88\x01\x01\x12\x17\n\ndoc_values\x18\x04 \x01(\x08H\x01\x88\x01\x01\x42\x08\n\x06_indexB\r\n\x0b_doc_values\"\xb9\x01\n\x07Mapping\x12\x36\n\nproperties\x18\x01 \x03(\x0b\x32\".sluice.v1.Mapping.PropertiesEntry\x12*\n\x07\x64ynamic\x18\x02 \x01(\x0e\x32\x19.sluice.v1.DynamicMapping\x1aJ\n\x0fPropertiesEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12&\n\x05value\x18\x02 \x01(\x0b\x32\x17.sluice.v1.FieldMapping:\x02\x38\x01\"\xf8\x03\n\rIndexSettings\x12\x18\n\x10number_of_shards\x18\x01 \x01(\x05\x12 \n\x18number_of_routing_shards\x18\x02 \x01(\x05\x12\x1a\n\x12number_of_replicas\x18\x03 \x01(\x05\x12\x33\n\x10refresh_interval\x18\x04 \x01(\x0b\x32\x19.google.protobuf.Duration\x12:\n\x13translog_durability\x18\x05 \x01(\x0e\x32\x1d.sluice.v1.TranslogDurability\x12\x39\n\x16translog_sync_interval\x18\x06 \x01(\x0b\x32\x19.google.protobuf.Duration\x12\x1c\n\x14merge_max_mb_per_sec\x18\x07 \x01(\x01\x12\x1d\n\x15indexing_buffer_bytes\x18\x08 \x01(\x03\x12\"\n\x1amapping_total_fields_limit\x18\t \x01(\x05\x12\x1b\n\x13mapping_depth_limit\x18\n \x01(\x05\x12\'\n\x1fmapping_field_name_length_limit\x18\x0b \x01(\x05\x12<\n\x19node_left_delayed_timeout\x18\x0c \x01(\x0b\x32\x19.google.protobuf.Duration\"\xdf\x01\n\x0cShardRouting\x12\r\n\x05shard\x18\x01 \x01(\x05\x12\x0f\n\x07node_id\x18\x02 \x01(\t\x12\x0f\n\x07primary\x18\x03 \x01(\x08\x12$\n\x05state\x18\x04 \x01(\x0e\x32\x15.sluice.v1.ShardState\x12\x15\n\rallocation_id\x18\x05 \x01(\t\x12\x0e\n\x06reason\x18\x06 \x01(\t\x12*\n\x08recovery\x18\x07 \x01(\x0b\x32\x18.sluice.v1.ShardRecovery\x12\x14\n\x0cprimary_term\x18\x08 \x01(\x03\x12\x0f\n\x07in_sync\x18\t \x01(\x08\"\xa8\x01\n\rShardRecovery\x12\'\n\x05stage\x18\x01 \x01(\x0e\x32\x18.sluice.v1.RecoveryStage\x12\x0b\n\x03ops\x18\x02 \x01(\x03\x12\x11\n\tops_total\x18\x03 \x01(\x03\x12\r\n\x05\x62ytes\x18\x04 \x01(\x03\x12\x13\n\x0b\x62ytes_total\x18\x05 \x01(\x03\x12*\n\x07\x65lapsed\x18\x06 \x01(\x0b\x32\x19.google.protobuf.Duration\"\xe2\x02\n\tIndexInfo\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0c\n\x04uuid\x18\x02 \x01(\t\x12*\n\x08settings\x18\x03 \x01(\x0b\x32\x18.sluice.v1.IndexSettings\x12#\n\x07mapping\x18\x04 \x01(\x0b\x32\x12.sluice.v1.Mapping\x12\x0f\n\x07\x61liases\x18\x05 \x03(\t\x12$\n\x05state\x18\x06 \x01(\x0e\x32\x15.sluice.v1.IndexState\x12\x31\n\rcreation_time\x18\x07 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\'\n\x06health\x18\x08 \x01(\x0e\x32\x17.sluice.v1.HealthStatus\x12\x12\n\ndocs_count\x18\t \x01(\x03\x12\x18\n\x10store_size_bytes\x18\n \x01(\x03\x12\'\n\x06shards\x18\x0b \x03(\x0b\x32\x17.sluice.v1.ShardRouting\"p\n\nFieldValue\x12\x16\n\x0cstring_value\x18\x01 \x01(\tH\x00\x12\x14\n\nlong_value\x18\x02 \x01(\x03H\x00\x12\x16\n\x0c\x64ouble_value\x18\x03 \x01(\x01H\x00\x12\x14\n\nbool_value\x18\x04 \x01(\x08H\x00\x42\x06\n\x04kind\"k\n\tSortValue\x12\x0f\n\x05score\x18\x01 \x01(\x02H\x00\x12\x14\n\nlong_value\x18\x02 \x01(\x03H\x00\x12\x16\n\x0c\x64ouble_value\x18\x03 \x01(\x01H\x00\x12\x17\n\rkeyword_value\x18\x04 \x01(\x0cH\x00\x42\x06\n\x04kind\"j\n\x0b\x45rrorDetail\x12\x0c\n\x04\x63ode\x18\x01 \x01(\x05\x12\x0e\n\x06reason\x18\x02 \x01(\t\x12\r\n\x05\x66ield\x18\x03 \x01(\t\x12.\n\x0bretry_delay\x18\x04 \x01(\x0b\x32\x19.google.protobuf.Duration\"d\n\x0cShardFailure\x12\r\n\x05index\x18\x01 \x01(\t\x12\r\n\x05shard\x18\x02 \x01(\x05\x12\x0f\n\x07node_id\x18\x03 \x01(\t\x12%\n\x05\x65rror\x18\x04 \x01(\x0b\x32\x16.sluice.v1.ErrorDetail\"m\n\rShardsSummary\x12\r\n\x05total\x18\x01 \x01(\x05\x12\x12\n\nsuccessful\x18\x02 \x01(\x05\x12\x0e\n\x06\x66\x61iled\x18\x03 \x01(\x05\x12)\n\x08\x66\x61ilures\x18\x04 \x03(\x0b\x32\x17.sluice.v1.ShardFailure*\xad\x01\n\tFieldType\x12\x1a\n\x16\x46IELD_TYPE_UNSPECIFIED\x10\x00\x12\x13\n\x0f\x46IELD_TYPE_TEXT\x10\x01\x12\x16\n\x12\x46IELD_TYPE_KEYWORD\x10\x02\x12\x13\n\x0f\x46IELD_TYPE_LONG\x10\x03\x12\x15\n\x11\x46IELD_TYPE_DOUBLE\x10\x04\x12\x13\n\x0f\x46IELD_TYPE_DATE\x10\x05\x12\x16\n\x12\x46IELD_TYPE_BOOLEAN\x10\x06*\x82\x01\n\x0e\x44ynamicMapping\x12\x1f\n\x1b\x44YNAMIC_MAPPING_UNSPECIFIED\x10\x00\x12\x18\n\x14\x44YNAMIC_MAPPING_TRUE\x10\x01\x12\x19\n\x15\x44YNAMIC_MAPPING_FALSE\x10\x02\x12\x1a\n\x16\x44YNAMIC_MAPPING_STRICT\x10\x03*y\n\x12TranslogDurability\x12#\n\x1fTRANSLOG_DURABILITY_UNSPECIFIED\x10\x00\x12\x1f\n\x1bTRANSLOG_DURABILITY_REQUEST\x10\x01\x12\x1d\n\x19TRANSLOG_DURABILITY_ASYNC\x10\x02*s\n\nIndexState\x12\x1b\n\x17INDEX_STATE_UNSPECIFIED\x10\x00\x12\x18\n\x14INDEX_STATE_CREATING\x10\x01\x12\x14\n\x10INDEX_STATE_OPEN\x10\x02\x12\x18\n\x14INDEX_STATE_DELETING\x10\x03*w\n\x0cHealthStatus\x12\x1d\n\x19HEALTH_STATUS_UNSPECIFIED\x10\x00\x12\x17\n\x13HEALTH_STATUS_GREEN\x10\x01\x12\x18\n\x14HEALTH_STATUS_YELLOW\x10\x02\x12\x15\n\x11HEALTH_STATUS_RED\x10\x03*\xaf\x01\n\nShardState\x12\x1b\n\x17SHARD_STATE_UNSPECIFIED\x10\x00\x12\x1a\n\x16SHARD_STATE_UNASSIGNED\x10\x01\x12\x1c\n\x18SHARD_STATE_INITIALIZING\x10\x02\x12\x17\n\x13SHARD_STATE_STARTED\x10\x03\x12\x19\n\x15SHARD_STATE_NODE_LEFT\x10\x04\x12\x16\n\x12SHARD_STATE_FAILED\x10\x05*\xd2\x01\n\rRecoveryStage\x12\x1e\n\x1aRECOVERY_STAGE_UNSPECIFIED\x10\x00\x12\x19\n\x15RECOVERY_STAGE_QUEUED\x10\x01\x12\x1a\n\x16RECOVERY_STAGE_LOADING\x10\x02\x12$\n RECOVERY_STAGE_SCANNING_TRANSLOG\x10\x03\x12%\n!RECOVERY_STAGE_REPLAYING_TRANSLOG\x10\x04\x12\x1d\n\x19RECOVERY_STAGE_REFRESHING\x10\x05\x42:Z8github.com/sluice-search/sluice/proto/sluice/v1;sluicev1b\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x15sluice/v1/types.proto\x12\tsluice.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x8a\x01\n\x0c\x46ieldMapping\x12\"\n\x04type\x18\x01 \x01(\x0e\x32\x14.sluice.v1.FieldType\x12\x10\n\x08\x61nalyzer\x18\x02 \x01(\t\x12\x12\n\x05index\x18\x03 \x01(\x08H\x00\x88\x01\x01\x12\x17\n\ndoc_values\x18\x04 \x01(\x08H\x01\x88\x01\x01\x42\x08\n\x06_indexB\r\n\x0b_doc_values\"\xb9\x01\n\x07Mapping\x12\x36\n\nproperties\x18\x01 \x03(\x0b\x32\".sluice.v1.Mapping.PropertiesEntry\x12*\n\x07\x64ynamic\x18\x02 \x01(\x0e\x32\x19.sluice.v1.DynamicMapping\x1aJ\n\x0fPropertiesEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12&\n\x05value\x18\x02 \x01(\x0b\x32\x17.sluice.v1.FieldMapping:\x02\x38\x01\"\xf8\x03\n\rIndexSettings\x12\x18\n\x10number_of_shards\x18\x01 \x01(\x05\x12 \n\x18number_of_routing_shards\x18\x02 \x01(\x05\x12\x1a\n\x12number_of_replicas\x18\x03 \x01(\x05\x12\x33\n\x10refresh_interval\x18\x04 \x01(\x0b\x32\x19.google.protobuf.Duration\x12:\n\x13translog_durability\x18\x05 \x01(\x0e\x32\x1d.sluice.v1.TranslogDurability\x12\x39\n\x16translog_sync_interval\x18\x06 \x01(\x0b\x32\x19.google.protobuf.Duration\x12\x1c\n\x14merge_max_mb_per_sec\x18\x07 \x01(\x01\x12\x1d\n\x15indexing_buffer_bytes\x18\x08 \x01(\x03\x12\"\n\x1amapping_total_fields_limit\x18\t \x01(\x05\x12\x1b\n\x13mapping_depth_limit\x18\n \x01(\x05\x12\'\n\x1fmapping_field_name_length_limit\x18\x0b \x01(\x05\x12<\n\x19node_left_delayed_timeout\x18\x0c \x01(\x0b\x32\x19.google.protobuf.Duration\"\x8b\x02\n\x0cShardRouting\x12\r\n\x05shard\x18\x01 \x01(\x05\x12\x0f\n\x07node_id\x18\x02 \x01(\t\x12\x0f\n\x07primary\x18\x03 \x01(\x08\x12$\n\x05state\x18\x04 \x01(\x0e\x32\x15.sluice.v1.ShardState\x12\x15\n\rallocation_id\x18\x05 \x01(\t\x12\x0e\n\x06reason\x18\x06 \x01(\t\x12*\n\x08recovery\x18\x07 \x01(\x0b\x32\x18.sluice.v1.ShardRecovery\x12\x14\n\x0cprimary_term\x18\x08 \x01(\x03\x12\x0f\n\x07in_sync\x18\t \x01(\x08\x12\x1c\n\x14relocating_from_node\x18\n \x01(\t\x12\x0c\n\x04move\x18\x0b \x01(\t\"\xa8\x01\n\rShardRecovery\x12\'\n\x05stage\x18\x01 \x01(\x0e\x32\x18.sluice.v1.RecoveryStage\x12\x0b\n\x03ops\x18\x02 \x01(\x03\x12\x11\n\tops_total\x18\x03 \x01(\x03\x12\r\n\x05\x62ytes\x18\x04 \x01(\x03\x12\x13\n\x0b\x62ytes_total\x18\x05 \x01(\x03\x12*\n\x07\x65lapsed\x18\x06 \x01(\x0b\x32\x19.google.protobuf.Duration\"\xf7\x02\n\tIndexInfo\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0c\n\x04uuid\x18\x02 \x01(\t\x12*\n\x08settings\x18\x03 \x01(\x0b\x32\x18.sluice.v1.IndexSettings\x12#\n\x07mapping\x18\x04 \x01(\x0b\x32\x12.sluice.v1.Mapping\x12\x0f\n\x07\x61liases\x18\x05 \x03(\t\x12$\n\x05state\x18\x06 \x01(\x0e\x32\x15.sluice.v1.IndexState\x12\x31\n\rcreation_time\x18\x07 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\'\n\x06health\x18\x08 \x01(\x0e\x32\x17.sluice.v1.HealthStatus\x12\x12\n\ndocs_count\x18\t \x01(\x03\x12\x18\n\x10store_size_bytes\x18\n \x01(\x03\x12\'\n\x06shards\x18\x0b \x03(\x0b\x32\x17.sluice.v1.ShardRouting\x12\x13\n\x0bwrite_block\x18\x0c \x01(\t\"\xa7\x01\n\x0f\x43lusterSettings\x12\x1a\n\x12\x64isk_watermark_low\x18\x01 \x01(\t\x12\x1b\n\x13\x64isk_watermark_high\x18\x02 \x01(\t\x12\"\n\x1a\x64isk_watermark_flood_stage\x18\x03 \x01(\t\x12\x15\n\rdrained_nodes\x18\x04 \x03(\t\x12 \n\x18max_concurrent_rebalance\x18\x05 \x01(\x05\"p\n\nFieldValue\x12\x16\n\x0cstring_value\x18\x01 \x01(\tH\x00\x12\x14\n\nlong_value\x18\x02 \x01(\x03H\x00\x12\x16\n\x0c\x64ouble_value\x18\x03 \x01(\x01H\x00\x12\x14\n\nbool_value\x18\x04 \x01(\x08H\x00\x42\x06\n\x04kind\"k\n\tSortValue\x12\x0f\n\x05score\x18\x01 \x01(\x02H\x00\x12\x14\n\nlong_value\x18\x02 \x01(\x03H\x00\x12\x16\n\x0c\x64ouble_value\x18\x03 \x01(\x01H\x00\x12\x17\n\rkeyword_value\x18\x04 \x01(\x0cH\x00\x42\x06\n\x04kind\"j\n\x0b\x45rrorDetail\x12\x0c\n\x04\x63ode\x18\x01 \x01(\x05\x12\x0e\n\x06reason\x18\x02 \x01(\t\x12\r\n\x05\x66ield\x18\x03 \x01(\t\x12.\n\x0bretry_delay\x18\x04 \x01(\x0b\x32\x19.google.protobuf.Duration\"d\n\x0cShardFailure\x12\r\n\x05index\x18\x01 \x01(\t\x12\r\n\x05shard\x18\x02 \x01(\x05\x12\x0f\n\x07node_id\x18\x03 \x01(\t\x12%\n\x05\x65rror\x18\x04 \x01(\x0b\x32\x16.sluice.v1.ErrorDetail\"m\n\rShardsSummary\x12\r\n\x05total\x18\x01 \x01(\x05\x12\x12\n\nsuccessful\x18\x02 \x01(\x05\x12\x0e\n\x06\x66\x61iled\x18\x03 \x01(\x05\x12)\n\x08\x66\x61ilures\x18\x04 \x03(\x0b\x32\x17.sluice.v1.ShardFailure*\xad\x01\n\tFieldType\x12\x1a\n\x16\x46IELD_TYPE_UNSPECIFIED\x10\x00\x12\x13\n\x0f\x46IELD_TYPE_TEXT\x10\x01\x12\x16\n\x12\x46IELD_TYPE_KEYWORD\x10\x02\x12\x13\n\x0f\x46IELD_TYPE_LONG\x10\x03\x12\x15\n\x11\x46IELD_TYPE_DOUBLE\x10\x04\x12\x13\n\x0f\x46IELD_TYPE_DATE\x10\x05\x12\x16\n\x12\x46IELD_TYPE_BOOLEAN\x10\x06*\x82\x01\n\x0e\x44ynamicMapping\x12\x1f\n\x1b\x44YNAMIC_MAPPING_UNSPECIFIED\x10\x00\x12\x18\n\x14\x44YNAMIC_MAPPING_TRUE\x10\x01\x12\x19\n\x15\x44YNAMIC_MAPPING_FALSE\x10\x02\x12\x1a\n\x16\x44YNAMIC_MAPPING_STRICT\x10\x03*y\n\x12TranslogDurability\x12#\n\x1fTRANSLOG_DURABILITY_UNSPECIFIED\x10\x00\x12\x1f\n\x1bTRANSLOG_DURABILITY_REQUEST\x10\x01\x12\x1d\n\x19TRANSLOG_DURABILITY_ASYNC\x10\x02*s\n\nIndexState\x12\x1b\n\x17INDEX_STATE_UNSPECIFIED\x10\x00\x12\x18\n\x14INDEX_STATE_CREATING\x10\x01\x12\x14\n\x10INDEX_STATE_OPEN\x10\x02\x12\x18\n\x14INDEX_STATE_DELETING\x10\x03*w\n\x0cHealthStatus\x12\x1d\n\x19HEALTH_STATUS_UNSPECIFIED\x10\x00\x12\x17\n\x13HEALTH_STATUS_GREEN\x10\x01\x12\x18\n\x14HEALTH_STATUS_YELLOW\x10\x02\x12\x15\n\x11HEALTH_STATUS_RED\x10\x03*\xaf\x01\n\nShardState\x12\x1b\n\x17SHARD_STATE_UNSPECIFIED\x10\x00\x12\x1a\n\x16SHARD_STATE_UNASSIGNED\x10\x01\x12\x1c\n\x18SHARD_STATE_INITIALIZING\x10\x02\x12\x17\n\x13SHARD_STATE_STARTED\x10\x03\x12\x19\n\x15SHARD_STATE_NODE_LEFT\x10\x04\x12\x16\n\x12SHARD_STATE_FAILED\x10\x05*\xd2\x01\n\rRecoveryStage\x12\x1e\n\x1aRECOVERY_STAGE_UNSPECIFIED\x10\x00\x12\x19\n\x15RECOVERY_STAGE_QUEUED\x10\x01\x12\x1a\n\x16RECOVERY_STAGE_LOADING\x10\x02\x12$\n RECOVERY_STAGE_SCANNING_TRANSLOG\x10\x03\x12%\n!RECOVERY_STAGE_REPLAYING_TRANSLOG\x10\x04\x12\x1d\n\x19RECOVERY_STAGE_REFRESHING\x10\x05*\x97\x01\n\rDiskWatermark\x12\x1e\n\x1a\x44ISK_WATERMARK_UNSPECIFIED\x10\x00\x12\x15\n\x11\x44ISK_WATERMARK_OK\x10\x01\x12\x16\n\x12\x44ISK_WATERMARK_LOW\x10\x02\x12\x17\n\x13\x44ISK_WATERMARK_HIGH\x10\x03\x12\x1e\n\x1a\x44ISK_WATERMARK_FLOOD_STAGE\x10\x04\x42:Z8github.com/sluice-search/sluice/proto/sluice/v1;sluicev1b\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -36,20 +36,22 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['DESCRIPTOR']._serialized_options = b'Z8github.com/sluice-search/sluice/proto/sluice/v1;sluicev1'
   _globals['_MAPPING_PROPERTIESENTRY']._loaded_options = None
   _globals['_MAPPING_PROPERTIESENTRY']._serialized_options = b'8\001'
-  _globals['_FIELDTYPE']._serialized_start=2236
-  _globals['_FIELDTYPE']._serialized_end=2409
-  _globals['_DYNAMICMAPPING']._serialized_start=2412
-  _globals['_DYNAMICMAPPING']._serialized_end=2542
-  _globals['_TRANSLOGDURABILITY']._serialized_start=2544
-  _globals['_TRANSLOGDURABILITY']._serialized_end=2665
-  _globals['_INDEXSTATE']._serialized_start=2667
-  _globals['_INDEXSTATE']._serialized_end=2782
-  _globals['_HEALTHSTATUS']._serialized_start=2784
-  _globals['_HEALTHSTATUS']._serialized_end=2903
-  _globals['_SHARDSTATE']._serialized_start=2906
-  _globals['_SHARDSTATE']._serialized_end=3081
-  _globals['_RECOVERYSTAGE']._serialized_start=3084
-  _globals['_RECOVERYSTAGE']._serialized_end=3294
+  _globals['_FIELDTYPE']._serialized_start=2471
+  _globals['_FIELDTYPE']._serialized_end=2644
+  _globals['_DYNAMICMAPPING']._serialized_start=2647
+  _globals['_DYNAMICMAPPING']._serialized_end=2777
+  _globals['_TRANSLOGDURABILITY']._serialized_start=2779
+  _globals['_TRANSLOGDURABILITY']._serialized_end=2900
+  _globals['_INDEXSTATE']._serialized_start=2902
+  _globals['_INDEXSTATE']._serialized_end=3017
+  _globals['_HEALTHSTATUS']._serialized_start=3019
+  _globals['_HEALTHSTATUS']._serialized_end=3138
+  _globals['_SHARDSTATE']._serialized_start=3141
+  _globals['_SHARDSTATE']._serialized_end=3316
+  _globals['_RECOVERYSTAGE']._serialized_start=3319
+  _globals['_RECOVERYSTAGE']._serialized_end=3529
+  _globals['_DISKWATERMARK']._serialized_start=3532
+  _globals['_DISKWATERMARK']._serialized_end=3683
   _globals['_FIELDMAPPING']._serialized_start=102
   _globals['_FIELDMAPPING']._serialized_end=240
   _globals['_MAPPING']._serialized_start=243
@@ -59,19 +61,21 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_INDEXSETTINGS']._serialized_start=431
   _globals['_INDEXSETTINGS']._serialized_end=935
   _globals['_SHARDROUTING']._serialized_start=938
-  _globals['_SHARDROUTING']._serialized_end=1161
-  _globals['_SHARDRECOVERY']._serialized_start=1164
-  _globals['_SHARDRECOVERY']._serialized_end=1332
-  _globals['_INDEXINFO']._serialized_start=1335
-  _globals['_INDEXINFO']._serialized_end=1689
-  _globals['_FIELDVALUE']._serialized_start=1691
-  _globals['_FIELDVALUE']._serialized_end=1803
-  _globals['_SORTVALUE']._serialized_start=1805
-  _globals['_SORTVALUE']._serialized_end=1912
-  _globals['_ERRORDETAIL']._serialized_start=1914
-  _globals['_ERRORDETAIL']._serialized_end=2020
-  _globals['_SHARDFAILURE']._serialized_start=2022
-  _globals['_SHARDFAILURE']._serialized_end=2122
-  _globals['_SHARDSSUMMARY']._serialized_start=2124
-  _globals['_SHARDSSUMMARY']._serialized_end=2233
+  _globals['_SHARDROUTING']._serialized_end=1205
+  _globals['_SHARDRECOVERY']._serialized_start=1208
+  _globals['_SHARDRECOVERY']._serialized_end=1376
+  _globals['_INDEXINFO']._serialized_start=1379
+  _globals['_INDEXINFO']._serialized_end=1754
+  _globals['_CLUSTERSETTINGS']._serialized_start=1757
+  _globals['_CLUSTERSETTINGS']._serialized_end=1924
+  _globals['_FIELDVALUE']._serialized_start=1926
+  _globals['_FIELDVALUE']._serialized_end=2038
+  _globals['_SORTVALUE']._serialized_start=2040
+  _globals['_SORTVALUE']._serialized_end=2147
+  _globals['_ERRORDETAIL']._serialized_start=2149
+  _globals['_ERRORDETAIL']._serialized_end=2255
+  _globals['_SHARDFAILURE']._serialized_start=2257
+  _globals['_SHARDFAILURE']._serialized_end=2357
+  _globals['_SHARDSSUMMARY']._serialized_start=2359
+  _globals['_SHARDSSUMMARY']._serialized_end=2468
 # @@protoc_insertion_point(module_scope)

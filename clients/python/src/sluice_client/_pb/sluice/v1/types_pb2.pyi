@@ -65,6 +65,14 @@ class RecoveryStage(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     RECOVERY_STAGE_SCANNING_TRANSLOG: _ClassVar[RecoveryStage]
     RECOVERY_STAGE_REPLAYING_TRANSLOG: _ClassVar[RecoveryStage]
     RECOVERY_STAGE_REFRESHING: _ClassVar[RecoveryStage]
+
+class DiskWatermark(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    DISK_WATERMARK_UNSPECIFIED: _ClassVar[DiskWatermark]
+    DISK_WATERMARK_OK: _ClassVar[DiskWatermark]
+    DISK_WATERMARK_LOW: _ClassVar[DiskWatermark]
+    DISK_WATERMARK_HIGH: _ClassVar[DiskWatermark]
+    DISK_WATERMARK_FLOOD_STAGE: _ClassVar[DiskWatermark]
 FIELD_TYPE_UNSPECIFIED: FieldType
 FIELD_TYPE_TEXT: FieldType
 FIELD_TYPE_KEYWORD: FieldType
@@ -99,6 +107,11 @@ RECOVERY_STAGE_LOADING: RecoveryStage
 RECOVERY_STAGE_SCANNING_TRANSLOG: RecoveryStage
 RECOVERY_STAGE_REPLAYING_TRANSLOG: RecoveryStage
 RECOVERY_STAGE_REFRESHING: RecoveryStage
+DISK_WATERMARK_UNSPECIFIED: DiskWatermark
+DISK_WATERMARK_OK: DiskWatermark
+DISK_WATERMARK_LOW: DiskWatermark
+DISK_WATERMARK_HIGH: DiskWatermark
+DISK_WATERMARK_FLOOD_STAGE: DiskWatermark
 
 class FieldMapping(_message.Message):
     __slots__ = ("type", "analyzer", "index", "doc_values")
@@ -156,7 +169,7 @@ class IndexSettings(_message.Message):
     def __init__(self, number_of_shards: _Optional[int] = ..., number_of_routing_shards: _Optional[int] = ..., number_of_replicas: _Optional[int] = ..., refresh_interval: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., translog_durability: _Optional[_Union[TranslogDurability, str]] = ..., translog_sync_interval: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., merge_max_mb_per_sec: _Optional[float] = ..., indexing_buffer_bytes: _Optional[int] = ..., mapping_total_fields_limit: _Optional[int] = ..., mapping_depth_limit: _Optional[int] = ..., mapping_field_name_length_limit: _Optional[int] = ..., node_left_delayed_timeout: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ...) -> None: ...
 
 class ShardRouting(_message.Message):
-    __slots__ = ("shard", "node_id", "primary", "state", "allocation_id", "reason", "recovery", "primary_term", "in_sync")
+    __slots__ = ("shard", "node_id", "primary", "state", "allocation_id", "reason", "recovery", "primary_term", "in_sync", "relocating_from_node", "move")
     SHARD_FIELD_NUMBER: _ClassVar[int]
     NODE_ID_FIELD_NUMBER: _ClassVar[int]
     PRIMARY_FIELD_NUMBER: _ClassVar[int]
@@ -166,6 +179,8 @@ class ShardRouting(_message.Message):
     RECOVERY_FIELD_NUMBER: _ClassVar[int]
     PRIMARY_TERM_FIELD_NUMBER: _ClassVar[int]
     IN_SYNC_FIELD_NUMBER: _ClassVar[int]
+    RELOCATING_FROM_NODE_FIELD_NUMBER: _ClassVar[int]
+    MOVE_FIELD_NUMBER: _ClassVar[int]
     shard: int
     node_id: str
     primary: bool
@@ -175,7 +190,9 @@ class ShardRouting(_message.Message):
     recovery: ShardRecovery
     primary_term: int
     in_sync: bool
-    def __init__(self, shard: _Optional[int] = ..., node_id: _Optional[str] = ..., primary: _Optional[bool] = ..., state: _Optional[_Union[ShardState, str]] = ..., allocation_id: _Optional[str] = ..., reason: _Optional[str] = ..., recovery: _Optional[_Union[ShardRecovery, _Mapping]] = ..., primary_term: _Optional[int] = ..., in_sync: _Optional[bool] = ...) -> None: ...
+    relocating_from_node: str
+    move: str
+    def __init__(self, shard: _Optional[int] = ..., node_id: _Optional[str] = ..., primary: _Optional[bool] = ..., state: _Optional[_Union[ShardState, str]] = ..., allocation_id: _Optional[str] = ..., reason: _Optional[str] = ..., recovery: _Optional[_Union[ShardRecovery, _Mapping]] = ..., primary_term: _Optional[int] = ..., in_sync: _Optional[bool] = ..., relocating_from_node: _Optional[str] = ..., move: _Optional[str] = ...) -> None: ...
 
 class ShardRecovery(_message.Message):
     __slots__ = ("stage", "ops", "ops_total", "bytes", "bytes_total", "elapsed")
@@ -194,7 +211,7 @@ class ShardRecovery(_message.Message):
     def __init__(self, stage: _Optional[_Union[RecoveryStage, str]] = ..., ops: _Optional[int] = ..., ops_total: _Optional[int] = ..., bytes: _Optional[int] = ..., bytes_total: _Optional[int] = ..., elapsed: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ...) -> None: ...
 
 class IndexInfo(_message.Message):
-    __slots__ = ("name", "uuid", "settings", "mapping", "aliases", "state", "creation_time", "health", "docs_count", "store_size_bytes", "shards")
+    __slots__ = ("name", "uuid", "settings", "mapping", "aliases", "state", "creation_time", "health", "docs_count", "store_size_bytes", "shards", "write_block")
     NAME_FIELD_NUMBER: _ClassVar[int]
     UUID_FIELD_NUMBER: _ClassVar[int]
     SETTINGS_FIELD_NUMBER: _ClassVar[int]
@@ -206,6 +223,7 @@ class IndexInfo(_message.Message):
     DOCS_COUNT_FIELD_NUMBER: _ClassVar[int]
     STORE_SIZE_BYTES_FIELD_NUMBER: _ClassVar[int]
     SHARDS_FIELD_NUMBER: _ClassVar[int]
+    WRITE_BLOCK_FIELD_NUMBER: _ClassVar[int]
     name: str
     uuid: str
     settings: IndexSettings
@@ -217,7 +235,22 @@ class IndexInfo(_message.Message):
     docs_count: int
     store_size_bytes: int
     shards: _containers.RepeatedCompositeFieldContainer[ShardRouting]
-    def __init__(self, name: _Optional[str] = ..., uuid: _Optional[str] = ..., settings: _Optional[_Union[IndexSettings, _Mapping]] = ..., mapping: _Optional[_Union[Mapping, _Mapping]] = ..., aliases: _Optional[_Iterable[str]] = ..., state: _Optional[_Union[IndexState, str]] = ..., creation_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., health: _Optional[_Union[HealthStatus, str]] = ..., docs_count: _Optional[int] = ..., store_size_bytes: _Optional[int] = ..., shards: _Optional[_Iterable[_Union[ShardRouting, _Mapping]]] = ...) -> None: ...
+    write_block: str
+    def __init__(self, name: _Optional[str] = ..., uuid: _Optional[str] = ..., settings: _Optional[_Union[IndexSettings, _Mapping]] = ..., mapping: _Optional[_Union[Mapping, _Mapping]] = ..., aliases: _Optional[_Iterable[str]] = ..., state: _Optional[_Union[IndexState, str]] = ..., creation_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., health: _Optional[_Union[HealthStatus, str]] = ..., docs_count: _Optional[int] = ..., store_size_bytes: _Optional[int] = ..., shards: _Optional[_Iterable[_Union[ShardRouting, _Mapping]]] = ..., write_block: _Optional[str] = ...) -> None: ...
+
+class ClusterSettings(_message.Message):
+    __slots__ = ("disk_watermark_low", "disk_watermark_high", "disk_watermark_flood_stage", "drained_nodes", "max_concurrent_rebalance")
+    DISK_WATERMARK_LOW_FIELD_NUMBER: _ClassVar[int]
+    DISK_WATERMARK_HIGH_FIELD_NUMBER: _ClassVar[int]
+    DISK_WATERMARK_FLOOD_STAGE_FIELD_NUMBER: _ClassVar[int]
+    DRAINED_NODES_FIELD_NUMBER: _ClassVar[int]
+    MAX_CONCURRENT_REBALANCE_FIELD_NUMBER: _ClassVar[int]
+    disk_watermark_low: str
+    disk_watermark_high: str
+    disk_watermark_flood_stage: str
+    drained_nodes: _containers.RepeatedScalarFieldContainer[str]
+    max_concurrent_rebalance: int
+    def __init__(self, disk_watermark_low: _Optional[str] = ..., disk_watermark_high: _Optional[str] = ..., disk_watermark_flood_stage: _Optional[str] = ..., drained_nodes: _Optional[_Iterable[str]] = ..., max_concurrent_rebalance: _Optional[int] = ...) -> None: ...
 
 class FieldValue(_message.Message):
     __slots__ = ("string_value", "long_value", "double_value", "bool_value")
