@@ -41,11 +41,14 @@ import (
 
 	"github.com/sluice-search/sluice/cluster/dirlock"
 	"github.com/sluice-search/sluice/cluster/embedetcd"
+	"github.com/sluice-search/sluice/cluster/state"
 	"github.com/sluice-search/sluice/coordinator"
 	"github.com/sluice-search/sluice/coordinator/datapath"
 	"github.com/sluice-search/sluice/coordinator/reindex"
 	"github.com/sluice-search/sluice/node"
 	"github.com/sluice-search/sluice/node/shard"
+	statev1 "github.com/sluice-search/sluice/proto/sluice/state/v1"
+	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
 	"github.com/sluice-search/sluice/security/auth"
 	"github.com/sluice-search/sluice/security/tlsconf"
 )
@@ -72,6 +75,10 @@ type Config struct {
 	Tasks    reindex.Options
 	// LeaseTTL of node registrations and the allocator session. Default 10s.
 	LeaseTTL time.Duration
+	// ClusterSettings, if set, are stored before anything is placed (test
+	// clusters pass watermark.Ignored, so the host's disk does not decide
+	// placement).
+	ClusterSettings *sluicev1.ClusterSettings
 	// Metrics, if set, instruments the gRPC servers of the coordinator and
 	// the nodes (one set of gRPC metrics for the process; the services'
 	// names tell them apart); Registry, if set, gets the coordinator's
@@ -145,6 +152,13 @@ func Start(ctx context.Context, cfg Config) (_ *Cluster, err error) {
 	c.etcd, err = clientv3.New(clientv3.Config{Endpoints: c.Etcd.Endpoints(), TLS: etcdTLS, DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
 	if err != nil {
 		return nil, fmt.Errorf("devcluster: etcd client: %w", err)
+	}
+	if cfg.ClusterSettings != nil {
+		var t state.Txn
+		t.Put(state.NewKeys("").Settings(), &statev1.ClusterSettings{Settings: cfg.ClusterSettings})
+		if err := state.NewStore(c.etcd, "").Commit(ctx, &t); err != nil {
+			return nil, fmt.Errorf("devcluster: cluster settings: %w", err)
+		}
 	}
 	local := map[string]grpc.ClientConnInterface{}
 	for i := range cfg.Nodes {

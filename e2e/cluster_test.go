@@ -140,6 +140,11 @@ func (c *cluster) waitNodes(n int) {
 		}
 		return len(st.Nodes)
 	}, 60*time.Second, 200*time.Millisecond).Should(Equal(n), "data nodes registered")
+	// The nodes share the host's disk, whose fill must not decide where
+	// shards go (Elasticsearch's test clusters do the same); the disk
+	// suite sets real watermarks for its own node.
+	out, err := c.cli("coord-a", "cluster", "settings", "--disk-watermark-low", "1b", "--disk-watermark-high", "1b", "--disk-watermark-flood-stage", "1b")
+	Expect(err).NotTo(HaveOccurred(), out)
 }
 
 func (c *cluster) startCoordinator(id string) {

@@ -38,6 +38,14 @@ var _ = Describe("disk watermarks on a real file system", Ordered, func() {
 			Skip(fmt.Sprintf("cannot mount a tmpfs at %s (%v): the disk watermark e2e needs root with CAP_SYS_ADMIN", mnt, err))
 		}
 		DeferCleanup(func() { _ = syscall.Unmount(mnt, syscall.MNT_DETACH) })
+		// The default watermarks for this suite (the cluster starts with
+		// watermarks no disk passes), put back after it.
+		out, err := c.cli(coord, "cluster", "settings", "--disk-watermark-low", "", "--disk-watermark-high", "", "--disk-watermark-flood-stage", "")
+		Expect(err).NotTo(HaveOccurred(), out)
+		DeferCleanup(func() {
+			out, err := c.cli(coord, "cluster", "settings", "--disk-watermark-low", "1b", "--disk-watermark-high", "1b", "--disk-watermark-flood-stage", "1b")
+			Expect(err).NotTo(HaveOccurred(), out)
+		})
 		n = &proc{name: nodeID, bin: c.sluice, log: filepath.Join(c.dir, nodeID+".log"), args: []string{"node",
 			"--etcd", c.etcdURL, "--listen", fmt.Sprintf("127.0.0.1:%d", freePort()),
 			"--data-dir", filepath.Join(mnt, "data"), "--node-id", nodeID, "--log-level", "info",

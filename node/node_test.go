@@ -17,6 +17,7 @@ import (
 	"github.com/sluice-search/sluice/cluster/etcdtest"
 	"github.com/sluice-search/sluice/cluster/metadata"
 	"github.com/sluice-search/sluice/cluster/state"
+	"github.com/sluice-search/sluice/cluster/watermark"
 	"github.com/sluice-search/sluice/coordinator/allocator"
 	"github.com/sluice-search/sluice/node/engine"
 	"github.com/sluice-search/sluice/node/shard"
@@ -40,6 +41,11 @@ func newEnv(t *testing.T) *env {
 	t.Helper()
 	c := etcdtest.New(t)
 	store := state.NewStore(c, "")
+	var tx state.Txn // the host's disk must not decide placement
+	tx.Put(store.Keys.Settings(), &statev1.ClusterSettings{Settings: watermark.Ignored()})
+	if err := store.Commit(context.Background(), &tx); err != nil {
+		t.Fatal(err)
+	}
 	cache := state.NewCache(store, quiet())
 	a := allocator.New(allocator.Config{Store: store, Cache: cache, ID: "c", SessionTTL: time.Second,
 		Interval: 100 * time.Millisecond, Logger: quiet()})

@@ -236,3 +236,11 @@ func Nodes(st *state.Snapshot) []*sluicev1.NodeInfo {
 	slices.SortFunc(out, func(a, b *sluicev1.NodeInfo) int { return cmp.Compare(a.Id, b.Id) })
 	return out
 }
+
+// Ignored are watermarks no disk passes (free space below one byte), for
+// test clusters whose nodes share the host's disk: Elasticsearch's test
+// clusters set theirs so, so that how full the host's disk is does not
+// decide where shards go.
+func Ignored() *sluicev1.ClusterSettings {
+	return &sluicev1.ClusterSettings{DiskWatermarkLow: "1b", DiskWatermarkHigh: "1b", DiskWatermarkFloodStage: "1b"}
+}

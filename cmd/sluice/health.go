@@ -64,8 +64,12 @@ func newHealthCmd() *cobra.Command {
 }
 
 func printHealth(out io.Writer, h *sluicev1.ClusterHealthResponse) error {
-	fmt.Fprintf(out, "cluster %s: %s, %d data nodes, %d indices, %d copies moving\n", h.ClusterName,
-		client.EnumName(h.Status), h.NumberOfDataNodes, len(h.Indices), h.RelocatingShards)
+	moving := ""
+	if h.RelocatingShards > 0 {
+		moving = fmt.Sprintf(", %d copies moving", h.RelocatingShards)
+	}
+	fmt.Fprintf(out, "cluster %s: %s, %d data nodes, %d indices%s\n", h.ClusterName,
+		client.EnumName(h.Status), h.NumberOfDataNodes, len(h.Indices), moving)
 	for _, n := range h.DiskWatermarkNodes {
 		fmt.Fprintf(out, "disk %s: %s\n", client.EnumName(n.DiskWatermark), n.DiskReason)
 	}
@@ -73,10 +77,10 @@ func printHealth(out io.Writer, h *sluicev1.ClusterHealthResponse) error {
 		return nil
 	}
 	w := table(out)
-	fmt.Fprintln(w, "\nINDEX\tSTATUS\tSHARDS\tACTIVE\tNOT STARTED\tWRITES")
+	fmt.Fprintln(w, "\nINDEX\tSTATUS\tSHARDS\tACTIVE\tNOT STARTED")
 	for _, ih := range h.Indices {
-		fmt.Fprintf(w, "%s\t%s\t%d\t%d\t%d\t%s\n", ih.Index, client.EnumName(ih.Status),
-			len(ih.Shards), ih.ActivePrimaryShards, ih.UnassignedShards, writes(ih.WriteBlock))
+		fmt.Fprintf(w, "%s\t%s\t%d\t%d\t%d\n", ih.Index, client.EnumName(ih.Status),
+			len(ih.Shards), ih.ActivePrimaryShards, ih.UnassignedShards)
 	}
 	if err := w.Flush(); err != nil {
 		return err
@@ -181,14 +185,6 @@ func notes(sh *sluicev1.ShardRouting) []string {
 		out = append(out, "move: "+sh.Move)
 	}
 	return out
-}
-
-// writes says whether an index takes writes.
-func writes(block string) string {
-	if block != "" {
-		return "blocked"
-	}
-	return "ok"
 }
 
 func orDash(s string) string {

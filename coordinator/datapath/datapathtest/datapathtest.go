@@ -14,6 +14,7 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/sluice-search/sluice/client"
+	"github.com/sluice-search/sluice/cluster/watermark"
 	"github.com/sluice-search/sluice/coordinator/datapath"
 	"github.com/sluice-search/sluice/devcluster"
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
@@ -37,7 +38,7 @@ func Start(t testing.TB, nodes int, opts datapath.Options) *Cluster {
 		opts.Logger = log
 	}
 	c, err := devcluster.Start(ctx, devcluster.Config{DataDir: t.TempDir(), Listen: "127.0.0.1:0", Nodes: nodes,
-		LeaseTTL: 2 * time.Second, Logger: log, DataPath: opts})
+		LeaseTTL: 2 * time.Second, Logger: log, DataPath: opts, ClusterSettings: watermark.Ignored()})
 	if err != nil {
 		t.Fatal(err)
 	}
