@@ -79,12 +79,25 @@ var _ = Describe("disk watermarks on a real file system", Ordered, func() {
 		Expect(err).NotTo(HaveOccurred())
 		Expect(resp.Errors).To(BeFalse())
 
-		// Fill the file system to 97% used.
-		var fs syscall.Statfs_t
-		Expect(syscall.Statfs(mnt, &fs)).To(Succeed())
-		total, avail := int64(fs.Blocks)*int64(fs.Bsize), int64(fs.Bavail)*int64(fs.Bsize)
+		// Fill the file system past 96% used, 1 MiB at a time (the node
+		// writes beside us; running out of space first is fine too).
 		filler := filepath.Join(mnt, "filler")
-		Expect(os.WriteFile(filler, make([]byte, avail-total*3/100), 0o644)).To(Succeed())
+		f, err := os.Create(filler)
+		Expect(err).NotTo(HaveOccurred())
+		chunk := make([]byte, 1<<20)
+		for {
+			var fs syscall.Statfs_t
+			Expect(syscall.Statfs(mnt, &fs)).To(Succeed())
+			if float64(fs.Blocks-fs.Bavail) > 0.96*float64(fs.Blocks) {
+				break
+			}
+			n := min(int64(len(chunk)), int64(fs.Bavail)*int64(fs.Bsize))
+			if _, err := f.Write(chunk[:n]); err != nil {
+				Expect(err).To(MatchError(syscall.ENOSPC))
+				break
+			}
+		}
+		Expect(f.Close()).To(Succeed())
 
 		var msg string
 		Eventually(func() codes.Code {
