@@ -206,6 +206,34 @@ func TestSecureClusterAuth(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
+	t.Run("a scroll cursor belongs to its creator", func(t *testing.T) {
+		if _, err := e.admin.Bulk(ctx, &sluicev1.BulkRequest{Index: "books", Refresh: sluicev1.RefreshPolicy_REFRESH_POLICY_WAIT_FOR,
+			Items: []*sluicev1.BulkItem{{Action: sluicev1.BulkAction_BULK_ACTION_INDEX, Id: "3", Source: []byte(`{"t":"c"}`)}}}); err != nil {
+			t.Fatal(err)
+		}
+		first := func(c *client.Client, cursor []byte) (*sluicev1.ScrollResponse, error) {
+			st, err := c.Scroll(ctx, &sluicev1.ScrollRequest{Indices: []string{"books"}, BatchSize: 1, Cursor: cursor})
+			if err != nil {
+				return nil, err
+			}
+			return st.Recv()
+		}
+		batch, err := first(reader, nil)
+		if err != nil || len(batch.Docs) != 1 || len(batch.Cursor) == 0 {
+			t.Fatalf("creator's scroll: %v %v", err, batch)
+		}
+		// Another caller, even one that may read every index, cannot
+		// resume it: the cursor carries the scroll's own point-in-time.
+		other := e.client(t, e.c.Addr(), e.key(t, "other-scroller", privs([]string{"*"}, pRead)))
+		_, err = first(other, batch.Cursor)
+		wantCode(t, err, codes.PermissionDenied, "another caller")
+		_, err = first(other, batch.Cursor[16:])
+		wantCode(t, err, codes.PermissionDenied, "another caller")
+		next, err := first(reader, batch.Cursor)
+		if err != nil || len(next.Docs) != 1 || next.Docs[0].Id == batch.Docs[0].Id {
+			t.Fatalf("creator's resumed scroll: %v %v after %v", err, next, batch.Docs)
+		}
+	})
 	t.Run("a client certificate names the caller and its roles", func(t *testing.T) {
 		cert := loadTLS(t, tlsconf.Files{CertFile: filepath.Join(e.c.TLSDir, AdminCert), KeyFile: filepath.Join(e.c.TLSDir, AdminKey),
 			TrustedCAFile: filepath.Join(e.c.TLSDir, CAFile)})

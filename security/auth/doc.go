@@ -25,7 +25,9 @@
 // google.rpc.ErrorInfo with both). List answers are filtered to what the
 // caller may monitor. Point-in-time ids are bound to their creator: the
 // guard hands out "<tag>.<id>", the tag an HMAC of caller and id under a
-// key kept in etcd, and refuses another caller's.
+// key kept in etcd, and refuses another caller's. So are scroll cursors
+// (which carry the point-in-time a scroll opened for itself): the tag's
+// bytes come first.
 //
 // Audit: authentication failures, denials, key and role changes and index
 // deletions are logged as structured lines with msg "audit", an event

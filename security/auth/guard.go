@@ -106,6 +106,10 @@ func (g *Guard) Stream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInf
 	}
 	return h(srv, &guardedStream{ServerStream: ss, ctx: ctx, check: func(m any) error {
 		return g.authorize(ctx, info.FullMethod, id, roles, m)
+	}, bind: func(m any) {
+		if r, ok := m.(*sluicev1.ScrollResponse); ok && len(r.Cursor) > 0 {
+			r.Cursor = g.bindCursor(id, r.Cursor)
+		}
 	}})
 }
 
@@ -113,6 +117,13 @@ type guardedStream struct {
 	grpc.ServerStream
 	ctx   context.Context
 	check func(any) error
+	bind  func(any)
+}
+
+// SendMsg binds what the message hands out (scroll cursors) to the caller.
+func (s *guardedStream) SendMsg(m any) error {
+	s.bind(m)
+	return s.ServerStream.SendMsg(m)
 }
 
 func (s *guardedStream) Context() context.Context { return s.ctx }
@@ -312,6 +323,9 @@ func (g *Guard) unbindPIT(ctx context.Context, method string, id *Identity, m pr
 			ref = &r.Pit.Id
 		}
 	case *sluicev1.ScrollRequest:
+		if err := g.unbindCursor(ctx, method, id, r); err != nil {
+			return err
+		}
 		if r.GetPit().GetId() != "" {
 			ref = &r.Pit.Id
 		}
@@ -326,5 +340,37 @@ func (g *Guard) unbindPIT(ctx context.Context, method string, id *Identity, m pr
 		return g.deny(ctx, method, id, "read", "", "the point-in-time was opened by another caller (or is not one this cluster issued)")
 	}
 	*ref = pit
+	return nil
+}
+
+// A scroll cursor a guard hands out is an HMAC of the caller and the
+// cursor under the cluster's key, then the cursor: a scroll without a
+// point-in-time of its own carries the one it opened in its cursor, so
+// the cursor, like a point-in-time id, is usable by its creator only.
+const cursorTagLen = 16
+
+func (g *Guard) cursorTag(id *Identity, cursor []byte) []byte {
+	m := hmac.New(sha256.New, g.pitKey)
+	m.Write([]byte("scroll-cursor\x00")) // never a point-in-time tag
+	m.Write([]byte(id.Principal))
+	m.Write([]byte{0})
+	m.Write(cursor)
+	return m.Sum(nil)[:cursorTagLen]
+}
+
+func (g *Guard) bindCursor(id *Identity, cursor []byte) []byte {
+	return append(g.cursorTag(id, cursor), cursor...)
+}
+
+// unbindCursor checks and strips the tag of the cursor a scroll resumes
+// from.
+func (g *Guard) unbindCursor(ctx context.Context, method string, id *Identity, r *sluicev1.ScrollRequest) error {
+	if len(r.Cursor) == 0 {
+		return nil
+	}
+	if len(r.Cursor) <= cursorTagLen || !hmac.Equal(r.Cursor[:cursorTagLen], g.cursorTag(id, r.Cursor[cursorTagLen:])) {
+		return g.deny(ctx, method, id, "read", "", "the scroll cursor was issued to another caller (or is not one this cluster issued)")
+	}
+	r.Cursor = r.Cursor[cursorTagLen:]
 	return nil
 }
