@@ -43,11 +43,7 @@ func TestCertificateRotationUnderLoad(t *testing.T) {
 	dial := func() (*client.Client, error) {
 		return client.Dial(ctx, c.Addr(), append(caOnly.DialOptions(), client.WithAPIKey(c.AdminKey))...)
 	}
-	kept, err := dial()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer kept.Close()
+	kept := dialAdmin(ctx, t, c, c.Addr())
 	if _, err := kept.CreateIndex(ctx, &sluicev1.CreateIndexRequest{Name: "books",
 		Settings: &sluicev1.IndexSettings{NumberOfShards: 2}, WaitForActiveShards: true}); err != nil {
 		t.Fatal(err)

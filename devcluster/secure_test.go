@@ -44,6 +44,19 @@ func loadTLS(t *testing.T, f tlsconf.Files) *tlsconf.Source {
 	return s
 }
 
+// dialAdmin connects to addr over TLS (the cluster CA) with the admin
+// key, closing the connection at the test's end.
+func dialAdmin(ctx context.Context, t *testing.T, c *Cluster, addr string) *client.Client {
+	t.Helper()
+	caOnly := loadTLS(t, tlsconf.Files{TrustedCAFile: filepath.Join(c.TLSDir, CAFile)})
+	cl, err := client.Dial(ctx, addr, append(caOnly.DialOptions(), client.WithAPIKey(c.AdminKey))...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cl.Close() })
+	return cl
+}
+
 // joinNode starts a standalone data node on the cluster's etcd with the
 // TLS files f (as a server and as etcd's and other nodes' client).
 func joinNode(ctx context.Context, t *testing.T, c *Cluster, id string, f tlsconf.Files) (*node.Node, error) {

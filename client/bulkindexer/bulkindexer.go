@@ -33,6 +33,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
+	"github.com/sluice-search/sluice/security/tlsconf"
 )
 
 // Bulker is the part of the Sluice client the indexer uses.
@@ -120,12 +121,38 @@ type Indexer struct {
 	sending sync.WaitGroup
 	fatalMu sync.Mutex
 	fatal   error
+	// refused is set once the cluster refused a TLS handshake: every
+	// later batch would fail the same way, so none is sent.
+	refused atomic.Pointer[RefusedError]
 
 	added, created, updated, deleted, notFound, noop, failed, retries, nbytes atomic.Int64
 }
 
 // ErrClosed is returned by Add after Close.
 var ErrClosed = errors.New("bulkindexer: closed")
+
+// RefusedError is a TLS handshake refused for its certificates, by the
+// coordinator or between the coordinator and a data node
+// (tlsconf.Refused). It is not retried: nothing changes until someone
+// changes certificates or CAs. Add and Close return it once seen, and
+// later batches fail with it unsent.
+type RefusedError struct{ Reason string }
+
+func (e *RefusedError) Error() string {
+	return "bulkindexer: a TLS handshake was refused (a certificate not trusted or not accepted; not retried): " + e.Reason
+}
+
+// refuse records the first refusal and returns the one recorded.
+func (ix *Indexer) refuse(reason string) *RefusedError {
+	ix.refused.CompareAndSwap(nil, &RefusedError{Reason: reason})
+	r := ix.refused.Load()
+	ix.fatalMu.Lock()
+	if ix.fatal == nil {
+		ix.fatal = r
+	}
+	ix.fatalMu.Unlock()
+	return r
+}
 
 // New starts an Indexer's workers.
 func New(cfg Config) (*Indexer, error) {
@@ -144,6 +171,9 @@ func New(cfg Config) (*Indexer, error) {
 // index, id or routing is not valid UTF-8 cannot be encoded, and would fail
 // its whole batch: it fails alone, at once, through OnError.
 func (ix *Indexer) Add(ctx context.Context, item *sluicev1.BulkItem) error {
+	if r := ix.refused.Load(); r != nil {
+		return r
+	}
 	for _, f := range []struct{ name, v string }{{"index", item.GetIndex()}, {"_id", item.GetId()}, {"routing", item.GetRouting()}} {
 		if !utf8.ValidString(f.v) {
 			ix.added.Add(1)
@@ -254,7 +284,15 @@ func (ix *Indexer) worker() {
 func (ix *Indexer) send(items []*sluicev1.BulkItem) {
 	ctx := context.Background()
 	for attempt := 0; len(items) > 0; attempt++ {
+		if r := ix.refused.Load(); r != nil {
+			ix.failAll(items, r)
+			return
+		}
 		resp, err := ix.cfg.Client.Bulk(ctx, &sluicev1.BulkRequest{Index: ix.cfg.Index, Items: items, Refresh: ix.cfg.Refresh})
+		if tlsconf.Refused(err) {
+			ix.failAll(items, ix.refuse(status.Convert(err).Message()))
+			return
+		}
 		if err != nil {
 			c := status.Code(err)
 			if (c == codes.ResourceExhausted || c == codes.Unavailable) && attempt < ix.cfg.MaxRetries {
@@ -286,7 +324,9 @@ func (ix *Indexer) send(items []*sluicev1.BulkItem) {
 			case sluicev1.BulkItemStatus_BULK_ITEM_STATUS_NOOP:
 				ix.noop.Add(1)
 			default:
-				if c := codes.Code(r.GetError().GetCode()); (c == codes.ResourceExhausted || c == codes.Unavailable) && attempt < ix.cfg.MaxRetries {
+				if tlsconf.RefusedMessage(r.GetError().GetReason()) {
+					ix.refuse(r.GetError().GetReason())
+				} else if c := codes.Code(r.GetError().GetCode()); (c == codes.ResourceExhausted || c == codes.Unavailable) && attempt < ix.cfg.MaxRetries {
 					again = append(again, it)
 					hint = max(hint, r.GetError().GetRetryDelay().AsDuration())
 					continue

@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	nodev1 "github.com/sluice-search/sluice/proto/sluice/node/v1"
+	"github.com/sluice-search/sluice/security/tlsconf"
 )
 
 // Adaptive replica selection (Elasticsearch's ARS, after the C3 paper):
@@ -156,9 +157,9 @@ func (d *DataPath) onCopies(ctx context.Context, t *searchTarget, fn func(nodev1
 }
 
 // retryable says whether a shard request that failed with err may succeed
-// on another copy.
+// on another copy (not a TLS refusal: every copy's node refuses alike).
 func retryable(ctx context.Context, err error) bool {
-	if ctx.Err() != nil || errors.Is(err, ErrInvalid) {
+	if ctx.Err() != nil || errors.Is(err, ErrInvalid) || tlsconf.Refused(err) {
 		return false
 	}
 	switch status.Code(err) {

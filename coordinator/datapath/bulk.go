@@ -21,6 +21,7 @@ import (
 	"github.com/sluice-search/sluice/cluster/state"
 	nodev1 "github.com/sluice-search/sluice/proto/sluice/node/v1"
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
+	"github.com/sluice-search/sluice/security/tlsconf"
 )
 
 // admission says how a bulk waits for a node's in-flight budget.
@@ -231,9 +232,11 @@ func (d *DataPath) admissionWait(adm admission) time.Duration {
 }
 
 // notHere reports a node's NOT_FOUND "shard not open here", or a node that
-// cannot be reached: the shard may be opening elsewhere or restarting.
+// cannot be reached: the shard may be opening elsewhere or restarting. A
+// node that refuses our TLS certificate (or we its) is not waited for:
+// that lasts until someone changes certificates.
 func notHere(err error) bool {
-	if err == nil {
+	if err == nil || tlsconf.Refused(err) {
 		return false
 	}
 	s, ok := status.FromError(err)
