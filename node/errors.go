@@ -26,6 +26,10 @@ var Errors = &rpc.Errors{
 		{Code: codes.NotFound, Errs: []error{shard.ErrNotHere, engine.ErrClosed, shard.ErrReaderGone}},
 		{Code: codes.ResourceExhausted, Errs: []error{shard.ErrTooManyReaders}},
 		{Code: codes.AlreadyExists, Errs: []error{shard.ErrConflict}},
+		// A conditional write (if_seq_no) that found another version, or
+		// a partial update raced by another write: gRPC's code for a
+		// failed test-and-set (re-read, then retry).
+		{Code: codes.Aborted, Errs: []error{engine.ErrVersionConflict}},
 		// Retrying cannot help: the caller's conflicts policy said stop,
 		// or the shard's files are corrupt (it failed, and is reported
 		// FAILED until its data is deleted).

@@ -171,6 +171,9 @@ func (d *DataPath) routeItem(st *state.Snapshot, name string, it *sluicev1.BulkI
 	if it.GetAction() != sluicev1.BulkAction_BULK_ACTION_UPDATE && (len(it.GetUpsert()) > 0 || it.GetDocAsUpsert()) {
 		return target{}, nil, invalidf("upsert and doc_as_upsert are for UPDATE items, not %v", it.GetAction())
 	}
+	if err := checkConcurrency(it); err != nil {
+		return target{}, nil, err
+	}
 	key := it.GetRouting()
 	if key == "" {
 		key = it.GetId()

@@ -174,6 +174,37 @@ func TestClusterDataPath(t *testing.T) {
 		}
 	})
 
+	t.Run("if_seq_no", func(t *testing.T) {
+		g, err := tc.client.Get(ctx, &sluicev1.GetRequest{Index: index, Id: "doc-0007"})
+		if err != nil || !g.Found || g.PrimaryTerm < 1 {
+			t.Fatalf("get: %v %v", g, err)
+		}
+		idx := sluicev1.BulkAction_BULK_ACTION_INDEX
+		src := []byte(`{"title":"document 7 about mountains","n":7}`)
+		stale := g.SeqNo - 1
+		resp, err := tc.client.Bulk(ctx, &sluicev1.BulkRequest{Index: index, Items: []*sluicev1.BulkItem{
+			{Action: idx, Id: "doc-0007", Source: src, IfSeqNo: &g.SeqNo, IfPrimaryTerm: &g.PrimaryTerm},
+			{Action: idx, Id: "doc-0007", Source: src, IfSeqNo: &g.SeqNo, IfPrimaryTerm: &g.PrimaryTerm}, // now stale
+			{Action: idx, Id: "doc-0007", Source: src, IfSeqNo: &stale},
+			{Action: sluicev1.BulkAction_BULK_ACTION_CREATE, Id: "doc-0007", Source: src, IfSeqNo: &g.SeqNo, IfPrimaryTerm: &g.PrimaryTerm},
+			{Action: idx, Id: "doc-0007", Source: src, RetryOnConflict: 3},
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r := resp.Items[0]; r.Status != sluicev1.BulkItemStatus_BULK_ITEM_STATUS_UPDATED || r.SeqNo <= g.SeqNo || r.PrimaryTerm != g.PrimaryTerm {
+			t.Fatalf("conditional index: %v", r)
+		}
+		if r := resp.Items[1]; codes.Code(r.GetError().GetCode()) != codes.Aborted || r.SeqNo != resp.Items[0].SeqNo {
+			t.Fatalf("stale conditional index: %v, want ABORTED with the current seq_no %d", r, resp.Items[0].SeqNo)
+		}
+		for i, field := range map[int]string{2: "if_primary_term", 3: "if_seq_no", 4: "retry_on_conflict"} {
+			if r := resp.Items[i]; codes.Code(r.GetError().GetCode()) != codes.InvalidArgument || r.GetError().GetField() != field {
+				t.Errorf("item %d: %v, want INVALID_ARGUMENT naming %s", i, r, field)
+			}
+		}
+	})
+
 	t.Run("pit and search_after", func(t *testing.T) {
 		pit, err := tc.client.OpenPointInTime(ctx, &sluicev1.OpenPointInTimeRequest{Indices: []string{index}, KeepAlive: durationpb.New(time.Minute)})
 		if err != nil {

@@ -49,7 +49,8 @@ func (d *DataPath) Get(ctx context.Context, req *sluicev1.GetRequest) (*sluicev1
 	if err != nil {
 		return nil, err
 	}
-	return &sluicev1.GetResponse{Found: resp.GetFound(), Index: x.Name(), Id: req.GetId(), Source: resp.GetSource(), Routing: resp.GetRouting()}, nil
+	return &sluicev1.GetResponse{Found: resp.GetFound(), Index: x.Name(), Id: req.GetId(), Source: resp.GetSource(), Routing: resp.GetRouting(),
+		SeqNo: resp.GetSeqNo(), PrimaryTerm: resp.GetPrimaryTerm()}, nil
 }
 
 // onShard calls fn with the client of t's node, following the shard for a

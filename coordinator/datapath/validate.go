@@ -127,3 +127,37 @@ func checkKeepAlive(field string, d *durationpb.Duration) error {
 // search.max_keep_alive default): a forgotten context pins segment files on
 // every shard for as long as it lives.
 const MaxKeepAlive = 24 * time.Hour
+
+// MaxRetryOnConflict bounds an UPDATE item's retry_on_conflict.
+const MaxRetryOnConflict = 100
+
+// checkConcurrency validates an item's if_seq_no, if_primary_term and
+// retry_on_conflict (Elasticsearch's rules: both or neither, not on a
+// create, on an item with an id).
+func checkConcurrency(it *sluicev1.BulkItem) error {
+	if it.IfSeqNo != nil || it.IfPrimaryTerm != nil {
+		switch {
+		case it.IfSeqNo == nil:
+			return invalidField("if_seq_no", "is required with if_primary_term")
+		case it.IfPrimaryTerm == nil:
+			return invalidField("if_primary_term", "is required with if_seq_no")
+		case it.GetIfSeqNo() < 0:
+			return invalidField("if_seq_no", "must be at least 0, got %d", it.GetIfSeqNo())
+		case it.GetIfPrimaryTerm() < 1:
+			return invalidField("if_primary_term", "must be at least 1, got %d", it.GetIfPrimaryTerm())
+		case it.GetAction() == sluicev1.BulkAction_BULK_ACTION_CREATE:
+			return invalidField("if_seq_no", "a CREATE item cannot be conditional; use INDEX")
+		case it.GetId() == "":
+			return invalidField("if_seq_no", "needs the item's id")
+		}
+	}
+	if n := it.GetRetryOnConflict(); n != 0 {
+		switch {
+		case it.GetAction() != sluicev1.BulkAction_BULK_ACTION_UPDATE:
+			return invalidField("retry_on_conflict", "is for UPDATE items, not %v", it.GetAction())
+		case n < 0 || n > MaxRetryOnConflict:
+			return invalidField("retry_on_conflict", "must be between 0 and %d, got %d", MaxRetryOnConflict, n)
+		}
+	}
+	return nil
+}

@@ -51,7 +51,12 @@
 //   - records the id in the version map (ids written since the last
 //     refresh) and decides created / found: from the version map, else from
 //     the current reader's per-segment _id lookup (done just before the lock
-//     and re-done if a refresh published in between).
+//     and re-done if a refresh published in between);
+//   - records the doc's version in the DWPT's _seq_no and _primary_term
+//     columns (version.go), and for a conditional operation (OpOptions.If,
+//     if_seq_no) first compares the id's current version — version map,
+//     else the reader's columns — refusing with a *VersionConflictError
+//     before any sequence number is taken.
 //
 // It then checks the DWPT in with the flushControl, which runs the flush
 // policy.

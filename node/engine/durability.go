@@ -245,12 +245,17 @@ func (e *Engine) NewBulk() *Bulk { return &Bulk{e: e} }
 
 // Index is Engine.Index without the fsync (see Bulk).
 func (b *Bulk) Index(ctx context.Context, id, source []byte) (Result, error) {
-	return b.e.index(ctx, b, id, nil, source)
+	return b.e.index(ctx, b, id, nil, source, nil)
 }
 
 // IndexRouted is Engine.IndexRouted without the fsync (see Bulk).
 func (b *Bulk) IndexRouted(ctx context.Context, id, routing, source []byte) (Result, error) {
-	return b.e.index(ctx, b, id, routing, source)
+	return b.e.index(ctx, b, id, routing, source, nil)
+}
+
+// IndexIf is Engine.IndexIf without the fsync (see Bulk).
+func (b *Bulk) IndexIf(ctx context.Context, id, routing, source []byte, cond *DocVersion) (Result, error) {
+	return b.e.index(ctx, b, id, routing, source, cond)
 }
 
 // Create is Engine.Create without the fsync (see Bulk).
@@ -265,7 +270,12 @@ func (b *Bulk) CreateRouted(ctx context.Context, id, routing, source []byte) (Re
 
 // Delete is Engine.Delete without the fsync (see Bulk).
 func (b *Bulk) Delete(ctx context.Context, id []byte) (Result, error) {
-	return b.e.delete(ctx, b, id)
+	return b.e.delete(ctx, b, id, nil)
+}
+
+// DeleteIf is Engine.DeleteIf without the fsync (see Bulk).
+func (b *Bulk) DeleteIf(ctx context.Context, id []byte, cond *DocVersion) (Result, error) {
+	return b.e.delete(ctx, b, id, cond)
 }
 
 func (b *Bulk) record(loc translog.Location) {

@@ -295,6 +295,9 @@ func CurrentSource(r index.LeafReader, doc int, src []byte) ([]byte, error) {
 	}
 	var val []byte
 	for _, name := range slices.Sorted(maps.Keys(dv.fields)) {
+		if index.Reserved(name) { // _seq_no, _primary_term: not in _source
+			continue
+		}
 		f := dv.fields[name]
 		v, ok := (&layeredNumericDocValues{runs: f.runs}).Get(doc)
 		if !ok {

@@ -306,7 +306,7 @@ func (e *Engine) Writer() *IndexWriter { return e.w }
 // returns once the operation is in the translog (and, with Request
 // durability, fsynced).
 func (e *Engine) Index(ctx context.Context, id, source []byte) (Result, error) {
-	return e.index(ctx, nil, id, nil, source)
+	return e.index(ctx, nil, id, nil, source, nil)
 }
 
 // IndexRouted is Index of a document indexed with a custom routing value:
@@ -314,10 +314,17 @@ func (e *Engine) Index(ctx context.Context, id, source []byte) (Result, error) {
 // fields), so gets, hits and reindex can report and keep it. Empty routing
 // is Index.
 func (e *Engine) IndexRouted(ctx context.Context, id, routing, source []byte) (Result, error) {
-	return e.index(ctx, nil, id, routing, source)
+	return e.index(ctx, nil, id, routing, source, nil)
 }
 
-func (e *Engine) index(ctx context.Context, b *Bulk, id, routing, source []byte) (Result, error) {
+// IndexIf is IndexRouted, conditional on the id's live document having
+// version cond when cond is set (if_seq_no / if_primary_term): otherwise
+// it fails with a *VersionConflictError and writes nothing.
+func (e *Engine) IndexIf(ctx context.Context, id, routing, source []byte, cond *DocVersion) (Result, error) {
+	return e.index(ctx, nil, id, routing, source, cond)
+}
+
+func (e *Engine) index(ctx context.Context, b *Bulk, id, routing, source []byte, cond *DocVersion) (Result, error) {
 	if err := e.Failure(); err != nil {
 		return Result{}, err
 	}
@@ -327,7 +334,7 @@ func (e *Engine) index(ctx context.Context, b *Bulk, id, routing, source []byte)
 	}
 	defer e.docs.Put(doc)
 	term := e.term.Load()
-	seq, created, err := e.w.Update(ctx, id, doc)
+	seq, created, err := e.w.UpdateWith(ctx, id, doc, OpOptions{PrimaryTerm: term, If: cond})
 	if err != nil {
 		return Result{}, err
 	}
@@ -360,7 +367,7 @@ func (e *Engine) create(ctx context.Context, b *Bulk, id, routing, source []byte
 	}
 	defer e.docs.Put(doc)
 	term := e.term.Load()
-	seq, err := e.w.Create(ctx, doc)
+	seq, err := e.w.CreateWith(ctx, doc, OpOptions{PrimaryTerm: term})
 	if err != nil {
 		return Result{}, err
 	}
@@ -395,15 +402,20 @@ func (e *Engine) parse(id, routing, source []byte, replay bool) (*document.Docum
 
 // Delete deletes the document with this id.
 func (e *Engine) Delete(ctx context.Context, id []byte) (Result, error) {
-	return e.delete(ctx, nil, id)
+	return e.delete(ctx, nil, id, nil)
 }
 
-func (e *Engine) delete(ctx context.Context, b *Bulk, id []byte) (Result, error) {
+// DeleteIf is Delete, conditional on cond when set (see IndexIf).
+func (e *Engine) DeleteIf(ctx context.Context, id []byte, cond *DocVersion) (Result, error) {
+	return e.delete(ctx, nil, id, cond)
+}
+
+func (e *Engine) delete(ctx context.Context, b *Bulk, id []byte, cond *DocVersion) (Result, error) {
 	if err := e.Failure(); err != nil {
 		return Result{}, err
 	}
 	term := e.term.Load()
-	seq, found, err := e.w.Delete(ctx, id)
+	seq, found, err := e.w.DeleteWith(ctx, id, OpOptions{PrimaryTerm: term, If: cond})
 	if err != nil {
 		return Result{}, err
 	}
@@ -474,21 +486,34 @@ type GetOptions struct {
 // Get returns the _source of the live document with id, from the latest
 // refresh (or after refreshing, with Realtime).
 func (e *Engine) Get(ctx context.Context, id []byte, opts GetOptions) (source []byte, found bool, err error) {
-	sd, found, err := e.GetDocument(ctx, id, opts)
-	return sd.Source, found, err
+	d, found, err := e.GetDocument(ctx, id, opts)
+	return d.Source, found, err
+}
+
+// Doc is a document read by GetDocument: what is stored (_id, _routing,
+// _source) and its version.
+type Doc struct {
+	index.StoredDoc
+	Version DocVersion
 }
 
 // GetDocument is Get returning the whole stored document (_id, _routing,
-// _source); its slices are the caller's.
-func (e *Engine) GetDocument(ctx context.Context, id []byte, opts GetOptions) (doc index.StoredDoc, found bool, err error) {
+// _source; its slices are the caller's) and its version: what a
+// conditional write (IndexIf) of it compares with.
+func (e *Engine) GetDocument(ctx context.Context, id []byte, opts GetOptions) (Doc, bool, error) {
 	if err := e.Failure(); err != nil {
-		return index.StoredDoc{}, false, err
+		return Doc{}, false, err
 	}
+	doc, found, v, err := e.getDocument(ctx, id, opts)
+	return Doc{StoredDoc: doc, Version: v}, found, err
+}
+
+func (e *Engine) getDocument(ctx context.Context, id []byte, opts GetOptions) (doc index.StoredDoc, found bool, v DocVersion, err error) {
 	if opts.Realtime {
 		if seq, ok := e.w.pendingSeq(id); ok {
 			e.refresher.addWaiter(true)
 			if err := e.w.WaitForGeneration(ctx, seq); err != nil {
-				return index.StoredDoc{}, false, err
+				return index.StoredDoc{}, false, v, err
 			}
 		}
 	}
@@ -496,19 +521,19 @@ func (e *Engine) GetDocument(ctx context.Context, id []byte, opts GetOptions) (d
 	defer r.Release()
 	leaf, d, ok := r.LookupID(id)
 	if !ok {
-		return index.StoredDoc{}, false, nil
+		return index.StoredDoc{}, false, v, nil
 	}
 	// A fresh StoredDoc: readers copy into dst's buffers, which are then
 	// the caller's.
 	if err := r.Document(leaf, d, &doc); err != nil {
-		return index.StoredDoc{}, false, fmt.Errorf("engine: get %q: %w", id, err)
+		return index.StoredDoc{}, false, v, fmt.Errorf("engine: get %q: %w", id, err)
 	}
 	if opts.CurrentValues {
 		if doc.Source, err = CurrentSource(r.leaves[leaf].Reader, d, doc.Source); err != nil {
-			return index.StoredDoc{}, false, fmt.Errorf("engine: get %q: %w", id, err)
+			return index.StoredDoc{}, false, v, fmt.Errorf("engine: get %q: %w", id, err)
 		}
 	}
-	return doc, true, nil
+	return doc, true, r.DocVersion(leaf, d), nil
 }
 
 // Commit makes every completed operation durable in the index and returns

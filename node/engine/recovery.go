@@ -417,20 +417,20 @@ func (e *Engine) replayOp(ctx context.Context, op *translog.Op) error {
 	var err error
 	switch op.Type {
 	case translog.OpDelete:
-		seq, _, err = e.w.Delete(ctx, op.ID)
+		seq, _, err = e.w.DeleteWith(ctx, op.ID, OpOptions{PrimaryTerm: int64(op.PrimaryTerm)})
 	case translog.OpIndex:
 		doc, perr := e.parse(op.ID, op.Routing, op.Source, true)
 		if perr != nil {
 			return fmt.Errorf("engine: replay seq %d: %w", want, perr)
 		}
-		seq, _, err = e.w.Update(ctx, op.ID, doc)
+		seq, _, err = e.w.UpdateWith(ctx, op.ID, doc, OpOptions{PrimaryTerm: int64(op.PrimaryTerm)})
 		e.docs.Put(doc)
 	case translog.OpUpdateDocValues:
 		dv, perr := e.parseDocValues(op.ID, op.Source)
 		if perr != nil {
 			return fmt.Errorf("engine: replay seq %d: %w", want, perr)
 		}
-		seq, err = e.applyDocValues(ctx, op.ID, dv, func(int64) error {
+		seq, err = e.applyDocValues(ctx, op.ID, dv, OpOptions{PrimaryTerm: int64(op.PrimaryTerm)}, func(int64) error {
 			_, err := e.w.Refresh(ctx, true) // no refresher yet
 			return err
 		})

@@ -1224,16 +1224,17 @@ func (r *Replica) WaitForGeneration(ctx context.Context, seq int64) error {
 
 // GetDocument returns the live document with id as of the installed
 // checkpoint (no realtime get on a replica: that is the primary's).
-func (r *Replica) GetDocument(id []byte) (doc index.StoredDoc, found bool, err error) {
+func (r *Replica) GetDocument(id []byte) (doc Doc, found bool, err error) {
 	rd := r.Acquire()
 	defer rd.Release()
 	leaf, d, ok := rd.LookupID(id)
 	if !ok {
-		return index.StoredDoc{}, false, nil
+		return Doc{}, false, nil
 	}
-	if err := rd.Document(leaf, d, &doc); err != nil {
-		return index.StoredDoc{}, false, fmt.Errorf("engine: get %q: %w", id, err)
+	if err := rd.Document(leaf, d, &doc.StoredDoc); err != nil {
+		return Doc{}, false, fmt.Errorf("engine: get %q: %w", id, err)
 	}
+	doc.Version = rd.DocVersion(leaf, d)
 	return doc, true, nil
 }
 

@@ -27,15 +27,26 @@ var ErrNoDocValuesParser = errors.New("engine: the parser cannot read doc-values
 // written since the last refresh, it refreshes first (as a realtime get
 // does). No live document with the id: ErrDocumentMissing.
 func (e *Engine) UpdateDocValues(ctx context.Context, id, fields []byte) (Result, error) {
-	return e.updateDocValues(ctx, nil, id, fields)
+	return e.updateDocValues(ctx, nil, id, fields, nil)
+}
+
+// UpdateDocValuesIf is UpdateDocValues, conditional on cond when set (see
+// IndexIf).
+func (e *Engine) UpdateDocValuesIf(ctx context.Context, id, fields []byte, cond *DocVersion) (Result, error) {
+	return e.updateDocValues(ctx, nil, id, fields, cond)
 }
 
 // UpdateDocValues is Engine.UpdateDocValues without the fsync (see Bulk).
 func (b *Bulk) UpdateDocValues(ctx context.Context, id, fields []byte) (Result, error) {
-	return b.e.updateDocValues(ctx, b, id, fields)
+	return b.e.updateDocValues(ctx, b, id, fields, nil)
 }
 
-func (e *Engine) updateDocValues(ctx context.Context, b *Bulk, id, fields []byte) (Result, error) {
+// UpdateDocValuesIf is Engine.UpdateDocValuesIf without the fsync.
+func (b *Bulk) UpdateDocValuesIf(ctx context.Context, id, fields []byte, cond *DocVersion) (Result, error) {
+	return b.e.updateDocValues(ctx, b, id, fields, cond)
+}
+
+func (e *Engine) updateDocValues(ctx context.Context, b *Bulk, id, fields []byte, cond *DocVersion) (Result, error) {
 	if err := e.Failure(); err != nil {
 		return Result{}, err
 	}
@@ -44,7 +55,7 @@ func (e *Engine) updateDocValues(ctx context.Context, b *Bulk, id, fields []byte
 		return Result{}, err
 	}
 	term := e.term.Load()
-	seq, err := e.applyDocValues(ctx, id, dv, func(pending int64) error {
+	seq, err := e.applyDocValues(ctx, id, dv, OpOptions{PrimaryTerm: term, If: cond}, func(pending int64) error {
 		e.refresher.addWaiter(true)
 		return e.w.WaitForGeneration(ctx, pending)
 	})
@@ -72,9 +83,9 @@ func (e *Engine) parseDocValues(id, fields []byte) ([]mapping.DocValueUpdate, er
 
 // applyDocValues queues the update, calling refresh (with the id's
 // pending seqNo) first while the id's latest write is not yet searchable.
-func (e *Engine) applyDocValues(ctx context.Context, id []byte, dv []mapping.DocValueUpdate, refresh func(pending int64) error) (int64, error) {
+func (e *Engine) applyDocValues(ctx context.Context, id []byte, dv []mapping.DocValueUpdate, o OpOptions, refresh func(pending int64) error) (int64, error) {
 	for {
-		seq, err := e.w.UpdateDocValues(ctx, id, dv)
+		seq, err := e.w.UpdateDocValues(ctx, id, dv, o)
 		if !errors.Is(err, errIDBuffered) {
 			return seq, err
 		}

@@ -39,10 +39,11 @@ type dvDoc struct {
 	source string
 	price  *int64
 	score  *float64
+	ver    DocVersion // of the latest write: _seq_no, _primary_term
 }
 
 func (d dvDoc) String() string {
-	s := fmt.Sprintf("{%s", d.source)
+	s := fmt.Sprintf("{%s v%d/%d", d.source, d.ver.SeqNo, d.ver.PrimaryTerm)
 	if d.price != nil {
 		s += fmt.Sprintf(" price=%d", *d.price)
 	}
@@ -66,7 +67,7 @@ func readerDVDocs(t testing.TB, r *Reader) map[string]dvDoc {
 			if err := r.Document(leaf, doc, &sd); err != nil {
 				t.Fatal(err)
 			}
-			d := dvDoc{source: string(sd.Source)}
+			d := dvDoc{source: string(sd.Source), ver: r.DocVersion(leaf, doc)}
 			if price != nil {
 				if v, ok := price.Get(doc); ok {
 					d.price = &v
@@ -91,7 +92,7 @@ func sameDVDocs(a, b map[string]dvDoc) bool {
 	return maps.EqualFunc(a, b, func(x, y dvDoc) bool {
 		eq := func(p, q *int64) bool { return p == nil && q == nil || p != nil && q != nil && *p == *q }
 		eqf := func(p, q *float64) bool { return p == nil && q == nil || p != nil && q != nil && *p == *q }
-		return x.source == y.source && eq(x.price, y.price) && eqf(x.score, y.score)
+		return x.source == y.source && eq(x.price, y.price) && eqf(x.score, y.score) && x.ver == y.ver
 	})
 }
 
@@ -185,8 +186,41 @@ func TestDocValuesUpdatesModel(t *testing.T) {
 				r.Release()
 			}
 		}
+		// cond makes a third of the writes conditional, on the model's
+		// version of id (they must apply) or on another (they must be
+		// refused with the model's current version, changing nothing).
+		cond := func(id string) (c *DocVersion, refuse bool) {
+			d, ok := model[id]
+			switch rng.IntN(6) {
+			case 0:
+				return &d.ver, !ok
+			case 1:
+				return &DocVersion{SeqNo: d.ver.SeqNo - 1, PrimaryTerm: d.ver.PrimaryTerm}, true
+			}
+			return nil, false
+		}
+		conflict := func(what, id string, c *DocVersion, refuse bool, err error) bool {
+			t.Helper()
+			var vc *VersionConflictError
+			switch {
+			case !refuse:
+				return false
+			case !errors.As(err, &vc):
+				fail("%s %s if %v: want a version conflict, got %v", what, id, *c, err)
+			case vc.Found != (model[id].source != "") || vc.Found && vc.Current != model[id].ver:
+				fail("%s %s if %v: conflict reports %+v, model has %v", what, id, *c, vc, model[id])
+			}
+			history = append(history, fmt.Sprintf("%s %s refused", what, id))
+			return true
+		}
 		for range 300 {
 			id := fmt.Sprintf("id%d", rng.IntN(12))
+			if rng.IntN(10) == 0 { // a realtime get reports the version
+				got, found, err := e.GetDocument(ctx, []byte(id), GetOptions{Realtime: true})
+				if want, ok := model[id]; err != nil || found != ok || found && got.Version != want.ver {
+					fail("get %s: %+v found=%v err=%v, model %v", id, got.Version, found, err, want)
+				}
+			}
 			switch op := rng.IntN(20); {
 			case op < 5:
 				price := rng.Int64N(200)
@@ -194,13 +228,24 @@ func TestDocValuesUpdatesModel(t *testing.T) {
 				if rng.IntN(4) == 0 { // no price: an update gives it one
 					d = dvDoc{source: fmt.Sprintf(`{"title":"no price %d"}`, rng.IntN(5))}
 				}
-				if _, err := e.Index(ctx, []byte(id), []byte(d.source)); err != nil {
+				c, refuse := cond(id)
+				res, err := e.IndexIf(ctx, []byte(id), nil, []byte(d.source), c)
+				if conflict("index", id, c, refuse, err) {
+					break
+				}
+				if err != nil {
 					fail("index: %v", err)
 				}
+				d.ver = DocVersion{SeqNo: res.SeqNo, PrimaryTerm: res.Term}
 				model[id] = d
 				history = append(history, "index "+id)
 			case op < 7:
-				if _, err := e.Delete(ctx, []byte(id)); err != nil {
+				c, refuse := cond(id)
+				_, err := e.DeleteIf(ctx, []byte(id), c)
+				if conflict("delete", id, c, refuse, err) {
+					break
+				}
+				if err != nil {
 					fail("delete: %v", err)
 				}
 				delete(model, id)
@@ -212,9 +257,11 @@ func TestDocValuesUpdatesModel(t *testing.T) {
 				if withScore {
 					fields = fmt.Sprintf(`{"price":"%d","score":%g}`, price, score)
 				}
-				_, err := e.UpdateDocValues(ctx, []byte(id), []byte(fields))
+				c, refuse := cond(id)
+				res, err := e.UpdateDocValuesIf(ctx, []byte(id), []byte(fields), c)
 				d, ok := model[id]
 				switch {
+				case conflict("update", id, c, refuse, err):
 				case !ok:
 					if !errors.Is(err, ErrDocumentMissing) {
 						fail("update of missing %s: %v", id, err)
@@ -226,6 +273,7 @@ func TestDocValuesUpdatesModel(t *testing.T) {
 					if withScore {
 						d.score = &score
 					}
+					d.ver = DocVersion{SeqNo: res.SeqNo, PrimaryTerm: res.Term}
 					model[id] = d
 				}
 				history = append(history, fmt.Sprintf("update %s %s", id, fields))

@@ -4,6 +4,7 @@ package engine
 // applied deletes.
 type versionEntry struct {
 	seq     int64
+	term    int64 // primary term of the operation
 	deleted bool
 	// inPlace: the operation is an in-place doc-values update, of a doc
 	// already in the published reader (not buffered). A realtime read of
@@ -42,10 +43,6 @@ func (m *versionMap) get(id []byte) (versionEntry, bool) {
 func (m *versionMap) has(id []byte) bool {
 	_, ok := m.get(id)
 	return ok
-}
-
-func (m *versionMap) put(id []byte, seq int64, deleted bool) {
-	m.putEntry(id, versionEntry{seq: seq, deleted: deleted})
 }
 
 func (m *versionMap) putEntry(id []byte, e versionEntry) {

@@ -237,11 +237,24 @@ const (
 // exists (Elasticsearch's version conflict for op_type=create).
 var ErrDocumentExists = errors.New("engine: document already exists")
 
+// OpOptions qualify one operation.
+type OpOptions struct {
+	// PrimaryTerm is recorded with the document (_primary_term) and in
+	// the version map, as the term that wrote it.
+	PrimaryTerm int64
+	// If, when set, makes the operation conditional (Elasticsearch's
+	// if_seq_no / if_primary_term): it applies only if a live document
+	// with the id exists and its latest operation has exactly this
+	// sequence number and primary term; otherwise it fails with a
+	// *VersionConflictError and takes no sequence number.
+	If *DocVersion
+}
+
 // Add indexes doc without deleting older docs with the same _id (append
 // only, as for ids known to be new). It returns the operation's sequence
 // number.
 func (w *IndexWriter) Add(ctx context.Context, doc *document.Document) (int64, error) {
-	seq, _, err := w.addDocument(ctx, opAdd, doc)
+	seq, _, err := w.addDocument(ctx, opAdd, doc, OpOptions{})
 	return seq, err
 }
 
@@ -249,21 +262,36 @@ func (w *IndexWriter) Add(ctx context.Context, doc *document.Document) (int64, e
 // equal id): no refresh ever sees both or neither. created reports that no
 // live doc with the id existed before.
 func (w *IndexWriter) Update(ctx context.Context, id []byte, doc *document.Document) (seq int64, created bool, err error) {
+	return w.UpdateWith(ctx, id, doc, OpOptions{})
+}
+
+// UpdateWith is Update with options: the primary term to record, and a
+// precondition on the id's current version.
+func (w *IndexWriter) UpdateWith(ctx context.Context, id []byte, doc *document.Document, o OpOptions) (seq int64, created bool, err error) {
 	if string(doc.ID) != string(id) {
 		return 0, false, fmt.Errorf("%w: document _id %q does not match %q", dwpt.ErrInvalidDocument, doc.ID, id)
 	}
-	return w.addDocument(ctx, opUpdate, doc)
+	return w.addDocument(ctx, opUpdate, doc, o)
 }
 
 // Create adds doc only if no live doc with its _id exists, atomically with
 // respect to every other operation; otherwise it returns ErrDocumentExists
 // and the operation takes no sequence number.
 func (w *IndexWriter) Create(ctx context.Context, doc *document.Document) (int64, error) {
-	seq, _, err := w.addDocument(ctx, opCreate, doc)
+	return w.CreateWith(ctx, doc, OpOptions{})
+}
+
+// CreateWith is Create recording o.PrimaryTerm (o.If is not allowed: a
+// create has no version to compare with).
+func (w *IndexWriter) CreateWith(ctx context.Context, doc *document.Document, o OpOptions) (int64, error) {
+	if o.If != nil {
+		return 0, errors.New("engine: a create cannot be conditional on a version")
+	}
+	seq, _, err := w.addDocument(ctx, opCreate, doc, o)
 	return seq, err
 }
 
-func (w *IndexWriter) addDocument(ctx context.Context, kind opKind, doc *document.Document) (int64, bool, error) {
+func (w *IndexWriter) addDocument(ctx context.Context, kind opKind, doc *document.Document, o OpOptions) (int64, bool, error) {
 	for {
 		pt, err := w.checkout(ctx)
 		if err != nil {
@@ -278,7 +306,7 @@ func (w *IndexWriter) addDocument(ctx context.Context, kind opKind, doc *documen
 			w.checkin(ctx, pt, false)
 			return 0, false, err
 		}
-		seq, existed, err := w.sequence(ctx, pt, kind, doc.ID, docID)
+		seq, existed, err := w.sequence(ctx, pt, kind, doc.ID, docID, o)
 		if err != nil {
 			return 0, false, err
 		}
@@ -289,31 +317,38 @@ func (w *IndexWriter) addDocument(ctx context.Context, kind opKind, doc *documen
 // Delete deletes the docs whose _id is id. found reports that a live doc
 // with the id existed.
 func (w *IndexWriter) Delete(ctx context.Context, id []byte) (seq int64, found bool, err error) {
+	return w.DeleteWith(ctx, id, OpOptions{})
+}
+
+// DeleteWith is Delete with options (see UpdateWith).
+func (w *IndexWriter) DeleteWith(ctx context.Context, id []byte, o OpOptions) (seq int64, found bool, err error) {
 	w.mu.Lock()
 	if w.closed {
 		w.mu.Unlock()
 		return 0, false, ErrClosed
 	}
 	w.mu.Unlock()
-	return w.sequence(ctx, nil, opDelete, id, 0)
+	return w.sequence(ctx, nil, opDelete, id, 0, o)
 }
 
 // sequence is the one critical section of every operation: it gives the
 // operation its sequence number, appends its delete to the queue, brings
 // the DWPT's own deletes up to date and records the id in the version map.
 // Doing all of it under one lock is what makes the order of sequence
-// numbers the order in which deletes take effect. The DWPT is then checked
-// back in.
-func (w *IndexWriter) sequence(ctx context.Context, pt *perThread, kind opKind, id []byte, docID int) (seq int64, existed bool, err error) {
+// numbers the order in which deletes take effect — and what makes a
+// conditional operation's check and write atomic. The DWPT is then
+// checked back in.
+func (w *IndexWriter) sequence(ctx context.Context, pt *perThread, kind opKind, id []byte, docID int, o OpOptions) (seq int64, existed bool, err error) {
 	// The existence check against the last published reader is done
 	// before taking the lock; it is valid if the reader is still current
 	// when we hold the lock, and redone otherwise (rare: a refresh
 	// published in between).
 	var r *Reader
 	var inReader bool
+	var readerVersion DocVersion
 	for {
 		if kind != opAdd {
-			r, inReader = w.lookupPublished(id)
+			r, inReader, readerVersion = w.lookupPublished(id, o.If != nil)
 		}
 		w.mu.Lock()
 		if kind == opAdd || w.versions.has(id) || w.current.Load() == r {
@@ -325,21 +360,34 @@ func (w *IndexWriter) sequence(ctx context.Context, pt *perThread, kind opKind, 
 		w.mu.Unlock()
 		return 0, false, ErrClosed
 	}
+	var current DocVersion
 	if kind != opAdd {
 		if e, ok := w.versions.get(id); ok {
-			existed = !e.deleted
+			existed, current = !e.deleted, DocVersion{SeqNo: e.seq, PrimaryTerm: e.term}
 		} else {
-			existed = inReader
+			existed, current = inReader, readerVersion
 		}
 	}
-	if kind == opCreate && existed {
-		// The document is already inverted: mark it deleted, bring the
-		// DWPT's deletes up to date and check it in; no sequence number.
-		pt.dwpt.DeleteDoc(docID)
-		w.applyQueuedLocked(pt, w.delTail, docID)
+	var refuse error
+	switch {
+	case kind == opCreate && existed:
+		refuse = fmt.Errorf("%w: [%s]", ErrDocumentExists, id)
+	case o.If != nil:
+		refuse = checkVersion(id, *o.If, existed, current)
+	}
+	if refuse != nil {
+		if pt != nil {
+			// The document is already inverted: mark it deleted, bring
+			// the DWPT's deletes up to date and check it in; no sequence
+			// number.
+			pt.dwpt.DeleteDoc(docID)
+			w.applyQueuedLocked(pt, w.delTail, docID)
+		}
 		w.mu.Unlock()
-		w.checkin(ctx, pt, false)
-		return 0, true, fmt.Errorf("%w: [%s]", ErrDocumentExists, id)
+		if pt != nil {
+			w.checkin(ctx, pt, false)
+		}
+		return 0, existed, refuse
 	}
 	w.seqNo++
 	seq = w.seqNo
@@ -353,12 +401,13 @@ func (w *IndexWriter) sequence(ctx context.Context, pt *perThread, kind opKind, 
 		w.delTail = n
 		w.deleteBytes += int64(len(id)) + delNodeOverhead
 	}
-	w.versions.put(id, seq, kind == opDelete)
+	w.versions.putEntry(id, versionEntry{seq: seq, term: o.PrimaryTerm, deleted: kind == opDelete})
 	w.bufferedBytes.Store(w.versions.bytes + w.deleteBytes)
 	if pt == nil {
 		w.mu.Unlock()
 		return seq, existed, nil
 	}
+	pt.dwpt.SetSeqNo(docID, seq, o.PrimaryTerm)
 	w.applyQueuedLocked(pt, tail, docID)
 	if w.delTail != tail { // our own update's node
 		pt.dwpt.DeleteID(id, docID)
@@ -397,15 +446,18 @@ var errIDBuffered = errors.New("engine: id written since the last refresh")
 // UpdateDocValues sets numeric doc-value fields of the live doc with id in
 // place (Lucene's updateDocValues): the update takes a sequence number and
 // joins the delete queue, and the next refresh that applies deletes
-// layers it over the doc's segment (dvupdates.go). No document is
-// re-analysed. It fails with ErrDocumentMissing, taking no sequence
-// number, when no live doc has the id, and with errIDBuffered when the id
-// was written since the last refresh.
-func (w *IndexWriter) UpdateDocValues(ctx context.Context, id []byte, dv []mapping.DocValueUpdate) (int64, error) {
+// layers it over the doc's segment (dvupdates.go) — with the doc's
+// _seq_no and _primary_term, which it changes like any write. No document
+// is re-analysed. It fails with ErrDocumentMissing, taking no sequence
+// number, when no live doc has the id, with a *VersionConflictError when
+// o.If does not match, and with errIDBuffered when the id was written
+// since the last refresh.
+func (w *IndexWriter) UpdateDocValues(ctx context.Context, id []byte, dv []mapping.DocValueUpdate, o OpOptions) (int64, error) {
 	var inReader bool
+	var readerVersion DocVersion
 	for {
 		var r *Reader
-		r, inReader = w.lookupPublished(id)
+		r, inReader, readerVersion = w.lookupPublished(id, o.If != nil)
 		w.mu.Lock()
 		if w.current.Load() == r {
 			break
@@ -416,12 +468,18 @@ func (w *IndexWriter) UpdateDocValues(ctx context.Context, id []byte, dv []mappi
 	if w.closed {
 		return 0, ErrClosed
 	}
-	existed := inReader
-	if e, ok := w.versions.get(id); ok {
-		if e.seq > w.refreshed.Load() && !e.inPlace {
-			return 0, errIDBuffered
+	existed, current := inReader, readerVersion
+	e, inMap := w.versions.get(id)
+	if inMap {
+		existed, current = !e.deleted, DocVersion{SeqNo: e.seq, PrimaryTerm: e.term}
+	}
+	if o.If != nil {
+		if err := checkVersion(id, *o.If, existed, current); err != nil {
+			return 0, err
 		}
-		existed = !e.deleted // a refresh that skipped deletes published it
+	}
+	if inMap && e.seq > w.refreshed.Load() && !e.inPlace {
+		return 0, errIDBuffered
 	}
 	if !existed {
 		return 0, fmt.Errorf("%w: [%s]", ErrDocumentMissing, id)
@@ -429,11 +487,16 @@ func (w *IndexWriter) UpdateDocValues(ctx context.Context, id []byte, dv []mappi
 	w.seqNo++
 	// In the version map, so that a realtime read of current values (a
 	// partial update's) refreshes for it.
-	w.versions.putEntry(id, versionEntry{seq: w.seqNo, inPlace: true})
-	n := &delNode{seq: w.seqNo, id: slices.Clone(id), dv: slices.Clone(dv)}
+	w.versions.putEntry(id, versionEntry{seq: w.seqNo, term: o.PrimaryTerm, inPlace: true})
+	all := make([]mapping.DocValueUpdate, len(dv), len(dv)+2)
+	copy(all, dv)
+	all = append(all,
+		mapping.DocValueUpdate{Field: index.SeqNoField, Type: document.Long, Value: w.seqNo},
+		mapping.DocValueUpdate{Field: index.PrimaryTermField, Type: document.Long, Value: o.PrimaryTerm})
+	n := &delNode{seq: w.seqNo, id: slices.Clone(id), dv: all}
 	w.delTail.next.Store(n)
 	w.delTail = n
-	w.deleteBytes += int64(len(id)) + delNodeOverhead + int64(len(dv))*dvUpdateOverhead
+	w.deleteBytes += int64(len(id)) + delNodeOverhead + int64(len(all))*dvUpdateOverhead
 	w.bufferedBytes.Store(w.versions.bytes + w.deleteBytes)
 	return n.seq, nil
 }
@@ -457,16 +520,21 @@ func (w *IndexWriter) pendingSeq(id []byte) (int64, bool) {
 }
 
 // lookupPublished reports whether a live doc with id is in the current
-// reader, and which reader answered.
-func (w *IndexWriter) lookupPublished(id []byte) (*Reader, bool) {
+// reader, and which reader answered; with version, also the doc's
+// sequence number and primary term there.
+func (w *IndexWriter) lookupPublished(id []byte, version bool) (*Reader, bool, DocVersion) {
 	for {
 		r := w.current.Load()
 		if !r.tryIncRef() {
 			continue // replaced and closed concurrently; load the new one
 		}
-		_, _, ok := r.LookupID(id)
+		leaf, doc, ok := r.LookupID(id)
+		var v DocVersion
+		if ok && version {
+			v = r.DocVersion(leaf, doc)
+		}
 		r.Release()
-		return r, ok
+		return r, ok, v
 	}
 }
 

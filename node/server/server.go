@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"time"
@@ -9,6 +10,7 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/sluice-search/sluice/cluster/rpc"
+	"github.com/sluice-search/sluice/node/engine"
 	"github.com/sluice-search/sluice/node/engine/search"
 	"github.com/sluice-search/sluice/node/shard"
 	nodev1 "github.com/sluice-search/sluice/proto/sluice/node/v1"
@@ -88,7 +90,10 @@ func (s *Server) ShardBulk(ctx context.Context, req *nodev1.ShardBulkRequest) (*
 	ops := make([]shard.Op, len(items))
 	for i, it := range items {
 		ops[i] = shard.Op{Kind: opKinds[it.GetAction()], ID: []byte(it.GetId()), Routing: []byte(it.GetRouting()), Source: it.GetSource(),
-			Upsert: it.GetUpsert(), DocAsUpsert: it.GetDocAsUpsert()}
+			Upsert: it.GetUpsert(), DocAsUpsert: it.GetDocAsUpsert(), RetryOnConflict: int(it.GetRetryOnConflict())}
+		if it.IfSeqNo != nil || it.IfPrimaryTerm != nil { // the coordinator checked both are set
+			ops[i].If = &engine.DocVersion{SeqNo: it.GetIfSeqNo(), PrimaryTerm: it.GetIfPrimaryTerm()}
+		}
 	}
 	results, err := sh.Bulk(ctx, ops, refreshPolicies[req.GetRefresh()])
 	if err != nil {
@@ -96,10 +101,17 @@ func (s *Server) ShardBulk(ctx context.Context, req *nodev1.ShardBulkRequest) (*
 	}
 	out := make([]*sluicev1.BulkItemResult, len(items))
 	for i, it := range items {
-		r := &sluicev1.BulkItemResult{Action: it.GetAction(), Index: req.GetIndex(), Id: it.GetId(), Shard: req.GetShard().GetShard(), SeqNo: results[i].SeqNo}
+		r := &sluicev1.BulkItemResult{Action: it.GetAction(), Index: req.GetIndex(), Id: it.GetId(), Shard: req.GetShard().GetShard(),
+			SeqNo: results[i].SeqNo, PrimaryTerm: results[i].Term}
+		var conflict *engine.VersionConflictError
 		switch res := results[i]; {
+		case errors.As(res.Err, &conflict):
+			// The document's current version, for the client to re-read
+			// or retry against (zero: no document).
+			r.Status, r.Error = sluicev1.BulkItemStatus_BULK_ITEM_STATUS_ERROR, s.errs.Detail(res.Err)
+			r.SeqNo, r.PrimaryTerm = conflict.Current.SeqNo, conflict.Current.PrimaryTerm
 		case res.Err != nil:
-			r.Status, r.Error, r.SeqNo = sluicev1.BulkItemStatus_BULK_ITEM_STATUS_ERROR, s.errs.Detail(res.Err), 0
+			r.Status, r.Error, r.SeqNo, r.PrimaryTerm = sluicev1.BulkItemStatus_BULK_ITEM_STATUS_ERROR, s.errs.Detail(res.Err), 0, 0
 		case res.Noop:
 			r.Status = sluicev1.BulkItemStatus_BULK_ITEM_STATUS_NOOP
 		case ops[i].Kind == shard.OpDelete && res.Found:
@@ -126,7 +138,8 @@ func (s *Server) ShardGet(ctx context.Context, req *nodev1.ShardGetRequest) (*no
 	if err != nil {
 		return nil, err
 	}
-	return &nodev1.ShardGetResponse{Found: found, Source: doc.Source, Routing: string(doc.Routing)}, nil
+	return &nodev1.ShardGetResponse{Found: found, Source: doc.Source, Routing: string(doc.Routing),
+		SeqNo: doc.Version.SeqNo, PrimaryTerm: doc.Version.PrimaryTerm}, nil
 }
 
 // ShardRefresh refreshes a shard.

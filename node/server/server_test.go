@@ -2,17 +2,20 @@ package server_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/sluice-search/sluice/node"
@@ -523,4 +526,153 @@ func TestBulkPartialUpdate(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestBulkIfSeqNo: items with if_seq_no / if_primary_term apply only to
+// the version they name; a mismatch fails the item with ABORTED and the
+// document's current version, and ShardGet reports versions.
+func TestBulkIfSeqNo(t *testing.T) {
+	ctx := context.Background()
+	price := mapping.NewField(document.Long)
+	price.Index = false
+	f := startBooks(t, map[string]mapping.Field{"price": price, "n": mapping.NewField(document.Long)})
+	first := f.bulk(t, []*sluicev1.BulkItem{{Action: sluicev1.BulkAction_BULK_ACTION_INDEX, Id: "a", Source: []byte(`{"n":1,"price":10}`)}},
+		sluicev1.RefreshPolicy_REFRESH_POLICY_NONE)[0]
+	if first.Error != nil || first.PrimaryTerm < 1 {
+		t.Fatalf("index: %v", first)
+	}
+	cur := [2]int64{first.SeqNo, first.PrimaryTerm} // the model's version of "a"
+	if_ := func(a sluicev1.BulkAction, src string, seq int64) *sluicev1.BulkItem {
+		return &sluicev1.BulkItem{Action: a, Id: "a", Source: []byte(src), IfSeqNo: &seq, IfPrimaryTerm: &cur[1]}
+	}
+	const (
+		index   = sluicev1.BulkAction_BULK_ACTION_INDEX
+		update  = sluicev1.BulkAction_BULK_ACTION_UPDATE
+		inPlace = sluicev1.BulkAction_BULK_ACTION_UPDATE_DOC_VALUES
+		del     = sluicev1.BulkAction_BULK_ACTION_DELETE
+	)
+	tests := []struct {
+		name   string
+		item   func() *sluicev1.BulkItem
+		ok     bool
+		source string // of "a" afterwards ("": none)
+	}{
+		{"index, stale", func() *sluicev1.BulkItem { return if_(index, `{"n":2}`, cur[0]-1) }, false, `{"n":1,"price":10}`},
+		{"index", func() *sluicev1.BulkItem { return if_(index, `{"n":2,"price":10}`, cur[0]) }, true, `{"n":2,"price":10}`},
+		{"update, stale", func() *sluicev1.BulkItem { return if_(update, `{"n":3}`, cur[0]-1) }, false, `{"n":2,"price":10}`},
+		{"update", func() *sluicev1.BulkItem { return if_(update, `{"n":3}`, cur[0]) }, true, `{"n":3,"price":10}`},
+		{"in place, stale", func() *sluicev1.BulkItem { return if_(inPlace, `{"price":11}`, cur[0]-1) }, false, `{"n":3,"price":10}`},
+		{"in place", func() *sluicev1.BulkItem { return if_(inPlace, `{"price":11}`, cur[0]) }, true, `{"n":3,"price":10}`},
+		{"update after in place, stale", func() *sluicev1.BulkItem { return if_(update, `{"n":4}`, cur[0]-1) }, false, `{"n":3,"price":10}`},
+		{"update after in place", func() *sluicev1.BulkItem { return if_(update, `{"n":4}`, cur[0]) }, true, `{"n":4,"price":11}`},
+		{"other term", func() *sluicev1.BulkItem {
+			it := if_(del, "", cur[0])
+			it.IfPrimaryTerm = proto.Int64(cur[1] + 1)
+			return it
+		}, false, `{"n":4,"price":11}`},
+		{"delete", func() *sluicev1.BulkItem { return if_(del, "", cur[0]) }, true, ""},
+		{"index of a deleted doc", func() *sluicev1.BulkItem { return if_(index, `{"n":5}`, cur[0]) }, false, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := f.bulk(t, []*sluicev1.BulkItem{tt.item()}, sluicev1.RefreshPolicy_REFRESH_POLICY_NONE)[0]
+			switch {
+			case tt.ok && r.Error != nil:
+				t.Fatalf("refused: %v", r.Error)
+			case tt.ok:
+				if r.SeqNo <= cur[0] || r.PrimaryTerm != cur[1] {
+					t.Fatalf("new version %d/%d after %v", r.SeqNo, r.PrimaryTerm, cur)
+				}
+				cur[0] = r.SeqNo
+			case codes.Code(r.GetError().GetCode()) != codes.Aborted:
+				t.Fatalf("got %v (%v), want ABORTED", r.Status, r.GetError())
+			case tt.source != "" && (r.SeqNo != cur[0] || r.PrimaryTerm != cur[1]):
+				t.Fatalf("conflict reports %d/%d, current is %v", r.SeqNo, r.PrimaryTerm, cur)
+			case tt.source == "" && (r.SeqNo != 0 || r.PrimaryTerm != 0):
+				t.Fatalf("conflict on a missing doc reports %d/%d", r.SeqNo, r.PrimaryTerm)
+			}
+			got, err := f.client.ShardGet(ctx, &nodev1.ShardGetRequest{Shard: sid, Id: "a", Refresh: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Found != (tt.source != "") || string(got.Source) != tt.source {
+				t.Fatalf("after: found=%v %s, want %s", got.Found, got.Source, tt.source)
+			}
+			if got.Found && (got.SeqNo != cur[0] || got.PrimaryTerm != cur[1]) {
+				t.Fatalf("get reports %d/%d, want %v", got.SeqNo, got.PrimaryTerm, cur)
+			}
+		})
+	}
+}
+
+// TestPartialUpdateRace: an index of the id landing between a partial
+// update's read and its write is never overwritten with the stale merge.
+// One writer re-indexes {"n": i} for rising i; others partial-update
+// "price" with retry_on_conflict. Without the conditional write an update
+// that read n=i could write it back over n=i+1, so the last re-index
+// would not survive.
+func TestPartialUpdateRace(t *testing.T) {
+	ctx := context.Background()
+	f := startBooks(t, map[string]mapping.Field{"price": mapping.NewField(document.Long), "n": mapping.NewField(document.Long)})
+	const rounds = 200
+	one := func(it *sluicev1.BulkItem) error {
+		resp, err := f.client.ShardBulk(ctx, &nodev1.ShardBulkRequest{Shard: sid, Index: "books", Items: []*sluicev1.BulkItem{it}})
+		if err != nil {
+			return err
+		}
+		// Out of retries (ABORTED) is allowed: it wrote nothing.
+		if e := resp.Items[0].GetError(); e != nil && codes.Code(e.GetCode()) != codes.Aborted {
+			return fmt.Errorf("%v: %v", it.Action, e)
+		}
+		return nil
+	}
+	for round := range 3 {
+		var wg sync.WaitGroup
+		errs := make(chan error, 3)
+		wg.Go(func() {
+			for i := range rounds {
+				if err := one(&sluicev1.BulkItem{Action: sluicev1.BulkAction_BULK_ACTION_INDEX, Id: "a", Source: fmt.Appendf(nil, `{"n":%d}`, round*rounds+i)}); err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+		for range 2 {
+			wg.Go(func() {
+				for i := range rounds {
+					if err := one(&sluicev1.BulkItem{Action: sluicev1.BulkAction_BULK_ACTION_UPDATE, Id: "a", Source: fmt.Appendf(nil, `{"price":%d}`, i),
+						DocAsUpsert: true, RetryOnConflict: 100}); err != nil {
+						errs <- err
+						return
+					}
+				}
+			})
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Fatal(err)
+		}
+		got, err := f.client.ShardGet(ctx, &nodev1.ShardGetRequest{Shard: sid, Id: "a", Refresh: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var doc struct{ N int }
+		if err := json.Unmarshal(got.Source, &doc); err != nil || doc.N != round*rounds+rounds-1 {
+			t.Fatalf("round %d: after the last re-index {n:%d} the doc is %s: a stale update overwrote it", round, round*rounds+rounds-1, got.Source)
+		}
+	}
+}
+
+// startBooks starts a node with the shard sid of index "books", mapped
+// strictly with fields, refreshed only when asked.
+func startBooks(t *testing.T, fields map[string]mapping.Field) *fixture {
+	t.Helper()
+	n := nodetest.Start(t, nil, node.Config{})
+	m, err := mapping.New(mapping.DynamicStrict, fields)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n.Open(t, shard.Meta{ID: shard.ID{IndexUUID: sid.IndexUuid}, Index: "books", RefreshInterval: -1, Mapping: m})
+	return &fixture{host: n.Shards(), client: nodev1.NewNodeClient(n.Conn)}
 }

@@ -41,34 +41,46 @@ func (s *Shard) NewBatch() *Batch {
 // Index is Shard.IndexDoc, durable at Sync: source under id, with a custom
 // routing value (nil: routed by id) the engine stores with it.
 func (b *Batch) Index(ctx context.Context, id, routing, source []byte, createOnly bool) (engine.Result, error) {
+	return b.index(ctx, id, routing, source, createOnly, nil)
+}
+
+// IndexIf is Index (not create-only), conditional on the id's version
+// when cond is set (engine.IndexIf).
+func (b *Batch) IndexIf(ctx context.Context, id, routing, source []byte, cond *engine.DocVersion) (engine.Result, error) {
+	return b.index(ctx, id, routing, source, false, cond)
+}
+
+func (b *Batch) index(ctx context.Context, id, routing, source []byte, createOnly bool, cond *engine.DocVersion) (engine.Result, error) {
 	if b.err != nil {
 		return engine.Result{}, b.err
 	}
-	res, err := b.s.indexVia(ctx, b.b, id, routing, source, createOnly)
+	res, err := b.s.indexVia(ctx, b.b, id, routing, source, createOnly, cond)
 	if err == nil {
 		b.logged(translog.Op{Type: translog.OpIndex, ID: id, Routing: routing, Source: source}, res)
 	}
 	return res, err
 }
 
-// Delete is Shard.DeleteDoc, durable at Sync.
-func (b *Batch) Delete(ctx context.Context, id []byte) (engine.Result, error) {
+// Delete is Shard.DeleteDoc, durable at Sync; conditional on the id's
+// version when cond is set.
+func (b *Batch) Delete(ctx context.Context, id []byte, cond *engine.DocVersion) (engine.Result, error) {
 	if b.err != nil {
 		return engine.Result{}, b.err
 	}
-	res, err := b.b.Delete(ctx, id)
+	res, err := b.b.DeleteIf(ctx, id, cond)
 	if err == nil {
 		b.logged(translog.Op{Type: translog.OpDelete, ID: id}, res)
 	}
 	return res, err
 }
 
-// UpdateDocValues is Engine.UpdateDocValues, durable at Sync.
-func (b *Batch) UpdateDocValues(ctx context.Context, id, fields []byte) (engine.Result, error) {
+// UpdateDocValues is Engine.UpdateDocValuesIf, durable at Sync:
+// conditional on the id's version when cond is set.
+func (b *Batch) UpdateDocValues(ctx context.Context, id, fields []byte, cond *engine.DocVersion) (engine.Result, error) {
 	if b.err != nil {
 		return engine.Result{}, b.err
 	}
-	res, err := b.b.UpdateDocValues(ctx, id, fields)
+	res, err := b.b.UpdateDocValuesIf(ctx, id, fields, cond)
 	if err == nil {
 		b.logged(translog.Op{Type: translog.OpUpdateDocValues, ID: id, Source: fields}, res)
 	}
@@ -138,6 +150,15 @@ type Op struct {
 	// doc_as_upsert).
 	Upsert      []byte
 	DocAsUpsert bool
+	// If makes the op conditional on the id's live document having this
+	// version (Elasticsearch's if_seq_no / if_primary_term): otherwise it
+	// fails with an *engine.VersionConflictError. Not for OpCreate.
+	If *engine.DocVersion
+	// RetryOnConflict (OpUpdate without If): how many times to re-read
+	// and re-merge when another write of the id lands between the read
+	// and the write (Elasticsearch's retry_on_conflict; 0: fail with the
+	// conflict).
+	RetryOnConflict int
 }
 
 // OpResult is the outcome of one Op: the engine's result, or the error
@@ -233,16 +254,19 @@ func applyOp(ctx context.Context, b *Batch, op Op) (engine.Result, error) {
 	if len(op.ID) == 0 {
 		return engine.Result{}, fmt.Errorf("%w: operation has no id", ErrInvalid)
 	}
+	if op.If != nil && op.Kind == OpCreate {
+		return engine.Result{}, fmt.Errorf("%w: create of %q cannot be conditional on a version (use index)", ErrInvalid, op.ID)
+	}
 	switch op.Kind {
 	case OpIndex, OpCreate:
 		if len(op.Source) == 0 {
 			return engine.Result{}, fmt.Errorf("%w: %v of %q has no source", ErrInvalid, op.Kind, op.ID)
 		}
-		return b.Index(ctx, op.ID, op.Routing, op.Source, op.Kind == OpCreate)
+		return b.index(ctx, op.ID, op.Routing, op.Source, op.Kind == OpCreate, op.If)
 	case OpDelete:
-		return b.Delete(ctx, op.ID)
+		return b.Delete(ctx, op.ID, op.If)
 	case OpUpdateDocValues:
-		return b.UpdateDocValues(ctx, op.ID, op.Source)
+		return b.UpdateDocValues(ctx, op.ID, op.Source, op.If)
 	}
 	return engine.Result{}, fmt.Errorf("%w: unknown operation %d", ErrInvalid, op.Kind)
 }

@@ -48,8 +48,11 @@
 // the current values of fields updated in place, a merge of the partial
 // document (package node/engine/source, as Elasticsearch merges), and a
 // re-index — or the upsert when the id has none; a merge that changes
-// nothing writes nothing (OpResult.Noop). Partial updates of one id are
-// serialised by a striped lock.
+// nothing writes nothing (OpResult.Noop). The re-index is conditional on
+// the version read (engine.IndexIf), retried Op.RetryOnConflict times, so
+// a write of the id landing in between is never overwritten. Partial
+// updates of one id are serialised by a striped lock. Op.If makes any op
+// but a create conditional on the id's version (if_seq_no).
 //
 // # Pinned readers
 //

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/sluice-search/sluice/node/engine"
-	"github.com/sluice-search/sluice/node/engine/index"
 	"github.com/sluice-search/sluice/node/engine/translog"
 )
 
@@ -41,13 +40,13 @@ func (s *Shard) Refresh(ctx context.Context) error {
 	return nil
 }
 
-// Get reads a document by id: from the latest reader, or with realtime
-// from the writes not yet refreshed too (a primary's only: on a replica
-// ErrNotPrimary).
-func (s *Shard) Get(ctx context.Context, id []byte, realtime bool) (doc index.StoredDoc, found bool, err error) {
+// Get reads a document by id, with its version: from the latest reader,
+// or with realtime from the writes not yet refreshed too (a primary's
+// only: on a replica ErrNotPrimary).
+func (s *Shard) Get(ctx context.Context, id []byte, realtime bool) (doc engine.Doc, found bool, err error) {
 	if s.rep != nil {
 		if realtime {
-			return index.StoredDoc{}, false, s.notPrimary()
+			return engine.Doc{}, false, s.notPrimary()
 		}
 		return s.rep.GetDocument(id)
 	}

@@ -120,7 +120,7 @@ func newDocMapping(m *mapping.Mapping) *docMapping {
 // ops is where a shard's writes go: the engine itself (each one durable
 // before it returns) or an engine.Bulk (durable at its Sync).
 type ops interface {
-	IndexRouted(ctx context.Context, id, routing, source []byte) (engine.Result, error)
+	IndexIf(ctx context.Context, id, routing, source []byte, cond *engine.DocVersion) (engine.Result, error)
 	CreateRouted(ctx context.Context, id, routing, source []byte) (engine.Result, error)
 	Delete(ctx context.Context, id []byte) (engine.Result, error)
 }
@@ -137,19 +137,20 @@ func (s *Shard) IndexDoc(ctx context.Context, id, source []byte, createOnly bool
 	if s.replicator() != nil {
 		return s.syncOne(ctx, func(b *Batch) (engine.Result, error) { return b.Index(ctx, id, nil, source, createOnly) })
 	}
-	return s.indexVia(ctx, s.eng, id, nil, source, createOnly)
+	return s.indexVia(ctx, s.eng, id, nil, source, createOnly, nil)
 }
 
 // indexVia indexes a document with a custom routing value (nil: routed by
-// id), which the engine stores with it, through ops.
-func (s *Shard) indexVia(ctx context.Context, ops ops, id, routing, source []byte, createOnly bool) (engine.Result, error) {
+// id), which the engine stores with it, through ops; conditional on the
+// id's version when cond is set (engine.IndexIf).
+func (s *Shard) indexVia(ctx context.Context, ops ops, id, routing, source []byte, createOnly bool, cond *engine.DocVersion) (engine.Result, error) {
 	for range maxMappingRetries {
 		var res engine.Result
 		var err error
 		if createOnly {
 			res, err = ops.CreateRouted(ctx, id, routing, source)
 		} else {
-			res, err = ops.IndexRouted(ctx, id, routing, source)
+			res, err = ops.IndexIf(ctx, id, routing, source, cond)
 		}
 		if errors.Is(err, engine.ErrDocumentExists) {
 			return res, fmt.Errorf("[%s]: %w", id, ErrConflict)
@@ -171,7 +172,7 @@ func (s *Shard) DeleteDoc(ctx context.Context, id []byte) (engine.Result, error)
 		return engine.Result{}, s.notPrimary()
 	}
 	if s.replicator() != nil {
-		return s.syncOne(ctx, func(b *Batch) (engine.Result, error) { return b.Delete(ctx, id) })
+		return s.syncOne(ctx, func(b *Batch) (engine.Result, error) { return b.Delete(ctx, id, nil) })
 	}
 	return s.eng.Delete(ctx, id)
 }

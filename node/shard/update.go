@@ -2,6 +2,7 @@ package shard
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"hash/maphash"
 
@@ -22,28 +23,43 @@ const updateStripes = 64
 // live document: op.Upsert — or op.Source with DocAsUpsert — is created,
 // else engine.ErrDocumentMissing.
 //
-// Partial updates of one id are serialised (a lock per id stripe), so two
-// of them never lose one another's change. An index or delete of the id
-// from another request may still land between the read and the write;
-// the later write wins, as between any two writes of one id (there is no
-// per-document sequence number to make the write conditional on; see
-// docs/updates.md). A create that finds the id taken fails with
-// ErrConflict.
+// The write is conditional on the version the read saw (engine.IndexIf),
+// so an index, delete or in-place update of the id from another request
+// landing between the read and the write is never overwritten: the update
+// re-reads and re-merges up to op.RetryOnConflict times, then fails with
+// the *engine.VersionConflictError (Elasticsearch's retry_on_conflict,
+// default 0). With op.If the document read must have that version, and
+// nothing is retried. Partial updates of one id are also serialised (a
+// lock per id stripe), so two of them on one primary do not spin on each
+// other. A create that finds the id taken fails with ErrConflict.
 func (b *Batch) Update(ctx context.Context, op Op) OpResult {
-	fail := func(err error) OpResult { return OpResult{Err: err} }
 	if len(op.ID) == 0 {
-		return fail(fmt.Errorf("%w: operation has no id", ErrInvalid))
+		return OpResult{Err: fmt.Errorf("%w: operation has no id", ErrInvalid)}
 	}
 	if len(op.Source) == 0 {
-		return fail(fmt.Errorf("%w: update of %q has no partial document", ErrInvalid, op.ID))
+		return OpResult{Err: fmt.Errorf("%w: update of %q has no partial document", ErrInvalid, op.ID)}
 	}
 	s := b.s
 	mu := &s.updateLocks[maphash.Bytes(s.bulkSeed, op.ID)%updateStripes]
 	mu.Lock()
 	defer mu.Unlock()
-	doc, found, err := s.eng.GetDocument(ctx, op.ID, engine.GetOptions{Realtime: true, CurrentValues: true})
+	for retries := 0; ; retries++ {
+		r := b.updateOnce(ctx, op)
+		if op.If != nil || retries >= op.RetryOnConflict || !errors.Is(r.Err, engine.ErrVersionConflict) {
+			return r
+		}
+	}
+}
+
+// updateOnce is one read, merge and conditional write of Update.
+func (b *Batch) updateOnce(ctx context.Context, op Op) OpResult {
+	fail := func(err error) OpResult { return OpResult{Err: err} }
+	doc, found, err := b.s.eng.GetDocument(ctx, op.ID, engine.GetOptions{Realtime: true, CurrentValues: true})
 	if err != nil {
 		return fail(err)
+	}
+	if op.If != nil && (!found || doc.Version != *op.If) {
+		return fail(&engine.VersionConflictError{ID: string(op.ID), Want: *op.If, Found: found, Current: doc.Version})
 	}
 	if !found {
 		upsert := op.Upsert
@@ -61,8 +77,8 @@ func (b *Batch) Update(ctx context.Context, op Op) OpResult {
 		return fail(fmt.Errorf("%w: update of %q: %w", ErrInvalid, op.ID, err))
 	}
 	if !changed {
-		return OpResult{Noop: true, Result: engine.Result{Found: true}}
+		return OpResult{Noop: true, Result: engine.Result{SeqNo: doc.Version.SeqNo, Term: doc.Version.PrimaryTerm, Found: true}}
 	}
-	res, err := b.Index(ctx, op.ID, doc.Routing, merged, false)
+	res, err := b.IndexIf(ctx, op.ID, doc.Routing, merged, &doc.Version)
 	return OpResult{Result: res, Err: err}
 }

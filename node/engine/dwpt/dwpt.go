@@ -97,6 +97,8 @@ type DWPT struct {
 
 	newFields []string // scratch for validation
 
+	seqNo, term *perField // the _seq_no and _primary_term columns, once set
+
 	infosOnce sync.Once
 	infos     *index.FieldInfos
 }
@@ -164,7 +166,7 @@ func (d *DWPT) validate(doc *document.Document) error {
 	d.newFields = d.newFields[:0]
 	for i := range doc.Fields {
 		fl := &doc.Fields[i]
-		if fl.Name == "" || fl.Name == index.IDField || fl.Name == SourceField {
+		if fl.Name == "" || index.Reserved(fl.Name) {
 			return fmt.Errorf("%w: field name %q is reserved or empty", ErrInvalidDocument, fl.Name)
 		}
 		if fl.Type < document.Text || fl.Type > document.Boolean {
@@ -334,12 +336,29 @@ func writeDocCode(p *bytePool, addr, delta, freq int32) int32 {
 	return p.writeVInt(addr, uint32(freq))
 }
 
+// SetSeqNo records doc's sequence number and primary term in the reserved
+// _seq_no and _primary_term columns (index.SeqNoField). The writer calls
+// it once the doc is sequenced, which happens after inversion and in
+// doc order, so each call appends to the columns.
+func (d *DWPT) SetSeqNo(doc int, seq, term int64) {
+	if d.seqNo == nil {
+		d.seqNo = d.field(index.SeqNoField, document.Long, false)
+		d.term = d.field(index.PrimaryTermField, document.Long, false)
+	}
+	d.seqNo.setNumericOne(int32(doc), seq)
+	d.term.setNumericOne(int32(doc), term)
+}
+
 // setNumeric keeps the minimum of a multi-valued field (index.DocValuesNumeric).
 func (f *perField) setNumeric(doc int32, vals []int64) {
 	v := vals[0]
 	for _, x := range vals[1:] {
 		v = min(v, x)
 	}
+	f.setNumericOne(doc, v)
+}
+
+func (f *perField) setNumericOne(doc int32, v int64) {
 	f.numeric = extend(f.numeric, int(doc))
 	f.numeric = append(f.numeric, v)
 	w := int(doc) >> 6
@@ -473,6 +492,7 @@ func (d *DWPT) Release() {
 	d.stored.release()
 	d.fields = nil
 	d.byName = nil
+	d.seqNo, d.term = nil, nil
 	d.chunks = nil
 }
 

@@ -36,6 +36,26 @@ const (
 // so that an id lookup is one term-dictionary seek per segment.
 const IDField = "_id"
 
+// SeqNoField and PrimaryTermField are the columns (numeric doc values, no
+// terms) holding each document's sequence number and the primary term
+// that wrote it, as Elasticsearch keeps _seq_no and _primary_term: what a
+// conditional write (if_seq_no / if_primary_term) compares with once the
+// document has left the version map. The writer sets them when it
+// sequences the document; an in-place update sets them too.
+const (
+	SeqNoField       = "_seq_no"
+	PrimaryTermField = "_primary_term"
+)
+
+// Reserved reports whether name is a metadata field no mapping may use.
+func Reserved(name string) bool {
+	switch name {
+	case IDField, SeqNoField, PrimaryTermField, "_source":
+		return true
+	}
+	return false
+}
+
 // FieldInfo describes one field of a segment.
 type FieldInfo struct {
 	Name         string

@@ -239,7 +239,7 @@ func validName(name string) error {
 	switch {
 	case name == "":
 		return fieldErr(ErrInvalidMapping, name, "field name cannot be empty")
-	case name == "_id" || name == "_source":
+	case name == "_id" || name == "_source" || name == "_seq_no" || name == "_primary_term":
 		return fieldErr(ErrInvalidMapping, name, "[%s] is a metadata field and cannot be mapped", name)
 	case name[0] == '.' || name[len(name)-1] == '.' || strings.Contains(name, ".."):
 		return fieldErr(ErrInvalidMapping, name, "field name cannot contain an empty path segment")

@@ -148,6 +148,7 @@ func TestParseDocumentErrors(t *testing.T) {
 		{"empty source", ``, "", "must be a JSON object", ErrDocument},
 		{"control char", "{\"title\": \"a\tb\"}", "title", "control character", ErrDocument},
 		{"metadata field", `{"_id": "x"}`, "_id", "metadata field", ErrDocument},
+		{"_seq_no", `{"_seq_no": 1}`, "_seq_no", "metadata field", ErrDocument},
 		{"empty key", `{"": 1}`, "", "cannot be empty", ErrDocument},
 		{"immense keyword", `{"tag": "` + strings.Repeat("x", MaxTermLength+1) + `"}`, "tag", "more than", ErrDocument},
 		{"deep nesting", `{"title": ` + strings.Repeat("[", 300) + strings.Repeat("]", 300) + `}`, "title", "nested too deeply", ErrDocument},

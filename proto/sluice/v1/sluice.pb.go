@@ -222,7 +222,8 @@ const (
 	BulkItemStatus_BULK_ITEM_STATUS_NOT_FOUND BulkItemStatus = 4
 	// The item failed; see error. Other items are unaffected.
 	BulkItemStatus_BULK_ITEM_STATUS_ERROR BulkItemStatus = 5
-	// UPDATE whose merge changed nothing: nothing was written (seq_no unset).
+	// UPDATE whose merge changed nothing: nothing was written (seq_no and primary_term are the
+	// document's, unchanged).
 	BulkItemStatus_BULK_ITEM_STATUS_NOOP BulkItemStatus = 6
 )
 
@@ -1675,9 +1676,20 @@ type BulkItem struct {
 	// UPDATE only: the document to create when the id has none (a JSON object).
 	Upsert []byte `protobuf:"bytes,6,opt,name=upsert,proto3" json:"upsert,omitempty"`
 	// UPDATE only: create source as the document when the id has none; upsert is then ignored.
-	DocAsUpsert   bool `protobuf:"varint,7,opt,name=doc_as_upsert,json=docAsUpsert,proto3" json:"doc_as_upsert,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	DocAsUpsert bool `protobuf:"varint,7,opt,name=doc_as_upsert,json=docAsUpsert,proto3" json:"doc_as_upsert,omitempty"`
+	// INDEX, DELETE, UPDATE, UPDATE_DOC_VALUES: apply only if the document's latest operation has
+	// this sequence number and if_primary_term (Elasticsearch's optimistic concurrency; set both or
+	// neither; not for CREATE). A mismatch, or no document, fails the item with code ABORTED and
+	// the document's current seq_no and primary_term in the result.
+	IfSeqNo *int64 `protobuf:"varint,8,opt,name=if_seq_no,json=ifSeqNo,proto3,oneof" json:"if_seq_no,omitempty"`
+	// The primary term to compare with, with if_seq_no.
+	IfPrimaryTerm *int64 `protobuf:"varint,9,opt,name=if_primary_term,json=ifPrimaryTerm,proto3,oneof" json:"if_primary_term,omitempty"`
+	// UPDATE without if_seq_no: how many times to re-read and re-merge when another write of the
+	// document lands between the update's read and its write (Elasticsearch's retry_on_conflict;
+	// default 0: the item fails with ABORTED). At most 100.
+	RetryOnConflict int32 `protobuf:"varint,10,opt,name=retry_on_conflict,json=retryOnConflict,proto3" json:"retry_on_conflict,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *BulkItem) Reset() {
@@ -1757,6 +1769,27 @@ func (x *BulkItem) GetDocAsUpsert() bool {
 		return x.DocAsUpsert
 	}
 	return false
+}
+
+func (x *BulkItem) GetIfSeqNo() int64 {
+	if x != nil && x.IfSeqNo != nil {
+		return *x.IfSeqNo
+	}
+	return 0
+}
+
+func (x *BulkItem) GetIfPrimaryTerm() int64 {
+	if x != nil && x.IfPrimaryTerm != nil {
+		return *x.IfPrimaryTerm
+	}
+	return 0
+}
+
+func (x *BulkItem) GetRetryOnConflict() int32 {
+	if x != nil {
+		return x.RetryOnConflict
+	}
+	return 0
 }
 
 // BulkRequest is a batch of operations.
@@ -1848,8 +1881,13 @@ type BulkItemResult struct {
 	// The shard written.
 	Shard int32 `protobuf:"varint,6,opt,name=shard,proto3" json:"shard,omitempty"`
 	// Why the item failed, with status ERROR. Code RESOURCE_EXHAUSTED means it was not applied
-	// because of overload and should be retried after backoff.
-	Error         *ErrorDetail `protobuf:"bytes,7,opt,name=error,proto3" json:"error,omitempty"`
+	// because of overload and should be retried after backoff. Code ABORTED is a version conflict
+	// (if_seq_no, or an UPDATE raced by another write): seq_no and primary_term are then the
+	// document's current ones (both 0 when no document exists).
+	Error *ErrorDetail `protobuf:"bytes,7,opt,name=error,proto3" json:"error,omitempty"`
+	// The primary term the operation was written in; with seq_no, the document's new version, to
+	// pass as if_seq_no / if_primary_term.
+	PrimaryTerm   int64 `protobuf:"varint,8,opt,name=primary_term,json=primaryTerm,proto3" json:"primary_term,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1931,6 +1969,13 @@ func (x *BulkItemResult) GetError() *ErrorDetail {
 		return x.Error
 	}
 	return nil
+}
+
+func (x *BulkItemResult) GetPrimaryTerm() int64 {
+	if x != nil {
+		return x.PrimaryTerm
+	}
+	return 0
 }
 
 // BulkResponse carries one result per item.
@@ -2321,7 +2366,12 @@ type GetResponse struct {
 	// The document's original JSON.
 	Source []byte `protobuf:"bytes,4,opt,name=source,proto3" json:"source,omitempty"`
 	// The routing value the document was indexed with (_routing); empty when it was routed by its id.
-	Routing       string `protobuf:"bytes,5,opt,name=routing,proto3" json:"routing,omitempty"`
+	Routing string `protobuf:"bytes,5,opt,name=routing,proto3" json:"routing,omitempty"`
+	// The sequence number of the document's latest operation (_seq_no); -2 for a document written
+	// before versions were stored.
+	SeqNo int64 `protobuf:"varint,6,opt,name=seq_no,json=seqNo,proto3" json:"seq_no,omitempty"`
+	// The primary term of that operation (_primary_term).
+	PrimaryTerm   int64 `protobuf:"varint,7,opt,name=primary_term,json=primaryTerm,proto3" json:"primary_term,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2389,6 +2439,20 @@ func (x *GetResponse) GetRouting() string {
 		return x.Routing
 	}
 	return ""
+}
+
+func (x *GetResponse) GetSeqNo() int64 {
+	if x != nil {
+		return x.SeqNo
+	}
+	return 0
+}
+
+func (x *GetResponse) GetPrimaryTerm() int64 {
+	if x != nil {
+		return x.PrimaryTerm
+	}
+	return 0
 }
 
 // PointInTime refers to an open point-in-time.
@@ -5898,7 +5962,7 @@ const file_sluice_v1_sluice_proto_rawDesc = "" +
 	"\vwrite_index\x18\x03 \x01(\tR\n" +
 	"writeIndex\"E\n" +
 	"\x13ListAliasesResponse\x12.\n" +
-	"\aaliases\x18\x01 \x03(\v2\x14.sluice.v1.AliasInfoR\aaliases\"\xcd\x01\n" +
+	"\aaliases\x18\x01 \x03(\v2\x14.sluice.v1.AliasInfoR\aaliases\"\xe9\x02\n" +
 	"\bBulkItem\x12-\n" +
 	"\x06action\x18\x01 \x01(\x0e2\x15.sluice.v1.BulkActionR\x06action\x12\x14\n" +
 	"\x05index\x18\x02 \x01(\tR\x05index\x12\x0e\n" +
@@ -5906,12 +5970,19 @@ const file_sluice_v1_sluice_proto_rawDesc = "" +
 	"\x06source\x18\x04 \x01(\fR\x06source\x12\x18\n" +
 	"\arouting\x18\x05 \x01(\tR\arouting\x12\x16\n" +
 	"\x06upsert\x18\x06 \x01(\fR\x06upsert\x12\"\n" +
-	"\rdoc_as_upsert\x18\a \x01(\bR\vdocAsUpsert\"\xb7\x01\n" +
+	"\rdoc_as_upsert\x18\a \x01(\bR\vdocAsUpsert\x12\x1f\n" +
+	"\tif_seq_no\x18\b \x01(\x03H\x00R\aifSeqNo\x88\x01\x01\x12+\n" +
+	"\x0fif_primary_term\x18\t \x01(\x03H\x01R\rifPrimaryTerm\x88\x01\x01\x12*\n" +
+	"\x11retry_on_conflict\x18\n" +
+	" \x01(\x05R\x0fretryOnConflictB\f\n" +
+	"\n" +
+	"_if_seq_noB\x12\n" +
+	"\x10_if_primary_term\"\xb7\x01\n" +
 	"\vBulkRequest\x12\x14\n" +
 	"\x05index\x18\x01 \x01(\tR\x05index\x12)\n" +
 	"\x05items\x18\x02 \x03(\v2\x13.sluice.v1.BulkItemR\x05items\x122\n" +
 	"\arefresh\x18\x03 \x01(\x0e2\x18.sluice.v1.RefreshPolicyR\arefresh\x123\n" +
-	"\atimeout\x18\x04 \x01(\v2\x19.google.protobuf.DurationR\atimeout\"\xf3\x01\n" +
+	"\atimeout\x18\x04 \x01(\v2\x19.google.protobuf.DurationR\atimeout\"\x96\x02\n" +
 	"\x0eBulkItemResult\x12-\n" +
 	"\x06action\x18\x01 \x01(\x0e2\x15.sluice.v1.BulkActionR\x06action\x12\x14\n" +
 	"\x05index\x18\x02 \x01(\tR\x05index\x12\x0e\n" +
@@ -5919,7 +5990,8 @@ const file_sluice_v1_sluice_proto_rawDesc = "" +
 	"\x06status\x18\x04 \x01(\x0e2\x19.sluice.v1.BulkItemStatusR\x06status\x12\x15\n" +
 	"\x06seq_no\x18\x05 \x01(\x03R\x05seqNo\x12\x14\n" +
 	"\x05shard\x18\x06 \x01(\x05R\x05shard\x12,\n" +
-	"\x05error\x18\a \x01(\v2\x16.sluice.v1.ErrorDetailR\x05error\"\x86\x01\n" +
+	"\x05error\x18\a \x01(\v2\x16.sluice.v1.ErrorDetailR\x05error\x12!\n" +
+	"\fprimary_term\x18\b \x01(\x03R\vprimaryTerm\"\x86\x01\n" +
 	"\fBulkResponse\x12/\n" +
 	"\x05items\x18\x01 \x03(\v2\x19.sluice.v1.BulkItemResultR\x05items\x12\x16\n" +
 	"\x06errors\x18\x02 \x01(\bR\x06errors\x12-\n" +
@@ -5946,13 +6018,15 @@ const file_sluice_v1_sluice_proto_rawDesc = "" +
 	"\x05index\x18\x01 \x01(\tR\x05index\x12\x0e\n" +
 	"\x02id\x18\x02 \x01(\tR\x02id\x12\x18\n" +
 	"\arouting\x18\x03 \x01(\tR\arouting\x12\x18\n" +
-	"\arefresh\x18\x04 \x01(\bR\arefresh\"{\n" +
+	"\arefresh\x18\x04 \x01(\bR\arefresh\"\xb5\x01\n" +
 	"\vGetResponse\x12\x14\n" +
 	"\x05found\x18\x01 \x01(\bR\x05found\x12\x14\n" +
 	"\x05index\x18\x02 \x01(\tR\x05index\x12\x0e\n" +
 	"\x02id\x18\x03 \x01(\tR\x02id\x12\x16\n" +
 	"\x06source\x18\x04 \x01(\fR\x06source\x12\x18\n" +
-	"\arouting\x18\x05 \x01(\tR\arouting\"W\n" +
+	"\arouting\x18\x05 \x01(\tR\arouting\x12\x15\n" +
+	"\x06seq_no\x18\x06 \x01(\x03R\x05seqNo\x12!\n" +
+	"\fprimary_term\x18\a \x01(\x03R\vprimaryTerm\"W\n" +
 	"\vPointInTime\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x128\n" +
 	"\n" +
@@ -6595,6 +6669,7 @@ func file_sluice_v1_sluice_proto_init() {
 	}
 	file_sluice_v1_query_proto_init()
 	file_sluice_v1_types_proto_init()
+	file_sluice_v1_sluice_proto_msgTypes[18].OneofWrappers = []any{}
 	file_sluice_v1_sluice_proto_msgTypes[28].OneofWrappers = []any{}
 	file_sluice_v1_sluice_proto_msgTypes[37].OneofWrappers = []any{}
 	file_sluice_v1_sluice_proto_msgTypes[69].OneofWrappers = []any{}

@@ -274,7 +274,11 @@ type ShardGetResponse struct {
 	// Its original JSON.
 	Source []byte `protobuf:"bytes,2,opt,name=source,proto3" json:"source,omitempty"`
 	// The routing value the document was indexed with (_routing); empty when it was routed by its id.
-	Routing       string `protobuf:"bytes,3,opt,name=routing,proto3" json:"routing,omitempty"`
+	Routing string `protobuf:"bytes,3,opt,name=routing,proto3" json:"routing,omitempty"`
+	// The sequence number of its latest operation.
+	SeqNo int64 `protobuf:"varint,4,opt,name=seq_no,json=seqNo,proto3" json:"seq_no,omitempty"`
+	// The primary term of its latest operation.
+	PrimaryTerm   int64 `protobuf:"varint,5,opt,name=primary_term,json=primaryTerm,proto3" json:"primary_term,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -328,6 +332,20 @@ func (x *ShardGetResponse) GetRouting() string {
 		return x.Routing
 	}
 	return ""
+}
+
+func (x *ShardGetResponse) GetSeqNo() int64 {
+	if x != nil {
+		return x.SeqNo
+	}
+	return 0
+}
+
+func (x *ShardGetResponse) GetPrimaryTerm() int64 {
+	if x != nil {
+		return x.PrimaryTerm
+	}
+	return 0
 }
 
 // ShardSearchRequest is the query phase on one shard.
@@ -1586,11 +1604,13 @@ const file_sluice_node_v1_node_proto_rawDesc = "" +
 	"\x0fShardGetRequest\x12-\n" +
 	"\x05shard\x18\x01 \x01(\v2\x17.sluice.node.v1.ShardIDR\x05shard\x12\x0e\n" +
 	"\x02id\x18\x02 \x01(\tR\x02id\x12\x18\n" +
-	"\arefresh\x18\x03 \x01(\bR\arefresh\"Z\n" +
+	"\arefresh\x18\x03 \x01(\bR\arefresh\"\x94\x01\n" +
 	"\x10ShardGetResponse\x12\x14\n" +
 	"\x05found\x18\x01 \x01(\bR\x05found\x12\x16\n" +
 	"\x06source\x18\x02 \x01(\fR\x06source\x12\x18\n" +
-	"\arouting\x18\x03 \x01(\tR\arouting\"\x9a\x03\n" +
+	"\arouting\x18\x03 \x01(\tR\arouting\x12\x15\n" +
+	"\x06seq_no\x18\x04 \x01(\x03R\x05seqNo\x12!\n" +
+	"\fprimary_term\x18\x05 \x01(\x03R\vprimaryTerm\"\x9a\x03\n" +
 	"\x12ShardSearchRequest\x12-\n" +
 	"\x05shard\x18\x01 \x01(\v2\x17.sluice.node.v1.ShardIDR\x05shard\x12&\n" +
 	"\x05query\x18\x02 \x01(\v2\x10.sluice.v1.QueryR\x05query\x12\x12\n" +
