@@ -24,6 +24,8 @@ func newUpdateCmd() *cobra.Command {
 	var qf queryFlags
 	var ids []string
 	var inPlace, wait bool
+	var slices int32
+	var rps float32
 	cmd := &cobra.Command{
 		Use:     "update INDEX FIELD=VALUE... (--id ID... | --query Q)",
 		Short:   "Update fields of documents by id or by query, re-indexing them or in place",
@@ -40,9 +42,13 @@ far cheaper, for numeric fields mapped "index": false, "doc_values": true;
 _source keeps the document as indexed, and search docvalue_fields returns
 the current values.
 
-By query, the matching documents are read from one point-in-time and
-each is updated by its id (a document changed or deleted since is updated
-as it is then, or reported missing).`,
+By query with --in-place, an update-by-query task does the work on the
+data nodes (each shard's matching documents set in place, no round trip
+per document; --slices, --requests-per-second), and the command waits for
+it: a document written or deleted after the task read it is a version
+conflict, counted as failed. A partial update by query reads the matching
+documents from one point-in-time and updates each by its id (a document
+changed or deleted since is updated as it is then, or reported missing).`,
 		Example: `  sluice update books --id b1 --id b2 title="A New Title" tags='["x","y"]'
   sluice update products --in-place --query '{"term": {"brand": "acme"}}' price=12.5`,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -62,7 +68,14 @@ as it is then, or reported missing).`,
 				action = sluicev1.BulkAction_BULK_ACTION_UPDATE_DOC_VALUES
 			}
 			return f.call(cmd, func(ctx context.Context, c *client.Client) error {
-				st, err := runUpdate(ctx, c, args[0], action, fields, ids, q, wait, cmd.ErrOrStderr())
+				var st bulkindexer.Stats
+				var err error
+				if inPlace && len(ids) == 0 {
+					st, err = runUpdateByQuery(ctx, c, &sluicev1.UpdateByQueryRequest{Index: args[0], Query: q, DocValues: fields,
+						Slices: slices, RequestsPerSecond: rps, Conflicts: sluicev1.ConflictPolicy_CONFLICT_POLICY_PROCEED, WaitForCompletion: true})
+				} else {
+					st, err = runUpdate(ctx, c, args[0], action, fields, ids, q, wait, cmd.ErrOrStderr())
+				}
 				if err != nil {
 					return rpcError(err)
 				}
@@ -78,7 +91,9 @@ as it is then, or reported missing).`,
 	qf.register(cmd, "update documents")
 	cmd.Flags().StringArrayVar(&ids, "id", nil, "id of a document to update (repeatable)")
 	cmd.Flags().BoolVar(&inPlace, "in-place", false, "set doc-value-only numeric fields in place instead of re-indexing")
-	cmd.Flags().BoolVar(&wait, "wait", false, "return once the updates are visible to search")
+	cmd.Flags().BoolVar(&wait, "wait", false, "return once the updates are visible to search (always so for --in-place --query)")
+	cmd.Flags().Int32Var(&slices, "slices", 0, "--in-place --query: slices of the task (0: one per shard)")
+	cmd.Flags().Float32Var(&rps, "requests-per-second", 0, "--in-place --query: throttle of the task, documents per second (0: unlimited)")
 	return cmd
 }
 
@@ -152,6 +167,21 @@ func runUpdate(ctx context.Context, c *client.Client, index string, action sluic
 		err = cerr
 	}
 	return ix.Stats(), err
+}
+
+// runUpdateByQuery runs an update-by-query task to its end: documents
+// updated, and version conflicts as failed.
+func runUpdateByQuery(ctx context.Context, c *client.Client, req *sluicev1.UpdateByQueryRequest) (bulkindexer.Stats, error) {
+	resp, err := c.UpdateByQuery(ctx, req)
+	if err != nil {
+		return bulkindexer.Stats{}, err
+	}
+	t := resp.GetTask()
+	if t.GetState() != sluicev1.TaskState_TASK_STATE_SUCCEEDED {
+		return bulkindexer.Stats{}, fmt.Errorf("update-by-query task %s ended %v: %s", t.GetId(), t.GetState(), t.GetError().GetReason())
+	}
+	r := t.GetReindex()
+	return bulkindexer.Stats{Updated: r.GetUpdated(), Failed: r.GetVersionConflicts() + r.GetFailures()}, nil
 }
 
 // updateByQuery calls add with the id and routing of every document q

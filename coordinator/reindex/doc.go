@@ -91,6 +91,14 @@
 // GetTask reports per-slice progress, created/updated/conflicts/failures,
 // docs/s over the last 10 s and the ETA at that rate.
 //
+// # Update by query
+//
+// UpdateByQuery (updatebyquery.go) plans a task of type update_by_query as
+// a LOCAL document reindex of an index into itself whose plan carries the
+// fields to set (ReindexPlan.update_doc_values): the runner runs it like
+// any reindex, its slices set the fields in place on their own shard
+// (node/reindex), and its verification only refreshes the index.
+//
 // # Retention
 //
 // Finished task records stay readable (GetTask, ListTasks) for

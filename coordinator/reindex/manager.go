@@ -203,9 +203,15 @@ func (m *Manager) Reindex(ctx context.Context, req *sluicev1.ReindexRequest) (*s
 	}
 	plan.Colocatable = plan.Colocatable && keepsRouting(req)
 	plan.Slices = planSlices(srcP.Shards, int(req.GetSlices()), req.GetMaxDocs())
+	return m.accept(ctx, req, plan, "reindex", description(req))
+}
+
+// accept stores a planned task PENDING for the task runner and answers
+// with it, or when it has ended with wait_for_completion.
+func (m *Manager) accept(ctx context.Context, req *sluicev1.ReindexRequest, plan *statev1.ReindexPlan, typ, desc string) (*sluicev1.Task, error) {
 	now := timestamppb.New(m.now())
 	rec := &statev1.ReindexTask{Request: req, Plan: plan, RequestsPerSecond: req.GetRequestsPerSecond(),
-		Task: &sluicev1.Task{Id: uuid.NewString(), Type: "reindex", Description: description(req),
+		Task: &sluicev1.Task{Id: uuid.NewString(), Type: typ, Description: desc,
 			State: sluicev1.TaskState_TASK_STATE_PENDING, StartTime: now,
 			Reindex: &sluicev1.ReindexStatus{Mode: plan.Mode, SourceIndex: plan.SourceIndex, DestIndex: plan.DestIndex,
 				RequestsPerSecond: req.GetRequestsPerSecond(), CopyMethod: plan.CopyMethod, CopyMethodReason: plan.CopyMethodReason}}}
@@ -216,7 +222,7 @@ func (m *Manager) Reindex(ctx context.Context, req *sluicev1.ReindexRequest) (*s
 	if err := m.tasks.create(ctx, rec); err != nil {
 		return nil, err
 	}
-	m.log.Info("reindex task accepted", "task", rec.Task.Id, "source", plan.SourceIndex, "dest", plan.DestIndex,
+	m.log.Info(typ+" task accepted", "task", rec.Task.Id, "source", plan.SourceIndex, "dest", plan.DestIndex,
 		"mode", plan.Mode, "copy_method", plan.CopyMethod, "copy_method_reason", plan.CopyMethodReason,
 		"slices", len(plan.Slices), "dest_created", plan.DestCreated)
 	if req.GetWaitForCompletion() {

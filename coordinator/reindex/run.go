@@ -364,7 +364,8 @@ func (r *taskRun) nodeAttempt(ctx context.Context, s *statev1.ReindexPlanSlice) 
 		OpType: r.rec.Request.GetDest().GetOpType(), Cursor: base.Cursor, MaxDocs: s.MaxDocs,
 		ProceedOnConflicts: r.rec.Request.GetConflicts() == sluicev1.ConflictPolicy_CONFLICT_POLICY_PROCEED,
 		Routing:            r.rec.Request.GetDest().GetRouting(),
-		CopyMethod:         plan.GetCopyMethod(), SourceShards: src.Meta.GetSettings().GetNumberOfShards()}
+		CopyMethod:         plan.GetCopyMethod(), SourceShards: src.Meta.GetSettings().GetNumberOfShards(),
+		UpdateDocValues: plan.GetUpdateDocValues()}
 	if ci := r.m.opts.CheckpointInterval; ci > 0 {
 		req.CheckpointInterval = durationpb.New(ci)
 	}
@@ -536,6 +537,17 @@ func (r *taskRun) refreshDest(ctx context.Context) {
 // destination was empty at the start, and a lower bound otherwise.
 func (r *taskRun) verify(ctx context.Context) error {
 	plan := r.rec.Plan
+	if len(plan.GetUpdateDocValues()) > 0 {
+		// An update-by-query copies nothing to count: make its updates
+		// visible.
+		st := r.m.cache.State()
+		if x := st.ByUUID[plan.DestUuid]; x != nil {
+			if _, err := r.m.shardCounts(ctx, st, x); err != nil {
+				return fmt.Errorf("refresh after the updates: %w", err)
+			}
+		}
+		return nil
+	}
 	var counts []int64
 	var dst *state.Index
 	var srcP routing.Params

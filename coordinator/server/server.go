@@ -335,6 +335,15 @@ func (s *Server) Reindex(ctx context.Context, req *sluicev1.ReindexRequest) (*sl
 	return &sluicev1.ReindexResponse{Task: t}, nil
 }
 
+// UpdateByQuery starts an update-by-query task.
+func (s *Server) UpdateByQuery(ctx context.Context, req *sluicev1.UpdateByQueryRequest) (*sluicev1.UpdateByQueryResponse, error) {
+	t, err := s.tasks.UpdateByQuery(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	return &sluicev1.UpdateByQueryResponse{Task: t}, nil
+}
+
 // GetTask reads a task.
 func (s *Server) GetTask(ctx context.Context, req *sluicev1.GetTaskRequest) (*sluicev1.GetTaskResponse, error) {
 	t, err := s.tasks.GetTask(ctx, req)

@@ -50,6 +50,14 @@
 // starts over, saying so (restarted): writes are idempotent by _id, so the
 // destination still ends with every document exactly once.
 //
+// # Update by query
+//
+// A slice request with update_doc_values is an update-by-query slice
+// (update.go): it selects as above, then sets the fields in place on each
+// selected document of its source shard itself, conditional on the
+// version its reader saw, paced by the throttle, with translog syncs as
+// checkpoints. Nothing is copied.
+//
 // # Segment copy
 //
 // A slice whose request says SEGMENTS (the coordinator checked the task is

@@ -89,6 +89,11 @@ func (r *Runner) RunReindexSlice(req *nodev1.RunReindexSliceRequest, stream grpc
 	cp := &copyRun{r: r, req: req, dst: dst, routing: destRouting, sel: sel, rd: rd, fp: fp, th: th, interval: interval, c: counters{errs: r.errs},
 		stream: stream, restarted: restarted, local: map[int]*shard.Shard{}, remote: map[int]*ingestStream{},
 		method: sluicev1.ReindexCopyMethod_REINDEX_COPY_METHOD_DOCUMENTS}
+	if fields := req.GetUpdateDocValues(); len(fields) > 0 {
+		err = cp.runUpdates(ctx, src, fields, next)
+		done = err == nil
+		return err
+	}
 	if req.GetCopyMethod() == sluicev1.ReindexCopyMethod_REINDEX_COPY_METHOD_SEGMENTS {
 		targets, reason, err := r.segmentTargets(ctx, req, src, dst)
 		if err != nil {
@@ -148,6 +153,27 @@ func (cp *copyRun) run(ctx context.Context, next int) (err error) {
 			f()
 		}
 	}()
+	leaves := cp.rd.Leaves()
+	err = cp.eachSelected(ctx, next, func(li, d int, sd *index.StoredDoc) error {
+		// In-place updates live in the column, not in _source: the copy
+		// is re-indexed from the values as they are now.
+		src, err := engine.CurrentSource(leaves[li].Reader, d, sd.Source)
+		if err != nil {
+			return fmt.Errorf("source shard %v: doc %d: %w", cp.req.GetSource(), leaves[li].DocBase+d, err)
+		}
+		return cp.route(ctx, sd.ID, cp.routing.Of(sd.Routing), src)
+	}, func(next int) error { return cp.checkpoint(ctx, next, false) })
+	if err != nil {
+		return cp.cause(ctx, err)
+	}
+	return cp.cause(ctx, cp.checkpoint(ctx, cp.rd.MaxDoc(), true))
+}
+
+// eachSelected calls fn with each selected doc at or after position next,
+// in index order — its leaf, leaf-local doc and stored fields — after the
+// throttle lets it through, counting it copied; every checkpoint interval
+// it calls checkpoint with the position after the last doc done.
+func (cp *copyRun) eachSelected(ctx context.Context, next int, fn func(leaf, doc int, sd *index.StoredDoc) error, checkpoint func(next int) error) error {
 	lastCheckpoint := time.Now()
 	leaves := cp.rd.Leaves()
 	var sd index.StoredDoc
@@ -159,31 +185,25 @@ func (cp *copyRun) run(ctx context.Context, next int) (err error) {
 		stored := leaves[li].Reader.StoredFields()
 		for d := bits.NextSetBit(max(0, next-base)); d != index.NoMoreDocs; d = bits.NextSetBit(d + 1) {
 			if err := cp.th.Wait(ctx); err != nil {
-				return cp.cause(ctx, err)
+				return err
 			}
 			if err := stored.Document(d, &sd); err != nil {
 				return fmt.Errorf("source shard %v: doc %d: %w", cp.req.GetSource(), base+d, err)
 			}
-			// In-place updates live in the column, not in _source: the
-			// copy is re-indexed from the values as they are now.
-			src, err := engine.CurrentSource(leaves[li].Reader, d, sd.Source)
-			if err != nil {
-				return fmt.Errorf("source shard %v: doc %d: %w", cp.req.GetSource(), base+d, err)
-			}
-			if err := cp.route(ctx, sd.ID, cp.routing.Of(sd.Routing), src); err != nil {
-				return cp.cause(ctx, err)
+			if err := fn(li, d, &sd); err != nil {
+				return err
 			}
 			cp.copied++
 			next = base + d + 1
 			if time.Since(lastCheckpoint) >= cp.interval {
-				if err := cp.checkpoint(ctx, next, false); err != nil {
-					return cp.cause(ctx, err)
+				if err := checkpoint(next); err != nil {
+					return err
 				}
 				lastCheckpoint = time.Now()
 			}
 		}
 	}
-	return cp.cause(ctx, cp.checkpoint(ctx, cp.rd.MaxDoc(), true))
+	return nil
 }
 
 // cause prefers the writers' error (a conflict under abort, say) over the

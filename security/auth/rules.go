@@ -160,6 +160,12 @@ var rules = map[string]access{
 		}
 		return ns
 	})},
+	// Reads the matching documents and writes them (Elasticsearch asks
+	// read and index on the index).
+	sluicev1.Sluice_UpdateByQuery_FullMethodName: {needs: on(func(r *sluicev1.UpdateByQueryRequest) []need {
+		return []need{{priv: read, names: []string{r.GetIndex()}, mode: resolveRead},
+			{priv: write, names: []string{r.GetIndex()}, mode: resolveWrite}}
+	})},
 	sluicev1.Sluice_GetTask_FullMethodName:        {needs: cluster(monitor)},
 	sluicev1.Sluice_ListTasks_FullMethodName:      {needs: cluster(monitor)},
 	sluicev1.Sluice_CancelTask_FullMethodName:     {needs: cluster(manage)},

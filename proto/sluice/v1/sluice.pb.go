@@ -3786,6 +3786,166 @@ func (x *ReindexRequest) GetCopyMethod() ReindexCopyMethod {
 	return ReindexCopyMethod_REINDEX_COPY_METHOD_UNSPECIFIED
 }
 
+// UpdateByQueryRequest sets doc-value fields in place on the documents of an index matching a
+// query (Elasticsearch's update-by-query, for in-place updates only).
+type UpdateByQueryRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The index (or an alias of one index).
+	Index string `protobuf:"bytes,1,opt,name=index,proto3" json:"index,omitempty"`
+	// Only documents matching this query; unset: all.
+	Query *Query `protobuf:"bytes,2,opt,name=query,proto3" json:"query,omitempty"`
+	// The fields to set, as a JSON object of field to value, e.g. {"price": 12.5}: each must be
+	// updatable in place (numeric, doc values only), as for an UPDATE_DOC_VALUES item.
+	DocValues []byte `protobuf:"bytes,3,opt,name=doc_values,json=docValues,proto3" json:"doc_values,omitempty"`
+	// Number of slices, at most 1,024; 0 means auto (one per shard). More than the shard count
+	// subdivides shards by _id hash.
+	Slices int32 `protobuf:"varint,4,opt,name=slices,proto3" json:"slices,omitempty"`
+	// Throttle in documents per second over the whole task; 0 means unlimited.
+	RequestsPerSecond float32 `protobuf:"fixed32,5,opt,name=requests_per_second,json=requestsPerSecond,proto3" json:"requests_per_second,omitempty"`
+	// A document written or deleted after the task read it is a version conflict: ABORT (the
+	// default) fails the task, PROCEED counts it and goes on.
+	Conflicts ConflictPolicy `protobuf:"varint,6,opt,name=conflicts,proto3,enum=sluice.v1.ConflictPolicy" json:"conflicts,omitempty"`
+	// Update at most this many documents; 0 means all.
+	MaxDocs int64 `protobuf:"varint,7,opt,name=max_docs,json=maxDocs,proto3" json:"max_docs,omitempty"`
+	// Answer only when the task has ended.
+	WaitForCompletion bool `protobuf:"varint,8,opt,name=wait_for_completion,json=waitForCompletion,proto3" json:"wait_for_completion,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
+}
+
+func (x *UpdateByQueryRequest) Reset() {
+	*x = UpdateByQueryRequest{}
+	mi := &file_sluice_v1_sluice_proto_msgTypes[45]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UpdateByQueryRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UpdateByQueryRequest) ProtoMessage() {}
+
+func (x *UpdateByQueryRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_sluice_v1_sluice_proto_msgTypes[45]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UpdateByQueryRequest.ProtoReflect.Descriptor instead.
+func (*UpdateByQueryRequest) Descriptor() ([]byte, []int) {
+	return file_sluice_v1_sluice_proto_rawDescGZIP(), []int{45}
+}
+
+func (x *UpdateByQueryRequest) GetIndex() string {
+	if x != nil {
+		return x.Index
+	}
+	return ""
+}
+
+func (x *UpdateByQueryRequest) GetQuery() *Query {
+	if x != nil {
+		return x.Query
+	}
+	return nil
+}
+
+func (x *UpdateByQueryRequest) GetDocValues() []byte {
+	if x != nil {
+		return x.DocValues
+	}
+	return nil
+}
+
+func (x *UpdateByQueryRequest) GetSlices() int32 {
+	if x != nil {
+		return x.Slices
+	}
+	return 0
+}
+
+func (x *UpdateByQueryRequest) GetRequestsPerSecond() float32 {
+	if x != nil {
+		return x.RequestsPerSecond
+	}
+	return 0
+}
+
+func (x *UpdateByQueryRequest) GetConflicts() ConflictPolicy {
+	if x != nil {
+		return x.Conflicts
+	}
+	return ConflictPolicy_CONFLICT_POLICY_UNSPECIFIED
+}
+
+func (x *UpdateByQueryRequest) GetMaxDocs() int64 {
+	if x != nil {
+		return x.MaxDocs
+	}
+	return 0
+}
+
+func (x *UpdateByQueryRequest) GetWaitForCompletion() bool {
+	if x != nil {
+		return x.WaitForCompletion
+	}
+	return false
+}
+
+// UpdateByQueryResponse returns the task.
+type UpdateByQueryResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The task (type "update_by_query"; progress in its reindex status: total, updated,
+	// version_conflicts), final if wait_for_completion was set.
+	Task          *Task `protobuf:"bytes,1,opt,name=task,proto3" json:"task,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UpdateByQueryResponse) Reset() {
+	*x = UpdateByQueryResponse{}
+	mi := &file_sluice_v1_sluice_proto_msgTypes[46]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UpdateByQueryResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UpdateByQueryResponse) ProtoMessage() {}
+
+func (x *UpdateByQueryResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_sluice_v1_sluice_proto_msgTypes[46]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UpdateByQueryResponse.ProtoReflect.Descriptor instead.
+func (*UpdateByQueryResponse) Descriptor() ([]byte, []int) {
+	return file_sluice_v1_sluice_proto_rawDescGZIP(), []int{46}
+}
+
+func (x *UpdateByQueryResponse) GetTask() *Task {
+	if x != nil {
+		return x.Task
+	}
+	return nil
+}
+
 // ReindexResponse returns the task.
 type ReindexResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -3797,7 +3957,7 @@ type ReindexResponse struct {
 
 func (x *ReindexResponse) Reset() {
 	*x = ReindexResponse{}
-	mi := &file_sluice_v1_sluice_proto_msgTypes[45]
+	mi := &file_sluice_v1_sluice_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3809,7 +3969,7 @@ func (x *ReindexResponse) String() string {
 func (*ReindexResponse) ProtoMessage() {}
 
 func (x *ReindexResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_v1_sluice_proto_msgTypes[45]
+	mi := &file_sluice_v1_sluice_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3822,7 +3982,7 @@ func (x *ReindexResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReindexResponse.ProtoReflect.Descriptor instead.
 func (*ReindexResponse) Descriptor() ([]byte, []int) {
-	return file_sluice_v1_sluice_proto_rawDescGZIP(), []int{45}
+	return file_sluice_v1_sluice_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *ReindexResponse) GetTask() *Task {
@@ -3860,7 +4020,7 @@ type SliceStatus struct {
 
 func (x *SliceStatus) Reset() {
 	*x = SliceStatus{}
-	mi := &file_sluice_v1_sluice_proto_msgTypes[46]
+	mi := &file_sluice_v1_sluice_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3872,7 +4032,7 @@ func (x *SliceStatus) String() string {
 func (*SliceStatus) ProtoMessage() {}
 
 func (x *SliceStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_v1_sluice_proto_msgTypes[46]
+	mi := &file_sluice_v1_sluice_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3885,7 +4045,7 @@ func (x *SliceStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SliceStatus.ProtoReflect.Descriptor instead.
 func (*SliceStatus) Descriptor() ([]byte, []int) {
-	return file_sluice_v1_sluice_proto_rawDescGZIP(), []int{46}
+	return file_sluice_v1_sluice_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *SliceStatus) GetSlice() int32 {
@@ -3987,7 +4147,7 @@ type ReindexStatus struct {
 
 func (x *ReindexStatus) Reset() {
 	*x = ReindexStatus{}
-	mi := &file_sluice_v1_sluice_proto_msgTypes[47]
+	mi := &file_sluice_v1_sluice_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3999,7 +4159,7 @@ func (x *ReindexStatus) String() string {
 func (*ReindexStatus) ProtoMessage() {}
 
 func (x *ReindexStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_v1_sluice_proto_msgTypes[47]
+	mi := &file_sluice_v1_sluice_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4012,7 +4172,7 @@ func (x *ReindexStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReindexStatus.ProtoReflect.Descriptor instead.
 func (*ReindexStatus) Descriptor() ([]byte, []int) {
-	return file_sluice_v1_sluice_proto_rawDescGZIP(), []int{47}
+	return file_sluice_v1_sluice_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *ReindexStatus) GetTotal() int64 {
@@ -4152,7 +4312,7 @@ type Task struct {
 
 func (x *Task) Reset() {
 	*x = Task{}
-	mi := &file_sluice_v1_sluice_proto_msgTypes[48]
+	mi := &file_sluice_v1_sluice_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4164,7 +4324,7 @@ func (x *Task) String() string {
 func (*Task) ProtoMessage() {}
 
 func (x *Task) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_v1_sluice_proto_msgTypes[48]
+	mi := &file_sluice_v1_sluice_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4177,7 +4337,7 @@ func (x *Task) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Task.ProtoReflect.Descriptor instead.
 func (*Task) Descriptor() ([]byte, []int) {
-	return file_sluice_v1_sluice_proto_rawDescGZIP(), []int{48}
+	return file_sluice_v1_sluice_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *Task) GetId() string {
@@ -4251,7 +4411,7 @@ type GetTaskRequest struct {
 
 func (x *GetTaskRequest) Reset() {
 	*x = GetTaskRequest{}
-	mi := &file_sluice_v1_sluice_proto_msgTypes[49]
+	mi := &file_sluice_v1_sluice_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4263,7 +4423,7 @@ func (x *GetTaskRequest) String() string {
 func (*GetTaskRequest) ProtoMessage() {}
 
 func (x *GetTaskRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_v1_sluice_proto_msgTypes[49]
+	mi := &file_sluice_v1_sluice_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4276,7 +4436,7 @@ func (x *GetTaskRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetTaskRequest.ProtoReflect.Descriptor instead.
 func (*GetTaskRequest) Descriptor() ([]byte, []int) {
-	return file_sluice_v1_sluice_proto_rawDescGZIP(), []int{49}
+	return file_sluice_v1_sluice_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *GetTaskRequest) GetId() string {
@@ -4311,7 +4471,7 @@ type GetTaskResponse struct {
 
 func (x *GetTaskResponse) Reset() {
 	*x = GetTaskResponse{}
-	mi := &file_sluice_v1_sluice_proto_msgTypes[50]
+	mi := &file_sluice_v1_sluice_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4323,7 +4483,7 @@ func (x *GetTaskResponse) String() string {
 func (*GetTaskResponse) ProtoMessage() {}
 
 func (x *GetTaskResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_v1_sluice_proto_msgTypes[50]
+	mi := &file_sluice_v1_sluice_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4336,7 +4496,7 @@ func (x *GetTaskResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetTaskResponse.ProtoReflect.Descriptor instead.
 func (*GetTaskResponse) Descriptor() ([]byte, []int) {
-	return file_sluice_v1_sluice_proto_rawDescGZIP(), []int{50}
+	return file_sluice_v1_sluice_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *GetTaskResponse) GetTask() *Task {
@@ -4357,7 +4517,7 @@ type ListTasksRequest struct {
 
 func (x *ListTasksRequest) Reset() {
 	*x = ListTasksRequest{}
-	mi := &file_sluice_v1_sluice_proto_msgTypes[51]
+	mi := &file_sluice_v1_sluice_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4369,7 +4529,7 @@ func (x *ListTasksRequest) String() string {
 func (*ListTasksRequest) ProtoMessage() {}
 
 func (x *ListTasksRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_v1_sluice_proto_msgTypes[51]
+	mi := &file_sluice_v1_sluice_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4382,7 +4542,7 @@ func (x *ListTasksRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTasksRequest.ProtoReflect.Descriptor instead.
 func (*ListTasksRequest) Descriptor() ([]byte, []int) {
-	return file_sluice_v1_sluice_proto_rawDescGZIP(), []int{51}
+	return file_sluice_v1_sluice_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *ListTasksRequest) GetStates() []TaskState {
@@ -4403,7 +4563,7 @@ type ListTasksResponse struct {
 
 func (x *ListTasksResponse) Reset() {
 	*x = ListTasksResponse{}
-	mi := &file_sluice_v1_sluice_proto_msgTypes[52]
+	mi := &file_sluice_v1_sluice_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4415,7 +4575,7 @@ func (x *ListTasksResponse) String() string {
 func (*ListTasksResponse) ProtoMessage() {}
 
 func (x *ListTasksResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_v1_sluice_proto_msgTypes[52]
+	mi := &file_sluice_v1_sluice_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4428,7 +4588,7 @@ func (x *ListTasksResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTasksResponse.ProtoReflect.Descriptor instead.
 func (*ListTasksResponse) Descriptor() ([]byte, []int) {
-	return file_sluice_v1_sluice_proto_rawDescGZIP(), []int{52}
+	return file_sluice_v1_sluice_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *ListTasksResponse) GetTasks() []*Task {
@@ -4449,7 +4609,7 @@ type CancelTaskRequest struct {
 
 func (x *CancelTaskRequest) Reset() {
 	*x = CancelTaskRequest{}
-	mi := &file_sluice_v1_sluice_proto_msgTypes[53]
+	mi := &file_sluice_v1_sluice_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4461,7 +4621,7 @@ func (x *CancelTaskRequest) String() string {
 func (*CancelTaskRequest) ProtoMessage() {}
 
 func (x *CancelTaskRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_v1_sluice_proto_msgTypes[53]
+	mi := &file_sluice_v1_sluice_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4474,7 +4634,7 @@ func (x *CancelTaskRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelTaskRequest.ProtoReflect.Descriptor instead.
 func (*CancelTaskRequest) Descriptor() ([]byte, []int) {
-	return file_sluice_v1_sluice_proto_rawDescGZIP(), []int{53}
+	return file_sluice_v1_sluice_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *CancelTaskRequest) GetId() string {
@@ -4495,7 +4655,7 @@ type CancelTaskResponse struct {
 
 func (x *CancelTaskResponse) Reset() {
 	*x = CancelTaskResponse{}
-	mi := &file_sluice_v1_sluice_proto_msgTypes[54]
+	mi := &file_sluice_v1_sluice_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4507,7 +4667,7 @@ func (x *CancelTaskResponse) String() string {
 func (*CancelTaskResponse) ProtoMessage() {}
 
 func (x *CancelTaskResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_v1_sluice_proto_msgTypes[54]
+	mi := &file_sluice_v1_sluice_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4520,7 +4680,7 @@ func (x *CancelTaskResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelTaskResponse.ProtoReflect.Descriptor instead.
 func (*CancelTaskResponse) Descriptor() ([]byte, []int) {
-	return file_sluice_v1_sluice_proto_rawDescGZIP(), []int{54}
+	return file_sluice_v1_sluice_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *CancelTaskResponse) GetTask() *Task {
@@ -4543,7 +4703,7 @@ type RethrottleTaskRequest struct {
 
 func (x *RethrottleTaskRequest) Reset() {
 	*x = RethrottleTaskRequest{}
-	mi := &file_sluice_v1_sluice_proto_msgTypes[55]
+	mi := &file_sluice_v1_sluice_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4555,7 +4715,7 @@ func (x *RethrottleTaskRequest) String() string {
 func (*RethrottleTaskRequest) ProtoMessage() {}
 
 func (x *RethrottleTaskRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_v1_sluice_proto_msgTypes[55]
+	mi := &file_sluice_v1_sluice_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4568,7 +4728,7 @@ func (x *RethrottleTaskRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RethrottleTaskRequest.ProtoReflect.Descriptor instead.
 func (*RethrottleTaskRequest) Descriptor() ([]byte, []int) {
-	return file_sluice_v1_sluice_proto_rawDescGZIP(), []int{55}
+	return file_sluice_v1_sluice_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *RethrottleTaskRequest) GetId() string {
@@ -4596,7 +4756,7 @@ type RethrottleTaskResponse struct {
 
 func (x *RethrottleTaskResponse) Reset() {
 	*x = RethrottleTaskResponse{}
-	mi := &file_sluice_v1_sluice_proto_msgTypes[56]
+	mi := &file_sluice_v1_sluice_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4608,7 +4768,7 @@ func (x *RethrottleTaskResponse) String() string {
 func (*RethrottleTaskResponse) ProtoMessage() {}
 
 func (x *RethrottleTaskResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_v1_sluice_proto_msgTypes[56]
+	mi := &file_sluice_v1_sluice_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4621,7 +4781,7 @@ func (x *RethrottleTaskResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RethrottleTaskResponse.ProtoReflect.Descriptor instead.
 func (*RethrottleTaskResponse) Descriptor() ([]byte, []int) {
-	return file_sluice_v1_sluice_proto_rawDescGZIP(), []int{56}
+	return file_sluice_v1_sluice_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *RethrottleTaskResponse) GetTask() *Task {
@@ -4646,7 +4806,7 @@ type ClusterHealthRequest struct {
 
 func (x *ClusterHealthRequest) Reset() {
 	*x = ClusterHealthRequest{}
-	mi := &file_sluice_v1_sluice_proto_msgTypes[57]
+	mi := &file_sluice_v1_sluice_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4658,7 +4818,7 @@ func (x *ClusterHealthRequest) String() string {
 func (*ClusterHealthRequest) ProtoMessage() {}
 
 func (x *ClusterHealthRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_v1_sluice_proto_msgTypes[57]
+	mi := &file_sluice_v1_sluice_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4671,7 +4831,7 @@ func (x *ClusterHealthRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClusterHealthRequest.ProtoReflect.Descriptor instead.
 func (*ClusterHealthRequest) Descriptor() ([]byte, []int) {
-	return file_sluice_v1_sluice_proto_rawDescGZIP(), []int{57}
+	return file_sluice_v1_sluice_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *ClusterHealthRequest) GetIndices() []string {
@@ -4722,7 +4882,7 @@ type IndexHealth struct {
 
 func (x *IndexHealth) Reset() {
 	*x = IndexHealth{}
-	mi := &file_sluice_v1_sluice_proto_msgTypes[58]
+	mi := &file_sluice_v1_sluice_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4734,7 +4894,7 @@ func (x *IndexHealth) String() string {
 func (*IndexHealth) ProtoMessage() {}
 
 func (x *IndexHealth) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_v1_sluice_proto_msgTypes[58]
+	mi := &file_sluice_v1_sluice_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4747,7 +4907,7 @@ func (x *IndexHealth) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IndexHealth.ProtoReflect.Descriptor instead.
 func (*IndexHealth) Descriptor() ([]byte, []int) {
-	return file_sluice_v1_sluice_proto_rawDescGZIP(), []int{58}
+	return file_sluice_v1_sluice_proto_rawDescGZIP(), []int{60}
 }
 
 func (x *IndexHealth) GetIndex() string {
@@ -4839,7 +4999,7 @@ type ClusterHealthResponse struct {
 
 func (x *ClusterHealthResponse) Reset() {
 	*x = ClusterHealthResponse{}
-	mi := &file_sluice_v1_sluice_proto_msgTypes[59]
+	mi := &file_sluice_v1_sluice_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4851,7 +5011,7 @@ func (x *ClusterHealthResponse) String() string {
 func (*ClusterHealthResponse) ProtoMessage() {}
 
 func (x *ClusterHealthResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_v1_sluice_proto_msgTypes[59]
+	mi := &file_sluice_v1_sluice_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4864,7 +5024,7 @@ func (x *ClusterHealthResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClusterHealthResponse.ProtoReflect.Descriptor instead.
 func (*ClusterHealthResponse) Descriptor() ([]byte, []int) {
-	return file_sluice_v1_sluice_proto_rawDescGZIP(), []int{59}
+	return file_sluice_v1_sluice_proto_rawDescGZIP(), []int{61}
 }
 
 func (x *ClusterHealthResponse) GetStatus() HealthStatus {
@@ -4932,7 +5092,7 @@ type ClusterStateRequest struct {
 
 func (x *ClusterStateRequest) Reset() {
 	*x = ClusterStateRequest{}
-	mi := &file_sluice_v1_sluice_proto_msgTypes[60]
+	mi := &file_sluice_v1_sluice_proto_msgTypes[62]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4944,7 +5104,7 @@ func (x *ClusterStateRequest) String() string {
 func (*ClusterStateRequest) ProtoMessage() {}
 
 func (x *ClusterStateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_v1_sluice_proto_msgTypes[60]
+	mi := &file_sluice_v1_sluice_proto_msgTypes[62]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4957,7 +5117,7 @@ func (x *ClusterStateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClusterStateRequest.ProtoReflect.Descriptor instead.
 func (*ClusterStateRequest) Descriptor() ([]byte, []int) {
-	return file_sluice_v1_sluice_proto_rawDescGZIP(), []int{60}
+	return file_sluice_v1_sluice_proto_rawDescGZIP(), []int{62}
 }
 
 // NodeInfo describes a data node.
@@ -4993,7 +5153,7 @@ type NodeInfo struct {
 
 func (x *NodeInfo) Reset() {
 	*x = NodeInfo{}
-	mi := &file_sluice_v1_sluice_proto_msgTypes[61]
+	mi := &file_sluice_v1_sluice_proto_msgTypes[63]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5005,7 +5165,7 @@ func (x *NodeInfo) String() string {
 func (*NodeInfo) ProtoMessage() {}
 
 func (x *NodeInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_v1_sluice_proto_msgTypes[61]
+	mi := &file_sluice_v1_sluice_proto_msgTypes[63]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5018,7 +5178,7 @@ func (x *NodeInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NodeInfo.ProtoReflect.Descriptor instead.
 func (*NodeInfo) Descriptor() ([]byte, []int) {
-	return file_sluice_v1_sluice_proto_rawDescGZIP(), []int{61}
+	return file_sluice_v1_sluice_proto_rawDescGZIP(), []int{63}
 }
 
 func (x *NodeInfo) GetId() string {
@@ -5128,7 +5288,7 @@ type ClusterStateResponse struct {
 
 func (x *ClusterStateResponse) Reset() {
 	*x = ClusterStateResponse{}
-	mi := &file_sluice_v1_sluice_proto_msgTypes[62]
+	mi := &file_sluice_v1_sluice_proto_msgTypes[64]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5140,7 +5300,7 @@ func (x *ClusterStateResponse) String() string {
 func (*ClusterStateResponse) ProtoMessage() {}
 
 func (x *ClusterStateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_v1_sluice_proto_msgTypes[62]
+	mi := &file_sluice_v1_sluice_proto_msgTypes[64]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5153,7 +5313,7 @@ func (x *ClusterStateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClusterStateResponse.ProtoReflect.Descriptor instead.
 func (*ClusterStateResponse) Descriptor() ([]byte, []int) {
-	return file_sluice_v1_sluice_proto_rawDescGZIP(), []int{62}
+	return file_sluice_v1_sluice_proto_rawDescGZIP(), []int{64}
 }
 
 func (x *ClusterStateResponse) GetClusterName() string {
@@ -5214,7 +5374,7 @@ type GetClusterSettingsRequest struct {
 
 func (x *GetClusterSettingsRequest) Reset() {
 	*x = GetClusterSettingsRequest{}
-	mi := &file_sluice_v1_sluice_proto_msgTypes[63]
+	mi := &file_sluice_v1_sluice_proto_msgTypes[65]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5226,7 +5386,7 @@ func (x *GetClusterSettingsRequest) String() string {
 func (*GetClusterSettingsRequest) ProtoMessage() {}
 
 func (x *GetClusterSettingsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_v1_sluice_proto_msgTypes[63]
+	mi := &file_sluice_v1_sluice_proto_msgTypes[65]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5239,7 +5399,7 @@ func (x *GetClusterSettingsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetClusterSettingsRequest.ProtoReflect.Descriptor instead.
 func (*GetClusterSettingsRequest) Descriptor() ([]byte, []int) {
-	return file_sluice_v1_sluice_proto_rawDescGZIP(), []int{63}
+	return file_sluice_v1_sluice_proto_rawDescGZIP(), []int{65}
 }
 
 // GetClusterSettingsResponse holds the cluster settings.
@@ -5253,7 +5413,7 @@ type GetClusterSettingsResponse struct {
 
 func (x *GetClusterSettingsResponse) Reset() {
 	*x = GetClusterSettingsResponse{}
-	mi := &file_sluice_v1_sluice_proto_msgTypes[64]
+	mi := &file_sluice_v1_sluice_proto_msgTypes[66]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5265,7 +5425,7 @@ func (x *GetClusterSettingsResponse) String() string {
 func (*GetClusterSettingsResponse) ProtoMessage() {}
 
 func (x *GetClusterSettingsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_v1_sluice_proto_msgTypes[64]
+	mi := &file_sluice_v1_sluice_proto_msgTypes[66]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5278,7 +5438,7 @@ func (x *GetClusterSettingsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetClusterSettingsResponse.ProtoReflect.Descriptor instead.
 func (*GetClusterSettingsResponse) Descriptor() ([]byte, []int) {
-	return file_sluice_v1_sluice_proto_rawDescGZIP(), []int{64}
+	return file_sluice_v1_sluice_proto_rawDescGZIP(), []int{66}
 }
 
 func (x *GetClusterSettingsResponse) GetSettings() *ClusterSettings {
@@ -5302,7 +5462,7 @@ type UpdateClusterSettingsRequest struct {
 
 func (x *UpdateClusterSettingsRequest) Reset() {
 	*x = UpdateClusterSettingsRequest{}
-	mi := &file_sluice_v1_sluice_proto_msgTypes[65]
+	mi := &file_sluice_v1_sluice_proto_msgTypes[67]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5314,7 +5474,7 @@ func (x *UpdateClusterSettingsRequest) String() string {
 func (*UpdateClusterSettingsRequest) ProtoMessage() {}
 
 func (x *UpdateClusterSettingsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_v1_sluice_proto_msgTypes[65]
+	mi := &file_sluice_v1_sluice_proto_msgTypes[67]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5327,7 +5487,7 @@ func (x *UpdateClusterSettingsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateClusterSettingsRequest.ProtoReflect.Descriptor instead.
 func (*UpdateClusterSettingsRequest) Descriptor() ([]byte, []int) {
-	return file_sluice_v1_sluice_proto_rawDescGZIP(), []int{65}
+	return file_sluice_v1_sluice_proto_rawDescGZIP(), []int{67}
 }
 
 func (x *UpdateClusterSettingsRequest) GetSettings() *ClusterSettings {
@@ -5357,7 +5517,7 @@ type DrainNodeRequest struct {
 
 func (x *DrainNodeRequest) Reset() {
 	*x = DrainNodeRequest{}
-	mi := &file_sluice_v1_sluice_proto_msgTypes[66]
+	mi := &file_sluice_v1_sluice_proto_msgTypes[68]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5369,7 +5529,7 @@ func (x *DrainNodeRequest) String() string {
 func (*DrainNodeRequest) ProtoMessage() {}
 
 func (x *DrainNodeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_v1_sluice_proto_msgTypes[66]
+	mi := &file_sluice_v1_sluice_proto_msgTypes[68]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5382,7 +5542,7 @@ func (x *DrainNodeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DrainNodeRequest.ProtoReflect.Descriptor instead.
 func (*DrainNodeRequest) Descriptor() ([]byte, []int) {
-	return file_sluice_v1_sluice_proto_rawDescGZIP(), []int{66}
+	return file_sluice_v1_sluice_proto_rawDescGZIP(), []int{68}
 }
 
 func (x *DrainNodeRequest) GetNodeId() string {
@@ -5417,7 +5577,7 @@ type DrainNodeResponse struct {
 
 func (x *DrainNodeResponse) Reset() {
 	*x = DrainNodeResponse{}
-	mi := &file_sluice_v1_sluice_proto_msgTypes[67]
+	mi := &file_sluice_v1_sluice_proto_msgTypes[69]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5429,7 +5589,7 @@ func (x *DrainNodeResponse) String() string {
 func (*DrainNodeResponse) ProtoMessage() {}
 
 func (x *DrainNodeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_v1_sluice_proto_msgTypes[67]
+	mi := &file_sluice_v1_sluice_proto_msgTypes[69]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5442,7 +5602,7 @@ func (x *DrainNodeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DrainNodeResponse.ProtoReflect.Descriptor instead.
 func (*DrainNodeResponse) Descriptor() ([]byte, []int) {
-	return file_sluice_v1_sluice_proto_rawDescGZIP(), []int{67}
+	return file_sluice_v1_sluice_proto_rawDescGZIP(), []int{69}
 }
 
 func (x *DrainNodeResponse) GetNodeId() string {
@@ -5484,7 +5644,7 @@ type UpdateClusterSettingsResponse struct {
 
 func (x *UpdateClusterSettingsResponse) Reset() {
 	*x = UpdateClusterSettingsResponse{}
-	mi := &file_sluice_v1_sluice_proto_msgTypes[68]
+	mi := &file_sluice_v1_sluice_proto_msgTypes[70]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5496,7 +5656,7 @@ func (x *UpdateClusterSettingsResponse) String() string {
 func (*UpdateClusterSettingsResponse) ProtoMessage() {}
 
 func (x *UpdateClusterSettingsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_v1_sluice_proto_msgTypes[68]
+	mi := &file_sluice_v1_sluice_proto_msgTypes[70]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5509,7 +5669,7 @@ func (x *UpdateClusterSettingsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateClusterSettingsResponse.ProtoReflect.Descriptor instead.
 func (*UpdateClusterSettingsResponse) Descriptor() ([]byte, []int) {
-	return file_sluice_v1_sluice_proto_rawDescGZIP(), []int{68}
+	return file_sluice_v1_sluice_proto_rawDescGZIP(), []int{70}
 }
 
 func (x *UpdateClusterSettingsResponse) GetSettings() *ClusterSettings {
@@ -5539,7 +5699,7 @@ type VerifyIndexRequest struct {
 
 func (x *VerifyIndexRequest) Reset() {
 	*x = VerifyIndexRequest{}
-	mi := &file_sluice_v1_sluice_proto_msgTypes[69]
+	mi := &file_sluice_v1_sluice_proto_msgTypes[71]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5551,7 +5711,7 @@ func (x *VerifyIndexRequest) String() string {
 func (*VerifyIndexRequest) ProtoMessage() {}
 
 func (x *VerifyIndexRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_v1_sluice_proto_msgTypes[69]
+	mi := &file_sluice_v1_sluice_proto_msgTypes[71]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5564,7 +5724,7 @@ func (x *VerifyIndexRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VerifyIndexRequest.ProtoReflect.Descriptor instead.
 func (*VerifyIndexRequest) Descriptor() ([]byte, []int) {
-	return file_sluice_v1_sluice_proto_rawDescGZIP(), []int{69}
+	return file_sluice_v1_sluice_proto_rawDescGZIP(), []int{71}
 }
 
 func (x *VerifyIndexRequest) GetIndex() string {
@@ -5612,7 +5772,7 @@ type FileVerification struct {
 
 func (x *FileVerification) Reset() {
 	*x = FileVerification{}
-	mi := &file_sluice_v1_sluice_proto_msgTypes[70]
+	mi := &file_sluice_v1_sluice_proto_msgTypes[72]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5624,7 +5784,7 @@ func (x *FileVerification) String() string {
 func (*FileVerification) ProtoMessage() {}
 
 func (x *FileVerification) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_v1_sluice_proto_msgTypes[70]
+	mi := &file_sluice_v1_sluice_proto_msgTypes[72]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5637,7 +5797,7 @@ func (x *FileVerification) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FileVerification.ProtoReflect.Descriptor instead.
 func (*FileVerification) Descriptor() ([]byte, []int) {
-	return file_sluice_v1_sluice_proto_rawDescGZIP(), []int{70}
+	return file_sluice_v1_sluice_proto_rawDescGZIP(), []int{72}
 }
 
 func (x *FileVerification) GetName() string {
@@ -5681,7 +5841,7 @@ type SegmentVerification struct {
 
 func (x *SegmentVerification) Reset() {
 	*x = SegmentVerification{}
-	mi := &file_sluice_v1_sluice_proto_msgTypes[71]
+	mi := &file_sluice_v1_sluice_proto_msgTypes[73]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5693,7 +5853,7 @@ func (x *SegmentVerification) String() string {
 func (*SegmentVerification) ProtoMessage() {}
 
 func (x *SegmentVerification) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_v1_sluice_proto_msgTypes[71]
+	mi := &file_sluice_v1_sluice_proto_msgTypes[73]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5706,7 +5866,7 @@ func (x *SegmentVerification) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SegmentVerification.ProtoReflect.Descriptor instead.
 func (*SegmentVerification) Descriptor() ([]byte, []int) {
-	return file_sluice_v1_sluice_proto_rawDescGZIP(), []int{71}
+	return file_sluice_v1_sluice_proto_rawDescGZIP(), []int{73}
 }
 
 func (x *SegmentVerification) GetName() string {
@@ -5755,7 +5915,7 @@ type ShardVerification struct {
 
 func (x *ShardVerification) Reset() {
 	*x = ShardVerification{}
-	mi := &file_sluice_v1_sluice_proto_msgTypes[72]
+	mi := &file_sluice_v1_sluice_proto_msgTypes[74]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5767,7 +5927,7 @@ func (x *ShardVerification) String() string {
 func (*ShardVerification) ProtoMessage() {}
 
 func (x *ShardVerification) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_v1_sluice_proto_msgTypes[72]
+	mi := &file_sluice_v1_sluice_proto_msgTypes[74]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5780,7 +5940,7 @@ func (x *ShardVerification) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShardVerification.ProtoReflect.Descriptor instead.
 func (*ShardVerification) Descriptor() ([]byte, []int) {
-	return file_sluice_v1_sluice_proto_rawDescGZIP(), []int{72}
+	return file_sluice_v1_sluice_proto_rawDescGZIP(), []int{74}
 }
 
 func (x *ShardVerification) GetIndex() string {
@@ -5871,7 +6031,7 @@ type VerifyIndexResponse struct {
 
 func (x *VerifyIndexResponse) Reset() {
 	*x = VerifyIndexResponse{}
-	mi := &file_sluice_v1_sluice_proto_msgTypes[73]
+	mi := &file_sluice_v1_sluice_proto_msgTypes[75]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5883,7 +6043,7 @@ func (x *VerifyIndexResponse) String() string {
 func (*VerifyIndexResponse) ProtoMessage() {}
 
 func (x *VerifyIndexResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_v1_sluice_proto_msgTypes[73]
+	mi := &file_sluice_v1_sluice_proto_msgTypes[75]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5896,7 +6056,7 @@ func (x *VerifyIndexResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VerifyIndexResponse.ProtoReflect.Descriptor instead.
 func (*VerifyIndexResponse) Descriptor() ([]byte, []int) {
-	return file_sluice_v1_sluice_proto_rawDescGZIP(), []int{73}
+	return file_sluice_v1_sluice_proto_rawDescGZIP(), []int{75}
 }
 
 func (x *VerifyIndexResponse) GetShards() []*ShardVerification {
@@ -6129,7 +6289,19 @@ const file_sluice_v1_sluice_proto_rawDesc = "" +
 	"\x13wait_for_completion\x18\t \x01(\bR\x11waitForCompletion\x12=\n" +
 	"\vcopy_method\x18\n" +
 	" \x01(\x0e2\x1c.sluice.v1.ReindexCopyMethodR\n" +
-	"copyMethod\"6\n" +
+	"copyMethod\"\xbf\x02\n" +
+	"\x14UpdateByQueryRequest\x12\x14\n" +
+	"\x05index\x18\x01 \x01(\tR\x05index\x12&\n" +
+	"\x05query\x18\x02 \x01(\v2\x10.sluice.v1.QueryR\x05query\x12\x1d\n" +
+	"\n" +
+	"doc_values\x18\x03 \x01(\fR\tdocValues\x12\x16\n" +
+	"\x06slices\x18\x04 \x01(\x05R\x06slices\x12.\n" +
+	"\x13requests_per_second\x18\x05 \x01(\x02R\x11requestsPerSecond\x127\n" +
+	"\tconflicts\x18\x06 \x01(\x0e2\x19.sluice.v1.ConflictPolicyR\tconflicts\x12\x19\n" +
+	"\bmax_docs\x18\a \x01(\x03R\amaxDocs\x12.\n" +
+	"\x13wait_for_completion\x18\b \x01(\bR\x11waitForCompletion\"<\n" +
+	"\x15UpdateByQueryResponse\x12#\n" +
+	"\x04task\x18\x01 \x01(\v2\x0f.sluice.v1.TaskR\x04task\"6\n" +
 	"\x0fReindexResponse\x12#\n" +
 	"\x04task\x18\x01 \x01(\v2\x0f.sluice.v1.TaskR\x04task\"\x94\x02\n" +
 	"\vSliceStatus\x12\x14\n" +
@@ -6348,7 +6520,7 @@ const file_sluice_v1_sluice_proto_rawDesc = "" +
 	"\x1cSHARD_VERIFICATION_STATUS_OK\x10\x01\x12%\n" +
 	"!SHARD_VERIFICATION_STATUS_DAMAGED\x10\x02\x12$\n" +
 	" SHARD_VERIFICATION_STATUS_FAILED\x10\x03\x12)\n" +
-	"%SHARD_VERIFICATION_STATUS_UNAVAILABLE\x10\x042\xb7\x10\n" +
+	"%SHARD_VERIFICATION_STATUS_UNAVAILABLE\x10\x042\x8b\x11\n" +
 	"\x06Sluice\x12L\n" +
 	"\vCreateIndex\x12\x1d.sluice.v1.CreateIndexRequest\x1a\x1e.sluice.v1.CreateIndexResponse\x12L\n" +
 	"\vDeleteIndex\x12\x1d.sluice.v1.DeleteIndexRequest\x1a\x1e.sluice.v1.DeleteIndexResponse\x12C\n" +
@@ -6368,7 +6540,8 @@ const file_sluice_v1_sluice_proto_rawDesc = "" +
 	"\x10ClosePointInTime\x12\".sluice.v1.ClosePointInTimeRequest\x1a#.sluice.v1.ClosePointInTimeResponse\x12?\n" +
 	"\x06Scroll\x12\x18.sluice.v1.ScrollRequest\x1a\x19.sluice.v1.ScrollResponse0\x01\x12@\n" +
 	"\aRefresh\x12\x19.sluice.v1.RefreshRequest\x1a\x1a.sluice.v1.RefreshResponse\x12@\n" +
-	"\aReindex\x12\x19.sluice.v1.ReindexRequest\x1a\x1a.sluice.v1.ReindexResponse\x12@\n" +
+	"\aReindex\x12\x19.sluice.v1.ReindexRequest\x1a\x1a.sluice.v1.ReindexResponse\x12R\n" +
+	"\rUpdateByQuery\x12\x1f.sluice.v1.UpdateByQueryRequest\x1a .sluice.v1.UpdateByQueryResponse\x12@\n" +
 	"\aGetTask\x12\x19.sluice.v1.GetTaskRequest\x1a\x1a.sluice.v1.GetTaskResponse\x12F\n" +
 	"\tListTasks\x12\x1b.sluice.v1.ListTasksRequest\x1a\x1c.sluice.v1.ListTasksResponse\x12I\n" +
 	"\n" +
@@ -6394,7 +6567,7 @@ func file_sluice_v1_sluice_proto_rawDescGZIP() []byte {
 }
 
 var file_sluice_v1_sluice_proto_enumTypes = make([]protoimpl.EnumInfo, 11)
-var file_sluice_v1_sluice_proto_msgTypes = make([]protoimpl.MessageInfo, 75)
+var file_sluice_v1_sluice_proto_msgTypes = make([]protoimpl.MessageInfo, 77)
 var file_sluice_v1_sluice_proto_goTypes = []any{
 	(AliasActionType)(0),                  // 0: sluice.v1.AliasActionType
 	(RefreshPolicy)(0),                    // 1: sluice.v1.RefreshPolicy
@@ -6452,214 +6625,221 @@ var file_sluice_v1_sluice_proto_goTypes = []any{
 	(*ReindexSource)(nil),                 // 53: sluice.v1.ReindexSource
 	(*ReindexDestination)(nil),            // 54: sluice.v1.ReindexDestination
 	(*ReindexRequest)(nil),                // 55: sluice.v1.ReindexRequest
-	(*ReindexResponse)(nil),               // 56: sluice.v1.ReindexResponse
-	(*SliceStatus)(nil),                   // 57: sluice.v1.SliceStatus
-	(*ReindexStatus)(nil),                 // 58: sluice.v1.ReindexStatus
-	(*Task)(nil),                          // 59: sluice.v1.Task
-	(*GetTaskRequest)(nil),                // 60: sluice.v1.GetTaskRequest
-	(*GetTaskResponse)(nil),               // 61: sluice.v1.GetTaskResponse
-	(*ListTasksRequest)(nil),              // 62: sluice.v1.ListTasksRequest
-	(*ListTasksResponse)(nil),             // 63: sluice.v1.ListTasksResponse
-	(*CancelTaskRequest)(nil),             // 64: sluice.v1.CancelTaskRequest
-	(*CancelTaskResponse)(nil),            // 65: sluice.v1.CancelTaskResponse
-	(*RethrottleTaskRequest)(nil),         // 66: sluice.v1.RethrottleTaskRequest
-	(*RethrottleTaskResponse)(nil),        // 67: sluice.v1.RethrottleTaskResponse
-	(*ClusterHealthRequest)(nil),          // 68: sluice.v1.ClusterHealthRequest
-	(*IndexHealth)(nil),                   // 69: sluice.v1.IndexHealth
-	(*ClusterHealthResponse)(nil),         // 70: sluice.v1.ClusterHealthResponse
-	(*ClusterStateRequest)(nil),           // 71: sluice.v1.ClusterStateRequest
-	(*NodeInfo)(nil),                      // 72: sluice.v1.NodeInfo
-	(*ClusterStateResponse)(nil),          // 73: sluice.v1.ClusterStateResponse
-	(*GetClusterSettingsRequest)(nil),     // 74: sluice.v1.GetClusterSettingsRequest
-	(*GetClusterSettingsResponse)(nil),    // 75: sluice.v1.GetClusterSettingsResponse
-	(*UpdateClusterSettingsRequest)(nil),  // 76: sluice.v1.UpdateClusterSettingsRequest
-	(*DrainNodeRequest)(nil),              // 77: sluice.v1.DrainNodeRequest
-	(*DrainNodeResponse)(nil),             // 78: sluice.v1.DrainNodeResponse
-	(*UpdateClusterSettingsResponse)(nil), // 79: sluice.v1.UpdateClusterSettingsResponse
-	(*VerifyIndexRequest)(nil),            // 80: sluice.v1.VerifyIndexRequest
-	(*FileVerification)(nil),              // 81: sluice.v1.FileVerification
-	(*SegmentVerification)(nil),           // 82: sluice.v1.SegmentVerification
-	(*ShardVerification)(nil),             // 83: sluice.v1.ShardVerification
-	(*VerifyIndexResponse)(nil),           // 84: sluice.v1.VerifyIndexResponse
-	nil,                                   // 85: sluice.v1.Hit.FieldsEntry
-	(*IndexSettings)(nil),                 // 86: sluice.v1.IndexSettings
-	(*Mapping)(nil),                       // 87: sluice.v1.Mapping
-	(*IndexInfo)(nil),                     // 88: sluice.v1.IndexInfo
-	(*fieldmaskpb.FieldMask)(nil),         // 89: google.protobuf.FieldMask
-	(*durationpb.Duration)(nil),           // 90: google.protobuf.Duration
-	(*ErrorDetail)(nil),                   // 91: sluice.v1.ErrorDetail
-	(*Query)(nil),                         // 92: sluice.v1.Query
-	(*SortField)(nil),                     // 93: sluice.v1.SortField
-	(*SearchAfter)(nil),                   // 94: sluice.v1.SearchAfter
-	(*SortValue)(nil),                     // 95: sluice.v1.SortValue
-	(*ShardsSummary)(nil),                 // 96: sluice.v1.ShardsSummary
-	(*ShardFailure)(nil),                  // 97: sluice.v1.ShardFailure
-	(*timestamppb.Timestamp)(nil),         // 98: google.protobuf.Timestamp
-	(HealthStatus)(0),                     // 99: sluice.v1.HealthStatus
-	(*ShardRouting)(nil),                  // 100: sluice.v1.ShardRouting
-	(DiskWatermark)(0),                    // 101: sluice.v1.DiskWatermark
-	(*ClusterSettings)(nil),               // 102: sluice.v1.ClusterSettings
+	(*UpdateByQueryRequest)(nil),          // 56: sluice.v1.UpdateByQueryRequest
+	(*UpdateByQueryResponse)(nil),         // 57: sluice.v1.UpdateByQueryResponse
+	(*ReindexResponse)(nil),               // 58: sluice.v1.ReindexResponse
+	(*SliceStatus)(nil),                   // 59: sluice.v1.SliceStatus
+	(*ReindexStatus)(nil),                 // 60: sluice.v1.ReindexStatus
+	(*Task)(nil),                          // 61: sluice.v1.Task
+	(*GetTaskRequest)(nil),                // 62: sluice.v1.GetTaskRequest
+	(*GetTaskResponse)(nil),               // 63: sluice.v1.GetTaskResponse
+	(*ListTasksRequest)(nil),              // 64: sluice.v1.ListTasksRequest
+	(*ListTasksResponse)(nil),             // 65: sluice.v1.ListTasksResponse
+	(*CancelTaskRequest)(nil),             // 66: sluice.v1.CancelTaskRequest
+	(*CancelTaskResponse)(nil),            // 67: sluice.v1.CancelTaskResponse
+	(*RethrottleTaskRequest)(nil),         // 68: sluice.v1.RethrottleTaskRequest
+	(*RethrottleTaskResponse)(nil),        // 69: sluice.v1.RethrottleTaskResponse
+	(*ClusterHealthRequest)(nil),          // 70: sluice.v1.ClusterHealthRequest
+	(*IndexHealth)(nil),                   // 71: sluice.v1.IndexHealth
+	(*ClusterHealthResponse)(nil),         // 72: sluice.v1.ClusterHealthResponse
+	(*ClusterStateRequest)(nil),           // 73: sluice.v1.ClusterStateRequest
+	(*NodeInfo)(nil),                      // 74: sluice.v1.NodeInfo
+	(*ClusterStateResponse)(nil),          // 75: sluice.v1.ClusterStateResponse
+	(*GetClusterSettingsRequest)(nil),     // 76: sluice.v1.GetClusterSettingsRequest
+	(*GetClusterSettingsResponse)(nil),    // 77: sluice.v1.GetClusterSettingsResponse
+	(*UpdateClusterSettingsRequest)(nil),  // 78: sluice.v1.UpdateClusterSettingsRequest
+	(*DrainNodeRequest)(nil),              // 79: sluice.v1.DrainNodeRequest
+	(*DrainNodeResponse)(nil),             // 80: sluice.v1.DrainNodeResponse
+	(*UpdateClusterSettingsResponse)(nil), // 81: sluice.v1.UpdateClusterSettingsResponse
+	(*VerifyIndexRequest)(nil),            // 82: sluice.v1.VerifyIndexRequest
+	(*FileVerification)(nil),              // 83: sluice.v1.FileVerification
+	(*SegmentVerification)(nil),           // 84: sluice.v1.SegmentVerification
+	(*ShardVerification)(nil),             // 85: sluice.v1.ShardVerification
+	(*VerifyIndexResponse)(nil),           // 86: sluice.v1.VerifyIndexResponse
+	nil,                                   // 87: sluice.v1.Hit.FieldsEntry
+	(*IndexSettings)(nil),                 // 88: sluice.v1.IndexSettings
+	(*Mapping)(nil),                       // 89: sluice.v1.Mapping
+	(*IndexInfo)(nil),                     // 90: sluice.v1.IndexInfo
+	(*fieldmaskpb.FieldMask)(nil),         // 91: google.protobuf.FieldMask
+	(*durationpb.Duration)(nil),           // 92: google.protobuf.Duration
+	(*ErrorDetail)(nil),                   // 93: sluice.v1.ErrorDetail
+	(*Query)(nil),                         // 94: sluice.v1.Query
+	(*SortField)(nil),                     // 95: sluice.v1.SortField
+	(*SearchAfter)(nil),                   // 96: sluice.v1.SearchAfter
+	(*SortValue)(nil),                     // 97: sluice.v1.SortValue
+	(*ShardsSummary)(nil),                 // 98: sluice.v1.ShardsSummary
+	(*ShardFailure)(nil),                  // 99: sluice.v1.ShardFailure
+	(*timestamppb.Timestamp)(nil),         // 100: google.protobuf.Timestamp
+	(HealthStatus)(0),                     // 101: sluice.v1.HealthStatus
+	(*ShardRouting)(nil),                  // 102: sluice.v1.ShardRouting
+	(DiskWatermark)(0),                    // 103: sluice.v1.DiskWatermark
+	(*ClusterSettings)(nil),               // 104: sluice.v1.ClusterSettings
 }
 var file_sluice_v1_sluice_proto_depIdxs = []int32{
-	86,  // 0: sluice.v1.CreateIndexRequest.settings:type_name -> sluice.v1.IndexSettings
-	87,  // 1: sluice.v1.CreateIndexRequest.mapping:type_name -> sluice.v1.Mapping
-	88,  // 2: sluice.v1.CreateIndexResponse.index:type_name -> sluice.v1.IndexInfo
-	88,  // 3: sluice.v1.GetIndexResponse.index:type_name -> sluice.v1.IndexInfo
-	88,  // 4: sluice.v1.ListIndicesResponse.indices:type_name -> sluice.v1.IndexInfo
-	86,  // 5: sluice.v1.UpdateIndexSettingsRequest.settings:type_name -> sluice.v1.IndexSettings
-	89,  // 6: sluice.v1.UpdateIndexSettingsRequest.update_mask:type_name -> google.protobuf.FieldMask
-	88,  // 7: sluice.v1.UpdateIndexSettingsResponse.index:type_name -> sluice.v1.IndexInfo
-	87,  // 8: sluice.v1.PutMappingRequest.mapping:type_name -> sluice.v1.Mapping
-	88,  // 9: sluice.v1.PutMappingResponse.index:type_name -> sluice.v1.IndexInfo
+	88,  // 0: sluice.v1.CreateIndexRequest.settings:type_name -> sluice.v1.IndexSettings
+	89,  // 1: sluice.v1.CreateIndexRequest.mapping:type_name -> sluice.v1.Mapping
+	90,  // 2: sluice.v1.CreateIndexResponse.index:type_name -> sluice.v1.IndexInfo
+	90,  // 3: sluice.v1.GetIndexResponse.index:type_name -> sluice.v1.IndexInfo
+	90,  // 4: sluice.v1.ListIndicesResponse.indices:type_name -> sluice.v1.IndexInfo
+	88,  // 5: sluice.v1.UpdateIndexSettingsRequest.settings:type_name -> sluice.v1.IndexSettings
+	91,  // 6: sluice.v1.UpdateIndexSettingsRequest.update_mask:type_name -> google.protobuf.FieldMask
+	90,  // 7: sluice.v1.UpdateIndexSettingsResponse.index:type_name -> sluice.v1.IndexInfo
+	89,  // 8: sluice.v1.PutMappingRequest.mapping:type_name -> sluice.v1.Mapping
+	90,  // 9: sluice.v1.PutMappingResponse.index:type_name -> sluice.v1.IndexInfo
 	0,   // 10: sluice.v1.AliasAction.type:type_name -> sluice.v1.AliasActionType
 	23,  // 11: sluice.v1.UpdateAliasesRequest.actions:type_name -> sluice.v1.AliasAction
 	27,  // 12: sluice.v1.ListAliasesResponse.aliases:type_name -> sluice.v1.AliasInfo
 	2,   // 13: sluice.v1.BulkItem.action:type_name -> sluice.v1.BulkAction
 	29,  // 14: sluice.v1.BulkRequest.items:type_name -> sluice.v1.BulkItem
 	1,   // 15: sluice.v1.BulkRequest.refresh:type_name -> sluice.v1.RefreshPolicy
-	90,  // 16: sluice.v1.BulkRequest.timeout:type_name -> google.protobuf.Duration
+	92,  // 16: sluice.v1.BulkRequest.timeout:type_name -> google.protobuf.Duration
 	2,   // 17: sluice.v1.BulkItemResult.action:type_name -> sluice.v1.BulkAction
 	3,   // 18: sluice.v1.BulkItemResult.status:type_name -> sluice.v1.BulkItemStatus
-	91,  // 19: sluice.v1.BulkItemResult.error:type_name -> sluice.v1.ErrorDetail
+	93,  // 19: sluice.v1.BulkItemResult.error:type_name -> sluice.v1.ErrorDetail
 	31,  // 20: sluice.v1.BulkResponse.items:type_name -> sluice.v1.BulkItemResult
-	90,  // 21: sluice.v1.BulkResponse.took:type_name -> google.protobuf.Duration
+	92,  // 21: sluice.v1.BulkResponse.took:type_name -> google.protobuf.Duration
 	29,  // 22: sluice.v1.BulkStreamRequest.items:type_name -> sluice.v1.BulkItem
 	1,   // 23: sluice.v1.BulkStreamRequest.refresh:type_name -> sluice.v1.RefreshPolicy
 	35,  // 24: sluice.v1.BulkStreamResponse.failures:type_name -> sluice.v1.BulkStreamFailure
-	90,  // 25: sluice.v1.BulkStreamResponse.took:type_name -> google.protobuf.Duration
+	92,  // 25: sluice.v1.BulkStreamResponse.took:type_name -> google.protobuf.Duration
 	31,  // 26: sluice.v1.BulkStreamFailure.result:type_name -> sluice.v1.BulkItemResult
-	90,  // 27: sluice.v1.PointInTime.keep_alive:type_name -> google.protobuf.Duration
-	92,  // 28: sluice.v1.SearchRequest.query:type_name -> sluice.v1.Query
-	93,  // 29: sluice.v1.SearchRequest.sort:type_name -> sluice.v1.SortField
-	94,  // 30: sluice.v1.SearchRequest.search_after:type_name -> sluice.v1.SearchAfter
+	92,  // 27: sluice.v1.PointInTime.keep_alive:type_name -> google.protobuf.Duration
+	94,  // 28: sluice.v1.SearchRequest.query:type_name -> sluice.v1.Query
+	95,  // 29: sluice.v1.SearchRequest.sort:type_name -> sluice.v1.SortField
+	96,  // 30: sluice.v1.SearchRequest.search_after:type_name -> sluice.v1.SearchAfter
 	38,  // 31: sluice.v1.SearchRequest.pit:type_name -> sluice.v1.PointInTime
-	90,  // 32: sluice.v1.SearchRequest.timeout:type_name -> google.protobuf.Duration
+	92,  // 32: sluice.v1.SearchRequest.timeout:type_name -> google.protobuf.Duration
 	4,   // 33: sluice.v1.TotalHits.relation:type_name -> sluice.v1.TotalHitsRelation
-	95,  // 34: sluice.v1.Hit.sort:type_name -> sluice.v1.SortValue
-	85,  // 35: sluice.v1.Hit.fields:type_name -> sluice.v1.Hit.FieldsEntry
+	97,  // 34: sluice.v1.Hit.sort:type_name -> sluice.v1.SortValue
+	87,  // 35: sluice.v1.Hit.fields:type_name -> sluice.v1.Hit.FieldsEntry
 	40,  // 36: sluice.v1.SearchResponse.total:type_name -> sluice.v1.TotalHits
 	41,  // 37: sluice.v1.SearchResponse.hits:type_name -> sluice.v1.Hit
-	96,  // 38: sluice.v1.SearchResponse.shards:type_name -> sluice.v1.ShardsSummary
-	90,  // 39: sluice.v1.SearchResponse.took:type_name -> google.protobuf.Duration
-	90,  // 40: sluice.v1.OpenPointInTimeRequest.keep_alive:type_name -> google.protobuf.Duration
-	96,  // 41: sluice.v1.OpenPointInTimeResponse.shards:type_name -> sluice.v1.ShardsSummary
+	98,  // 38: sluice.v1.SearchResponse.shards:type_name -> sluice.v1.ShardsSummary
+	92,  // 39: sluice.v1.SearchResponse.took:type_name -> google.protobuf.Duration
+	92,  // 40: sluice.v1.OpenPointInTimeRequest.keep_alive:type_name -> google.protobuf.Duration
+	98,  // 41: sluice.v1.OpenPointInTimeResponse.shards:type_name -> sluice.v1.ShardsSummary
 	38,  // 42: sluice.v1.ScrollRequest.pit:type_name -> sluice.v1.PointInTime
-	92,  // 43: sluice.v1.ScrollRequest.query:type_name -> sluice.v1.Query
+	94,  // 43: sluice.v1.ScrollRequest.query:type_name -> sluice.v1.Query
 	47,  // 44: sluice.v1.ScrollRequest.slice:type_name -> sluice.v1.Slice
 	49,  // 45: sluice.v1.ScrollResponse.docs:type_name -> sluice.v1.ScrollDoc
-	96,  // 46: sluice.v1.RefreshResponse.shards:type_name -> sluice.v1.ShardsSummary
-	92,  // 47: sluice.v1.ReindexSource.query:type_name -> sluice.v1.Query
-	86,  // 48: sluice.v1.ReindexDestination.settings:type_name -> sluice.v1.IndexSettings
-	87,  // 49: sluice.v1.ReindexDestination.mapping:type_name -> sluice.v1.Mapping
+	98,  // 46: sluice.v1.RefreshResponse.shards:type_name -> sluice.v1.ShardsSummary
+	94,  // 47: sluice.v1.ReindexSource.query:type_name -> sluice.v1.Query
+	88,  // 48: sluice.v1.ReindexDestination.settings:type_name -> sluice.v1.IndexSettings
+	89,  // 49: sluice.v1.ReindexDestination.mapping:type_name -> sluice.v1.Mapping
 	2,   // 50: sluice.v1.ReindexDestination.op_type:type_name -> sluice.v1.BulkAction
 	53,  // 51: sluice.v1.ReindexRequest.source:type_name -> sluice.v1.ReindexSource
 	54,  // 52: sluice.v1.ReindexRequest.dest:type_name -> sluice.v1.ReindexDestination
 	7,   // 53: sluice.v1.ReindexRequest.conflicts:type_name -> sluice.v1.ConflictPolicy
 	5,   // 54: sluice.v1.ReindexRequest.mode:type_name -> sluice.v1.ReindexMode
 	6,   // 55: sluice.v1.ReindexRequest.copy_method:type_name -> sluice.v1.ReindexCopyMethod
-	59,  // 56: sluice.v1.ReindexResponse.task:type_name -> sluice.v1.Task
-	8,   // 57: sluice.v1.SliceStatus.state:type_name -> sluice.v1.TaskState
-	6,   // 58: sluice.v1.SliceStatus.copy_method:type_name -> sluice.v1.ReindexCopyMethod
-	90,  // 59: sluice.v1.ReindexStatus.throttled:type_name -> google.protobuf.Duration
-	90,  // 60: sluice.v1.ReindexStatus.eta:type_name -> google.protobuf.Duration
-	5,   // 61: sluice.v1.ReindexStatus.mode:type_name -> sluice.v1.ReindexMode
-	57,  // 62: sluice.v1.ReindexStatus.slices:type_name -> sluice.v1.SliceStatus
-	97,  // 63: sluice.v1.ReindexStatus.failure_samples:type_name -> sluice.v1.ShardFailure
-	6,   // 64: sluice.v1.ReindexStatus.copy_method:type_name -> sluice.v1.ReindexCopyMethod
-	8,   // 65: sluice.v1.Task.state:type_name -> sluice.v1.TaskState
-	98,  // 66: sluice.v1.Task.start_time:type_name -> google.protobuf.Timestamp
-	98,  // 67: sluice.v1.Task.end_time:type_name -> google.protobuf.Timestamp
-	91,  // 68: sluice.v1.Task.error:type_name -> sluice.v1.ErrorDetail
-	58,  // 69: sluice.v1.Task.reindex:type_name -> sluice.v1.ReindexStatus
-	90,  // 70: sluice.v1.GetTaskRequest.timeout:type_name -> google.protobuf.Duration
-	59,  // 71: sluice.v1.GetTaskResponse.task:type_name -> sluice.v1.Task
-	8,   // 72: sluice.v1.ListTasksRequest.states:type_name -> sluice.v1.TaskState
-	59,  // 73: sluice.v1.ListTasksResponse.tasks:type_name -> sluice.v1.Task
-	59,  // 74: sluice.v1.CancelTaskResponse.task:type_name -> sluice.v1.Task
-	59,  // 75: sluice.v1.RethrottleTaskResponse.task:type_name -> sluice.v1.Task
-	99,  // 76: sluice.v1.ClusterHealthRequest.wait_for_status:type_name -> sluice.v1.HealthStatus
-	90,  // 77: sluice.v1.ClusterHealthRequest.timeout:type_name -> google.protobuf.Duration
-	99,  // 78: sluice.v1.IndexHealth.status:type_name -> sluice.v1.HealthStatus
-	100, // 79: sluice.v1.IndexHealth.shards:type_name -> sluice.v1.ShardRouting
-	99,  // 80: sluice.v1.ClusterHealthResponse.status:type_name -> sluice.v1.HealthStatus
-	69,  // 81: sluice.v1.ClusterHealthResponse.indices:type_name -> sluice.v1.IndexHealth
-	72,  // 82: sluice.v1.ClusterHealthResponse.disk_watermark_nodes:type_name -> sluice.v1.NodeInfo
-	101, // 83: sluice.v1.NodeInfo.disk_watermark:type_name -> sluice.v1.DiskWatermark
-	72,  // 84: sluice.v1.ClusterStateResponse.nodes:type_name -> sluice.v1.NodeInfo
-	88,  // 85: sluice.v1.ClusterStateResponse.indices:type_name -> sluice.v1.IndexInfo
-	27,  // 86: sluice.v1.ClusterStateResponse.aliases:type_name -> sluice.v1.AliasInfo
-	102, // 87: sluice.v1.ClusterStateResponse.settings:type_name -> sluice.v1.ClusterSettings
-	102, // 88: sluice.v1.GetClusterSettingsResponse.settings:type_name -> sluice.v1.ClusterSettings
-	102, // 89: sluice.v1.UpdateClusterSettingsRequest.settings:type_name -> sluice.v1.ClusterSettings
-	89,  // 90: sluice.v1.UpdateClusterSettingsRequest.update_mask:type_name -> google.protobuf.FieldMask
-	102, // 91: sluice.v1.UpdateClusterSettingsResponse.settings:type_name -> sluice.v1.ClusterSettings
-	9,   // 92: sluice.v1.FileVerification.status:type_name -> sluice.v1.FileVerificationStatus
-	10,  // 93: sluice.v1.ShardVerification.status:type_name -> sluice.v1.ShardVerificationStatus
-	81,  // 94: sluice.v1.ShardVerification.files:type_name -> sluice.v1.FileVerification
-	82,  // 95: sluice.v1.ShardVerification.segments:type_name -> sluice.v1.SegmentVerification
-	90,  // 96: sluice.v1.ShardVerification.took:type_name -> google.protobuf.Duration
-	91,  // 97: sluice.v1.ShardVerification.error:type_name -> sluice.v1.ErrorDetail
-	83,  // 98: sluice.v1.VerifyIndexResponse.shards:type_name -> sluice.v1.ShardVerification
-	95,  // 99: sluice.v1.Hit.FieldsEntry.value:type_name -> sluice.v1.SortValue
-	11,  // 100: sluice.v1.Sluice.CreateIndex:input_type -> sluice.v1.CreateIndexRequest
-	13,  // 101: sluice.v1.Sluice.DeleteIndex:input_type -> sluice.v1.DeleteIndexRequest
-	15,  // 102: sluice.v1.Sluice.GetIndex:input_type -> sluice.v1.GetIndexRequest
-	17,  // 103: sluice.v1.Sluice.ListIndices:input_type -> sluice.v1.ListIndicesRequest
-	19,  // 104: sluice.v1.Sluice.UpdateIndexSettings:input_type -> sluice.v1.UpdateIndexSettingsRequest
-	21,  // 105: sluice.v1.Sluice.PutMapping:input_type -> sluice.v1.PutMappingRequest
-	24,  // 106: sluice.v1.Sluice.UpdateAliases:input_type -> sluice.v1.UpdateAliasesRequest
-	26,  // 107: sluice.v1.Sluice.ListAliases:input_type -> sluice.v1.ListAliasesRequest
-	30,  // 108: sluice.v1.Sluice.Bulk:input_type -> sluice.v1.BulkRequest
-	33,  // 109: sluice.v1.Sluice.BulkStream:input_type -> sluice.v1.BulkStreamRequest
-	36,  // 110: sluice.v1.Sluice.Get:input_type -> sluice.v1.GetRequest
-	39,  // 111: sluice.v1.Sluice.Search:input_type -> sluice.v1.SearchRequest
-	43,  // 112: sluice.v1.Sluice.OpenPointInTime:input_type -> sluice.v1.OpenPointInTimeRequest
-	45,  // 113: sluice.v1.Sluice.ClosePointInTime:input_type -> sluice.v1.ClosePointInTimeRequest
-	48,  // 114: sluice.v1.Sluice.Scroll:input_type -> sluice.v1.ScrollRequest
-	51,  // 115: sluice.v1.Sluice.Refresh:input_type -> sluice.v1.RefreshRequest
-	55,  // 116: sluice.v1.Sluice.Reindex:input_type -> sluice.v1.ReindexRequest
-	60,  // 117: sluice.v1.Sluice.GetTask:input_type -> sluice.v1.GetTaskRequest
-	62,  // 118: sluice.v1.Sluice.ListTasks:input_type -> sluice.v1.ListTasksRequest
-	64,  // 119: sluice.v1.Sluice.CancelTask:input_type -> sluice.v1.CancelTaskRequest
-	66,  // 120: sluice.v1.Sluice.RethrottleTask:input_type -> sluice.v1.RethrottleTaskRequest
-	68,  // 121: sluice.v1.Sluice.ClusterHealth:input_type -> sluice.v1.ClusterHealthRequest
-	71,  // 122: sluice.v1.Sluice.ClusterState:input_type -> sluice.v1.ClusterStateRequest
-	80,  // 123: sluice.v1.Sluice.VerifyIndex:input_type -> sluice.v1.VerifyIndexRequest
-	74,  // 124: sluice.v1.Sluice.GetClusterSettings:input_type -> sluice.v1.GetClusterSettingsRequest
-	76,  // 125: sluice.v1.Sluice.UpdateClusterSettings:input_type -> sluice.v1.UpdateClusterSettingsRequest
-	77,  // 126: sluice.v1.Sluice.DrainNode:input_type -> sluice.v1.DrainNodeRequest
-	12,  // 127: sluice.v1.Sluice.CreateIndex:output_type -> sluice.v1.CreateIndexResponse
-	14,  // 128: sluice.v1.Sluice.DeleteIndex:output_type -> sluice.v1.DeleteIndexResponse
-	16,  // 129: sluice.v1.Sluice.GetIndex:output_type -> sluice.v1.GetIndexResponse
-	18,  // 130: sluice.v1.Sluice.ListIndices:output_type -> sluice.v1.ListIndicesResponse
-	20,  // 131: sluice.v1.Sluice.UpdateIndexSettings:output_type -> sluice.v1.UpdateIndexSettingsResponse
-	22,  // 132: sluice.v1.Sluice.PutMapping:output_type -> sluice.v1.PutMappingResponse
-	25,  // 133: sluice.v1.Sluice.UpdateAliases:output_type -> sluice.v1.UpdateAliasesResponse
-	28,  // 134: sluice.v1.Sluice.ListAliases:output_type -> sluice.v1.ListAliasesResponse
-	32,  // 135: sluice.v1.Sluice.Bulk:output_type -> sluice.v1.BulkResponse
-	34,  // 136: sluice.v1.Sluice.BulkStream:output_type -> sluice.v1.BulkStreamResponse
-	37,  // 137: sluice.v1.Sluice.Get:output_type -> sluice.v1.GetResponse
-	42,  // 138: sluice.v1.Sluice.Search:output_type -> sluice.v1.SearchResponse
-	44,  // 139: sluice.v1.Sluice.OpenPointInTime:output_type -> sluice.v1.OpenPointInTimeResponse
-	46,  // 140: sluice.v1.Sluice.ClosePointInTime:output_type -> sluice.v1.ClosePointInTimeResponse
-	50,  // 141: sluice.v1.Sluice.Scroll:output_type -> sluice.v1.ScrollResponse
-	52,  // 142: sluice.v1.Sluice.Refresh:output_type -> sluice.v1.RefreshResponse
-	56,  // 143: sluice.v1.Sluice.Reindex:output_type -> sluice.v1.ReindexResponse
-	61,  // 144: sluice.v1.Sluice.GetTask:output_type -> sluice.v1.GetTaskResponse
-	63,  // 145: sluice.v1.Sluice.ListTasks:output_type -> sluice.v1.ListTasksResponse
-	65,  // 146: sluice.v1.Sluice.CancelTask:output_type -> sluice.v1.CancelTaskResponse
-	67,  // 147: sluice.v1.Sluice.RethrottleTask:output_type -> sluice.v1.RethrottleTaskResponse
-	70,  // 148: sluice.v1.Sluice.ClusterHealth:output_type -> sluice.v1.ClusterHealthResponse
-	73,  // 149: sluice.v1.Sluice.ClusterState:output_type -> sluice.v1.ClusterStateResponse
-	84,  // 150: sluice.v1.Sluice.VerifyIndex:output_type -> sluice.v1.VerifyIndexResponse
-	75,  // 151: sluice.v1.Sluice.GetClusterSettings:output_type -> sluice.v1.GetClusterSettingsResponse
-	79,  // 152: sluice.v1.Sluice.UpdateClusterSettings:output_type -> sluice.v1.UpdateClusterSettingsResponse
-	78,  // 153: sluice.v1.Sluice.DrainNode:output_type -> sluice.v1.DrainNodeResponse
-	127, // [127:154] is the sub-list for method output_type
-	100, // [100:127] is the sub-list for method input_type
-	100, // [100:100] is the sub-list for extension type_name
-	100, // [100:100] is the sub-list for extension extendee
-	0,   // [0:100] is the sub-list for field type_name
+	94,  // 56: sluice.v1.UpdateByQueryRequest.query:type_name -> sluice.v1.Query
+	7,   // 57: sluice.v1.UpdateByQueryRequest.conflicts:type_name -> sluice.v1.ConflictPolicy
+	61,  // 58: sluice.v1.UpdateByQueryResponse.task:type_name -> sluice.v1.Task
+	61,  // 59: sluice.v1.ReindexResponse.task:type_name -> sluice.v1.Task
+	8,   // 60: sluice.v1.SliceStatus.state:type_name -> sluice.v1.TaskState
+	6,   // 61: sluice.v1.SliceStatus.copy_method:type_name -> sluice.v1.ReindexCopyMethod
+	92,  // 62: sluice.v1.ReindexStatus.throttled:type_name -> google.protobuf.Duration
+	92,  // 63: sluice.v1.ReindexStatus.eta:type_name -> google.protobuf.Duration
+	5,   // 64: sluice.v1.ReindexStatus.mode:type_name -> sluice.v1.ReindexMode
+	59,  // 65: sluice.v1.ReindexStatus.slices:type_name -> sluice.v1.SliceStatus
+	99,  // 66: sluice.v1.ReindexStatus.failure_samples:type_name -> sluice.v1.ShardFailure
+	6,   // 67: sluice.v1.ReindexStatus.copy_method:type_name -> sluice.v1.ReindexCopyMethod
+	8,   // 68: sluice.v1.Task.state:type_name -> sluice.v1.TaskState
+	100, // 69: sluice.v1.Task.start_time:type_name -> google.protobuf.Timestamp
+	100, // 70: sluice.v1.Task.end_time:type_name -> google.protobuf.Timestamp
+	93,  // 71: sluice.v1.Task.error:type_name -> sluice.v1.ErrorDetail
+	60,  // 72: sluice.v1.Task.reindex:type_name -> sluice.v1.ReindexStatus
+	92,  // 73: sluice.v1.GetTaskRequest.timeout:type_name -> google.protobuf.Duration
+	61,  // 74: sluice.v1.GetTaskResponse.task:type_name -> sluice.v1.Task
+	8,   // 75: sluice.v1.ListTasksRequest.states:type_name -> sluice.v1.TaskState
+	61,  // 76: sluice.v1.ListTasksResponse.tasks:type_name -> sluice.v1.Task
+	61,  // 77: sluice.v1.CancelTaskResponse.task:type_name -> sluice.v1.Task
+	61,  // 78: sluice.v1.RethrottleTaskResponse.task:type_name -> sluice.v1.Task
+	101, // 79: sluice.v1.ClusterHealthRequest.wait_for_status:type_name -> sluice.v1.HealthStatus
+	92,  // 80: sluice.v1.ClusterHealthRequest.timeout:type_name -> google.protobuf.Duration
+	101, // 81: sluice.v1.IndexHealth.status:type_name -> sluice.v1.HealthStatus
+	102, // 82: sluice.v1.IndexHealth.shards:type_name -> sluice.v1.ShardRouting
+	101, // 83: sluice.v1.ClusterHealthResponse.status:type_name -> sluice.v1.HealthStatus
+	71,  // 84: sluice.v1.ClusterHealthResponse.indices:type_name -> sluice.v1.IndexHealth
+	74,  // 85: sluice.v1.ClusterHealthResponse.disk_watermark_nodes:type_name -> sluice.v1.NodeInfo
+	103, // 86: sluice.v1.NodeInfo.disk_watermark:type_name -> sluice.v1.DiskWatermark
+	74,  // 87: sluice.v1.ClusterStateResponse.nodes:type_name -> sluice.v1.NodeInfo
+	90,  // 88: sluice.v1.ClusterStateResponse.indices:type_name -> sluice.v1.IndexInfo
+	27,  // 89: sluice.v1.ClusterStateResponse.aliases:type_name -> sluice.v1.AliasInfo
+	104, // 90: sluice.v1.ClusterStateResponse.settings:type_name -> sluice.v1.ClusterSettings
+	104, // 91: sluice.v1.GetClusterSettingsResponse.settings:type_name -> sluice.v1.ClusterSettings
+	104, // 92: sluice.v1.UpdateClusterSettingsRequest.settings:type_name -> sluice.v1.ClusterSettings
+	91,  // 93: sluice.v1.UpdateClusterSettingsRequest.update_mask:type_name -> google.protobuf.FieldMask
+	104, // 94: sluice.v1.UpdateClusterSettingsResponse.settings:type_name -> sluice.v1.ClusterSettings
+	9,   // 95: sluice.v1.FileVerification.status:type_name -> sluice.v1.FileVerificationStatus
+	10,  // 96: sluice.v1.ShardVerification.status:type_name -> sluice.v1.ShardVerificationStatus
+	83,  // 97: sluice.v1.ShardVerification.files:type_name -> sluice.v1.FileVerification
+	84,  // 98: sluice.v1.ShardVerification.segments:type_name -> sluice.v1.SegmentVerification
+	92,  // 99: sluice.v1.ShardVerification.took:type_name -> google.protobuf.Duration
+	93,  // 100: sluice.v1.ShardVerification.error:type_name -> sluice.v1.ErrorDetail
+	85,  // 101: sluice.v1.VerifyIndexResponse.shards:type_name -> sluice.v1.ShardVerification
+	97,  // 102: sluice.v1.Hit.FieldsEntry.value:type_name -> sluice.v1.SortValue
+	11,  // 103: sluice.v1.Sluice.CreateIndex:input_type -> sluice.v1.CreateIndexRequest
+	13,  // 104: sluice.v1.Sluice.DeleteIndex:input_type -> sluice.v1.DeleteIndexRequest
+	15,  // 105: sluice.v1.Sluice.GetIndex:input_type -> sluice.v1.GetIndexRequest
+	17,  // 106: sluice.v1.Sluice.ListIndices:input_type -> sluice.v1.ListIndicesRequest
+	19,  // 107: sluice.v1.Sluice.UpdateIndexSettings:input_type -> sluice.v1.UpdateIndexSettingsRequest
+	21,  // 108: sluice.v1.Sluice.PutMapping:input_type -> sluice.v1.PutMappingRequest
+	24,  // 109: sluice.v1.Sluice.UpdateAliases:input_type -> sluice.v1.UpdateAliasesRequest
+	26,  // 110: sluice.v1.Sluice.ListAliases:input_type -> sluice.v1.ListAliasesRequest
+	30,  // 111: sluice.v1.Sluice.Bulk:input_type -> sluice.v1.BulkRequest
+	33,  // 112: sluice.v1.Sluice.BulkStream:input_type -> sluice.v1.BulkStreamRequest
+	36,  // 113: sluice.v1.Sluice.Get:input_type -> sluice.v1.GetRequest
+	39,  // 114: sluice.v1.Sluice.Search:input_type -> sluice.v1.SearchRequest
+	43,  // 115: sluice.v1.Sluice.OpenPointInTime:input_type -> sluice.v1.OpenPointInTimeRequest
+	45,  // 116: sluice.v1.Sluice.ClosePointInTime:input_type -> sluice.v1.ClosePointInTimeRequest
+	48,  // 117: sluice.v1.Sluice.Scroll:input_type -> sluice.v1.ScrollRequest
+	51,  // 118: sluice.v1.Sluice.Refresh:input_type -> sluice.v1.RefreshRequest
+	55,  // 119: sluice.v1.Sluice.Reindex:input_type -> sluice.v1.ReindexRequest
+	56,  // 120: sluice.v1.Sluice.UpdateByQuery:input_type -> sluice.v1.UpdateByQueryRequest
+	62,  // 121: sluice.v1.Sluice.GetTask:input_type -> sluice.v1.GetTaskRequest
+	64,  // 122: sluice.v1.Sluice.ListTasks:input_type -> sluice.v1.ListTasksRequest
+	66,  // 123: sluice.v1.Sluice.CancelTask:input_type -> sluice.v1.CancelTaskRequest
+	68,  // 124: sluice.v1.Sluice.RethrottleTask:input_type -> sluice.v1.RethrottleTaskRequest
+	70,  // 125: sluice.v1.Sluice.ClusterHealth:input_type -> sluice.v1.ClusterHealthRequest
+	73,  // 126: sluice.v1.Sluice.ClusterState:input_type -> sluice.v1.ClusterStateRequest
+	82,  // 127: sluice.v1.Sluice.VerifyIndex:input_type -> sluice.v1.VerifyIndexRequest
+	76,  // 128: sluice.v1.Sluice.GetClusterSettings:input_type -> sluice.v1.GetClusterSettingsRequest
+	78,  // 129: sluice.v1.Sluice.UpdateClusterSettings:input_type -> sluice.v1.UpdateClusterSettingsRequest
+	79,  // 130: sluice.v1.Sluice.DrainNode:input_type -> sluice.v1.DrainNodeRequest
+	12,  // 131: sluice.v1.Sluice.CreateIndex:output_type -> sluice.v1.CreateIndexResponse
+	14,  // 132: sluice.v1.Sluice.DeleteIndex:output_type -> sluice.v1.DeleteIndexResponse
+	16,  // 133: sluice.v1.Sluice.GetIndex:output_type -> sluice.v1.GetIndexResponse
+	18,  // 134: sluice.v1.Sluice.ListIndices:output_type -> sluice.v1.ListIndicesResponse
+	20,  // 135: sluice.v1.Sluice.UpdateIndexSettings:output_type -> sluice.v1.UpdateIndexSettingsResponse
+	22,  // 136: sluice.v1.Sluice.PutMapping:output_type -> sluice.v1.PutMappingResponse
+	25,  // 137: sluice.v1.Sluice.UpdateAliases:output_type -> sluice.v1.UpdateAliasesResponse
+	28,  // 138: sluice.v1.Sluice.ListAliases:output_type -> sluice.v1.ListAliasesResponse
+	32,  // 139: sluice.v1.Sluice.Bulk:output_type -> sluice.v1.BulkResponse
+	34,  // 140: sluice.v1.Sluice.BulkStream:output_type -> sluice.v1.BulkStreamResponse
+	37,  // 141: sluice.v1.Sluice.Get:output_type -> sluice.v1.GetResponse
+	42,  // 142: sluice.v1.Sluice.Search:output_type -> sluice.v1.SearchResponse
+	44,  // 143: sluice.v1.Sluice.OpenPointInTime:output_type -> sluice.v1.OpenPointInTimeResponse
+	46,  // 144: sluice.v1.Sluice.ClosePointInTime:output_type -> sluice.v1.ClosePointInTimeResponse
+	50,  // 145: sluice.v1.Sluice.Scroll:output_type -> sluice.v1.ScrollResponse
+	52,  // 146: sluice.v1.Sluice.Refresh:output_type -> sluice.v1.RefreshResponse
+	58,  // 147: sluice.v1.Sluice.Reindex:output_type -> sluice.v1.ReindexResponse
+	57,  // 148: sluice.v1.Sluice.UpdateByQuery:output_type -> sluice.v1.UpdateByQueryResponse
+	63,  // 149: sluice.v1.Sluice.GetTask:output_type -> sluice.v1.GetTaskResponse
+	65,  // 150: sluice.v1.Sluice.ListTasks:output_type -> sluice.v1.ListTasksResponse
+	67,  // 151: sluice.v1.Sluice.CancelTask:output_type -> sluice.v1.CancelTaskResponse
+	69,  // 152: sluice.v1.Sluice.RethrottleTask:output_type -> sluice.v1.RethrottleTaskResponse
+	72,  // 153: sluice.v1.Sluice.ClusterHealth:output_type -> sluice.v1.ClusterHealthResponse
+	75,  // 154: sluice.v1.Sluice.ClusterState:output_type -> sluice.v1.ClusterStateResponse
+	86,  // 155: sluice.v1.Sluice.VerifyIndex:output_type -> sluice.v1.VerifyIndexResponse
+	77,  // 156: sluice.v1.Sluice.GetClusterSettings:output_type -> sluice.v1.GetClusterSettingsResponse
+	81,  // 157: sluice.v1.Sluice.UpdateClusterSettings:output_type -> sluice.v1.UpdateClusterSettingsResponse
+	80,  // 158: sluice.v1.Sluice.DrainNode:output_type -> sluice.v1.DrainNodeResponse
+	131, // [131:159] is the sub-list for method output_type
+	103, // [103:131] is the sub-list for method input_type
+	103, // [103:103] is the sub-list for extension type_name
+	103, // [103:103] is the sub-list for extension extendee
+	0,   // [0:103] is the sub-list for field type_name
 }
 
 func init() { file_sluice_v1_sluice_proto_init() }
@@ -6672,14 +6852,14 @@ func file_sluice_v1_sluice_proto_init() {
 	file_sluice_v1_sluice_proto_msgTypes[18].OneofWrappers = []any{}
 	file_sluice_v1_sluice_proto_msgTypes[28].OneofWrappers = []any{}
 	file_sluice_v1_sluice_proto_msgTypes[37].OneofWrappers = []any{}
-	file_sluice_v1_sluice_proto_msgTypes[69].OneofWrappers = []any{}
+	file_sluice_v1_sluice_proto_msgTypes[71].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_sluice_v1_sluice_proto_rawDesc), len(file_sluice_v1_sluice_proto_rawDesc)),
 			NumEnums:      11,
-			NumMessages:   75,
+			NumMessages:   77,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

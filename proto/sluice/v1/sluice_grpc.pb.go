@@ -36,6 +36,7 @@ const (
 	Sluice_Scroll_FullMethodName                = "/sluice.v1.Sluice/Scroll"
 	Sluice_Refresh_FullMethodName               = "/sluice.v1.Sluice/Refresh"
 	Sluice_Reindex_FullMethodName               = "/sluice.v1.Sluice/Reindex"
+	Sluice_UpdateByQuery_FullMethodName         = "/sluice.v1.Sluice/UpdateByQuery"
 	Sluice_GetTask_FullMethodName               = "/sluice.v1.Sluice/GetTask"
 	Sluice_ListTasks_FullMethodName             = "/sluice.v1.Sluice/ListTasks"
 	Sluice_CancelTask_FullMethodName            = "/sluice.v1.Sluice/CancelTask"
@@ -97,6 +98,9 @@ type SluiceClient interface {
 	Refresh(ctx context.Context, in *RefreshRequest, opts ...grpc.CallOption) (*RefreshResponse, error)
 	// Reindex copies documents from one index to another as a persistent task.
 	Reindex(ctx context.Context, in *ReindexRequest, opts ...grpc.CallOption) (*ReindexResponse, error)
+	// UpdateByQuery sets doc-value fields in place on every document matching a query, as a
+	// persistent task like a reindex (slices, throttle, cancel, progress through GetTask).
+	UpdateByQuery(ctx context.Context, in *UpdateByQueryRequest, opts ...grpc.CallOption) (*UpdateByQueryResponse, error)
 	// GetTask returns a task's state and progress.
 	GetTask(ctx context.Context, in *GetTaskRequest, opts ...grpc.CallOption) (*GetTaskResponse, error)
 	// ListTasks lists tasks.
@@ -312,6 +316,16 @@ func (c *sluiceClient) Reindex(ctx context.Context, in *ReindexRequest, opts ...
 	return out, nil
 }
 
+func (c *sluiceClient) UpdateByQuery(ctx context.Context, in *UpdateByQueryRequest, opts ...grpc.CallOption) (*UpdateByQueryResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(UpdateByQueryResponse)
+	err := c.cc.Invoke(ctx, Sluice_UpdateByQuery_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *sluiceClient) GetTask(ctx context.Context, in *GetTaskRequest, opts ...grpc.CallOption) (*GetTaskResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(GetTaskResponse)
@@ -461,6 +475,9 @@ type SluiceServer interface {
 	Refresh(context.Context, *RefreshRequest) (*RefreshResponse, error)
 	// Reindex copies documents from one index to another as a persistent task.
 	Reindex(context.Context, *ReindexRequest) (*ReindexResponse, error)
+	// UpdateByQuery sets doc-value fields in place on every document matching a query, as a
+	// persistent task like a reindex (slices, throttle, cancel, progress through GetTask).
+	UpdateByQuery(context.Context, *UpdateByQueryRequest) (*UpdateByQueryResponse, error)
 	// GetTask returns a task's state and progress.
 	GetTask(context.Context, *GetTaskRequest) (*GetTaskResponse, error)
 	// ListTasks lists tasks.
@@ -544,6 +561,9 @@ func (UnimplementedSluiceServer) Refresh(context.Context, *RefreshRequest) (*Ref
 }
 func (UnimplementedSluiceServer) Reindex(context.Context, *ReindexRequest) (*ReindexResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Reindex not implemented")
+}
+func (UnimplementedSluiceServer) UpdateByQuery(context.Context, *UpdateByQueryRequest) (*UpdateByQueryResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method UpdateByQuery not implemented")
 }
 func (UnimplementedSluiceServer) GetTask(context.Context, *GetTaskRequest) (*GetTaskResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetTask not implemented")
@@ -884,6 +904,24 @@ func _Sluice_Reindex_Handler(srv interface{}, ctx context.Context, dec func(inte
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Sluice_UpdateByQuery_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(UpdateByQueryRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(SluiceServer).UpdateByQuery(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Sluice_UpdateByQuery_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(SluiceServer).UpdateByQuery(ctx, req.(*UpdateByQueryRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _Sluice_GetTask_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(GetTaskRequest)
 	if err := dec(in); err != nil {
@@ -1130,6 +1168,10 @@ var Sluice_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Reindex",
 			Handler:    _Sluice_Reindex_Handler,
+		},
+		{
+			MethodName: "UpdateByQuery",
+			Handler:    _Sluice_UpdateByQuery_Handler,
 		},
 		{
 			MethodName: "GetTask",

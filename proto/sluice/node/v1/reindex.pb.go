@@ -70,9 +70,14 @@ type RunReindexSliceRequest struct {
 	CopyMethod v1.ReindexCopyMethod `protobuf:"varint,18,opt,name=copy_method,json=copyMethod,proto3,enum=sluice.v1.ReindexCopyMethod" json:"copy_method,omitempty"`
 	// The source index's shard count (with dest_shards, which destination shards draw from the
 	// source shard in a segment copy).
-	SourceShards  int32 `protobuf:"varint,19,opt,name=source_shards,json=sourceShards,proto3" json:"source_shards,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	SourceShards int32 `protobuf:"varint,19,opt,name=source_shards,json=sourceShards,proto3" json:"source_shards,omitempty"`
+	// Update-by-query: set these fields in place (a JSON object, as an UPDATE_DOC_VALUES item's
+	// source) on each selected document of the source shard itself, conditional on the version
+	// the slice's reader saw; nothing is copied and the destination fields are ignored. Counted as
+	// updated, or as version conflicts (a document changed or deleted since).
+	UpdateDocValues []byte `protobuf:"bytes,20,opt,name=update_doc_values,json=updateDocValues,proto3" json:"update_doc_values,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *RunReindexSliceRequest) Reset() {
@@ -236,6 +241,13 @@ func (x *RunReindexSliceRequest) GetSourceShards() int32 {
 		return x.SourceShards
 	}
 	return 0
+}
+
+func (x *RunReindexSliceRequest) GetUpdateDocValues() []byte {
+	if x != nil {
+		return x.UpdateDocValues
+	}
+	return nil
 }
 
 // RunReindexSliceResponse reports slice progress; the last message has done set.
@@ -719,7 +731,7 @@ var File_sluice_node_v1_reindex_proto protoreflect.FileDescriptor
 
 const file_sluice_node_v1_reindex_proto_rawDesc = "" +
 	"\n" +
-	"\x1csluice/node/v1/reindex.proto\x12\x0esluice.node.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x19sluice/node/v1/node.proto\x1a\x15sluice/v1/query.proto\x1a\x16sluice/v1/sluice.proto\x1a\x15sluice/v1/types.proto\"\x8a\a\n" +
+	"\x1csluice/node/v1/reindex.proto\x12\x0esluice.node.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x19sluice/node/v1/node.proto\x1a\x15sluice/v1/query.proto\x1a\x16sluice/v1/sluice.proto\x1a\x15sluice/v1/types.proto\"\xb6\a\n" +
 	"\x16RunReindexSliceRequest\x12\x17\n" +
 	"\atask_id\x18\x01 \x01(\tR\x06taskId\x12\x14\n" +
 	"\x05slice\x18\x02 \x01(\x05R\x05slice\x12/\n" +
@@ -744,7 +756,8 @@ const file_sluice_node_v1_reindex_proto_rawDesc = "" +
 	"\arouting\x18\x11 \x01(\tR\arouting\x12=\n" +
 	"\vcopy_method\x18\x12 \x01(\x0e2\x1c.sluice.v1.ReindexCopyMethodR\n" +
 	"copyMethod\x12#\n" +
-	"\rsource_shards\x18\x13 \x01(\x05R\fsourceShards\x1a<\n" +
+	"\rsource_shards\x18\x13 \x01(\x05R\fsourceShards\x12*\n" +
+	"\x11update_doc_values\x18\x14 \x01(\fR\x0fupdateDocValues\x1a<\n" +
 	"\x0eDestNodesEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\x05R\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xf6\x03\n" +

@@ -149,8 +149,12 @@ type ReindexPlan struct {
 	CopyMethod v1.ReindexCopyMethod `protobuf:"varint,10,opt,name=copy_method,json=copyMethod,proto3,enum=sluice.v1.ReindexCopyMethod" json:"copy_method,omitempty"`
 	// Why AUTO chose DOCUMENTS; empty otherwise.
 	CopyMethodReason string `protobuf:"bytes,11,opt,name=copy_method_reason,json=copyMethodReason,proto3" json:"copy_method_reason,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// Set for an update-by-query task (type "update_by_query"): the fields to set in place (a JSON
+	// object, as an UPDATE_DOC_VALUES item's source) on every matching document of the source
+	// index, which is also the destination. Nothing is copied.
+	UpdateDocValues []byte `protobuf:"bytes,12,opt,name=update_doc_values,json=updateDocValues,proto3" json:"update_doc_values,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *ReindexPlan) Reset() {
@@ -258,6 +262,13 @@ func (x *ReindexPlan) GetCopyMethodReason() string {
 		return x.CopyMethodReason
 	}
 	return ""
+}
+
+func (x *ReindexPlan) GetUpdateDocValues() []byte {
+	if x != nil {
+		return x.UpdateDocValues
+	}
+	return nil
 }
 
 // ReindexPlanSlice is one slice of a plan.
@@ -509,7 +520,7 @@ const file_sluice_state_v1_tasks_proto_rawDesc = "" +
 	"\vcheckpoints\x18\x04 \x03(\v2\".sluice.state.v1.ReindexCheckpointR\vcheckpoints\x12)\n" +
 	"\x10cancel_requested\x18\x05 \x01(\bR\x0fcancelRequested\x12.\n" +
 	"\x13requests_per_second\x18\x06 \x01(\x02R\x11requestsPerSecond\x12\x14\n" +
-	"\x05owner\x18\a \x01(\tR\x05owner\"\xd3\x03\n" +
+	"\x05owner\x18\a \x01(\tR\x05owner\"\xff\x03\n" +
 	"\vReindexPlan\x12!\n" +
 	"\fsource_index\x18\x01 \x01(\tR\vsourceIndex\x12\x1f\n" +
 	"\vsource_uuid\x18\x02 \x01(\tR\n" +
@@ -525,7 +536,8 @@ const file_sluice_state_v1_tasks_proto_rawDesc = "" +
 	"\vcopy_method\x18\n" +
 	" \x01(\x0e2\x1c.sluice.v1.ReindexCopyMethodR\n" +
 	"copyMethod\x12,\n" +
-	"\x12copy_method_reason\x18\v \x01(\tR\x10copyMethodReason\"\x95\x01\n" +
+	"\x12copy_method_reason\x18\v \x01(\tR\x10copyMethodReason\x12*\n" +
+	"\x11update_doc_values\x18\f \x01(\fR\x0fupdateDocValues\"\x95\x01\n" +
 	"\x10ReindexPlanSlice\x12\x14\n" +
 	"\x05slice\x18\x01 \x01(\x05R\x05slice\x12!\n" +
 	"\fsource_shard\x18\x02 \x01(\x05R\vsourceShard\x12-\n" +

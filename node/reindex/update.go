@@ -1,0 +1,61 @@
+package reindex
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"google.golang.org/protobuf/types/known/durationpb"
+
+	"github.com/sluice-search/sluice/node/engine"
+	"github.com/sluice-search/sluice/node/engine/index"
+	"github.com/sluice-search/sluice/node/shard"
+	nodev1 "github.com/sluice-search/sluice/proto/sluice/node/v1"
+)
+
+// runUpdates is an update-by-query slice: it sets fields in place
+// (engine.UpdateDocValuesIf) on each selected document of the source shard
+// itself, in index order, paced by the throttle — no document is read
+// beyond its _id and nothing leaves the node. Each update is conditional
+// on the version the slice's reader saw (Elasticsearch's update-by-query
+// does the same with the scroll's seq_no), so a document written or
+// deleted since is a version conflict: it ends the slice under
+// conflicts=abort, else is counted. A checkpoint syncs the translog (the
+// updates are durable there like any write) and reports the position; a
+// slice that starts over re-applies the same values, which is idempotent.
+func (cp *copyRun) runUpdates(ctx context.Context, sh *shard.Shard, fields []byte, next int) error {
+	abort := !cp.req.GetProceedOnConflicts()
+	b := sh.NewBatch()
+	ctx = engine.WithAffinity(ctx)
+	checkpoint := func(next int, done bool) error {
+		if err := b.Sync(ctx); err != nil {
+			return fmt.Errorf("shard %v: sync: %w", sh.ID(), err)
+		}
+		return cp.stream.Send(&nodev1.RunReindexSliceResponse{
+			Total: cp.sel.total, Copied: cp.copied, Updated: cp.c.updated.Load(),
+			VersionConflicts: cp.c.conflicts.Load(), Failures: cp.c.failures.Load(),
+			Cursor: cursor{fingerprint: cp.fp, next: next}.encode(), Done: done,
+			Restarted: cp.restarted, Throttled: durationpb.New(cp.th.Waited()), CopyMethod: cp.method,
+		})
+	}
+	err := cp.eachSelected(ctx, next, func(li, d int, sd *index.StoredDoc) error {
+		v := cp.rd.DocVersion(li, d)
+		_, err := b.UpdateDocValues(ctx, sd.ID, fields, &v)
+		switch {
+		case err == nil:
+			cp.c.updated.Add(1)
+		case errors.Is(err, engine.ErrVersionConflict):
+			cp.c.conflicts.Add(1)
+			if abort {
+				return fmt.Errorf("shard %v: %w: %v", sh.ID(), ErrConflictAbort, err)
+			}
+		default:
+			return fmt.Errorf("shard %v: update [%s]: %w", sh.ID(), sd.ID, err)
+		}
+		return nil
+	}, func(next int) error { return checkpoint(next, false) })
+	if err != nil {
+		return err
+	}
+	return checkpoint(cp.rd.MaxDoc(), true)
+}
