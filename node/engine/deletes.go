@@ -3,6 +3,7 @@ package engine
 import (
 	"sync/atomic"
 
+	"github.com/sluice-search/sluice/node/engine/document"
 	"github.com/sluice-search/sluice/node/engine/index"
 	"github.com/sluice-search/sluice/node/engine/mapping"
 )
@@ -22,6 +23,7 @@ type delNode struct {
 	// the doc from it and one after it wins. DWPTs skip such nodes: the
 	// writer only queues one when no buffered doc has the id.
 	dv   []mapping.DocValueUpdate
+	term int64 // with dv: the update's primary term
 	next atomic.Pointer[delNode]
 }
 
@@ -74,16 +76,19 @@ func (s *segState) docsOf(id []byte, fn func(doc int)) {
 	}
 }
 
-// bufferDocValuesUpdate records the update for the live docs with id, to
-// become a run at the refresh's freezeDocValues.
-func (s *segState) bufferDocValuesUpdate(id []byte, dv []mapping.DocValueUpdate) {
-	s.docsOf(id, func(doc int) {
+// bufferDocValuesUpdate records the update n for the live docs with its
+// id — its fields, and its seqNo and term as the docs' _seq_no and
+// _primary_term — to become runs at the refresh's freezeDocValues.
+func (s *segState) bufferDocValuesUpdate(n *delNode) {
+	s.docsOf(n.id, func(doc int) {
 		if s.live != nil && !s.live.Get(doc) {
 			return
 		}
-		for _, u := range dv {
+		for _, u := range n.dv {
 			s.addPendingUpdate(u.Field, u.Type, doc, u.Value)
 		}
+		s.addPendingUpdate(index.SeqNoField, document.Long, doc, n.seq)
+		s.addPendingUpdate(index.PrimaryTermField, document.Long, doc, n.term)
 	})
 }
 
@@ -120,7 +125,7 @@ func (s *segState) applyDeletes(upto *delNode) int {
 	for s.delCursor != upto {
 		next := s.delCursor.next.Load()
 		if next.dv != nil {
-			s.bufferDocValuesUpdate(next.id, next.dv)
+			s.bufferDocValuesUpdate(next)
 		} else {
 			n += s.deleteID(next.id)
 		}

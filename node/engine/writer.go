@@ -451,7 +451,7 @@ var errIDBuffered = errors.New("engine: id written since the last refresh")
 // is re-analysed. It fails with ErrDocumentMissing, taking no sequence
 // number, when no live doc has the id, with a *VersionConflictError when
 // o.If does not match, and with errIDBuffered when the id was written
-// since the last refresh.
+// since the last refresh. dv is retained (the caller hands it over).
 func (w *IndexWriter) UpdateDocValues(ctx context.Context, id []byte, dv []mapping.DocValueUpdate, o OpOptions) (int64, error) {
 	var inReader bool
 	var readerVersion DocVersion
@@ -488,15 +488,10 @@ func (w *IndexWriter) UpdateDocValues(ctx context.Context, id []byte, dv []mappi
 	// In the version map, so that a realtime read of current values (a
 	// partial update's) refreshes for it.
 	w.versions.putEntry(id, versionEntry{seq: w.seqNo, term: o.PrimaryTerm, inPlace: true})
-	all := make([]mapping.DocValueUpdate, len(dv), len(dv)+2)
-	copy(all, dv)
-	all = append(all,
-		mapping.DocValueUpdate{Field: index.SeqNoField, Type: document.Long, Value: w.seqNo},
-		mapping.DocValueUpdate{Field: index.PrimaryTermField, Type: document.Long, Value: o.PrimaryTerm})
-	n := &delNode{seq: w.seqNo, id: slices.Clone(id), dv: all}
+	n := &delNode{seq: w.seqNo, id: slices.Clone(id), dv: dv, term: o.PrimaryTerm}
 	w.delTail.next.Store(n)
 	w.delTail = n
-	w.deleteBytes += int64(len(id)) + delNodeOverhead + int64(len(all))*dvUpdateOverhead
+	w.deleteBytes += int64(len(id)) + delNodeOverhead + int64(len(dv))*dvUpdateOverhead
 	w.bufferedBytes.Store(w.versions.bytes + w.deleteBytes)
 	return n.seq, nil
 }

@@ -33,14 +33,19 @@ func (f Field) Updatable() bool { return f.Type.Numeric() && f.DocValues && !f.I
 // (ErrNotUpdatable naming it otherwise); unmapped fields, null, arrays and
 // an empty object are errors wrapping ErrDocument.
 func (p *Parser) ParseDocValuesUpdate(fields []byte) ([]DocValueUpdate, error) {
-	var doc document.Document
 	// A field the mapping lacks has no column: parse as strict, through a
-	// copy (the mapping is shared; the parser is this goroutine's).
+	// copy (the mapping is shared; the parser is this goroutine's), made
+	// once per mapping; the scratch document is reused too, so only the
+	// result is allocated.
 	m := p.m
-	strict := *m
-	strict.dynamic = DynamicStrict
-	p.m = &strict
-	_, err := p.Parse(&doc, []byte("_update"), fields)
+	if p.strictOf != m {
+		strict := *m
+		strict.dynamic = DynamicStrict
+		p.strict, p.strictOf = &strict, m
+	}
+	p.m = p.strict
+	doc := &p.dvDoc
+	_, err := p.Parse(doc, []byte("_update"), fields)
 	p.m = m
 	if err != nil {
 		var fe *FieldError

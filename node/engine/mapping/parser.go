@@ -49,6 +49,11 @@ type Parser struct {
 	path      []byte
 	gen       uint64
 	anyBytes  bool // ParseAcknowledged
+
+	// ParseDocValuesUpdate's scratch: the strict copy of strictOf, and
+	// the document it parses into.
+	strict, strictOf *Mapping
+	dvDoc            document.Document
 }
 
 // NewParser returns a parser for m, for one goroutine.
