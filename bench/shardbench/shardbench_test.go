@@ -105,3 +105,39 @@ func TestSlowTracer(t *testing.T) {
 		})
 	}
 }
+
+// TestUpdatesSmoke runs experiment 3 briefly on a generated corpus: every
+// run updates at about its rate, reopens, searches, and in-place updates
+// leave no segments to flush where re-indexing does.
+func TestUpdatesSmoke(t *testing.T) {
+	docs := corpus.Generate(2000, 1)
+	out := t.TempDir()
+	res, err := RunUpdates(context.Background(), Config{Docs: docs, CorpusDesc: "generated", RAMBufferMB: 16, Dir: t.TempDir()},
+		UpdatesConfig{Rates: []int{50}, Duration: 1500 * time.Millisecond, Reopen: 250 * time.Millisecond, Term: strings.Fields(docs[0].Body)[0]},
+		func(string, ...any) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Runs) != 3 || res.Runs[0].Mode != "none" {
+		t.Fatalf("runs: %+v", res.Runs)
+	}
+	for _, r := range res.Runs {
+		if r.QPS <= 0 || r.Reopen.Count < 3 {
+			t.Errorf("implausible run %+v", r)
+		}
+		if r.Mode != "none" && (r.Updates < 25 || r.PerUpdateUs <= 0 || r.QPSRatio <= 0) {
+			t.Errorf("implausible run %+v", r)
+		}
+	}
+	if dv, ri := res.Runs[1], res.Runs[2]; dv.Engine["flushes"] != 0 || ri.Engine["flushes"] == 0 || dv.Engine["doc_values_updates_bytes"] == 0 {
+		t.Errorf("in place: %v; re-index: %v", dv.Engine, ri.Engine)
+	}
+	if err := WriteUpdates(out, res); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"updates.json", "updates-reopen.png"} {
+		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
+			t.Error(err)
+		}
+	}
+}

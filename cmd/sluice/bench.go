@@ -26,7 +26,7 @@ to an output directory. Numbers from different runs on a shared machine do not
 compare; compare ratios within one run, and run the peers' harnesses
 (../shared/peers) back to back with these.`,
 	}
-	cmd.AddCommand(newBenchShardCmd(), newBenchLoadCmd(), newBenchReindexCmd(), newBenchReplicationCmd())
+	cmd.AddCommand(newBenchShardCmd(), newBenchLoadCmd(), newBenchReindexCmd(), newBenchReplicationCmd(), newBenchUpdatesCmd())
 	return cmd
 }
 
@@ -61,6 +61,34 @@ func (c *corpusFlags) load(cmd *cobra.Command) ([]corpus.Doc, string, error) {
 	}
 	fmt.Fprintf(cmd.ErrOrStderr(), "loaded %s in %.1fs\n", desc, time.Since(start).Seconds())
 	return docs, desc, nil
+}
+
+// benchOut is the results directory: out, else bench-out/<timestamp>.
+func benchOut(out string) string {
+	if out == "" {
+		return filepath.Join("bench-out", time.Now().Format("20060102-150405"))
+	}
+	return out
+}
+
+// startCPUProfile profiles the process's CPU into path until stop is
+// called; an empty path profiles nothing.
+func startCPUProfile(path string) (stop func(), err error) {
+	if path == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}, nil
 }
 
 func newBenchShardCmd() *cobra.Command {
@@ -108,9 +136,7 @@ rounds; median and p99 per class, comparable with the peers' "query" mode.`,
 			if err != nil {
 				return err
 			}
-			if out == "" {
-				out = filepath.Join("bench-out", time.Now().Format("20060102-150405"))
-			}
+			out = benchOut(out)
 			var qc shardbench.QueryConfig
 			if termsFile == "auto" {
 				wd, _ := os.Getwd()
@@ -124,17 +150,11 @@ rounds; median and p99 per class, comparable with the peers' "query" mode.`,
 				}
 				qc.WarmupRounds, qc.Rounds = rounds, rounds
 			}
-			if cpuProfile != "" {
-				f, err := os.Create(cpuProfile)
-				if err != nil {
-					return err
-				}
-				defer f.Close()
-				if err := pprof.StartCPUProfile(f); err != nil {
-					return err
-				}
-				defer pprof.StopCPUProfile()
+			stop, err := startCPUProfile(cpuProfile)
+			if err != nil {
+				return err
 			}
+			defer stop()
 			nrt.NoMergeYield = !mergeYield
 			_, err = shardbench.Run(cmd.Context(), shardbench.Options{
 				Config:       shardbench.Config{Docs: docs, CorpusDesc: desc, RAMBufferMB: ramMB},
@@ -168,6 +188,71 @@ rounds; median and p99 per class, comparable with the peers' "query" mode.`,
 	f.BoolVar(&skipNRT, "skip-nrt", false, "skip the NRT experiment")
 	f.StringVar(&termsFile, "terms", "auto", `query terms (class<TAB>term lines, the peers' terms.tsv); "auto" uses ../shared/peers/terms.tsv, "" skips the query experiment`)
 	f.IntVar(&rounds, "query-rounds", 200, "warm-up and measured rounds over the query terms (the peers use 200 each)")
+	f.StringVar(&out, "out", "", "results directory (default bench-out/<timestamp>)")
+	f.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to this file")
+	return cmd
+}
+
+func newBenchUpdatesCmd() *cobra.Command {
+	var (
+		cf         corpusFlags
+		uc         shardbench.UpdatesConfig
+		ramMB      int
+		out        string
+		cpuProfile string
+	)
+	cmd := &cobra.Command{
+		Use:   "updates",
+		Short: "In-place doc-values updates vs re-indexing under NRT reopens (experiment 3)",
+		Long: `Experiment 3: index the corpus with a numeric field added (popularity: long,
+"index": false, "doc_values": true) and commit; then, from that index each
+time, update random documents' popularity at each --rates (updates/s) for
+--seconds, (a) in place (update_doc_values) and (b) by re-indexing the whole
+document, while the shard reopens every --reopen (timed) and a goroutine
+searches body:--term top-10 sorted by popularity. A first run without updates
+is the QPS baseline. The translog is ASYNC (no fsync): the write path is what
+is measured. Reports per-update cost, reopen latency, updates per reopen and
+QPS (and its ratio to the baseline); writes updates.json and a plot of reopen
+time against updates per reopen.`,
+		Example: `  sluice bench updates --out bench-out/updates
+  sluice bench updates --corpus generated --docs 20000 --rates 10,1000 --seconds 5s`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			docs, desc, err := cf.load(cmd)
+			if err != nil {
+				return err
+			}
+			out = benchOut(out)
+			if err := os.MkdirAll(out, 0o755); err != nil {
+				return err
+			}
+			stop, err := startCPUProfile(cpuProfile)
+			if err != nil {
+				return err
+			}
+			defer stop()
+			scratch := filepath.Join(out, "scratch")
+			defer os.RemoveAll(scratch)
+			w := cmd.OutOrStdout()
+			res, err := shardbench.RunUpdates(cmd.Context(), shardbench.Config{Docs: docs, CorpusDesc: desc, RAMBufferMB: ramMB, Dir: scratch}, uc,
+				func(format string, args ...any) { fmt.Fprintf(w, format+"\n", args...) })
+			if err != nil {
+				return err
+			}
+			if err := shardbench.WriteUpdates(out, res); err != nil {
+				return err
+			}
+			fmt.Fprintf(w, "results: %s\n", out)
+			return nil
+		},
+	}
+	cf.register(cmd)
+	f := cmd.Flags()
+	f.IntSliceVar(&uc.Rates, "rates", []int{1, 10, 100, 1000}, "update rates to run, updates/s (10000 too if the machine can)")
+	f.DurationVar(&uc.Duration, "seconds", 10*time.Second, "length of each run")
+	f.DurationVar(&uc.Reopen, "reopen", time.Second, "reopen (refresh) interval")
+	f.StringVar(&uc.Term, "term", "the", "body term the searches query (sorted by popularity)")
+	f.IntVar(&ramMB, "ram-mb", 256, "indexing RAM buffer in MB")
 	f.StringVar(&out, "out", "", "results directory (default bench-out/<timestamp>)")
 	f.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to this file")
 	return cmd
@@ -294,9 +379,7 @@ ratio to (a), next to the cluster's raw bulk-loading rate.`,
 			if err != nil {
 				return err
 			}
-			if out == "" {
-				out = filepath.Join("bench-out", time.Now().Format("20060102-150405"))
-			}
+			out = benchOut(out)
 			if _, err := reindexbench.Execute(cmd.Context(), reindexbench.Options{Binary: exe, Nodes: nodes, Shards: shds,
 				Docs: docs, CorpusDesc: desc, Out: out, Log: cmd.OutOrStdout()}); err != nil {
 				return err
