@@ -288,7 +288,7 @@ class ListAliasesResponse(_message.Message):
     def __init__(self, aliases: _Optional[_Iterable[_Union[AliasInfo, _Mapping]]] = ...) -> None: ...
 
 class BulkItem(_message.Message):
-    __slots__ = ("action", "index", "id", "source", "routing", "upsert", "doc_as_upsert")
+    __slots__ = ("action", "index", "id", "source", "routing", "upsert", "doc_as_upsert", "if_seq_no", "if_primary_term", "retry_on_conflict")
     ACTION_FIELD_NUMBER: _ClassVar[int]
     INDEX_FIELD_NUMBER: _ClassVar[int]
     ID_FIELD_NUMBER: _ClassVar[int]
@@ -296,6 +296,9 @@ class BulkItem(_message.Message):
     ROUTING_FIELD_NUMBER: _ClassVar[int]
     UPSERT_FIELD_NUMBER: _ClassVar[int]
     DOC_AS_UPSERT_FIELD_NUMBER: _ClassVar[int]
+    IF_SEQ_NO_FIELD_NUMBER: _ClassVar[int]
+    IF_PRIMARY_TERM_FIELD_NUMBER: _ClassVar[int]
+    RETRY_ON_CONFLICT_FIELD_NUMBER: _ClassVar[int]
     action: BulkAction
     index: str
     id: str
@@ -303,7 +306,10 @@ class BulkItem(_message.Message):
     routing: str
     upsert: bytes
     doc_as_upsert: bool
-    def __init__(self, action: _Optional[_Union[BulkAction, str]] = ..., index: _Optional[str] = ..., id: _Optional[str] = ..., source: _Optional[bytes] = ..., routing: _Optional[str] = ..., upsert: _Optional[bytes] = ..., doc_as_upsert: _Optional[bool] = ...) -> None: ...
+    if_seq_no: int
+    if_primary_term: int
+    retry_on_conflict: int
+    def __init__(self, action: _Optional[_Union[BulkAction, str]] = ..., index: _Optional[str] = ..., id: _Optional[str] = ..., source: _Optional[bytes] = ..., routing: _Optional[str] = ..., upsert: _Optional[bytes] = ..., doc_as_upsert: _Optional[bool] = ..., if_seq_no: _Optional[int] = ..., if_primary_term: _Optional[int] = ..., retry_on_conflict: _Optional[int] = ...) -> None: ...
 
 class BulkRequest(_message.Message):
     __slots__ = ("index", "items", "refresh", "timeout")
@@ -318,7 +324,7 @@ class BulkRequest(_message.Message):
     def __init__(self, index: _Optional[str] = ..., items: _Optional[_Iterable[_Union[BulkItem, _Mapping]]] = ..., refresh: _Optional[_Union[RefreshPolicy, str]] = ..., timeout: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ...) -> None: ...
 
 class BulkItemResult(_message.Message):
-    __slots__ = ("action", "index", "id", "status", "seq_no", "shard", "error")
+    __slots__ = ("action", "index", "id", "status", "seq_no", "shard", "error", "primary_term")
     ACTION_FIELD_NUMBER: _ClassVar[int]
     INDEX_FIELD_NUMBER: _ClassVar[int]
     ID_FIELD_NUMBER: _ClassVar[int]
@@ -326,6 +332,7 @@ class BulkItemResult(_message.Message):
     SEQ_NO_FIELD_NUMBER: _ClassVar[int]
     SHARD_FIELD_NUMBER: _ClassVar[int]
     ERROR_FIELD_NUMBER: _ClassVar[int]
+    PRIMARY_TERM_FIELD_NUMBER: _ClassVar[int]
     action: BulkAction
     index: str
     id: str
@@ -333,7 +340,8 @@ class BulkItemResult(_message.Message):
     seq_no: int
     shard: int
     error: _types_pb2.ErrorDetail
-    def __init__(self, action: _Optional[_Union[BulkAction, str]] = ..., index: _Optional[str] = ..., id: _Optional[str] = ..., status: _Optional[_Union[BulkItemStatus, str]] = ..., seq_no: _Optional[int] = ..., shard: _Optional[int] = ..., error: _Optional[_Union[_types_pb2.ErrorDetail, _Mapping]] = ...) -> None: ...
+    primary_term: int
+    def __init__(self, action: _Optional[_Union[BulkAction, str]] = ..., index: _Optional[str] = ..., id: _Optional[str] = ..., status: _Optional[_Union[BulkItemStatus, str]] = ..., seq_no: _Optional[int] = ..., shard: _Optional[int] = ..., error: _Optional[_Union[_types_pb2.ErrorDetail, _Mapping]] = ..., primary_term: _Optional[int] = ...) -> None: ...
 
 class BulkResponse(_message.Message):
     __slots__ = ("items", "errors", "took")
@@ -398,18 +406,22 @@ class GetRequest(_message.Message):
     def __init__(self, index: _Optional[str] = ..., id: _Optional[str] = ..., routing: _Optional[str] = ..., refresh: _Optional[bool] = ...) -> None: ...
 
 class GetResponse(_message.Message):
-    __slots__ = ("found", "index", "id", "source", "routing")
+    __slots__ = ("found", "index", "id", "source", "routing", "seq_no", "primary_term")
     FOUND_FIELD_NUMBER: _ClassVar[int]
     INDEX_FIELD_NUMBER: _ClassVar[int]
     ID_FIELD_NUMBER: _ClassVar[int]
     SOURCE_FIELD_NUMBER: _ClassVar[int]
     ROUTING_FIELD_NUMBER: _ClassVar[int]
+    SEQ_NO_FIELD_NUMBER: _ClassVar[int]
+    PRIMARY_TERM_FIELD_NUMBER: _ClassVar[int]
     found: bool
     index: str
     id: str
     source: bytes
     routing: str
-    def __init__(self, found: _Optional[bool] = ..., index: _Optional[str] = ..., id: _Optional[str] = ..., source: _Optional[bytes] = ..., routing: _Optional[str] = ...) -> None: ...
+    seq_no: int
+    primary_term: int
+    def __init__(self, found: _Optional[bool] = ..., index: _Optional[str] = ..., id: _Optional[str] = ..., source: _Optional[bytes] = ..., routing: _Optional[str] = ..., seq_no: _Optional[int] = ..., primary_term: _Optional[int] = ...) -> None: ...
 
 class PointInTime(_message.Message):
     __slots__ = ("id", "keep_alive")
@@ -632,6 +644,32 @@ class ReindexRequest(_message.Message):
     wait_for_completion: bool
     copy_method: ReindexCopyMethod
     def __init__(self, source: _Optional[_Union[ReindexSource, _Mapping]] = ..., dest: _Optional[_Union[ReindexDestination, _Mapping]] = ..., slices: _Optional[int] = ..., requests_per_second: _Optional[float] = ..., conflicts: _Optional[_Union[ConflictPolicy, str]] = ..., max_docs: _Optional[int] = ..., swap_alias: _Optional[str] = ..., mode: _Optional[_Union[ReindexMode, str]] = ..., wait_for_completion: _Optional[bool] = ..., copy_method: _Optional[_Union[ReindexCopyMethod, str]] = ...) -> None: ...
+
+class UpdateByQueryRequest(_message.Message):
+    __slots__ = ("index", "query", "doc_values", "slices", "requests_per_second", "conflicts", "max_docs", "wait_for_completion")
+    INDEX_FIELD_NUMBER: _ClassVar[int]
+    QUERY_FIELD_NUMBER: _ClassVar[int]
+    DOC_VALUES_FIELD_NUMBER: _ClassVar[int]
+    SLICES_FIELD_NUMBER: _ClassVar[int]
+    REQUESTS_PER_SECOND_FIELD_NUMBER: _ClassVar[int]
+    CONFLICTS_FIELD_NUMBER: _ClassVar[int]
+    MAX_DOCS_FIELD_NUMBER: _ClassVar[int]
+    WAIT_FOR_COMPLETION_FIELD_NUMBER: _ClassVar[int]
+    index: str
+    query: _query_pb2.Query
+    doc_values: bytes
+    slices: int
+    requests_per_second: float
+    conflicts: ConflictPolicy
+    max_docs: int
+    wait_for_completion: bool
+    def __init__(self, index: _Optional[str] = ..., query: _Optional[_Union[_query_pb2.Query, _Mapping]] = ..., doc_values: _Optional[bytes] = ..., slices: _Optional[int] = ..., requests_per_second: _Optional[float] = ..., conflicts: _Optional[_Union[ConflictPolicy, str]] = ..., max_docs: _Optional[int] = ..., wait_for_completion: _Optional[bool] = ...) -> None: ...
+
+class UpdateByQueryResponse(_message.Message):
+    __slots__ = ("task",)
+    TASK_FIELD_NUMBER: _ClassVar[int]
+    task: Task
+    def __init__(self, task: _Optional[_Union[Task, _Mapping]] = ...) -> None: ...
 
 class ReindexResponse(_message.Message):
     __slots__ = ("task",)

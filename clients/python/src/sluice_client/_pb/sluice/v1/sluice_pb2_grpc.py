@@ -126,6 +126,11 @@ class SluiceStub:
                 request_serializer=sluice_dot_v1_dot_sluice__pb2.ReindexRequest.SerializeToString,
                 response_deserializer=sluice_dot_v1_dot_sluice__pb2.ReindexResponse.FromString,
                 _registered_method=True)
+        self.UpdateByQuery = channel.unary_unary(
+                '/sluice.v1.Sluice/UpdateByQuery',
+                request_serializer=sluice_dot_v1_dot_sluice__pb2.UpdateByQueryRequest.SerializeToString,
+                response_deserializer=sluice_dot_v1_dot_sluice__pb2.UpdateByQueryResponse.FromString,
+                _registered_method=True)
         self.GetTask = channel.unary_unary(
                 '/sluice.v1.Sluice/GetTask',
                 request_serializer=sluice_dot_v1_dot_sluice__pb2.GetTaskRequest.SerializeToString,
@@ -310,6 +315,14 @@ class SluiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def UpdateByQuery(self, request, context):
+        """UpdateByQuery sets doc-value fields in place on every document matching a query, as a
+        persistent task like a reindex (slices, throttle, cancel, progress through GetTask).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def GetTask(self, request, context):
         """GetTask returns a task's state and progress.
         """
@@ -470,6 +483,11 @@ def add_SluiceServicer_to_server(servicer, server):
                     servicer.Reindex,
                     request_deserializer=sluice_dot_v1_dot_sluice__pb2.ReindexRequest.FromString,
                     response_serializer=sluice_dot_v1_dot_sluice__pb2.ReindexResponse.SerializeToString,
+            ),
+            'UpdateByQuery': grpc.unary_unary_rpc_method_handler(
+                    servicer.UpdateByQuery,
+                    request_deserializer=sluice_dot_v1_dot_sluice__pb2.UpdateByQueryRequest.FromString,
+                    response_serializer=sluice_dot_v1_dot_sluice__pb2.UpdateByQueryResponse.SerializeToString,
             ),
             'GetTask': grpc.unary_unary_rpc_method_handler(
                     servicer.GetTask,
@@ -988,6 +1006,33 @@ class Sluice:
             '/sluice.v1.Sluice/Reindex',
             sluice_dot_v1_dot_sluice__pb2.ReindexRequest.SerializeToString,
             sluice_dot_v1_dot_sluice__pb2.ReindexResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def UpdateByQuery(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/sluice.v1.Sluice/UpdateByQuery',
+            sluice_dot_v1_dot_sluice__pb2.UpdateByQueryRequest.SerializeToString,
+            sluice_dot_v1_dot_sluice__pb2.UpdateByQueryResponse.FromString,
             options,
             channel_credentials,
             insecure,
