@@ -196,7 +196,8 @@ type Engine struct {
 type Result struct {
 	SeqNo int64
 	// Term is the primary term the operation was logged with (what a
-	// primary sends its replicas with it).
+	// primary sends its replicas with it); with SeqNo, the document's new
+	// version (DocVersion), what a later conditional write names.
 	Term int64
 	// Created (Index): no live doc with the id existed before.
 	Created bool
