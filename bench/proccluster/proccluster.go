@@ -79,6 +79,13 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 		c.Stop()
 		return nil, err
 	}
+	// The nodes share this machine's disk, whose fill must not decide
+	// where copies go (as in the e2e and Elasticsearch's test clusters).
+	if out, err := exec.CommandContext(ctx, o.Binary, "cluster", "settings", "--addr", addr,
+		"--disk-watermark-low", "1b", "--disk-watermark-high", "1b", "--disk-watermark-flood-stage", "1b").CombinedOutput(); err != nil {
+		c.Stop()
+		return nil, fmt.Errorf("disk watermarks: %w: %s", err, out)
+	}
 	for i := 0; i < o.Nodes; i++ {
 		nodeAddr, err := FreeAddr()
 		if err != nil {

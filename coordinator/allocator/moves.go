@@ -298,7 +298,12 @@ func (in Input) planRebalance(ids []state.ShardID, planned map[state.ShardID]*st
 				continue
 			}
 			c := state.CopyOnNode(r, heavy)
-			if c == nil || !in.active(c) || !in.active(state.Primary(r)) {
+			// Rebalancing moves replicas only for now: the randomized
+			// fault test lost acknowledged writes once rebalancing could
+			// hand off primaries under partitions, and a write in flight
+			// during the hand-off is not yet tested. Drains and disk
+			// watermarks still move primaries.
+			if c == nil || c.GetPrimary() || !in.active(c) || !in.active(state.Primary(r)) {
 				continue
 			}
 			zones := map[string]int{}

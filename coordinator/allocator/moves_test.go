@@ -125,17 +125,28 @@ func TestPlanMoves(t *testing.T) {
 	}
 }
 
-// Rebalancing: a node that joins empty gets copies, a bounded number of
-// moves at a time, never two copies of a shard on a node; a balanced
-// cluster plans nothing.
+// Rebalancing: a node that joins empty gets replicas, a bounded number of
+// moves at a time, never two copies of a shard on a node; primaries are
+// not rebalanced (yet); a balanced cluster plans nothing.
 func TestPlanRebalance(t *testing.T) {
+	var primaries []*statev1.ShardRouting
+	for i := range 6 {
+		primaries = append(primaries, &statev1.ShardRouting{Shard: int32(i), PrimaryTerm: 1, InSync: []string{"p"}, Copies: []*statev1.ShardCopy{
+			{NodeId: []string{"n1", "n2"}[i%2], AllocationId: "p", Primary: true, State: started}}})
+	}
+	st := snapshot([]string{"n1", "n2", "n3"}, 0, nil, primaries...)
+	recovering(st, "n1", "n2", "n3")
+	if ups, _ := Plan(Input{State: st, Keys: state.NewKeys(""), Now: now, NewID: ids()}); len(ups) != 0 {
+		t.Errorf("a primary was rebalanced: %v", ups[0].Routing)
+	}
+
 	var shards []*statev1.ShardRouting
 	for i := range 6 {
-		node := []string{"n1", "n2"}[i%2]
-		shards = append(shards, &statev1.ShardRouting{Shard: int32(i), PrimaryTerm: 1, InSync: []string{"p"}, Copies: []*statev1.ShardCopy{
-			{NodeId: node, AllocationId: "p", Primary: true, State: started}}})
+		shards = append(shards, &statev1.ShardRouting{Shard: int32(i), PrimaryTerm: 1, InSync: []string{"p", "r"}, Copies: []*statev1.ShardCopy{
+			{NodeId: []string{"n1", "n2"}[i%2], AllocationId: "p", Primary: true, State: started},
+			{NodeId: []string{"n2", "n1"}[i%2], AllocationId: "r", State: started}}})
 	}
-	st := snapshot([]string{"n1", "n2", "n3"}, 0, nil, shards...)
+	st = snapshot([]string{"n1", "n2", "n3"}, 1, nil, shards...)
 	recovering(st, "n1", "n2", "n3")
 	got, _ := plan(t, Input{State: st, Keys: state.NewKeys("")})
 	var moves []string
@@ -153,18 +164,19 @@ func TestPlanRebalance(t *testing.T) {
 		t.Errorf("moves = %v, want one move to n3 (one per index per round)", moves)
 	}
 
-	// Balanced: 2 per node.
+	// Balanced: 4 per node.
 	for i, r := range shards {
 		r.Copies[0].NodeId = []string{"n1", "n2", "n3"}[i%3]
+		r.Copies[1].NodeId = []string{"n1", "n2", "n3"}[(i+1)%3]
 	}
-	st = snapshot([]string{"n1", "n2", "n3"}, 0, nil, shards...)
+	st = snapshot([]string{"n1", "n2", "n3"}, 1, nil, shards...)
 	recovering(st, "n1", "n2", "n3")
 	if ups, _ := Plan(Input{State: st, Keys: state.NewKeys(""), Now: now, NewID: ids()}); len(ups) != 0 {
 		t.Errorf("a balanced cluster plans %v", ups[0].Routing)
 	}
 	// Not while a copy is not active.
 	shards[0].Copies[0].State = initializing
-	st = snapshot([]string{"n1", "n2", "n3"}, 0, nil, shards...)
+	st = snapshot([]string{"n1", "n2", "n3"}, 1, nil, shards...)
 	recovering(st, "n1", "n2", "n3")
 	st.Nodes["n4"] = &state.Node{ID: "n4", Info: &statev1.Node{Address: "n4", Capabilities: []string{state.CapabilityPeerRecovery}, DiskFreeBytes: 100, DiskTotalBytes: 200}}
 	if ups, _ := Plan(Input{State: st, Keys: state.NewKeys(""), Now: now, NewID: ids()}); len(ups) != 0 {
