@@ -35,8 +35,7 @@ type bulkMeta struct {
 	Pipeline         json.RawMessage `json:"pipeline"`
 	RequireAlias     json.RawMessage `json:"require_alias"`
 	DynamicTemplates json.RawMessage `json:"dynamic_templates"`
-	// RetryOnConflict is accepted on updates and ignored (updateParams
-	// says why).
+	// RetryOnConflict is an option of update items (updateParams).
 	RetryOnConflict json.RawMessage `json:"retry_on_conflict"`
 	Source          json.RawMessage `json:"_source"`
 }
@@ -140,6 +139,9 @@ func parseBulk(body []byte, defaultIndex, defaultRouting string) ([]bulkOp, erro
 				return nil, e
 			}
 			op.refused = refused
+			if refused == nil && meta.RetryOnConflict != nil {
+				op.refused = retryOnConflict(item, string(meta.RetryOnConflict))
+			}
 		}
 		op.item = item
 		switch {

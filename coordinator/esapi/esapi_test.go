@@ -341,3 +341,26 @@ func FuzzFastActionLine(f *testing.F) {
 		}
 	})
 }
+
+// retry_on_conflict on a bulk update line reaches the item; a value that
+// is not a whole number refuses that item only.
+func TestBulkRetryOnConflict(t *testing.T) {
+	body := []byte(`{"update":{"_index":"i","_id":"1","retry_on_conflict":3}}
+{"doc":{"a":1}}
+{"update":{"_index":"i","_id":"2","retry_on_conflict":"x"}}
+{"doc":{"a":1}}
+`)
+	ops, err := parseBulk(body, "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ops) != 2 {
+		t.Fatalf("%d ops, want 2", len(ops))
+	}
+	if ops[0].refused != nil || ops[0].item.GetRetryOnConflict() != 3 {
+		t.Errorf("op 0: refused %v, retry_on_conflict %d; want 3", ops[0].refused, ops[0].item.GetRetryOnConflict())
+	}
+	if ops[1].refused == nil {
+		t.Errorf("op 1: retry_on_conflict \"x\" accepted")
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"google.golang.org/grpc/codes"
@@ -12,9 +13,8 @@ import (
 )
 
 // updateParams are _update's URL parameters: the writes', and
-// retry_on_conflict, accepted and ignored: Sluice serialises the partial
-// updates of an id on its primary and never answers one with a version
-// conflict, so there is nothing to retry.
+// retry_on_conflict: how often the primary re-reads and retries a partial
+// update that a concurrent write of the id overtook (BulkItem's).
 var updateParams = append([]string{"retry_on_conflict"}, writeParams...)
 
 // updateBody is the body of an update (an update line of a bulk, or
@@ -69,6 +69,17 @@ func parseUpdate(src []byte, item *sluicev1.BulkItem) (refused *esError, err err
 
 func isNull(raw json.RawMessage) bool { return raw == nil || string(raw) == "null" }
 
+// retryOnConflict sets item's retry_on_conflict from its text (a URL
+// parameter, or a bulk line's JSON number); the cluster checks the range.
+func retryOnConflict(item *sluicev1.BulkItem, text string) *esError {
+	n, err := strconv.ParseInt(strings.TrimSpace(text), 10, 32)
+	if err != nil {
+		return badRequest("retry_on_conflict must be a whole number, got [%s]", text)
+	}
+	item.RetryOnConflict = int32(n)
+	return nil
+}
+
 // update is POST /{index}/_update/{id}: a bulk of one UPDATE item,
 // answered as Elasticsearch answers the update API.
 func (a *API) update(r *request) (int, any, error) {
@@ -83,6 +94,11 @@ func (a *API) update(r *request) (int, any, error) {
 	}
 	if refused != nil {
 		return 0, nil, refused
+	}
+	if r.has("retry_on_conflict") {
+		if e := retryOnConflict(item, r.param("retry_on_conflict")); e != nil {
+			return 0, nil, e
+		}
 	}
 	req.Items = []*sluicev1.BulkItem{item}
 	return a.writeItem(r, req)
