@@ -3,9 +3,11 @@ package benchtest
 
 import (
 	"context"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -35,4 +37,15 @@ func Smoke(t *testing.T, limit time.Duration) (string, context.Context) {
 	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	t.Cleanup(cancel)
 	return bin, ctx
+}
+
+// Log is a writer for an experiment's log (Options.Log) that logs each
+// line to t, so `go test -v` shows what the smoke run measured.
+func Log(t *testing.T) io.Writer { return testLog{t} }
+
+type testLog struct{ t *testing.T }
+
+func (l testLog) Write(p []byte) (int, error) {
+	l.t.Log(strings.TrimSuffix(string(p), "\n"))
+	return len(p), nil
 }

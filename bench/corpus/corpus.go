@@ -15,6 +15,8 @@ import (
 	"strings"
 
 	"github.com/klauspost/compress/zstd"
+
+	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
 )
 
 // Doc is one benchmark document. Source is its JSON line, which is what is
@@ -24,6 +26,16 @@ type Doc struct {
 	Title  string
 	Body   string
 	Source []byte
+}
+
+// Mapping is the mapping of the corpus's documents: id a keyword, title
+// and body text.
+func Mapping() *sluicev1.Mapping {
+	return &sluicev1.Mapping{Properties: map[string]*sluicev1.FieldMapping{
+		"id":    {Type: sluicev1.FieldType_FIELD_TYPE_KEYWORD},
+		"title": {Type: sluicev1.FieldType_FIELD_TYPE_TEXT},
+		"body":  {Type: sluicev1.FieldType_FIELD_TYPE_TEXT},
+	}}
 }
 
 // TextBytes is the plain-text size (title + body), the unit of MB/s figures,

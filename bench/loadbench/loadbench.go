@@ -177,7 +177,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	}
 	defer c.Close()
 	if len(o.Terms) == 0 {
-		o.Terms = pickTerms(o.Docs, 40)
+		o.Terms = PickTerms(o.Docs, 40)
 	}
 	res := &Result{Corpus: o.CorpusDesc, Shards: o.Shards, SLOms: float64(o.SLO) / 1e6}
 	if !o.NoIndexing {
@@ -355,13 +355,9 @@ func runLevel(ctx context.Context, o Options, qps float64, d time.Duration, req 
 func setUp(ctx context.Context, c *client.Client, o Options) error {
 	_, _ = c.DeleteIndex(ctx, &sluicev1.DeleteIndexRequest{Name: o.Index})
 	_, err := c.CreateIndex(ctx, &sluicev1.CreateIndexRequest{
-		Name:     o.Index,
-		Settings: &sluicev1.IndexSettings{NumberOfShards: int32(o.Shards)},
-		Mapping: &sluicev1.Mapping{Properties: map[string]*sluicev1.FieldMapping{
-			"id":    {Type: sluicev1.FieldType_FIELD_TYPE_KEYWORD},
-			"title": {Type: sluicev1.FieldType_FIELD_TYPE_TEXT},
-			"body":  {Type: sluicev1.FieldType_FIELD_TYPE_TEXT},
-		}},
+		Name:                o.Index,
+		Settings:            &sluicev1.IndexSettings{NumberOfShards: int32(o.Shards)},
+		Mapping:             corpus.Mapping(),
 		WaitForActiveShards: true,
 	})
 	if err != nil {
@@ -422,9 +418,9 @@ func indexInBackground(ctx context.Context, c *client.Client, o Options, indexed
 	return nil
 }
 
-// pickTerms takes n distinct body words of moderate frequency from a
+// PickTerms takes n distinct body words of moderate frequency from a
 // sample of the corpus.
-func pickTerms(docs []corpus.Doc, n int) []string {
+func PickTerms(docs []corpus.Doc, n int) []string {
 	df := map[string]int{}
 	sample := docs[:min(len(docs), 5000)]
 	for _, d := range sample {

@@ -97,11 +97,7 @@ func Execute(ctx context.Context, o Options) (*Result, error) {
 		Name: "src",
 		Settings: &sluicev1.IndexSettings{NumberOfShards: int32(o.Shards), NumberOfRoutingShards: int32(2 * o.Shards),
 			TranslogDurability: sluicev1.TranslogDurability_TRANSLOG_DURABILITY_ASYNC},
-		Mapping: &sluicev1.Mapping{Properties: map[string]*sluicev1.FieldMapping{
-			"id":    {Type: sluicev1.FieldType_FIELD_TYPE_KEYWORD},
-			"title": {Type: sluicev1.FieldType_FIELD_TYPE_TEXT},
-			"body":  {Type: sluicev1.FieldType_FIELD_TYPE_TEXT},
-		}},
+		Mapping:             corpus.Mapping(),
 		WaitForActiveShards: true,
 	}); err != nil {
 		return nil, fmt.Errorf("create source: %w", err)

@@ -208,7 +208,7 @@ func throughput(ctx context.Context, c *client.Client, o *Options, res *Result, 
 			name := fmt.Sprintf("tp-%d-r%d", round, replicas)
 			if _, err := c.CreateIndex(ctx, &sluicev1.CreateIndexRequest{Name: name,
 				Settings: &sluicev1.IndexSettings{NumberOfShards: int32(o.Shards), NumberOfReplicas: int32(replicas)},
-				Mapping:  benchMapping(), WaitForActiveShards: true}); err != nil {
+				Mapping:  corpus.Mapping(), WaitForActiveShards: true}); err != nil {
 				return fmt.Errorf("create %s: %w", name, err)
 			}
 			if err := waitGreen(ctx, c, name); err != nil {
@@ -243,7 +243,7 @@ func throughput(ctx context.Context, c *client.Client, o *Options, res *Result, 
 			}
 		}
 	}
-	res.Ratio = median(per[1]) / median(per[0])
+	res.Ratio = report.Median(per[1]) / report.Median(per[0])
 	fmt.Fprintf(o.Log, "bulk throughput replicas=1 / replicas=0 (medians): %.2f (target >= 0.8)\n", res.Ratio)
 	return nil
 }
@@ -287,14 +287,6 @@ func fetchTo(ctx context.Context, url, path string) error {
 		return err
 	}
 	return f.Close()
-}
-
-func benchMapping() *sluicev1.Mapping {
-	return &sluicev1.Mapping{Properties: map[string]*sluicev1.FieldMapping{
-		"id":    {Type: sluicev1.FieldType_FIELD_TYPE_KEYWORD},
-		"title": {Type: sluicev1.FieldType_FIELD_TYPE_TEXT},
-		"body":  {Type: sluicev1.FieldType_FIELD_TYPE_TEXT},
-	}}
 }
 
 // waitGreen waits until every copy of index is started.
@@ -389,7 +381,7 @@ func visibilityLag(ctx context.Context, c *client.Client, cl *proccluster.Cluste
 	if _, err := c.CreateIndex(ctx, &sluicev1.CreateIndexRequest{Name: index,
 		Settings: &sluicev1.IndexSettings{NumberOfShards: 1, NumberOfReplicas: 1,
 			RefreshInterval: durationpb.New(o.RefreshEvery)},
-		Mapping: benchMapping(), WaitForActiveShards: true}); err != nil {
+		Mapping: corpus.Mapping(), WaitForActiveShards: true}); err != nil {
 		return nil, err
 	}
 	docs := o.Docs[:o.LagPreload]
@@ -524,7 +516,7 @@ func failover(ctx context.Context, c *client.Client, cl *proccluster.Cluster, o 
 	const index = "failover"
 	if _, err := c.CreateIndex(ctx, &sluicev1.CreateIndexRequest{Name: index,
 		Settings: &sluicev1.IndexSettings{NumberOfShards: 1, NumberOfReplicas: 1},
-		Mapping:  benchMapping(), WaitForActiveShards: true}); err != nil {
+		Mapping:  corpus.Mapping(), WaitForActiveShards: true}); err != nil {
 		return nil, err
 	}
 	if err := waitGreen(ctx, c, index); err != nil {
@@ -590,22 +582,6 @@ func failover(ctx context.Context, c *client.Client, cl *proccluster.Cluster, o 
 	fmt.Fprintf(o.Log, "failover: SIGKILL of %s → first acknowledged write (new primary on %s) after %.2fs, %d writes failed meanwhile (target <= %.0fs)\n",
 		f.KilledNode, f.NewPrimaryNode, f.Seconds, f.FailedWrites, f.TargetSeconds)
 	return f, nil
-}
-
-func median(v []float64) float64 {
-	if len(v) == 0 {
-		return 0
-	}
-	s := append([]float64(nil), v...)
-	for i := range s { // insertion sort: a handful of rounds
-		for j := i; j > 0 && s[j] < s[j-1]; j-- {
-			s[j], s[j-1] = s[j-1], s[j]
-		}
-	}
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
 func write(out string, res *Result) error {

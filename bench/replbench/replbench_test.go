@@ -3,7 +3,6 @@ package replbench
 import (
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -18,7 +17,7 @@ func TestSmoke(t *testing.T) {
 	bin, ctx := benchtest.Smoke(t, 3*time.Minute)
 	out := t.TempDir()
 	res, err := Execute(ctx, Options{Binary: bin, Docs: corpus.Generate(600, 2), CorpusDesc: "generated",
-		Rounds: 1, LagDuration: 3 * time.Second, RateMB: 0.2, RefreshEvery: 300 * time.Millisecond, Out: out, Log: testLog{t}})
+		Rounds: 1, LagDuration: 3 * time.Second, RateMB: 0.2, RefreshEvery: 300 * time.Millisecond, Out: out, Log: benchtest.Log(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,11 +35,4 @@ func TestSmoke(t *testing.T) {
 			t.Error(err)
 		}
 	}
-}
-
-type testLog struct{ t *testing.T }
-
-func (l testLog) Write(p []byte) (int, error) {
-	l.t.Log(strings.TrimSuffix(string(p), "\n"))
-	return len(p), nil
 }

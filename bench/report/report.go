@@ -57,6 +57,19 @@ func Percentile(sorted []time.Duration, p float64) time.Duration {
 	return sorted[rank]
 }
 
+// Median is the median of v (0 for none); v is left as it was.
+func Median(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	s := slices.Clone(v)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 // String formats the summary for a terminal.
