@@ -2,9 +2,15 @@
 // the benchmarks that need one: `sluice dev --nodes 0` (embedded etcd and a
 // coordinator) plus one `sluice node` process per data node, so each node
 // has its own heap, GC and scheduler as in production, and can be killed.
+//
+// Options.Secure starts the cluster as `sluice dev --secure` does: TLS on
+// every connection (mutual TLS between coordinator and data nodes, etcd's
+// client certificates), every public call authenticated with the admin API
+// key the dev cluster makes; the nodes get its cluster certificate.
 package proccluster
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -12,14 +18,21 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
 
+	"google.golang.org/grpc"
+
 	"github.com/sluice-search/sluice/bench/corpus"
 	"github.com/sluice-search/sluice/client"
 	"github.com/sluice-search/sluice/client/bulkindexer"
+	"github.com/sluice-search/sluice/devcluster"
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
+	"github.com/sluice-search/sluice/security/auth"
+	"github.com/sluice-search/sluice/security/tlsconf"
 )
 
 // Cluster is the running processes.
@@ -28,7 +41,11 @@ type Cluster struct {
 	EtcdURL string         // the embedded etcd's client URL
 	Nodes   []*Node        // the data nodes, in start order
 	Client  *client.Client // connected to the coordinator; Stop closes it
-	coord   *exec.Cmd
+	// DialOptions connect to the coordinator as Client does: none when
+	// plaintext; TLS with the cluster CA (sessions resumed) and the admin
+	// API key when secure.
+	DialOptions []grpc.DialOption
+	coord       *exec.Cmd
 }
 
 // Node is one data node process; its node id is its Name.
@@ -48,6 +65,9 @@ type Options struct {
 	// set, adds flags for node i (a metrics address, say).
 	NodeArgs    []string
 	NodeArgsFor func(i int) []string
+	// Secure runs `sluice dev --secure` and gives the nodes its cluster
+	// certificate (package doc).
+	Secure bool
 }
 
 // FreeAddr returns a loopback address nobody listens on right now.
@@ -70,19 +90,43 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Cluster{Addr: addr, EtcdURL: "http://" + etcdAddr}
-	if c.coord, err = spawn(o.Binary, o.Dir, "coordinator", "dev", "--nodes", "0", "--data-dir", filepath.Join(o.Dir, "dev"),
-		"--listen", addr, "--etcd-listen", c.EtcdURL, "--http-listen", ""); err != nil { // no HTTP API: 9201 may be taken
+	scheme, devDir := "http://", filepath.Join(o.Dir, "dev")
+	devArgs := []string{"dev", "--nodes", "0", "--data-dir", devDir, "--listen", addr, "--http-listen", ""} // no HTTP API: 9201 may be taken
+	if o.Secure {
+		scheme, devArgs = "https://", append(devArgs, "--secure")
+	}
+	c := &Cluster{Addr: addr, EtcdURL: scheme + etcdAddr}
+	if c.coord, err = spawn(o.Binary, o.Dir, "coordinator", append(devArgs, "--etcd-listen", c.EtcdURL)...); err != nil {
 		return nil, err
 	}
-	if err := WaitHealth(ctx, addr, 0); err != nil {
+	var nodeTLS, cliCreds []string
+	if o.Secure {
+		tlsDir := filepath.Join(devDir, "tls")
+		key, err := adminKey(ctx, tlsDir)
+		if err != nil {
+			c.Stop()
+			return nil, err
+		}
+		ca := filepath.Join(tlsDir, devcluster.CAFile)
+		src, err := tlsconf.Load(tlsconf.Files{TrustedCAFile: ca}, false, nil)
+		if err != nil {
+			c.Stop()
+			return nil, err
+		}
+		c.DialOptions = append(src.DialOptions(), client.WithAPIKey(key))
+		nodeTLS = []string{"--cert-file", filepath.Join(tlsDir, devcluster.ClusterCert),
+			"--key-file", filepath.Join(tlsDir, devcluster.ClusterKey), "--trusted-ca-file", ca}
+		cliCreds = []string{"--cacert", ca, "--api-key", key}
+	}
+	if err := WaitHealth(ctx, addr, 0, c.DialOptions...); err != nil {
 		c.Stop()
 		return nil, err
 	}
 	// The nodes share this machine's disk, whose fill must not decide
 	// where copies go (as in the e2e and Elasticsearch's test clusters).
-	if out, err := exec.CommandContext(ctx, o.Binary, "cluster", "settings", "--addr", addr,
-		"--disk-watermark-low", "1b", "--disk-watermark-high", "1b", "--disk-watermark-flood-stage", "1b").CombinedOutput(); err != nil {
+	settings := append([]string{"cluster", "settings", "--addr", addr,
+		"--disk-watermark-low", "1b", "--disk-watermark-high", "1b", "--disk-watermark-flood-stage", "1b"}, cliCreds...)
+	if out, err := exec.CommandContext(ctx, o.Binary, settings...).CombinedOutput(); err != nil {
 		c.Stop()
 		return nil, fmt.Errorf("disk watermarks: %w: %s", err, out)
 	}
@@ -95,7 +139,7 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 		n := &Node{Name: fmt.Sprintf("node-%d", i), Addr: nodeAddr, done: make(chan struct{})}
 		args := []string{"node", "--etcd", c.EtcdURL, "--listen", nodeAddr, "--node-id", n.Name,
 			"--data-dir", filepath.Join(o.Dir, n.Name), "--log-level", "warn"}
-		args = append(args, o.NodeArgs...)
+		args = append(append(args, nodeTLS...), o.NodeArgs...)
 		if o.NodeArgsFor != nil {
 			args = append(args, o.NodeArgsFor(i)...)
 		}
@@ -106,15 +150,36 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 		go func() { _ = n.cmd.Wait(); close(n.done) }()
 		c.Nodes = append(c.Nodes, n)
 	}
-	if err := WaitHealth(ctx, addr, o.Nodes); err != nil {
+	if err := WaitHealth(ctx, addr, o.Nodes, c.DialOptions...); err != nil {
 		c.Stop()
 		return nil, err
 	}
-	if c.Client, err = client.Dial(ctx, addr); err != nil {
+	if c.Client, err = client.Dial(ctx, addr, c.DialOptions...); err != nil {
 		c.Stop()
 		return nil, err
 	}
 	return c, nil
+}
+
+// adminKey waits for `sluice dev --secure` to write its admin API key in
+// tlsDir and returns it.
+func adminKey(ctx context.Context, tlsDir string) (string, error) {
+	file := filepath.Join(tlsDir, devcluster.AdminKeyFile)
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		b, err := os.ReadFile(file)
+		key := strings.TrimSpace(string(b))
+		if err == nil {
+			// A key read while being written does not parse: read again.
+			if _, err = auth.ParseAuthorization("ApiKey " + key); err == nil {
+				return key, nil
+			}
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return "", fmt.Errorf("sluice dev --secure wrote no admin key in %s: %w", file, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
 
 func spawn(binary, dir, name string, args ...string) (*exec.Cmd, error) {
@@ -150,13 +215,14 @@ func (n *Node) Kill() error {
 	return nil
 }
 
-// WaitHealth waits until the coordinator answers and sees nodes data nodes.
-func WaitHealth(ctx context.Context, addr string, nodes int) error {
+// WaitHealth waits until the coordinator answers and sees nodes data
+// nodes; opts connect to it (TLS and a key, for a secure one).
+func WaitHealth(ctx context.Context, addr string, nodes int, opts ...grpc.DialOption) error {
 	deadline := time.Now().Add(60 * time.Second)
 	var last error
 	for time.Now().Before(deadline) && ctx.Err() == nil {
 		cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-		cl, err := client.Dial(cctx, addr)
+		cl, err := client.Dial(cctx, addr, opts...)
 		if err == nil {
 			var h *sluicev1.ClusterHealthResponse
 			h, err = cl.ClusterHealth(cctx, &sluicev1.ClusterHealthRequest{})
@@ -235,3 +301,43 @@ func BulkLoad(ctx context.Context, c *client.Client, index string, docs []corpus
 	}
 	return failed
 }
+
+// CPU is the CPU time the cluster's processes (the coordinator with its
+// embedded etcd, and the data nodes still running) have used so far, user
+// and system, every thread's: /proc/<pid>/stat, Linux only, in clock ticks
+// (USER_HZ, 100 a second on Linux).
+func (c *Cluster) CPU() (time.Duration, error) {
+	cmds := []*exec.Cmd{c.coord}
+	for _, n := range c.Nodes {
+		select {
+		case <-n.done:
+		default:
+			cmds = append(cmds, n.cmd)
+		}
+	}
+	var ticks int64
+	for _, cmd := range cmds {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", cmd.Process.Pid))
+		if err != nil {
+			return 0, err
+		}
+		// Fields after the command name (which may hold spaces, in
+		// parentheses): state is the 3rd field, utime and stime the
+		// 14th and 15th.
+		f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+		if len(f) < 13 {
+			return 0, fmt.Errorf("/proc/%d/stat: %d fields", cmd.Process.Pid, len(f))
+		}
+		for _, v := range f[11:13] {
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil {
+				return 0, fmt.Errorf("/proc/%d/stat: %w", cmd.Process.Pid, err)
+			}
+			ticks += n
+		}
+	}
+	return time.Duration(ticks) * (time.Second / userHZ), nil
+}
+
+// userHZ is the unit of /proc's CPU times on Linux.
+const userHZ = 100

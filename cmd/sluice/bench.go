@@ -13,6 +13,7 @@ import (
 	"github.com/sluice-search/sluice/bench/loadbench"
 	"github.com/sluice-search/sluice/bench/reindexbench"
 	"github.com/sluice-search/sluice/bench/replbench"
+	"github.com/sluice-search/sluice/bench/securitybench"
 	"github.com/sluice-search/sluice/bench/shardbench"
 )
 
@@ -26,7 +27,7 @@ to an output directory. Numbers from different runs on a shared machine do not
 compare; compare ratios within one run, and run the peers' harnesses
 (../shared/peers) back to back with these.`,
 	}
-	cmd.AddCommand(newBenchShardCmd(), newBenchLoadCmd(), newBenchReindexCmd(), newBenchReplicationCmd(), newBenchUpdatesCmd())
+	cmd.AddCommand(newBenchShardCmd(), newBenchLoadCmd(), newBenchReindexCmd(), newBenchReplicationCmd(), newBenchUpdatesCmd(), newBenchSecurityCmd())
 	return cmd
 }
 
@@ -457,6 +458,66 @@ below target is CPU shared on one machine or a protocol cost.`,
 	f.DurationVar(&o.RefreshEvery, "refresh-every", time.Second, "refresh interval of the lag experiment's index (at least 100ms)")
 	f.IntVar(&o.LagPreload, "lag-docs", 20000, "docs indexed before the lag experiment (at most the corpus)")
 	f.StringVar(&o.Profile, "profile", "", "write 10 s CPU profiles of every node during the last throughput runs to this directory")
+	f.StringVar(&o.Out, "out", "", "results directory (default bench-out/<timestamp>)")
+	return cmd
+}
+
+func newBenchSecurityCmd() *cobra.Command {
+	var (
+		cf corpusFlags
+		o  securitybench.Options
+	)
+	cmd := &cobra.Command{
+		Use:   "security",
+		Short: "What TLS+auth cost: bulk throughput and search p50 against plaintext (issue 19)",
+		Long: `Start two clusters of separate processes side by side on loopback (sluice dev
+--nodes 0 for etcd and the coordinator, plus --nodes sluice node processes
+each): one plaintext, one secure as sluice dev --secure makes it (TLS on
+every connection, mutual TLS between coordinator and data nodes, etcd over
+TLS with client certificates, every call authenticated with an API key and
+authorized). Then, for --rounds rounds alternating which cluster goes first
+(plaintext, secure, then secure, plaintext, ...), bulk load the corpus into
+a fresh index of each with --workers concurrent requests, the clusters
+taking turns every --chunk docs, then run --searches match queries on each,
+one at a time, the clusters taking turns query by query; report docs/s and search p50/p99 per round and cluster, and the secure cluster's overhead (of the medians, and
+the spread of the per-round overheads: the run's noise) against the
+targets: bulk <= 10 %, search p50 <= 15 %.
+
+Each cluster is reached through one long-lived connection with TLS session
+resumption on, as a production client would be, warmed up first: the
+figures are the steady-state cost of encryption and per-call
+authentication, not of handshakes. --reconnects then measures new
+connections apart (dial, one search, close), with how many secure
+handshakes were resumed.`,
+		Example: `  sluice bench security --docs 20000 --out bench-out/security
+  sluice bench security --corpus generated --docs 2000 --rounds 2`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			docs, desc, err := cf.load(cmd)
+			if err != nil {
+				return err
+			}
+			if o.Binary, err = os.Executable(); err != nil {
+				return err
+			}
+			o.Out = benchOut(o.Out)
+			o.Docs, o.CorpusDesc, o.Log = docs, desc, cmd.OutOrStdout()
+			if _, err := securitybench.Run(cmd.Context(), o); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "results: %s\n", o.Out)
+			return nil
+		},
+	}
+	cf.register(cmd)
+	f := cmd.Flags()
+	f.IntVar(&o.Nodes, "nodes", 2, "data node processes per cluster")
+	f.IntVar(&o.Shards, "shards", 2, "shards of the index")
+	f.IntVar(&o.Rounds, "rounds", 6, "rounds, each measuring both clusters, alternating which goes first")
+	f.IntVar(&o.Workers, "workers", 2, "concurrent bulk requests")
+	f.IntVar(&o.Chunk, "chunk", 5000, "docs bulk loaded into one cluster before the other takes its turn")
+	f.IntVar(&o.Searches, "searches", 500, "match queries per round and cluster, one at a time, the clusters taking turns")
+	f.IntVar(&o.Reconnects, "reconnects", 200, "new connections per cluster after the rounds, each dialled, used for one search and closed (0: none)")
 	f.StringVar(&o.Out, "out", "", "results directory (default bench-out/<timestamp>)")
 	return cmd
 }
