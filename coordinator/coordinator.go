@@ -292,10 +292,17 @@ func New(cfg Config) (*Coordinator, error) {
 }
 
 // admit sees every call before its messages are read: bulk calls take
-// room in the bulk budget first, or are refused unread (datapath.AdmitBulk).
+// room in the bulk budget first, or are refused unread (datapath.AdmitBulk)
+// — in a secure cluster only once their credentials are good, so a caller
+// without them never holds budget (auth.Guard.Authenticate).
 func (c *Coordinator) admit(ctx context.Context, method string) (context.Context, error) {
 	switch method {
 	case sluicev1.Sluice_Bulk_FullMethodName, sluicev1.Sluice_BulkStream_FullMethodName:
+		if c.guard != nil {
+			if err := c.guard.Authenticate(ctx, method); err != nil {
+				return ctx, err
+			}
+		}
 		return c.data.AdmitBulk(ctx)
 	}
 	return ctx, nil

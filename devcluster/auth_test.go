@@ -323,6 +323,52 @@ func TestRevokedKeyStopsWithinTheCacheTTL(t *testing.T) {
 	}
 }
 
+// TestUnauthenticatedBulkTakesNoBudget: a bulk without credentials is
+// refused UNAUTHENTICATED before the coordinator admits it into its bulk
+// budget, so it holds none of it — even with the budget full, when an
+// authenticated bulk is refused RESOURCE_EXHAUSTED.
+func TestUnauthenticatedBulkTakesNoBudget(t *testing.T) {
+	e := newSecureEnv(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	budget := e.c.Coordinator.DataPath().BulkBudget()
+	// Fill the budget: an admitted BulkStream holds room for the largest
+	// request until it ends, so hold some open without sending.
+	hold, release := context.WithCancel(ctx)
+	defer release()
+	for budget.Used() < budget.Limit() {
+		before := budget.Used()
+		if _, err := e.admin.BulkStream(hold); err != nil {
+			t.Fatal(err)
+		}
+		for budget.Used() == before {
+			if ctx.Err() != nil {
+				t.Fatalf("a held BulkStream took no budget (%d of %d used)", before, budget.Limit())
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	large := &sluicev1.BulkRequest{Index: "books", Items: []*sluicev1.BulkItem{{Action: sluicev1.BulkAction_BULK_ACTION_INDEX,
+		Id: "1", Source: []byte(`{"body":"` + strings.Repeat("x", 4<<20) + `"}`)}}}
+	_, err := e.admin.Bulk(ctx, large)
+	wantCode(t, err, codes.ResourceExhausted, "")
+	anon := e.client(t, e.c.Addr(), "")
+	_, err = anon.Bulk(ctx, large)
+	wantCode(t, err, codes.Unauthenticated, "no credentials")
+	bad := e.client(t, e.c.Addr(), "made-up:secret")
+	s, err := bad.BulkStream(ctx)
+	if err == nil {
+		_, err = s.CloseAndRecv()
+	}
+	wantCode(t, err, codes.Unauthenticated, "invalid API key")
+	if used := budget.Used(); used != budget.Limit() {
+		t.Fatalf("budget %d of %d used after refused bulks", used, budget.Limit())
+	}
+	if !strings.Contains(e.log.String(), "method=/sluice.v1.Sluice/Bulk ") {
+		t.Errorf("no audit line for the refused bulk:\n%s", e.log.String())
+	}
+}
+
 // TestEveryRPCRefusesCallersWithoutCredentials calls every method of every
 // service the coordinator and a data node serve, with no API key and no
 // client certificate, and expects each refused: UNAUTHENTICATED from the

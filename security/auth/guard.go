@@ -76,6 +76,25 @@ func (g *Guard) Start(ctx context.Context) error {
 	return nil
 }
 
+// AuthenticateTimeout bounds the key and role lookups of Authenticate: it
+// runs on the connection's reader (a gRPC tap), where a cache miss holds
+// the connection's other calls until etcd answers.
+const AuthenticateTimeout = time.Second
+
+// Authenticate checks a call's credentials before any of its messages is
+// read (rpc.Options.Admit): the coordinator refuses an unauthenticated
+// bulk this way before it takes room in the bulk budget, so callers
+// without credentials cannot hold the budget that authenticated writers
+// need, nor have their requests received. The interceptors then check the
+// call as any other (the lookups are cached by then). Authorization waits
+// for the request: it names the indices.
+func (g *Guard) Authenticate(ctx context.Context, method string) error {
+	ctx, cancel := context.WithTimeout(ctx, AuthenticateTimeout)
+	defer cancel()
+	_, _, _, err := g.admit(ctx, method)
+	return err
+}
+
 // Unary is the guard's unary interceptor.
 func (g *Guard) Unary(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
 	ctx, id, roles, err := g.admit(ctx, info.FullMethod)
