@@ -79,6 +79,7 @@ refused() {
 refused --set etcd.replicas=2 "etcd.replicas must be odd (1, 3, 5, ...), not 2"
 refused --set etcd.replicas=4 "etcd.replicas must be odd (1, 3, 5, ...), not 4"
 refused --set tls.certManager.enabled=true "tls.certManager.enabled needs cert-manager"
+refused --set tls.validityDays=30 --set tls.renewBeforeDays=30 "tls.validityDays (30) must exceed tls.renewBeforeDays (30)"
 
 step "the ServiceMonitor only where its CRDs are; the dashboard is valid JSON"
 # The test API server has no Prometheus Operator CRDs: a ServiceMonitor is
@@ -150,7 +151,8 @@ check_args() {
 	local line image args
 	# One line per container: image, then the args, tab-separated.
 	local tmpl='{{define "c"}}{{range .}}{{.image}}{{"\t"}}{{range .args}}{{.}}{{"\t"}}{{end}}{{"\n"}}{{end}}{{end}}'
-	tmpl+='{{with .spec}}{{with .template}}{{template "c" .spec.containers}}{{end}}{{with .containers}}{{template "c" .}}{{end}}{{end}}'
+	tmpl+='{{with .spec}}{{with .template}}{{template "c" .spec.containers}}{{end}}{{with .containers}}{{template "c" .}}{{end}}'
+	tmpl+='{{with .jobTemplate}}{{template "c" .spec.template.spec.containers}}{{end}}{{end}}'
 	kubectl create --dry-run=client -f "$1" -o go-template="$tmpl" |
 		while IFS= read -r line; do
 			IFS=$'\t' read -r -a args <<<"$line"
@@ -204,7 +206,8 @@ out=$work/default.yaml
 has "$out" "kind: NetworkPolicy" "name: sluice-ca" "name: sluice-tls" "name: sluice-etcd-tls" \
 	"name: sluice-admin-api-key" "name: sluice-operator-api-key" "name: sluice-auth-keys" \
 	"--etcd=https://" "--cert-file=/etc/sluice/tls/tls.crt" "--auth-keys-file=/etc/sluice/auth/keys.json" \
-	"--listen-client-urls=https://" "--client-cert-auth" "--peer-client-cert-auth" "name: SLUICE_API_KEY"
+	"--listen-client-urls=https://" "--client-cert-auth" "--peer-client-cert-auth" "name: SLUICE_API_KEY" \
+	"kind: CronJob" "--ca-secret=sluice-ca" "--secret=sluice-tls" "--secret=sluice-etcd-tls"
 # The keys file holds the SHA-256 of each key's secret, never the secret.
 keys=$(secret "$out" sluice-auth-keys keys.json)
 for k in admin operator; do
@@ -215,11 +218,12 @@ done
 [[ $keys == *'"*:manage,monitor,read,write"'* && $keys != *'"admin":true'* ]] ||
 	{ echo "check-chart: the operator's role is not manage/monitor/read/write: $keys" >&2; exit 1; }
 echo "   default: TLS, API keys (hashes in keys.json), NetworkPolicies" >&2
-for hatch in "tls.enabled=false" "auth.enabled=false" "networkPolicy.enabled=false"; do
+for hatch in "tls.enabled=false" "auth.enabled=false" "networkPolicy.enabled=false" "tls.renewal.enabled=false"; do
 	f=$work/hatch.yaml
 	"$helm" template sluice "$CHART" --set "$hatch" >"$f"
 	case $hatch in
-	tls.*) lacks "$f" "https://" "--cert-file" "name: sluice-tls" "kind: Certificate" "SLUICE_API_KEY" "--auth-keys-file" ;;
+	tls.renewal.*) has "$f" "name: sluice-tls" && lacks "$f" "kind: CronJob" ;;
+	tls.*) lacks "$f" "https://" "--cert-file" "name: sluice-tls" "kind: Certificate" "SLUICE_API_KEY" "--auth-keys-file" "kind: CronJob" ;;
 	auth.*) has "$f" "--cert-file" "--auth=false" && lacks "$f" "--auth-keys-file" "api-key" "SLUICE_API_KEY" ;;
 	networkPolicy.*) lacks "$f" "kind: NetworkPolicy" ;;
 	esac
@@ -228,6 +232,7 @@ done
 f=$work/cert-manager.yaml
 "$helm" template sluice "$CHART" --set tls.certManager.enabled=true --api-versions cert-manager.io/v1 >"$f"
 has "$f" "kind: Certificate" "kind: Issuer" "organizations: [sluice-cluster]" "isCA: true" "--cert-file"
+lacks "$f" "kind: CronJob"
 [[ $(grep -c '^kind: Secret' "$f") == 3 ]] || { echo "check-chart: with cert-manager the chart still makes certificate Secrets" >&2; exit 1; }
 "$helm" template sluice "$CHART" --set tls.certManager.enabled=true --set tls.certManager.issuerRef.name=corp-ca \
 	--set tls.certManager.issuerRef.kind=ClusterIssuer --api-versions cert-manager.io/v1 >"$f"
@@ -251,6 +256,55 @@ done
 [[ $(secret "$first" sluice-tls tls.crt | sha256sum) != $(secret "$second" sluice-tls tls.crt | sha256sum) ]] ||
 	{ echo "check-chart: a certificate at its end was not issued again" >&2; exit 1; }
 echo "   kept: CA, etcd certificate, API keys, keys file; issued again: the certificate due for renewal" >&2
+
+step "chart: the renewal CronJob renews certificates near their end; helm upgrade keeps them"
+# The CronJob's own args, run by the real binary against the test API
+# server: first nothing is due (valid 30 days, renewed within 20); then,
+# told to renew within 40 (for 50 days), both certificates are issued again by the same
+# CA with the same names, and a re-render (lookup) keeps them.
+ns=check-renew
+kubectl create namespace "$ns" >/dev/null
+vals=(--set tls.validityDays=30 --set tls.renewBeforeDays=20)
+before=$work/renew-before.yaml rerender=$work/renew-rerender.yaml
+"$helm" template sluice "$CHART" --namespace "$ns" "${vals[@]}" --show-only templates/tls.yaml --show-only templates/cert-renewal.yaml >"$before"
+kubectl apply --server-side --namespace "$ns" -f "$before" >/dev/null
+for check in "yes get secret/sluice-ca" "yes update secret/sluice-tls" "yes update secret/sluice-etcd-tls" \
+	"no update secret/sluice-ca" "no get secret/sluice-admin-api-key" "no list secrets" "no create secrets"; do
+	read -r want verb what <<<"$check"
+	got=$(kubectl auth can-i --namespace "$ns" --as "system:serviceaccount:$ns:sluice-cert-renewal" "$verb" "$what" 2>/dev/null || true)
+	[[ $got == "$want" ]] || { echo "check-chart: the renewal account: can-i $verb $what = $got, want $want" >&2; exit 1; }
+done
+renew_args=$(kubectl create --dry-run=client -f "$before" -o go-template='{{if eq .kind "CronJob"}}{{range (index .spec.jobTemplate.spec.template.spec.containers 0).args}}{{.}} {{end}}{{end}}')
+read -r -a renew_args <<<"$renew_args"
+cert_of() { kubectl get secret --namespace "$ns" "$1" -o go-template="{{index .data \"$2\"}}" | base64 -d; }
+sha_of() { cert_of "$1" "$2" | sha256sum; }
+first_tls=$(sha_of sluice-tls tls.crt) first_etcd=$(sha_of sluice-etcd-tls tls.crt)
+names_of() { cert_of "$1" tls.crt | openssl x509 -noout -subject -ext subjectAltName; }
+first_names=$(names_of sluice-tls; names_of sluice-etcd-tls)
+out1=$("$work/sluice" "${renew_args[@]}")
+[[ $(sha_of sluice-tls tls.crt) == "$first_tls" && $out1 == *"sluice-tls: kept"* ]] ||
+	{ echo "check-chart: a certificate not due was renewed: $out1" >&2; exit 1; }
+out2=$("$work/sluice" "${renew_args[@]}" --renew-before-days=40 --validity-days=50)
+[[ $out2 == *"sluice-tls: renewed"* && $out2 == *"sluice-etcd-tls: renewed"* ]] ||
+	{ echo "check-chart: certificates due were not renewed: $out2" >&2; exit 1; }
+[[ $(sha_of sluice-tls tls.crt) != "$first_tls" && $(sha_of sluice-etcd-tls tls.crt) != "$first_etcd" ]] ||
+	{ echo "check-chart: the Secrets still hold the old certificates" >&2; exit 1; }
+for s in sluice-tls sluice-etcd-tls; do
+	cert_of sluice-ca tls.crt >"$work/renew-ca.crt"
+	cert_of "$s" tls.crt >"$work/renew-leaf.crt"
+	openssl verify -CAfile "$work/renew-ca.crt" "$work/renew-leaf.crt" >/dev/null ||
+		{ echo "check-chart: the renewed $s certificate is not of the chart's CA" >&2; exit 1; }
+	[[ $(cert_of "$s" ca.crt | sha256sum) == $(sha256sum <"$work/renew-ca.crt") ]] ||
+		{ echo "check-chart: the renewed $s ca.crt is not the chart's CA" >&2; exit 1; }
+done
+[[ $(names_of sluice-tls; names_of sluice-etcd-tls) == "$first_names" ]] ||
+	{ printf 'check-chart: renewed certificates changed names:\n%s\nwere:\n%s\n' "$(names_of sluice-tls; names_of sluice-etcd-tls)" "$first_names" >&2; exit 1; }
+renewed_tls=$(sha_of sluice-tls tls.crt)
+"$helm" template sluice "$CHART" --namespace "$ns" "${vals[@]}" --dry-run=server --show-only templates/tls.yaml >"$rerender"
+[[ $(secret "$rerender" sluice-tls tls.crt | sha256sum) == "$renewed_tls" ]] ||
+	{ echo "check-chart: helm upgrade would replace the renewed certificate" >&2; exit 1; }
+echo "   renewal account: get the CA, update the two certificate Secrets, nothing else" >&2
+echo "   sluice tls renew: kept when not due; renewed when due (same CA, same names); a re-render keeps the renewed one" >&2
 
 step "chart: its certificates and keys serve a real secure cluster"
 d=$work/secure

@@ -46,6 +46,7 @@ Kubernetes. This one binary runs every part of it, and is also its client.`,
 		newSampleCmd(),
 		newShardCmd(),
 		newAuthCmd(),
+		newTLSCmd(),
 	)
 	addGroups(root)
 	return root

@@ -3,7 +3,9 @@
 // certificate good for both server and client authentication (a
 // coordinator serves clients and is itself a client of data nodes).
 // Production clusters bring their own CA (the Helm chart's, cert-manager's)
-// and name its files with --cert-file, --key-file and --trusted-ca-file.
+// and name its files with --cert-file, --key-file and --trusted-ca-file;
+// ParseCA reads the Helm chart's (an RSA key), whose certificates
+// security/certrenew issues again before they end.
 package pki
 
 import (
@@ -130,22 +132,46 @@ func LoadCA(certFile, keyFile string) (*CA, error) {
 	if err != nil {
 		return nil, err
 	}
+	ca, err := ParseCA(certPEM, keyPEM)
+	if err != nil {
+		return nil, fmt.Errorf("%w (%s, %s)", err, certFile, keyFile)
+	}
+	return ca, nil
+}
+
+// ParseCA reads a CA from its certificate and private key (PEM). The key
+// may be PKCS #8 (WriteCA's), PKCS #1 RSA (Helm's genCA) or SEC 1 EC.
+func ParseCA(certPEM, keyPEM []byte) (*CA, error) {
 	cb, _ := pem.Decode(certPEM)
 	kb, _ := pem.Decode(keyPEM)
 	if cb == nil || kb == nil {
-		return nil, fmt.Errorf("pki: %s or %s holds no PEM block", certFile, keyFile)
+		return nil, errors.New("pki: CA certificate or key holds no PEM block")
 	}
 	cert, err := x509.ParseCertificate(cb.Bytes)
 	if err != nil {
-		return nil, fmt.Errorf("pki: %s: %w", certFile, err)
+		return nil, fmt.Errorf("pki: CA certificate: %w", err)
 	}
-	k, err := x509.ParsePKCS8PrivateKey(kb.Bytes)
+	if !cert.IsCA {
+		return nil, fmt.Errorf("pki: %q is not a CA certificate", cert.Subject.CommonName)
+	}
+	var k any
+	switch kb.Type {
+	case "RSA PRIVATE KEY":
+		k, err = x509.ParsePKCS1PrivateKey(kb.Bytes)
+	case "EC PRIVATE KEY":
+		k, err = x509.ParseECPrivateKey(kb.Bytes)
+	default:
+		k, err = x509.ParsePKCS8PrivateKey(kb.Bytes)
+	}
 	if err != nil {
-		return nil, fmt.Errorf("pki: %s: %w", keyFile, err)
+		return nil, fmt.Errorf("pki: CA key: %w", err)
 	}
 	signer, ok := k.(crypto.Signer)
 	if !ok {
 		return nil, errors.New("pki: CA key cannot sign")
+	}
+	if pub, ok := signer.Public().(interface{ Equal(crypto.PublicKey) bool }); !ok || !pub.Equal(cert.PublicKey) {
+		return nil, errors.New("pki: CA key is not the CA certificate's")
 	}
 	return &CA{Cert: cert, Key: signer, CertPEM: certPEM}, nil
 }
