@@ -72,6 +72,29 @@ func benchOut(out string) string {
 	return out
 }
 
+// processBench is the RunE of an experiment that starts its own cluster
+// processes from this binary: it loads the corpus, sets *out (default
+// bench-out/<timestamp>), runs run with this binary's path, and says where
+// the results are.
+func processBench(cf *corpusFlags, out *string, run func(cmd *cobra.Command, exe string, docs []corpus.Doc, desc string) error) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, _ []string) error {
+		docs, desc, err := cf.load(cmd)
+		if err != nil {
+			return err
+		}
+		exe, err := os.Executable()
+		if err != nil {
+			return err
+		}
+		*out = benchOut(*out)
+		if err := run(cmd, exe, docs, desc); err != nil {
+			return err
+		}
+		fmt.Fprintf(cmd.OutOrStdout(), "results: %s\n", *out)
+		return nil
+	}
+}
+
 // startCPUProfile profiles the process's CPU into path until stop is
 // called; an empty path profiles nothing.
 func startCPUProfile(path string) (stop func(), err error) {
@@ -371,23 +394,11 @@ and report docs/s, MB/s, wall time (request to verified success) and the
 ratio to (a), next to the cluster's raw bulk-loading rate.`,
 		Example: `  sluice bench reindex --docs 100000 --out bench-out/reindex`,
 		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			docs, desc, err := cf.load(cmd)
-			if err != nil {
-				return err
-			}
-			exe, err := os.Executable()
-			if err != nil {
-				return err
-			}
-			out = benchOut(out)
-			if _, err := reindexbench.Execute(cmd.Context(), reindexbench.Options{Binary: exe, Nodes: nodes, Shards: shds,
-				Docs: docs, CorpusDesc: desc, Out: out, Log: cmd.OutOrStdout()}); err != nil {
-				return err
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "results: %s\n", out)
-			return nil
-		},
+		RunE: processBench(&cf, &out, func(cmd *cobra.Command, exe string, docs []corpus.Doc, desc string) error {
+			_, err := reindexbench.Execute(cmd.Context(), reindexbench.Options{Binary: exe, Nodes: nodes, Shards: shds,
+				Docs: docs, CorpusDesc: desc, Out: out, Log: cmd.OutOrStdout()})
+			return err
+		}),
 	}
 	cf.register(cmd)
 	cmd.Flags().IntVar(&nodes, "nodes", 3, "data node processes")
@@ -428,24 +439,11 @@ below target is CPU shared on one machine or a protocol cost.`,
 		Example: `  sluice bench replication --docs 100000 --out bench-out/replication
   sluice bench replication --corpus generated --docs 5000 --lag-seconds 10s`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			docs, desc, err := cf.load(cmd)
-			if err != nil {
-				return err
-			}
-			if o.Binary, err = os.Executable(); err != nil {
-				return err
-			}
-			if o.Out == "" {
-				o.Out = filepath.Join("bench-out", time.Now().Format("20060102-150405"))
-			}
-			o.Docs, o.CorpusDesc, o.Log = docs, desc, cmd.OutOrStdout()
-			if _, err := replbench.Execute(cmd.Context(), o); err != nil {
-				return err
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "results: %s\n", o.Out)
-			return nil
-		},
+		RunE: processBench(&cf, &o.Out, func(cmd *cobra.Command, exe string, docs []corpus.Doc, desc string) error {
+			o.Binary, o.Docs, o.CorpusDesc, o.Log = exe, docs, desc, cmd.OutOrStdout()
+			_, err := replbench.Execute(cmd.Context(), o)
+			return err
+		}),
 	}
 	cf.register(cmd)
 	f := cmd.Flags()
@@ -489,25 +487,14 @@ figures are the steady-state cost of encryption and per-call
 authentication, not of handshakes. --reconnects then measures new
 connections apart (dial, one search, close), with how many secure
 handshakes were resumed.`,
-		Example: `  sluice bench security --docs 20000 --out bench-out/security
+		Example: `  sluice bench security --docs 50000 --rounds 12 --searches 2000 --out bench-out/security
   sluice bench security --corpus generated --docs 2000 --rounds 2`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			docs, desc, err := cf.load(cmd)
-			if err != nil {
-				return err
-			}
-			if o.Binary, err = os.Executable(); err != nil {
-				return err
-			}
-			o.Out = benchOut(o.Out)
-			o.Docs, o.CorpusDesc, o.Log = docs, desc, cmd.OutOrStdout()
-			if _, err := securitybench.Run(cmd.Context(), o); err != nil {
-				return err
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "results: %s\n", o.Out)
-			return nil
-		},
+		RunE: processBench(&cf, &o.Out, func(cmd *cobra.Command, exe string, docs []corpus.Doc, desc string) error {
+			o.Binary, o.Docs, o.CorpusDesc, o.Log = exe, docs, desc, cmd.OutOrStdout()
+			_, err := securitybench.Run(cmd.Context(), o)
+			return err
+		}),
 	}
 	cf.register(cmd)
 	f := cmd.Flags()
