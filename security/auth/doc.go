@@ -33,6 +33,10 @@
 // deletions are logged as structured lines with msg "audit", an event
 // name and the caller's principal.
 //
+// Guard.Authenticate checks a call's credentials alone, before any of its
+// messages is read: the coordinator's gRPC tap refuses an unauthenticated
+// bulk with it before the bulk takes room in the coordinator's byte budget.
+//
 // The data nodes' internal services are not guarded here: TLS with the
 // cluster's client certificates guards them (security/tlsconf).
 package auth
