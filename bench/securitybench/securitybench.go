@@ -118,8 +118,9 @@ type Round struct {
 	SearchCPUPerQryUs float64 `json:"search_cpu_us_per_query"`
 }
 
-// Overhead compares secure with plaintext: of the medians of the rounds,
-// and the lowest and highest of the per-round overheads (the run's noise).
+// Overhead compares secure with plaintext: Median is the overhead of the
+// medians of the rounds (for CPU, the median of the per-round overheads),
+// Min and Max the lowest and highest per-round overheads (the run's noise).
 type Overhead struct {
 	Median float64 `json:"median"`
 	Min    float64 `json:"min"`
