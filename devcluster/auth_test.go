@@ -24,6 +24,7 @@ import (
 	"google.golang.org/protobuf/types/known/emptypb"
 
 	"github.com/sluice-search/sluice/client"
+	"github.com/sluice-search/sluice/cluster/watermark"
 	"github.com/sluice-search/sluice/coordinator"
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
 	"github.com/sluice-search/sluice/security/auth"
@@ -60,7 +61,7 @@ func newSecureEnv(t *testing.T) *secureEnv {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	log := &syncBuffer{}
-	c, err := Start(ctx, Config{DataDir: t.TempDir(), Listen: "127.0.0.1:0", Nodes: 1, LeaseTTL: 2 * time.Second,
+	c, err := Start(ctx, Config{ClusterSettings: watermark.Ignored(), DataDir: t.TempDir(), Listen: "127.0.0.1:0", Nodes: 1, LeaseTTL: 2 * time.Second,
 		Logger: slog.New(slog.NewTextHandler(log, nil)), Secure: true})
 	if err != nil {
 		t.Fatal(err)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/sluice-search/sluice/client"
 	"github.com/sluice-search/sluice/cluster/dirlock"
+	"github.com/sluice-search/sluice/cluster/watermark"
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
 )
 
@@ -21,7 +22,7 @@ func start(t *testing.T, dir string) (*Cluster, *client.Client) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	c, err := Start(ctx, Config{DataDir: dir, Listen: "127.0.0.1:0", Nodes: 3, LeaseTTL: 2 * time.Second,
+	c, err := Start(ctx, Config{ClusterSettings: watermark.Ignored(), DataDir: dir, Listen: "127.0.0.1:0", Nodes: 3, LeaseTTL: 2 * time.Second,
 		Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
@@ -127,7 +128,7 @@ func TestSecondClusterOnTheSameDir(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	begin := time.Now()
-	c2, err := Start(ctx, Config{DataDir: dir, Listen: "127.0.0.1:0", Nodes: 1, Logger: slog.New(slog.DiscardHandler)})
+	c2, err := Start(ctx, Config{ClusterSettings: watermark.Ignored(), DataDir: dir, Listen: "127.0.0.1:0", Nodes: 1, Logger: slog.New(slog.DiscardHandler)})
 	if err == nil {
 		c2.Stop()
 		t.Fatal("a second cluster started on a directory in use")

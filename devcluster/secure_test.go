@@ -15,6 +15,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/sluice-search/sluice/client"
+	"github.com/sluice-search/sluice/cluster/watermark"
 	"github.com/sluice-search/sluice/node"
 	nodev1 "github.com/sluice-search/sluice/proto/sluice/node/v1"
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
@@ -26,7 +27,7 @@ func startSecure(t *testing.T, dir string, nodes int) *Cluster {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	c, err := Start(ctx, Config{DataDir: dir, Listen: "127.0.0.1:0", Nodes: nodes, LeaseTTL: 2 * time.Second,
+	c, err := Start(ctx, Config{ClusterSettings: watermark.Ignored(), DataDir: dir, Listen: "127.0.0.1:0", Nodes: nodes, LeaseTTL: 2 * time.Second,
 		Logger: slog.New(slog.DiscardHandler), Secure: true})
 	if err != nil {
 		t.Fatal(err)

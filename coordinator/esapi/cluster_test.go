@@ -14,6 +14,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/sluice-search/sluice/cluster/watermark"
 	"github.com/sluice-search/sluice/devcluster"
 )
 
@@ -25,7 +26,7 @@ func startCluster(t *testing.T) (string, *prometheus.Registry) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	reg := prometheus.NewRegistry()
-	c, err := devcluster.Start(ctx, devcluster.Config{DataDir: t.TempDir(), Listen: "127.0.0.1:0", HTTPListen: "127.0.0.1:0",
+	c, err := devcluster.Start(ctx, devcluster.Config{ClusterSettings: watermark.Ignored(), DataDir: t.TempDir(), Listen: "127.0.0.1:0", HTTPListen: "127.0.0.1:0",
 		Nodes: 1, LeaseTTL: 2 * time.Second, Registry: reg, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/sluice-search/sluice/client"
+	"github.com/sluice-search/sluice/cluster/watermark"
 	"github.com/sluice-search/sluice/coordinator/esapi"
 	"github.com/sluice-search/sluice/devcluster"
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
@@ -31,7 +32,7 @@ func startSecureCluster(t *testing.T) *secureCluster {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	c, err := devcluster.Start(ctx, devcluster.Config{DataDir: t.TempDir(), Listen: "127.0.0.1:0", HTTPListen: "127.0.0.1:0",
+	c, err := devcluster.Start(ctx, devcluster.Config{ClusterSettings: watermark.Ignored(), DataDir: t.TempDir(), Listen: "127.0.0.1:0", HTTPListen: "127.0.0.1:0",
 		Nodes: 1, LeaseTTL: 2 * time.Second, Logger: slog.New(slog.DiscardHandler), Secure: true})
 	if err != nil {
 		t.Fatal(err)

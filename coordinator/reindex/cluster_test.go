@@ -18,6 +18,7 @@ import (
 
 	"github.com/sluice-search/sluice/client"
 	"github.com/sluice-search/sluice/cluster/routing"
+	"github.com/sluice-search/sluice/cluster/watermark"
 	"github.com/sluice-search/sluice/coordinator"
 	"github.com/sluice-search/sluice/coordinator/reindex"
 	"github.com/sluice-search/sluice/devcluster"
@@ -51,7 +52,7 @@ func startCluster(t *testing.T) *testCluster {
 	defer cancel()
 	tc := &testCluster{t: t, dir: t.TempDir(), log: slog.New(slog.DiscardHandler)}
 	var err error
-	tc.dc, err = devcluster.Start(ctx, devcluster.Config{DataDir: tc.dir, Listen: "127.0.0.1:0", Nodes: 3,
+	tc.dc, err = devcluster.Start(ctx, devcluster.Config{ClusterSettings: watermark.Ignored(), DataDir: tc.dir, Listen: "127.0.0.1:0", Nodes: 3,
 		LeaseTTL: 2 * time.Second, Logger: tc.log, Tasks: taskOptions(tc.log)})
 	if err != nil {
 		t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	sluiceclient "github.com/sluice-search/sluice/client"
+	"github.com/sluice-search/sluice/cluster/watermark"
 	"github.com/sluice-search/sluice/devcluster"
 	"github.com/sluice-search/sluice/operator/api/v1alpha1"
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
@@ -30,7 +31,7 @@ var operatorRole = &sluicev1.Role{Name: "sluice-operator", Indices: []*sluicev1.
 
 var _ = Describe("Secure cluster", func() {
 	It("reconciles an Index over TLS with the operator's own key, which is not admin", func(ctx SpecContext) {
-		c, err := devcluster.Start(ctx, devcluster.Config{DataDir: GinkgoT().TempDir(), Listen: "127.0.0.1:0", Nodes: 1,
+		c, err := devcluster.Start(ctx, devcluster.Config{ClusterSettings: watermark.Ignored(), DataDir: GinkgoT().TempDir(), Listen: "127.0.0.1:0", Nodes: 1,
 			Logger: quietLogger(), Secure: true})
 		Expect(err).NotTo(HaveOccurred())
 		DeferCleanup(c.Stop)

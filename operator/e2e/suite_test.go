@@ -23,6 +23,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	sluiceclient "github.com/sluice-search/sluice/client"
+	"github.com/sluice-search/sluice/cluster/watermark"
 	"github.com/sluice-search/sluice/coordinator/reindex"
 	"github.com/sluice-search/sluice/devcluster"
 	"github.com/sluice-search/sluice/operator/crdtest"
@@ -84,7 +85,7 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 // startCluster starts a dev cluster on a free port.
 func startCluster(ctx context.Context) *devcluster.Cluster {
 	GinkgoHelper()
-	c, err := devcluster.Start(ctx, devcluster.Config{DataDir: GinkgoT().TempDir(), Listen: "127.0.0.1:0", Nodes: 3, Logger: quietLogger(),
+	c, err := devcluster.Start(ctx, devcluster.Config{ClusterSettings: watermark.Ignored(), DataDir: GinkgoT().TempDir(), Listen: "127.0.0.1:0", Nodes: 3, Logger: quietLogger(),
 		Tasks: reindex.Options{Logger: quietLogger(),
 			// Frequent checkpoints, so progress shows within a few seconds
 			// of copying.
