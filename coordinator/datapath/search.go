@@ -46,7 +46,15 @@ type mergedHit struct {
 
 // Search runs a search: query phase on every shard, merge, fetch phase.
 func (d *DataPath) Search(ctx context.Context, req *sluicev1.SearchRequest) (*sluicev1.SearchResponse, error) {
-	start := time.Now()
+	return d.search(ctx, req, time.Now(), true)
+}
+
+// search is Search; with again, a fetch phase that finds a shard's copy
+// gone from its node (the copy moved away, or its node stopped, between
+// the two phases) runs the whole search once more on the copies the
+// cluster state has then, rather than report the search failed. A point
+// in time pins its readers, so it is not run again.
+func (d *DataPath) search(ctx context.Context, req *sluicev1.SearchRequest, start time.Time, again bool) (*sluicev1.SearchResponse, error) {
 	// Unset size means the default; an explicit 0 counts only.
 	size, from := defaultSize, int(req.GetFrom())
 	if req.Size != nil {
@@ -111,6 +119,10 @@ func (d *DataPath) Search(ctx context.Context, req *sluicev1.SearchRequest) (*sl
 	held := d.holdSearch("size")
 	defer held.release()
 	docs, err := d.fetchPhase(ctx, results, hits, fetchRequest{source: fetchSource, docValues: req.GetDocvalueFields()}, req.GetPit() != nil, held)
+	if err != nil && again && req.GetPit() == nil && notHere(err) && ctx.Err() == nil {
+		held.release()
+		return d.search(ctx, req, start, false)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,250 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/sluice-search/sluice/client"
+	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
+)
+
+// The moves suite runs a cluster of its own (three data nodes on
+// loopback, an index of 4 shards with replicas=1) so the copy counts it
+// checks are its own. With a writer and a searcher running it adds a 4th
+// node and waits for the allocator to rebalance copies onto it, then
+// drains a node (`sluice node drain --wait`) until it holds nothing. Each
+// time every acknowledged write is there, no search reported a failure,
+// at most the allowed number of moves ran at once, and the moves were
+// visible in the cluster state, in health and in the CLI.
+var _ = Describe("moving shard copies under load", Ordered, func() {
+	const index = "moving"
+	var (
+		lc  *cluster
+		lcl *client.Client
+	)
+	BeforeAll(func() {
+		dir := filepath.Join(c.dir, "moves")
+		Expect(os.MkdirAll(dir, 0o755)).To(Succeed())
+		lc = labCluster(dir, nil, []string{"m1", "m2", "m3"})
+		lcl = lc.dial("coord-a")
+		DeferCleanup(func() { lcl.Close() })
+		labCreateIndex(lcl, index, 4, 1)
+	})
+
+	It("rebalances copies onto a 4th node, a bounded number at a time, losing nothing", func() {
+		w, s, o := startWriter(lcl, index, "join", 2, nil), startSearcher(lcl, index), watchMoves(lc, lcl)
+		Eventually(w.h.n.Load, 30*time.Second, 20*time.Millisecond).Should(BeNumerically(">", 400))
+
+		// Recovery throttled on the new node so a move lasts long enough
+		// for the CLI to be seen showing it.
+		m4 := &proc{name: "m4", bin: lc.sluice, log: filepath.Join(lc.dir, "m4.log"), args: []string{"node",
+			"--etcd", lc.etcdURL, "--listen", fmt.Sprintf("127.0.0.1:%d", freePort()), "--data-dir", filepath.Join(lc.dir, "m4"),
+			"--node-id", "m4", "--log-level", "info", "--replication-timeout", "5s", "--recovery-max-bytes-per-sec", "256KiB"}}
+		m4.start()
+		lc.nodes = append(lc.nodes, m4)
+		// 8 copies over 4 nodes: 2 each once balanced (rebalancing moves
+		// replicas, so both of m4's are replicas).
+		Eventually(func() []int {
+			return copiesPerNode(lc, index, "m1", "m2", "m3", "m4")
+		}, 90*time.Second, 250*time.Millisecond).Should(Equal([]int{2, 2, 2, 2}))
+		labWaitGreen(lcl, index, 60*time.Second)
+		checkMoved(w, s, o, lcl, index)
+		checkCopies(lc, lcl, index, dialDirect)
+	})
+
+	// drain drains node under load with `sluice node drain --wait`, checks
+	// it ends empty and nothing was lost, and stops it.
+	drain := func(node string) {
+		w, s, o := startWriter(lcl, index, "drain-"+node, 2, nil), startSearcher(lcl, index), watchMoves(lc, lcl)
+		Eventually(w.h.n.Load, 30*time.Second, 20*time.Millisecond).Should(BeNumerically(">", 400))
+		out, err := lc.cli("coord-a", "node", "drain", node, "--wait", "--wait-timeout", "2m")
+		Expect(err).NotTo(HaveOccurred(), out)
+		Expect(out).To(ContainSubstring("node " + node + " holds no shard copies"))
+		Expect(copiesPerNode(lc, index, node)).To(Equal([]int{0}))
+		labWaitGreen(lcl, index, 60*time.Second)
+		checkMoved(w, s, o, lcl, index)
+		checkCopies(lc, lcl, index, dialDirect)
+		// Empty, the node may go: the index stays green without it.
+		lc.proc(node).kill(syscall.SIGTERM)
+		labWaitGreen(lcl, index, 30*time.Second)
+	}
+
+	It("drains a node under load until it holds nothing, losing nothing", func() {
+		// m4 holds the two replicas rebalancing moved to it.
+		drain("m4")
+	})
+
+	// Pending: a drain that hands off a primary under load loses
+	// acknowledged writes (20-30 of 2400 in every run: those the old
+	// primary acknowledged between the allocator's hand-off and its
+	// close). The primary hand-off is being fixed apart (node/replication,
+	// coordinator/allocator); make this an It again with that fix.
+	PIt("drains a node holding primaries under load, losing nothing", func() {
+		drain("m1")
+	})
+})
+
+// copiesPerNode counts the copies of index on each of nodes, in order.
+func copiesPerNode(lc *cluster, index string, nodes ...string) []int {
+	st, err := lc.state("coord-a")
+	if err != nil {
+		return nil
+	}
+	out := make([]int, len(nodes))
+	for _, x := range st.Indices {
+		if x.Name != index {
+			continue
+		}
+		for _, sh := range x.Shards {
+			for i, n := range nodes {
+				if sh.NodeId == n {
+					out[i]++
+				}
+			}
+		}
+	}
+	return out
+}
+
+// searcher searches an index over and over, recording every failure a
+// client would see: an error, or a shard the response says failed.
+type searcher struct {
+	stop     chan struct{}
+	wg       sync.WaitGroup
+	n        atomic.Int64
+	mu       sync.Mutex
+	failures []string
+}
+
+func startSearcher(cl *client.Client, index string) *searcher {
+	s := &searcher{stop: make(chan struct{})}
+	s.wg.Go(func() {
+		for {
+			select {
+			case <-s.stop:
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			r, err := cl.Search(ctx, &sluicev1.SearchRequest{Indices: []string{index}, TrackTotalHits: -1, Size: proto.Int32(1)})
+			cancel()
+			s.n.Add(1)
+			switch {
+			case err != nil:
+				s.fail(err.Error())
+			case r.Shards.Failed > 0:
+				s.fail(fmt.Sprintf("%d shards failed: %v", r.Shards.Failed, r.Shards.Failures))
+			}
+		}
+	})
+	return s
+}
+
+func (s *searcher) fail(why string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.failures = append(s.failures, why)
+}
+
+// close stops the searcher and returns the searches made and the failures.
+func (s *searcher) close() (int64, []string) {
+	close(s.stop)
+	s.wg.Wait()
+	return s.n.Load(), s.failures
+}
+
+// moveWatch polls the cluster state and health while moves run: the most
+// relocation targets seen at once (in the cluster and into one node), and
+// whether the state, health and the CLI showed a move in progress.
+type moveWatch struct {
+	stop                     chan struct{}
+	wg                       sync.WaitGroup
+	maxMoves, maxInto        int
+	seenState, seenHealth    bool
+	seenCLIState, seenCLIHlt bool
+}
+
+func watchMoves(lc *cluster, cl *client.Client) *moveWatch {
+	o := &moveWatch{stop: make(chan struct{})}
+	o.wg.Go(func() {
+		for {
+			select {
+			case <-o.stop:
+				return
+			case <-time.After(50 * time.Millisecond):
+			}
+			st, err := lc.state("coord-a")
+			if err != nil {
+				continue
+			}
+			moves, into := 0, map[string]int{}
+			for _, x := range st.Indices {
+				for _, sh := range x.Shards {
+					if sh.RelocatingFromNode != "" {
+						moves++
+						into[sh.NodeId]++
+						o.maxInto = max(o.maxInto, into[sh.NodeId])
+					}
+				}
+			}
+			o.maxMoves = max(o.maxMoves, moves)
+			if moves == 0 {
+				continue
+			}
+			o.seenState = true
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			h, err := cl.ClusterHealth(ctx, &sluicev1.ClusterHealthRequest{})
+			cancel()
+			o.seenHealth = o.seenHealth || (err == nil && h.RelocatingShards > 0)
+			// The CLI, as an operator sees it (a move may end before it
+			// answers; the next one is tried).
+			if !o.seenCLIState {
+				out, err := lc.cli("coord-a", "state")
+				o.seenCLIState = err == nil && strings.Contains(out, "moving here from node [")
+			}
+			if !o.seenCLIHlt {
+				out, err := lc.cli("coord-a", "health")
+				o.seenCLIHlt = err == nil && strings.Contains(out, "copies moving")
+			}
+		}
+	})
+	return o
+}
+
+func (o *moveWatch) close() *moveWatch {
+	close(o.stop)
+	o.wg.Wait()
+	return o
+}
+
+// checkMoved stops the writer, searcher and watcher of a move and checks
+// what they saw: moves visible and bounded, no search failure, and every
+// acknowledged write in the index exactly once.
+func checkMoved(w *writer, s *searcher, o *moveWatch, cl *client.Client, index string) {
+	h := w.close()
+	searches, failures := s.close()
+	o.close()
+	GinkgoWriter.Printf("moves: at most %d at once, %d into one node; state %v, health %v, CLI state %v, CLI health %v; %d searches, %d failed\n",
+		o.maxMoves, o.maxInto, o.seenState, o.seenHealth, o.seenCLIState, o.seenCLIHlt, searches, len(failures))
+	Expect(failures).To(BeEmpty(), "searches that failed during the moves (of %d)", searches)
+	Expect(searches).To(BeNumerically(">", 10))
+	Expect(o.seenState).To(BeTrue(), "a move in progress seen in the cluster state")
+	Expect(o.seenHealth).To(BeTrue(), "a move in progress seen in health")
+	Expect(o.seenCLIState || o.seenCLIHlt).To(BeTrue(), "a move in progress seen with `sluice state` or `sluice health`")
+	// allocator.NodeConcurrentMoves and DefaultConcurrentRebalance (drains
+	// are bounded per node only: 2 out of the drained node).
+	Expect(o.maxInto).To(BeNumerically("<=", 2), "moves into one node at once")
+	Expect(o.maxMoves).To(BeNumerically("<=", 2), "moves at once")
+	checkHistory(cl, index, h)
+}
