@@ -90,6 +90,24 @@ func printHealth(out io.Writer, h *sluicev1.ClusterHealthResponse) error {
 			fmt.Fprintf(out, "index %s refuses writes: %s\n", ih.Index, ih.WriteBlock)
 		}
 	}
+	var moves []string
+	for _, ih := range h.Indices {
+		for _, sh := range ih.Shards {
+			if sh.Move != "" {
+				moves = append(moves, fmt.Sprintf("%s[%d]\t%s\t%s\t%s", ih.Index, sh.Shard, copyRole(sh), sh.NodeId, sh.Move))
+			}
+		}
+	}
+	if len(moves) > 0 {
+		w := table(out)
+		fmt.Fprintln(w, "\nSHARD\tCOPY\tNODE\tMOVE")
+		for _, m := range moves {
+			fmt.Fprintln(w, m)
+		}
+		if err := w.Flush(); err != nil {
+			return err
+		}
+	}
 	var problems []string
 	for _, ih := range h.Indices {
 		for _, sh := range ih.Shards {

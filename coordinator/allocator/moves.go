@@ -5,6 +5,10 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
+	"time"
+
+	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/sluice-search/sluice/cluster/placement"
 	"github.com/sluice-search/sluice/cluster/state"
@@ -23,6 +27,15 @@ import (
 // source before the target holds every acknowledged operation: a target
 // that fails, or whose node or source goes, is dropped and the source
 // stays (the move is tried again later).
+//
+// A move that failed (the target failed to recover, or its node went) is
+// not tried again to the same node at once: the source copy records the
+// failure per target node (ShardCopy.move_retries) and that node is
+// refused for the copy until a capped exponential backoff has passed
+// (MoveRetryInitial, doubled per failure in a row, at most MoveRetryMax);
+// another node may take the copy meanwhile. The source's move note says
+// which node failed, why, and until when it is not tried again, so
+// `sluice state` and health show it.
 //
 // Copies move off nodes that are drained (ClusterSettings.drained_nodes)
 // or whose disk is past the high watermark, and — once every copy in the
@@ -48,6 +61,15 @@ const NodeConcurrentMoves = 2
 // DefaultConcurrentRebalance is the default bound of rebalancing moves
 // under way in the cluster (cluster_concurrent_rebalance).
 const DefaultConcurrentRebalance = 2
+
+// MoveRetryInitial and MoveRetryMax bound the backoff of a copy's moves to
+// a node after they failed: the first failure keeps the copy off the node
+// for MoveRetryInitial, each further failure in a row doubles that, up to
+// MoveRetryMax.
+const (
+	MoveRetryInitial = 10 * time.Second
+	MoveRetryMax     = 5 * time.Minute
+)
 
 // Rebalancing weights (Elasticsearch's cluster.routing.allocation.balance.*
 // shard 0.45, index 0.55, threshold 1.0; disk: a node with its disk full
@@ -77,7 +99,8 @@ func (in Input) resolveMoves(nr *statev1.ShardRouting) *statev1.ShardRouting {
 		case in.active(t) && state.InSync(nr, alloc):
 			nr = state.Relocated(nr, alloc)
 		case !in.available(t.NodeId) || (t.State != sluicev1.ShardState_SHARD_STATE_INITIALIZING && !state.Started(t)):
-			src.Move = fmt.Sprintf("the move to node [%s] failed (%s); it will be tried again", t.NodeId, cmp.Or(t.Reason, t.State.String()))
+			in.moveFailed(src, t.NodeId, cmp.Or(t.Reason, t.State.String()))
+			src.Move = in.retryNote(src)
 			nr = dropCopy(nr, alloc)
 		case !in.active(src):
 			src.Move = fmt.Sprintf("the move to node [%s] was cancelled: the source copy is no longer active", t.NodeId)
@@ -85,6 +108,74 @@ func (in Input) resolveMoves(nr *statev1.ShardRouting) *statev1.ShardRouting {
 		}
 	}
 	return nr
+}
+
+// moveFailed records on src that its move to node failed, for why: the
+// node is not tried again for it until the backoff has passed.
+func (in Input) moveFailed(src *statev1.ShardCopy, node, why string) {
+	n := src.GetMoveRetries()[node].GetFailures() + 1
+	if src.MoveRetries == nil {
+		src.MoveRetries = map[string]*statev1.MoveRetry{}
+	}
+	src.MoveRetries[node] = &statev1.MoveRetry{Failures: n, RetryAt: timestamppb.New(in.Now.Add(moveBackoff(n))), Reason: why}
+}
+
+// moveBackoff is how long a copy stays off a node after failures moves
+// to it failed in a row.
+func moveBackoff(failures int32) time.Duration {
+	d := MoveRetryInitial
+	for i := int32(1); i < failures && d < MoveRetryMax; i++ {
+		d *= 2
+	}
+	return min(d, MoveRetryMax)
+}
+
+// backedOff says why copy c may not move to node now, as placement words
+// a refusal ("" if it may).
+func (in Input) backedOff(c *statev1.ShardCopy, node string) string {
+	r := c.GetMoveRetries()[node]
+	if r == nil || !in.Now.Before(r.GetRetryAt().AsTime()) {
+		return ""
+	}
+	failed := "failed a move of this copy"
+	if n := r.GetFailures(); n > 1 {
+		failed = fmt.Sprintf("failed %d moves of this copy in a row", n)
+	}
+	return fmt.Sprintf("%s (last: %s); not tried again before %s", failed, r.GetReason(), r.GetRetryAt().AsTime().UTC().Format(time.RFC3339))
+}
+
+// retryNote says which nodes copy c stays off while their backoff runs
+// ("" for none), and forgets failures whose backoff has been over for
+// longer than MoveRetryMax.
+func (in Input) retryNote(c *statev1.ShardCopy) string {
+	var notes []string
+	for _, node := range slices.Sorted(maps.Keys(c.GetMoveRetries())) {
+		if in.Now.After(c.MoveRetries[node].GetRetryAt().AsTime().Add(MoveRetryMax)) {
+			delete(c.MoveRetries, node)
+			continue
+		}
+		if why := in.backedOff(c, node); why != "" {
+			notes = append(notes, fmt.Sprintf("node [%s] %s", node, why))
+		}
+	}
+	if len(c.MoveRetries) == 0 {
+		c.MoveRetries = nil
+	}
+	return strings.Join(notes, "; ")
+}
+
+// retryWake is the earliest backoff of a copy of r that runs out after
+// now (zero for none): the allocator plans again then.
+func (in Input) retryWake(r *statev1.ShardRouting) time.Time {
+	var wake time.Time
+	for _, c := range r.GetCopies() {
+		for _, m := range c.GetMoveRetries() {
+			if at := m.GetRetryAt().AsTime(); at.After(in.Now) && (wake.IsZero() || at.Before(wake)) {
+				wake = at
+			}
+		}
+	}
+	return wake
 }
 
 // targets lists the allocation ids of a shard's relocation targets.
@@ -125,8 +216,9 @@ type moveState struct {
 	copies   []placement.Copy
 }
 
-// planMoves adds the moves Plan wants to the planned entries (its step 7).
-func (in Input) planMoves(planned map[state.ShardID]*statev1.ShardRouting) {
+// planMoves adds the moves Plan wants to the planned entries (its step 7),
+// and returns when a move's backoff runs out (zero for none).
+func (in Input) planMoves(planned map[state.ShardID]*statev1.ShardRouting) time.Time {
 	ids := make([]state.ShardID, 0, len(planned))
 	for id := range planned {
 		ids = append(ids, id)
@@ -157,6 +249,13 @@ func (in Input) planMoves(planned map[state.ShardID]*statev1.ShardRouting) {
 	if !forced && allActive {
 		in.planRebalance(ids, planned, ms)
 	}
+	var wake time.Time
+	for _, id := range ids {
+		if w := in.retryWake(planned[id]); !w.IsZero() && (wake.IsZero() || w.Before(wake)) {
+			wake = w
+		}
+	}
+	return wake
 }
 
 // planForcedMoves moves the copies of one shard that must leave their
@@ -172,8 +271,9 @@ func (in Input) planForcedMoves(id state.ShardID, r *statev1.ShardRouting, ms *m
 			continue // what happened to its last move stays said
 		}
 		why := in.mustMove(c.NodeId)
+		retry := in.retryNote(c)
 		if why == "" {
-			c.Move = ""
+			c.Move = retry
 			continue
 		}
 		forced = true
@@ -185,12 +285,21 @@ func (in Input) planForcedMoves(id state.ShardID, r *statev1.ShardRouting, ms *m
 		case ms.out[c.NodeId] >= NodeConcurrentMoves:
 			c.Move = fmt.Sprintf("%s; waiting: %d moves out of node [%s] are under way", why, ms.out[c.NodeId], c.NodeId)
 		default:
-			d := placement.Place(in.moveNodes(ms), ms.copies, []placement.Shard{{Index: id.Index, Shard: id.Shard}})[0]
+			nodes := in.moveNodes(ms)
+			for i := range nodes {
+				if nodes[i].Refuse == "" && nodes[i].RefuseReplicas == "" {
+					nodes[i].Refuse = in.backedOff(c, nodes[i].ID)
+				}
+			}
+			d := placement.Place(nodes, ms.copies, []placement.Shard{{Index: id.Index, Shard: id.Shard}})[0]
 			if d.Node == "" {
 				c.Move = why + "; cannot move: " + d.Reason
 				continue
 			}
 			in.startMove(id, r, c, d.Node, why, ms)
+			if retry != "" {
+				c.Move += " (" + retry + ")"
+			}
 			moving = true
 		}
 	}
@@ -303,7 +412,7 @@ func (in Input) planRebalance(ids []state.ShardID, planned map[state.ShardID]*st
 			// hand off primaries under partitions, and a write in flight
 			// during the hand-off is not yet tested. Drains and disk
 			// watermarks still move primaries.
-			if c == nil || c.GetPrimary() || !in.active(c) || !in.active(state.Primary(r)) {
+			if c == nil || c.GetPrimary() || !in.active(c) || !in.active(state.Primary(r)) || in.backedOff(c, light) != "" {
 				continue
 			}
 			zones := map[string]int{}

@@ -84,14 +84,18 @@ func TestPlanMoves(t *testing.T) {
 			want: &statev1.ShardRouting{PrimaryTerm: 1, InSync: []string{"p"}, Copies: []*statev1.ShardCopy{
 				{NodeId: "n1", AllocationId: "p", Primary: true, State: started,
 					Move: "node [n1] is being drained; cannot move: no node can take the copy: node [n1] holds a copy of the shard already; " +
-						"node [n2] cannot recover a copy from its primary (its version has no peer recovery)"}}}},
+						"node [n2] cannot recover a copy from its primary (its version has no peer recovery)",
+					MoveRetries: map[string]*statev1.MoveRetry{"n2": {Failures: 1, RetryAt: timestamppb.New(now.Add(MoveRetryInitial)), Reason: "disk error"}}}}}},
 		{name: "a target whose node left is dropped at once",
 			nodes: []string{"n1"}, capable: []string{"n1"},
 			shard: &statev1.ShardRouting{PrimaryTerm: 1, InSync: []string{"p"}, Copies: []*statev1.ShardCopy{
 				{NodeId: "n1", AllocationId: "p", Primary: true, State: started},
 				{NodeId: "n2", AllocationId: "t", State: initializing, RelocatingFrom: "p"}}},
 			want: &statev1.ShardRouting{PrimaryTerm: 1, InSync: []string{"p"}, Copies: []*statev1.ShardCopy{
-				{NodeId: "n1", AllocationId: "p", Primary: true, State: started}}}},
+				{NodeId: "n1", AllocationId: "p", Primary: true, State: started,
+					Move: "node [n2] failed a move of this copy (last: node [n2] left the cluster (its lease expired)); not tried again before 1970-01-12T13:46:50Z",
+					MoveRetries: map[string]*statev1.MoveRetry{"n2": {Failures: 1, RetryAt: timestamppb.New(now.Add(MoveRetryInitial)),
+						Reason: "node [n2] left the cluster (its lease expired)"}}}}}},
 		{name: "a target whose primary source died is cancelled; the shard waits for its primary",
 			nodes: []string{"n2"}, capable: []string{"n2"},
 			shard: &statev1.ShardRouting{PrimaryTerm: 1, InSync: []string{"p"}, Copies: []*statev1.ShardCopy{
@@ -122,6 +126,120 @@ func TestPlanMoves(t *testing.T) {
 				t.Errorf("routing (-want +got):\n%s", d)
 			}
 		})
+	}
+}
+
+// A failed move is retried with capped exponential backoff per target
+// node: the node that failed is refused for the copy until its backoff
+// runs out (another node may take the copy at once), the source's move
+// note says why and until when, the allocator wakes then, and a long
+// quiet spell forgets the failures.
+func TestMoveRetryBackoff(t *testing.T) {
+	failedTarget := func(retries map[string]*statev1.MoveRetry) *statev1.ShardRouting {
+		return &statev1.ShardRouting{PrimaryTerm: 1, InSync: []string{"p"}, Copies: []*statev1.ShardCopy{
+			{NodeId: "n1", AllocationId: "p", Primary: true, State: started, Move: "m", MoveRetries: retries},
+			{NodeId: "n2", AllocationId: "t", State: failed, RelocatingFrom: "p", Reason: "recovery failed: disk error"}}}
+	}
+	retry := func(n int32, at time.Time) map[string]*statev1.MoveRetry {
+		return map[string]*statev1.MoveRetry{"n2": {Failures: n, RetryAt: timestamppb.New(at), Reason: "recovery failed: disk error"}}
+	}
+	tests := []struct {
+		name     string
+		nodes    []string
+		at       time.Time // the planning time
+		shard    *statev1.ShardRouting
+		wantNode string // the new target's node, "" for none
+		wantMove string // the source's move note
+		wantRty  map[string]*statev1.MoveRetry
+		wantWake time.Time
+	}{
+		{name: "the first failure keeps the copy off the node for MoveRetryInitial",
+			nodes: []string{"n1", "n2"}, at: now, shard: failedTarget(nil),
+			wantMove: "node [n1] is being drained; cannot move: no node can take the copy: node [n1] holds a copy of the shard already; " +
+				"node [n2] failed a move of this copy (last: recovery failed: disk error); not tried again before 1970-01-12T13:46:50Z",
+			wantRty: retry(1, now.Add(10*time.Second)), wantWake: now.Add(10 * time.Second)},
+		{name: "another node takes the copy at once",
+			nodes: []string{"n1", "n2", "n3"}, at: now, shard: failedTarget(nil), wantNode: "n3",
+			wantMove: "node [n1] is being drained; moving to node [n3] (node [n2] failed a move of this copy (last: recovery failed: disk error); not tried again before 1970-01-12T13:46:50Z)",
+			wantRty:  retry(1, now.Add(10*time.Second)), wantWake: now.Add(10 * time.Second)},
+		{name: "failures in a row double the backoff",
+			nodes: []string{"n1", "n2"}, at: now, shard: failedTarget(retry(2, now.Add(-time.Second))),
+			wantMove: "node [n1] is being drained; cannot move: no node can take the copy: node [n1] holds a copy of the shard already; " +
+				"node [n2] failed 3 moves of this copy in a row (last: recovery failed: disk error); not tried again before 1970-01-12T13:47:20Z",
+			wantRty: retry(3, now.Add(40*time.Second)), wantWake: now.Add(40 * time.Second)},
+		{name: "the backoff is capped",
+			nodes: []string{"n1", "n2"}, at: now, shard: failedTarget(retry(12, now.Add(-time.Second))),
+			wantMove: "node [n1] is being drained; cannot move: no node can take the copy: node [n1] holds a copy of the shard already; " +
+				"node [n2] failed 13 moves of this copy in a row (last: recovery failed: disk error); not tried again before 1970-01-12T13:51:40Z",
+			wantRty: retry(13, now.Add(MoveRetryMax)), wantWake: now.Add(MoveRetryMax)},
+		{name: "once the backoff ran out the node is tried again; the failures are kept",
+			nodes: []string{"n1", "n2"}, at: now.Add(10 * time.Second),
+			shard: &statev1.ShardRouting{PrimaryTerm: 1, InSync: []string{"p"}, Copies: []*statev1.ShardCopy{
+				{NodeId: "n1", AllocationId: "p", Primary: true, State: started, Move: "m", MoveRetries: retry(1, now.Add(10*time.Second))}}},
+			wantNode: "n2", wantMove: "node [n1] is being drained; moving to node [n2]", wantRty: retry(1, now.Add(10*time.Second))},
+		{name: "failures are forgotten MoveRetryMax after their backoff ran out",
+			nodes: []string{"n1", "n2"}, at: now.Add(10*time.Second + MoveRetryMax + time.Second),
+			shard: &statev1.ShardRouting{PrimaryTerm: 1, InSync: []string{"p"}, Copies: []*statev1.ShardCopy{
+				{NodeId: "n1", AllocationId: "p", Primary: true, State: started, Move: "m", MoveRetries: retry(1, now.Add(10*time.Second))}}},
+			wantNode: "n2", wantMove: "node [n1] is being drained; moving to node [n2]"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			st := snapshot(tt.nodes, 0, nil, tt.shard)
+			recovering(st, tt.nodes...)
+			st.Settings = &sluicev1.ClusterSettings{DrainedNodes: []string{"n1"}}
+			ups, wake := Plan(Input{State: st, Keys: state.NewKeys(""), Now: tt.at, NewID: ids()})
+			if len(ups) != 1 {
+				t.Fatalf("changes = %v", ups)
+			}
+			r := ups[0].Routing
+			src := state.CopyByAllocation(r, "p")
+			var node string
+			for _, c := range r.Copies {
+				if c.RelocatingFrom == "p" {
+					node = c.NodeId
+				}
+			}
+			if node != tt.wantNode {
+				t.Errorf("target on %q, want %q", node, tt.wantNode)
+			}
+			if src.Move != tt.wantMove {
+				t.Errorf("move note:\n got %s\nwant %s", src.Move, tt.wantMove)
+			}
+			if d := cmp.Diff(tt.wantRty, src.MoveRetries, protocmp.Transform()); d != "" {
+				t.Errorf("retries (-want +got):\n%s", d)
+			}
+			if !wake.Equal(tt.wantWake) {
+				t.Errorf("wake = %v, want %v", wake, tt.wantWake)
+			}
+		})
+	}
+
+	// Rebalancing leaves a copy off a node its move there failed to.
+	var shards []*statev1.ShardRouting
+	for i := range 6 {
+		shards = append(shards, &statev1.ShardRouting{Shard: int32(i), PrimaryTerm: 1, InSync: []string{"p", "r"}, Copies: []*statev1.ShardCopy{
+			{NodeId: []string{"n1", "n2"}[i%2], AllocationId: "p", Primary: true, State: started},
+			{NodeId: []string{"n2", "n1"}[i%2], AllocationId: "r", State: started,
+				MoveRetries: map[string]*statev1.MoveRetry{"n3": {Failures: 1, RetryAt: timestamppb.New(now.Add(time.Second)), Reason: "x"}}}}})
+	}
+	st := snapshot([]string{"n1", "n2", "n3"}, 1, nil, shards...)
+	recovering(st, "n1", "n2", "n3")
+	ups, wake := Plan(Input{State: st, Keys: state.NewKeys(""), Now: now, NewID: ids()})
+	for _, u := range ups {
+		for _, c := range u.Routing.Copies {
+			if c.RelocatingFrom != "" {
+				t.Errorf("rebalanced to a node in backoff: %v", u.Routing)
+			}
+		}
+	}
+	if !wake.Equal(now.Add(time.Second)) {
+		t.Errorf("wake = %v, want the backoff's end", wake)
+	}
+	st = snapshot([]string{"n1", "n2", "n3"}, 1, nil, shards...)
+	recovering(st, "n1", "n2", "n3")
+	if ups, _ := Plan(Input{State: st, Keys: state.NewKeys(""), Now: now.Add(time.Second), NewID: ids()}); len(ups) == 0 {
+		t.Errorf("no rebalancing once the backoff ran out")
 	}
 }
 

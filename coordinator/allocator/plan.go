@@ -89,7 +89,8 @@ type Change struct {
 //     primary is started (it recovers from it).
 //  7. Copies on drained nodes or past the high disk watermark are moved,
 //     and once every copy is active the cluster is rebalanced, a bounded
-//     number of moves at a time (moves.go).
+//     number of moves at a time, never to a node a move of the copy
+//     failed to while its backoff runs (moves.go).
 func Plan(in Input) ([]Change, time.Time) {
 	st := in.State
 	var ups []Change
@@ -138,7 +139,9 @@ func Plan(in Input) ([]Change, time.Time) {
 		}
 		c.NodeId, c.State, c.AllocationId, c.Reason = d.Node, sluicev1.ShardState_SHARD_STATE_INITIALIZING, in.NewID(), ""
 	}
-	in.planMoves(planned)
+	if wake := in.planMoves(planned); !wake.IsZero() && (next.IsZero() || wake.Before(next)) {
+		next = wake
+	}
 	for id, nr := range planned {
 		if !proto.Equal(nr, st.ByUUID[id.Index].Shards[id.Shard].Routing) {
 			ups = append(ups, Change{id, in.Keys.Shard(id.Index, id.Shard), revs[id], nr})

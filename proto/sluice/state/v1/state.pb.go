@@ -511,7 +511,12 @@ type ShardCopy struct {
 	RelocatingFrom string `protobuf:"bytes,8,opt,name=relocating_from,json=relocatingFrom,proto3" json:"relocating_from,omitempty"`
 	// Set by the allocator on a copy it wants moved: why (its node is drained, its disk is past the
 	// high watermark, rebalancing) and, while no move is under way, what the move waits for.
-	Move          string `protobuf:"bytes,9,opt,name=move,proto3" json:"move,omitempty"`
+	Move string `protobuf:"bytes,9,opt,name=move,proto3" json:"move,omitempty"`
+	// On a copy the allocator wants moved, the moves of it that failed, by the target's node id: a
+	// move to that node is tried again only after a capped exponential backoff (other nodes may
+	// take the copy at once). An entry is forgotten once its backoff has been over for longer
+	// than the cap.
+	MoveRetries   map[string]*MoveRetry `protobuf:"bytes,10,rep,name=move_retries,json=moveRetries,proto3" json:"move_retries,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -609,6 +614,77 @@ func (x *ShardCopy) GetMove() string {
 	return ""
 }
 
+func (x *ShardCopy) GetMoveRetries() map[string]*MoveRetry {
+	if x != nil {
+		return x.MoveRetries
+	}
+	return nil
+}
+
+// MoveRetry is the backoff of one copy's moves to one node after they failed.
+type MoveRetry struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Moves of the copy to the node that failed in a row.
+	Failures int32 `protobuf:"varint,1,opt,name=failures,proto3" json:"failures,omitempty"`
+	// The copy is not moved to the node again before this.
+	RetryAt *timestamppb.Timestamp `protobuf:"bytes,2,opt,name=retry_at,json=retryAt,proto3" json:"retry_at,omitempty"`
+	// Why the last one failed.
+	Reason        string `protobuf:"bytes,3,opt,name=reason,proto3" json:"reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MoveRetry) Reset() {
+	*x = MoveRetry{}
+	mi := &file_sluice_state_v1_state_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MoveRetry) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MoveRetry) ProtoMessage() {}
+
+func (x *MoveRetry) ProtoReflect() protoreflect.Message {
+	mi := &file_sluice_state_v1_state_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MoveRetry.ProtoReflect.Descriptor instead.
+func (*MoveRetry) Descriptor() ([]byte, []int) {
+	return file_sluice_state_v1_state_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *MoveRetry) GetFailures() int32 {
+	if x != nil {
+		return x.Failures
+	}
+	return 0
+}
+
+func (x *MoveRetry) GetRetryAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.RetryAt
+	}
+	return nil
+}
+
+func (x *MoveRetry) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
 // Alias is the value of aliases/<alias>: the indices an alias points to. The alias name is the
 // key's.
 type Alias struct {
@@ -623,7 +699,7 @@ type Alias struct {
 
 func (x *Alias) Reset() {
 	*x = Alias{}
-	mi := &file_sluice_state_v1_state_proto_msgTypes[6]
+	mi := &file_sluice_state_v1_state_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -635,7 +711,7 @@ func (x *Alias) String() string {
 func (*Alias) ProtoMessage() {}
 
 func (x *Alias) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_state_v1_state_proto_msgTypes[6]
+	mi := &file_sluice_state_v1_state_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -648,7 +724,7 @@ func (x *Alias) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Alias.ProtoReflect.Descriptor instead.
 func (*Alias) Descriptor() ([]byte, []int) {
-	return file_sluice_state_v1_state_proto_rawDescGZIP(), []int{6}
+	return file_sluice_state_v1_state_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *Alias) GetIndices() []string {
@@ -704,7 +780,7 @@ const file_sluice_state_v1_state_proto_rawDesc = "" +
 	"\fprimary_term\x18\b \x01(\x03R\vprimaryTerm\x12\x17\n" +
 	"\ain_sync\x18\t \x03(\tR\x06inSync\x122\n" +
 	"\x06copies\x18\n" +
-	" \x03(\v2\x1a.sluice.state.v1.ShardCopyR\x06copies\"\xd0\x02\n" +
+	" \x03(\v2\x1a.sluice.state.v1.ShardCopyR\x06copies\"\xfc\x03\n" +
 	"\tShardCopy\x12\x17\n" +
 	"\anode_id\x18\x01 \x01(\tR\x06nodeId\x12#\n" +
 	"\rallocation_id\x18\x02 \x01(\tR\fallocationId\x12\x18\n" +
@@ -714,7 +790,16 @@ const file_sluice_state_v1_state_proto_rawDesc = "" +
 	"\brecovery\x18\x06 \x01(\v2\x18.sluice.v1.ShardRecoveryR\brecovery\x123\n" +
 	"\aleft_at\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\x06leftAt\x12'\n" +
 	"\x0frelocating_from\x18\b \x01(\tR\x0erelocatingFrom\x12\x12\n" +
-	"\x04move\x18\t \x01(\tR\x04move\"B\n" +
+	"\x04move\x18\t \x01(\tR\x04move\x12N\n" +
+	"\fmove_retries\x18\n" +
+	" \x03(\v2+.sluice.state.v1.ShardCopy.MoveRetriesEntryR\vmoveRetries\x1aZ\n" +
+	"\x10MoveRetriesEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x120\n" +
+	"\x05value\x18\x02 \x01(\v2\x1a.sluice.state.v1.MoveRetryR\x05value:\x028\x01\"v\n" +
+	"\tMoveRetry\x12\x1a\n" +
+	"\bfailures\x18\x01 \x01(\x05R\bfailures\x125\n" +
+	"\bretry_at\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\aretryAt\x12\x16\n" +
+	"\x06reason\x18\x03 \x01(\tR\x06reason\"B\n" +
 	"\x05Alias\x12\x18\n" +
 	"\aindices\x18\x01 \x03(\tR\aindices\x12\x1f\n" +
 	"\vwrite_index\x18\x02 \x01(\tR\n" +
@@ -732,7 +817,7 @@ func file_sluice_state_v1_state_proto_rawDescGZIP() []byte {
 	return file_sluice_state_v1_state_proto_rawDescData
 }
 
-var file_sluice_state_v1_state_proto_msgTypes = make([]protoimpl.MessageInfo, 7)
+var file_sluice_state_v1_state_proto_msgTypes = make([]protoimpl.MessageInfo, 9)
 var file_sluice_state_v1_state_proto_goTypes = []any{
 	(*Node)(nil),                  // 0: sluice.state.v1.Node
 	(*Index)(nil),                 // 1: sluice.state.v1.Index
@@ -740,34 +825,39 @@ var file_sluice_state_v1_state_proto_goTypes = []any{
 	(*ClusterSettings)(nil),       // 3: sluice.state.v1.ClusterSettings
 	(*ShardRouting)(nil),          // 4: sluice.state.v1.ShardRouting
 	(*ShardCopy)(nil),             // 5: sluice.state.v1.ShardCopy
-	(*Alias)(nil),                 // 6: sluice.state.v1.Alias
-	(*v1.IndexSettings)(nil),      // 7: sluice.v1.IndexSettings
-	(*v1.Mapping)(nil),            // 8: sluice.v1.Mapping
-	(v1.IndexState)(0),            // 9: sluice.v1.IndexState
-	(*timestamppb.Timestamp)(nil), // 10: google.protobuf.Timestamp
-	(*v1.ClusterSettings)(nil),    // 11: sluice.v1.ClusterSettings
-	(v1.ShardState)(0),            // 12: sluice.v1.ShardState
-	(*v1.ShardRecovery)(nil),      // 13: sluice.v1.ShardRecovery
+	(*MoveRetry)(nil),             // 6: sluice.state.v1.MoveRetry
+	(*Alias)(nil),                 // 7: sluice.state.v1.Alias
+	nil,                           // 8: sluice.state.v1.ShardCopy.MoveRetriesEntry
+	(*v1.IndexSettings)(nil),      // 9: sluice.v1.IndexSettings
+	(*v1.Mapping)(nil),            // 10: sluice.v1.Mapping
+	(v1.IndexState)(0),            // 11: sluice.v1.IndexState
+	(*timestamppb.Timestamp)(nil), // 12: google.protobuf.Timestamp
+	(*v1.ClusterSettings)(nil),    // 13: sluice.v1.ClusterSettings
+	(v1.ShardState)(0),            // 14: sluice.v1.ShardState
+	(*v1.ShardRecovery)(nil),      // 15: sluice.v1.ShardRecovery
 }
 var file_sluice_state_v1_state_proto_depIdxs = []int32{
-	7,  // 0: sluice.state.v1.Index.settings:type_name -> sluice.v1.IndexSettings
-	8,  // 1: sluice.state.v1.Index.mapping:type_name -> sluice.v1.Mapping
-	9,  // 2: sluice.state.v1.Index.state:type_name -> sluice.v1.IndexState
-	10, // 3: sluice.state.v1.Index.creation_time:type_name -> google.protobuf.Timestamp
+	9,  // 0: sluice.state.v1.Index.settings:type_name -> sluice.v1.IndexSettings
+	10, // 1: sluice.state.v1.Index.mapping:type_name -> sluice.v1.Mapping
+	11, // 2: sluice.state.v1.Index.state:type_name -> sluice.v1.IndexState
+	12, // 3: sluice.state.v1.Index.creation_time:type_name -> google.protobuf.Timestamp
 	2,  // 4: sluice.state.v1.Index.disk_block:type_name -> sluice.state.v1.DiskBlock
-	10, // 5: sluice.state.v1.DiskBlock.since:type_name -> google.protobuf.Timestamp
-	11, // 6: sluice.state.v1.ClusterSettings.settings:type_name -> sluice.v1.ClusterSettings
-	12, // 7: sluice.state.v1.ShardRouting.legacy_state:type_name -> sluice.v1.ShardState
-	13, // 8: sluice.state.v1.ShardRouting.legacy_recovery:type_name -> sluice.v1.ShardRecovery
+	12, // 5: sluice.state.v1.DiskBlock.since:type_name -> google.protobuf.Timestamp
+	13, // 6: sluice.state.v1.ClusterSettings.settings:type_name -> sluice.v1.ClusterSettings
+	14, // 7: sluice.state.v1.ShardRouting.legacy_state:type_name -> sluice.v1.ShardState
+	15, // 8: sluice.state.v1.ShardRouting.legacy_recovery:type_name -> sluice.v1.ShardRecovery
 	5,  // 9: sluice.state.v1.ShardRouting.copies:type_name -> sluice.state.v1.ShardCopy
-	12, // 10: sluice.state.v1.ShardCopy.state:type_name -> sluice.v1.ShardState
-	13, // 11: sluice.state.v1.ShardCopy.recovery:type_name -> sluice.v1.ShardRecovery
-	10, // 12: sluice.state.v1.ShardCopy.left_at:type_name -> google.protobuf.Timestamp
-	13, // [13:13] is the sub-list for method output_type
-	13, // [13:13] is the sub-list for method input_type
-	13, // [13:13] is the sub-list for extension type_name
-	13, // [13:13] is the sub-list for extension extendee
-	0,  // [0:13] is the sub-list for field type_name
+	14, // 10: sluice.state.v1.ShardCopy.state:type_name -> sluice.v1.ShardState
+	15, // 11: sluice.state.v1.ShardCopy.recovery:type_name -> sluice.v1.ShardRecovery
+	12, // 12: sluice.state.v1.ShardCopy.left_at:type_name -> google.protobuf.Timestamp
+	8,  // 13: sluice.state.v1.ShardCopy.move_retries:type_name -> sluice.state.v1.ShardCopy.MoveRetriesEntry
+	12, // 14: sluice.state.v1.MoveRetry.retry_at:type_name -> google.protobuf.Timestamp
+	6,  // 15: sluice.state.v1.ShardCopy.MoveRetriesEntry.value:type_name -> sluice.state.v1.MoveRetry
+	16, // [16:16] is the sub-list for method output_type
+	16, // [16:16] is the sub-list for method input_type
+	16, // [16:16] is the sub-list for extension type_name
+	16, // [16:16] is the sub-list for extension extendee
+	0,  // [0:16] is the sub-list for field type_name
 }
 
 func init() { file_sluice_state_v1_state_proto_init() }
@@ -781,7 +871,7 @@ func file_sluice_state_v1_state_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_sluice_state_v1_state_proto_rawDesc), len(file_sluice_state_v1_state_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   7,
+			NumMessages:   9,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
