@@ -4,6 +4,7 @@ import (
 	"google.golang.org/grpc/codes"
 
 	"github.com/sluice-search/sluice/cluster/rpc"
+	"github.com/sluice-search/sluice/cluster/state"
 	"github.com/sluice-search/sluice/node/engine"
 	"github.com/sluice-search/sluice/node/engine/dwpt"
 	"github.com/sluice-search/sluice/node/engine/index"
@@ -24,7 +25,9 @@ var Errors = &rpc.Errors{
 		// Callers refresh their routing on NOT_FOUND: the shard is closed
 		// here or was never open, and its readers went with it.
 		{Code: codes.NotFound, Errs: []error{shard.ErrNotHere, engine.ErrClosed, shard.ErrReaderGone}},
-		{Code: codes.ResourceExhausted, Errs: []error{shard.ErrTooManyReaders}},
+		// Overload, and an index refusing writes while a node holding a
+		// copy is past the flood-stage disk watermark (reindex writes).
+		{Code: codes.ResourceExhausted, Errs: []error{shard.ErrTooManyReaders, state.ErrWriteBlocked}},
 		{Code: codes.AlreadyExists, Errs: []error{shard.ErrConflict}},
 		// A conditional write (if_seq_no) that found another version, or
 		// a partial update raced by another write: gRPC's code for a

@@ -263,6 +263,9 @@ func New(cfg Config) (_ *Node, err error) {
 	if ropts.Logger == nil {
 		ropts.Logger = log
 	}
+	if ropts.WriteBlocked == nil {
+		ropts.WriteBlocked = n.writeBlocked
+	}
 	n.reindex = reindex.NewRunner(n.shards, n.peers, Errors, ropts)
 	n.grpc = rpc.NewServer(rpc.Options{Logger: log, Metrics: cfg.Metrics, Errors: Errors, Creds: cfg.TLS.ServerCredentials()})
 	server.New(n.shards, Errors, cfg.Server).Register(n.grpc)
@@ -334,6 +337,20 @@ func (n *Node) Reindex() *reindex.Runner { return n.reindex }
 
 // Store is the cluster state store.
 func (n *Node) Store() *state.Store { return n.store }
+
+// writeBlocked is the flood-stage write block of the index with uuid as
+// the node's cluster state has it (state.ErrWriteBlocked, naming the node
+// and its disk), nil without one: writes the node makes itself — a
+// reindex's into its destination — are refused as the coordinator
+// refuses a bulk.
+func (n *Node) writeBlocked(uuid string) error {
+	if st := n.cache.State(); st != nil {
+		if x := st.ByUUID[uuid]; x != nil {
+			return x.WriteBlocked()
+		}
+	}
+	return nil
+}
 
 // Cache is the node's cluster state cache.
 func (n *Node) Cache() *state.Cache { return n.cache }

@@ -88,6 +88,20 @@
 // RethrottleReindexSlice wakes a waiting slice so a new rate applies at
 // once. Cancelling the RPC stops the slice within one document.
 //
+// # Disk watermarks
+//
+// A slice writes nothing into an index that refuses writes because a node
+// holding a copy of it is past the flood-stage disk watermark (the
+// allocator's disk block, as the node's cluster state shows it:
+// Options.WriteBlocked): it is refused at its start, and a block set while
+// it runs stops it at its next chunk of local documents, its next ingest
+// batch (the receiving node checks each batch too) or its next segment
+// add; an update by query checks its own index every chunkDocs documents.
+// The error is the bulk's — RESOURCE_EXHAUSTED, "index [x] refuses
+// writes: disk of node [n] at <path> is …, past the flood-stage disk
+// watermark" — so the coordinator resumes the slice from its last
+// checkpoint later, and it copies on once the block is lifted.
+//
 // Outcomes: a created or replaced document is counted; one that does not
 // fit the destination mapping is a failure (counted, sampled, the copy
 // goes on); with op_type create an existing id is a conflict — fatal

@@ -40,6 +40,9 @@ func (r *Runner) ShardIngest(stream grpc.ClientStreamingServer[nodev1.ShardInges
 	createOnly := first.GetOpType() == sluicev1.BulkAction_BULK_ACTION_CREATE
 	c := counters{errs: r.errs}
 	for msg := first; ; {
+		if err := r.writeBlocked(id.GetIndexUuid()); err != nil {
+			return err
+		}
 		if err := r.applyBatch(ctx, sh, msg.GetDocs(), createOnly, &c); err != nil {
 			return err
 		}

@@ -38,6 +38,11 @@ type Options struct {
 	// its shards while slices already resume) before it copies documents
 	// instead. Default 30 s.
 	DestOpenWait time.Duration
+	// WriteBlocked returns the error an index's writes are refused with
+	// (nil when they are not): an index with a copy on a node past the
+	// flood-stage disk watermark refuses the slice's writes as it refuses
+	// a bulk. Nil: never blocked.
+	WriteBlocked func(indexUUID string) error
 	Logger       *slog.Logger
 }
 
@@ -130,6 +135,18 @@ func (r *Runner) RethrottleReindexSlice(_ context.Context, req *nodev1.Rethrottl
 	}
 	th.SetRate(float64(req.GetRequestsPerSecond()))
 	return &nodev1.RethrottleReindexSliceResponse{Found: true}, nil
+}
+
+// writeBlocked says whether writes into index uuid are refused for now,
+// with why (the index's flood-stage disk block).
+func (r *Runner) writeBlocked(uuid string) error {
+	if r.opts.WriteBlocked == nil {
+		return nil
+	}
+	if err := r.opts.WriteBlocked(uuid); err != nil {
+		return fmt.Errorf("reindex: %w", err)
+	}
+	return nil
 }
 
 // client returns a Reindex client of another node's address.

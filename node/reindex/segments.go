@@ -107,6 +107,9 @@ func (cp *copyRun) runSegments(ctx context.Context, targets []*shard.Shard) erro
 			d := uint16(sh.ID().Shard)
 			keep = func(leaf, doc int) bool { return routes[leaf][doc] == d }
 		}
+		if err := cp.r.writeBlocked(sh.ID().IndexUUID); err != nil {
+			return err
+		}
 		res, err := sh.AddIndexes(ctx, cp.rd, engine.AddIndexesOptions{Marker: marker, Keep: keep})
 		if err != nil {
 			// A corrupt source (index.ErrCorrupt) is not worth retrying:

@@ -40,6 +40,15 @@ func (r *Runner) RunReindexSlice(req *nodev1.RunReindexSliceRequest, stream grpc
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
+	// The index written: the destination, or the source itself for an
+	// update by query.
+	written := req.GetDestIndexUuid()
+	if len(req.GetUpdateDocValues()) > 0 {
+		written = srcID.GetIndexUuid()
+	}
+	if err := r.writeBlocked(written); err != nil {
+		return err
+	}
 	src, err := r.host.Get(shard.ID{IndexUUID: srcID.GetIndexUuid(), Shard: int(srcID.GetShard())})
 	if err != nil {
 		return err
@@ -229,6 +238,11 @@ func (cp *copyRun) route(ctx context.Context, id, rt, source []byte) error {
 	if sh, ok := cp.localShard(d); ok {
 		ch := cp.chunks[d]
 		if ch == nil {
+			// A flood-stage block set while the slice runs stops it
+			// within a chunk (a bulk is refused per request).
+			if err := cp.r.writeBlocked(cp.req.GetDestIndexUuid()); err != nil {
+				return err
+			}
 			ch = cp.w.get(sh)
 			cp.chunks[d] = ch
 		}
@@ -248,6 +262,11 @@ func (cp *copyRun) route(ctx context.Context, id, rt, source []byte) error {
 		s = &ingestStream{addr: addr, opType: cp.req.GetOpType(),
 			shard: &nodev1.ShardID{IndexUuid: cp.req.GetDestIndexUuid(), Shard: int32(d)}}
 		cp.remote[d] = s
+	}
+	if s.batch == nil {
+		if err := cp.r.writeBlocked(cp.req.GetDestIndexUuid()); err != nil {
+			return err
+		}
 	}
 	s.add(id, rt, source)
 	if len(s.batch.Docs) >= cp.r.opts.BatchDocs || s.bytes >= cp.r.opts.BatchBytes {

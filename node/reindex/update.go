@@ -39,6 +39,11 @@ func (cp *copyRun) runUpdates(ctx context.Context, sh *shard.Shard, fields []byt
 		})
 	}
 	err := cp.eachSelected(ctx, next, func(li, d int, sd *index.StoredDoc) error {
+		if cp.copied%chunkDocs == 0 {
+			if err := cp.r.writeBlocked(sh.ID().IndexUUID); err != nil {
+				return err
+			}
+		}
 		v := cp.rd.DocVersion(li, d)
 		_, err := b.UpdateDocValues(ctx, sd.ID, fields, &v)
 		switch {
