@@ -11,6 +11,7 @@ import (
 
 	"github.com/sluice-search/sluice/bench/corpus"
 	"github.com/sluice-search/sluice/bench/loadbench"
+	"github.com/sluice-search/sluice/bench/recoverybench"
 	"github.com/sluice-search/sluice/bench/reindexbench"
 	"github.com/sluice-search/sluice/bench/replbench"
 	"github.com/sluice-search/sluice/bench/securitybench"
@@ -27,7 +28,7 @@ to an output directory. Numbers from different runs on a shared machine do not
 compare; compare ratios within one run, and run the peers' harnesses
 (../shared/peers) back to back with these.`,
 	}
-	cmd.AddCommand(newBenchShardCmd(), newBenchLoadCmd(), newBenchReindexCmd(), newBenchReplicationCmd(), newBenchUpdatesCmd(), newBenchSecurityCmd())
+	cmd.AddCommand(newBenchShardCmd(), newBenchLoadCmd(), newBenchReindexCmd(), newBenchReplicationCmd(), newBenchUpdatesCmd(), newBenchSecurityCmd(), newBenchRecoveryCmd())
 	return cmd
 }
 
@@ -403,6 +404,42 @@ ratio to (a), next to the cluster's raw bulk-loading rate.`,
 	cf.register(cmd)
 	cmd.Flags().IntVar(&nodes, "nodes", 3, "data node processes")
 	cmd.Flags().IntVar(&shds, "shards", 3, "source index shards (routing shards are twice this)")
+	cmd.Flags().StringVar(&out, "out", "", "results directory (default bench-out/<timestamp>)")
+	return cmd
+}
+
+func newBenchRecoveryCmd() *cobra.Command {
+	var (
+		cf             corpusFlags
+		sizeMB, rounds int
+		out            string
+	)
+	cmd := &cobra.Command{
+		Use:   "recovery",
+		Short: "Peer recovery's file copy rate against a plain file copy (issue 17)",
+		Long: `Start a two-node cluster of separate processes on loopback, load one shard
+(passes of the corpus under new ids) to --size-mb on disk, then each round:
+
+  copy      copy the shard's segment files into a scratch directory on the
+            same disk (read, write, fsync each file and the directory)
+  recovery  add a replica (number_of_replicas 0 -> 1) on the other node,
+            recovering unthrottled (--recovery-max-bytes-per-sec -1): bytes
+            fetched and time as the replica reports them; then remove it
+            and delete its files
+
+alternating which runs first, and report the medians' ratio (target >= 0.8)
+with the load average before and after.`,
+		Example: `  sluice bench recovery --size-mb 512 --out bench-out/recovery`,
+		Args:    cobra.NoArgs,
+		RunE: processBench(&cf, &out, func(cmd *cobra.Command, exe string, docs []corpus.Doc, desc string) error {
+			_, err := recoverybench.Execute(cmd.Context(), recoverybench.Options{Binary: exe, SizeMB: sizeMB, Rounds: rounds,
+				Docs: docs, CorpusDesc: desc, Out: out, Log: cmd.OutOrStdout()})
+			return err
+		}),
+	}
+	cf.register(cmd)
+	cmd.Flags().IntVar(&sizeMB, "size-mb", 256, "the shard's size on disk to load to, MiB")
+	cmd.Flags().IntVar(&rounds, "rounds", 3, "rounds of copy and recovery")
 	cmd.Flags().StringVar(&out, "out", "", "results directory (default bench-out/<timestamp>)")
 	return cmd
 }
