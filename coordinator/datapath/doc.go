@@ -74,7 +74,10 @@
 // node's response time weighed by its outstanding requests), and a shard
 // request that fails on one copy is retried on the next (onCopies), so a
 // node's death costs a search no shard. The fetch phase goes to the copy
-// whose reader the query phase pinned; a point-in-time pins one copy per
+// whose reader the query phase pinned; if that copy is gone from its node
+// by then (moved away, its node stopped), a search without a point in
+// time runs once more from the start on the copies the state has then,
+// rather than fail. A point-in-time pins one copy per
 // shard and names it in its id, so its searches, search_after pages and
 // scrolls stay on the reader they pinned. Refresh, statistics and writes
 // go to primaries.
