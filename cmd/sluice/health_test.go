@@ -1,0 +1,48 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
+)
+
+// printHealth lists every copy with a move note — moving, waiting, or
+// backing off after a failed move — besides the copies not started.
+func TestPrintHealthListsMoves(t *testing.T) {
+	started := sluicev1.ShardState_SHARD_STATE_STARTED
+	tests := []struct {
+		name string
+		h    *sluicev1.ClusterHealthResponse
+		want []string
+		not  []string
+	}{
+		{name: "no move: no moves table",
+			h: &sluicev1.ClusterHealthResponse{Indices: []*sluicev1.IndexHealth{{Index: "x", Shards: []*sluicev1.ShardRouting{
+				{Shard: 0, Primary: true, NodeId: "n1", State: started}}}}},
+			not: []string{"MOVE"}},
+		{name: "a copy backing off after a failed move",
+			h: &sluicev1.ClusterHealthResponse{Indices: []*sluicev1.IndexHealth{{Index: "x", Shards: []*sluicev1.ShardRouting{
+				{Shard: 0, Primary: true, NodeId: "n1", State: started,
+					Move: "node [n1] is being drained; cannot move: no node can take the copy: node [n2] failed a move of this copy (last: disk error); not tried again before 2026-11-26T02:14:05Z"}}}}},
+			want: []string{"SHARD", "MOVE", "x[0]", "primary", "n1", "node [n2] failed a move of this copy (last: disk error)"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var b strings.Builder
+			if err := printHealth(&b, tt.h); err != nil {
+				t.Fatal(err)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(b.String(), w) {
+					t.Errorf("output lacks %q:\n%s", w, b.String())
+				}
+			}
+			for _, w := range tt.not {
+				if strings.Contains(b.String(), w) {
+					t.Errorf("output has %q:\n%s", w, b.String())
+				}
+			}
+		})
+	}
+}
