@@ -55,4 +55,7 @@ step "Helm chart and deploy/ manifests against a real kube-apiserver"
 scripts/check-chart.sh
 
 step "go test -race"
-go test -race -count=1 ./...
+# The e2e package runs real multi-process clusters one spec after another;
+# go test's default 10-minute limit per package is too tight on a loaded
+# 2-core machine.
+go test -race -count=1 -timeout 30m ./...
