@@ -116,6 +116,27 @@ func NewShardRouting(shard, replicas int, reason string) *statev1.ShardRouting {
 // to the front. alloc must be an in-sync copy other than the primary;
 // otherwise Promote returns nil.
 func Promote(r *statev1.ShardRouting, alloc, newAlloc string, now time.Time) *statev1.ShardRouting {
+	return promote(r, alloc, func(c *statev1.ShardCopy) { demote(c, newAlloc, now) })
+}
+
+// HandOff returns r with the primary role handed from a primary that is
+// still running — its node is shutting down — to the in-sync copy alloc:
+// the term goes up by one, so the old primary is fenced and acknowledges
+// nothing more; the old primary becomes a replica on its node, out of the
+// in-sync set, INITIALIZING under the new allocation id newAlloc (its
+// node reopens it as a replica, which recovers from the new primary, once
+// it is back). alloc must be an in-sync copy other than the primary;
+// otherwise HandOff returns nil.
+func HandOff(r *statev1.ShardRouting, alloc, newAlloc, reason string) *statev1.ShardRouting {
+	return promote(r, alloc, func(c *statev1.ShardCopy) {
+		*c = statev1.ShardCopy{NodeId: c.NodeId, AllocationId: newAlloc, State: sluicev1.ShardState_SHARD_STATE_INITIALIZING, Reason: reason}
+	})
+}
+
+// promote makes the in-sync copy alloc the primary at term + 1, moves it
+// to the front, takes the old primary out of the in-sync set and lets
+// demote say what becomes of it.
+func promote(r *statev1.ShardRouting, alloc string, demote func(*statev1.ShardCopy)) *statev1.ShardRouting {
 	if !InSync(r, alloc) || CopyByAllocation(r, alloc) == nil || CopyByAllocation(r, alloc).GetPrimary() {
 		return nil
 	}
@@ -132,7 +153,7 @@ func Promote(r *statev1.ShardRouting, alloc, newAlloc string, now time.Time) *st
 		case c.Primary:
 			c.Primary = false
 			nr.InSync = withoutInSync(nr.InSync, c.AllocationId)
-			demote(c, newAlloc, now)
+			demote(c)
 		}
 		rest = append(rest, c)
 	}

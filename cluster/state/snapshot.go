@@ -380,6 +380,14 @@ func (s *Snapshot) CopiesOn(node string) int {
 	return n
 }
 
+// ShuttingDown reports whether a live node is stopping: it registered
+// shutting_down (statev1.Node), and its primaries are being handed to
+// in-sync replicas.
+func (s *Snapshot) ShuttingDown(node string) bool {
+	n, ok := s.Nodes[node]
+	return ok && n.Info.GetShuttingDown()
+}
+
 // Draining reports whether a node is being drained (its id is in the
 // cluster settings' drained_nodes).
 func (s *Snapshot) Draining(node string) bool {

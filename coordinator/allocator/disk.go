@@ -103,6 +103,9 @@ func (in Input) refusals(node string) (refuse, refuseReplicas string) {
 	if in.State.Draining(node) {
 		return "is being drained", ""
 	}
+	if in.State.ShuttingDown(node) {
+		return "is shutting down", ""
+	}
 	lvl, why := in.diskLevel(node)
 	switch {
 	case lvl >= sluicev1.DiskWatermark_DISK_WATERMARK_HIGH:

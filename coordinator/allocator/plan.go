@@ -63,6 +63,9 @@ type Change struct {
 //     while a copy that holds the shard's data may come back — unless no
 //     copy ever started (an empty in-sync set), when a lost primary is
 //     simply placed again, at a new term.
+//     2b. An active primary on a node that is shutting down hands its
+//     role to an in-sync replica active on another node (shutdown.go):
+//     term + 1, the old primary a recovering replica on its node.
 //  3. A replica NODE_LEFT for longer than the index's
 //     node_left_delayed_timeout is given up on: unassigned, to be placed
 //     elsewhere.
@@ -210,6 +213,8 @@ func (in Input) planShard(id state.ShardID, x *state.Index, r *statev1.ShardRout
 			p.Reason = in.goneReason(p.NodeId) + "; no in-sync replica on a live node to promote: waiting for the node (the shard's data is on its disk)"
 		}
 	}
+	// 2b. A primary whose node is shutting down (shutdown.go).
+	nr = in.handOff(nr)
 	primaryActive := in.active(state.Primary(nr))
 	// 3. Replicas given up on.
 	delay := DefaultNodeLeftDelay

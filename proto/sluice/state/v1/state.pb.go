@@ -47,7 +47,12 @@ type Node struct {
 	DataPath string `protobuf:"bytes,6,opt,name=data_path,json=dataPath,proto3" json:"data_path,omitempty"`
 	// What this node's version can do that the allocator must know: "peer-recovery" once it can
 	// recover a new copy from its primary (a relocation's target is placed only on such a node).
-	Capabilities  []string `protobuf:"bytes,7,rep,name=capabilities,proto3" json:"capabilities,omitempty"`
+	Capabilities []string `protobuf:"bytes,7,rep,name=capabilities,proto3" json:"capabilities,omitempty"`
+	// Set by a node that is stopping (SIGTERM): the allocator hands each of its primaries to an
+	// in-sync replica on another node (term + 1) and places no new copy on it; coordinators send
+	// its copies no new reads. Its replicas stay where they are, for the node to reopen when it is
+	// back (Elasticsearch's node shutdown of type restart). Gone with the registration.
+	ShuttingDown  bool `protobuf:"varint,8,opt,name=shutting_down,json=shuttingDown,proto3" json:"shutting_down,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -129,6 +134,13 @@ func (x *Node) GetCapabilities() []string {
 		return x.Capabilities
 	}
 	return nil
+}
+
+func (x *Node) GetShuttingDown() bool {
+	if x != nil {
+		return x.ShuttingDown
+	}
+	return false
 }
 
 // Index is the value of indices/<name>: an index's metadata. Its routing, aliases and health
@@ -745,7 +757,7 @@ var File_sluice_state_v1_state_proto protoreflect.FileDescriptor
 
 const file_sluice_state_v1_state_proto_rawDesc = "" +
 	"\n" +
-	"\x1bsluice/state/v1/state.proto\x12\x0fsluice.state.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x15sluice/v1/types.proto\"\xe1\x01\n" +
+	"\x1bsluice/state/v1/state.proto\x12\x0fsluice.state.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x15sluice/v1/types.proto\"\x86\x02\n" +
 	"\x04Node\x12\x18\n" +
 	"\aaddress\x18\x01 \x01(\tR\aaddress\x12\x12\n" +
 	"\x04zone\x18\x02 \x01(\tR\x04zone\x12&\n" +
@@ -753,7 +765,8 @@ const file_sluice_state_v1_state_proto_rawDesc = "" +
 	"\x10disk_total_bytes\x18\x04 \x01(\x03R\x0ediskTotalBytes\x12\x18\n" +
 	"\aversion\x18\x05 \x01(\tR\aversion\x12\x1b\n" +
 	"\tdata_path\x18\x06 \x01(\tR\bdataPath\x12\"\n" +
-	"\fcapabilities\x18\a \x03(\tR\fcapabilities\"\xbc\x02\n" +
+	"\fcapabilities\x18\a \x03(\tR\fcapabilities\x12#\n" +
+	"\rshutting_down\x18\b \x01(\bR\fshuttingDown\"\xbc\x02\n" +
 	"\x05Index\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
 	"\x04uuid\x18\x02 \x01(\tR\x04uuid\x124\n" +
