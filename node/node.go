@@ -69,6 +69,20 @@
 // the in-sync set) is closed and opened again, which for a replica means
 // a new recovery.
 //
+// # Readiness and graceful shutdown
+//
+// The health service's empty name is the process's liveness (SERVING from
+// Start). ReadinessService (readiness.go) is its readiness: SERVING once
+// every copy the node holds that can recover has recovered — not a
+// replica whose primary is gone, nor a FAILED copy, which waiting could
+// not mend — so a rolling restart moves to the next node only once this
+// one's copies are back. Shutdown (shutdown.go; SIGTERM) registers
+// shutting_down: the allocator hands the node's primaries to in-sync
+// replicas on other nodes (term + 1) while it still runs, coordinators
+// stop sending it reads, and it opens nothing more; once no primary is
+// left that another copy could take (or its timeout), it stops as Stop
+// does. Its replicas stay in the routing table, for it to reopen.
+//
 // Errors (errors.go) is the node's one error table: the typed errors of
 // the shards, the engine, the query translation and the reindex runner as
 // gRPC codes. The node's server applies it to every error a handler
@@ -81,8 +95,8 @@
 //
 // Start begins the background work in this order: serve gRPC, follow the
 // cluster state (cache), release expired pinned readers, mark the copies
-// held before recovering, register, follow the routing table; it returns
-// once registered. Stop ends it in this order: stop serving gRPC (draining
+// held before recovering, register, follow the routing table, and watch
+// for readiness; it returns once registered. Stop ends it in this order: stop serving gRPC (draining
 // calls), stop following the routing table (cancelling recoveries in
 // progress), release the readers reindex slices kept for resumes, close every
 // open shard (releasing its pinned readers, then committing), then revoke
@@ -98,6 +112,7 @@ import (
 	"log/slog"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	grpcprom "github.com/grpc-ecosystem/go-grpc-middleware/providers/prometheus"
@@ -204,6 +219,9 @@ type Node struct {
 	routing  *reconciler
 	repl     *replication.Service
 	disk     *diskMonitor
+	// shuttingDown is registered (statev1.Node.shutting_down) once
+	// Shutdown began.
+	shuttingDown atomic.Bool
 
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -274,6 +292,7 @@ func New(cfg Config) (_ *Node, err error) {
 		Dial: n.peers.Node, Logger: log, OpsTimeout: cfg.ReplicationTimeout, VisibleTimeout: cfg.ReplicationTimeout,
 		RecoveryBytesPerSec: cfg.RecoveryBytesPerSec, OutgoingRecoveries: cfg.OutgoingRecoveries})
 	n.repl.Register(n.grpc)
+	n.setReady(false)
 
 	if n.lis, err = net.Listen("tcp", cfg.Listen); err != nil {
 		return nil, fmt.Errorf("node: listen: %w", err)
@@ -367,6 +386,7 @@ func (n *Node) registration() (string, error) {
 		// It recovers a new copy from its primary (node/replication), so
 		// the allocator may move copies to it.
 		Capabilities: []string{state.CapabilityPeerRecovery},
+		ShuttingDown: n.shuttingDown.Load(),
 	})
 }
 
@@ -388,6 +408,7 @@ func (n *Node) Start(ctx context.Context) error {
 	n.wg.Go(func() { n.repl.Run(bg) })
 	n.wg.Go(func() { n.disk.run(bg) })
 	n.wg.Go(func() { n.routing.run(bg) })
+	n.wg.Go(func() { n.runReadiness(bg) })
 	select {
 	case <-n.reg.Registered():
 	case <-ctx.Done():
@@ -402,6 +423,7 @@ func (n *Node) Start(ctx context.Context) error {
 // to call on a node that was never started.
 func (n *Node) Stop() {
 	n.stop.Do(func() {
+		n.setReady(false)
 		n.grpc.Stop(10 * time.Second)
 		n.routing.stop()
 		n.reindex.Close()

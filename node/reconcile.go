@@ -45,6 +45,7 @@ type reconciler struct {
 	opening map[state.ShardID]*opening
 	failed  map[state.ShardID]*openFailure
 	halted  bool
+	held    bool           // no new opens: the node is shutting down
 	opens   sync.WaitGroup // running opens
 }
 
@@ -320,6 +321,9 @@ func (r *reconciler) reconcile(ctx context.Context, st *state.Snapshot) {
 // earlier run of this node, if markRecovering could not say so), or a
 // FAILED replica tried again, is reported INITIALIZING first.
 func (r *reconciler) startOpen(ctx context.Context, id state.ShardID, x *state.Index, rt *statev1.ShardCopy, role copyRole) {
+	if r.held {
+		return
+	}
 	switch {
 	case rt.GetState() == sluicev1.ShardState_SHARD_STATE_STARTED, rt.GetState() == sluicev1.ShardState_SHARD_STATE_NODE_LEFT,
 		// A replica's retried open is a recovery: its primary adds only
@@ -461,6 +465,16 @@ func (r *reconciler) stop() {
 	}
 	r.mu.Unlock()
 	r.opens.Wait()
+}
+
+// holdOpens stops opening shards: the node is shutting down, and a copy
+// it would open now (its old primary, handed off and to be reopened as a
+// replica; a new copy) would only start a recovery the node cuts short.
+// It reopens them when it is back.
+func (r *reconciler) holdOpens() {
+	r.mu.Lock()
+	r.held = true
+	r.mu.Unlock()
 }
 
 // closeAll closes every open shard (they commit).

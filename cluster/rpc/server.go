@@ -158,14 +158,20 @@ func NewServer(o Options) *Server {
 
 // SetServing marks every registered service and the server as serving (or not).
 func (s *Server) SetServing(serving bool) {
+	s.SetHealth("", serving)
+	for name := range s.GetServiceInfo() {
+		s.SetHealth(name, serving)
+	}
+}
+
+// SetHealth sets the health status of one service name, which need not
+// be a registered service (a data node's readiness is one).
+func (s *Server) SetHealth(service string, serving bool) {
 	st := healthpb.HealthCheckResponse_NOT_SERVING
 	if serving {
 		st = healthpb.HealthCheckResponse_SERVING
 	}
-	s.Health.SetServingStatus("", st)
-	for name := range s.GetServiceInfo() {
-		s.Health.SetServingStatus(name, st)
-	}
+	s.Health.SetServingStatus(service, st)
 }
 
 // Stop stops gracefully, giving in-flight calls up to timeout before

@@ -159,6 +159,7 @@ func newNodeCmd() *cobra.Command {
 	var nf nodeFlags
 	var tf tlsFlags
 	var dataDir, zone, id, advertise string
+	var shutdownTimeout time.Duration
 	cmd := &cobra.Command{
 		Use:     "node",
 		Short:   "Run a data node",
@@ -168,8 +169,15 @@ func newNodeCmd() *cobra.Command {
 and Reindex gRPC services, and opens the shards the allocator assigns to it, under
 <data-dir>/<index-uuid>/<shard>/. Its id is stored in <data-dir>/node.id on
 first start, so a restarted node is the same node and finds its shards.
-SIGINT/SIGTERM shut it down gracefully (shards are committed and closed, then
-the node deregisters).
+SIGINT/SIGTERM shut it down gracefully: it reports not ready, registers as
+shutting down, and waits (at most --shutdown-timeout) until the allocator has
+handed each of its primaries to an in-sync replica on another node; then its
+shards are committed and closed and it deregisters. Its replicas stay, for it
+to reopen when it is back (docs/operations.md, "Rolling restarts").
+
+With --health-listen, the gRPC health service "sluice.node.ready" (the
+readiness probe's) is SERVING once every shard copy the node holds that can
+recover has recovered; the empty service name is liveness.
 
 On start it recovers its shards, --concurrent-recoveries at a time: each stays
 INITIALIZING, with its translog replay progress in 'sluice health' and 'sluice
@@ -224,11 +232,13 @@ same files unless --etcd-cert-file etc. are given (docs/security.md).`,
 				return err
 			}
 			<-cmd.Context().Done()
-			n.Stop()
+			n.Shutdown(shutdownTimeout)
 			return nil
 		},
 	}
 	f.register(cmd, node.DefaultListen)
+	cmd.Flags().DurationVar(&shutdownTimeout, "shutdown-timeout", node.DefaultShutdownTimeout,
+		"on SIGTERM, how long the node waits for its primaries to be handed to in-sync replicas on other nodes before it closes them anyway; 0 closes at once (keep it below the pod's terminationGracePeriodSeconds, with room to commit)")
 	cmd.Flags().StringVar(&dataDir, "data-dir", "./sluice-node", "directory for the node id and shard data")
 	cmd.Flags().StringVar(&zone, "zone", "", "availability zone, for zone-aware shard placement")
 	cmd.Flags().StringVar(&id, "node-id", "", "node id (default: stored in the data dir, or generated on first start)")

@@ -227,17 +227,27 @@ func shardTarget(st *state.Snapshot, x *state.Index, n int) (target, error) {
 }
 
 // readCopies returns the nodes of the copies of shard n of x that serve
-// searches (state.Snapshot.Serving), the primary first.
+// searches (state.Snapshot.Serving), the primary first. A copy on a node
+// that is shutting down is left out while another serves: the node stops
+// once its primaries are handed off, and a search that began on it
+// would lose its fetch phase.
 func readCopies(st *state.Snapshot, x *state.Index, n int) []string {
 	if n < 0 || n >= len(x.Shards) || x.Shards[n] == nil {
 		return nil
 	}
 	r := x.Shards[n].Routing
-	var out []string
+	var out, stopping []string
 	for _, c := range r.GetCopies() {
-		if st.Serving(r, c) {
+		switch {
+		case !st.Serving(r, c):
+		case st.ShuttingDown(c.GetNodeId()):
+			stopping = append(stopping, c.GetNodeId())
+		default:
 			out = append(out, c.GetNodeId())
 		}
+	}
+	if len(out) == 0 {
+		return stopping
 	}
 	return out
 }
