@@ -80,6 +80,7 @@ refused --set etcd.replicas=2 "etcd.replicas must be odd (1, 3, 5, ...), not 2"
 refused --set etcd.replicas=4 "etcd.replicas must be odd (1, 3, 5, ...), not 4"
 refused --set tls.certManager.enabled=true "tls.certManager.enabled needs cert-manager"
 refused --set tls.validityDays=30 --set tls.renewBeforeDays=30 "tls.validityDays (30) must exceed tls.renewBeforeDays (30)"
+refused --set node.terminationGracePeriodSeconds=40 "must be at least node.shutdownTimeoutSeconds + 30 (60)"
 
 step "the ServiceMonitor only where its CRDs are; the dashboard is valid JSON"
 # The test API server has no Prometheus Operator CRDs: a ServiceMonitor is
@@ -118,6 +119,34 @@ print(docs[0]["metadata"]["name"])') || {
 	exit 1
 }
 echo "   $pdb: maxUnavailable 1 over the data node pods" >&2
+
+step "the data nodes' rolling restart"
+# One pod at a time, the next only once the new one is Ready, which a data
+# node is once its copies have recovered (the health service
+# sluice.node.ready); SIGTERM hands its primaries off within
+# --shutdown-timeout, which the grace period must cover
+# (docs/operations.md, "Rolling restarts and upgrades").
+"$helm" template sluice "$CHART" --show-only templates/node.yaml |
+	python3 -c 'import sys, yaml
+sts = [d for d in yaml.safe_load_all(sys.stdin) if d and d["kind"] == "StatefulSet"]
+assert len(sts) == 1, f"{len(sts)} StatefulSets"
+spec = sts[0]["spec"]
+assert spec["updateStrategy"]["type"] == "RollingUpdate", spec["updateStrategy"]
+assert spec["updateStrategy"].get("rollingUpdate", {}).get("maxUnavailable", 1) == 1, spec["updateStrategy"]
+pod = spec["template"]["spec"]
+c = pod["containers"][0]
+assert c["readinessProbe"]["grpc"].get("service") == "sluice.node.ready", c["readinessProbe"]
+for p in ("startupProbe", "livenessProbe"):
+	assert "service" not in c[p]["grpc"], (p, c[p])
+timeouts = [a.split("=", 1)[1] for a in c["args"] if a.startswith("--shutdown-timeout=")]
+assert len(timeouts) == 1 and timeouts[0].endswith("s"), c["args"]
+grace = pod["terminationGracePeriodSeconds"]
+assert grace >= int(timeouts[0][:-1]) + 30, (grace, timeouts)
+assert "lifecycle" not in c, "a preStop hook would delay SIGTERM, which does the hand-off"
+print(f"   RollingUpdate one at a time; ready on sluice.node.ready; --shutdown-timeout={timeouts[0]} within a grace of {grace}s")' >&2 || {
+	echo "check-chart: the data nodes' StatefulSet does not roll one recovered node at a time" >&2
+	exit 1
+}
 
 step "building the test API server and sluice"
 go build -o "$work/apiserver" ./operator/crdtest/apiserver
