@@ -41,6 +41,12 @@
 // move in progress. Draining a node that holds primaries under load is
 // pending: the primary hand-off loses acknowledged writes today.
 //
+// rolling_test.go restarts every data node in turn (SIGTERM, start, wait
+// until its readiness, the health service sluice.node.ready, is SERVING)
+// with replicas=1 and a bulk running, polling health and a search every
+// 100 ms: health is never red, no search reports a failure, and every
+// acknowledged write is there at the end.
+//
 // secure_test.go runs the secure path as processes: `sluice dev --secure
 // --nodes 0` (etcd over TLS with client certificates, a coordinator with TLS
 // and API keys) joined by `sluice node` processes holding certificates of
