@@ -220,8 +220,10 @@ type Node struct {
 	repl     *replication.Service
 	disk     *diskMonitor
 	// shuttingDown is registered (statev1.Node.shutting_down) once
-	// Shutdown began.
+	// Shutdown began; readyMu orders it with readiness turning SERVING,
+	// so a node shutting down never reports ready.
 	shuttingDown atomic.Bool
+	readyMu      sync.Mutex
 
 	cancel context.CancelFunc
 	wg     sync.WaitGroup

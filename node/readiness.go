@@ -80,9 +80,11 @@ func (n *Node) runReadiness(ctx context.Context) {
 		var waiting []string
 		if st := n.cache.State(); st != nil && st.Live(n.id) {
 			if waiting = notRecovered(st, n.id); len(waiting) == 0 {
+				n.readyMu.Lock()
 				if !n.shuttingDown.Load() {
 					n.setReady(true)
 				}
+				n.readyMu.Unlock()
 				n.cfg.Logger.Info("node ready: its shard copies have recovered", "took", time.Since(start).Round(time.Millisecond))
 				return
 			}

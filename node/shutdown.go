@@ -34,8 +34,10 @@ var shutdownReadGrace = time.Second // a variable for tests
 // back. timeout <= 0 stops at once.
 func (n *Node) Shutdown(timeout time.Duration) {
 	if timeout > 0 && n.cancel != nil {
-		n.setReady(false)
+		n.readyMu.Lock()
 		n.shuttingDown.Store(true)
+		n.setReady(false)
+		n.readyMu.Unlock()
 		n.routing.holdOpens()
 		n.reg.Refresh()
 		n.awaitHandOff(timeout)
@@ -54,6 +56,7 @@ func (n *Node) awaitHandOff(timeout time.Duration) {
 	defer tick.Stop()
 	var marked time.Time
 	var pending []string
+	logged := false
 	for {
 		changed := n.cache.Changed()
 		if st := n.cache.State(); st != nil && st.ShuttingDown(n.id) {
@@ -63,6 +66,9 @@ func (n *Node) awaitHandOff(timeout time.Duration) {
 			if pending = handOffPending(st, n.id); len(pending) == 0 && time.Since(marked) >= shutdownReadGrace {
 				n.cfg.Logger.Info("shutting down: no primary left to hand off", "took", time.Since(start).Round(time.Millisecond))
 				return
+			} else if len(pending) > 0 && !logged {
+				n.cfg.Logger.Info("shutting down: handing primaries to in-sync replicas", "primaries", len(pending), "first", firstN(pending, 5), "timeout", timeout)
+				logged = true
 			}
 		}
 		select {
