@@ -284,6 +284,15 @@ func (r *reconciler) reconcile(ctx context.Context, st *state.Snapshot) {
 			// Promoted, demoted, a new term or primary: the copy takes its
 			// new role, or is closed and opened again in it.
 			if err := r.host.setRole(ctx, id, w.role); err != nil {
+				if r.held {
+					// Shutting down (its primary handed off, say): the copy
+					// stays open as it is until the node stops, so a search
+					// whose query phase pinned a reader here gets its fetch
+					// phase; no new reads or writes come to it.
+					r.log.Info("shard copy keeps its old role until the node stops", "shard", id, "role", w.role, "err", err)
+					o.role = w.role
+					continue
+				}
 				r.log.Warn("shard copy cannot take its new role; closing it to reopen it", "shard", id, "role", w.role, "err", err)
 				if err := r.host.closeShard(ctx, id); err != nil {
 					r.log.Warn("close shard", "shard", id, "err", err)
@@ -470,7 +479,8 @@ func (r *reconciler) stop() {
 // holdOpens stops opening shards: the node is shutting down, and a copy
 // it would open now (its old primary, handed off and to be reopened as a
 // replica; a new copy) would only start a recovery the node cuts short.
-// It reopens them when it is back.
+// It reopens them when it is back. A copy that cannot take a new role in
+// place is left open until the node stops rather than closed.
 func (r *reconciler) holdOpens() {
 	r.mu.Lock()
 	r.held = true
