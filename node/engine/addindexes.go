@@ -281,12 +281,12 @@ func (w *IndexWriter) addDocValuesUpdates(src, seg *segState, dv *docValuesUpdat
 	if err != nil {
 		return dvInMemory, nil
 	}
-	fields, err := w.codec.ReadDocValuesUpdates(w.dir, seg.info, f.gen)
+	file, err := w.codec.OpenDocValuesUpdates(w.dir, seg.info, f.gen)
 	if err != nil {
 		w.dir.DeleteFile(to)
 		return 0, fmt.Errorf("doc-values updates %s: %w", f.name, err)
 	}
-	got := docValuesUpdatesFrom(fields)
+	got := openDocValuesFile(to, file)
 	seg.setDocValuesUpdates(got)
 	seg.setDocValuesFile(to, got, f.gen)
 	if linked {

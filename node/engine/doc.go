@@ -198,7 +198,11 @@
 // arrived while they ran. The translog logs them as OpUpdateDocValues
 // (format version 4); replay applies each in seqNo order unless the id's
 // winning index or delete comes after it; ApplyOps accepts them. Their
-// memory is reported in Stats.DocValuesUpdatesBytes. _source is never
+// heap is reported in Stats.DocValuesUpdatesBytes and counted in
+// RAMBufferBytes with the DWPTs' RAM: a refresh that leaves it above a
+// quarter of the budget writes the largest segments' updates out as
+// generation files, which then serve them in place (mmap'd), as loaded
+// generation files always do. _source is never
 // rewritten: it shows the document as indexed. See docs/updates.md.
 //
 // # Commit points

@@ -2,13 +2,16 @@ package engine
 
 import (
 	"cmp"
+	"encoding/binary"
 	"fmt"
 	"maps"
+	"runtime"
 	"slices"
 
 	"github.com/sluice-search/sluice/node/engine/document"
 	"github.com/sluice-search/sluice/node/engine/index"
 	"github.com/sluice-search/sluice/node/engine/source"
+	"github.com/sluice-search/sluice/node/engine/store"
 )
 
 // In-place doc-values updates (Lucene's updatable numeric doc values, with
@@ -25,22 +28,73 @@ import (
 // a merge folds them into the merged segment's column. Published readers
 // hold their runs: a reader opened before an update keeps the old value.
 
-// dvRun is one run of a field's updates; immutable once published.
+// dvRun is one run of a field's updates; immutable once published. Its
+// entries are fixed-width little-endian arrays, as a generation file holds
+// them: either on the heap (a refresh's run, a merge of runs) or the
+// file's own bytes (file set: a run written out or loaded from a commit,
+// served where it lies — mmap'd, off the heap).
 type dvRun struct {
-	docs []int32 // ascending
-	vals []int64
+	docs []byte // 4 bytes an entry, ascending
+	vals []byte // 8 bytes an entry
+	file *dvFileData
+}
+
+// dvFileData keeps an opened generation file open while a run over its
+// bytes is reachable: the input is closed (unmapped) by a cleanup once
+// no run refers to it. Runs read the bytes only in methods that keep the
+// run alive to the end (runtime.KeepAlive), so no read outlives it.
+type dvFileData struct{ name string } // a pointer field: not a tiny allocation, which AddCleanup may never see freed
+
+// openDocValuesFile wraps an opened generation file as runs, one per
+// field, closing the file once they are all unreachable.
+func openDocValuesFile(name string, f *index.DocValuesUpdatesFile) *docValuesUpdates {
+	if len(f.Fields) == 0 {
+		f.Close()
+		return nil
+	}
+	data := &dvFileData{name: name}
+	runtime.AddCleanup(data, func(close func() error) { close() }, f.Close)
+	u := &docValuesUpdates{fields: make(map[string]*dvFieldUpdates, len(f.Fields))}
+	for _, fu := range f.Fields {
+		u.fields[fu.Field] = &dvFieldUpdates{typ: fu.Type, runs: []*dvRun{{docs: fu.Docs, vals: fu.Values, file: data}}}
+		u.count += fu.Len()
+	}
+	return u
+}
+
+func (r *dvRun) len() int { return len(r.docs) / 4 }
+
+func (r *dvRun) doc(i int) int32 { return int32(binary.LittleEndian.Uint32(r.docs[4*i:])) }
+
+func (r *dvRun) val(i int) int64 { return int64(binary.LittleEndian.Uint64(r.vals[8*i:])) }
+
+// heapBytes is what the run holds on the heap: nothing when it is a file's.
+func (r *dvRun) heapBytes() int64 {
+	if r.file != nil {
+		return 0
+	}
+	return int64(len(r.docs) + len(r.vals))
 }
 
 func (r *dvRun) get(doc int) (int64, bool) {
-	n := len(r.docs)
-	if n == 0 || doc < int(r.docs[0]) || doc > int(r.docs[n-1]) {
+	defer runtime.KeepAlive(r)
+	n := r.len()
+	if n == 0 || doc < int(r.doc(0)) || doc > int(r.doc(n-1)) {
 		return 0, false
 	}
-	i, ok := slices.BinarySearch(r.docs, int32(doc))
-	if !ok {
+	lo, hi := 0, n
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if int(r.doc(m)) < doc {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	if lo == n || int(r.doc(lo)) != doc {
 		return 0, false
 	}
-	return r.vals[i], true
+	return r.val(lo), true
 }
 
 // dvFieldUpdates are one field's runs, oldest first.
@@ -56,14 +110,20 @@ type docValuesUpdates struct {
 	count  int // entries in all runs
 }
 
-// dvEntryBytes approximates the heap one run entry holds (doc and value).
-const dvEntryBytes = 12
-
+// ramBytes is the heap the updates hold (12 bytes an entry of a heap run;
+// runs served from a generation file hold none), counted in the indexing
+// RAM budget.
 func (u *docValuesUpdates) ramBytes() int64 {
 	if u == nil {
 		return 0
 	}
-	return int64(u.count) * dvEntryBytes
+	var n int64
+	for _, f := range u.fields {
+		for _, r := range f.runs {
+			n += r.heapBytes()
+		}
+	}
+	return n
 }
 
 // dvPendingEntry is an update a refresh's walk of the delete queue found
@@ -101,13 +161,12 @@ func (u *docValuesUpdates) withPending(pending map[string]*dvPending) *docValues
 	for name, p := range pending {
 		// Stable: of one doc's entries the last in queue order wins.
 		slices.SortStableFunc(p.entries, func(a, b dvPendingEntry) int { return cmp.Compare(a.doc, b.doc) })
-		run := &dvRun{}
+		run := &dvRun{docs: make([]byte, 0, 4*len(p.entries)), vals: make([]byte, 0, 8*len(p.entries))}
 		for i, e := range p.entries {
 			if i+1 < len(p.entries) && p.entries[i+1].doc == e.doc {
 				continue
 			}
-			run.docs = append(run.docs, e.doc)
-			run.vals = append(run.vals, e.val)
+			run.append(e.doc, e.val)
 		}
 		f := &dvFieldUpdates{typ: p.typ}
 		if old := out.fields[name]; old != nil {
@@ -115,70 +174,68 @@ func (u *docValuesUpdates) withPending(pending map[string]*dvPending) *docValues
 		}
 		f.runs = append(f.runs, run)
 		// Merge the newest runs while the older is at most twice the newer:
-		// run lengths then at least double going back, O(log n) runs.
-		for n := len(f.runs); n >= 2 && len(f.runs[n-2].docs) <= 2*len(f.runs[n-1].docs); n = len(f.runs) {
+		// run lengths then at least double going back, O(log n) runs. A
+		// file's run is never merged on the heap: it stays where it lies
+		// until the next write-out folds the runs after it in.
+		for n := len(f.runs); n >= 2 && f.runs[n-2].file == nil && f.runs[n-2].len() <= 2*f.runs[n-1].len(); n = len(f.runs) {
 			f.runs = append(f.runs[:n-2], mergeRuns(f.runs[n-2], f.runs[n-1]))
 		}
 		out.fields[name] = f
 	}
 	for _, f := range out.fields {
 		for _, r := range f.runs {
-			out.count += len(r.docs)
+			out.count += r.len()
 		}
 	}
 	return out
 }
 
-// mergeRuns merges two runs; newer's value wins for a doc in both.
+func (r *dvRun) append(doc int32, val int64) {
+	r.docs = binary.LittleEndian.AppendUint32(r.docs, uint32(doc))
+	r.vals = binary.LittleEndian.AppendUint64(r.vals, uint64(val))
+}
+
+// mergeRuns merges two runs onto the heap; newer's value wins for a doc
+// in both.
 func mergeRuns(older, newer *dvRun) *dvRun {
-	out := &dvRun{docs: make([]int32, 0, len(older.docs)+len(newer.docs)), vals: make([]int64, 0, len(older.docs)+len(newer.docs))}
+	defer runtime.KeepAlive(older)
+	defer runtime.KeepAlive(newer)
+	n := older.len() + newer.len()
+	out := &dvRun{docs: make([]byte, 0, 4*n), vals: make([]byte, 0, 8*n)}
 	i, j := 0, 0
-	for i < len(older.docs) || j < len(newer.docs) {
+	for i < older.len() || j < newer.len() {
 		switch {
-		case j == len(newer.docs) || i < len(older.docs) && older.docs[i] < newer.docs[j]:
-			out.docs, out.vals = append(out.docs, older.docs[i]), append(out.vals, older.vals[i])
+		case j == newer.len() || i < older.len() && older.doc(i) < newer.doc(j):
+			out.append(older.doc(i), older.val(i))
 			i++
 		default:
-			if i < len(older.docs) && older.docs[i] == newer.docs[j] {
+			if i < older.len() && older.doc(i) == newer.doc(j) {
 				i++
 			}
-			out.docs, out.vals = append(out.docs, newer.docs[j]), append(out.vals, newer.vals[j])
+			out.append(newer.doc(j), newer.val(j))
 			j++
 		}
 	}
 	return out
 }
 
-// flatten is every field's updates as one run each, for a generation file,
-// fields by name.
-func (u *docValuesUpdates) flatten() []index.NumericUpdates {
+// flatten is every field's updates as one run each, for a generation
+// file, fields by name. A field with one run is given as it is (a file's
+// bytes, perhaps): the caller keeps u alive while it reads them.
+func (u *docValuesUpdates) flatten() []index.FixedNumericUpdates {
 	if u == nil {
 		return nil
 	}
-	out := make([]index.NumericUpdates, 0, len(u.fields))
+	out := make([]index.FixedNumericUpdates, 0, len(u.fields))
 	for _, name := range slices.Sorted(maps.Keys(u.fields)) {
 		f := u.fields[name]
-		merged := &dvRun{}
-		for _, r := range f.runs {
+		merged := f.runs[0]
+		for _, r := range f.runs[1:] {
 			merged = mergeRuns(merged, r)
 		}
-		out = append(out, index.NumericUpdates{Field: name, Type: f.typ, Docs: merged.docs, Values: merged.vals})
+		out = append(out, index.FixedNumericUpdates{Field: name, Type: f.typ, Docs: merged.docs, Values: merged.vals})
 	}
 	return out
-}
-
-// docValuesUpdatesFrom is the in-memory form of a generation file: one run
-// per field.
-func docValuesUpdatesFrom(fields []index.NumericUpdates) *docValuesUpdates {
-	if len(fields) == 0 {
-		return nil
-	}
-	u := &docValuesUpdates{fields: make(map[string]*dvFieldUpdates, len(fields))}
-	for _, f := range fields {
-		u.fields[f.Field] = &dvFieldUpdates{typ: f.Type, runs: []*dvRun{{docs: f.Docs, vals: f.Values}}}
-		u.count += len(f.Docs)
-	}
-	return u
 }
 
 // updatedLeafReader is a segment's LeafReader with its doc-values updates
@@ -272,14 +329,15 @@ func carryDocValuesUpdates(seg *segState, i int, snap, now *docValuesUpdates, do
 		return
 	}
 	for _, f := range now.flatten() {
-		for j, d := range f.Docs {
-			nd := docMap(i, int(d))
+		for j := range f.Len() {
+			nd := docMap(i, int(f.Doc(j)))
 			if nd < 0 {
 				continue
 			}
-			seg.addPendingUpdate(f.Field, f.Type, nd, f.Values[j])
+			seg.addPendingUpdate(f.Field, f.Type, nd, f.Value(j))
 		}
 	}
+	runtime.KeepAlive(now)
 }
 
 // CurrentSource returns src, the stored _source of doc in r (a leaf of a
@@ -310,4 +368,68 @@ func CurrentSource(r index.LeafReader, doc int, src []byte) ([]byte, error) {
 		}
 	}
 	return src, nil
+}
+
+// writeOutDocValuesUpdatesLocked keeps the heap the segments' doc-values
+// updates hold within their share of the indexing RAM budget (a quarter of
+// RAMBufferBytes, counted with the DWPTs' RAM by the flush policy): when a
+// refresh leaves them above it, the segments holding most are written out
+// — each one's updates as its next generation file, which then serves them
+// in place (mmap'd) — until they hold at most half the share. Lucene writes
+// doc-values updates when its RAM buffer fills, likewise. Segments being
+// merged are left alone: the merge folds their updates into its column.
+// The caller holds segments.mu; it reports whether any segment changed.
+func (w *IndexWriter) writeOutDocValuesUpdatesLocked() bool {
+	share := w.opts.RAMBufferBytes / 4
+	if w.opts.dvShare > 0 {
+		share = w.opts.dvShare
+	}
+	var total int64
+	for _, s := range w.segments.segs {
+		total += s.dv.ramBytes()
+	}
+	defer func() { w.flushControl.setDocValuesBytes(total) }()
+	if total <= share {
+		return false
+	}
+	segs := slices.DeleteFunc(slices.Clone(w.segments.segs), func(s *segState) bool {
+		return w.segments.merging[s] || s.dv.ramBytes() == 0
+	})
+	slices.SortFunc(segs, func(a, b *segState) int { return cmp.Compare(b.dv.ramBytes(), a.dv.ramBytes()) })
+	changed := false
+	for _, s := range segs {
+		if total <= share/2 {
+			break
+		}
+		held := s.dv.ramBytes()
+		if err := w.liveFiles.writeOutDocValues(s); err != nil {
+			w.log.Warn("engine: writing doc-values updates out failed; they stay on the heap", "segment", s.info.Name, "err", err)
+			continue
+		}
+		total -= held - s.dv.ramBytes()
+		w.stats.dvWriteOuts.Add(1)
+		changed = true
+	}
+	return changed
+}
+
+// writeOutDocValues writes s's updates as its next generation file and
+// makes the file serve them: s's updates become the file's runs.
+func (lf *liveDocsFiles) writeOutDocValues(s *segState) error {
+	lf.mu.Lock()
+	defer lf.mu.Unlock()
+	if err := lf.writeDocValuesLocked(s, s.dv, store.IOContext{Kind: store.IODefault}); err != nil {
+		return err
+	}
+	f := s.dvFile.Load()
+	file, err := lf.codec.OpenDocValuesUpdates(lf.dir, s.info, f.gen)
+	if err != nil {
+		return fmt.Errorf("doc-values updates of %s: %w", s.info.Name, err)
+	}
+	dv := openDocValuesFile(f.name, file)
+	s.setDocValuesUpdates(dv)
+	// The same file, now holding what s layers: a commit or checkpoint of
+	// a reader with these updates lists it without writing another.
+	s.dvFile.Store(&dvFileRef{name: f.name, of: dv, gen: f.gen})
+	return nil
 }

@@ -62,6 +62,9 @@ type Options struct {
 	Parser DocParser
 	// RAMBufferBytes: see WriterOptions; default DefaultRAMBufferBytes.
 	RAMBufferBytes int64
+	// dvShare, when set (tests), replaces the doc-values updates' share of
+	// RAMBufferBytes (WriterOptions.dvShare).
+	dvShare int64
 	// RefreshInterval between automatic refreshes: 0 means the default
 	// (1 s), negative disables them (SetRefreshInterval changes it at
 	// runtime). Waiters (WaitForGeneration) still get a refresh.
@@ -216,7 +219,7 @@ func Open(ctx context.Context, opts Options) (*Engine, error) {
 		opts.Codec = codec.New(codec.Options{})
 	}
 	e := &Engine{opts: opts, dir: opts.Directory}
-	wopts := WriterOptions{Codec: opts.Codec, RAMBufferBytes: opts.RAMBufferBytes, Logger: opts.Logger,
+	wopts := WriterOptions{Codec: opts.Codec, RAMBufferBytes: opts.RAMBufferBytes, dvShare: opts.dvShare, Logger: opts.Logger,
 		MergedSegmentWarmer: opts.MergedSegmentWarmer, CPUBudget: opts.CPUBudget,
 		MergedSegmentPreCopy: opts.MergedSegmentPreCopy, MergePreCopyTimeout: opts.MergePreCopyTimeout,
 		OnCorruption: func(source string, err error) { e.failOnCorruption(source, err) }}
@@ -557,12 +560,16 @@ type Stats struct {
 	IndexingRAMBytes             int64 // buffered docs in DWPTs
 	VersionMapRAMBytes           int64
 	// DocValuesUpdatesBytes: heap of the in-place doc-values updates the
-	// current reader layers over its segments (dvupdates.go).
-	DocValuesUpdatesBytes int64
-	SeqNo, RefreshedSeqNo int64
-	Flushes               int64
-	FlushedBytes          int64
-	FlushTime             time.Duration
+	// current reader layers over its segments (dvupdates.go); those a
+	// generation file serves in place are not on the heap. Kept within a
+	// quarter of RAMBufferBytes by DocValuesUpdatesWriteOuts: refreshes
+	// that found them over it and wrote a segment's out.
+	DocValuesUpdatesBytes     int64
+	DocValuesUpdatesWriteOuts int64
+	SeqNo, RefreshedSeqNo     int64
+	Flushes                   int64
+	FlushedBytes              int64
+	FlushTime                 time.Duration
 	// FlushBudgetWait: periodic refresh flushes waited for a CPUBudget slot.
 	FlushBudgetWait time.Duration
 	// MergeStepAside: small merges slept at their checkpoints while other
@@ -617,6 +624,7 @@ func (e *Engine) Stats() Stats {
 	s.FlushBudgetWait = time.Duration(w.stats.flushBudgetWaitNanos.Load())
 	s.MergeStepAside = time.Duration(w.stats.mergeStepAsideNanos.Load())
 	s.Stalls = w.stats.stalls.Load()
+	s.DocValuesUpdatesWriteOuts = w.stats.dvWriteOuts.Load()
 	s.StallTime = time.Duration(w.stats.stallNanos.Load())
 	s.Refreshes = w.stats.refreshes.Load()
 	s.RefreshTime = time.Duration(w.stats.refreshNanos.Load())

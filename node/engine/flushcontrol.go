@@ -36,6 +36,7 @@ type flushControl struct {
 	closed      bool
 	tragedy     error
 	activeBytes int64 // RAM of DWPTs not pending or flushing
+	dvBytes     int64 // heap of the published doc-values updates (their share of the budget)
 	flushBytes  int64 // RAM of DWPTs pending or flushing
 	flushGen    int64 // incremented at each full flush
 	flushing    map[int64]int
@@ -135,7 +136,7 @@ func (fc *flushControl) doAfterDocument(pt *perThread, forceFlush bool) *perThre
 	// DWPT holds most of the buffer and its single-threaded flush is a
 	// serial tail (2 goroutines: 1.9 s of flush on one core while the
 	// other idled). Flushed together, they restart together and stay even.
-	if fc.activeBytes > fc.ramBufferBytes {
+	if fc.activeBytes+fc.dvBytes > fc.ramBufferBytes {
 		var largest *perThread
 		fc.pool.each(func(c *perThread) {
 			if !c.flushPending && c.numDocs > 0 && (largest == nil || c.ram > largest.ram) {
@@ -172,6 +173,16 @@ func (fc *flushControl) doAfterDocument(pt *perThread, forceFlush bool) *perThre
 		}
 	}
 	return fc.takePendingLocked()
+}
+
+// setDocValuesBytes records the heap the segments' doc-values updates
+// hold, which the flush policy counts with the DWPTs' RAM: a refresh keeps
+// it within a quarter of the budget (writeOutDocValuesUpdatesLocked).
+func (fc *flushControl) setDocValuesBytes(n int64) {
+	fc.mu.Lock()
+	// Capped: should writing them out fail, DWPTs still get half.
+	fc.dvBytes = min(n, fc.ramBufferBytes/2)
+	fc.mu.Unlock()
 }
 
 // markPendingLocked marks pt flush-pending; an idle pt moves from the free

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"runtime"
 	"sync"
 	"sync/atomic"
 
@@ -102,6 +103,7 @@ func (lf *liveDocsFiles) writeDocValuesLocked(s *segState, dv *docValuesUpdates,
 		gen = max(gen, f.gen+1)
 	}
 	name, err := lf.codec.WriteDocValuesUpdates(lf.dir, s.info, gen, dv.flatten(), ioctx)
+	runtime.KeepAlive(dv) // flatten may give a file run's own bytes
 	if err != nil {
 		return fmt.Errorf("doc-values updates of %s: %w", s.info.Name, err)
 	}
@@ -137,11 +139,11 @@ func (s *segState) loadDocValuesUpdates(c index.Codec, dir store.Directory, cs *
 	if cs.DocValuesUpdates == "" {
 		return fmt.Errorf("%w: segment %s lost its doc-values updates (%s before)", ErrInvalidCheckpoint, s.info.Name, old.name)
 	}
-	fields, err := c.ReadDocValuesUpdates(dir, s.info, cs.DVGen)
+	f, err := c.OpenDocValuesUpdates(dir, s.info, cs.DVGen)
 	if err != nil {
 		return fmt.Errorf("engine: doc-values updates of %s: %w", s.info.Name, err)
 	}
-	dv := docValuesUpdatesFrom(fields)
+	dv := openDocValuesFile(cs.DocValuesUpdates, f)
 	s.setDocValuesUpdates(dv)
 	s.setDocValuesFile(cs.DocValuesUpdates, dv, cs.DVGen)
 	return nil

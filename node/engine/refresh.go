@@ -107,6 +107,9 @@ func (w *IndexWriter) refresh(ctx context.Context, applyDeletes, budgeted bool) 
 
 	// 3. Add them to the segments and apply deletes up to the boundary.
 	changed := w.segments.publishLocked(newSegs, boundary, applyDeletes)
+	if w.writeOutDocValuesUpdatesLocked() {
+		changed = true
+	}
 
 	// 4. Publish.
 	old := w.current.Load()

@@ -14,6 +14,7 @@ import (
 	"github.com/sluice-search/sluice/node/engine/mapping"
 	"github.com/sluice-search/sluice/node/engine/mergepolicy"
 	"github.com/sluice-search/sluice/node/engine/search"
+	"github.com/sluice-search/sluice/node/engine/translog"
 )
 
 // updatableMapping has doc-value-only numeric fields (updatable in place)
@@ -147,7 +148,7 @@ func TestDocValuesUpdatesModel(t *testing.T) {
 	if testing.Short() {
 		seeds = 5
 	}
-	var merges, reopened int64
+	var merges, reopened, writeOuts int64
 	for seed := range seeds {
 		rng := rand.New(rand.NewPCG(seed, 18))
 		dir := t.TempDir()
@@ -156,6 +157,11 @@ func TestDocValuesUpdatesModel(t *testing.T) {
 			t.Fatal(err)
 		}
 		opts := Options{Parser: updatableMapping(t), MergePolicy: p}
+		if seed%2 == 1 {
+			// Every refresh writes the updates out (served from the
+			// generation file, later ones layered over it on the heap).
+			opts.dvShare = 1
+		}
 		e := mustOpenDurable(t, dir, opts)
 		model := map[string]dvDoc{}
 		type pinned struct {
@@ -293,6 +299,7 @@ func TestDocValuesUpdatesModel(t *testing.T) {
 				}
 				old = nil
 				merges += e.Stats().Merges
+				writeOuts += e.Stats().DocValuesUpdatesWriteOuts
 				if err := e.Close(ctx); err != nil {
 					fail("close: %v", err)
 				}
@@ -309,12 +316,103 @@ func TestDocValuesUpdatesModel(t *testing.T) {
 			o.r.Release()
 		}
 		merges += e.Stats().Merges
+		writeOuts += e.Stats().DocValuesUpdatesWriteOuts
 		if err := e.Close(ctx); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if merges == 0 || reopened == 0 {
-		t.Fatalf("histories ran %d merges and %d reopens; the test needs both", merges, reopened)
+	if merges == 0 || reopened == 0 || writeOuts == 0 {
+		t.Fatalf("histories ran %d merges, %d reopens and %d write-outs; the test needs all", merges, reopened, writeOuts)
+	}
+}
+
+// TestDocValuesUpdatesRAMBudget: updates of many distinct docs with no
+// refresh or commit asked for outgrow the doc-values updates' share of the
+// RAM budget; the refreshes the buffered updates force write them out, so
+// the heap they hold stays within the share, and every value reads back —
+// from the generation files, and after a reopen from the commit.
+func TestDocValuesUpdatesRAMBudget(t *testing.T) {
+	ctx := context.Background()
+	const budget = 1 << 20
+	const docs, updates = 12000, 36000
+	dir := t.TempDir()
+	opts := Options{Parser: updatableMapping(t), RAMBufferBytes: budget,
+		TranslogOptions: TranslogOptions{Durability: translog.Async}} // no fsync per update
+	e := mustOpenDurable(t, dir, opts)
+	defer func() { e.Close(ctx) }()
+	for i := range docs {
+		if _, err := e.Index(ctx, fmt.Appendf(nil, "d%d", i), fmt.Appendf(nil, `{"price":%d}`, i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := e.Commit(ctx, CommitOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(7, 18))
+	model := map[int]int64{}
+	var most int64
+	for i := range updates {
+		d, v := rng.IntN(docs), rng.Int64N(1<<40)
+		if _, err := e.UpdateDocValues(ctx, fmt.Appendf(nil, "d%d", d), fmt.Appendf(nil, `{"price":%d}`, v)); err != nil {
+			t.Fatal(err)
+		}
+		model[d] = v
+		if i%500 == 0 {
+			most = max(most, e.Stats().DocValuesUpdatesBytes)
+		}
+	}
+	if _, err := e.Refresh(ctx); err != nil {
+		t.Fatal(err)
+	}
+	st := e.Stats()
+	most = max(most, st.DocValuesUpdatesBytes)
+	// Without write-outs: 12 bytes for each of the ~11,400 docs updated,
+	// for price, _seq_no and _primary_term: ~410 KB.
+	if st.DocValuesUpdatesWriteOuts == 0 || most > budget/4 {
+		t.Fatalf("%d write-outs; updates held up to %d bytes on the heap, share %d", st.DocValuesUpdatesWriteOuts, most, budget/4)
+	}
+	check := func(what string) {
+		t.Helper()
+		r := e.Acquire()
+		defer r.Release()
+		seen := 0
+		for _, lf := range r.Leaves() {
+			price := lf.Reader.NumericDocValues("price")
+			for doc := range lf.Reader.MaxDoc() {
+				if lf.Live != nil && !lf.Live.Get(doc) {
+					continue
+				}
+				var sd index.StoredDoc
+				if err := lf.Reader.StoredFields().Document(doc, &sd); err != nil {
+					t.Fatal(err)
+				}
+				var id int
+				fmt.Sscanf(string(sd.ID), "d%d", &id)
+				want, ok := model[id]
+				if !ok {
+					want = int64(id)
+				}
+				if got, _ := price.Get(doc); got != want {
+					t.Fatalf("%s: d%d price %d, want %d", what, id, got, want)
+				}
+				seen++
+			}
+		}
+		if seen != docs {
+			t.Fatalf("%s: %d docs, want %d", what, seen, docs)
+		}
+	}
+	check("written out")
+	if _, err := e.Commit(ctx, CommitOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	e = mustOpenDurable(t, dir, opts)
+	check("reopened")
+	if b := e.Stats().DocValuesUpdatesBytes; b != 0 {
+		t.Fatalf("reopened: %d bytes of updates on the heap; the generation files serve them", b)
 	}
 }
 

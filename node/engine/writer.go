@@ -38,6 +38,10 @@ type WriterOptions struct {
 	// When their total exceeds it, the largest is flushed. Default
 	// DefaultRAMBufferBytes.
 	RAMBufferBytes int64
+	// dvShare, when set (tests), is the heap the segments' doc-values
+	// updates may hold before a refresh writes them out, instead of a
+	// quarter of RAMBufferBytes.
+	dvShare int64
 	// Logger; default slog.Default().
 	Logger *slog.Logger
 
@@ -143,6 +147,7 @@ type writerStats struct {
 
 	flushBudgetWaitNanos atomic.Int64
 	mergeStepAsideNanos  atomic.Int64
+	dvWriteOuts          atomic.Int64 // doc-values updates written out over budget
 
 	mu     sync.Mutex
 	recent [256]time.Duration // ring of the latest refresh latencies

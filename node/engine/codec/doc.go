@@ -80,8 +80,10 @@
 //
 // # Versions
 //
-// The header's format version is 3 since postings keep impacts; version 2
-// added _routing to stored fields. Older files stay readable: version 1
+// The header's format version is 4 since doc-values updates files (.dvu)
+// hold fixed-width arrays read in place (version 1-3 .dvu files hold
+// varints and are decoded onto the heap); version 3 made postings keep
+// impacts; version 2 added _routing to stored fields. Older files stay readable: version 1
 // .fdt files have no flag bit in the _id length; version 1-2 .doc skip
 // entries are 25 bytes (no impacts offset, no impacts region) and one-block
 // terms' metadata holds maxFreq (with freqs) and minNorm (with norms)

@@ -19,16 +19,19 @@ func DocValuesUpdatesFileName(segment string, gen int64) string {
 	return segment + "_" + strconv.FormatInt(gen, 36) + "." + extDVUpdates
 }
 
-// WriteDocValuesUpdates implements index.Codec. Layout, after the header:
+// WriteDocValuesUpdates implements index.Codec. Layout, after the header
+// (format version 4):
 //
 //	maxDoc u32 | fields uvarint | per field:
 //	  name length uvarint, name, type byte, count uvarint,
-//	  count doc deltas uvarint (the first from -1, every one >= 1),
-//	  count values zig-zag varint
+//	  count docs u32 (ascending, each < maxDoc), count values u64
 //
 // then the footer (CRC32 of everything before it). Small by design: one
-// entry per updated doc, not per doc of the segment.
-func (c *Codec) WriteDocValuesUpdates(dir store.Directory, info *index.SegmentInfo, gen int64, fields []index.NumericUpdates, ioctx store.IOContext) (string, error) {
+// entry per updated doc, not per doc of the segment; fixed width so that
+// OpenDocValuesUpdates serves the arrays where they lie (mmap'd), off the
+// heap. Versions 1-3 wrote docs as uvarint deltas (the first from -1) and
+// values as zig-zag varints; they are still read, onto the heap.
+func (c *Codec) WriteDocValuesUpdates(dir store.Directory, info *index.SegmentInfo, gen int64, fields []index.FixedNumericUpdates, ioctx store.IOContext) (string, error) {
 	name := DocValuesUpdatesFileName(info.Name, gen)
 	for _, f := range fields {
 		if err := checkUpdates(&f, info.MaxDoc); err != nil {
@@ -45,17 +48,9 @@ func (c *Codec) WriteDocValuesUpdates(dir store.Directory, info *index.SegmentIn
 		o.uvarint(uint64(len(f.Field)))
 		o.write([]byte(f.Field))
 		o.byte1(byte(f.Type))
-		o.uvarint(uint64(len(f.Docs)))
-		prev := int32(-1)
-		for _, d := range f.Docs {
-			o.uvarint(uint64(d - prev))
-			prev = d
-			o.maybeFlush()
-		}
-		for _, v := range f.Values {
-			o.buf = binary.AppendVarint(o.buf, v)
-			o.maybeFlush()
-		}
+		o.uvarint(uint64(f.Len()))
+		o.write(f.Docs)
+		o.write(f.Values)
 	}
 	if err := o.finish(); err != nil {
 		dir.DeleteFile(name)
@@ -64,17 +59,21 @@ func (c *Codec) WriteDocValuesUpdates(dir store.Directory, info *index.SegmentIn
 	return name, nil
 }
 
-func checkUpdates(f *index.NumericUpdates, maxDoc int) error {
-	if len(f.Docs) != len(f.Values) {
-		return fmt.Errorf("field %s: %d docs, %d values", f.Field, len(f.Docs), len(f.Values))
+func checkUpdates(f *index.FixedNumericUpdates, maxDoc int) error {
+	n := f.Len()
+	if len(f.Docs) != 4*n || len(f.Values) != 8*n {
+		return fmt.Errorf("field %s: %d bytes of docs, %d of values", f.Field, len(f.Docs), len(f.Values))
 	}
 	if !f.Type.Numeric() {
 		return fmt.Errorf("field %s: type %s is not numeric", f.Field, f.Type)
 	}
-	for i, d := range f.Docs {
-		if d < 0 || int(d) >= maxDoc || i > 0 && d <= f.Docs[i-1] {
+	prev := int32(-1)
+	for i := range n {
+		d := f.Doc(i)
+		if d <= prev || int(d) >= maxDoc {
 			return fmt.Errorf("field %s: doc %d out of order or range (max doc %d)", f.Field, d, maxDoc)
 		}
+		prev = d
 	}
 	return nil
 }
@@ -91,16 +90,51 @@ func (c *Codec) ReadDocValuesUpdates(dir store.Directory, info *index.SegmentInf
 	return DecodeDocValuesUpdates(in.Bytes(), name, info)
 }
 
+// OpenDocValuesUpdates implements index.Codec: the file is checksummed
+// and checked in full (O(entries), as the checksum is), then its arrays
+// are served from the input's bytes until Close. A file of format version
+// 1-3 is decoded onto the heap instead.
+func (c *Codec) OpenDocValuesUpdates(dir store.Directory, info *index.SegmentInfo, gen int64) (*index.DocValuesUpdatesFile, error) {
+	name := DocValuesUpdatesFileName(info.Name, gen)
+	in, err := dir.OpenInput(name)
+	if err != nil {
+		return nil, fmt.Errorf("codec: doc-values updates: %w", err)
+	}
+	fields, inPlace, err := decodeDocValuesUpdates(in.Bytes(), name, info)
+	if err != nil || !inPlace {
+		in.Close()
+		if err != nil {
+			return nil, err
+		}
+		return &index.DocValuesUpdatesFile{Fields: fields, Close: func() error { return nil }}, nil
+	}
+	return &index.DocValuesUpdatesFile{Fields: fields, Close: in.Close}, nil
+}
+
 // DecodeDocValuesUpdates checks and decodes the bytes of a doc-values
 // updates file of segment info; damage is an error wrapping
 // index.ErrCorrupt. The result does not alias data.
 func DecodeDocValuesUpdates(data []byte, name string, info *index.SegmentInfo) ([]index.NumericUpdates, error) {
-	body, _, err := checkHeader(data, name, extDVUpdates, info.ID)
+	fields, _, err := decodeDocValuesUpdates(data, name, info)
 	if err != nil {
 		return nil, err
 	}
+	out := make([]index.NumericUpdates, len(fields))
+	for i := range fields {
+		out[i] = fields[i].Numeric()
+	}
+	return out, nil
+}
+
+// decodeDocValuesUpdates checks data and returns its fields, aliasing
+// data (inPlace) for format version 4, decoded onto the heap before.
+func decodeDocValuesUpdates(data []byte, name string, info *index.SegmentInfo) (fields []index.FixedNumericUpdates, inPlace bool, err error) {
+	body, version, err := checkHeader(data, name, extDVUpdates, info.ID)
+	if err != nil {
+		return nil, false, err
+	}
 	if err := verifyChecksum(data, name); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	base := headerLen(extDVUpdates)
 	p := body
@@ -108,7 +142,7 @@ func DecodeDocValuesUpdates(data []byte, name string, info *index.SegmentInfo) (
 		return corruptf(name, base+len(body)-len(p), format, args...)
 	}
 	if len(p) < 4 || int(binary.LittleEndian.Uint32(p)) != info.MaxDoc {
-		return nil, bad("max doc is not %d", info.MaxDoc)
+		return nil, false, bad("max doc is not %d", info.MaxDoc)
 	}
 	p = p[4:]
 	next := func() (uint64, bool) {
@@ -122,54 +156,81 @@ func DecodeDocValuesUpdates(data []byte, name string, info *index.SegmentInfo) (
 	nf, ok := next()
 	// Every field takes at least three bytes.
 	if !ok || nf > uint64(len(p)/3) {
-		return nil, bad("bad field count")
+		return nil, false, bad("bad field count")
 	}
-	out := make([]index.NumericUpdates, 0, nf)
+	out := make([]index.FixedNumericUpdates, 0, nf)
 	seen := map[string]bool{}
 	for range nf {
 		nl, ok := next()
 		if !ok || nl == 0 || nl > uint64(len(p)) {
-			return nil, bad("bad field name length")
+			return nil, false, bad("bad field name length")
 		}
-		f := index.NumericUpdates{Field: string(p[:nl])}
+		f := index.FixedNumericUpdates{Field: string(p[:nl])}
 		p = p[nl:]
 		if seen[f.Field] {
-			return nil, bad("field %s twice", f.Field)
+			return nil, false, bad("field %s twice", f.Field)
 		}
 		seen[f.Field] = true
 		if len(p) == 0 {
-			return nil, bad("missing type")
+			return nil, false, bad("missing type")
 		}
 		f.Type, p = document.FieldType(p[0]), p[1:]
 		if !f.Type.Numeric() {
-			return nil, bad("field %s: type %d is not numeric", f.Field, f.Type)
+			return nil, false, bad("field %s: type %d is not numeric", f.Field, f.Type)
 		}
 		n, ok := next()
-		// Every entry takes at least two bytes; no more entries than docs.
-		if !ok || n > uint64(len(p)/2) || n > uint64(info.MaxDoc) {
-			return nil, bad("field %s: bad count", f.Field)
-		}
-		f.Docs, f.Values = make([]int32, n), make([]int64, n)
-		doc := int64(-1)
-		for i := range f.Docs {
-			d, ok := next()
-			if !ok || d == 0 || d > uint64(info.MaxDoc) || doc+int64(d) >= int64(info.MaxDoc) {
-				return nil, bad("field %s: bad doc delta", f.Field)
+		if version < 4 {
+			// Every entry takes at least two bytes; no more entries than docs.
+			if !ok || n > uint64(len(p)/2) || n > uint64(info.MaxDoc) {
+				return nil, false, bad("field %s: bad count", f.Field)
 			}
-			doc += int64(d)
-			f.Docs[i] = int32(doc)
-		}
-		for i := range f.Values {
-			v, n := binary.Varint(p)
-			if n <= 0 {
-				return nil, bad("field %s: bad value", f.Field)
+			if f, err = decodeVarintUpdates(f, int(n), info.MaxDoc, &p, bad); err != nil {
+				return nil, false, err
 			}
-			f.Values[i], p = v, p[n:]
+			out = append(out, f)
+			continue
+		}
+		if !ok || n > uint64(len(p)/12) || n > uint64(info.MaxDoc) {
+			return nil, false, bad("field %s: bad count", f.Field)
+		}
+		f.Docs, f.Values, p = p[:4*n], p[4*n:12*n], p[12*n:]
+		prev := int32(-1)
+		for i := range int(n) {
+			d := f.Doc(i)
+			if d <= prev || int(d) >= info.MaxDoc {
+				return nil, false, bad("field %s: doc %d out of order or range", f.Field, d)
+			}
+			prev = d
 		}
 		out = append(out, f)
 	}
 	if len(p) != 0 {
-		return nil, bad("%d trailing bytes", len(p))
+		return nil, false, bad("%d trailing bytes", len(p))
 	}
-	return out, nil
+	return out, version >= 4, nil
+}
+
+// decodeVarintUpdates decodes n entries of a version 1-3 file from *p
+// into f's arrays, on the heap.
+func decodeVarintUpdates(f index.FixedNumericUpdates, n, maxDoc int, p *[]byte, bad func(string, ...any) error) (index.FixedNumericUpdates, error) {
+	f.Docs, f.Values = make([]byte, 0, 4*n), make([]byte, 0, 8*n)
+	doc := int64(-1)
+	for range n {
+		d, k := binary.Uvarint(*p)
+		if k <= 0 || d == 0 || d > uint64(maxDoc) || doc+int64(d) >= int64(maxDoc) {
+			return f, bad("field %s: bad doc delta", f.Field)
+		}
+		*p = (*p)[k:]
+		doc += int64(d)
+		f.Docs = binary.LittleEndian.AppendUint32(f.Docs, uint32(doc))
+	}
+	for range n {
+		v, k := binary.Varint(*p)
+		if k <= 0 {
+			return f, bad("field %s: bad value", f.Field)
+		}
+		*p = (*p)[k:]
+		f.Values = binary.LittleEndian.AppendUint64(f.Values, uint64(v))
+	}
+	return f, nil
 }

@@ -23,7 +23,7 @@ func TestDocValuesUpdatesRoundTrip(t *testing.T) {
 		{Field: "a.b", Type: document.Long, Docs: []int32{3}, Values: []int64{42}},
 		{Field: "empty", Type: document.Date},
 	}
-	name, err := c.WriteDocValuesUpdates(dir, info, 9, fields, store.IOContext{})
+	name, err := c.WriteDocValuesUpdates(dir, info, 9, fixed(fields), store.IOContext{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,33 +58,46 @@ func TestDocValuesUpdatesRoundTrip(t *testing.T) {
 		{{Field: "x", Type: document.Keyword, Docs: []int32{1}, Values: []int64{1}}},
 		{{Field: "x", Type: document.Long, Docs: []int32{1}}},
 	} {
-		if _, err := c.WriteDocValuesUpdates(dir, info, 10, bad, store.IOContext{}); err == nil {
+		if _, err := c.WriteDocValuesUpdates(dir, info, 10, fixed(bad), store.IOContext{}); err == nil {
 			t.Fatalf("wrote %+v", bad)
 		}
 	}
 }
 
-// sealDocValuesUpdates frames body as a doc-values updates file of info,
-// with a valid checksum, so the fuzzer reaches the decoder past the CRC.
-func sealDocValuesUpdates(info *index.SegmentInfo, body []byte) []byte {
-	data := append(appendHeader(nil, info.ID, extDVUpdates), body...)
+// sealDocValuesUpdates frames body as a doc-values updates file of info
+// with format version v, with a valid checksum, so the fuzzer reaches the
+// decoder past the CRC.
+func sealDocValuesUpdates(info *index.SegmentInfo, v uint32, body []byte) []byte {
+	data := appendHeader(nil, info.ID, extDVUpdates)
+	binary.LittleEndian.PutUint32(data[5+len(Name):], v)
+	data = append(data, body...)
 	data = binary.LittleEndian.AppendUint32(data, footerMagic)
 	data = binary.LittleEndian.AppendUint32(data, 0)
 	return binary.LittleEndian.AppendUint64(data, uint64(crc32.ChecksumIEEE(data)))
 }
 
-// FuzzDocValuesUpdates decodes arbitrary bodies: no panics, and what
-// decodes is valid (ascending docs below maxDoc, numeric types), writes
-// back, and reads back equal (varints need not be canonical, so the bytes
-// may differ).
+// FuzzDocValuesUpdates decodes arbitrary bodies, of the current format
+// (fixed-width arrays read in place) or of version 3 (varints): no panics,
+// and what decodes is valid (ascending docs below maxDoc, numeric types),
+// opens in place as it decodes, writes back, and reads back equal.
 func FuzzDocValuesUpdates(f *testing.F) {
 	info := &index.SegmentInfo{Name: "_f", MaxDoc: 100}
-	f.Add(uint16(100), []byte{100, 0, 0, 0, 1, 1, 'x', 3, 2, 1, 4, 2, 3})
-	f.Add(uint16(5), []byte{5, 0, 0, 0, 0})
-	f.Add(uint16(1), []byte{1, 0, 0, 0, 2, 1, 'a', 3, 0, 1, 'b', 4, 1, 1, 0x7f})
-	f.Fuzz(func(t *testing.T, maxDoc uint16, body []byte) {
+	le := binary.LittleEndian
+	v4 := le.AppendUint32(nil, 100)
+	v4 = append(v4, 1, 1, 'x', 3, 2)
+	v4 = le.AppendUint32(le.AppendUint32(v4, 1), 4)
+	v4 = le.AppendUint64(le.AppendUint64(v4, 2), ^uint64(2))
+	f.Add(uint16(100), false, v4)
+	f.Add(uint16(5), false, []byte{5, 0, 0, 0, 0})
+	f.Add(uint16(100), true, []byte{100, 0, 0, 0, 1, 1, 'x', 3, 2, 1, 4, 2, 3})
+	f.Add(uint16(1), true, []byte{1, 0, 0, 0, 2, 1, 'a', 3, 0, 1, 'b', 4, 1, 1, 0x7f})
+	f.Fuzz(func(t *testing.T, maxDoc uint16, old bool, body []byte) {
 		info.MaxDoc = int(maxDoc)
-		data := sealDocValuesUpdates(info, body)
+		v := uint32(formatVersion)
+		if old {
+			v = 3
+		}
+		data := sealDocValuesUpdates(info, v, body)
 		got, err := DecodeDocValuesUpdates(data, "_f_1.dvu", info)
 		if err != nil {
 			if !errors.Is(err, index.ErrCorrupt) {
@@ -93,7 +106,21 @@ func FuzzDocValuesUpdates(f *testing.F) {
 			return
 		}
 		dir := store.NewRAMDirectory()
-		name, err := New(Options{}).WriteDocValuesUpdates(dir, info, 1, got, store.IOContext{})
+		out, _ := dir.CreateOutput("_f_2.dvu", store.IOContext{})
+		out.Write(data)
+		out.Close()
+		c := New(Options{})
+		file, err := c.OpenDocValuesUpdates(dir, info, 2)
+		if err != nil {
+			t.Fatalf("decodes but does not open: %v", err)
+		}
+		for i, f := range file.Fields {
+			if n := f.Numeric(); !reflect.DeepEqual(n, got[i]) {
+				t.Fatalf("field %d opens as %+v, decodes as %+v", i, n, got[i])
+			}
+		}
+		file.Close()
+		name, err := c.WriteDocValuesUpdates(dir, info, 1, fixed(got), store.IOContext{})
 		if err != nil {
 			t.Fatalf("decoded updates do not write back: %v", err)
 		}
@@ -104,4 +131,12 @@ func FuzzDocValuesUpdates(f *testing.F) {
 			t.Fatalf("re-encoded updates read back as %+v, %v; want %+v", again, err, got)
 		}
 	})
+}
+
+func fixed(fields []index.NumericUpdates) []index.FixedNumericUpdates {
+	out := make([]index.FixedNumericUpdates, len(fields))
+	for i := range fields {
+		out[i] = fields[i].Fixed()
+	}
+	return out
 }

@@ -19,7 +19,9 @@ const (
 	// _routing (flag bit in the _id length). 3: postings keep each block's
 	// competitive impacts (skip entries grow an impacts offset; one-block
 	// terms' metadata holds the impacts instead of maxFreq, minNorm).
-	formatVersion    = 3
+	// 4: doc-values updates files hold fixed-width arrays (docs u32,
+	// values u64) that are read in place instead of decoded onto the heap.
+	formatVersion    = 4
 	minFormatVersion = 1
 	headerMagic      = 0x534c4331 // "SLC1"
 	footerMagic      = ^uint32(headerMagic)

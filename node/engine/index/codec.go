@@ -2,6 +2,7 @@ package index
 
 import (
 	"context"
+	"encoding/binary"
 
 	"github.com/sluice-search/sluice/node/engine/document"
 
@@ -29,9 +30,12 @@ type Codec interface {
 	ReadLiveDocs(dir store.Directory, info *SegmentInfo, gen int64) (*FixedBitSet, error)
 	// WriteDocValuesUpdates writes every in-place doc-values update of a
 	// segment (all fields, cumulative) as generation gen and returns the
-	// file name; ReadDocValuesUpdates reads it back, checksummed.
-	WriteDocValuesUpdates(dir store.Directory, info *SegmentInfo, gen int64, fields []NumericUpdates, ioctx store.IOContext) (string, error)
+	// file name; ReadDocValuesUpdates reads it back onto the heap,
+	// checksummed; OpenDocValuesUpdates checks it the same way and serves
+	// the arrays from the file's bytes (mmap'd: off the Go heap).
+	WriteDocValuesUpdates(dir store.Directory, info *SegmentInfo, gen int64, fields []FixedNumericUpdates, ioctx store.IOContext) (string, error)
 	ReadDocValuesUpdates(dir store.Directory, info *SegmentInfo, gen int64) ([]NumericUpdates, error)
+	OpenDocValuesUpdates(dir store.Directory, info *SegmentInfo, gen int64) (*DocValuesUpdatesFile, error)
 }
 
 // SegmentReader is an open on-disk segment. It holds mmap'd files; Close
@@ -54,4 +58,59 @@ type NumericUpdates struct {
 	Type   document.FieldType
 	Docs   []int32
 	Values []int64
+}
+
+// FixedNumericUpdates are NumericUpdates as fixed-width little-endian
+// arrays — Docs 4 bytes an entry, Values 8 — the form a generation file
+// holds them in, so that they can be binary-searched where they lie.
+type FixedNumericUpdates struct {
+	Field  string
+	Type   document.FieldType
+	Docs   []byte
+	Values []byte
+}
+
+// Len is the number of entries.
+func (f *FixedNumericUpdates) Len() int { return len(f.Docs) / 4 }
+
+// Doc is entry i's doc.
+func (f *FixedNumericUpdates) Doc(i int) int32 {
+	return int32(binary.LittleEndian.Uint32(f.Docs[4*i:]))
+}
+
+// Value is entry i's value.
+func (f *FixedNumericUpdates) Value(i int) int64 {
+	return int64(binary.LittleEndian.Uint64(f.Values[8*i:]))
+}
+
+// Fixed is u as fixed-width arrays.
+func (u *NumericUpdates) Fixed() FixedNumericUpdates {
+	f := FixedNumericUpdates{Field: u.Field, Type: u.Type,
+		Docs: make([]byte, 0, 4*len(u.Docs)), Values: make([]byte, 0, 8*len(u.Values))}
+	for _, d := range u.Docs {
+		f.Docs = binary.LittleEndian.AppendUint32(f.Docs, uint32(d))
+	}
+	for _, v := range u.Values {
+		f.Values = binary.LittleEndian.AppendUint64(f.Values, uint64(v))
+	}
+	return f
+}
+
+// Numeric is f copied onto the heap as NumericUpdates.
+func (f *FixedNumericUpdates) Numeric() NumericUpdates {
+	u := NumericUpdates{Field: f.Field, Type: f.Type, Docs: make([]int32, f.Len()), Values: make([]int64, len(f.Values)/8)}
+	for i := range u.Docs {
+		u.Docs[i] = f.Doc(i)
+	}
+	for i := range u.Values {
+		u.Values[i] = f.Value(i)
+	}
+	return u
+}
+
+// DocValuesUpdatesFile is a generation file opened in place: Fields'
+// arrays are slices of the file's bytes, valid until Close.
+type DocValuesUpdatesFile struct {
+	Fields []FixedNumericUpdates
+	Close  func() error
 }
