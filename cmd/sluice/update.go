@@ -38,7 +38,8 @@ else a string; a dotted FIELD sets a field inside an object.
 By default each document gets a partial update (bulk action UPDATE): its
 current source is merged with the fields and re-indexed. With --in-place
 the fields are set in the columns without re-indexing (UPDATE_DOC_VALUES):
-far cheaper, for numeric fields mapped "index": false, "doc_values": true;
+far cheaper, for numeric and keyword fields mapped "index": false,
+"doc_values": true;
 _source keeps the document as indexed, and search docvalue_fields returns
 the current values.
 
@@ -90,7 +91,7 @@ changed or deleted since is updated as it is then, or reported missing).`,
 	f.register(cmd, timeoutWhole)
 	qf.register(cmd, "update documents")
 	cmd.Flags().StringArrayVar(&ids, "id", nil, "id of a document to update (repeatable)")
-	cmd.Flags().BoolVar(&inPlace, "in-place", false, "set doc-value-only numeric fields in place instead of re-indexing")
+	cmd.Flags().BoolVar(&inPlace, "in-place", false, "set doc-value-only numeric and keyword fields in place instead of re-indexing")
 	cmd.Flags().BoolVar(&wait, "wait", false, "return once the updates are visible to search (always so for --in-place --query)")
 	cmd.Flags().Int32Var(&slices, "slices", 0, "--in-place --query: slices of the task (0: one per shard)")
 	cmd.Flags().Float32Var(&rps, "requests-per-second", 0, "--in-place --query: throttle of the task, documents per second (0: unlimited)")

@@ -85,10 +85,10 @@ func (s *segState) bufferDocValuesUpdate(n *delNode) {
 			return
 		}
 		for _, u := range n.dv {
-			s.addPendingUpdate(u.Field, u.Type, doc, u.Value)
+			s.addPendingUpdate(u.Field, u.Type, doc, u.Value, u.Keyword)
 		}
-		s.addPendingUpdate(index.SeqNoField, document.Long, doc, n.seq)
-		s.addPendingUpdate(index.PrimaryTermField, document.Long, doc, n.term)
+		s.addPendingUpdate(index.SeqNoField, document.Long, doc, n.seq, nil)
+		s.addPendingUpdate(index.PrimaryTermField, document.Long, doc, n.term, nil)
 	})
 }
 

@@ -175,8 +175,8 @@
 // # In-place doc-values updates
 //
 // UpdateDocValues (Lucene's updateDocValues; the bulk action
-// update_doc_values) sets numeric fields mapped index: false, doc_values:
-// true of the live doc with an _id without re-indexing it. The update
+// update_doc_values) sets numeric and keyword fields mapped index: false,
+// doc_values: true of the live doc with an _id without re-indexing it. The update
 // takes a sequence number and joins the delete queue as a node carrying
 // field values (DWPTs skip such nodes: the writer refreshes first when the
 // id was written since the last refresh, as a realtime get does, so no
@@ -187,7 +187,9 @@
 // it in order with the deletes, records docID → value for the live docs
 // of each segment, and freezes them into a new run per field, layered
 // over the segment's column by the leaf reader the new Reader holds
-// (dvupdates.go). Reopen cost is O(updates since the last reopen); runs of
+// (dvupdates.go; a keyword field's values are ids into a per-segment
+// term table whose terms the layered column slots between the segment's
+// ordinals). Reopen cost is O(updates since the last reopen); runs of
 // similar length are merged so a field keeps O(log n) of them; readers
 // opened earlier keep their runs. Commits and replication checkpoints
 // write a segment's updates, cumulative, as a generation file

@@ -1,12 +1,16 @@
 package engine
 
 import (
+	"bytes"
 	"cmp"
 	"encoding/binary"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"runtime"
 	"slices"
+	"sort"
+	"sync"
 
 	"github.com/sluice-search/sluice/node/engine/document"
 	"github.com/sluice-search/sluice/node/engine/index"
@@ -56,7 +60,7 @@ func openDocValuesFile(name string, f *index.DocValuesUpdatesFile) *docValuesUpd
 	runtime.AddCleanup(data, func(close func() error) { close() }, f.Close)
 	u := &docValuesUpdates{fields: make(map[string]*dvFieldUpdates, len(f.Fields))}
 	for _, fu := range f.Fields {
-		u.fields[fu.Field] = &dvFieldUpdates{typ: fu.Type, runs: []*dvRun{{docs: fu.Docs, vals: fu.Values, file: data}}}
+		u.fields[fu.Field] = &dvFieldUpdates{typ: fu.Type, terms: fu.Terms, runs: []*dvRun{{docs: fu.Docs, vals: fu.Values, file: data}}}
 		u.count += fu.Len()
 	}
 	return u
@@ -97,10 +101,24 @@ func (r *dvRun) get(doc int) (int64, bool) {
 	return r.val(lo), true
 }
 
-// dvFieldUpdates are one field's runs, oldest first.
+// dvFieldUpdates are one field's runs, oldest first. A keyword field's
+// run values index terms, the field's term table: every value an update
+// of the segment gave it, in the order first seen; append-only (a
+// refresh that adds terms makes a new table), so older runs and readers
+// keep reading theirs.
 type dvFieldUpdates struct {
-	typ  document.FieldType
-	runs []*dvRun
+	typ   document.FieldType
+	runs  []*dvRun
+	terms [][]byte
+}
+
+// termsBytes approximates the heap of a keyword field's term table.
+func (f *dvFieldUpdates) termsBytes() int64 {
+	n := int64(24 * len(f.terms))
+	for _, t := range f.terms {
+		n += int64(len(t))
+	}
+	return n
 }
 
 // docValuesUpdates are a segment's updates as one reader sees them;
@@ -122,15 +140,18 @@ func (u *docValuesUpdates) ramBytes() int64 {
 		for _, r := range f.runs {
 			n += r.heapBytes()
 		}
+		n += f.termsBytes()
 	}
 	return n
 }
 
 // dvPendingEntry is an update a refresh's walk of the delete queue found
-// for one doc of the segment, not yet in a run.
+// for one doc of the segment, not yet in a run: val, or for a keyword
+// field term (its id in the table is given at the freeze).
 type dvPendingEntry struct {
-	doc int32
-	val int64
+	doc  int32
+	val  int64
+	term []byte
 }
 
 type dvPending struct {
@@ -139,7 +160,7 @@ type dvPending struct {
 }
 
 // addPendingUpdate buffers a value for doc until the next freezeDocValues.
-func (s *segState) addPendingUpdate(field string, typ document.FieldType, doc int, val int64) {
+func (s *segState) addPendingUpdate(field string, typ document.FieldType, doc int, val int64, term []byte) {
 	if s.dvPending == nil {
 		s.dvPending = map[string]*dvPending{}
 	}
@@ -148,7 +169,7 @@ func (s *segState) addPendingUpdate(field string, typ document.FieldType, doc in
 		p = &dvPending{typ: typ}
 		s.dvPending[field] = p
 	}
-	p.entries = append(p.entries, dvPendingEntry{doc: int32(doc), val: val})
+	p.entries = append(p.entries, dvPendingEntry{doc: int32(doc), val: val, term: term})
 }
 
 // withPending returns u plus a new run per field of pending, merging runs
@@ -161,16 +182,35 @@ func (u *docValuesUpdates) withPending(pending map[string]*dvPending) *docValues
 	for name, p := range pending {
 		// Stable: of one doc's entries the last in queue order wins.
 		slices.SortStableFunc(p.entries, func(a, b dvPendingEntry) int { return cmp.Compare(a.doc, b.doc) })
+		f := &dvFieldUpdates{typ: p.typ}
+		if old := out.fields[name]; old != nil {
+			f.runs, f.terms = slices.Clone(old.runs), old.terms
+		}
+		var ids map[string]int64 // keyword: the table's terms by id
+		if p.typ == document.Keyword {
+			ids = make(map[string]int64, len(f.terms))
+			for i, t := range f.terms {
+				ids[string(t)] = int64(i)
+			}
+			// Appending to the clipped table copies it: published ones
+			// stay as they are.
+			f.terms = slices.Clip(f.terms)
+		}
 		run := &dvRun{docs: make([]byte, 0, 4*len(p.entries)), vals: make([]byte, 0, 8*len(p.entries))}
 		for i, e := range p.entries {
 			if i+1 < len(p.entries) && p.entries[i+1].doc == e.doc {
 				continue
 			}
+			if ids != nil {
+				id, ok := ids[string(e.term)]
+				if !ok {
+					id = int64(len(f.terms))
+					ids[string(e.term)] = id
+					f.terms = append(f.terms, e.term)
+				}
+				e.val = id
+			}
 			run.append(e.doc, e.val)
-		}
-		f := &dvFieldUpdates{typ: p.typ}
-		if old := out.fields[name]; old != nil {
-			f.runs = slices.Clone(old.runs)
 		}
 		f.runs = append(f.runs, run)
 		// Merge the newest runs while the older is at most twice the newer:
@@ -233,7 +273,7 @@ func (u *docValuesUpdates) flatten() []index.FixedNumericUpdates {
 		for _, r := range f.runs[1:] {
 			merged = mergeRuns(merged, r)
 		}
-		out = append(out, index.FixedNumericUpdates{Field: name, Type: f.typ, Docs: merged.docs, Values: merged.vals})
+		out = append(out, index.FixedNumericUpdates{Field: name, Type: f.typ, Docs: merged.docs, Values: merged.vals, Terms: f.terms})
 	}
 	return out
 }
@@ -244,6 +284,9 @@ type updatedLeafReader struct {
 	index.LeafReader
 	dv  *docValuesUpdates
 	fis *index.FieldInfos
+
+	sortedMu sync.Mutex
+	sorted   map[string]*layeredSortedDocValues
 }
 
 func newUpdatedLeafReader(r index.LeafReader, dv *docValuesUpdates) index.LeafReader {
@@ -255,8 +298,8 @@ func newUpdatedLeafReader(r index.LeafReader, dv *docValuesUpdates) index.LeafRe
 	// has one now: add it, so that merges and whoever walks the field
 	// infos see it.
 	var add []string
-	for name := range dv.fields {
-		if fi := ur.fis.ByName(name); fi == nil || fi.DocValues != index.DocValuesNumeric {
+	for name, f := range dv.fields {
+		if fi := ur.fis.ByName(name); fi == nil || fi.DocValues != dvKind(f.typ) {
 			add = append(add, name)
 		}
 	}
@@ -266,13 +309,14 @@ func newUpdatedLeafReader(r index.LeafReader, dv *docValuesUpdates) index.LeafRe
 		for i := range ur.fis.Len() {
 			fi := *ur.fis.ByNumber(i)
 			if f := dv.fields[fi.Name]; f != nil {
-				fi.DocValues, fi.Type = index.DocValuesNumeric, f.typ
+				fi.DocValues, fi.Type = dvKind(f.typ), f.typ
 				add = slices.DeleteFunc(add, func(n string) bool { return n == fi.Name })
 			}
 			infos = append(infos, fi)
 		}
 		for _, name := range add {
-			infos = append(infos, index.FieldInfo{Name: name, Number: len(infos), Type: dv.fields[name].typ, DocValues: index.DocValuesNumeric})
+			typ := dv.fields[name].typ
+			infos = append(infos, index.FieldInfo{Name: name, Number: len(infos), Type: typ, DocValues: dvKind(typ)})
 		}
 		if fis, err := index.NewFieldInfos(infos); err == nil {
 			ur.fis = fis
@@ -286,10 +330,38 @@ func (r *updatedLeafReader) FieldInfos() *index.FieldInfos { return r.fis }
 func (r *updatedLeafReader) NumericDocValues(field string) index.NumericDocValues {
 	base := r.LeafReader.NumericDocValues(field)
 	f := r.dv.fields[field]
-	if f == nil {
+	if f == nil || f.typ == document.Keyword {
 		return base
 	}
 	return &layeredNumericDocValues{base: base, runs: f.runs}
+}
+
+// SortedDocValues layers a keyword field's updates over the segment's
+// column (layeredSortedDocValues), built on first use by each reader.
+func (r *updatedLeafReader) SortedDocValues(field string) index.SortedDocValues {
+	f := r.dv.fields[field]
+	if f == nil || f.typ != document.Keyword {
+		return r.LeafReader.SortedDocValues(field)
+	}
+	r.sortedMu.Lock()
+	defer r.sortedMu.Unlock()
+	if l, ok := r.sorted[field]; ok {
+		return l
+	}
+	if r.sorted == nil {
+		r.sorted = map[string]*layeredSortedDocValues{}
+	}
+	l := newLayeredSortedDocValues(r.LeafReader.SortedDocValues(field), f)
+	r.sorted[field] = l
+	return l
+}
+
+// dvKind is the column kind of an updatable type.
+func dvKind(t document.FieldType) index.DocValuesType {
+	if t == document.Keyword {
+		return index.DocValuesSorted
+	}
+	return index.DocValuesNumeric
 }
 
 // Document reads a stored document as the segment does (index.DocumentReader).
@@ -334,7 +406,11 @@ func carryDocValuesUpdates(seg *segState, i int, snap, now *docValuesUpdates, do
 			if nd < 0 {
 				continue
 			}
-			seg.addPendingUpdate(f.Field, f.Type, nd, f.Value(j))
+			var term []byte
+			if f.Type == document.Keyword {
+				term = f.Terms[f.Value(j)]
+			}
+			seg.addPendingUpdate(f.Field, f.Type, nd, f.Value(j), term)
 		}
 	}
 	runtime.KeepAlive(now)
@@ -361,7 +437,11 @@ func CurrentSource(r index.LeafReader, doc int, src []byte) ([]byte, error) {
 		if !ok {
 			continue
 		}
-		val = document.AppendNumericJSON(val[:0], f.typ, v)
+		if f.typ == document.Keyword {
+			val, _ = json.Marshal(string(f.terms[v])) // a string always marshals
+		} else {
+			val = document.AppendNumericJSON(val[:0], f.typ, v)
+		}
 		var err error
 		if src, err = source.Set(src, name, val); err != nil {
 			return nil, fmt.Errorf("engine: doc %d: current value of %s: %w", doc, name, err)
@@ -433,3 +513,89 @@ func (lf *liveDocsFiles) writeOutDocValues(s *segState) error {
 	s.dvFile.Store(&dvFileRef{name: f.name, of: dv, gen: f.gen})
 	return nil
 }
+
+// layeredSortedDocValues is a keyword column with a segment's updates
+// layered over it. Ordinals must keep term order across the segment's
+// own terms and the updates' new ones without renumbering the segment's
+// (O(segment terms) at every reopen): the combined dictionary is the
+// segment's n terms with the table's terms the segment lacks (extra,
+// sorted) slotted in, extra[j] before segment ord at[j]. Then segment ord
+// o is o + |{j : at[j] <= o}|, extra[j] is at[j] + j, and LookupOrd
+// inverts that by a binary search over the extras: O(log u) for u extra
+// terms, and building it costs O(table · log n) — the table's size, the
+// distinct values updates gave the field in the segment, not the
+// segment's.
+type layeredSortedDocValues struct {
+	base  index.SortedDocValues // nil: the segment has no column
+	n     int                   // base.ValueCount()
+	runs  []*dvRun
+	extra [][]byte // table terms the segment lacks, sorted
+	at    []int    // at[j]: segment ord extra[j] goes before
+	ordOf []int    // table id → combined ord
+}
+
+func newLayeredSortedDocValues(base index.SortedDocValues, f *dvFieldUpdates) *layeredSortedDocValues {
+	l := &layeredSortedDocValues{base: base, runs: f.runs, ordOf: make([]int, len(f.terms))}
+	if base != nil {
+		l.n = base.ValueCount()
+	}
+	// Each table term: its segment ord (>= 0), or where it goes (-1-at).
+	pos := make([]int, len(f.terms))
+	var extra []int // table ids
+	for id, t := range f.terms {
+		o := sort.Search(l.n, func(i int) bool { return bytes.Compare(l.base.LookupOrd(i), t) >= 0 })
+		if o < l.n && bytes.Equal(l.base.LookupOrd(o), t) {
+			pos[id] = o
+			continue
+		}
+		pos[id] = -1 - o
+		extra = append(extra, id)
+	}
+	slices.SortFunc(extra, func(a, b int) int { return bytes.Compare(f.terms[a], f.terms[b]) })
+	for j, id := range extra {
+		l.extra = append(l.extra, f.terms[id])
+		l.at = append(l.at, -1-pos[id])
+		l.ordOf[id] = -1 - pos[id] + j
+	}
+	for id, p := range pos {
+		if p >= 0 {
+			l.ordOf[id] = l.segOrd(p)
+		}
+	}
+	return l
+}
+
+// segOrd is the combined ord of segment ord o.
+func (l *layeredSortedDocValues) segOrd(o int) int {
+	if len(l.at) == 0 {
+		return o
+	}
+	return o + sort.SearchInts(l.at, o+1)
+}
+
+func (l *layeredSortedDocValues) Ord(doc int) int {
+	for i := len(l.runs) - 1; i >= 0; i-- {
+		if id, ok := l.runs[i].get(doc); ok {
+			return l.ordOf[id]
+		}
+	}
+	if l.base == nil {
+		return -1
+	}
+	o := l.base.Ord(doc)
+	if o < 0 {
+		return o
+	}
+	return l.segOrd(o)
+}
+
+func (l *layeredSortedDocValues) LookupOrd(ord int) []byte {
+	// The first extra at or after ord: those before it come before ord.
+	j := sort.Search(len(l.at), func(j int) bool { return l.at[j]+j >= ord })
+	if j < len(l.at) && l.at[j]+j == ord {
+		return l.extra[j]
+	}
+	return l.base.LookupOrd(ord - j)
+}
+
+func (l *layeredSortedDocValues) ValueCount() int { return l.n + len(l.extra) }

@@ -30,6 +30,7 @@ func updatableMapping(t testing.TB) *MappingParser {
 		"title": mapping.NewField(document.Text),
 		"price": dvOnly(document.Long),
 		"score": dvOnly(document.Double),
+		"tag":   dvOnly(document.Keyword),
 		"n":     mapping.NewField(document.Long),
 	})
 }
@@ -40,6 +41,7 @@ type dvDoc struct {
 	source string
 	price  *int64
 	score  *float64
+	tag    *string
 	ver    DocVersion // of the latest write: _seq_no, _primary_term
 }
 
@@ -51,6 +53,9 @@ func (d dvDoc) String() string {
 	if d.score != nil {
 		s += fmt.Sprintf(" score=%g", *d.score)
 	}
+	if d.tag != nil {
+		s += fmt.Sprintf(" tag=%s", *d.tag)
+	}
 	return s + "}"
 }
 
@@ -60,6 +65,7 @@ func readerDVDocs(t testing.TB, r *Reader) map[string]dvDoc {
 	got := map[string]dvDoc{}
 	for leaf, lf := range r.Leaves() {
 		price, score := lf.Reader.NumericDocValues("price"), lf.Reader.NumericDocValues("score")
+		tag := lf.Reader.SortedDocValues("tag")
 		for doc := range lf.Reader.MaxDoc() {
 			if lf.Live != nil && !lf.Live.Get(doc) {
 				continue
@@ -80,6 +86,12 @@ func readerDVDocs(t testing.TB, r *Reader) map[string]dvDoc {
 					d.score = &f
 				}
 			}
+			if tag != nil {
+				if o := tag.Ord(doc); o >= 0 {
+					v := string(tag.LookupOrd(o))
+					d.tag = &v
+				}
+			}
 			if _, dup := got[string(sd.ID)]; dup {
 				t.Fatalf("id %s live twice", sd.ID)
 			}
@@ -93,7 +105,8 @@ func sameDVDocs(a, b map[string]dvDoc) bool {
 	return maps.EqualFunc(a, b, func(x, y dvDoc) bool {
 		eq := func(p, q *int64) bool { return p == nil && q == nil || p != nil && q != nil && *p == *q }
 		eqf := func(p, q *float64) bool { return p == nil && q == nil || p != nil && q != nil && *p == *q }
-		return x.source == y.source && eq(x.price, y.price) && eqf(x.score, y.score) && x.ver == y.ver
+		eqs := func(p, q *string) bool { return p == nil && q == nil || p != nil && q != nil && *p == *q }
+		return x.source == y.source && eq(x.price, y.price) && eqf(x.score, y.score) && eqs(x.tag, y.tag) && x.ver == y.ver
 	})
 }
 
@@ -133,6 +146,56 @@ func checkSortAndRange(t testing.TB, r *Reader, model map[string]dvDoc, lo, hi i
 	}
 	if td.TotalHits != int64(inRange) {
 		t.Fatalf("price in [%d, %d]: %d hits, want %d", lo, hi, td.TotalHits, inRange)
+	}
+	checkKeywordSortAndTerm(t, r, model, fmt.Sprintf("t%d", lo%8))
+}
+
+// checkKeywordSortAndTerm: sorting by the updatable keyword, a term
+// filter and a range over it agree with the model.
+func checkKeywordSortAndTerm(t testing.TB, r *Reader, model map[string]dvDoc, term string) {
+	t.Helper()
+	ctx := context.Background()
+	td, err := r.Searcher().Search(ctx, &search.MatchAllQuery{}, search.Request{Size: 1000,
+		Sort: []search.SortField{{Type: search.SortByKeyword, Field: "tag"}, {Type: search.SortByDoc}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got, want []string
+	for _, h := range td.Hits {
+		if !h.SortValues[0].Missing {
+			got = append(got, string(h.SortValues[0].Bytes))
+		}
+	}
+	matching, below := 0, 0
+	for _, d := range model {
+		if d.tag != nil {
+			want = append(want, *d.tag)
+			if *d.tag == term {
+				matching++
+			}
+			if *d.tag < term {
+				below++
+			}
+		}
+	}
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Fatalf("sorted by tag: got %q, want %q", got, want)
+	}
+	for _, c := range []struct {
+		q    search.Query
+		want int
+	}{
+		{&search.SortedDocValuesSetQuery{Field: "tag", Terms: [][]byte{[]byte(term)}}, matching},
+		{&search.SortedDocValuesRangeQuery{Field: "tag", Upper: []byte(term)}, below},
+	} {
+		td, err := r.Searcher().Search(ctx, c.q, search.Request{Size: 0})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if td.TotalHits != int64(c.want) {
+			t.Fatalf("%v: %d hits, want %d", c.q, td.TotalHits, c.want)
+		}
 	}
 }
 
@@ -231,6 +294,11 @@ func TestDocValuesUpdatesModel(t *testing.T) {
 			case op < 5:
 				price := rng.Int64N(200)
 				d := dvDoc{source: fmt.Sprintf(`{"title":"t %d","n":%d,"price":%d}`, rng.IntN(5), rng.IntN(5), price), price: &price}
+				if rng.IntN(2) == 0 { // tags the index has as terms, or not
+					tag := fmt.Sprintf("t%d", rng.IntN(4))
+					d.tag = &tag
+					d.source = fmt.Sprintf(`{"title":"t %d","n":%d,"price":%d,"tag":%q}`, rng.IntN(5), rng.IntN(5), price, tag)
+				}
 				if rng.IntN(4) == 0 { // no price: an update gives it one
 					d = dvDoc{source: fmt.Sprintf(`{"title":"no price %d"}`, rng.IntN(5))}
 				}
@@ -263,6 +331,15 @@ func TestDocValuesUpdatesModel(t *testing.T) {
 				if withScore {
 					fields = fmt.Sprintf(`{"price":"%d","score":%g}`, price, score)
 				}
+				// Tags the segments have and new ones, between them.
+				tag := fmt.Sprintf("t%d", rng.IntN(8))
+				if rng.IntN(2) == 0 {
+					tag = fmt.Sprintf("t%d%c", rng.IntN(4), 'a'+rng.IntN(3))
+				}
+				withTag := rng.IntN(2) == 0
+				if withTag {
+					fields = fields[:len(fields)-1] + fmt.Sprintf(`,"tag":%q}`, tag)
+				}
 				c, refuse := cond(id)
 				res, err := e.UpdateDocValuesIf(ctx, []byte(id), []byte(fields), c)
 				d, ok := model[id]
@@ -278,6 +355,9 @@ func TestDocValuesUpdatesModel(t *testing.T) {
 					d.price = &price
 					if withScore {
 						d.score = &score
+					}
+					if withTag {
+						d.tag = &tag
 					}
 					d.ver = DocVersion{SeqNo: res.SeqNo, PrimaryTerm: res.Term}
 					model[id] = d
@@ -506,7 +586,7 @@ func TestDocValuesUpdatesAddIndexes(t *testing.T) {
 		}
 	}
 	update("3", `{"price":300}`)
-	update("20", `{"price":2000,"score":0.5}`)
+	update("20", `{"price":2000,"score":0.5,"tag":"z\"<"}`)
 	if _, err := src.Commit(ctx, CommitOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -547,7 +627,7 @@ func TestDocValuesUpdatesAddIndexes(t *testing.T) {
 				r := e.Acquire()
 				defer r.Release()
 				got := readerDVDocs(t, r)
-				if !sameDVDocs(got, want) || *got["3"].price != tt.price3 || *got["20"].score != 0.5 {
+				if !sameDVDocs(got, want) || *got["3"].price != tt.price3 || *got["20"].score != 0.5 || *got["20"].tag != `z"<` {
 					t.Fatalf("copy\n got %v\nwant %v", got, want)
 				}
 				checkSortAndRange(t, r, want, 100, 2500)
@@ -563,7 +643,7 @@ func TestDocValuesUpdatesAddIndexes(t *testing.T) {
 	}
 
 	// A document copy re-indexes CurrentSource: the values as updated.
-	wantSrc := map[string]string{"3": `{"title":"x","price":301}`, "20": `{"title":"x","price":2000,"score":0.5}`, "4": `{"title":"x","price":4}`}
+	wantSrc := map[string]string{"3": `{"title":"x","price":301}`, "20": `{"title":"x","price":2000,"score":0.5,"tag":"z\"\u003c"}`, "4": `{"title":"x","price":4}`}
 	for li, lf := range current.Leaves() {
 		for doc := range lf.Reader.MaxDoc() {
 			var sd index.StoredDoc

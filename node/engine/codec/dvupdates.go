@@ -25,6 +25,8 @@ func DocValuesUpdatesFileName(segment string, gen int64) string {
 //	maxDoc u32 | fields uvarint | per field:
 //	  name length uvarint, name, type byte, count uvarint,
 //	  count docs u32 (ascending, each < maxDoc), count values u64
+//	  keyword fields: terms uvarint, per term: length uvarint, bytes
+//	    (values index the terms)
 //
 // then the footer (CRC32 of everything before it). Small by design: one
 // entry per updated doc, not per doc of the segment; fixed width so that
@@ -51,6 +53,13 @@ func (c *Codec) WriteDocValuesUpdates(dir store.Directory, info *index.SegmentIn
 		o.uvarint(uint64(f.Len()))
 		o.write(f.Docs)
 		o.write(f.Values)
+		if f.Type == document.Keyword {
+			o.uvarint(uint64(len(f.Terms)))
+			for _, t := range f.Terms {
+				o.uvarint(uint64(len(t)))
+				o.write(t)
+			}
+		}
 	}
 	if err := o.finish(); err != nil {
 		dir.DeleteFile(name)
@@ -64,8 +73,11 @@ func checkUpdates(f *index.FixedNumericUpdates, maxDoc int) error {
 	if len(f.Docs) != 4*n || len(f.Values) != 8*n {
 		return fmt.Errorf("field %s: %d bytes of docs, %d of values", f.Field, len(f.Docs), len(f.Values))
 	}
-	if !f.Type.Numeric() {
-		return fmt.Errorf("field %s: type %s is not numeric", f.Field, f.Type)
+	if !updatableType(f.Type) {
+		return fmt.Errorf("field %s: type %s is not numeric or keyword", f.Field, f.Type)
+	}
+	if f.Type != document.Keyword && f.Terms != nil {
+		return fmt.Errorf("field %s: terms for a %s field", f.Field, f.Type)
 	}
 	prev := int32(-1)
 	for i := range n {
@@ -74,6 +86,9 @@ func checkUpdates(f *index.FixedNumericUpdates, maxDoc int) error {
 			return fmt.Errorf("field %s: doc %d out of order or range (max doc %d)", f.Field, d, maxDoc)
 		}
 		prev = d
+		if f.Type == document.Keyword && uint64(f.Value(i)) >= uint64(len(f.Terms)) {
+			return fmt.Errorf("field %s: term %d of %d", f.Field, f.Value(i), len(f.Terms))
+		}
 	}
 	return nil
 }
@@ -175,8 +190,8 @@ func decodeDocValuesUpdates(data []byte, name string, info *index.SegmentInfo) (
 			return nil, false, bad("missing type")
 		}
 		f.Type, p = document.FieldType(p[0]), p[1:]
-		if !f.Type.Numeric() {
-			return nil, false, bad("field %s: type %d is not numeric", f.Field, f.Type)
+		if !f.Type.Numeric() && (version < 4 || f.Type != document.Keyword) {
+			return nil, false, bad("field %s: type %d is not numeric or keyword", f.Field, f.Type)
 		}
 		n, ok := next()
 		if version < 4 {
@@ -201,6 +216,16 @@ func decodeDocValuesUpdates(data []byte, name string, info *index.SegmentInfo) (
 				return nil, false, bad("field %s: doc %d out of order or range", f.Field, d)
 			}
 			prev = d
+		}
+		if f.Type == document.Keyword {
+			if f.Terms, err = decodeTerms(&p, bad, f.Field); err != nil {
+				return nil, false, err
+			}
+			for i := range int(n) {
+				if v := uint64(f.Value(i)); v >= uint64(len(f.Terms)) {
+					return nil, false, bad("field %s: term %d of %d", f.Field, v, len(f.Terms))
+				}
+			}
 		}
 		out = append(out, f)
 	}
@@ -233,4 +258,27 @@ func decodeVarintUpdates(f index.FixedNumericUpdates, n, maxDoc int, p *[]byte, 
 		f.Values = binary.LittleEndian.AppendUint64(f.Values, uint64(v))
 	}
 	return f, nil
+}
+
+// updatableType: the types a generation file holds.
+func updatableType(t document.FieldType) bool { return t.Numeric() || t == document.Keyword }
+
+// decodeTerms decodes a keyword field's term table from *p onto the heap.
+func decodeTerms(p *[]byte, bad func(string, ...any) error, field string) ([][]byte, error) {
+	n, k := binary.Uvarint(*p)
+	// Every term takes at least a byte.
+	if k <= 0 || n > uint64(len(*p)-k) {
+		return nil, bad("field %s: bad term count", field)
+	}
+	*p = (*p)[k:]
+	terms := make([][]byte, n)
+	for i := range terms {
+		l, k := binary.Uvarint(*p)
+		if k <= 0 || l > uint64(len(*p)-k) {
+			return nil, bad("field %s: bad term length", field)
+		}
+		terms[i] = append([]byte{}, (*p)[k:k+int(l)]...)
+		*p = (*p)[k+int(l):]
+	}
+	return terms, nil
 }

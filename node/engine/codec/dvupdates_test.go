@@ -22,6 +22,7 @@ func TestDocValuesUpdatesRoundTrip(t *testing.T) {
 		{Field: "price", Type: document.Double, Docs: []int32{0, 5, 999}, Values: []int64{document.SortableFloat64(-1.5), 7, -1 << 62}},
 		{Field: "a.b", Type: document.Long, Docs: []int32{3}, Values: []int64{42}},
 		{Field: "empty", Type: document.Date},
+		{Field: "tag", Type: document.Keyword, Docs: []int32{1, 7, 8}, Values: []int64{1, 0, 1}, Terms: [][]byte{[]byte("a"), []byte("bc"), []byte("")}},
 	}
 	name, err := c.WriteDocValuesUpdates(dir, info, 9, fixed(fields), store.IOContext{})
 	if err != nil {
@@ -55,7 +56,9 @@ func TestDocValuesUpdatesRoundTrip(t *testing.T) {
 	for _, bad := range [][]index.NumericUpdates{
 		{{Field: "x", Type: document.Long, Docs: []int32{2, 2}, Values: []int64{1, 2}}},
 		{{Field: "x", Type: document.Long, Docs: []int32{1000}, Values: []int64{1}}},
-		{{Field: "x", Type: document.Keyword, Docs: []int32{1}, Values: []int64{1}}},
+		{{Field: "x", Type: document.Keyword, Docs: []int32{1}, Values: []int64{1}, Terms: [][]byte{[]byte("a")}}},
+		{{Field: "x", Type: document.Long, Docs: []int32{1}, Values: []int64{0}, Terms: [][]byte{[]byte("a")}}},
+		{{Field: "x", Type: document.Text, Docs: []int32{1}, Values: []int64{0}}},
 		{{Field: "x", Type: document.Long, Docs: []int32{1}}},
 	} {
 		if _, err := c.WriteDocValuesUpdates(dir, info, 10, fixed(bad), store.IOContext{}); err == nil {
@@ -88,6 +91,12 @@ func FuzzDocValuesUpdates(f *testing.F) {
 	v4 = le.AppendUint32(le.AppendUint32(v4, 1), 4)
 	v4 = le.AppendUint64(le.AppendUint64(v4, 2), ^uint64(2))
 	f.Add(uint16(100), false, v4)
+	kw := le.AppendUint32(nil, 10)
+	kw = append(kw, 1, 1, 'k', byte(document.Keyword), 2)
+	kw = le.AppendUint32(le.AppendUint32(kw, 3), 9)
+	kw = le.AppendUint64(le.AppendUint64(kw, 1), 0)
+	kw = append(kw, 2, 1, 'a', 2, 'b', 'c')
+	f.Add(uint16(10), false, kw)
 	f.Add(uint16(5), false, []byte{5, 0, 0, 0, 0})
 	f.Add(uint16(100), true, []byte{100, 0, 0, 0, 1, 1, 'x', 3, 2, 1, 4, 2, 3})
 	f.Add(uint16(1), true, []byte{1, 0, 0, 0, 2, 1, 'a', 3, 0, 1, 'b', 4, 1, 1, 0x7f})

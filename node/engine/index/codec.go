@@ -52,12 +52,14 @@ type SegmentReader interface {
 // NumericUpdates are one field's doc values of a segment updated in place
 // (the engine's doc-values updates): Docs strictly ascending, one Value
 // each, read over the segment's own column. Type is the field's mapping
-// type (a numeric one).
+// type: a numeric one, or Keyword, whose Values index Terms (the field's
+// term table: every value an update of the segment gave it).
 type NumericUpdates struct {
 	Field  string
 	Type   document.FieldType
 	Docs   []int32
 	Values []int64
+	Terms  [][]byte
 }
 
 // FixedNumericUpdates are NumericUpdates as fixed-width little-endian
@@ -68,6 +70,7 @@ type FixedNumericUpdates struct {
 	Type   document.FieldType
 	Docs   []byte
 	Values []byte
+	Terms  [][]byte // Keyword: the term table Values index
 }
 
 // Len is the number of entries.
@@ -85,7 +88,7 @@ func (f *FixedNumericUpdates) Value(i int) int64 {
 
 // Fixed is u as fixed-width arrays.
 func (u *NumericUpdates) Fixed() FixedNumericUpdates {
-	f := FixedNumericUpdates{Field: u.Field, Type: u.Type,
+	f := FixedNumericUpdates{Field: u.Field, Type: u.Type, Terms: u.Terms,
 		Docs: make([]byte, 0, 4*len(u.Docs)), Values: make([]byte, 0, 8*len(u.Values))}
 	for _, d := range u.Docs {
 		f.Docs = binary.LittleEndian.AppendUint32(f.Docs, uint32(d))
@@ -98,7 +101,7 @@ func (u *NumericUpdates) Fixed() FixedNumericUpdates {
 
 // Numeric is f copied onto the heap as NumericUpdates.
 func (f *FixedNumericUpdates) Numeric() NumericUpdates {
-	u := NumericUpdates{Field: f.Field, Type: f.Type, Docs: make([]int32, f.Len()), Values: make([]int64, len(f.Values)/8)}
+	u := NumericUpdates{Field: f.Field, Type: f.Type, Terms: f.Terms, Docs: make([]int32, f.Len()), Values: make([]int64, len(f.Values)/8)}
 	for i := range u.Docs {
 		u.Docs[i] = f.Doc(i)
 	}

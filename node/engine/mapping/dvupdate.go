@@ -2,6 +2,7 @@ package mapping
 
 import (
 	"errors"
+	"slices"
 
 	"github.com/sluice-search/sluice/node/engine/document"
 )
@@ -13,19 +14,22 @@ var ErrNotUpdatable = errors.New("field cannot be updated in place")
 // DocValueUpdate is one field's new value in an in-place doc-values update
 // (the engine's update_doc_values): Value in the column's int64 form (a
 // double as document.SortableFloat64 bits, a date as epoch millis, a
-// boolean as 0/1).
+// boolean as 0/1), or for a keyword field Keyword, the term (as the
+// mapping normalizes it).
 type DocValueUpdate struct {
-	Field string
-	Type  document.FieldType
-	Value int64
+	Field   string
+	Type    document.FieldType
+	Value   int64
+	Keyword []byte
 }
 
-// Updatable reports whether a field can be updated in place: a numeric
-// field with doc values and no terms (index: false, doc_values: true).
-// Terms cannot be changed without re-indexing the document, so an indexed
-// field would match its old value; a keyword column's values are ordinals
-// into the segment's own term set, so keywords are re-indexed.
-func (f Field) Updatable() bool { return f.Type.Numeric() && f.DocValues && !f.Index }
+// Updatable reports whether a field can be updated in place: a numeric or
+// keyword field with doc values and no terms (index: false, doc_values:
+// true). Terms cannot be changed without re-indexing the document, so an
+// indexed field would match its old value.
+func (f Field) Updatable() bool {
+	return (f.Type.Numeric() || f.Type == document.Keyword) && f.DocValues && !f.Index
+}
 
 // ParseDocValuesUpdate reads an in-place update: a JSON object of mapped
 // field names (dotted paths, or nested objects) to one scalar value each,
@@ -62,7 +66,14 @@ func (p *Parser) ParseDocValuesUpdate(fields []byte) ([]DocValueUpdate, error) {
 		f, _ := p.m.Field(df.Name)
 		switch {
 		case !f.Updatable():
-			return nil, fieldErr(ErrNotUpdatable, df.Name, "only numeric fields mapped with index: false and doc_values: true can be updated in place; [%s] is %s", f.Type, describeField(f))
+			return nil, fieldErr(ErrNotUpdatable, df.Name, "only numeric and keyword fields mapped with index: false and doc_values: true can be updated in place; [%s] is %s", f.Type, describeField(f))
+		case f.Type == document.Keyword:
+			if len(df.Keywords) != 1 {
+				return nil, fieldErr(ErrDocument, df.Name, "an in-place update sets one value, got %d", len(df.Keywords))
+			}
+			// Cloned: the scratch document's arena is reused.
+			out = append(out, DocValueUpdate{Field: df.Name, Type: f.Type, Keyword: slices.Clone(df.Keywords[0])})
+			continue
 		case len(df.Numerics) != 1:
 			return nil, fieldErr(ErrDocument, df.Name, "an in-place update sets one value, got %d", len(df.Numerics))
 		}
@@ -80,5 +91,5 @@ func describeField(f Field) string {
 	case !f.DocValues:
 		return "without doc values"
 	}
-	return "not numeric"
+	return "not numeric or keyword"
 }

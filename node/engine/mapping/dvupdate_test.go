@@ -12,6 +12,7 @@ func TestParseDocValuesUpdate(t *testing.T) {
 	m, err := New(DynamicTrue, map[string]Field{
 		"price": dv(document.Double), "a.n": dv(document.Long), "day": dv(document.Date), "ok": dv(document.Boolean),
 		"tag": dv(document.Keyword), "n": NewField(document.Long), "title": NewField(document.Text),
+		"kw": NewField(document.Keyword),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -20,15 +21,18 @@ func TestParseDocValuesUpdate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := p.ParseDocValuesUpdate([]byte(`{"price":"2.5","a":{"n":7},"day":"2024-01-01","ok":true}`))
+	got, err := p.ParseDocValuesUpdate([]byte(`{"price":"2.5","a":{"n":7},"day":"2024-01-01","ok":true,"tag":"red"}`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]int64{"price": document.SortableFloat64(2.5), "a.n": 7, "day": 1704067200000, "ok": 1}
+	want := map[string]int64{"price": document.SortableFloat64(2.5), "a.n": 7, "day": 1704067200000, "ok": 1, "tag": 0}
 	if len(got) != len(want) {
 		t.Fatalf("got %+v", got)
 	}
 	for _, u := range got {
+		if u.Field == "tag" && string(u.Keyword) != "red" {
+			t.Fatalf("tag = %q, want red", u.Keyword)
+		}
 		if want[u.Field] != u.Value {
 			t.Fatalf("%s = %d, want %d", u.Field, u.Value, want[u.Field])
 		}
@@ -39,7 +43,8 @@ func TestParseDocValuesUpdate(t *testing.T) {
 		kind  error
 	}{
 		{`{"n":1}`, "n", ErrNotUpdatable},
-		{`{"tag":"x"}`, "tag", ErrNotUpdatable},
+		{`{"kw":"x"}`, "kw", ErrNotUpdatable},
+		{`{"tag":["x","y"]}`, "tag", ErrDocument},
 		{`{"title":"x"}`, "title", ErrNotUpdatable},
 		{`{"nope":1}`, "nope", ErrDocument},
 		{`{"price":null}`, "", ErrDocument},
