@@ -36,41 +36,43 @@ type Search struct {
 	// SourceIncludes and SourceExcludes filter _source: "_source":
 	// "pattern", ["a", "b.*"] or {"includes": [...], "excludes": [...]}.
 	SourceIncludes, SourceExcludes []string
+	// SeqNoPrimaryTerm: "seq_no_primary_term": true, each hit's _seq_no
+	// and _primary_term.
+	SeqNoPrimaryTerm bool
 }
 
 // unsupportedSearchKeys are the search body parts of Elasticsearch that
 // Sluice lacks, with what to do instead where there is something.
 var unsupportedSearchKeys = map[string]string{
-	"aggs":                "aggregations are not supported",
-	"aggregations":        "aggregations are not supported",
-	"highlight":           "highlighting is not supported",
-	"suggest":             "suggesters are not supported",
-	"collapse":            "field collapsing is not supported",
-	"post_filter":         "post_filter is not supported (it filters after aggregations, which Sluice lacks): put the filter in query.bool.filter",
-	"rescore":             "rescoring is not supported",
-	"script_fields":       "scripts are not supported",
-	"runtime_mappings":    "runtime fields are not supported",
-	"stored_fields":       "stored_fields is not supported: every document is returned as its _source",
-	"fields":              "the fields option is not supported: read fields from _source",
-	"min_score":           "min_score is not supported",
-	"explain":             "explain is not supported",
-	"version":             "document versions are not supported",
-	"seq_no_primary_term": "seq_no_primary_term is not supported",
-	"profile":             "profiling is not supported",
-	"indices_boost":       "indices_boost is not supported",
-	"knn":                 "kNN search is not supported",
-	"retriever":           "retrievers are not supported",
-	"rank":                "rank is not supported",
-	"terminate_after":     "terminate_after is not supported",
-	"stats":               "stats groups are not supported",
-	"ext":                 "search extensions are not supported",
-	"pinned":              "pinned queries are not supported",
+	"aggs":             "aggregations are not supported",
+	"aggregations":     "aggregations are not supported",
+	"highlight":        "highlighting is not supported",
+	"suggest":          "suggesters are not supported",
+	"collapse":         "field collapsing is not supported",
+	"post_filter":      "post_filter is not supported (it filters after aggregations, which Sluice lacks): put the filter in query.bool.filter",
+	"rescore":          "rescoring is not supported",
+	"script_fields":    "scripts are not supported",
+	"runtime_mappings": "runtime fields are not supported",
+	"stored_fields":    "stored_fields is not supported: every document is returned as its _source",
+	"fields":           "the fields option is not supported: read fields from _source",
+	"min_score":        "min_score is not supported",
+	"explain":          "explain is not supported",
+	"version":          "Sluice keeps no _version counter: ask for seq_no_primary_term (each hit's _seq_no and _primary_term)",
+	"profile":          "profiling is not supported",
+	"indices_boost":    "indices_boost is not supported",
+	"knn":              "kNN search is not supported",
+	"retriever":        "retrievers are not supported",
+	"rank":             "rank is not supported",
+	"terminate_after":  "terminate_after is not supported",
+	"stats":            "stats groups are not supported",
+	"ext":              "search extensions are not supported",
+	"pinned":           "pinned queries are not supported",
 }
 
 // ParseSearch reads a search body: query, from, size, sort, search_after,
 // pit {id, keep_alive}, track_total_hits (true, false or a count),
 // timeout, _source (false, true, includes and excludes), docvalue_fields
-// (names, no wildcards or format), slice and
+// (names, no wildcards or format), seq_no_primary_term, slice and
 // track_scores (false only). Anything else is an error: the parts of
 // Elasticsearch that Sluice lacks (aggs, highlight, ...) say so. Empty
 // input is a search of everything.
@@ -162,6 +164,14 @@ func ParseSearch(data []byte) (*Search, error) {
 		"docvalue_fields": func(path string, v *value) (err error) {
 			r.DocvalueFields, err = parseDocValueFields(path, v)
 			return err
+		},
+		"seq_no_primary_term": func(path string, v *value) error {
+			b, ok := v.boolean()
+			if !ok {
+				return searchDoc.errorf(path, "[seq_no_primary_term] must be a boolean, got %s", describe(v))
+			}
+			s.SeqNoPrimaryTerm = b
+			return nil
 		},
 		"slice": func(path string, v *value) error {
 			s.Slice = &sluicev1.Slice{}

@@ -18,6 +18,9 @@ type DocValueField struct {
 // DocValueFields checks docvalue_fields against a mapping (Elasticsearch:
 // a field without doc values cannot be loaded; an unmapped one is no
 // error and gives no values) and returns them as the shard reads them.
+// _seq_no and _primary_term, the columns of every document's version,
+// read as longs (what Elasticsearch's seq_no_primary_term returns); a
+// document of a segment written before versions were stored has none.
 func DocValueFields(m *mapping.Mapping, names []string) ([]DocValueField, error) {
 	out := make([]DocValueField, 0, len(names))
 	for _, name := range names {
@@ -26,6 +29,8 @@ func DocValueFields(m *mapping.Mapping, names []string) ([]DocValueField, error)
 		}
 		f, ok := m.Field(name)
 		switch {
+		case name == index.SeqNoField || name == index.PrimaryTermField:
+			out = append(out, DocValueField{Name: name, Type: document.Long})
 		case !ok:
 			out = append(out, DocValueField{Name: name})
 		case !f.DocValues:

@@ -18,18 +18,20 @@ import (
 var bulkParams = []string{"refresh", "routing", "timeout", "wait_for_active_shards"}
 
 // writeParams are the single-document writes' URL parameters.
-var writeParams = []string{"refresh", "routing", "timeout", "wait_for_active_shards"}
+var writeParams = []string{"refresh", "routing", "timeout", "wait_for_active_shards", "if_seq_no", "if_primary_term"}
 
-// bulkMeta is an action line's metadata. The fields after Routing are
-// Elasticsearch's that Sluice lacks: named so that they are refused per
-// item with a reason, where an unknown one fails the request.
+// bulkMeta is an action line's metadata. The fields after IfPrimaryTerm
+// are Elasticsearch's that Sluice lacks: named so that they are refused
+// per item with a reason, where an unknown one fails the request.
 type bulkMeta struct {
 	Index   string `json:"_index"`
 	ID      string `json:"_id"`
 	Routing string `json:"routing"`
+	// Optimistic concurrency: the item applies only to the document with
+	// this version (the cluster checks both or neither is set).
+	IfSeqNo       json.RawMessage `json:"if_seq_no"`
+	IfPrimaryTerm json.RawMessage `json:"if_primary_term"`
 
-	IfSeqNo          json.RawMessage `json:"if_seq_no"`
-	IfPrimaryTerm    json.RawMessage `json:"if_primary_term"`
 	Version          json.RawMessage `json:"version"`
 	VersionType      json.RawMessage `json:"version_type"`
 	Pipeline         json.RawMessage `json:"pipeline"`
@@ -43,8 +45,8 @@ type bulkMeta struct {
 // unsupported names the first metadata Sluice lacks, and why.
 func (m *bulkMeta) unsupported() string {
 	switch {
-	case m.IfSeqNo != nil || m.IfPrimaryTerm != nil || m.Version != nil || m.VersionType != nil:
-		return "optimistic concurrency control (if_seq_no, if_primary_term, version, version_type) is not supported by Sluice"
+	case m.Version != nil || m.VersionType != nil:
+		return "external versions (version, version_type) are not supported by Sluice: use if_seq_no and if_primary_term"
 	case m.Pipeline != nil:
 		return "ingest pipelines are not supported by Sluice"
 	case m.RequireAlias != nil:
@@ -147,6 +149,11 @@ func parseBulk(body []byte, defaultIndex, defaultRouting string) ([]bulkOp, erro
 		switch {
 		case index == "":
 			op.refused = validationError("index is missing")
+		case op.refused != nil:
+		case meta.IfSeqNo != nil || meta.IfPrimaryTerm != nil:
+			op.refused = ifSeqNo(item, string(meta.IfSeqNo), meta.IfSeqNo != nil, string(meta.IfPrimaryTerm), meta.IfPrimaryTerm != nil)
+		}
+		switch {
 		case op.refused != nil:
 		case meta.RetryOnConflict != nil && op.action != "update":
 			op.refused = badRequest("retry_on_conflict is an option of updates")
@@ -278,7 +285,7 @@ func appendBulkResponse(b []byte, ops []bulkOp, results []*sluicev1.BulkItemResu
 		b = append(b, op.action...)
 		b = append(b, `":`...)
 		if op.refused != nil {
-			b = appendItem(b, op.item.GetIndex(), op.item.GetId(), op.refused.status, "", -1, op.refused)
+			b = appendItem(b, op.item.GetIndex(), op.item.GetId(), op.refused.status, "", -1, 0, op.refused)
 		} else {
 			res := results[j]
 			j++
@@ -316,17 +323,17 @@ func itemOutcome(res *sluicev1.BulkItemResult) (int, string, *esError) {
 
 func appendResult(b []byte, res *sluicev1.BulkItemResult) []byte {
 	st, result, e := itemOutcome(res)
-	seq := res.GetSeqNo()
+	seq, term := res.GetSeqNo(), res.GetPrimaryTerm()
 	if e != nil {
 		seq = -1
 	}
-	return appendItem(b, res.GetIndex(), res.GetId(), st, result, seq, e)
+	return appendItem(b, res.GetIndex(), res.GetId(), st, result, seq, term, e)
 }
 
-// appendItem writes one item's object. Sluice has no document versions
-// or primary terms: _version and _primary_term are left out rather than
-// made up.
-func appendItem(b []byte, index, id string, st int, result string, seq int64, e *esError) []byte {
+// appendItem writes one item's object: _seq_no and _primary_term are the
+// document's new version (a noop's, its unchanged one). Sluice has no
+// _version counter: it is left out rather than made up.
+func appendItem(b []byte, index, id string, st int, result string, seq, term int64, e *esError) []byte {
 	b = append(b, `{"_index":`...)
 	b = appendString(b, index)
 	if id != "" {
@@ -345,11 +352,16 @@ func appendItem(b []byte, index, id string, st int, result string, seq int64, e 
 	b = append(b, result...)
 	if result == "noop" {
 		// Nothing was written: no shard copy took part, no seqNo was
-		// taken.
+		// taken; the version is the document's, unchanged.
 		b = append(b, `","_shards":{"total":0,"successful":0,"failed":0}`...)
 	} else {
-		b = append(b, `","_shards":{"total":1,"successful":1,"failed":0},"_seq_no":`...)
+		b = append(b, `","_shards":{"total":1,"successful":1,"failed":0}`...)
+	}
+	if seq >= 0 && term > 0 {
+		b = append(b, `,"_seq_no":`...)
 		b = strconv.AppendInt(b, seq, 10)
+		b = append(b, `,"_primary_term":`...)
+		b = strconv.AppendInt(b, term, 10)
 	}
 	b = append(b, `,"status":`...)
 	b = strconv.AppendInt(b, int64(st), 10)

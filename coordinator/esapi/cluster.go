@@ -260,39 +260,55 @@ func reindexRequest(r *request, body *reindexBody) (*sluicev1.ReindexRequest, er
 	default:
 		return nil, badRequest("dest.op_type must be index or create, got [%s]", body.Dest.OpType)
 	}
-	switch body.Conflicts {
-	case "", "abort":
-		req.Conflicts = sluicev1.ConflictPolicy_CONFLICT_POLICY_ABORT
-	case "proceed":
-		req.Conflicts = sluicev1.ConflictPolicy_CONFLICT_POLICY_PROCEED
-	default:
-		return nil, badRequest("conflicts may only be \"proceed\" or \"abort\" but was [%s]", body.Conflicts)
+	if body.MaxDocs == nil {
+		body.MaxDocs = body.Size
 	}
-	if body.MaxDocs != nil {
-		req.MaxDocs = *body.MaxDocs
-	} else if body.Size != nil {
-		req.MaxDocs = *body.Size
+	var err error
+	req.Conflicts, req.MaxDocs, req.RequestsPerSecond, req.Slices, err = taskOptions(r, body.Conflicts, body.MaxDocs)
+	if err != nil {
+		return nil, err
+	}
+	return req, nil
+}
+
+// taskOptions reads what reindex and update-by-query share: conflicts
+// (of the body, else the URL), max_docs (the URL's over the body's),
+// requests_per_second and slices.
+func taskOptions(r *request, conflicts string, maxDocs *int64) (policy sluicev1.ConflictPolicy, max int64, rps float32, slices int32, err error) {
+	if conflicts == "" {
+		conflicts = r.param("conflicts")
+	}
+	switch conflicts {
+	case "", "abort":
+		policy = sluicev1.ConflictPolicy_CONFLICT_POLICY_ABORT
+	case "proceed":
+		policy = sluicev1.ConflictPolicy_CONFLICT_POLICY_PROCEED
+	default:
+		return 0, 0, 0, 0, badRequest("conflicts may only be \"proceed\" or \"abort\" but was [%s]", conflicts)
+	}
+	if maxDocs != nil {
+		max = *maxDocs
 	}
 	if n, ok, err := r.intParam("max_docs"); err != nil {
-		return nil, err
+		return 0, 0, 0, 0, err
 	} else if ok {
-		req.MaxDocs = n
+		max = n
 	}
 	if v := r.param("requests_per_second"); v != "" && v != "-1" {
 		f, err := parseFloat(v)
 		if err != nil || f <= 0 {
-			return nil, badRequest("[requests_per_second] must be a positive number or -1, got [%s]", v)
+			return 0, 0, 0, 0, badRequest("[requests_per_second] must be a positive number or -1, got [%s]", v)
 		}
-		req.RequestsPerSecond = float32(f)
+		rps = float32(f)
 	}
 	if v := r.param("slices"); v != "" && v != "auto" {
 		n, ok, err := r.intParam("slices")
 		if err != nil || !ok || n < 1 {
-			return nil, badRequest("[slices] must be a positive number or auto, got [%s]", v)
+			return 0, 0, 0, 0, badRequest("[slices] must be a positive number or auto, got [%s]", v)
 		}
-		req.Slices = int32(n)
+		slices = int32(n)
 	}
-	return req, nil
+	return policy, max, rps, slices, nil
 }
 
 // reindexResponse is a finished reindex as Elasticsearch reports it.
@@ -326,8 +342,11 @@ func rps(f float32) float32 {
 
 // taskAction is Elasticsearch's action name of a task type.
 func taskAction(typ string) string {
-	if typ == "reindex" {
+	switch typ {
+	case "reindex":
 		return "indices:data/write/reindex"
+	case "update_by_query":
+		return "indices:data/write/update/byquery"
 	}
 	return typ
 }

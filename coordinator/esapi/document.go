@@ -2,6 +2,7 @@ package esapi
 
 import (
 	"net/http"
+	"strconv"
 
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
 )
@@ -37,6 +38,9 @@ func (a *API) writeDoc(r *request, action sluicev1.BulkAction) (int, any, error)
 		return 0, nil, err
 	}
 	item := &sluicev1.BulkItem{Action: action, Id: r.PathValue("id"), Routing: r.param("routing")}
+	if e := ifSeqNoParams(r, item); e != nil {
+		return 0, nil, e
+	}
 	if action != sluicev1.BulkAction_BULK_ACTION_DELETE {
 		if item.Source, err = r.body(); err != nil {
 			return 0, nil, err
@@ -104,6 +108,15 @@ func (a *API) getDoc(r *request) (int, any, error) {
 	b = appendString(b, req.Id)
 	if !resp.GetFound() {
 		return http.StatusNotFound, append(b, `,"found":false}`...), nil
+	}
+	// A document of a segment written before versions were stored has
+	// none (seq_no -2): left out rather than answered as unassigned,
+	// which Elasticsearch only says of a missing document.
+	if seq := resp.GetSeqNo(); seq >= 0 && resp.GetPrimaryTerm() > 0 {
+		b = append(b, `,"_seq_no":`...)
+		b = strconv.AppendInt(b, seq, 10)
+		b = append(b, `,"_primary_term":`...)
+		b = strconv.AppendInt(b, resp.GetPrimaryTerm(), 10)
 	}
 	if rt := resp.GetRouting(); rt != "" {
 		b = append(b, `,"_routing":`...)

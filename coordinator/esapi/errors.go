@@ -47,9 +47,11 @@ var statusTable = map[codes.Code]httpStatus{
 }
 
 // docStatus overrides statusTable for document operations: a create of
-// an id that exists is a version conflict.
+// an id that exists is a version conflict, and so is a write whose
+// if_seq_no / if_primary_term the document does not have (ABORTED).
 var docStatus = map[codes.Code]httpStatus{
 	codes.AlreadyExists: {http.StatusConflict, "version_conflict_engine_exception"},
+	codes.Aborted:       {http.StatusConflict, "version_conflict_engine_exception"},
 }
 
 // internalStatus is every other code (INTERNAL, UNKNOWN, DATA_LOSS).

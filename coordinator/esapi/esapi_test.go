@@ -89,8 +89,13 @@ func TestParseBulk(t *testing.T) {
 {"n":3}
 {"update":{"_id":"4"}}
 {"doc":{"n":4}}
-{"index":{"_id":"5","if_seq_no":3}}
+{"index":{"_id":"5","version":3}}
 {"n":5}
+{"index":{"_id":"6","if_seq_no":3,"if_primary_term":2}}
+{"n":6}
+{"delete":{"_id":"7","if_seq_no":-1,"if_primary_term":2}}
+{"update":{"_id":"8","if_seq_no":0,"if_primary_term":"x"}}
+{"doc":{"n":8}}
 `)
 	ops, err := parseBulk(body, "dflt", "")
 	if err != nil {
@@ -105,6 +110,9 @@ func TestParseBulk(t *testing.T) {
 		{"create", "dflt", "", "", `{"n":3}`, false},
 		{"update", "dflt", "4", "", `{"n":4}`, false},
 		{"index", "dflt", "5", "", `{"n":5}`, true},
+		{"index", "dflt", "6", "", `{"n":6}`, false},
+		{"delete", "dflt", "7", "", "", true},
+		{"update", "dflt", "8", "", `{"n":8}`, true},
 	}
 	if len(ops) != len(want) {
 		t.Fatalf("%d ops, want %d", len(ops), len(want))
@@ -114,6 +122,14 @@ func TestParseBulk(t *testing.T) {
 		if op.action != w.action || op.item.Index != w.index || op.item.Id != w.id || op.item.Routing != w.routing ||
 			string(op.item.Source) != w.source || (op.refused != nil) != w.refused {
 			t.Errorf("op %d = %s %+v refused=%v, want %+v", i, op.action, op.item, op.refused, w)
+		}
+	}
+	if it := ops[5].item; it.GetIfSeqNo() != 3 || it.GetIfPrimaryTerm() != 2 {
+		t.Errorf("if_seq_no %d, if_primary_term %d; want 3 and 2", it.GetIfSeqNo(), it.GetIfPrimaryTerm())
+	}
+	for i, why := range map[int]string{4: "use if_seq_no and if_primary_term", 6: "if_seq_no must be", 7: "if_primary_term must be"} {
+		if r := ops[i].refused; r == nil || !strings.Contains(r.reason, why) {
+			t.Errorf("op %d refused %v, want a reason saying %q", i, r, why)
 		}
 	}
 	// Sources are the body's own bytes, not copies.
@@ -192,10 +208,14 @@ func TestUpdateOutcomes(t *testing.T) {
 		res  *sluicev1.BulkItemResult
 		want string
 	}{
-		{&sluicev1.BulkItemResult{Action: upd, Index: "i", Id: "1", Status: sluicev1.BulkItemStatus_BULK_ITEM_STATUS_NOOP},
-			`{"_index":"i","_id":"1","result":"noop","_shards":{"total":0,"successful":0,"failed":0},"status":200}`},
-		{&sluicev1.BulkItemResult{Action: upd, Index: "i", Id: "1", Status: sluicev1.BulkItemStatus_BULK_ITEM_STATUS_UPDATED, SeqNo: 7},
-			`{"_index":"i","_id":"1","result":"updated","_shards":{"total":1,"successful":1,"failed":0},"_seq_no":7,"status":200}`},
+		{&sluicev1.BulkItemResult{Action: upd, Index: "i", Id: "1", Status: sluicev1.BulkItemStatus_BULK_ITEM_STATUS_NOOP, SeqNo: 4, PrimaryTerm: 1},
+			`{"_index":"i","_id":"1","result":"noop","_shards":{"total":0,"successful":0,"failed":0},"_seq_no":4,"_primary_term":1,"status":200}`},
+		{&sluicev1.BulkItemResult{Action: upd, Index: "i", Id: "1", Status: sluicev1.BulkItemStatus_BULK_ITEM_STATUS_UPDATED, SeqNo: 7, PrimaryTerm: 2},
+			`{"_index":"i","_id":"1","result":"updated","_shards":{"total":1,"successful":1,"failed":0},"_seq_no":7,"_primary_term":2,"status":200}`},
+		// A version conflict: 409, as Elasticsearch's.
+		{&sluicev1.BulkItemResult{Action: upd, Index: "i", Id: "1", Status: sluicev1.BulkItemStatus_BULK_ITEM_STATUS_ERROR, SeqNo: 9, PrimaryTerm: 1,
+			Error: &sluicev1.ErrorDetail{Code: int32(codes.Aborted), Reason: "[1]: version conflict, required seqNo [3], primary term [1]. current document has seqNo [9] and primary term [1]"}},
+			`{"_index":"i","_id":"1","status":409,"error":{"type":"version_conflict_engine_exception","reason":"[1]: version conflict, required seqNo [3], primary term [1]. current document has seqNo [9] and primary term [1]"}}`},
 		{&sluicev1.BulkItemResult{Action: upd, Index: "i", Id: "1", Status: sluicev1.BulkItemStatus_BULK_ITEM_STATUS_ERROR,
 			Error: &sluicev1.ErrorDetail{Code: int32(codes.FailedPrecondition), Reason: "engine: document missing: [1] (no upsert given)"}},
 			`{"_index":"i","_id":"1","status":404,"error":{"type":"document_missing_exception","reason":"[1]: document missing","index":"i"}}`},

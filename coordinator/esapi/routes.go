@@ -44,6 +44,7 @@ func (a *API) routes() {
 	a.route([]string{"GET /{index}/_source/{id}", "HEAD /{index}/_source/{id}"}, getParams, a.getSource)
 	a.route([]string{"DELETE /{index}/_doc/{id}"}, writeParams, a.deleteDoc)
 	a.route([]string{"POST /{index}/_update/{id}"}, updateParams, a.update)
+	a.route([]string{"POST /{index}/_update_by_query"}, updateByQueryParams, a.updateByQuery)
 
 	// Search.
 	a.route([]string{"GET /_search", "POST /_search", "GET /{index}/_search", "POST /{index}/_search"}, searchParams, a.search)

@@ -101,6 +101,8 @@ func (a *API) startScroll(r *request, sq *searchQuery) (int, any, error) {
 		return 0, nil, validationError("[search_after] cannot be used in a scroll context")
 	case req.GetPit() != nil:
 		return 0, nil, validationError("using [point in time] is not allowed in a scroll context")
+	case sq.versions:
+		return 0, nil, badRequest("seq_no_primary_term is not supported in a scroll by Sluice: search a point-in-time with search_after to read them")
 	case len(req.GetDocvalueFields()) > 0:
 		return 0, nil, badRequest("docvalue_fields is not supported in a scroll by Sluice: search a point-in-time with search_after to read them")
 	case req.GetRouting() != "":

@@ -19,6 +19,7 @@ import (
 // the ones it accepts and ignores (docs/elasticsearch-api.md says why).
 var searchParams = []string{
 	"from", "size", "sort", "_source", "_source_includes", "_source_excludes", "track_total_hits", "timeout", "docvalue_fields",
+	"seq_no_primary_term",
 	"routing", "scroll", "rest_total_hits_as_int", "search_type", "allow_partial_search_results",
 	// Accepted and ignored.
 	"typed_keys", "request_cache", "preference", "ignore_unavailable", "allow_no_indices", "expand_wildcards",
@@ -36,6 +37,11 @@ type searchQuery struct {
 	// totalAsInt: rest_total_hits_as_int.
 	totalAsInt bool
 	filter     *sourceFilter
+	// versions: seq_no_primary_term, read as the docvalue_fields _seq_no
+	// and _primary_term; hidden are those of them the search did not name
+	// itself, left out of the hits' "fields".
+	versions bool
+	hidden   []string
 }
 
 // readSearch reads a search's URL and body. URL parameters override the
@@ -99,6 +105,17 @@ func (a *API) readSearch(r *request) (*searchQuery, error) {
 		for _, f := range req.DocvalueFields {
 			if strings.ContainsAny(f, "*?") {
 				return nil, badRequest("docvalue_fields [%s]: wildcards are not supported by Sluice: name each field", f)
+			}
+		}
+	}
+	if sq.versions, err = r.boolParam("seq_no_primary_term", body.SeqNoPrimaryTerm); err != nil {
+		return nil, err
+	}
+	if sq.versions {
+		for _, f := range []string{"_seq_no", "_primary_term"} {
+			if !slices.Contains(req.DocvalueFields, f) {
+				req.DocvalueFields = append(req.DocvalueFields, f)
+				sq.hidden = append(sq.hidden, f)
 			}
 		}
 	}
@@ -292,6 +309,18 @@ func (a *API) appendHit(b []byte, sq *searchQuery, h *sluicev1.Hit, scored bool)
 		b = append(b, `,"_routing":`...)
 		b = appendString(b, routing)
 	}
+	if sq.versions {
+		// A document of a segment written before versions were stored
+		// has none: left out, as a get leaves them out.
+		seq, ok1 := h.GetFields()["_seq_no"]
+		term, ok2 := h.GetFields()["_primary_term"]
+		if ok1 && ok2 {
+			b = append(b, `,"_seq_no":`...)
+			b = strconv.AppendInt(b, seq.GetLongValue(), 10)
+			b = append(b, `,"_primary_term":`...)
+			b = strconv.AppendInt(b, term.GetLongValue(), 10)
+		}
+	}
 	if source != nil {
 		b = append(b, `,"_source":`...)
 		b = sq.filter.append(b, source)
@@ -306,7 +335,7 @@ func (a *API) appendHit(b []byte, sq *searchQuery, h *sluicev1.Hit, scored bool)
 		}
 	}
 	if len(h.GetFields()) > 0 {
-		b = a.appendFields(b, h)
+		b = a.appendFields(b, h, sq.hidden)
 	}
 	return append(b, '}')
 }
@@ -314,10 +343,15 @@ func (a *API) appendHit(b []byte, sq *searchQuery, h *sluicev1.Hit, scored bool)
 // appendFields writes a hit's docvalue_fields as Elasticsearch's "fields":
 // each a list of its values (one: a column holds one per document), by
 // name.
-func (a *API) appendFields(b []byte, h *sluicev1.Hit) []byte {
+func (a *API) appendFields(b []byte, h *sluicev1.Hit, hidden []string) []byte {
 	names := make([]string, 0, len(h.GetFields()))
 	for n := range h.GetFields() {
-		names = append(names, n)
+		if !slices.Contains(hidden, n) {
+			names = append(names, n)
+		}
+	}
+	if len(names) == 0 {
+		return b
 	}
 	slices.Sort(names)
 	b = append(b, `,"fields":{`...)

@@ -54,7 +54,7 @@ func parseUpdate(src []byte, item *sluicev1.BulkItem) (refused *esError, err err
 	case u.Source != nil:
 		return badRequest("returning the updated _source is not supported by Sluice: get the document after the update"), nil
 	case u.IfSeqNo != nil || u.IfPrimaryTerm != nil:
-		return badRequest("optimistic concurrency control (if_seq_no, if_primary_term) is not supported by Sluice"), nil
+		return badRequest("if_seq_no and if_primary_term are not keys of an update's body: pass them as URL parameters of _update, or in a bulk update's action line"), nil
 	case isNull(u.Doc):
 		return validationError("script or doc is missing"), nil
 	}
@@ -68,6 +68,33 @@ func parseUpdate(src []byte, item *sluicev1.BulkItem) (refused *esError, err err
 }
 
 func isNull(raw json.RawMessage) bool { return raw == nil || string(raw) == "null" }
+
+// ifSeqNo sets item's if_seq_no and if_primary_term from their texts (URL
+// parameters, or a bulk line's JSON numbers) when given; the cluster
+// checks that both or neither are, and what actions take them.
+func ifSeqNo(item *sluicev1.BulkItem, seq string, hasSeq bool, term string, hasTerm bool) *esError {
+	if hasSeq {
+		n, err := strconv.ParseInt(strings.TrimSpace(seq), 10, 64)
+		if err != nil || n < 0 {
+			return badRequest("if_seq_no must be a non-negative whole number, got [%s]", seq)
+		}
+		item.IfSeqNo = &n
+	}
+	if hasTerm {
+		n, err := strconv.ParseInt(strings.TrimSpace(term), 10, 64)
+		if err != nil || n < 1 {
+			return badRequest("if_primary_term must be a positive whole number, got [%s]", term)
+		}
+		item.IfPrimaryTerm = &n
+	}
+	return nil
+}
+
+// ifSeqNoParams reads if_seq_no and if_primary_term of a document write's
+// URL into item.
+func ifSeqNoParams(r *request, item *sluicev1.BulkItem) *esError {
+	return ifSeqNo(item, r.param("if_seq_no"), r.has("if_seq_no"), r.param("if_primary_term"), r.has("if_primary_term"))
+}
 
 // retryOnConflict sets item's retry_on_conflict from its text (a URL
 // parameter, or a bulk line's JSON number); the cluster checks the range.
@@ -99,6 +126,9 @@ func (a *API) update(r *request) (int, any, error) {
 		if e := retryOnConflict(item, r.param("retry_on_conflict")); e != nil {
 			return 0, nil, e
 		}
+	}
+	if e := ifSeqNoParams(r, item); e != nil {
+		return 0, nil, e
 	}
 	req.Items = []*sluicev1.BulkItem{item}
 	return a.writeItem(r, req)

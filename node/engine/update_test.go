@@ -668,3 +668,25 @@ func TestDocValuesUpdatesAddIndexes(t *testing.T) {
 		t.Errorf("ids not found: %v", wantSrc)
 	}
 }
+
+// TestVersionConflictMessage: the conflict says what the document has,
+// and a document of a segment written before versions were stored is
+// said to have none rather than seqNo -2 (Elasticsearch's unassigned is
+// for a document that does not exist).
+func TestVersionConflictMessage(t *testing.T) {
+	want := DocVersion{SeqNo: 3, PrimaryTerm: 1}
+	for _, tt := range []struct {
+		found   bool
+		current DocVersion
+		says    string
+	}{
+		{false, DocVersion{}, "[d]: version conflict, required seqNo [3], primary term [1] but no document was found"},
+		{true, DocVersion{SeqNo: 6, PrimaryTerm: 1}, "[d]: version conflict, required seqNo [3], primary term [1]. current document has seqNo [6] and primary term [1]"},
+		{true, DocVersion{SeqNo: UnassignedSeqNo}, "[d]: version conflict, required seqNo [3], primary term [1]. current document has no version (its segment was written before versions were stored): write it once without if_seq_no to give it one"},
+	} {
+		err := checkVersion([]byte("d"), want, tt.found, tt.current)
+		if !errors.Is(err, ErrVersionConflict) || err.Error() != tt.says {
+			t.Errorf("found=%v current=%v: %v, want %q", tt.found, tt.current, err, tt.says)
+		}
+	}
+}

@@ -40,6 +40,11 @@ func (e *VersionConflictError) Error() string {
 	if !e.Found {
 		return head + " but no document was found"
 	}
+	if e.Current.SeqNo == UnassignedSeqNo {
+		// Not "seqNo [-2]": Elasticsearch says unassigned only of a
+		// document that does not exist.
+		return head + ". current document has no version (its segment was written before versions were stored): write it once without if_seq_no to give it one"
+	}
 	return fmt.Sprintf("%s. current document has seqNo [%d] and primary term [%d]", head, e.Current.SeqNo, e.Current.PrimaryTerm)
 }
 

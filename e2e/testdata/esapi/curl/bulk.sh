@@ -18,11 +18,11 @@ NDJSON
 )
 expect '"errors":false' "$out"
 expect '^\{"took":[0-9]+,' "$out"
-expect '\{"index":\{"_index":"test","_id":"1","result":"created",[^}]*\},"_seq_no":[0-9]+,"status":201\}\}' "$out"
-expect '\{"delete":\{"_index":"test","_id":"2","result":"not_found",[^}]*\},"_seq_no":[0-9]+,"status":404\}\}' "$out"
+expect '\{"index":\{"_index":"test","_id":"1","result":"created",[^}]*\},"_seq_no":[0-9]+,"_primary_term":1,"status":201\}\}' "$out"
+expect '\{"delete":\{"_index":"test","_id":"2","result":"not_found",[^}]*\},"_seq_no":[0-9]+,"_primary_term":1,"status":404\}\}' "$out"
 expect '\{"create":\{"_index":"test","_id":"3","result":"created",' "$out"
 # The update merges its partial document into the one indexed above.
-expect '\{"update":\{"_index":"test","_id":"1","result":"updated",[^}]*\},"_seq_no":[0-9]+,"status":200\}\}' "$out"
+expect '\{"update":\{"_index":"test","_id":"1","result":"updated",[^}]*\},"_seq_no":[0-9]+,"_primary_term":1,"status":200\}\}' "$out"
 expect '"_source":\{"field1":"value1","field2":"value2"\}' "$(req GET /test/_doc/1)"
 
 # A create of an id that exists is a conflict, 409, for that item only.

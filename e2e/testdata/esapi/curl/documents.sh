@@ -10,7 +10,7 @@ req PUT /my-index-000002 >/dev/null
 expect '"result":"created"' "$(req PUT /my-index-000002/_doc/1 -d '{"@timestamp": "2099-11-15T13:12:00", "message": "GET /search HTTP/1.1 200 1070000", "user": {"id": "kimchy"}}')"
 [[ $(status PUT /my-index-000002/_create/1 -d '{"a": 1}') == 409 ]]
 [[ $(status PUT '/my-index-000002/_doc/1?op_type=create' -d '{"a": 1}') == 409 ]]
-expect '"_id":"1","found":true,"_source":\{"@timestamp"' "$(req GET /my-index-000002/_doc/1)"
+expect '"_id":"1","_seq_no":[0-9]+,"_primary_term":1,"found":true,"_source":\{"@timestamp"' "$(req GET /my-index-000002/_doc/1)"
 expect '^\{"@timestamp": "2099-11-15T13:12:00"' "$(req GET /my-index-000002/_source/1)"
 [[ $(status HEAD /my-index-000002/_doc/1) == 200 ]]
 [[ $(status HEAD /my-index-000002/_doc/0) == 404 ]]
@@ -25,6 +25,13 @@ expect '"result":"noop"' "$(req POST /my-index-000002/_update/1 -d '{"doc": {"us
 expect '"result":"created"' "$(req POST /my-index-000002/_update/2 -d '{"doc": {"name": "new_name"}, "doc_as_upsert": true}')"
 expect '"type":"document_missing_exception"' "$(req POST /my-index-000002/_update/3 -d '{"doc": {"name": "new_name"}}')"
 expect '"result":"updated"' "$(printf '%s\n' '{"update": {"_id": "2", "_index": "my-index-000002"}}' '{"doc": {"field2": "value2"}}' | req POST /_bulk --data-binary @- -H 'Content-Type: application/x-ndjson')"
+# Optimistic concurrency control: a write conditional on the version read.
+out=$(req GET /my-index-000002/_doc/1)
+seq=$(grep -oE '"_seq_no":[0-9]+' <<<"$out" | cut -d: -f2)
+expect '"result":"updated","_shards":\{[^}]*\},"_seq_no":[0-9]+,"_primary_term":1' "$(req PUT "/my-index-000002/_doc/1?if_seq_no=$seq&if_primary_term=1" -d '{"product": "r2d2", "details": "A resourceful astromech droid"}')"
+out=$(req PUT "/my-index-000002/_doc/1?if_seq_no=$seq&if_primary_term=1" -d '{"product": "r2d2"}')
+expect '"type":"version_conflict_engine_exception".*"status":409' "$out"
+expect "required seqNo \\[$seq\\]" "$out"
 expect '"result":"deleted"' "$(req DELETE /my-index-000002/_doc/1)"
 [[ $(status GET /my-index-000002/_doc/1) == 404 ]]
 

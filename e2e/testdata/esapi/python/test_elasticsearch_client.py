@@ -210,6 +210,82 @@ def test_updates(es):
             es.search(index="py-update", docvalue_fields=bad)
 
 
+def test_optimistic_concurrency(es):
+    create(es, "py-occ")
+    r = es.index(index="py-occ", id="1", document={"n": 1})
+    seq, term = r["_seq_no"], r["_primary_term"]
+    assert seq >= 0 and term >= 1 and "_version" not in r
+    g = es.get(index="py-occ", id="1")
+    assert (g["_seq_no"], g["_primary_term"]) == (seq, term)
+    # A write conditional on the current version applies; on an old one, 409.
+    r = es.index(index="py-occ", id="1", document={"n": 2}, if_seq_no=seq, if_primary_term=term)
+    assert r["result"] == "updated" and r["_seq_no"] > seq
+    with pytest.raises(ConflictError) as e:
+        es.index(index="py-occ", id="1", document={"n": 3}, if_seq_no=seq, if_primary_term=term)
+    assert e.value.error == "version_conflict_engine_exception"
+    assert f"required seqNo [{seq}]" in str(e.value)
+    r2 = es.update(index="py-occ", id="1", doc={"n": 4}, if_seq_no=r["_seq_no"], if_primary_term=r["_primary_term"])
+    assert r2["result"] == "updated" and r2["_primary_term"] == term
+    with pytest.raises(ConflictError):
+        es.update(index="py-occ", id="1", doc={"n": 5}, if_seq_no=r["_seq_no"], if_primary_term=r["_primary_term"])
+    with pytest.raises(ConflictError):
+        es.delete(index="py-occ", id="1", if_seq_no=seq, if_primary_term=term)
+    # A noop answers the document's unchanged version.
+    n = es.update(index="py-occ", id="1", doc={"n": 4})
+    assert n["result"] == "noop" and (n["_seq_no"], n["_primary_term"]) == (r2["_seq_no"], r2["_primary_term"])
+    # Bulk items: per-item conflicts, versions in every answer.
+    b = es.bulk(operations=[
+        {"index": {"_index": "py-occ", "_id": "1", "if_seq_no": r2["_seq_no"], "if_primary_term": term}}, {"n": 6},
+        {"index": {"_index": "py-occ", "_id": "1", "if_seq_no": r2["_seq_no"], "if_primary_term": term}}, {"n": 7},
+        {"delete": {"_index": "py-occ", "_id": "1", "version": 3}},
+    ], refresh=True)
+    items = [i["index"] if "index" in i else i["delete"] for i in b["items"]]
+    assert items[0]["status"] == 200 and items[0]["_seq_no"] > r2["_seq_no"] and items[0]["_primary_term"] == term
+    assert items[1]["status"] == 409 and items[1]["error"]["type"] == "version_conflict_engine_exception"
+    assert items[2]["status"] == 400 and "if_seq_no" in items[2]["error"]["reason"]
+    # Search hits carry them with seq_no_primary_term.
+    h = es.search(index="py-occ", seq_no_primary_term=True)["hits"]["hits"][0]
+    assert (h["_seq_no"], h["_primary_term"]) == (items[0]["_seq_no"], term) and "fields" not in h
+    h = es.search(index="py-occ")["hits"]["hits"][0]
+    assert "_seq_no" not in h
+    with pytest.raises(BadRequestError):  # create has no version to compare with
+        es.index(index="py-occ", id="2", document={"n": 1}, op_type="create", if_seq_no=0, if_primary_term=1)
+
+
+def test_update_by_query(es):
+    es.indices.create(
+        index="py-ubq",
+        settings={"number_of_shards": 2, "number_of_replicas": 0},
+        mappings={"properties": {
+            "tag": {"type": "keyword"},
+            "price": {"type": "double", "index": False, "doc_values": True},
+            "status": {"type": "keyword", "index": False, "doc_values": True},
+            "title": {"type": "text"},
+        }},
+    )
+    helpers.bulk(es, ({"_index": "py-ubq", "_id": str(i), "_source": {"tag": "even" if i % 2 == 0 else "odd", "price": i, "status": "new"}} for i in range(20)), refresh=True)
+    # doc_values is Sluice's: the client has no parameter for it, so the whole body goes as body.
+    r = es.update_by_query(index="py-ubq", body={"query": {"term": {"tag": "even"}}, "doc_values": {"price": 0.5, "status": "sale"}}, slices=2)
+    assert r["updated"] == 10 and r["total"] == 10 and r["failures"] == [] and "took" in r
+    hits = es.search(index="py-ubq", query={"term": {"status": "sale"}}, sort=[{"price": "asc"}], docvalue_fields=["price", "status"], size=20)["hits"]["hits"]
+    assert len(hits) == 10 and all(h["fields"] == {"price": [0.5], "status": ["sale"]} for h in hits)
+    # _source keeps the document as indexed.
+    assert es.get(index="py-ubq", id="0")["_source"]["price"] == 0
+    # As a task.
+    t = es.update_by_query(index="py-ubq", body={"doc_values": {"status": "seen"}}, wait_for_completion=False)
+    done = es.tasks.get(task_id=t["task"], wait_for_completion=True, timeout="60s")
+    assert done["completed"] and done["response"]["updated"] == 20
+    assert done["task"]["action"] == "indices:data/write/update/byquery"
+    assert es.count(index="py-ubq", query={"term": {"status": "seen"}})["count"] == 20
+    # A script (Elasticsearch's form) is refused saying what to send instead.
+    with pytest.raises(BadRequestError) as e:
+        es.update_by_query(index="py-ubq", script={"source": "ctx._source.price += 1"})
+    assert "doc_values" in str(e.value)
+    with pytest.raises(BadRequestError) as e:  # indexed: not updatable in place
+        es.update_by_query(index="py-ubq", body={"doc_values": {"tag": "x"}})
+    assert "tag" in str(e.value)
+
+
 def test_search(es):
     create(es, "py-search")
     helpers.bulk(es, docs(100), index="py-search", refresh=True)
