@@ -261,7 +261,9 @@ func mergeRuns(older, newer *dvRun) *dvRun {
 
 // flatten is every field's updates as one run each, for a generation
 // file, fields by name. A field with one run is given as it is (a file's
-// bytes, perhaps): the caller keeps u alive while it reads them.
+// bytes, perhaps: the caller keeps u alive while it reads them); one with
+// several is streamed, its runs merged as they are read, so writing a
+// segment's updates out never copies them onto the heap.
 func (u *docValuesUpdates) flatten() []index.FixedNumericUpdates {
 	if u == nil {
 		return nil
@@ -269,13 +271,42 @@ func (u *docValuesUpdates) flatten() []index.FixedNumericUpdates {
 	out := make([]index.FixedNumericUpdates, 0, len(u.fields))
 	for _, name := range slices.Sorted(maps.Keys(u.fields)) {
 		f := u.fields[name]
-		merged := f.runs[0]
-		for _, r := range f.runs[1:] {
-			merged = mergeRuns(merged, r)
+		fu := index.FixedNumericUpdates{Field: name, Type: f.typ, Terms: f.terms}
+		if runs := f.runs; len(runs) == 1 {
+			fu.Docs, fu.Values = runs[0].docs, runs[0].vals
+		} else {
+			fu.Each = func(yield func(int32, int64)) { eachMerged(runs, yield) }
+			fu.Each(func(int32, int64) { fu.N++ })
 		}
-		out = append(out, index.FixedNumericUpdates{Field: name, Type: f.typ, Docs: merged.docs, Values: merged.vals, Terms: f.terms})
+		out = append(out, fu)
 	}
 	return out
+}
+
+// eachMerged calls yield with the entries of runs (oldest first) in doc
+// order; of a doc in several runs, with the newest's value. There are
+// O(log n) runs (and a file's): a scan of their heads per entry.
+func eachMerged(runs []*dvRun, yield func(doc int32, val int64)) {
+	defer runtime.KeepAlive(runs)
+	pos := make([]int, len(runs))
+	for {
+		best, doc := -1, int32(0)
+		for i, r := range runs {
+			// <=: a later run is newer and wins a tie.
+			if pos[i] < r.len() && (best < 0 || r.doc(pos[i]) <= doc) {
+				best, doc = i, r.doc(pos[i])
+			}
+		}
+		if best < 0 {
+			return
+		}
+		yield(doc, runs[best].val(pos[best]))
+		for i, r := range runs {
+			if pos[i] < r.len() && r.doc(pos[i]) == doc {
+				pos[i]++
+			}
+		}
+	}
 }
 
 // updatedLeafReader is a segment's LeafReader with its doc-values updates
@@ -401,17 +432,17 @@ func carryDocValuesUpdates(seg *segState, i int, snap, now *docValuesUpdates, do
 		return
 	}
 	for _, f := range now.flatten() {
-		for j := range f.Len() {
-			nd := docMap(i, int(f.Doc(j)))
+		f.All(func(d int32, v int64) {
+			nd := docMap(i, int(d))
 			if nd < 0 {
-				continue
+				return
 			}
 			var term []byte
 			if f.Type == document.Keyword {
-				term = f.Terms[f.Value(j)]
+				term = f.Terms[v]
 			}
-			seg.addPendingUpdate(f.Field, f.Type, nd, f.Value(j), term)
-		}
+			seg.addPendingUpdate(f.Field, f.Type, nd, v, term)
+		})
 	}
 	runtime.KeepAlive(now)
 }

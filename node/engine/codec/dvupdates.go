@@ -51,8 +51,16 @@ func (c *Codec) WriteDocValuesUpdates(dir store.Directory, info *index.SegmentIn
 		o.write([]byte(f.Field))
 		o.byte1(byte(f.Type))
 		o.uvarint(uint64(f.Len()))
-		o.write(f.Docs)
-		o.write(f.Values)
+		if f.Each != nil {
+			if err := writeStreamed(o, &f, info.MaxDoc); err != nil {
+				o.abort()
+				dir.DeleteFile(name)
+				return "", fmt.Errorf("codec: doc-values updates of %s: %w", info.Name, err)
+			}
+		} else {
+			o.write(f.Docs)
+			o.write(f.Values)
+		}
 		if f.Type == document.Keyword {
 			o.uvarint(uint64(len(f.Terms)))
 			for _, t := range f.Terms {
@@ -68,16 +76,50 @@ func (c *Codec) WriteDocValuesUpdates(dir store.Directory, info *index.SegmentIn
 	return name, nil
 }
 
-func checkUpdates(f *index.FixedNumericUpdates, maxDoc int) error {
-	n := f.Len()
-	if len(f.Docs) != 4*n || len(f.Values) != 8*n {
-		return fmt.Errorf("field %s: %d bytes of docs, %d of values", f.Field, len(f.Docs), len(f.Values))
+// writeStreamed writes a streamed field's docs, then its values, each a
+// pass over f.Each, checking them as checkUpdates does.
+func writeStreamed(o *output, f *index.FixedNumericUpdates, maxDoc int) error {
+	n, prev, bad := 0, int32(-1), error(nil)
+	f.Each(func(doc int32, val int64) {
+		switch {
+		case bad != nil:
+		case doc <= prev || int(doc) >= maxDoc:
+			bad = fmt.Errorf("field %s: doc %d out of order or range (max doc %d)", f.Field, doc, maxDoc)
+		case f.Type == document.Keyword && uint64(val) >= uint64(len(f.Terms)):
+			bad = fmt.Errorf("field %s: term %d of %d", f.Field, val, len(f.Terms))
+		default:
+			o.u32(uint32(doc))
+			o.maybeFlush()
+			prev = doc
+			n++
+		}
+	})
+	if bad == nil && n != f.N {
+		bad = fmt.Errorf("field %s: %d entries, said %d", f.Field, n, f.N)
 	}
+	if bad != nil {
+		return bad
+	}
+	f.Each(func(_ int32, val int64) {
+		o.u64(uint64(val))
+		o.maybeFlush()
+	})
+	return nil
+}
+
+func checkUpdates(f *index.FixedNumericUpdates, maxDoc int) error {
 	if !updatableType(f.Type) {
 		return fmt.Errorf("field %s: type %s is not numeric or keyword", f.Field, f.Type)
 	}
 	if f.Type != document.Keyword && f.Terms != nil {
 		return fmt.Errorf("field %s: terms for a %s field", f.Field, f.Type)
+	}
+	if f.Each != nil {
+		return nil // checked as it is written
+	}
+	n := f.Len()
+	if len(f.Docs) != 4*n || len(f.Values) != 8*n {
+		return fmt.Errorf("field %s: %d bytes of docs, %d of values", f.Field, len(f.Docs), len(f.Values))
 	}
 	prev := int32(-1)
 	for i := range n {

@@ -53,6 +53,31 @@ func TestDocValuesUpdatesRoundTrip(t *testing.T) {
 	if _, err := DecodeDocValuesUpdates(data, name, other); !errors.Is(err, index.ErrCorrupt) {
 		t.Fatalf("other segment's id: err %v", err)
 	}
+	// A streamed field writes as its arrays would; a bad stream writes
+	// nothing.
+	stream := func(docs []int32, vals []int64) index.FixedNumericUpdates {
+		return index.FixedNumericUpdates{Field: "price", Type: document.Double, N: len(docs), Each: func(yield func(int32, int64)) {
+			for i, d := range docs {
+				yield(d, vals[i])
+			}
+		}}
+	}
+	streamed := []index.FixedNumericUpdates{stream(fields[0].Docs, fields[0].Values), stream(fields[3].Docs, fields[3].Values)}
+	streamed[1].Field, streamed[1].Type, streamed[1].Terms = "tag", document.Keyword, fields[3].Terms
+	if _, err := c.WriteDocValuesUpdates(dir, info, 11, streamed, store.IOContext{}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := c.ReadDocValuesUpdates(dir, info, 11); err != nil || !reflect.DeepEqual(got, []index.NumericUpdates{fields[0], fields[3]}) {
+		t.Fatalf("streamed: read %+v, %v; want %+v", got, err, []index.NumericUpdates{fields[0], fields[3]})
+	}
+	for _, bad := range []index.FixedNumericUpdates{stream([]int32{3, 2}, []int64{1, 1}), stream([]int32{1000}, []int64{1}), {Field: "x", Type: document.Long, N: 2, Each: func(yield func(int32, int64)) { yield(1, 1) }}} {
+		if _, err := c.WriteDocValuesUpdates(dir, info, 12, []index.FixedNumericUpdates{bad}, store.IOContext{}); err == nil {
+			t.Fatalf("wrote a bad stream")
+		}
+		if _, err := dir.FileLength(DocValuesUpdatesFileName(info.Name, 12)); err == nil {
+			t.Fatalf("a bad stream left its file")
+		}
+	}
 	for _, bad := range [][]index.NumericUpdates{
 		{{Field: "x", Type: document.Long, Docs: []int32{2, 2}, Values: []int64{1, 2}}},
 		{{Field: "x", Type: document.Long, Docs: []int32{1000}, Values: []int64{1}}},

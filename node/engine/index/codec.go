@@ -71,10 +71,31 @@ type FixedNumericUpdates struct {
 	Docs   []byte
 	Values []byte
 	Terms  [][]byte // Keyword: the term table Values index
+	// Each, when set, gives the N entries in doc order instead of Docs
+	// and Values, so that a writer streams them from where they are
+	// (several runs, merged as they are read) without a copy.
+	Each func(yield func(doc int32, val int64))
+	N    int
 }
 
 // Len is the number of entries.
-func (f *FixedNumericUpdates) Len() int { return len(f.Docs) / 4 }
+func (f *FixedNumericUpdates) Len() int {
+	if f.Each != nil {
+		return f.N
+	}
+	return len(f.Docs) / 4
+}
+
+// All calls yield with every entry in doc order.
+func (f *FixedNumericUpdates) All(yield func(doc int32, val int64)) {
+	if f.Each != nil {
+		f.Each(yield)
+		return
+	}
+	for i := range f.Len() {
+		yield(f.Doc(i), f.Value(i))
+	}
+}
 
 // Doc is entry i's doc.
 func (f *FixedNumericUpdates) Doc(i int) int32 {
