@@ -80,25 +80,32 @@ func (r *dvRun) heapBytes() int64 {
 	return int64(len(r.docs) + len(r.vals))
 }
 
+// get is the run's value for doc. No defer: the lookup is on the path of
+// every sorted or filtered doc, and a deferred KeepAlive cost it 1.4×
+// (BenchmarkDocValuesUpdatesGet).
 func (r *dvRun) get(doc int) (int64, bool) {
-	defer runtime.KeepAlive(r)
-	n := r.len()
+	docs := r.docs
+	n := len(docs) >> 2
 	if n == 0 || doc < int(r.doc(0)) || doc > int(r.doc(n-1)) {
+		runtime.KeepAlive(r)
 		return 0, false
 	}
 	lo, hi := 0, n
 	for lo < hi {
 		m := int(uint(lo+hi) >> 1)
-		if int(r.doc(m)) < doc {
+		if int(binary.LittleEndian.Uint32(docs[4*m:4*m+4])) < doc {
 			lo = m + 1
 		} else {
 			hi = m
 		}
 	}
-	if lo == n || int(r.doc(lo)) != doc {
+	if lo == n || int(binary.LittleEndian.Uint32(docs[4*lo:4*lo+4])) != doc {
+		runtime.KeepAlive(r)
 		return 0, false
 	}
-	return r.val(lo), true
+	v := r.val(lo)
+	runtime.KeepAlive(r)
+	return v, true
 }
 
 // dvFieldUpdates are one field's runs, oldest first. A keyword field's

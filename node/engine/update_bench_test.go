@@ -3,9 +3,11 @@ package engine
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"testing"
 	"time"
 
+	"github.com/sluice-search/sluice/node/engine/document"
 	"github.com/sluice-search/sluice/node/engine/translog"
 )
 
@@ -96,4 +98,31 @@ func BenchmarkUpdates(b *testing.B) {
 // doc-value-only price.
 func benchSource(i, v int) []byte {
 	return fmt.Appendf(nil, `{"title":"document %d about rivers stones and harbour light number %d","n":%d,"price":%d}`, i, v, i%100, v)
+}
+
+// BenchmarkDocValuesUpdatesGet reads every doc of a 1M-doc segment through
+// its layered column, as a sort by an updated field does: 100k updates in
+// runs of a refresh each.
+func BenchmarkDocValuesUpdatesGet(b *testing.B) {
+	const maxDoc = 1 << 20
+	rng := rand.New(rand.NewPCG(1, 2))
+	var u *docValuesUpdates
+	for range 10 {
+		p := &dvPending{typ: document.Long}
+		for range 10000 {
+			p.entries = append(p.entries, dvPendingEntry{doc: int32(rng.IntN(maxDoc)), val: rng.Int64()})
+		}
+		u = u.withPending(map[string]*dvPending{"price": p})
+	}
+	l := &layeredNumericDocValues{runs: u.fields["price"].runs}
+	b.ReportMetric(float64(len(l.runs)), "runs")
+	b.ResetTimer()
+	var sum int64
+	for b.Loop() {
+		for d := range maxDoc {
+			v, _ := l.Get(d)
+			sum += v
+		}
+	}
+	_ = sum
 }
