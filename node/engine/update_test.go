@@ -523,6 +523,9 @@ func TestDocValuesUpdatesReplicate(t *testing.T) {
 	}
 	update("3", 300)
 	update("4", 400)
+	if _, err := e.UpdateDocValues(ctx, []byte("4"), []byte(`{"tag":"new"}`)); err != nil { // a keyword, with its term table
+		t.Fatal(err)
+	}
 	sent = replicateFrom(t, e, r, sent)
 	cp, _ := checkpointTo(t, e, r)
 	if !slices.ContainsFunc(cp.Infos.Segments, func(cs CommitSegment) bool { return cs.DocValuesUpdates != "" }) {
@@ -532,7 +535,7 @@ func TestDocValuesUpdatesReplicate(t *testing.T) {
 	want, got := readerDVDocs(t, pr), readerDVDocs(t, rr)
 	pr.Release()
 	rr.Release()
-	if !sameDVDocs(got, want) || *got["3"].price != 300 {
+	if !sameDVDocs(got, want) || *got["3"].price != 300 || got["4"].tag == nil || *got["4"].tag != "new" {
 		t.Fatalf("replica\n got %v\nwant %v", got, want)
 	}
 	if old := readerDVDocs(t, before); *old["3"].price != 3 {
