@@ -2541,6 +2541,7 @@ type SearchRequest struct {
 	// Fields whose doc values (columns) to return per hit, in Hit.fields (Elasticsearch's
 	// docvalue_fields): the current values, in-place updates included. Each must be mapped with doc
 	// values in the indices that map it; a field an index does not map gives its hits no value.
+	// "_seq_no" and "_primary_term" give each hit's version (Elasticsearch's seq_no_primary_term).
 	DocvalueFields []string `protobuf:"bytes,12,rep,name=docvalue_fields,json=docvalueFields,proto3" json:"docvalue_fields,omitempty"`
 	unknownFields  protoimpl.UnknownFields
 	sizeCache      protoimpl.SizeCache
@@ -3795,7 +3796,8 @@ type UpdateByQueryRequest struct {
 	// Only documents matching this query; unset: all.
 	Query *Query `protobuf:"bytes,2,opt,name=query,proto3" json:"query,omitempty"`
 	// The fields to set, as a JSON object of field to value, e.g. {"price": 12.5}: each must be
-	// updatable in place (numeric, doc values only), as for an UPDATE_DOC_VALUES item.
+	// updatable in place (a doc-value-only long, double, date, boolean or keyword field), as for
+	// an UPDATE_DOC_VALUES item.
 	DocValues []byte `protobuf:"bytes,3,opt,name=doc_values,json=docValues,proto3" json:"doc_values,omitempty"`
 	// Number of slices, at most 1,024; 0 means auto (one per shard). More than the shard count
 	// subdivides shards by _id hash.
