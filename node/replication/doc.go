@@ -57,7 +57,8 @@
 // translog above C (RetainTranslogFrom); the target installs C over a new
 // translog (engine.Replica.Recover, reusing the files it still has: a
 // returning node copies little) and says so; the primary sends every
-// operation above C (ReplicateOps), adds the copy to the in-sync set
+// operation above C (ReplicateOps; sendHistory, which copies each one out
+// of the translog reader's reused buffer), adds the copy to the in-sync set
 // (AddInSync, guarded by its term) and says done. The node then reports
 // the copy STARTED. While the primary is not ready the target tries again
 // for RecoveryWait. A copy whose last commit holds a file the primary has
@@ -81,4 +82,12 @@
 // primary's highest seqNo; then its operations above the global
 // checkpoint) and publishes a checkpoint. A primary reopened after a
 // restart resyncs its in-sync copies the same way.
+//
+// A relocation target handed the primary's role (the allocator's
+// state.Relocated: term + 1) is promoted the same way. Until it adopts
+// the new term it takes the old primary's operations as any in-sync copy
+// and replays them once promoted; after, it refuses them, the old primary
+// cannot remove it from the in-sync set at its ended term and fails the
+// batch with ErrUnavailable, which the coordinator retries on the new
+// primary.
 package replication

@@ -565,7 +565,7 @@ func (g *Group) sendHistory(ctx context.Context, t *target, eng *engine.Engine, 
 		if err != nil {
 			return sent, err
 		}
-		p := toProtoOp(op)
+		p := copyProtoOp(op)
 		batch = append(batch, p)
 		bytes += len(p.Id) + len(p.Source) + len(p.Routing)
 		if len(batch) >= maxOps || bytes >= maxBytes {

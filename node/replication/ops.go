@@ -1,6 +1,7 @@
 package replication
 
 import (
+	"bytes"
 	"fmt"
 
 	"github.com/sluice-search/sluice/node/engine/translog"
@@ -19,6 +20,16 @@ var opTypes = map[translog.OpType]nodev1.ReplicatedOpType{
 func toProtoOp(op *translog.Op) *nodev1.ReplicatedOp {
 	return &nodev1.ReplicatedOp{SeqNo: int64(op.SeqNo), PrimaryTerm: int64(op.PrimaryTerm), Type: opTypes[op.Type],
 		Id: op.ID, Source: op.Source, Routing: op.Routing}
+}
+
+// copyProtoOp is toProtoOp over copies of op's bytes, for an op read from
+// a translog snapshot: Snapshot.Next reuses its buffer for the next
+// record, so a batch that kept the bytes would send every op with the
+// id and source of the last ones read.
+func copyProtoOp(op *translog.Op) *nodev1.ReplicatedOp {
+	p := toProtoOp(op)
+	p.Id, p.Source, p.Routing = bytes.Clone(op.ID), bytes.Clone(op.Source), bytes.Clone(op.Routing)
+	return p
 }
 
 func toProtoOps(ops []translog.Op) []*nodev1.ReplicatedOp {
