@@ -22,7 +22,10 @@
 // writer running it cuts the primary's node from everyone, from etcd only,
 // and from its replicas only, then heals: every acknowledged write is
 // there, the copies agree (ShardStats per copy), and a write sent straight
-// to an old primary whose term ended is acknowledged by no one. A
+// to an old primary whose term ended is acknowledged by no one. A primary
+// moved by a drain under a writer has the new primary's node killed, the
+// old one isolated, or the new one cut from the other nodes the moment
+// the hand-off shows (term + 1): nothing acknowledged is lost. A
 // randomized test then mixes bulks (some refresh=wait_for), refreshes,
 // SIGKILL and restart of random nodes and the three cuts for
 // SLUICE_E2E_FAULT_SECONDS (45 by default), with the seed printed and

@@ -141,6 +141,55 @@ var _ = Describe("faults on data nodes of their own hosts", Ordered, func() {
 		partition("cut-nodes", lab.cutFromNodes, false)
 	})
 
+	// A primary moved by a drain hands its role to its target at term + 1
+	// with a writer running; the moment the cluster shows the new
+	// primary, the new primary's node is killed, the old one isolated, or
+	// the new one cut from the other nodes. Every acknowledged write is
+	// there after, once, on every copy.
+	It("loses no acknowledged write when a moving primary's nodes are killed or cut during the hand-off", func() {
+		needLab()
+		const index = "handoff-faults"
+		labCreateIndex(lcl, index, 1, 1)
+		w := startWriter(lcl, index, "hf", 2, nil)
+		ctx := context.Background()
+		for round, fault := range []string{"kill-new", "isolate-old", "cut-new"} {
+			_, old, term := labShard(lc, index, 0)
+			Expect(old).NotTo(BeEmpty())
+			Eventually(w.h.n.Load, 30*time.Second, 20*time.Millisecond).Should(BeNumerically(">", 200*(round+1)))
+			_, err := lcl.DrainNode(ctx, &sluicev1.DrainNodeRequest{NodeId: old})
+			Expect(err).NotTo(HaveOccurred())
+			var moved string
+			Eventually(func() bool {
+				_, p, t := labShard(lc, index, 0)
+				moved = p
+				return p != "" && p != old && t > term
+			}, 60*time.Second, 10*time.Millisecond).Should(BeTrue(), "the primary left %s", old)
+			GinkgoWriter.Printf("round %d: primary handed from %s to %s; %s\n", round, old, moved, fault)
+			switch fault {
+			case "kill-new":
+				lc.proc(moved).kill(syscall.SIGKILL)
+				time.Sleep(2 * time.Second)
+				lc.proc(moved).start()
+			case "isolate-old":
+				lab.isolate(old)
+				time.Sleep(2 * time.Second)
+				lab.heal(old)
+			case "cut-new":
+				lab.cutFromNodes(moved)
+				time.Sleep(2 * time.Second)
+				lab.heal(moved)
+			}
+			_, err = lcl.DrainNode(ctx, &sluicev1.DrainNodeRequest{NodeId: old, Undrain: true})
+			Expect(err).NotTo(HaveOccurred())
+			labWaitGreen(lcl, index, 90*time.Second)
+		}
+		h := w.close()
+		Expect(len(h.acked)).To(BeNumerically(">", 600), "the writer got writes through")
+		labWaitGreen(lcl, index, 90*time.Second)
+		checkHistory(lcl, index, h)
+		checkCopies(lc, lcl, index, dialDirect)
+	})
+
 	// SLUICE_E2E_FAULT_SEED replays a run's choices (the timing is the
 	// machine's); SLUICE_E2E_FAULT_SECONDS sets how long faults are made.
 	It("keeps every acknowledged write, no document twice and equal copies under random SIGKILLs, restarts and partitions", func() {
