@@ -41,8 +41,8 @@
 // until it holds nothing. Each time every acknowledged write is there
 // once, no search reported a failure, no more moves ran at once than the
 // allocator's bounds, and the cluster state, health and the CLI showed a
-// move in progress. Draining a node that holds primaries under load is
-// pending: the primary hand-off loses acknowledged writes today.
+// move in progress. A node holding primaries is drained under load the
+// same way, each primary's role handed to its target at term + 1.
 //
 // rolling_test.go restarts every data node in turn (SIGTERM, start, wait
 // until its readiness, the health service sluice.node.ready, is SERVING)
