@@ -64,7 +64,8 @@ var _ = Describe("moving shard copies under load", Ordered, func() {
 	})
 
 	// drain drains node under load with `sluice node drain --wait`, checks
-	// it ends empty and nothing was lost, and stops it.
+	// it ends empty (in the routing and on its disk) and nothing was lost,
+	// and stops it.
 	drain := func(node string) {
 		w, s, o := startWriter(lcl, index, "drain-"+node, 2, nil), startSearcher(lcl, index), watchMoves(lc, lcl)
 		Eventually(w.h.n.Load, 30*time.Second, 20*time.Millisecond).Should(BeNumerically(">", 400))
@@ -73,6 +74,11 @@ var _ = Describe("moving shard copies under load", Ordered, func() {
 		Expect(out).To(ContainSubstring("node " + node + " holds no shard copies"))
 		Expect(copiesPerNode(lc, index, node)).To(Equal([]int{0}))
 		labWaitGreen(lcl, index, 60*time.Second)
+		// Its disk holds no shard data: each moved copy was deleted once
+		// its shard was fully active elsewhere.
+		Eventually(func() ([]string, error) {
+			return filepath.Glob(filepath.Join(lc.dir, node, "*", "[0-9]*"))
+		}, 30*time.Second, 100*time.Millisecond).Should(BeEmpty())
 		checkMoved(w, s, o, lcl, index)
 		checkCopies(lc, lcl, index, dialDirect)
 		// Empty, the node may go: the index stays green without it.

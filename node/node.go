@@ -14,10 +14,12 @@
 //     (copyRole: primary or replica, the primary term, the primary's node)
 //     and reported STARTED (or FAILED with the reason) in their routing
 //     entries; an open copy whose role changes (promoted, a new term) is
-//     given its new role; copies that go away are closed, and deleted when
-//     their index is gone. A failed open is retried with a growing backoff,
-//     5 attempts in all (Elasticsearch's index.allocation.max_retries), and
-//     again after a restart;
+//     given its new role; copies that go away are closed, and their data
+//     deleted once their index is gone or the shard is fully active on
+//     other nodes (stored.go; also for data found at start, of copies that
+//     moved while the node was down). A failed open is retried with a
+//     growing backoff, 5 attempts in all (Elasticsearch's
+//     index.allocation.max_retries), and again after a restart;
 //   - the registration under nodes/<id> with a lease (cluster/registry),
 //     carrying the disk figures of the data path (disk.go: measured every
 //     DiskCheckInterval, registered again when they move), which the

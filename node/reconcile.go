@@ -44,6 +44,10 @@ type reconciler struct {
 	open    map[state.ShardID]*openShard
 	opening map[state.ShardID]*opening
 	failed  map[state.ShardID]*openFailure
+	// stored: the shards with data on this node (stored.go), found when
+	// the first pass lists the data dir (scanned) or opened since.
+	stored  map[state.ShardID]*storedCopy
+	scanned bool
 	halted  bool
 	held    bool           // no new opens: the node is shutting down
 	opens   sync.WaitGroup // running opens
@@ -104,7 +108,8 @@ func newReconciler(nodeID string, host shardSet, store *state.Store, cache *stat
 	}
 	return &reconciler{nodeID: nodeID, host: host, store: store, cache: cache, log: log, recoveries: recoveries,
 		sem: make(chan struct{}, recoveries), kick: make(chan struct{}, 1),
-		open: map[state.ShardID]*openShard{}, opening: map[state.ShardID]*opening{}, failed: map[state.ShardID]*openFailure{}}
+		open: map[state.ShardID]*openShard{}, opening: map[state.ShardID]*opening{}, failed: map[state.ShardID]*openFailure{},
+		stored: map[state.ShardID]*storedCopy{}}
 }
 
 // queuedReason is the reason of a copy waiting for a recovery slot; a
@@ -167,16 +172,18 @@ func (r *reconciler) wanted(rt *statev1.ShardCopy) bool {
 	return false
 }
 
+// want is a copy the routing asks this node to hold.
+type want struct {
+	x    *state.Index
+	rt   *statev1.ShardCopy // this node's copy
+	role copyRole
+}
+
 func (r *reconciler) reconcile(ctx context.Context, st *state.Snapshot) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.halted {
 		return
-	}
-	type want struct {
-		x    *state.Index
-		rt   *statev1.ShardCopy // this node's copy
-		role copyRole
 	}
 	desired := map[state.ShardID]want{}
 	now := time.Now()
@@ -216,30 +223,12 @@ func (r *reconciler) reconcile(ctx context.Context, st *state.Snapshot) {
 		}
 		if errors.Is(o.err, context.Canceled) {
 			// Cancelled because unwanted (the node stopping harvests
-			// nothing); the data goes if the index did.
-			if st.ByUUID[id.Index] == nil {
-				if err := r.host.deleteShard(ctx, id); err != nil {
-					r.log.Warn("delete shard", "shard", id, "err", err)
-				}
-			}
+			// nothing); its data is dealt with below.
 			continue
 		}
 		r.openFailed(ctx, id, o)
 	}
-	// A copy that failed to open is deleted with its index (its data,
-	// corruption marker included), as an open one is below.
-	for id := range r.failed {
-		if _, busy := r.opening[id]; busy || st.ByUUID[id.Index] != nil {
-			continue
-		}
-		delete(r.failed, id)
-		if err := r.host.deleteShard(ctx, id); err != nil {
-			r.log.Warn("delete failed shard", "shard", id, "err", err)
-		} else {
-			r.log.Info("deleted failed shard of deleted index", "shard", id)
-		}
-	}
-	// Close what is no longer ours; delete the data of deleted indices.
+	// Close what is no longer ours.
 	for id := range r.open {
 		if _, ok := desired[id]; ok {
 			continue
@@ -248,14 +237,11 @@ func (r *reconciler) reconcile(ctx context.Context, st *state.Snapshot) {
 			r.log.Warn("close shard", "shard", id, "err", err)
 		}
 		delete(r.open, id)
-		if _, exists := st.ByUUID[id.Index]; !exists {
-			if err := r.host.deleteShard(ctx, id); err != nil {
-				r.log.Warn("delete shard", "shard", id, "err", err)
-			} else {
-				r.log.Info("deleted shard of deleted index", "shard", id)
-			}
-		}
 	}
+	// Delete the data of copies neither open, opening nor wanted here once
+	// nothing needs it: their index is deleted, or the shard is fully
+	// active on other nodes.
+	r.deleteUnneeded(ctx, st, desired)
 	// A shard that failed while open is closed; the open below then
 	// reports the host's refusal FAILED, with the reason.
 	for id := range r.open {
@@ -340,6 +326,7 @@ func (r *reconciler) startOpen(ctx context.Context, id state.ShardID, x *state.I
 		rt.GetState() == sluicev1.ShardState_SHARD_STATE_FAILED && !role.Primary:
 		r.report(ctx, id, rt, state.ShardReport{State: sluicev1.ShardState_SHARD_STATE_INITIALIZING, Reason: r.queuedReason()})
 	}
+	r.stored[id] = &storedCopy{seen: true}
 	octx, cancel := context.WithCancel(ctx)
 	o := &opening{rt: rt, role: role, indexRev: x.ModRevision, rec: new(engine.Recovery), cancel: cancel, done: make(chan struct{})}
 	r.opening[id] = o

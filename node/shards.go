@@ -43,9 +43,12 @@ type shardSet interface {
 	// closeShard commits and closes an open shard (it moved away, failed,
 	// or the node is shutting down).
 	closeShard(ctx context.Context, id state.ShardID) error
-	// deleteShard removes a shard's data: its index was deleted. The shard
-	// has been closed first (if it was open).
+	// deleteShard removes a shard's data: its index was deleted, or the
+	// copy left this node and the shard is fully active elsewhere. The
+	// shard has been closed first (if it was open).
 	deleteShard(ctx context.Context, id state.ShardID) error
+	// stored lists the shards with data on this node, open or not.
+	stored() ([]state.ShardID, error)
 	// failure says why an open shard failed (a damaged file found by a
 	// scrub, a merge or a verification), or nil: the reconciler closes it
 	// and opens it again, and the refusal is reported FAILED with its
@@ -174,6 +177,15 @@ func (s hostedShards) deleteShard(ctx context.Context, id state.ShardID) error {
 		s.repl.Closed(id)
 	}
 	return s.h.Delete(ctx, shardID(id))
+}
+
+func (s hostedShards) stored() ([]state.ShardID, error) {
+	ids, err := s.h.Stored()
+	out := make([]state.ShardID, len(ids))
+	for i, id := range ids {
+		out[i] = state.ShardID{Index: id.IndexUUID, Shard: id.Shard}
+	}
+	return out, err
 }
 
 func (s hostedShards) failure(id state.ShardID) error { return s.h.Failure(shardID(id)) }

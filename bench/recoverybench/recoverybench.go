@@ -11,8 +11,9 @@
 //     (unthrottled); its bytes fetched and time are the replica's own
 //     report ("replica recovered from its primary": from the recovery's
 //     start to the primary saying done, so the handshake and the
-//     operations phase count against it). Then back to 0 replicas, which
-//     deletes the copy, so the next round fetches every file again.
+//     operations phase count against it). Then back to 0 replicas: the
+//     node deletes the copy (the shard is fully active on the primary's
+//     node), so the next round fetches every file again.
 //
 // Both read the same files, which the page cache may hold for both; the
 // result is the medians' ratio, with the machine's load average before and
@@ -339,14 +340,14 @@ var recovered = regexp.MustCompile(`msg="replica recovered from its primary".* f
 
 // recoverReplica adds a replica, waits for green and reads what the
 // replica's node reported of its recovery (in its log at logPath); then
-// removes the replica and moves its directory, replicaDir, to aside
-// (what the recovery fetched, for the next plain copy), so the next
-// recovery fetches every file again. It returns aside.
+// links what the recovery fetched into aside (for the next plain copy)
+// and removes the replica, so the next recovery fetches every file again.
+// It returns aside.
 func recoverReplica(ctx context.Context, c *client.Client, logPath, replicaDir, aside string, r *Round) (string, error) {
 	if err := recoverOnce(ctx, c, logPath, r); err != nil {
 		return "", err
 	}
-	return aside, removeReplica(ctx, c, logPath, replicaDir, aside)
+	return aside, removeReplica(ctx, c, replicaDir, aside)
 }
 
 func recoverOnce(ctx context.Context, c *client.Client, logPath string, r *Round) error {
@@ -385,42 +386,33 @@ func recoverOnce(ctx context.Context, c *client.Client, logPath string, r *Round
 	return nil
 }
 
-// removeReplica sets 0 replicas and, once the node closed the removed
-// copy, moves its directory to aside.
-func removeReplica(ctx context.Context, c *client.Client, logPath, replicaDir, aside string) error {
-	closed, err := count(logPath, closedLine)
+// removeReplica hard-links the segment files of the replica's copy in
+// replicaDir into aside, sets 0 replicas and waits for the node to
+// delete the copy's directory.
+func removeReplica(ctx context.Context, c *client.Client, replicaDir, aside string) error {
+	files, _, err := segmentFiles(replicaDir)
 	if err != nil {
 		return err
+	}
+	if err := os.MkdirAll(aside, 0o755); err != nil {
+		return err
+	}
+	for _, name := range files {
+		if err := os.Link(filepath.Join(replicaDir, name), filepath.Join(aside, name)); err != nil {
+			return err
+		}
 	}
 	if err := setReplicas(ctx, c, 0); err != nil {
 		return err
 	}
-	// A removed copy's files stay on its node's disk (a copy placed there
-	// again would reuse them).
 	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(100 * time.Millisecond) {
-		n, err := count(logPath, closedLine)
-		if err != nil {
-			return err
-		}
-		if n > closed {
-			return os.Rename(replicaDir, aside)
+		if _, err := os.Stat(replicaDir); errors.Is(err, os.ErrNotExist) {
+			return nil
 		}
 		if time.Now().After(deadline) {
-			return errors.New("the replica's node did not close the removed copy")
+			return errors.New("the replica's node did not delete the removed copy")
 		}
 	}
-}
-
-// closedLine is what a node logs when it closes a replica copy.
-var closedLine = regexp.MustCompile(`msg="replica copy closed"`)
-
-// count is how many lines of the log at path match re.
-func count(path string, re *regexp.Regexp) (int, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return 0, err
-	}
-	return len(re.FindAllIndex(b, -1)), nil
 }
 
 // reports are the replica node's recovery reports so far.

@@ -2,16 +2,21 @@ package datapath_test
 
 import (
 	"context"
+	"errors"
+	"os"
+	"slices"
 	"testing"
 	"time"
 
+	"github.com/sluice-search/sluice/node"
+	"github.com/sluice-search/sluice/node/shard"
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
 )
 
 // A drain on a real cluster moves a primary to another node by
 // relocation — a target recovers from it, joins the in-sync set, takes the
 // primary's role at term + 1 — and loses no acknowledged document; the
-// drained node ends holding nothing.
+// drained node ends holding nothing, on its disk too.
 func TestClusterDrainMovesPrimary(t *testing.T) {
 	tc := startCluster(t)
 	ctx := context.Background()
@@ -59,5 +64,21 @@ func TestClusterDrainMovesPrimary(t *testing.T) {
 	dr, err := tc.client.DrainNode(ctx, &sluicev1.DrainNodeRequest{NodeId: from})
 	if err != nil || dr.Copies != 0 {
 		t.Errorf("drained node: %v, %v", dr, err)
+	}
+	// The drained node deletes the moved copy's data: the shard is fully
+	// active on the other node.
+	i := slices.IndexFunc(tc.Nodes, func(n *node.Node) bool { return n.ID() == from })
+	if i < 0 {
+		t.Fatalf("no node %s", from)
+	}
+	dir := tc.Nodes[i].Shards().Path(shard.ID{IndexUUID: info.Index.Uuid})
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		_, err := os.Stat(dir)
+		if errors.Is(err, os.ErrNotExist) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the drained node still holds %s (%v)", dir, err)
+		}
 	}
 }

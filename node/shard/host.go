@@ -375,6 +375,33 @@ func (h *Host) Delete(ctx context.Context, id ID) error {
 	return err
 }
 
+// Stored lists the shards with a directory under the data dir, open or
+// not: a node's reconciler finds there, when it starts, the copies it
+// held before (some of which may have moved away while it was down).
+func (h *Host) Stored() ([]ID, error) {
+	indices, err := os.ReadDir(h.opts.DataDir)
+	if err != nil {
+		return nil, fmt.Errorf("shard: list data dir: %w", err)
+	}
+	var ids []ID
+	for _, x := range indices {
+		if !x.IsDir() {
+			continue
+		}
+		shards, err := os.ReadDir(filepath.Join(h.opts.DataDir, x.Name()))
+		if err != nil {
+			return nil, fmt.Errorf("shard: list index dir: %w", err)
+		}
+		for _, s := range shards {
+			n, err := strconv.Atoi(s.Name())
+			if s.IsDir() && err == nil && n >= 0 && strconv.Itoa(n) == s.Name() {
+				ids = append(ids, ID{IndexUUID: x.Name(), Shard: n})
+			}
+		}
+	}
+	return ids, nil
+}
+
 // UpdateMapping merges a newer cluster mapping of an index into each of its
 // open shards.
 func (h *Host) UpdateMapping(indexUUID string, m *mapping.Mapping) error {
