@@ -343,9 +343,12 @@
 // checkpoint (every seqNo up to it held) and the highest seqNo received.
 // InstallCheckpoint diffs the checkpoint's files with the copy's (same
 // name, length and checksum: reused), fetches the missing ones through a
-// FetchFunc into a temporary file, checks length, footer and full
-// checksum (VerifyFiles), renames it into place, opens the new segments,
-// reads changed live docs and publishes a Reader whose SeqNo is the
+// FetchFunc into temporary files, Options.ConcurrentFileFetches at a time
+// (default 2, Elasticsearch's indices.recovery.max_concurrent_file_chunks),
+// checks length, footer and full checksum — computed as the bytes are
+// written (codec ChecksumWriter, Elasticsearch's VerifyingIndexOutput),
+// not by reading the file back — renames each into place, opens the new
+// segments, reads changed live docs and publishes a Reader whose SeqNo is the
 // checkpoint's — the Reader type searches, scans and Select use on a
 // primary. A name the copy holds with other bytes (an old primary's file)
 // is replaced only at publication, readers keeping their mapping, and

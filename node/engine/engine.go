@@ -48,6 +48,8 @@ const (
 	DefaultMergePreCopyTimeout = 30 * time.Second
 	// DefaultPreCopyRetention: see Options.PreCopyRetention.
 	DefaultPreCopyRetention = 10 * time.Minute
+	// DefaultConcurrentFileFetches: see Options.ConcurrentFileFetches.
+	DefaultConcurrentFileFetches = 2
 )
 
 // Options configure an Engine.
@@ -127,6 +129,12 @@ type Options struct {
 	// DefaultPreCopyRetention): a merge the primary abandoned after
 	// pre-copying leaves nothing behind for long.
 	PreCopyRetention time.Duration
+	// ConcurrentFileFetches is how many files a replica fetches at once
+	// when it installs a checkpoint (a recovery's files included); default
+	// DefaultConcurrentFileFetches, Elasticsearch's
+	// indices.recovery.max_concurrent_file_chunks. One file at a time
+	// leaves the disk idle while each chunk crosses from the primary.
+	ConcurrentFileFetches int
 
 	// PrimaryTerm is the term of this primary (the shard's primary term in
 	// the cluster state): every operation the engine logs carries it.
@@ -175,6 +183,9 @@ func (o *Options) SetDefaults() {
 	}
 	if o.PreCopyRetention <= 0 {
 		o.PreCopyRetention = DefaultPreCopyRetention
+	}
+	if o.ConcurrentFileFetches <= 0 {
+		o.ConcurrentFileFetches = DefaultConcurrentFileFetches
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -663,11 +664,9 @@ func (in *install) run(ctx context.Context, fetch FetchFunc) (_ InstallResult, e
 		}
 	}()
 	in.side = map[string]string{}
-	for _, f := range cp.Files {
-		got, err := r.obtain(ctx, f, fetch, true)
-		if err != nil {
-			return in.res, err
-		}
+	gots, err := r.obtainAll(ctx, cp.Files, fetch)
+	for i, f := range cp.Files {
+		got := gots[i]
 		switch got.how {
 		case obtainedReused:
 			in.res.Reused++
@@ -678,8 +677,13 @@ func (in *install) run(ctx context.Context, fetch FetchFunc) (_ InstallResult, e
 			in.side[f.Name] = got.part
 			in.res.FetchedBytes += f.Length
 			continue
+		case obtainedNone:
+			continue
 		}
 		in.held = append(in.held, f.Name)
+	}
+	if err != nil {
+		return in.res, err // what was obtained is released with the install
 	}
 	// Segments whose files are all in place open now, outside the locks.
 	segs := make([]*segState, len(cp.Infos.Segments))
@@ -868,7 +872,44 @@ const (
 	obtainedFetched        // fetched and in place: a reference was taken
 	obtainedAside          // fetched under part: a same-named file differs
 	obtainedSkipped        // (pre-copy) a same-named file differs: not fetched
+	obtainedNone           // (obtainAll) failed, or not tried after a failure
 )
+
+// obtainAll obtains files (aside when a same-named file differs),
+// Options.ConcurrentFileFetches at a time, and says how it got each. After
+// a failure it starts no more and returns the first error, with how it
+// got those it did get: their references and files aside are the
+// caller's to release.
+func (r *Replica) obtainAll(ctx context.Context, files []FileMeta, fetch FetchFunc) ([]obtained, error) {
+	gots := make([]obtained, len(files))
+	for i := range gots {
+		gots[i].how = obtainedNone
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	sem := make(chan struct{}, r.opts.ConcurrentFileFetches)
+	var wg sync.WaitGroup
+	for i, f := range files {
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			got, err := r.obtain(ctx, f, fetch, true)
+			if err != nil {
+				cancel(err)
+				return
+			}
+			gots[i] = got
+		})
+	}
+	wg.Wait()
+	return gots, context.Cause(ctx)
+}
 
 // obtain makes sure the copy has file f. A file it has with the same
 // length and checksum is reused; one it lacks is fetched into place; one
@@ -946,7 +987,16 @@ func (r *Replica) fetchFile(ctx context.Context, f FileMeta, fetch FetchFunc, as
 	if err != nil {
 		return fail(err)
 	}
-	if err := fetch(ctx, f, out); err != nil {
+	// The file is checksummed as it is written, not read back after
+	// (a codec file; a commit point is small and verified after).
+	var w io.Writer = out
+	var check func() (uint32, error)
+	if sw, ok := r.codec.(streamVerifier); ok && !strings.HasPrefix(f.Name, commitPrefix) {
+		var sum io.Writer
+		sum, check = sw.ChecksumWriter(f.Name, f.Length)
+		w = io.MultiWriter(out, sum)
+	}
+	if err := fetch(ctx, f, w); err != nil {
 		out.Close()
 		return fail(err)
 	}
@@ -957,19 +1007,8 @@ func (r *Replica) fetchFile(ctx context.Context, f FileMeta, fetch FetchFunc, as
 	if n != f.Length {
 		return fail(fmt.Errorf("%w: got %d bytes, want %d", index.ErrCorrupt, n, f.Length))
 	}
-	meta, err := fileMetaOf(r.dir, r.codec, part)
-	if err != nil {
+	if err := r.verifyFetched(ctx, f, part, check); err != nil {
 		return fail(err)
-	}
-	if meta.Checksum != f.Checksum {
-		return fail(fmt.Errorf("%w: footer checksum %#x, want %#x", index.ErrCorrupt, meta.Checksum, f.Checksum))
-	}
-	checks, err := VerifyFiles(ctx, r.dir, r.codec, []string{part}, VerifyOptions{})
-	if err != nil {
-		return fail(err)
-	}
-	if c := checks[0]; c.Status != FileOK {
-		return fail(fmt.Errorf("%s: %v", c.Status, c.Err))
 	}
 	r.stats.fetched.Add(1)
 	r.stats.fetchedBytes.Add(f.Length)
@@ -981,6 +1020,42 @@ func (r *Replica) fetchFile(ctx context.Context, f FileMeta, fetch FetchFunc, as
 	}
 	r.fd.incRef([]string{f.Name})
 	return obtained{how: obtainedFetched}, nil
+}
+
+// streamVerifier is a codec that checksums a file as it is written
+// (codec.Codec).
+type streamVerifier interface {
+	ChecksumWriter(name string, length int64) (io.Writer, func() (uint32, error))
+}
+
+// verifyFetched checks that fetched file f, written to part, holds the
+// bytes the primary described: check, if set, is the checksum computed
+// while it was written; without, the file is read back and verified.
+func (r *Replica) verifyFetched(ctx context.Context, f FileMeta, part string, check func() (uint32, error)) error {
+	var sum uint32
+	if check != nil {
+		var err error
+		if sum, err = check(); err != nil {
+			return err
+		}
+	} else {
+		meta, err := fileMetaOf(r.dir, r.codec, part)
+		if err != nil {
+			return err
+		}
+		checks, err := VerifyFiles(ctx, r.dir, r.codec, []string{part}, VerifyOptions{})
+		if err != nil {
+			return err
+		}
+		if c := checks[0]; c.Status != FileOK {
+			return fmt.Errorf("%s: %v", c.Status, c.Err)
+		}
+		sum = meta.Checksum
+	}
+	if sum != f.Checksum {
+		return fmt.Errorf("%w: footer checksum %#x, want %#x", index.ErrCorrupt, sum, f.Checksum)
+	}
+	return nil
 }
 
 // PreCopy fetches files of a merged segment the primary has not published

@@ -115,17 +115,23 @@ func checksumFooter(data []byte, file string) (covered int, want uint32, err err
 	if len(data) < 4+footerLen {
 		return 0, 0, corruptf(file, 0, "file too short (%d bytes)", len(data))
 	}
-	if m := binary.LittleEndian.Uint32(data); m != headerMagic {
+	return checkFooter(file, len(data), data[:4], data[len(data)-footerLen:])
+}
+
+// checkFooter is checksumFooter of a file of length bytes known by its
+// first 4 bytes (head) and its footer (foot, footerLen bytes).
+func checkFooter(file string, length int, head, foot []byte) (covered int, want uint32, err error) {
+	if m := binary.LittleEndian.Uint32(head); m != headerMagic {
 		return 0, 0, corruptf(file, 0, "bad header magic %#x", m)
 	}
-	end := len(data) - footerLen
-	if m := binary.LittleEndian.Uint32(data[end:]); m != footerMagic {
+	end := length - footerLen
+	if m := binary.LittleEndian.Uint32(foot); m != footerMagic {
 		return 0, 0, corruptf(file, end, "bad footer magic %#x", m)
 	}
-	if a := binary.LittleEndian.Uint32(data[end+4:]); a != 0 {
+	if a := binary.LittleEndian.Uint32(foot[4:]); a != 0 {
 		return 0, 0, corruptf(file, end+4, "unknown checksum algorithm %d", a)
 	}
-	stored := binary.LittleEndian.Uint64(data[end+8:])
+	stored := binary.LittleEndian.Uint64(foot[8:])
 	if stored>>32 != 0 {
 		return 0, 0, corruptf(file, end+8, "checksum has high bits set")
 	}
