@@ -36,7 +36,12 @@ var _ = Describe("moving shard copies under load", Ordered, func() {
 	BeforeAll(func() {
 		dir := filepath.Join(c.dir, "moves")
 		Expect(os.MkdirAll(dir, 0o755)).To(Succeed())
-		lc = labCluster(dir, nil, []string{"m1", "m2", "m3"})
+		// Recovery throttled, as on m4 below, so that a drain's moves
+		// last long enough for the CLI to be seen showing one: since
+		// replicas fetch 2 files at a time, unthrottled moves of this
+		// small index ended before `sluice state` or `sluice health`
+		// answered (2 runs of 2).
+		lc = labCluster(dir, nil, []string{"m1", "m2", "m3"}, "--recovery-max-bytes-per-sec", "256KiB")
 		lcl = lc.dial("coord-a")
 		DeferCleanup(func() { lcl.Close() })
 		labCreateIndex(lcl, index, 4, 1)

@@ -193,8 +193,9 @@ func dialInNetns(ctx context.Context, ns, addr string) (net.Conn, error) {
 // labCluster is etcd, a coordinator and data nodes, each node in its own
 // namespace of lab (or, with lab nil, all on loopback). The nodes fail a
 // replica that does not answer within replTimeout, so a cut costs writes
-// seconds rather than the default 30.
-func labCluster(dir string, lab *netLab, nodes []string) *cluster {
+// seconds rather than the default 30. nodeArgs are added to every node's
+// flags.
+func labCluster(dir string, lab *netLab, nodes []string, nodeArgs ...string) *cluster {
 	const replTimeout = "5s"
 	lc := &cluster{dir: dir, sluice: c.sluice, etcd: c.etcd, coords: map[string]*proc{}, coordAddr: map[string]string{}, coordMetrics: map[string]string{}}
 	host := "127.0.0.1"
@@ -214,6 +215,7 @@ func labCluster(dir string, lab *netLab, nodes []string) *cluster {
 		}
 		args := []string{"node", "--etcd", lc.etcdURL, "--listen", listen, "--data-dir", filepath.Join(dir, id),
 			"--node-id", id, "--log-level", "info", "--replication-timeout", replTimeout}
+		args = append(args, nodeArgs...)
 		p := &proc{name: id, bin: lc.sluice, log: filepath.Join(dir, id+".log"), args: args}
 		if lab != nil {
 			p.bin, p.args = "ip", append([]string{"netns", "exec", lab.ns[id], lc.sluice}, args...)
