@@ -147,7 +147,7 @@ func Random(r *rand.Rand, o RandomOptions) *Model {
 		for i := 0; i < o.RandomTerms; i++ {
 			term := randTerm(r, "abcdez\x00\xff", 6)
 			df := 1 + r.IntN(4)
-			if r.IntN(10) == 0 {
+			if r.IntN(10) == 0 && universe > 0 { // an empty segment has no docs to pick
 				df = 1 + r.IntN(universe)
 			}
 			addTerm(term, docsOf(df))
