@@ -49,6 +49,15 @@
 // pre-copied to the in-sync copies before the merge commits
 // (engine.Options.MergedSegmentPreCopy, PreCopyFiles).
 //
+// Segments a primary adds outside its translog (shard.Shard.AddIndexes:
+// a reindex's segment copy) are in no operation a copy could replay, so
+// they are synced as a write is replicated (Group.SyncSegments): the add,
+// a refresh, and the checkpoint holding them sent to every in-sync copy at
+// once; AddIndexes returns once each has installed it or has been removed
+// from the in-sync set, and fails (ErrUnavailable) when the primary's term
+// has ended. So every in-sync copy — the only ones promoted or handed the
+// primary's role — holds every add that returned.
+//
 // # Recovery
 //
 // A replica copy opens (engine.OpenReplica over whatever files it has)
@@ -58,8 +67,11 @@
 // translog (engine.Replica.Recover, reusing the files it still has: a
 // returning node copies little) and says so; the primary sends every
 // operation above C (ReplicateOps; sendHistory, which copies each one out
-// of the translog reader's reused buffer), adds the copy to the in-sync set
-// (AddInSync, guarded by its term) and says done. The node then reports
+// of the translog reader's reused buffer), then, with segment adds held
+// off, has the target install its newest checkpoint if it is newer than C
+// (a last segment sync, as OpenSearch forces one before a relocation
+// hand-off: an add since C is in no operation it got), adds the copy to
+// the in-sync set (AddInSync, guarded by its term) and says done. The node then reports
 // the copy STARTED. While the primary is not ready the target tries again
 // for RecoveryWait. A copy whose last commit holds a file the primary has
 // under the same name with other bytes (engine.ErrFileConflict: a primary

@@ -32,6 +32,12 @@ type Group struct {
 	term  atomic.Int64
 	log   *slog.Logger
 
+	// segments is held for reading by SyncSegments while it adds
+	// segments outside the translog and syncs them, and for writing by a
+	// recovery's last checkpoint and join: a copy joins the in-sync set
+	// either holding every add or counted by the adds after it.
+	segments sync.RWMutex
+
 	mu      sync.Mutex
 	sh      *shard.Shard
 	targets map[string]*target // by allocation id
@@ -312,6 +318,80 @@ func (g *Group) WaitVisible(ctx context.Context, seq int64) error {
 	}
 }
 
+// SyncSegments runs add, refreshes, and sends the checkpoint that holds
+// what add did to every in-sync copy at once, as Replicate sends
+// operations: it returns once each has installed it or has been removed
+// from the in-sync set (shard.Replicator).
+func (g *Group) SyncSegments(ctx context.Context, add func(context.Context) error) error {
+	g.segments.RLock()
+	defer g.segments.RUnlock()
+	g.mu.Lock()
+	err := g.usableLocked()
+	if err == nil && g.sh == nil {
+		err = fmt.Errorf("%w: shard %s: the primary copy is opening", ErrUnavailable, g.id)
+	}
+	sh := g.sh
+	g.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	if err := add(ctx); err != nil {
+		return err
+	}
+	cp, err := refreshedCheckpoint(ctx, sh.Engine())
+	if err != nil {
+		return err
+	}
+	defer cp.Release()
+	targets := g.inSync()
+	// Not the caller's context: a client giving up must not fail a copy.
+	sctx := context.WithoutCancel(ctx)
+	errs := make([]error, len(targets))
+	var wg sync.WaitGroup
+	for i, t := range targets {
+		wg.Go(func() {
+			if err := g.install(t, cp); err != nil {
+				errs[i] = g.fail(sctx, t, fmt.Errorf("install checkpoint %d/%d of added segments: %w", cp.Term, cp.Version, err))
+			}
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.usableLocked()
+}
+
+// refreshedCheckpoint refreshes eng and returns a checkpoint of what it
+// shows then, retained for the caller.
+func refreshedCheckpoint(ctx context.Context, eng *engine.Engine) (*engine.ReplicationCheckpoint, error) {
+	if _, err := eng.Refresh(ctx); err != nil {
+		return nil, err
+	}
+	return eng.Checkpoint(ctx)
+}
+
+// install sends cp to t and waits until t has installed it (or a newer
+// one), recording what t shows.
+func (g *Group) install(t *target, cp *engine.ReplicationCheckpoint) error {
+	g.mu.Lock()
+	gcp := g.gcp
+	g.mu.Unlock()
+	visible, err := g.sendCheckpoint(t, cp, gcp)
+	if err != nil {
+		return err
+	}
+	g.mu.Lock()
+	if visible > t.visible {
+		t.visible = visible
+		g.notifyLocked()
+	}
+	g.mu.Unlock()
+	return nil
+}
+
 // start begins publishing checkpoints after each refresh.
 func (g *Group) start() {
 	g.mu.Lock()
@@ -403,16 +483,9 @@ func (g *Group) sendCheckpoints(t *target) {
 			}
 			return
 		}
-		gcp := g.gcp
 		g.mu.Unlock()
-		visible, err := g.sendCheckpoint(t, cp, gcp)
+		err := g.install(t, cp)
 		cp.Release()
-		g.mu.Lock()
-		if err == nil && visible > t.visible {
-			t.visible = visible
-			g.notifyLocked()
-		}
-		g.mu.Unlock()
 		if err != nil {
 			g.log.Warn("publish checkpoint", "copy", t.alloc, "node", t.node, "err", err)
 		}

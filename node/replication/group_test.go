@@ -24,12 +24,7 @@ import (
 // even trying, until the routing shows it primary at its term.
 func TestStalePrimaryStopsAcknowledging(t *testing.T) {
 	ctx := context.Background()
-	store := state.NewStore(etcdtest.New(t), "")
-	h, err := shard.NewHost(shard.HostOptions{DataDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { h.CloseAll(ctx) })
+	store, h := newHost(t)
 	var dials atomic.Int32
 	svc := New(Config{NodeID: "n1", Host: h, Store: store, Logger: slog.New(slog.DiscardHandler),
 		Dial: func(node string) (grpc.ClientConnInterface, error) {
@@ -37,27 +32,10 @@ func TestStalePrimaryStopsAcknowledging(t *testing.T) {
 			return nil, fmt.Errorf("node [%s] unreachable", node)
 		}})
 	id := state.ShardID{Index: "u1"}
-	routing := func(term int64, primary string) *statev1.ShardRouting {
-		return &statev1.ShardRouting{PrimaryTerm: term, InSync: []string{"p", "r"}, Copies: []*statev1.ShardCopy{
-			{NodeId: "n1", AllocationId: "p", Primary: primary == "p", State: sluicev1.ShardState_SHARD_STATE_STARTED},
-			{NodeId: "n2", AllocationId: "r", Primary: primary == "r", State: sluicev1.ShardState_SHARD_STATE_STARTED}}}
-	}
 	// In etcd the replica was promoted at term 3; this primary, at term
 	// 2, has not heard.
-	var txn state.Txn
-	txn.Put(store.Keys.Shard(id.Index, id.Shard), routing(3, "r"))
-	if err := store.Commit(ctx, &txn); err != nil {
-		t.Fatal(err)
-	}
-	if err := svc.OpenPrimary(ctx, shard.Meta{ID: shard.ID{IndexUUID: id.Index}, Index: "x"}, id, Role{AllocationID: "p", Primary: true, Term: 2}); err != nil {
-		t.Fatal(err)
-	}
+	sh := openPrimary(t, svc, store, h, id, twoCopies(3, "r"))
 	g, err := svc.group(id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	g.follow(routing(2, "p"))
-	sh, err := h.Get(shard.ID{IndexUUID: id.Index})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,8 +48,55 @@ func TestStalePrimaryStopsAcknowledging(t *testing.T) {
 		t.Fatalf("second bulk: %v, %d more dials; want ErrUnavailable at once", err, dials.Load()-tried)
 	}
 	// The routing shows another primary: still stale.
-	g.follow(routing(3, "r"))
+	g.follow(twoCopies(3, "r"))
 	if _, err := sh.Bulk(ctx, op, shard.RefreshNone); !errors.Is(err, ErrUnavailable) {
 		t.Fatalf("bulk after the routing showed another primary: %v", err)
 	}
+}
+
+// twoCopies is the routing entry of a shard with copies p on n1 and r on
+// n2, both in sync, primary the primary's allocation id.
+func twoCopies(term int64, primary string) *statev1.ShardRouting {
+	return &statev1.ShardRouting{PrimaryTerm: term, InSync: []string{"p", "r"}, Copies: []*statev1.ShardCopy{
+		{NodeId: "n1", AllocationId: "p", Primary: primary == "p", State: sluicev1.ShardState_SHARD_STATE_STARTED},
+		{NodeId: "n2", AllocationId: "r", Primary: primary == "r", State: sluicev1.ShardState_SHARD_STATE_STARTED}}}
+}
+
+// openPrimary opens copy p of shard id on svc as its primary at term 2,
+// whose group sees p primary at term 2 with r in sync, while etcd holds
+// inEtcd.
+func openPrimary(t *testing.T, svc *Service, store *state.Store, h *shard.Host, id state.ShardID, inEtcd *statev1.ShardRouting) *shard.Shard {
+	t.Helper()
+	ctx := context.Background()
+	var txn state.Txn
+	txn.Put(store.Keys.Shard(id.Index, id.Shard), inEtcd)
+	if err := store.Commit(ctx, &txn); err != nil {
+		t.Fatal(err)
+	}
+	if err := svc.OpenPrimary(ctx, shard.Meta{ID: shard.ID{IndexUUID: id.Index}, Index: "x"}, id, Role{AllocationID: "p", Primary: true, Term: 2}); err != nil {
+		t.Fatal(err)
+	}
+	g, err := svc.group(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.follow(twoCopies(2, "p"))
+	sh, err := h.Get(shard.ID{IndexUUID: id.Index})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sh
+}
+
+// newHost is a shard host over a temporary directory, and a store over a
+// real etcd.
+func newHost(t *testing.T) (*state.Store, *shard.Host) {
+	t.Helper()
+	store := state.NewStore(etcdtest.New(t), "")
+	h, err := shard.NewHost(shard.HostOptions{DataDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { h.CloseAll(context.Background()) })
+	return store, h
 }

@@ -62,10 +62,7 @@ func (s *Service) StartRecovery(stream grpc.BidiStreamingServer[nodev1.StartReco
 	eng := g.sh.Engine()
 	g.mu.Unlock()
 	began := time.Now()
-	if _, err := eng.Refresh(ctx); err != nil {
-		return err
-	}
-	cp, err := eng.Checkpoint(ctx)
+	cp, err := refreshedCheckpoint(ctx, eng)
 	if err != nil {
 		return err
 	}
@@ -96,7 +93,7 @@ func (s *Service) StartRecovery(stream grpc.BidiStreamingServer[nodev1.StartReco
 	if err != nil {
 		return fmt.Errorf("recovery of %s: operations above %d: %w", t.alloc, cp.SeqNo, err)
 	}
-	if err := g.join(ctx, t); err != nil {
+	if err := g.joinSynced(ctx, t, eng, cp); err != nil {
 		return err
 	}
 	done = true
@@ -131,6 +128,32 @@ func (g *Group) untrack(t *target) {
 	if !t.inSync {
 		g.dropLocked(t)
 	}
+}
+
+// joinSynced is a recovery's last segment sync and join, as OpenSearch's
+// recovery of a segment-replicated copy forces a last round of segment
+// replication before the copy takes a primary's role: segments added
+// outside the translog (SyncSegments) since first, the recovery's
+// checkpoint, are in no operation the copy got, so with adds held off the
+// copy installs the primary's newest checkpoint when it is newer than
+// first, and then joins. Every add before is in that checkpoint; every add
+// after counts the copy as in sync and waits for it — a copy in the
+// in-sync set, which alone may be handed the primary's role, holds every
+// added segment.
+func (g *Group) joinSynced(ctx context.Context, t *target, eng *engine.Engine, first *engine.ReplicationCheckpoint) error {
+	g.segments.Lock()
+	defer g.segments.Unlock()
+	cp, err := eng.Checkpoint(ctx)
+	if err != nil {
+		return err
+	}
+	defer cp.Release()
+	if cp.Newer(first) {
+		if err := g.install(t, cp); err != nil {
+			return fmt.Errorf("recovery of %s: install checkpoint %d/%d: %w", t.alloc, cp.Term, cp.Version, err)
+		}
+	}
+	return g.join(ctx, t)
 }
 
 // join makes a recovered copy in sync: from the moment it counts as in

@@ -64,12 +64,27 @@ func (s *Shard) Commit(ctx context.Context) (*engine.SegmentInfos, error) {
 }
 
 // AddIndexes adds the segments of another shard's reader (a segment copy
-// of a reindex): see engine.AddIndexes. A primary's only.
+// of a reindex): see engine.AddIndexes. A primary's only. With replicas it
+// returns once every in-sync copy has installed them (Replicator.
+// SyncSegments): they are not in the translog, so a copy promoted or
+// handed the primary's role without them would lose them. An add already
+// done (its marker committed) is synced again, so a rerun after a failed
+// sync is safe.
 func (s *Shard) AddIndexes(ctx context.Context, src *engine.Reader, opts engine.AddIndexesOptions) (engine.AddIndexesResult, error) {
 	if s.rep != nil {
 		return engine.AddIndexesResult{}, s.notPrimary()
 	}
-	return s.eng.AddIndexes(ctx, src, opts)
+	r := s.replicator()
+	if r == nil {
+		return s.eng.AddIndexes(ctx, src, opts)
+	}
+	var res engine.AddIndexesResult
+	err := r.SyncSegments(ctx, func(ctx context.Context) error {
+		var err error
+		res, err = s.eng.AddIndexes(ctx, src, opts)
+		return err
+	})
+	return res, err
 }
 
 // Marker reports whether a commit of the shard carries marker (an
