@@ -442,6 +442,15 @@ func (in Input) planRebalance(ids []state.ShardID, planned map[state.ShardID]*st
 			}
 			why := fmt.Sprintf("rebalancing index [%s]: node [%s] weighs %.2f, node [%s] %.2f", in.State.ByUUID[index].Name(), heavy, weight(heavy), light, weight(light))
 			in.startMove(id, r, c, light, why, ms)
+			// Weigh the nodes as if the move were done: the next index's
+			// move must not pick the same heavy and light nodes from
+			// counts this one changed, or two indices move the same way in
+			// one round and back in the next, for ever (single-copy
+			// primaries swung between two nodes at every round).
+			total[heavy]--
+			total[light]++
+			perIndex[index][heavy]--
+			perIndex[index][light]++
 			break
 		}
 	}

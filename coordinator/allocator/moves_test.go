@@ -274,6 +274,19 @@ func TestPlanRebalance(t *testing.T) {
 		t.Errorf("2, 1, 1 copies plan %v", ups[0].Routing)
 	}
 
+	// Two indices of one shard, both replicas on n1, both primaries on
+	// n2, n3 empty: one replica moves to n3 in a round. Weighed by the
+	// counts before the first move, the second index moved its replica
+	// too (n1 0, n2 2, n3 2), and the next round moved them back.
+	st = snapshot([]string{"n1", "n2", "n3"}, 1, nil, pair(0, "n2", "n1"))
+	y := &state.Index{Meta: &statev1.Index{Name: "y", Uuid: "uy", Settings: &sluicev1.IndexSettings{NumberOfShards: 1, NumberOfReplicas: 1}},
+		Shards: []*state.Shard{{Routing: pair(0, "n2", "n1"), ModRevision: 7}}}
+	st.Indices["y"], st.ByUUID["uy"] = y, y
+	recovering(st, "n1", "n2", "n3")
+	if ups, _ := Plan(Input{State: st, Keys: state.NewKeys(""), Now: now, NewID: ids()}); len(ups) != 1 {
+		t.Errorf("%d rebalancing moves planned in one round, want 1 (the second weighed as if the first were done)", len(ups))
+	}
+
 	var shards []*statev1.ShardRouting
 	for i := range 6 {
 		shards = append(shards, &statev1.ShardRouting{Shard: int32(i), PrimaryTerm: 1, InSync: []string{"p", "r"}, Copies: []*statev1.ShardCopy{
