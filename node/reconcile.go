@@ -264,6 +264,9 @@ func (r *reconciler) reconcile(ctx context.Context, st *state.Snapshot) {
 			if f := r.failed[id]; f != nil && f.alloc == w.rt.GetAllocationId() && (f.attempts >= maxOpenAttempts || now.Before(f.next)) {
 				continue // backing off; the state may not show the FAILED report yet
 			}
+			if !w.role.Primary && !r.dropFailedReplica(ctx, id, w.rt) {
+				continue // tried again at the next pass
+			}
 			r.startOpen(ctx, id, w.x, w.rt, w.role)
 			continue
 		case o.role != w.role:
@@ -309,6 +312,30 @@ func (r *reconciler) reconcile(ctx context.Context, st *state.Snapshot) {
 			r.report(ctx, id, w.rt, state.ShardReport{State: sluicev1.ShardState_SHARD_STATE_STARTED})
 		}
 	}
+}
+
+// dropFailedReplica deals with a replica copy that failed while open here
+// (a damaged file found by the scrubber or a verification; the host keeps
+// the failure until the data is deleted): it is reported FAILED and leaves
+// the in-sync set in one write, so it can never be promoted, and only then
+// is its data deleted, for the open that follows to recover it from the
+// primary from nothing. It says whether the copy can be opened now (false:
+// the report failed; the next pass tries again).
+func (r *reconciler) dropFailedReplica(ctx context.Context, id state.ShardID, rt *statev1.ShardCopy) bool {
+	ferr := r.host.failure(id)
+	if ferr == nil {
+		return true
+	}
+	if !r.report(ctx, id, rt, state.ShardReport{State: sluicev1.ShardState_SHARD_STATE_FAILED, LeaveInSync: true,
+		Reason: fmt.Sprintf("replica copy failed on node [%s], out of the in-sync set, recovering it from the primary: %v", r.nodeID, ferr)}) {
+		return false
+	}
+	if err := r.host.deleteShard(ctx, id); err != nil {
+		r.log.Warn("delete failed replica copy", "shard", id, "err", err)
+		return false
+	}
+	r.log.Warn("failed replica copy deleted; recovering it from the primary", "shard", id, "failure", ferr)
+	return true
 }
 
 // startOpen opens a shard in the background, once a recovery slot is

@@ -26,6 +26,8 @@ type replicated struct {
 	nodes map[string]*Node
 	dirs  map[string]string
 	uuid  string
+	// cfg is what every node starts with (DataDir and ID set per node).
+	cfg Config
 }
 
 // newReplicated starts n nodes and creates index x (one shard, replicas),
@@ -37,8 +39,14 @@ func newReplicated(t *testing.T, n int, replicas int32) *replicated {
 
 func newReplicatedWith(t *testing.T, n int, replicas int32, m *sluicev1.Mapping) *replicated {
 	t.Helper()
+	return newReplicatedCfg(t, n, replicas, m, Config{})
+}
+
+// newReplicatedCfg is newReplicatedWith with nodes configured by cfg.
+func newReplicatedCfg(t *testing.T, n int, replicas int32, m *sluicev1.Mapping, cfg Config) *replicated {
+	t.Helper()
 	fastRetries(t)
-	rc := &replicated{e: newEnv(t), nodes: map[string]*Node{}, dirs: map[string]string{}}
+	rc := &replicated{e: newEnv(t), nodes: map[string]*Node{}, dirs: map[string]string{}, cfg: cfg}
 	for i := range n {
 		rc.start(t, fmt.Sprintf("n%d", i+1), "")
 	}
@@ -60,7 +68,9 @@ func (rc *replicated) start(t *testing.T, id, _ string) *Node {
 		dir = t.TempDir()
 		rc.dirs[id] = dir
 	}
-	n := rc.e.startNodeWith(t, Config{DataDir: dir, ID: id}, nil)
+	cfg := rc.cfg
+	cfg.DataDir, cfg.ID = dir, id
+	n := rc.e.startNodeWith(t, cfg, nil)
 	rc.nodes[id] = n
 	t.Cleanup(n.Stop)
 	return n

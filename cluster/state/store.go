@@ -159,6 +159,11 @@ type ShardReport struct {
 	Reason string
 	// Recovery: while INITIALIZING, how far the node's recovery is.
 	Recovery *sluicev1.ShardRecovery
+	// LeaveInSync, with FAILED, takes a replica copy out of the in-sync
+	// set in the same write: its data is damaged (a scrub found a bad
+	// file), so it must never be promoted; its node recovers it afresh.
+	// Ignored for a primary copy.
+	LeaveInSync bool
 }
 
 // SetShardState records a node's report on a shard copy it holds: STARTED,
@@ -177,6 +182,7 @@ type ShardReport struct {
 // primary adds it there when its recovery ends): a STARTED report for a
 // replica outside it fails with ErrNotInSync. The first STARTED report of
 // a primary whose shard has an empty in-sync set (a new shard) adds it.
+// A FAILED report with LeaveInSync takes a replica out of the set.
 func (s *Store) SetShardState(ctx context.Context, id ShardID, nodeID, allocationID string, rep ShardReport) error {
 	return s.updateRouting(ctx, id, func(r *statev1.ShardRouting) (*statev1.ShardRouting, error) {
 		c := CopyByAllocation(r, allocationID)
@@ -191,14 +197,18 @@ func (s *Store) SetShardState(ctx context.Context, id ShardID, nodeID, allocatio
 			return nil, fmt.Errorf("shard %s: replica %s on %s: %w", id, allocationID, nodeID, ErrNotInSync)
 		}
 		join := started && c.GetPrimary() && len(r.GetInSync()) == 0
-		if !join && c.GetState() == rep.State && c.GetReason() == rep.Reason && proto.Equal(c.GetRecovery(), rep.Recovery) {
+		leave := rep.LeaveInSync && rep.State == sluicev1.ShardState_SHARD_STATE_FAILED && !c.GetPrimary() && InSync(r, allocationID)
+		if !join && !leave && c.GetState() == rep.State && c.GetReason() == rep.Reason && proto.Equal(c.GetRecovery(), rep.Recovery) {
 			return nil, nil
 		}
 		nr := cloneRouting(r)
 		nc := CopyByAllocation(nr, allocationID)
 		nc.State, nc.Reason, nc.Recovery, nc.LeftAt = rep.State, rep.Reason, rep.Recovery, nil
-		if join {
+		switch {
+		case join:
 			nr.InSync = []string{allocationID}
+		case leave:
+			nr.InSync = withoutInSync(nr.InSync, allocationID)
 		}
 		return nr, nil
 	})

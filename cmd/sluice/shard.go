@@ -35,9 +35,10 @@ func newShardVerifyCmd() *cobra.Command {
 on the nodes that hold them: every file's checksum in full (what each node's
 background scrubber does once a day), and with --deep every segment decoded end
 to end (postings against their statistics, norms, doc values, every stored
-document; Lucene's CheckIndex). A damaged file fails its copy — it stops
-serving, the index turns red and the reason names the file — as the scrubber
-would. A copy that has already failed shows its reason without being read
+document; Lucene's CheckIndex). Every copy is checked, replicas too. A
+damaged file fails its copy — it stops serving and the reason names the file —
+as the scrubber would: a primary's shard turns red; a replica leaves the
+in-sync set and recovers again from its primary. A copy that has already failed shows its reason without being read
 again.
 
 Each node verifies one copy at a time; --max-bytes-per-sec caps the read rate

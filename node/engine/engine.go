@@ -601,9 +601,14 @@ type Stats struct {
 	// merges.
 	MergeYields, MergeYieldsSkipped int64
 	MergeYieldTime                  time.Duration
-	// Checksum verification by the scrubber and Verify: bytes and files
-	// checksummed, damaged files found (by those and by merges), and when
-	// a scrub pass last got through every file (zero: never).
+	CheckStats
+}
+
+// CheckStats count checksum verification by the scrubber and Verify:
+// bytes and files checksummed, damaged files found (by those and, on a
+// primary, by merges), and when a scrub pass last got through every file
+// (zero: never).
+type CheckStats struct {
 	VerifiedBytes, VerifiedFiles, CorruptFiles int64
 	ScrubbedAt                                 time.Time
 }
@@ -651,11 +656,7 @@ func (e *Engine) Stats() Stats {
 	s.MergeTime = time.Duration(w.stats.mergeNanos.Load())
 	s.MergeYields, s.MergeYieldsSkipped = w.yield.pauses.Load(), w.yield.skipped.Load()
 	s.MergeYieldTime = time.Duration(w.yield.pausedNS.Load())
-	s.VerifiedBytes, s.VerifiedFiles = e.checks.bytes.Load(), e.checks.files.Load()
-	s.CorruptFiles = e.checks.corrupt.Load()
-	e.checks.mu.Lock()
-	s.ScrubbedAt = e.checks.doneAt
-	e.checks.mu.Unlock()
+	s.CheckStats = e.checks.stats()
 	return s
 }
 

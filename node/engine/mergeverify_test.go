@@ -10,6 +10,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/sluice-search/sluice/node/engine/bitflip"
 	"github.com/sluice-search/sluice/node/engine/index"
 	"github.com/sluice-search/sluice/node/engine/mergepolicy"
 	"github.com/sluice-search/sluice/node/engine/mergescheduler"
@@ -81,7 +82,7 @@ func TestMergeRefusesDamagedInput(t *testing.T) {
 			before := e.indexFiles()
 			var name string
 			if damage != "" {
-				name = flipLargest(t, dir, damage)
+				name = bitflip.Largest(t, dir, damage)
 			}
 			err = sched.runOne(t)
 			if damage == "" {

@@ -106,6 +106,9 @@ type Replica struct {
 	stopOnce sync.Once
 	done     chan struct{}
 	stats    replicaCounters
+	// failure is set once by fail: a damaged file (scrub, Verify).
+	failure atomic.Pointer[error]
+	checks  checkState // verification (scrub, Verify) state and counters
 }
 
 type replicaCounters struct {
@@ -153,6 +156,11 @@ func OpenReplica(ctx context.Context, opts Options) (*Replica, error) {
 }
 
 func (r *Replica) open(ctx context.Context) error {
+	// A copy found damaged before is not served again: its node deletes
+	// it and recovers it from the primary.
+	if err := checkCorruptionMarkers(r.dir); err != nil {
+		return err
+	}
 	si, err := ReadLatestCommit(r.dir)
 	if err != nil {
 		return err
@@ -235,7 +243,84 @@ func (r *Replica) usableLocked() error {
 	case r.failed != nil:
 		return fmt.Errorf("engine: replica translog failed earlier: %w", r.failed)
 	}
+	return r.Failure()
+}
+
+// Failure returns why the replica failed (an error wrapping ErrFailed and
+// the cause, index.ErrCorrupt for a damaged file, naming it), or nil.
+func (r *Replica) Failure() error {
+	if p := r.failure.Load(); p != nil {
+		return *p
+	}
 	return nil
+}
+
+// fail fails the replica for good, as Engine's fail does an engine: its
+// files were verified when fetched and have been damaged on this disk
+// since. Operations, installs, trims, promotion and new readers are
+// refused from now on — a primary sending it operations fails it out of
+// the in-sync set, and it can never be promoted — and, for a damaged
+// file, the store is marked corrupted, so that OpenReplica refuses it
+// after a restart too. Options.OnFailure hears of it once.
+func (r *Replica) fail(source string, cause error) {
+	err := fmt.Errorf("%w (%s): %w", ErrFailed, source, cause)
+	if !r.failure.CompareAndSwap(nil, &err) {
+		return
+	}
+	r.log.Error("engine: replica failed; refusing operations, installs, promotion and reads", "source", source, "err", cause)
+	if errors.Is(cause, index.ErrCorrupt) {
+		if name, merr := markStoreCorrupted(r.dir, cause); merr != nil {
+			r.log.Error("engine: could not write the corruption marker", "err", merr)
+		} else {
+			r.log.Error("engine: store marked corrupted", "marker", name)
+		}
+	}
+	if f := r.opts.OnFailure; f != nil {
+		f(err)
+	}
+}
+
+// Verify checksums every file of the replica's installed checkpoint,
+// current reader and last commit now, and with Deep decodes every segment
+// of its reader, as Engine.Verify does a primary's; damage fails the
+// replica (fail). A failed replica can still be verified.
+func (r *Replica) Verify(ctx context.Context, opts VerifyOptions) (VerifyResult, error) {
+	return verifyCopy(ctx, r, opts)
+}
+
+// verifyFiles: the files of the installed checkpoint, of the current
+// reader's segments and of the last commit, sorted.
+func (r *Replica) verifyFiles() []string {
+	var names []string
+	r.mu.Lock()
+	if r.installed != nil {
+		for _, f := range r.installed.Files {
+			names = append(names, f.Name)
+		}
+	}
+	r.mu.Unlock()
+	rd := r.Acquire()
+	for _, s := range rd.segs {
+		names = append(names, s.files...)
+	}
+	rd.Release()
+	if c := r.LastCommit(); c != nil {
+		names = append(names, c.Files()...)
+	}
+	slices.Sort(names)
+	return slices.Compact(names)
+}
+
+func (r *Replica) verifyDir() (store.Directory, index.Codec) { return r.dir, r.codec }
+func (r *Replica) checkState() *checkState                   { return &r.checks }
+func (r *Replica) acquireVerify() *Reader                    { return r.Acquire() }
+func (r *Replica) failCopy(source string, cause error)       { r.fail(source, cause) }
+func (r *Replica) logger() *slog.Logger                      { return r.log }
+
+func (r *Replica) unusable() bool {
+	r.termMu.RLock()
+	defer r.termMu.RUnlock()
+	return r.closed || r.Failure() != nil
 }
 
 // fenceLocked refuses term if it is older than the replica's and adopts
@@ -1255,13 +1340,17 @@ func (r *Replica) Acquire() *Reader {
 	}
 }
 
-// AcquireReader is Acquire, refusing once the replica is closed.
+// AcquireReader is Acquire, refusing once the replica is closed or
+// failed (Failure: searches go to another copy).
 func (r *Replica) AcquireReader() (*Reader, error) {
 	r.termMu.RLock()
 	closed := r.closed
 	r.termMu.RUnlock()
 	if closed {
 		return nil, ErrClosed
+	}
+	if err := r.Failure(); err != nil {
+		return nil, err
 	}
 	return r.Acquire(), nil
 }
@@ -1322,13 +1411,15 @@ type ReplicaStats struct {
 	// bytes; files reused; files replaced; files pre-copied.
 	Installs, FilesFetched, BytesFetched, FilesReused, FilesReplaced, FilesPreCopied int64
 	Translog                                                                         translog.Stats
+	CheckStats
 }
 
 // Stats returns the replica's counters.
 func (r *Replica) Stats() ReplicaStats {
 	st := ReplicaStats{CopyState: r.State(), Translog: r.tl.Load().Stats(),
 		Installs: r.stats.installs.Load(), FilesFetched: r.stats.fetched.Load(), BytesFetched: r.stats.fetchedBytes.Load(),
-		FilesReused: r.stats.reused.Load(), FilesReplaced: r.stats.replaced.Load(), FilesPreCopied: r.stats.preCopied.Load()}
+		FilesReused: r.stats.reused.Load(), FilesReplaced: r.stats.replaced.Load(), FilesPreCopied: r.stats.preCopied.Load(),
+		CheckStats: r.checks.stats()}
 	rd := r.Acquire()
 	st.NumDocs, st.Segments = rd.NumDocs(), len(rd.Leaves())
 	st.DeletedDocs = rd.MaxDoc() - rd.NumDocs()

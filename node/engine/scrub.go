@@ -10,6 +10,8 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/sluice-search/sluice/node/engine/cpubudget"
+	"github.com/sluice-search/sluice/node/engine/index"
+	"github.com/sluice-search/sluice/node/engine/store"
 )
 
 // Defaults for ScrubOptions.
@@ -75,12 +77,12 @@ func (o *ScrubOptions) setDefaults() {
 }
 
 // Scrubber re-verifies, in the background, the checksum of every file of
-// the engines it is given — the files of each one's current reader and of
-// its last commit point — so that a file damaged at rest (a bit flip on
-// the disk, a bad sector, a stray write) fails its engine before it serves
-// wrong results, instead of never (the .doc, .pos, .nvd and .dvd bodies,
-// which no read path checksums) or only when a query reads the damaged
-// block. One Scrubber serves a data node, all its shards sharing one rate.
+// the copies it is given (engines and replicas) — the files of each one's
+// current reader and of its last commit point — so that a file damaged at
+// rest (a bit flip on the disk, a bad sector, a stray write) fails its
+// copy before it serves wrong results, instead of never (the .doc, .pos,
+// .nvd and .dvd bodies, which no read path checksums) or only when a query
+// reads the damaged block. One Scrubber serves a data node, all its shards sharing one rate.
 //
 // Passes: a pass verifies every file once, engine after engine; files are
 // immutable, so a file verified in this pass is skipped, and a file that
@@ -92,12 +94,12 @@ func (o *ScrubOptions) setDefaults() {
 // than one chunk), and each chunk (1 MiB) is checksummed holding a slot of
 // the process's CPU budget behind every waiting flush and merge, stepping
 // aside while goroutines wait for a CPU, so indexing and searching go
-// first. A damaged file fails its engine (Engine.Failure; the store is
-// marked corrupted); a file merged away before the scrubber reached it is
-// skipped.
+// first. A damaged file fails its copy (Engine.Failure, Replica.Failure;
+// the store is marked corrupted); a file merged away before the scrubber
+// reached it is skipped.
 type Scrubber struct {
 	opts    ScrubOptions
-	engines func() []*Engine
+	copies  func() []ScrubTarget
 	limiter *rate.Limiter // shared by every engine; nil: unlimited
 	cancel  context.CancelFunc
 	done    chan struct{}
@@ -107,16 +109,16 @@ type Scrubber struct {
 	lastPass time.Duration
 }
 
-// NewScrubber starts scrubbing the engines that engines returns at each
-// look (a host's open shards). It returns nil when opts disable it. Close
-// stops it.
-func NewScrubber(opts ScrubOptions, engines func() []*Engine) *Scrubber {
+// NewScrubber starts scrubbing the copies that copies returns at each
+// look (a host's open shards, primaries and replicas). It returns nil when
+// opts disable it. Close stops it.
+func NewScrubber(opts ScrubOptions, copies func() []ScrubTarget) *Scrubber {
 	if opts.Interval < 0 {
 		return nil
 	}
 	opts.setDefaults()
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &Scrubber{opts: opts, engines: engines, limiter: newLimiter(opts.BytesPerSec), cancel: cancel, done: make(chan struct{})}
+	s := &Scrubber{opts: opts, copies: copies, limiter: newLimiter(opts.BytesPerSec), cancel: cancel, done: make(chan struct{})}
 	go s.run(ctx)
 	return s
 }
@@ -190,22 +192,44 @@ func (s *Scrubber) run(ctx context.Context) {
 func (s *Scrubber) sweep(ctx context.Context, pass int64) bool {
 	p := &pacer{ctx: ctx, limiter: s.limiter, budget: s.opts.Budget}
 	defer p.done()
-	for _, e := range s.engines() {
-		if err := e.scrub(p, pass); err != nil {
+	for _, c := range s.copies() {
+		if err := scrub(c, p, pass); err != nil {
 			return false
 		}
 	}
 	return true
 }
 
-// scrub verifies e's files that pass has not verified yet. A failed or
-// closed engine is skipped. The error is the pacer's (Close).
-func (e *Engine) scrub(p *pacer, pass int64) error {
-	if e.Failure() != nil || e.w.isClosed() {
+// ScrubTarget is a shard copy a Scrubber verifies: a primary's *Engine
+// or a *Replica, whose files were copied from its primary and verified
+// once, when fetched, and can be damaged on this disk afterwards as any.
+type ScrubTarget interface {
+	verifiable
+}
+
+// verifiable is what scrubbing and verifying a copy need of it.
+type verifiable interface {
+	// verifyFiles lists the files the copy serves or would recover from.
+	verifyFiles() []string
+	verifyDir() (store.Directory, index.Codec)
+	checkState() *checkState
+	// acquireVerify is the current reader (Deep verification).
+	acquireVerify() *Reader
+	// unusable: failed or closed — nothing to scrub.
+	unusable() bool
+	// failCopy fails the copy for good (source: which check found it).
+	failCopy(source string, cause error)
+	logger() *slog.Logger
+}
+
+// scrub verifies c's files that pass has not verified yet. A failed or
+// closed copy is skipped. The error is the pacer's (Close).
+func scrub(c verifiable, p *pacer, pass int64) error {
+	if c.unusable() {
 		return nil
 	}
-	names := e.indexFiles()
-	cs := &e.checks
+	names := c.verifyFiles()
+	cs := c.checkState()
 	cs.mu.Lock()
 	if cs.verified == nil {
 		cs.verified = make(map[string]int64)
@@ -224,19 +248,20 @@ func (e *Engine) scrub(p *pacer, pass int64) error {
 		}
 	}
 	cs.mu.Unlock()
+	dir, codec := c.verifyDir()
 	for _, name := range todo {
-		if e.Failure() != nil || e.w.isClosed() {
+		if c.unusable() {
 			return nil
 		}
-		fc, err := verifyFile(p, e.dir, e.w.codec, name)
+		fc, err := verifyFile(p, dir, codec, name)
 		if err != nil {
 			return err
 		}
 		if fc.Status == FileUnreadable {
-			e.opts.Logger.Warn("engine: scrub could not read a file", "file", name, "err", fc.Err)
+			c.logger().Warn("engine: scrub could not read a file", "file", name, "err", fc.Err)
 		}
 		if derr := cs.record(fc); derr != nil {
-			e.fail("scrub", derr)
+			c.failCopy("scrub", derr)
 			return nil
 		}
 		if fc.Status == FileOK || fc.Status == FileGone {

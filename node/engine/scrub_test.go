@@ -5,14 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/sluice-search/sluice/node/engine/bitflip"
 	"github.com/sluice-search/sluice/node/engine/codec"
 	"github.com/sluice-search/sluice/node/engine/cpubudget"
 	"github.com/sluice-search/sluice/node/engine/document"
@@ -93,34 +92,6 @@ func fillScrubEngine(t testing.TB, e *Engine, r *rand.Rand, first, docs int, src
 	}
 }
 
-// flipLargest flips a byte in the middle of the largest file of dir whose
-// name ends with suffix (or starts with it, for "segments_"), through the
-// file system, as a bit flip on the disk looks to the page cache once
-// read, and returns the file's name.
-func flipLargest(t *testing.T, dir, suffix string) string {
-	t.Helper()
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var name string
-	var size int64
-	for _, de := range ents {
-		info, err := de.Info()
-		if err != nil || !info.Mode().IsRegular() {
-			continue
-		}
-		if (strings.HasSuffix(de.Name(), suffix) || strings.HasPrefix(de.Name(), suffix)) && info.Size() > size {
-			name, size = de.Name(), info.Size()
-		}
-	}
-	if name == "" {
-		t.Fatalf("no %s file in %s", suffix, dir)
-	}
-	flipByte(t, filepath.Join(dir, name), size/2)
-	return name
-}
-
 // segmentFileSuffixes are the files an engine keeps: every extension the
 // codec writes, and the commit point.
 var segmentFileSuffixes = []string{".smt", ".tim", ".doc", ".pos", ".nvd", ".dvd", ".fdt", ".liv", "segments_"}
@@ -155,8 +126,8 @@ func TestScrubFailsShardOnEveryFileType(t *testing.T) {
 				t.Fatalf("count before: %d %v", before, err)
 			}
 
-			name := flipLargest(t, dir, suffix)
-			sc := NewScrubber(ScrubOptions{Poll: 5 * time.Millisecond, Interval: time.Hour, BytesPerSec: -1}, func() []*Engine { return []*Engine{e} })
+			name := bitflip.Largest(t, dir, suffix)
+			sc := NewScrubber(ScrubOptions{Poll: 5 * time.Millisecond, Interval: time.Hour, BytesPerSec: -1}, func() []ScrubTarget { return []ScrubTarget{e} })
 			defer sc.Close()
 			// OnFailure is told last, after the marker is written.
 			heard := func() int {
@@ -247,7 +218,7 @@ func TestScrubPasses(t *testing.T) {
 			time.Sleep(2 * time.Millisecond)
 		}
 	}
-	sc := NewScrubber(ScrubOptions{Poll: 20 * time.Millisecond, Interval: time.Hour, BytesPerSec: -1}, func() []*Engine { return []*Engine{e} })
+	sc := NewScrubber(ScrubOptions{Poll: 20 * time.Millisecond, Interval: time.Hour, BytesPerSec: -1}, func() []ScrubTarget { return []ScrubTarget{e} })
 	defer sc.Close()
 	waitFor("the first pass", func() bool { return sc.Stats().Passes == 1 })
 	want := size(files)
@@ -284,7 +255,7 @@ func TestScrubPasses(t *testing.T) {
 	// current file again.
 	cur := int64(len(e.indexFiles()))
 	base := e.Stats().VerifiedFiles
-	sc2 := NewScrubber(ScrubOptions{Poll: time.Millisecond, Interval: 30 * time.Millisecond, BytesPerSec: -1}, func() []*Engine { return []*Engine{e} })
+	sc2 := NewScrubber(ScrubOptions{Poll: time.Millisecond, Interval: 30 * time.Millisecond, BytesPerSec: -1}, func() []ScrubTarget { return []ScrubTarget{e} })
 	defer sc2.Close()
 	waitFor("three passes", func() bool { return sc2.Stats().Passes >= 3 })
 	sc2.Close()
@@ -335,7 +306,7 @@ func TestScrubThrottle(t *testing.T) {
 	check("Verify", res.Bytes, res.Took)
 
 	before := e.Stats().VerifiedBytes
-	sc := NewScrubber(ScrubOptions{Poll: time.Millisecond, Interval: time.Hour, BytesPerSec: rate}, func() []*Engine { return []*Engine{e} })
+	sc := NewScrubber(ScrubOptions{Poll: time.Millisecond, Interval: time.Hour, BytesPerSec: rate}, func() []ScrubTarget { return []ScrubTarget{e} })
 	defer sc.Close()
 	deadline := time.Now().Add(30 * time.Second)
 	for sc.Stats().Passes == 0 && time.Now().Before(deadline) {
@@ -371,7 +342,7 @@ func TestVerify(t *testing.T) {
 			t.Fatalf("%s: %v %v", f.Name, f.Status, f.Err)
 		}
 	}
-	name := flipLargest(t, dir, ".dvd")
+	name := bitflip.Largest(t, dir, ".dvd")
 	res, err = e.Verify(ctx, VerifyOptions{})
 	if err != nil {
 		t.Fatal(err)

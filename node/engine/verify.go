@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"runtime/debug"
 	"slices"
 	"strings"
@@ -234,6 +235,14 @@ type checkState struct {
 	bytes, files, corrupt atomic.Int64
 }
 
+func (cs *checkState) stats() CheckStats {
+	st := CheckStats{VerifiedBytes: cs.bytes.Load(), VerifiedFiles: cs.files.Load(), CorruptFiles: cs.corrupt.Load()}
+	cs.mu.Lock()
+	st.ScrubbedAt = cs.doneAt
+	cs.mu.Unlock()
+	return st
+}
+
 // record counts one file's check and returns its damage, if any.
 func (cs *checkState) record(fc FileCheck) error {
 	cs.bytes.Add(fc.Bytes)
@@ -264,6 +273,14 @@ func (e *Engine) indexFiles() []string {
 	slices.Sort(names)
 	return slices.Compact(names)
 }
+
+func (e *Engine) verifyFiles() []string                     { return e.indexFiles() }
+func (e *Engine) verifyDir() (store.Directory, index.Codec) { return e.dir, e.w.codec }
+func (e *Engine) checkState() *checkState                   { return &e.checks }
+func (e *Engine) acquireVerify() *Reader                    { return e.w.Acquire() }
+func (e *Engine) unusable() bool                            { return e.Failure() != nil || e.w.isClosed() }
+func (e *Engine) failCopy(source string, cause error)       { e.fail(source, cause) }
+func (e *Engine) logger() *slog.Logger                      { return e.opts.Logger }
 
 // VerifyResult is what Engine.Verify found.
 type VerifyResult struct {
@@ -311,18 +328,25 @@ type segmentChecker interface {
 // the result (VerifyResult.Err). A failed engine can still be verified.
 // The error is for a verification that could not run to the end (ctx).
 func (e *Engine) Verify(ctx context.Context, opts VerifyOptions) (VerifyResult, error) {
+	return verifyCopy(ctx, e, opts)
+}
+
+// verifyCopy is Engine.Verify and Replica.Verify.
+func verifyCopy(ctx context.Context, c verifiable, opts VerifyOptions) (VerifyResult, error) {
 	start := time.Now()
 	var res VerifyResult
 	var err error
-	res.Files, err = VerifyFiles(ctx, e.dir, e.w.codec, e.indexFiles(), opts)
+	dir, codec := c.verifyDir()
+	cs := c.checkState()
+	res.Files, err = VerifyFiles(ctx, dir, codec, c.verifyFiles(), opts)
 	for _, fc := range res.Files {
 		res.Bytes += fc.Bytes
-		if derr := e.checks.record(fc); derr != nil {
-			e.fail("verify", derr)
+		if derr := cs.record(fc); derr != nil {
+			c.failCopy("verify", derr)
 		}
 	}
 	if err == nil && opts.Deep {
-		r := e.w.Acquire()
+		r := c.acquireVerify()
 		for _, s := range r.segs {
 			if err = ctx.Err(); err != nil {
 				break
@@ -331,9 +355,12 @@ func (e *Engine) Verify(ctx context.Context, opts VerifyOptions) (VerifyResult, 
 			if !ok {
 				continue
 			}
-			c := SegmentCheck{Name: s.info.Name, Err: sc.CheckIntegrity()}
-			e.failOnCorruption("verify", c.Err)
-			res.Segments = append(res.Segments, c)
+			sg := SegmentCheck{Name: s.info.Name, Err: sc.CheckIntegrity()}
+			if errors.Is(sg.Err, index.ErrCorrupt) {
+				cs.corrupt.Add(1)
+				c.failCopy("verify", sg.Err)
+			}
+			res.Segments = append(res.Segments, sg)
 		}
 		r.Release()
 	}

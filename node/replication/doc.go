@@ -82,7 +82,11 @@
 // once, the others waiting in StartRecovery before anything is retained.
 // A replica the primary failed (FAILED, out of the in-sync
 // set) is opened again by its node, which reports it INITIALIZING first:
-// the retry is a recovery, and the primary adds it back to the set.
+// the retry is a recovery, and the primary adds it back to the set. A
+// replica whose files were damaged on its disk (the node's scrubber or
+// a verification; engine.Replica.Failure) leaves the set by its node's
+// own FAILED report (state.ShardReport.LeaveInSync) before its data is
+// deleted and it recovers from nothing: it is never promoted.
 //
 // # Promotion
 //

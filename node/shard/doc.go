@@ -110,4 +110,12 @@
 // restart, with the store's corruption marker), and the routing entry
 // says FAILED with that reason. Deleting the shard clears both. The
 // Collector counts scrubbed bytes and files and damaged files.
+//
+// Replica copies are scrubbed and verified the same way
+// (engine.Replica.Verify): their files were checked when copied from the
+// primary, and a disk can damage them afterwards. A damaged replica fails
+// (engine.Replica.Failure: no operations, installs, reads or promotion)
+// and the host records it as it does a primary; the reconciler then
+// reports it FAILED out of the in-sync set, deletes it and recovers it
+// from the primary.
 package shard

@@ -271,7 +271,7 @@ func (h *Host) add(s *Shard) {
 	h.mu.Lock()
 	h.shards[s.id] = s
 	if h.scrubber == nil {
-		h.scrubber = engine.NewScrubber(h.opts.Scrub, h.engines)
+		h.scrubber = engine.NewScrubber(h.opts.Scrub, h.scrubTargets)
 	}
 	h.mu.Unlock()
 }
@@ -317,10 +317,8 @@ func (h *Host) Get(id ID) (*Shard, error) {
 	if s == nil {
 		return nil, fmt.Errorf("shard %v: %w", id, ErrNotHere)
 	}
-	if s.eng != nil {
-		if err := s.eng.Failure(); err != nil {
-			return nil, fmt.Errorf("shard %v: %w: %w", id, ErrFailed, err)
-		}
+	if err := s.failure(); err != nil {
+		return nil, fmt.Errorf("shard %v: %w: %w", id, ErrFailed, err)
 	}
 	return s, nil
 }
@@ -500,12 +498,16 @@ func (s *Shard) close(ctx context.Context, commit bool) error {
 	return err
 }
 
-// engines lists the open shards' engines (the scrubber's view).
-func (h *Host) engines() []*engine.Engine {
+// scrubTargets lists the open shards' engines and replicas (the
+// scrubber's view): a replica verifies each file it fetches, and its disk
+// can damage it afterwards as a primary's can.
+func (h *Host) scrubTargets() []engine.ScrubTarget {
 	shards := h.Shards()
-	out := make([]*engine.Engine, 0, len(shards))
+	out := make([]engine.ScrubTarget, 0, len(shards))
 	for _, s := range shards {
-		if s.eng != nil { // replicas verify what they fetch (engine.VerifyFiles)
+		if s.rep != nil {
+			out = append(out, s.rep)
+		} else {
 			out = append(out, s.eng)
 		}
 	}
@@ -539,18 +541,22 @@ func (h *Host) Failure(id ID) error {
 // value may stand for several failures; read Failure for each shard).
 func (h *Host) FailureNotify() <-chan struct{} { return h.failedCh }
 
-// Verify checksums every file of an open shard now — failed shards too —
-// and with opts.Deep decodes every segment (engine.Engine.Verify). Damage
-// fails the shard as the scrubber's does.
+// Verify checksums every file of an open shard copy now — primary or
+// replica, failed ones too — and with opts.Deep decodes every segment
+// (engine.Engine.Verify, engine.Replica.Verify). Damage fails the copy as
+// the scrubber's does.
 func (h *Host) Verify(ctx context.Context, id ID, opts engine.VerifyOptions) (engine.VerifyResult, error) {
 	s := h.lookup(id)
 	if s == nil {
 		return engine.VerifyResult{}, fmt.Errorf("shard %v: %w", id, ErrNotHere)
 	}
+	var res engine.VerifyResult
+	var err error
 	if s.rep != nil {
-		return engine.VerifyResult{}, fmt.Errorf("shard %v: verify runs on the primary copy (a replica checks every file it fetches): %w", id, ErrNotPrimary)
+		res, err = s.rep.Verify(ctx, opts)
+	} else {
+		res, err = s.eng.Verify(ctx, opts)
 	}
-	res, err := s.eng.Verify(ctx, opts)
 	if err != nil {
 		return res, fmt.Errorf("shard %v: %w", id, err)
 	}

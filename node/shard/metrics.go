@@ -4,6 +4,8 @@ import (
 	"strconv"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/sluice-search/sluice/node/engine"
 )
 
 // Collector exposes every open shard's engine and translog statistics to
@@ -70,10 +72,15 @@ var (
 	descRTlogB    = prometheus.NewDesc("sluice_replica_translog_bytes", "Bytes of the replica copy's retained translog.", labels, nil)
 	descRTlogOps  = prometheus.NewDesc("sluice_replica_translog_uncommitted_ops", "Translog operations of the replica copy not yet covered by a commit.", labels, nil)
 	descRFsyncs   = prometheus.NewDesc("sluice_replica_translog_fsyncs_total", "Translog fsyncs of the replica copy.", labels, nil)
+	descRScrubB   = prometheus.NewDesc("sluice_replica_scrubbed_bytes_total", "Bytes of the replica copy's files checksummed on its disk by the background scrubber and on-demand verification.", labels, nil)
+	descRScrubF   = prometheus.NewDesc("sluice_replica_scrubbed_files_total", "Files of the replica copy checksummed on its disk by the background scrubber and on-demand verification.", labels, nil)
+	descRCorrupt  = prometheus.NewDesc("sluice_replica_corrupt_files_total", "Damaged files found in the replica copy while open; the first fails it (out of the in-sync set, recovered again from the primary).", labels, nil)
+	descRScrubAt  = prometheus.NewDesc("sluice_replica_scrub_pass_completed_timestamp_seconds", "When a scrub pass last checked every file of the replica copy (0: not yet).", labels, nil)
 )
 
 var replicaDescs = []*prometheus.Desc{descRDocs, descRDeleted, descRSegments, descRSegBytes, descRSeqNo, descRLocalCP,
-	descRVisible, descRLagOps, descRInstalls, descRFetchF, descRFetchB, descRReused, descRTlogB, descRTlogOps, descRFsyncs}
+	descRVisible, descRLagOps, descRInstalls, descRFetchF, descRFetchB, descRReused, descRTlogB, descRTlogOps, descRFsyncs,
+	descRScrubB, descRScrubF, descRCorrupt, descRScrubAt}
 
 func (c hostCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descDocs, descDeleted, descSegments, descSegBytes, descRAM, descRefresh,
@@ -137,6 +144,21 @@ func collectReplica(ch chan<- prometheus.Metric, s *Shard, lv []string) {
 	gauge(descRTlogB, float64(st.Translog.SizeBytes))
 	gauge(descRTlogOps, float64(st.Translog.UncommittedOps))
 	counter(descRFsyncs, float64(st.Translog.Fsyncs))
+	collectChecks(ch, lv, st.CheckStats, descRScrubB, descRScrubF, descRCorrupt, descRScrubAt)
+}
+
+// collectChecks reports a copy's verification counters under the four
+// descriptors given (a primary's or a replica's).
+func collectChecks(ch chan<- prometheus.Metric, lv []string, st engine.CheckStats, bytes, files, corrupt, at *prometheus.Desc) {
+	gauge, counter := emitters(ch, lv)
+	counter(bytes, float64(st.VerifiedBytes))
+	counter(files, float64(st.VerifiedFiles))
+	counter(corrupt, float64(st.CorruptFiles))
+	var ts float64
+	if !st.ScrubbedAt.IsZero() {
+		ts = float64(st.ScrubbedAt.UnixNano()) / 1e9
+	}
+	gauge(at, ts)
 }
 
 func collectShard(ch chan<- prometheus.Metric, s *Shard, lv []string) {
@@ -165,12 +187,5 @@ func collectShard(ch chan<- prometheus.Metric, s *Shard, lv []string) {
 	gauge(descTlogOps, float64(tl.UncommittedOps))
 	gauge(descTlogB, float64(tl.SizeBytes))
 	counter(descFsyncs, float64(tl.Fsyncs))
-	counter(descScrubB, float64(st.VerifiedBytes))
-	counter(descScrubF, float64(st.VerifiedFiles))
-	counter(descCorrupt, float64(st.CorruptFiles))
-	var at float64
-	if !st.ScrubbedAt.IsZero() {
-		at = float64(st.ScrubbedAt.UnixNano()) / 1e9
-	}
-	gauge(descScrubAt, at)
+	collectChecks(ch, lv, st.CheckStats, descScrubB, descScrubF, descCorrupt, descScrubAt)
 }

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/sluice-search/sluice/node/engine"
+	"github.com/sluice-search/sluice/node/engine/bitflip"
 	"github.com/sluice-search/sluice/node/engine/index"
 	"github.com/sluice-search/sluice/node/engine/search"
 )
@@ -36,40 +35,6 @@ func fillShard(t *testing.T, s *Shard, docs int) {
 	if _, err := s.eng.Commit(ctx, engine.CommitOptions{}); err != nil {
 		t.Fatal(err)
 	}
-}
-
-// flipDocFile flips a byte in the middle of the shard's largest .doc file
-// and returns its name.
-func flipDocFile(t *testing.T, dir string) string {
-	t.Helper()
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var name string
-	var size int64
-	for _, de := range ents {
-		if info, err := de.Info(); err == nil && strings.HasSuffix(de.Name(), ".doc") && info.Size() > size {
-			name, size = de.Name(), info.Size()
-		}
-	}
-	if name == "" {
-		t.Fatal("no .doc file")
-	}
-	f, err := os.OpenFile(filepath.Join(dir, name), os.O_RDWR, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	b := make([]byte, 1)
-	if _, err := f.ReadAt(b, size/2); err != nil {
-		t.Fatal(err)
-	}
-	b[0] ^= 0x08
-	if _, err := f.WriteAt(b, size/2); err != nil {
-		t.Fatal(err)
-	}
-	return name
 }
 
 // TestScrubFailsShard: the host's scrubber finds a damaged .doc file; the
@@ -97,7 +62,7 @@ func TestScrubFailsShard(t *testing.T) {
 	if err != nil || n != 180 {
 		t.Fatalf("count before: %d %v", n, err)
 	}
-	name := flipDocFile(t, h.Path(meta.ID))
+	name := bitflip.Largest(t, h.Path(meta.ID), ".doc")
 	select {
 	case <-h.FailureNotify():
 	case <-time.After(20 * time.Second):
@@ -175,7 +140,7 @@ func TestHostVerify(t *testing.T) {
 	if err != nil || res.Err() != nil || len(res.Files) == 0 || len(res.Segments) == 0 {
 		t.Fatalf("clean: %+v %v", res, err)
 	}
-	name := flipDocFile(t, h.Path(meta.ID))
+	name := bitflip.Largest(t, h.Path(meta.ID), ".doc")
 	res, err = h.Verify(ctx, meta.ID, engine.VerifyOptions{})
 	if err != nil || !strings.Contains(fmt.Sprint(res.Err()), name) {
 		t.Fatalf("damaged: %v %v", res.Err(), err)

@@ -288,3 +288,12 @@ func (p docParser) parse(id, source []byte, doc *document.Document,
 	}
 	return nil
 }
+
+// failure is why the copy failed while open (engine.Engine.Failure,
+// engine.Replica.Failure), or nil.
+func (s *Shard) failure() error {
+	if s.rep != nil {
+		return s.rep.Failure()
+	}
+	return s.eng.Failure()
+}
