@@ -46,7 +46,10 @@ var Errors = &rpc.Errors{
 		// acknowledge (a failed copy it could not remove from the in-sync
 		// set, a promotion under way): the shard's primary is moving, and
 		// a retry on it is right.
-		{Code: codes.Unavailable, Errs: []error{reindex.ErrNoDestination, shard.ErrNotPrimary, replication.ErrUnavailable, engine.ErrSealed}},
+		// A mapping update the cluster did not take in time (etcd
+		// unreachable from this node): the item is retryable.
+		{Code: codes.Unavailable, Errs: []error{reindex.ErrNoDestination, shard.ErrNotPrimary, replication.ErrUnavailable, engine.ErrSealed,
+			shard.ErrMappingUnavailable}},
 		{Code: codes.InvalidArgument, Errs: []error{shard.ErrInvalid, reindex.ErrInvalid, reindex.ErrBadCursor, replication.ErrInvalid, engine.ErrInvalidCheckpoint,
 			querydsl.ErrInvalid, search.ErrInvalidQuery, dwpt.ErrInvalidDocument,
 			mapping.ErrDocument, mapping.ErrNotUpdatable, mapping.ErrStrict, mapping.ErrConflict, mapping.ErrInvalidMapping, mapping.ErrLimit}},

@@ -107,6 +107,7 @@
 package node
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -177,6 +178,11 @@ type Config struct {
 	// ConcurrentRecoveries: how many shards the node opens (recovers) at
 	// once; default DefaultConcurrentRecoveries.
 	ConcurrentRecoveries int
+	// MappingUpdateTimeout bounds how long a write that adds fields waits
+	// for the cluster (etcd) to take the mapping update before the item
+	// fails UNAVAILABLE (shard.ErrMappingUnavailable), retryable;
+	// default DefaultMappingUpdateTimeout.
+	MappingUpdateTimeout time.Duration
 	// ReplicationTimeout: how long a primary waits for a replica to take
 	// a batch of operations, or to show a refresh, before it fails the
 	// copy (out of the in-sync set); default 30s (replication.Config).
@@ -276,7 +282,7 @@ func New(cfg Config) (_ *Node, err error) {
 	n.cache = state.NewCache(n.store, log)
 
 	hopts := cfg.Shards
-	hopts.DataDir, hopts.Updater, hopts.Logger = cfg.DataDir, mappingUpdater{metadata.New(n.store)}, log
+	hopts.DataDir, hopts.Updater, hopts.Logger = cfg.DataDir, mappingUpdater{metadata.New(n.store), cmp.Or(cfg.MappingUpdateTimeout, DefaultMappingUpdateTimeout)}, log
 	if n.shards, err = shard.NewHost(hopts); err != nil {
 		return nil, fmt.Errorf("node: %w", err)
 	}

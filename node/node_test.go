@@ -39,7 +39,12 @@ type env struct {
 // newEnv starts etcd and an allocator (as a coordinator would run it).
 func newEnv(t *testing.T) *env {
 	t.Helper()
-	c := etcdtest.New(t)
+	return newEnvOn(t, etcdtest.New(t))
+}
+
+// newEnvOn is newEnv on the etcd c talks to.
+func newEnvOn(t *testing.T, c *clientv3.Client) *env {
+	t.Helper()
 	store := state.NewStore(c, "")
 	var tx state.Txn // the host's disk must not decide placement
 	tx.Put(store.Keys.Settings(), &statev1.ClusterSettings{Settings: watermark.Ignored()})

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"sync"
 	"time"
 
 	"go.etcd.io/etcd/client/pkg/v3/transport"
@@ -43,6 +44,7 @@ type Config struct {
 type Server struct {
 	etcd      *embed.Etcd
 	endpoints []string
+	closeOnce sync.Once
 }
 
 // Start starts the server and waits until it serves clients.
@@ -114,8 +116,10 @@ func (s *Server) Endpoints() []string { return s.endpoints }
 // Err reports a fatal server error.
 func (s *Server) Err() <-chan error { return s.etcd.Err() }
 
-// Close stops the server; the data stays in Dir.
-func (s *Server) Close() { s.etcd.Close() }
+// Close stops the server; the data stays in Dir. Closing it again does
+// nothing (etcd's own Close panics the second time), so a test can stop
+// the etcd its cleanup closes.
+func (s *Server) Close() { s.closeOnce.Do(s.etcd.Close) }
 
 // loopbackURL parses u, or picks a free loopback port when u is empty.
 func loopbackURL(u, scheme string) (*url.URL, error) {

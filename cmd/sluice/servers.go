@@ -119,6 +119,7 @@ type nodeFlags struct {
 	recoveries     int
 	flushThreshold byteSize
 	replTimeout    time.Duration
+	mappingTimeout time.Duration
 	recoveryRate   byteSize
 	outgoing       int
 	diskCheck      time.Duration
@@ -140,6 +141,8 @@ func (f *nodeFlags) register(cmd *cobra.Command) {
 		"how often the node measures its data dir's disk for the disk watermarks (it re-registers only when the free space moved by 0.5% of the disk)")
 	cmd.Flags().Var(&f.flushThreshold, "translog-flush-threshold",
 		"commit a shard once its uncommitted translog exceeds this, bounding what a restart replays (index.translog.flush_threshold_size), e.g. 64MiB; -1: never by size")
+	cmd.Flags().DurationVar(&f.mappingTimeout, "mapping-update-timeout", node.DefaultMappingUpdateTimeout,
+		"how long a write that adds fields waits for the cluster (etcd) to take the mapping update before the item fails UNAVAILABLE, retryable (index.mapping.dynamic_timeout)")
 	cmd.Flags().DurationVar(&f.replTimeout, "replication-timeout", 30*time.Second,
 		"how long a primary waits for a replica copy to take a batch of operations or show a refresh before it fails the copy (removes it from the in-sync set), so a cut-off replica holds writes up that long")
 }
@@ -150,6 +153,7 @@ func (f *nodeFlags) apply(cfg *node.Config) {
 	cfg.Shards.CommitTranslogBytes = int64(f.flushThreshold)
 	cfg.ConcurrentRecoveries = f.recoveries
 	cfg.ReplicationTimeout = f.replTimeout
+	cfg.MappingUpdateTimeout = f.mappingTimeout
 	cfg.RecoveryBytesPerSec, cfg.OutgoingRecoveries = int64(f.recoveryRate), f.outgoing
 	cfg.DiskCheckInterval = f.diskCheck
 }

@@ -21,6 +21,11 @@ var ErrConflict = errors.New("document already exists")
 // ErrMappingUpdate is wrapped by a *MappingUpdateError.
 var ErrMappingUpdate = errors.New("document needs a mapping update")
 
+// ErrMappingUnavailable: the cluster did not take a document's dynamic
+// mapping update in time (MappingUpdater; etcd unreachable). Nothing of
+// the document was indexed; retrying it is right.
+var ErrMappingUnavailable = errors.New("mapping update not acknowledged by the cluster")
+
 // MappingUpdateError rejects a document whose unmapped fields need a
 // mapping update first; Update holds just the new fields.
 type MappingUpdateError struct {
@@ -39,6 +44,8 @@ type MappingUpdater interface {
 	// and returns the merged mapping once it is durable. A field that
 	// clashes with the cluster's mapping fails with an error wrapping
 	// mapping.ErrConflict.
+	// A cluster that does not take it in time fails with an error
+	// wrapping ErrMappingUnavailable.
 	UpdateMapping(ctx context.Context, index, indexUUID string, update *mapping.Mapping) (*mapping.Mapping, error)
 }
 
@@ -109,6 +116,13 @@ type docMapping struct {
 	mapping  atomic.Pointer[mapping.Mapping]
 	parsers  sync.Pool // *mapping.Parser
 	updateMu sync.Mutex
+	// unavailable: when the cluster last failed to take an update in
+	// time, after how long a wait, and the error (guarded by updateMu).
+	unavailable struct {
+		at     time.Time
+		waited time.Duration
+		err    error
+	}
 }
 
 func newDocMapping(m *mapping.Mapping) *docMapping {
@@ -205,8 +219,21 @@ func (s *Shard) applyUpdate(ctx context.Context, update *mapping.Mapping) error 
 		return nil // another document's update already covered it
 	}
 	if s.updater != nil {
+		if u := &s.docs.unavailable; u.err != nil && time.Since(u.at) < u.waited {
+			// The cluster failed to take an update after a wait of
+			// u.waited, that long ago at most: fail now, as this one
+			// would after as long a wait (a bulk adding fields then costs
+			// one timeout, not one per item).
+			return u.err
+		}
+		began := time.Now()
 		if merged, err = s.updater.UpdateMapping(ctx, s.index, s.id.IndexUUID, update); err != nil {
-			return fmt.Errorf("shard %v: publish mapping update: %w", s.id, err)
+			err = fmt.Errorf("shard %v: publish mapping update: %w", s.id, err)
+			if errors.Is(err, ErrMappingUnavailable) {
+				now := time.Now()
+				s.docs.unavailable.at, s.docs.unavailable.waited, s.docs.unavailable.err = now, now.Sub(began), err
+			}
+			return err
 		}
 		// The cluster's mapping may have gained other fields meanwhile;
 		// keep everything this shard knew too.
