@@ -226,7 +226,7 @@ same files unless --etcd-cert-file etc. are given (docs/security.md).`,
 				return err
 			}
 			if tel != nil {
-				tel.Registry.MustRegister(n.Collector())
+				tel.Registry.MustRegister(n.Collector(), replication.Collector())
 			}
 			if err := n.Start(cmd.Context()); err != nil {
 				return err
@@ -404,7 +404,7 @@ indices and data.`,
 				return err
 			}
 			if tel != nil {
-				tel.Registry.MustRegister(c.Collector())
+				tel.Registry.MustRegister(c.Collector(), replication.Collector())
 				addr, err := tel.Serve(cmd.Context(), metricsListen, log)
 				if err != nil {
 					c.Stop()

@@ -45,7 +45,10 @@
 // same-checksum files. The answer is the copy's visible seqNo, which
 // refresh=wait_for (and refresh=true) waits on (WaitVisible): a write is
 // visible on every in-sync copy when the bulk returns; a copy that does
-// not show it within VisibleTimeout is failed. Merged segments are
+// not show it within VisibleTimeout is failed. The time from a
+// checkpoint's publication to a copy's answer is the replica lag
+// histogram (Collector: sluice_replica_lag_seconds, per index, on the
+// primary's clock). Merged segments are
 // pre-copied to the in-sync copies before the merge commits
 // (engine.Options.MergedSegmentPreCopy, PreCopyFiles).
 //

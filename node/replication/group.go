@@ -69,6 +69,10 @@ type target struct {
 	// for it (latest wins).
 	sending bool
 	pending *engine.ReplicationCheckpoint
+	// since: when the oldest checkpoint offered and not yet shown was
+	// published (zero: none waits); the replica lag histogram measures
+	// from it.
+	since time.Time
 }
 
 func newGroup(svc *Service, id state.ShardID, alloc string, term int64) *Group {
@@ -463,6 +467,9 @@ func (g *Group) offerLocked(t *target, cp *engine.ReplicationCheckpoint) {
 		t.pending.Release()
 	}
 	t.pending = cp.Retain()
+	if t.since.IsZero() {
+		t.since = time.Now()
+	}
 	if !t.sending {
 		t.sending = true
 		g.sends.Go(func() { g.sendCheckpoints(t) })
@@ -473,8 +480,8 @@ func (g *Group) offerLocked(t *target, cp *engine.ReplicationCheckpoint) {
 func (g *Group) sendCheckpoints(t *target) {
 	for {
 		g.mu.Lock()
-		cp := t.pending
-		t.pending = nil
+		cp, since := t.pending, t.since
+		t.pending, t.since = nil, time.Time{}
 		if cp == nil || g.closed || t.failed {
 			t.sending = false
 			g.mu.Unlock()
@@ -486,6 +493,15 @@ func (g *Group) sendCheckpoints(t *target) {
 		g.mu.Unlock()
 		err := g.install(t, cp)
 		cp.Release()
+		g.mu.Lock()
+		if err != nil && (t.since.IsZero() || since.Before(t.since)) {
+			t.since = since // still not shown
+		}
+		sh := g.sh
+		g.mu.Unlock()
+		if err == nil {
+			observeLag(sh, time.Since(since))
+		}
 		if err != nil {
 			g.log.Warn("publish checkpoint", "copy", t.alloc, "node", t.node, "err", err)
 		}
