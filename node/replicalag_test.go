@@ -39,9 +39,7 @@ func TestReplicaLagObserved(t *testing.T) {
 // count and sum.
 func lagHistogram(t *testing.T, index string) (uint64, float64) {
 	t.Helper()
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(replication.Collector())
-	fams, err := reg.Gather()
+	fams, err := replicationMetrics().Gather()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,4 +56,12 @@ func lagHistogram(t *testing.T, index string) (uint64, float64) {
 		}
 	}
 	return 0, 0
+}
+
+// replicationMetrics is a registry of the process's replication metrics
+// (replication.Collector).
+func replicationMetrics() prometheus.Gatherer {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(replication.Collector())
+	return reg
 }

@@ -82,7 +82,8 @@
 // from nothing. Recovery is throttled per node (Config): the target's
 // file fetches share RecoveryBytesPerSec (cluster/throttle, a token a
 // byte), and a primary's node serves OutgoingRecoveries recoveries at
-// once, the others waiting in StartRecovery before anything is retained.
+// once, the others waiting in StartRecovery before anything is retained
+// (Collector: sluice_recoveries_outgoing, _queued).
 // A replica the primary failed (FAILED, out of the in-sync
 // set) is opened again by its node, which reports it INITIALIZING first:
 // the retry is a recovery, and the primary adds it back to the set. A

@@ -24,9 +24,38 @@ var lagSeconds = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 	Buckets: prometheus.ExponentialBuckets(0.005, 2, 14),
 }, []string{"index"})
 
-// Collector exposes the replication metrics (sluice_replica_lag_seconds)
-// on a node's metrics endpoint.
-func Collector() prometheus.Collector { return lagSeconds }
+// outgoingActive and outgoingQueued count the peer recoveries a node's
+// primaries serve now (at most OutgoingRecoveries) and those waiting for
+// a turn, by node.
+var (
+	outgoingActive = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "sluice_recoveries_outgoing",
+		Help: "Peer recoveries this node's primary copies serve now (at most --concurrent-outgoing-recoveries).",
+	}, []string{"node"})
+	outgoingQueued = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "sluice_recoveries_outgoing_queued",
+		Help: "Peer recoveries waiting for one of this node's --concurrent-outgoing-recoveries turns.",
+	}, []string{"node"})
+)
+
+// Collector exposes the replication metrics (sluice_replica_lag_seconds,
+// sluice_recoveries_outgoing{,_queued}) on a node's metrics endpoint.
+func Collector() prometheus.Collector { return collectors{lagSeconds, outgoingActive, outgoingQueued} }
+
+// collectors is one Collector of several.
+type collectors []prometheus.Collector
+
+func (cs collectors) Describe(ch chan<- *prometheus.Desc) {
+	for _, c := range cs {
+		c.Describe(ch)
+	}
+}
+
+func (cs collectors) Collect(ch chan<- prometheus.Metric) {
+	for _, c := range cs {
+		c.Collect(ch)
+	}
+}
 
 // observeLag records one checkpoint's lag for the index of primary sh.
 func observeLag(sh *shard.Shard, lag time.Duration) {

@@ -42,10 +42,18 @@ func (s *Service) StartRecovery(stream grpc.BidiStreamingServer[nodev1.StartReco
 	}
 	// One of OutgoingRecoveries: the others wait here, before the
 	// primary retains translog or refreshes for them.
+	queued, active := outgoingQueued.WithLabelValues(s.cfg.NodeID), outgoingActive.WithLabelValues(s.cfg.NodeID)
+	queued.Inc()
 	select {
 	case s.outgoing <- struct{}{}:
-		defer func() { <-s.outgoing }()
+		queued.Dec()
+		active.Inc()
+		defer func() {
+			active.Dec()
+			<-s.outgoing
+		}()
 	case <-ctx.Done():
+		queued.Dec()
 		return ctx.Err()
 	}
 	t, err := g.track(start.GetTargetAllocationId(), start.GetTargetNode())
