@@ -100,7 +100,9 @@
 // checkpoint). Its new group then resyncs every other in-sync copy
 // (Resync: a trim record voiding older terms' operations above the new
 // primary's highest seqNo; then its operations above the global
-// checkpoint) and publishes a checkpoint. A primary reopened after a
+// checkpoint) and publishes a checkpoint. Readers pinned on the replica
+// (points-in-time, scrolls) move to the promoted shard and keep their
+// view (shard.Host.Promote). A primary reopened after a
 // restart resyncs its in-sync copies the same way.
 //
 // A relocation target handed the primary's role (the allocator's

@@ -26,7 +26,8 @@
 // gets from the checkpoints its primary publishes (node/replication).
 // Host.Promote turns it into the primary of a new term in place: the
 // replica's Shard is replaced by a primary's that shares its mapping, and
-// readers pinned on the replica are released. A primary's Replicator (its
+// readers pinned on the replica move to it, keeping their view (their
+// files stay mapped when the new engine deletes what its commit lacks). A primary's Replicator (its
 // replication group) receives every write of a Batch at Sync; a bulk, a
 // reindex slice and a single write are acknowledged only once durable on
 // the primary and every in-sync copy, and refresh=wait_for or true also

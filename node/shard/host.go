@@ -280,8 +280,12 @@ func (h *Host) add(s *Shard) {
 // (engine.Replica.Promote: sealed, committed, reopened as an engine that
 // replays its translog above the global checkpoint), with replicator as
 // its replication group. The replica's Shard is replaced by the
-// primary's: readers pinned on the replica are released. On error the
-// shard is closed; reopen it to retry.
+// primary's, and readers pinned on the replica (points-in-time, scrolls)
+// move to it: they keep their view of the replica's segments, whose files
+// stay mapped. While the engine opens, the replica's Shard stays in place
+// (writes get ErrNotPrimary, new readers ErrClosed) so pinned readers are
+// found throughout. On error the shard is closed, its pinned readers
+// released; reopen it to retry.
 func (h *Host) Promote(ctx context.Context, id ID, term int64, replicator Replicator) (*Shard, error) {
 	unlock := h.lock(id)
 	defer unlock()
@@ -292,7 +296,6 @@ func (h *Host) Promote(ctx context.Context, id ID, term int64, replicator Replic
 	if old.rep == nil {
 		return nil, fmt.Errorf("shard %v: already a primary", id)
 	}
-	h.take(id)
 	old.closed.Store(true)
 	s := &Shard{id: old.id, index: old.index, path: old.path, updater: old.updater, logger: old.logger,
 		pinned: old.pinned, bulkParallelism: old.bulkParallelism, bulkSeed: old.bulkSeed,
@@ -301,10 +304,14 @@ func (h *Host) Promote(ctx context.Context, id ID, term int64, replicator Replic
 	s.SetReplicator(replicator)
 	eng, err := old.rep.Promote(ctx, term)
 	if err != nil {
+		h.take(id)
 		return nil, fmt.Errorf("shard %v: promote to term %d: %w", id, term, err)
 	}
 	s.eng = eng
-	h.add(s)
+	h.mu.Lock()
+	h.shards[id] = s
+	h.pinned.rehome(old, s)
+	h.mu.Unlock()
 	s.SetRefreshInterval(s.refreshInterval)
 	s.logger.Info("replica copy promoted to primary", "term", term, "docs", eng.Stats().NumDocs, "max_seq_no", eng.Writer().MaxSeqNo())
 	return s, nil

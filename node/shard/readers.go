@@ -232,6 +232,18 @@ func (g *pinned) reap(now time.Time, s *Shard) {
 	}
 }
 
+// rehome moves the readers of shard from to shard to (a replica's Shard
+// replaced by its promoted primary's).
+func (g *pinned) rehome(from, to *Shard) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for _, r := range g.open {
+		if r.shard == from {
+			r.shard = to
+		}
+	}
+}
+
 // shutdown releases every reader and refuses new ones.
 func (g *pinned) shutdown() {
 	g.mu.Lock()
