@@ -326,6 +326,12 @@ func (r *reconciler) dropFailedReplica(ctx context.Context, id state.ShardID, rt
 	if ferr == nil {
 		return true
 	}
+	return r.dropDamagedReplica(ctx, id, rt, ferr)
+}
+
+// dropDamagedReplica reports a damaged replica copy FAILED out of the
+// in-sync set and then deletes its data; it says whether both happened.
+func (r *reconciler) dropDamagedReplica(ctx context.Context, id state.ShardID, rt *statev1.ShardCopy, ferr error) bool {
 	if !r.report(ctx, id, rt, state.ShardReport{State: sluicev1.ShardState_SHARD_STATE_FAILED, LeaveInSync: true,
 		Reason: fmt.Sprintf("replica copy failed on node [%s], out of the in-sync set, recovering it from the primary: %v", r.nodeID, ferr)}) {
 		return false
@@ -382,6 +388,11 @@ func (r *reconciler) startOpen(ctx context.Context, id state.ShardID, x *state.I
 // openFailed records a failed open, reports it FAILED and schedules the
 // next attempt.
 func (r *reconciler) openFailed(ctx context.Context, id state.ShardID, o *opening) {
+	if !o.role.Primary && errors.Is(o.err, engine.ErrMarkedCorrupted) && r.dropDamagedReplica(ctx, id, o.rt, o.err) {
+		// Found damaged by an earlier run of the node: out of the in-sync
+		// set and deleted, it recovers from the primary at the next pass.
+		return
+	}
 	alloc := o.rt.GetAllocationId()
 	f := r.failed[id]
 	if f == nil || f.alloc != alloc {

@@ -3,6 +3,8 @@ package node
 import (
 	"context"
 	"errors"
+	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -22,12 +24,13 @@ import (
 // TestDamagedReplicaFailsAndRecovers: on real nodes (etcd, gRPC over
 // loopback), a bit flipped on the replica's disk in a segment file it
 // copied from the primary is found — by the node's scrubber, or by an
-// on-demand verification (`sluice shard verify`) — and the copy is
+// on-demand verification (`sluice shard verify`), or by the corruption
+// marker an earlier run of the node left (restart) — and the copy is
 // reported FAILED and taken out of the in-sync set in one write (so it
 // can never be promoted), then its data is deleted and it recovers from
 // the primary afresh: green again, with every document, its files whole.
 func TestDamagedReplicaFailsAndRecovers(t *testing.T) {
-	for _, how := range []string{"scrub", "verify"} {
+	for _, how := range []string{"scrub", "verify", "restart"} {
 		t.Run(how, func(t *testing.T) {
 			var cfg Config
 			cfg.Shards.Scrub.Interval = -1 // verify: on demand only
@@ -44,7 +47,16 @@ func TestDamagedReplicaFailsAndRecovers(t *testing.T) {
 			alloc := rc.allocationOn(t, r)
 			history := rc.watchRouting(t)
 
-			name := bitflip.Largest(t, filepath.Join(rc.dirs[r], rc.uuid, "0"), ".fdt")
+			dir := filepath.Join(rc.dirs[r], rc.uuid, "0")
+			name := bitflip.Largest(t, dir, ".fdt")
+			if how == "restart" {
+				rc.nodes[r].Stop()
+				marker := fmt.Sprintf(`{"reason":"corrupt index: %s: checksum mismatch","time":"2026-01-01T00:00:00Z"}`, name)
+				if err := os.WriteFile(filepath.Join(dir, "corrupted_test"), []byte(marker), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				rc.start(t, r, "")
+			}
 			if how == "verify" {
 				res, err := rc.nodes[r].Shards().Verify(context.Background(), shard.ID{IndexUUID: rc.uuid}, engine.VerifyOptions{})
 				if err != nil {
@@ -74,7 +86,7 @@ func TestDamagedReplicaFailsAndRecovers(t *testing.T) {
 				t.Fatalf("the damaged replica was never reported FAILED")
 			}
 			if !strings.Contains(failed.GetReason(), name) || !strings.Contains(failed.GetReason(), "in-sync") {
-				t.Fatalf("FAILED reason %q does not name the file %s", failed.GetReason(), name)
+				t.Fatalf("FAILED reason %q: want it to name the file %s and say the copy left the in-sync set", failed.GetReason(), name)
 			}
 			rc.waitGreenWithin(t, 30*time.Second)
 			mustBulk(t, rc.shard(t, p), bulkOps(500, 510), shard.RefreshWaitFor)
