@@ -232,6 +232,12 @@ func (c *cluster) logOf(p *proc) string {
 // locate returns the node holding shard n's primary of index and the
 // shard's directory there.
 func (c *cluster) locate(index string, n int32) (nodeID, dir string) {
+	return c.locateCopy(index, n, true)
+}
+
+// locateCopy returns the node holding shard n's primary (or first
+// replica) of index and the shard's directory there.
+func (c *cluster) locateCopy(index string, n int32, primary bool) (nodeID, dir string) {
 	st, err := c.state(coord)
 	Expect(err).NotTo(HaveOccurred())
 	for _, x := range st.Indices {
@@ -239,12 +245,12 @@ func (c *cluster) locate(index string, n int32) (nodeID, dir string) {
 			continue
 		}
 		for _, sh := range x.Shards {
-			if sh.Shard == n && sh.Primary {
+			if sh.Shard == n && sh.Primary == primary {
 				return sh.NodeId, filepath.Join(c.dir, sh.NodeId, x.Uuid, strconv.Itoa(int(n)))
 			}
 		}
 	}
-	Fail(fmt.Sprintf("no primary of shard %d of index %s", n, index))
+	Fail(fmt.Sprintf("no copy (primary %v) of shard %d of index %s", primary, n, index))
 	return "", ""
 }
 

@@ -11,7 +11,10 @@
 // the checkpoint (cut; green with every acknowledged document), a flipped
 // byte in each segment file type on running nodes (the scrubber fails each
 // shard within its interval; searches report it; `sluice shard verify`
-// exits non-zero naming the files); and restarts a node killed with a large
+// exits non-zero naming the files), and a flipped byte in a replica's
+// segment file (the scrubber fails the copy, which leaves the in-sync set
+// and recovers from its primary: the file is whole again, green, both
+// copies verify); and restarts a node killed with a large
 // translog, measuring the replay (SLUICE_E2E_TRANSLOG_MB sets the larger
 // case's size, 128 by default).
 //

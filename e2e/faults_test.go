@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/binary"
 	"encoding/json"
@@ -255,6 +256,38 @@ var _ = Describe("faults on a 3-node cluster", Ordered, func() {
 		out, err = c.cli(coord, "shard", "verify", "seg", "--shard", "9", "--deep")
 		Expect(err).NotTo(HaveOccurred(), out)
 		Expect(out).To(MatchRegexp(`seg\[9\]\s+node-\d\s+ok`))
+	})
+
+	It("finds a damaged file of a replica copy with the scrubber: the copy leaves the in-sync set and recovers from its primary", func() {
+		createIndex("rseg", 1, &sluicev1.IndexSettings{NumberOfReplicas: 1}, nil)
+		acked := bulkAcked("rseg", 0, 1000)
+		// A graceful restart commits every copy: the files are on disk.
+		c.restartNodes(syscall.SIGTERM, c.nodes...)
+		waitGreen("rseg")
+		_, pdir := c.locate("rseg", 0)
+		rnode, rdir := c.locateCopy("rseg", 0, false)
+		file := largestFile(rdir, ".fdt")
+		name := filepath.Base(file)
+		want, err := os.ReadFile(filepath.Join(pdir, name))
+		Expect(err).NotTo(HaveOccurred(), "the replica holds the primary's file names")
+		flipByte(file, fileSize(file)/2)
+		flipped := time.Now()
+
+		// The scrubber finds it; the node reports the copy FAILED out of
+		// the in-sync set, deletes it and recovers it: the file is the
+		// primary's again.
+		Eventually(func() bool {
+			got, err := os.ReadFile(file)
+			return err == nil && bytes.Equal(got, want)
+		}, 60*time.Second, 100*time.Millisecond).Should(BeTrue(), "the replica's %s recovered from the primary", name)
+		AddReportEntry("damaged replica file found and recovered", time.Since(flipped).Round(time.Millisecond).String())
+		Expect(c.logOf(c.proc(rnode))).To(And(ContainSubstring(name), ContainSubstring("failed replica copy deleted; recovering it from the primary")))
+		waitGreen("rseg")
+		out, err := c.cli(coord, "shard", "verify", "rseg", "--deep")
+		GinkgoWriter.Printf("$ sluice shard verify rseg --deep\n%s\n", out)
+		Expect(err).NotTo(HaveOccurred(), out)
+		Expect(out).To(MatchRegexp(`(?s)rseg\[0\]\s+node-\d\s+ok.*rseg\[0\]\s+node-\d\s+ok`), "both copies verified, replica included")
+		Expect(count("rseg", nil)).To(Equal(int64(len(acked[0]))))
 	})
 
 	It("restarts with a large translog: the translog stays bounded by the flush threshold, replay is measured, writes come back within seconds and nothing acknowledged is lost", func() {

@@ -499,11 +499,10 @@ func (g *Group) sendCheckpoints(t *target) {
 		}
 		sh := g.sh
 		g.mu.Unlock()
-		if err == nil {
-			observeLag(sh, time.Since(since))
-		}
 		if err != nil {
 			g.log.Warn("publish checkpoint", "copy", t.alloc, "node", t.node, "err", err)
+		} else {
+			observeLag(sh, time.Since(since))
 		}
 	}
 }
