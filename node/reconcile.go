@@ -388,16 +388,22 @@ func (r *reconciler) startOpen(ctx context.Context, id state.ShardID, x *state.I
 // openFailed records a failed open, reports it FAILED and schedules the
 // next attempt.
 func (r *reconciler) openFailed(ctx context.Context, id state.ShardID, o *opening) {
-	if !o.role.Primary && errors.Is(o.err, engine.ErrMarkedCorrupted) && r.dropDamagedReplica(ctx, id, o.rt, o.err) {
-		// Found damaged by an earlier run of the node: out of the in-sync
-		// set and deleted, it recovers from the primary at the next pass.
-		return
-	}
 	alloc := o.rt.GetAllocationId()
 	f := r.failed[id]
 	if f == nil || f.alloc != alloc {
 		f = &openFailure{alloc: alloc}
 		r.failed[id] = f
+	}
+	if !o.role.Primary && errors.Is(o.err, engine.ErrMarkedCorrupted) {
+		// Found damaged by an earlier run of the node: out of the in-sync
+		// set and deleted, it recovers from the primary at the next pass.
+		// Until the report that takes it out of the set is written (its
+		// node held for gone, etcd unreachable), it is not reported
+		// FAILED in the set, and is tried again after a pause.
+		if !r.dropDamagedReplica(ctx, id, o.rt, o.err) {
+			f.next = time.Now().Add(openRetryBase)
+		}
+		return
 	}
 	f.attempts++
 	wait := time.Duration(f.attempts) * openRetryBase
