@@ -83,7 +83,7 @@ var _ = Describe("faults on a 3-node cluster", Ordered, func() {
 	}
 
 	AfterAll(func() {
-		for _, name := range []string{"tl-last", "tl-mid", "tl-torn", "seg", "big"} {
+		for _, name := range []string{"tl-last", "tl-mid", "tl-torn", "seg", "rseg", "big"} {
 			_, _ = cl.DeleteIndex(ctx, &sluicev1.DeleteIndexRequest{Name: name})
 		}
 	})
