@@ -48,7 +48,11 @@ func (s *Shard) Get(ctx context.Context, id []byte, realtime bool) (doc engine.D
 		if realtime {
 			return engine.Doc{}, false, s.notPrimary()
 		}
-		return s.rep.GetDocument(id)
+		doc, found, err := s.rep.GetDocument(id)
+		if cerr := s.stillOpen(); cerr != nil {
+			return engine.Doc{}, false, cerr
+		}
+		return doc, found, err
 	}
 	return s.eng.GetDocument(ctx, id, engine.GetOptions{Realtime: realtime})
 }

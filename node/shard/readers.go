@@ -116,7 +116,12 @@ func (r *PinnedReader) Unpin() { r.shard.pinned.unpin(r.shard, r.id) }
 // use; it is returned in use (call Done). Beyond the node's cap it fails
 // with ErrTooManyReaders.
 func (s *Shard) PinReader(keepAlive time.Duration) (*PinnedReader, error) {
-	return s.pinned.pin(s, s.Acquire(), keepAlive)
+	rd := s.Acquire()
+	if err := s.stillOpen(); err != nil {
+		rd.Release()
+		return nil, err
+	}
+	return s.pinned.pin(s, rd, keepAlive)
 }
 
 // Reader returns the shard's pinned reader id in use (call Done),

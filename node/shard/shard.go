@@ -316,6 +316,19 @@ func (p docParser) parse(id, source []byte, doc *document.Document,
 	return nil
 }
 
+// stillOpen, checked after taking a reader, refuses what a closed shard
+// would serve: a replica closed for its promotion (Host.Promote keeps its
+// Shard registered meanwhile, for its pinned readers) shows an empty
+// reader, and a read there must go to another copy (ErrNotHere) rather
+// than find nothing. Closing sets the flag before the replica closes, so a
+// reader taken while it is unset is the copy's.
+func (s *Shard) stillOpen() error {
+	if s.closed.Load() {
+		return fmt.Errorf("shard %v: closed (promoted or closing): %w", s.id, ErrNotHere)
+	}
+	return nil
+}
+
 // failure is why the copy failed while open (engine.Engine.Failure,
 // engine.Replica.Failure), or nil.
 func (s *Shard) failure() error {

@@ -292,3 +292,35 @@ func TestPinnedReadersGoWithTheirShard(t *testing.T) {
 		t.Fatalf("unpin: %d readers left", h.PinnedReaders())
 	}
 }
+
+// TestClosedReplicaRefusesReads: a replica copy's Shard that closed — as
+// Host.Promote closes it while the promoted engine opens, keeping it
+// registered for its pinned readers — refuses new readers and gets with
+// ErrNotHere (the coordinator tries another copy) instead of answering
+// from the empty reader a closed replica shows.
+func TestClosedReplicaRefusesReads(t *testing.T) {
+	ctx := context.Background()
+	h := newHost(t, nil)
+	meta := Meta{ID: ID{IndexUUID: "u1", Shard: 0}, Index: "books"}
+	r, err := h.OpenReplica(ctx, meta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pr, err := r.PinReader(time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pr.Done()
+	if err := h.Close(ctx, meta.ID); err != nil {
+		t.Fatal(err)
+	}
+	if pr, err := r.PinReader(time.Minute); !errors.Is(err, ErrNotHere) {
+		if pr != nil {
+			pr.Done()
+		}
+		t.Fatalf("reader of a closed replica: %v, want ErrNotHere", err)
+	}
+	if _, _, err := r.Get(ctx, []byte("1"), false); !errors.Is(err, ErrNotHere) {
+		t.Fatalf("get on a closed replica: %v, want ErrNotHere", err)
+	}
+}
