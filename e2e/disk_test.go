@@ -59,13 +59,27 @@ var _ = Describe("disk watermarks on a real file system", Ordered, func() {
 	})
 
 	It("refuses writes past the flood stage, naming node and disk, and takes them again once space returns", func() {
-		// One shard per node: one of them on node-disk (placement spreads
-		// an index over nodes first).
-		_, err := cl.CreateIndex(ctx, &sluicev1.CreateIndexRequest{Name: "disk", WaitForActiveShards: true,
-			Settings: &sluicev1.IndexSettings{NumberOfShards: 4}})
+		// A copy on every data node, so node-disk's copy has nowhere to
+		// move: past the high watermark the allocator moves copies off a
+		// node, and once none is left there the flood-stage block is
+		// lifted (no node holding a copy is past high), as Elasticsearch
+		// releases read_only_allow_delete. A copy that could move would
+		// leave within milliseconds of the flood stage, taking the block
+		// with it before a bulk sees it.
+		st, err := c.state(coord)
+		Expect(err).NotTo(HaveOccurred())
+		live := int32(0)
+		for _, dn := range st.Nodes {
+			if dn.Live {
+				live++
+			}
+		}
+		_, err = cl.CreateIndex(ctx, &sluicev1.CreateIndexRequest{Name: "disk", WaitForActiveShards: true,
+			Settings: &sluicev1.IndexSettings{NumberOfShards: 1, NumberOfReplicas: live - 1}})
 		Expect(err).NotTo(HaveOccurred())
 		DeferCleanup(func() { _, _ = cl.DeleteIndex(ctx, &sluicev1.DeleteIndexRequest{Name: "disk"}) })
-		st, err := c.state(coord)
+		waitGreen("disk")
+		st, err = c.state(coord)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(shardNodes(st, "disk")).To(ContainElement(nodeID))
 		bulk := func(from int) (*sluicev1.BulkResponse, error) {
