@@ -89,6 +89,33 @@ var _ = Describe("reindex on a 3-node cluster", Ordered, func() {
 		t := reindex(&sluicev1.ReindexRequest{Source: &sluicev1.ReindexSource{Index: rxSource},
 			Dest:       &sluicev1.ReindexDestination{Index: "rx-segkill", Settings: &sluicev1.IndexSettings{NumberOfShards: 2 * rxShards}},
 			CopyMethod: sluicev1.ReindexCopyMethod_REINDEX_COPY_METHOD_SEGMENTS})
+		// The kill must land once the destination's primaries have started
+		// (in sync) beside their source shards: a new primary whose node
+		// goes before it ever started is placed again on another node
+		// (allocator Plan, step 2), which is right — it holds no data — but
+		// leaves nothing co-located for a segment copy, so slice 0 then
+		// copies documents. The task creates the destination without
+		// waiting for it, so a kill at once raced the node's first open.
+		srcNode := map[int32]string{}
+		for _, sh := range ix.Index.Shards {
+			if sh.Primary {
+				srcNode[sh.Shard] = sh.NodeId
+			}
+		}
+		Eventually(func() []string {
+			dst, err := cl.GetIndex(ctx, &sluicev1.GetIndexRequest{Name: "rx-segkill"})
+			if err != nil {
+				return []string{err.Error()}
+			}
+			var waiting []string
+			for _, sh := range dst.Index.Shards {
+				if sh.Primary && (sh.State != sluicev1.ShardState_SHARD_STATE_STARTED || !sh.InSync || sh.NodeId != srcNode[sh.Shard/2]) {
+					waiting = append(waiting, fmt.Sprintf("shard %d on %s (its source's on %s): %s, in sync %v",
+						sh.Shard, sh.NodeId, srcNode[sh.Shard/2], sh.State, sh.InSync))
+				}
+			}
+			return waiting
+		}, 10*time.Second, 5*time.Millisecond).Should(BeEmpty(), "rx-segkill's primaries started beside their source shards")
 		victim.kill(syscall.SIGKILL)
 		victim.start()
 		t = expectSucceeded(t.Id, 90*time.Second)
