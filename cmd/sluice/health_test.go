@@ -21,6 +21,10 @@ func TestPrintHealthListsMoves(t *testing.T) {
 			h: &sluicev1.ClusterHealthResponse{Indices: []*sluicev1.IndexHealth{{Index: "x", Shards: []*sluicev1.ShardRouting{
 				{Shard: 0, Primary: true, NodeId: "n1", State: started}}}}},
 			not: []string{"MOVE"}},
+		{name: "a copy moving: counted in the summary",
+			h: &sluicev1.ClusterHealthResponse{ClusterName: "c", RelocatingShards: 1, Indices: []*sluicev1.IndexHealth{{Index: "x", Shards: []*sluicev1.ShardRouting{
+				{Shard: 0, NodeId: "n2", State: sluicev1.ShardState_SHARD_STATE_INITIALIZING, RelocatingFromNode: "n1"}}}}},
+			want: []string{"1 copies moving"}},
 		{name: "a copy backing off after a failed move",
 			h: &sluicev1.ClusterHealthResponse{Indices: []*sluicev1.IndexHealth{{Index: "x", Shards: []*sluicev1.ShardRouting{
 				{Shard: 0, Primary: true, NodeId: "n1", State: started,
@@ -44,5 +48,21 @@ func TestPrintHealthListsMoves(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// printState names the node a relocating copy moves from, whether or not
+// the allocator's reason already says so.
+func TestPrintStateShowsMoves(t *testing.T) {
+	for _, reason := range []string{"", "moving here from node [n1] (node [n1] is being drained); recovering from the primary"} {
+		var b strings.Builder
+		st := &sluicev1.ClusterStateResponse{ClusterName: "c", Indices: []*sluicev1.IndexInfo{{Name: "x", Shards: []*sluicev1.ShardRouting{
+			{Shard: 0, NodeId: "n2", State: sluicev1.ShardState_SHARD_STATE_INITIALIZING, RelocatingFromNode: "n1", Reason: reason}}}}}
+		if err := printState(&b, st); err != nil {
+			t.Fatal(err)
+		}
+		if n := strings.Count(b.String(), "moving here from node [n1]"); n != 1 {
+			t.Errorf("reason %q: the move is named %d times, want once:\n%s", reason, n, b.String())
+		}
 	}
 }
