@@ -194,6 +194,12 @@ func watchMoves(lc *cluster, cl *client.Client) *moveWatch {
 				return
 			case <-time.After(50 * time.Millisecond):
 			}
+			// Health is asked every poll, not only after the state showed
+			// a move: a small copy's move can end between the two calls.
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			h, err := cl.ClusterHealth(ctx, &sluicev1.ClusterHealthRequest{})
+			cancel()
+			o.seenHealth = o.seenHealth || (err == nil && h.RelocatingShards > 0)
 			st, err := lc.state("coord-a")
 			if err != nil {
 				continue
@@ -213,10 +219,6 @@ func watchMoves(lc *cluster, cl *client.Client) *moveWatch {
 				continue
 			}
 			o.seenState = true
-			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-			h, err := cl.ClusterHealth(ctx, &sluicev1.ClusterHealthRequest{})
-			cancel()
-			o.seenHealth = o.seenHealth || (err == nil && h.RelocatingShards > 0)
 			// The CLI, as an operator sees it (a move may end before it
 			// answers; the next one is tried).
 			if !o.seenCLIState {
