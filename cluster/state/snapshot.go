@@ -212,7 +212,8 @@ func (s *Snapshot) Info(x *Index) *sluicev1.IndexInfo {
 // NodeInfo returns a live node as the API shows it (sluice.v1.NodeInfo).
 func NodeInfo(n *Node) *sluicev1.NodeInfo {
 	return &sluicev1.NodeInfo{Id: n.ID, Address: n.Info.GetAddress(), Zone: n.Info.GetZone(), DiskFreeBytes: n.Info.GetDiskFreeBytes(),
-		DiskTotalBytes: n.Info.GetDiskTotalBytes(), Live: true, Version: n.Info.GetVersion(), DataPath: n.Info.GetDataPath()}
+		DiskTotalBytes: n.Info.GetDiskTotalBytes(), Live: true, Version: n.Info.GetVersion(), DataPath: n.Info.GetDataPath(),
+		ShuttingDown: n.Info.GetShuttingDown()}
 }
 
 // AliasInfo returns an alias as the API shows it (sluice.v1.AliasInfo).

@@ -217,3 +217,15 @@ func TestMarkRecovering(t *testing.T) {
 		t.Errorf("second MarkRecovering = %d, %v; want 0", n, err)
 	}
 }
+
+// TestNodeInfo: the public view of a registered node carries what the
+// node registered, including that it is shutting down.
+func TestNodeInfo(t *testing.T) {
+	n := &Node{ID: "n1", Info: &statev1.Node{Address: "10.0.0.1:9400", Zone: "a", DiskFreeBytes: 10, DiskTotalBytes: 20,
+		Version: "v1", DataPath: "/data", ShuttingDown: true}}
+	want := &sluicev1.NodeInfo{Id: "n1", Address: "10.0.0.1:9400", Zone: "a", DiskFreeBytes: 10, DiskTotalBytes: 20,
+		Live: true, Version: "v1", DataPath: "/data", ShuttingDown: true}
+	if diff := cmp.Diff(want, NodeInfo(n), protocmp.Transform()); diff != "" {
+		t.Errorf("NodeInfo (-want +got):\n%s", diff)
+	}
+}

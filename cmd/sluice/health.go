@@ -163,10 +163,10 @@ func newStateCmd() *cobra.Command {
 func printState(out io.Writer, st *sluicev1.ClusterStateResponse) error {
 	fmt.Fprintf(out, "cluster %s at revision %d; allocator: %s\n\n", st.ClusterName, st.Revision, orDash(st.Allocator))
 	w := table(out)
-	fmt.Fprintln(w, "NODE\tADDRESS\tZONE\tCOPIES\tDISK FREE\tDISK\tDRAINING\tVERSION")
+	fmt.Fprintln(w, "NODE\tADDRESS\tZONE\tCOPIES\tDISK FREE\tDISK\tDRAINING\tSHUTTING DOWN\tVERSION")
 	for _, n := range st.Nodes {
-		fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\n", n.Id, n.Address, orDash(n.Zone), n.Copies, diskFree(n),
-			client.EnumName(n.DiskWatermark), yesNo(n.Draining), n.Version)
+		fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", n.Id, n.Address, orDash(n.Zone), n.Copies, diskFree(n),
+			client.EnumName(n.DiskWatermark), yesNo(n.Draining), yesNo(n.ShuttingDown), n.Version)
 	}
 	fmt.Fprintln(w, "\nINDEX\tSHARD\tCOPY\tNODE\tSTATE\tIN SYNC\tTERM\tALLOCATION\tREASON")
 	for _, x := range st.Indices {

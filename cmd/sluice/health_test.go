@@ -66,3 +66,29 @@ func TestPrintStateShowsMoves(t *testing.T) {
 		}
 	}
 }
+
+// TestPrintStateShowsNodeShuttingDown: an operator sees which node is
+// stopping (its primaries being handed off) and which is being drained.
+func TestPrintStateShowsNodeShuttingDown(t *testing.T) {
+	var b strings.Builder
+	st := &sluicev1.ClusterStateResponse{ClusterName: "c", Nodes: []*sluicev1.NodeInfo{
+		{Id: "n1", Live: true, ShuttingDown: true}, {Id: "n2", Live: true, Draining: true}}}
+	if err := printState(&b, st); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(b.String(), "\n")
+	for _, tc := range []struct{ node, want string }{{"n1", "no  yes"}, {"n2", "yes  no"}} {
+		found := false
+		for _, l := range lines {
+			if strings.HasPrefix(l, tc.node+" ") {
+				found = true
+				if !strings.Contains(strings.Join(strings.Fields(l), "  "), tc.want) {
+					t.Errorf("node %s: want DRAINING/SHUTTING DOWN %q in %q", tc.node, tc.want, l)
+				}
+			}
+		}
+		if !found {
+			t.Errorf("node %s not listed:\n%s", tc.node, b.String())
+		}
+	}
+}

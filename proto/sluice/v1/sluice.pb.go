@@ -5148,7 +5148,10 @@ type NodeInfo struct {
 	// Whether the node is being drained (ClusterSettings.drained_nodes).
 	Draining bool `protobuf:"varint,11,opt,name=draining,proto3" json:"draining,omitempty"`
 	// Shard copies assigned to it, in any state.
-	Copies        int32 `protobuf:"varint,12,opt,name=copies,proto3" json:"copies,omitempty"`
+	Copies int32 `protobuf:"varint,12,opt,name=copies,proto3" json:"copies,omitempty"`
+	// Whether the node is stopping (SIGTERM): it opens no more shards and its
+	// primaries are being handed to in-sync replicas.
+	ShuttingDown  bool `protobuf:"varint,13,opt,name=shutting_down,json=shuttingDown,proto3" json:"shutting_down,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -5265,6 +5268,13 @@ func (x *NodeInfo) GetCopies() int32 {
 		return x.Copies
 	}
 	return 0
+}
+
+func (x *NodeInfo) GetShuttingDown() bool {
+	if x != nil {
+		return x.ShuttingDown
+	}
+	return false
 }
 
 // ClusterStateResponse is a snapshot of cluster metadata.
@@ -6389,7 +6399,7 @@ const file_sluice_v1_sluice_proto_rawDesc = "" +
 	"\x06reason\x18\x06 \x01(\tR\x06reason\x12E\n" +
 	"\x14disk_watermark_nodes\x18\a \x03(\v2\x13.sluice.v1.NodeInfoR\x12diskWatermarkNodes\x12+\n" +
 	"\x11relocating_shards\x18\b \x01(\x05R\x10relocatingShards\"\x15\n" +
-	"\x13ClusterStateRequest\"\xfb\x02\n" +
+	"\x13ClusterStateRequest\"\xa0\x03\n" +
 	"\bNodeInfo\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x18\n" +
 	"\aaddress\x18\x02 \x01(\tR\aaddress\x12\x12\n" +
@@ -6404,7 +6414,8 @@ const file_sluice_v1_sluice_proto_rawDesc = "" +
 	"\tdata_path\x18\n" +
 	" \x01(\tR\bdataPath\x12\x1a\n" +
 	"\bdraining\x18\v \x01(\bR\bdraining\x12\x16\n" +
-	"\x06copies\x18\f \x01(\x05R\x06copies\"\xb6\x02\n" +
+	"\x06copies\x18\f \x01(\x05R\x06copies\x12#\n" +
+	"\rshutting_down\x18\r \x01(\bR\fshuttingDown\"\xb6\x02\n" +
 	"\x14ClusterStateResponse\x12!\n" +
 	"\fcluster_name\x18\x01 \x01(\tR\vclusterName\x12)\n" +
 	"\x05nodes\x18\x02 \x03(\v2\x13.sluice.v1.NodeInfoR\x05nodes\x12.\n" +

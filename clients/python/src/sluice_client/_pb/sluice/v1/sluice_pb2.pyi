@@ -864,7 +864,7 @@ class ClusterStateRequest(_message.Message):
     def __init__(self) -> None: ...
 
 class NodeInfo(_message.Message):
-    __slots__ = ("id", "address", "zone", "disk_free_bytes", "disk_total_bytes", "live", "version", "disk_watermark", "disk_reason", "data_path", "draining", "copies")
+    __slots__ = ("id", "address", "zone", "disk_free_bytes", "disk_total_bytes", "live", "version", "disk_watermark", "disk_reason", "data_path", "draining", "copies", "shutting_down")
     ID_FIELD_NUMBER: _ClassVar[int]
     ADDRESS_FIELD_NUMBER: _ClassVar[int]
     ZONE_FIELD_NUMBER: _ClassVar[int]
@@ -877,6 +877,7 @@ class NodeInfo(_message.Message):
     DATA_PATH_FIELD_NUMBER: _ClassVar[int]
     DRAINING_FIELD_NUMBER: _ClassVar[int]
     COPIES_FIELD_NUMBER: _ClassVar[int]
+    SHUTTING_DOWN_FIELD_NUMBER: _ClassVar[int]
     id: str
     address: str
     zone: str
@@ -889,7 +890,8 @@ class NodeInfo(_message.Message):
     data_path: str
     draining: bool
     copies: int
-    def __init__(self, id: _Optional[str] = ..., address: _Optional[str] = ..., zone: _Optional[str] = ..., disk_free_bytes: _Optional[int] = ..., disk_total_bytes: _Optional[int] = ..., live: _Optional[bool] = ..., version: _Optional[str] = ..., disk_watermark: _Optional[_Union[_types_pb2.DiskWatermark, str]] = ..., disk_reason: _Optional[str] = ..., data_path: _Optional[str] = ..., draining: _Optional[bool] = ..., copies: _Optional[int] = ...) -> None: ...
+    shutting_down: bool
+    def __init__(self, id: _Optional[str] = ..., address: _Optional[str] = ..., zone: _Optional[str] = ..., disk_free_bytes: _Optional[int] = ..., disk_total_bytes: _Optional[int] = ..., live: _Optional[bool] = ..., version: _Optional[str] = ..., disk_watermark: _Optional[_Union[_types_pb2.DiskWatermark, str]] = ..., disk_reason: _Optional[str] = ..., data_path: _Optional[str] = ..., draining: _Optional[bool] = ..., copies: _Optional[int] = ..., shutting_down: _Optional[bool] = ...) -> None: ...
 
 class ClusterStateResponse(_message.Message):
     __slots__ = ("cluster_name", "nodes", "indices", "aliases", "allocator", "revision", "settings")
