@@ -21,7 +21,9 @@
 //     LOCAL on a layout that is not is INVALID_ARGUMENT. LOCAL and REMOTE
 //     run the same node code: a node writes in-process into the destination
 //     shards it holds and streams the rest (ShardIngest). BASELINE scrolls
-//     and bulks through this coordinator's data path, as external tools do;
+//     and bulks through this coordinator's data path, as external tools do,
+//     and is refused on a source with a field updatable in place (its
+//     _source lacks the updates; updatableField);
 //   - the copy method (copy_method, chooseCopyMethod): SEGMENTS when the
 //     task changes nothing about how documents are indexed or which are
 //     copied — LOCAL mode, routing kept, no more slices than source shards,

@@ -146,6 +146,11 @@ func (m *Manager) Reindex(ctx context.Context, req *sluicev1.ReindexRequest) (*s
 	if err != nil {
 		return nil, err
 	}
+	if req.GetMode() == sluicev1.ReindexMode_REINDEX_MODE_BASELINE {
+		if f := updatableField(src.Meta.GetMapping()); f != "" {
+			return nil, state.InvalidFieldf("mode", "mode BASELINE copies each document's _source as indexed, without the values of field [%s] updated in place since; use AUTO, LOCAL or REMOTE, which copy the current values", f)
+		}
+	}
 	// The query is checked against the source's mapping now, as a search
 	// would be, rather than failing the task on its first slice.
 	if q := req.GetSource().GetQuery(); q != nil {
@@ -519,4 +524,22 @@ func (m *Manager) dispatch(ctx context.Context, wg *sync.WaitGroup, guard client
 	if run != nil {
 		run.external(rec)
 	}
+}
+
+// updatableField names a field of m that can be updated in place, "" when
+// there is none: a BASELINE reindex copies _source through the
+// coordinator's scroll, and _source keeps such a field's value as indexed,
+// so it would copy stale values where the data nodes' copies write
+// current ones (engine.CurrentSource).
+func updatableField(m *sluicev1.Mapping) string {
+	mm, err := querydsl.MappingFromProto(m)
+	if err != nil {
+		return ""
+	}
+	for _, name := range mm.Names() {
+		if f, _ := mm.Field(name); f.Updatable() {
+			return name
+		}
+	}
+	return ""
 }

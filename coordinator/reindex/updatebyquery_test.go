@@ -77,6 +77,19 @@ func TestUpdateByQuery(t *testing.T) {
 		}
 	})
 
+	// A BASELINE reindex would copy _source, whose prices are as indexed:
+	// refused, where the data nodes' copies carry the current values.
+	t.Run("no BASELINE copy of stale values", func(t *testing.T) {
+		_, err := tc.cl.Reindex(ctx, &sluicev1.ReindexRequest{Source: &sluicev1.ReindexSource{Index: "shop"},
+			Dest: &sluicev1.ReindexDestination{Index: "shop-copy"}, Mode: sluicev1.ReindexMode_REINDEX_MODE_BASELINE})
+		if status.Code(err) != codes.InvalidArgument || !containsField(err, "mode") {
+			t.Fatalf("BASELINE reindex of an index with in-place updates: %v, want INVALID_ARGUMENT naming mode", err)
+		}
+		if _, err := tc.cl.GetIndex(ctx, &sluicev1.GetIndexRequest{Name: "shop-copy"}); status.Code(err) != codes.NotFound {
+			t.Fatalf("the refused reindex left its destination behind: %v", err)
+		}
+	})
+
 	t.Run("throttled, cancelled", func(t *testing.T) {
 		resp, err := tc.cl.UpdateByQuery(ctx, &sluicev1.UpdateByQueryRequest{Index: "shop", DocValues: []byte(`{"price":7}`), RequestsPerSecond: 100})
 		if err != nil {
