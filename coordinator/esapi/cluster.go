@@ -330,7 +330,16 @@ func reindexResponse(t *sluicev1.Task) map[string]any {
 		e := fromDetail(t.GetError(), false)
 		out["failures"] = append(failures, map[string]any{"status": e.status, "cause": e.body()})
 	}
+	dropCreated(t, out)
 	return out
+}
+
+// dropCreated leaves "created" out of an update-by-query's counts, as
+// Elasticsearch does: it creates nothing.
+func dropCreated(t *sluicev1.Task, counts map[string]any) {
+	if t.GetType() == "update_by_query" {
+		delete(counts, "created")
+	}
 }
 
 func rps(f float32) float32 {
@@ -378,6 +387,7 @@ func taskJSON(t *sluicev1.Task) map[string]any {
 			"throttled_millis": st.GetThrottled().AsDuration().Milliseconds(), "requests_per_second": rps(st.GetRequestsPerSecond()),
 			"throttled_until_millis": 0, "state": strings.ToLower(strings.TrimPrefix(t.GetState().String(), "TASK_STATE_"))},
 	}
+	dropCreated(t, task["status"].(map[string]any))
 	out := map[string]any{"completed": taskDone(t), "task": task}
 	if taskDone(t) {
 		if t.GetError() != nil {

@@ -384,3 +384,24 @@ func TestBulkRetryOnConflict(t *testing.T) {
 		t.Errorf("op 1: retry_on_conflict \"x\" accepted")
 	}
 }
+
+// An update-by-query's counts have no "created", in its answer and in its
+// task's status and response, as Elasticsearch's; a reindex's have.
+func TestTaskCountsCreated(t *testing.T) {
+	for typ, want := range map[string]bool{"reindex": true, "update_by_query": false} {
+		task := &sluicev1.Task{Type: typ, State: sluicev1.TaskState_TASK_STATE_SUCCEEDED, Reindex: &sluicev1.ReindexStatus{Updated: 3}}
+		tj := taskJSON(task)
+		for what, counts := range map[string]map[string]any{
+			"answer":        reindexResponse(task),
+			"task status":   tj["task"].(map[string]any)["status"].(map[string]any),
+			"task response": tj["response"].(map[string]any),
+		} {
+			if _, got := counts["created"]; got != want {
+				t.Errorf("%s %s: created present %v, want %v", typ, what, got, want)
+			}
+			if counts["updated"] != int64(3) {
+				t.Errorf("%s %s: updated %v, want 3", typ, what, counts["updated"])
+			}
+		}
+	}
+}

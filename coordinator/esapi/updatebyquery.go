@@ -71,7 +71,6 @@ func (a *API) updateByQuery(r *request) (int, any, error) {
 		return http.StatusOK, map[string]any{"task": t.GetId()}, nil
 	}
 	out := reindexResponse(t)
-	delete(out, "created") // Elasticsearch's update-by-query has none
 	out["took"] = time.Since(start).Milliseconds()
 	return http.StatusOK, out, nil
 }
