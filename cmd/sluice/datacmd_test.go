@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -157,15 +158,23 @@ func TestUpdateCmd(t *testing.T) {
 	if out := mustRun("get", "products", "p3"); !strings.Contains(out, `"title": "renamed"`) && !strings.Contains(out, `"title":"renamed"`) {
 		t.Errorf("p3 after the partial update: %s", out)
 	}
-	if out := mustRun("update", "products", "--in-place", "--query", `{"term": {"brand": "acme"}}`, "price=1000.5", "--wait"); !strings.Contains(out, "10 updated, 0 unchanged, 0 failed") {
+	out := mustRun("update", "products", "--in-place", "--query", `{"term": {"brand": "acme"}}`, "price=1000.5", "--wait")
+	if !strings.Contains(out, "10 updated, 0 unchanged, 0 failed") {
 		t.Errorf("update by query in place: %s", out)
 	}
 	// The acme products (even ids) sort first by their new price.
-	out := mustRun("search", "products", "--sort", "price:desc", "--size", "10")
+	out = mustRun("search", "products", "--sort", "price:desc", "--size", "10")
 	for i := 0; i < 20; i += 2 {
 		if !strings.Contains(out, `"p`+strconv.Itoa(i)+`"`) {
 			t.Errorf("p%d is not among the 10 highest prices:\n%s", i, out)
 		}
+	}
+	// A task that outlasts --timeout goes on: the command said its id
+	// before it stopped waiting.
+	out, err := run(t, "update", "products", "--in-place", "--query", `{"term": {"brand": "other"}}`, "price=7",
+		"--requests-per-second", "2", "--timeout", "1s", "--addr", addr)
+	if err == nil || !regexp.MustCompile(`task \S+ started .*sluice tasks get \S+ --wait`).MatchString(out) {
+		t.Errorf("a throttled update by query past --timeout: %v\n%s", err, out)
 	}
 	if _, err := run(t, "update", "products", "--in-place", "--id", "p1", "title=x", "--addr", addr); err == nil {
 		t.Error("an in-place update of a text field succeeded")

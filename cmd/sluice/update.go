@@ -45,9 +45,10 @@ the current values.
 
 By query with --in-place, an update-by-query task does the work on the
 data nodes (each shard's matching documents set in place, no round trip
-per document; --slices, --requests-per-second), and the command waits for
-it: a document written or deleted after the task read it is a version
-conflict, counted as failed. A partial update by query reads the matching
+per document; --slices, --requests-per-second), and the command says its
+id and follows it to its end (past --timeout the task goes on: 'sluice
+tasks get ID --wait'): a document written or deleted after the task read
+it is a version conflict, counted as failed. A partial update by query reads the matching
 documents from one point-in-time and updates each by its id (a document
 changed or deleted since is updated as it is then, or reported missing).`,
 		Example: `  sluice update books --id b1 --id b2 title="A New Title" tags='["x","y"]'
@@ -73,7 +74,7 @@ changed or deleted since is updated as it is then, or reported missing).`,
 				var err error
 				if inPlace && len(ids) == 0 {
 					st, err = runUpdateByQuery(ctx, c, &sluicev1.UpdateByQueryRequest{Index: args[0], Query: q, DocValues: fields,
-						Slices: slices, RequestsPerSecond: rps, Conflicts: sluicev1.ConflictPolicy_CONFLICT_POLICY_PROCEED, WaitForCompletion: true})
+						Slices: slices, RequestsPerSecond: rps, Conflicts: sluicev1.ConflictPolicy_CONFLICT_POLICY_PROCEED}, f.timeout, cmd.ErrOrStderr())
 				} else {
 					st, err = runUpdate(ctx, c, args[0], action, fields, ids, q, wait, cmd.ErrOrStderr())
 				}
@@ -170,18 +171,25 @@ func runUpdate(ctx context.Context, c *client.Client, index string, action sluic
 	return ix.Stats(), err
 }
 
-// runUpdateByQuery runs an update-by-query task to its end: documents
-// updated, and version conflicts as failed.
-func runUpdateByQuery(ctx context.Context, c *client.Client, req *sluicev1.UpdateByQueryRequest) (bulkindexer.Stats, error) {
+// runUpdateByQuery starts an update-by-query task, says its id on errw
+// first (whatever happens to this command, the task runs) and follows it
+// to its end, as `sluice reindex --wait` does: documents updated, and
+// version conflicts as failed.
+func runUpdateByQuery(ctx context.Context, c *client.Client, req *sluicev1.UpdateByQueryRequest, callTimeout time.Duration, errw io.Writer) (bulkindexer.Stats, error) {
 	resp, err := c.UpdateByQuery(ctx, req)
 	if err != nil {
 		return bulkindexer.Stats{}, err
 	}
-	t := resp.GetTask()
-	if t.GetState() != sluicev1.TaskState_TASK_STATE_SUCCEEDED {
-		return bulkindexer.Stats{}, fmt.Errorf("update-by-query task %s ended %v: %s", t.GetId(), t.GetState(), t.GetError().GetReason())
+	id := resp.GetTask().GetId()
+	fmt.Fprintf(errw, "task %s started (update-by-query); follow it with: sluice tasks get %s --wait\n", id, id)
+	if err := follow(ctx, c, id, callTimeout, io.Discard, errw); err != nil {
+		return bulkindexer.Stats{}, err
 	}
-	r := t.GetReindex()
+	got, err := c.GetTask(ctx, &sluicev1.GetTaskRequest{Id: id})
+	if err != nil {
+		return bulkindexer.Stats{}, err
+	}
+	r := got.GetTask().GetReindex()
 	return bulkindexer.Stats{Updated: r.GetUpdated(), Failed: r.GetVersionConflicts() + r.GetFailures()}, nil
 }
 
