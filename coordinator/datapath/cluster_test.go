@@ -188,6 +188,7 @@ func TestClusterDataPath(t *testing.T) {
 			{Action: idx, Id: "doc-0007", Source: src, IfSeqNo: &stale},
 			{Action: sluicev1.BulkAction_BULK_ACTION_CREATE, Id: "doc-0007", Source: src, IfSeqNo: &g.SeqNo, IfPrimaryTerm: &g.PrimaryTerm},
 			{Action: idx, Id: "doc-0007", Source: src, RetryOnConflict: 3},
+			{Action: sluicev1.BulkAction_BULK_ACTION_UPDATE, Id: "doc-0007", Source: []byte(`{"n":8}`), IfSeqNo: &g.SeqNo, IfPrimaryTerm: &g.PrimaryTerm, RetryOnConflict: 3},
 		}})
 		if err != nil {
 			t.Fatal(err)
@@ -198,7 +199,7 @@ func TestClusterDataPath(t *testing.T) {
 		if r := resp.Items[1]; codes.Code(r.GetError().GetCode()) != codes.Aborted || r.SeqNo != resp.Items[0].SeqNo {
 			t.Fatalf("stale conditional index: %v, want ABORTED with the current seq_no %d", r, resp.Items[0].SeqNo)
 		}
-		for i, field := range map[int]string{2: "if_primary_term", 3: "if_seq_no", 4: "retry_on_conflict"} {
+		for i, field := range map[int]string{2: "if_primary_term", 3: "if_seq_no", 4: "retry_on_conflict", 5: "retry_on_conflict"} {
 			if r := resp.Items[i]; codes.Code(r.GetError().GetCode()) != codes.InvalidArgument || r.GetError().GetField() != field {
 				t.Errorf("item %d: %v, want INVALID_ARGUMENT naming %s", i, r, field)
 			}

@@ -133,7 +133,7 @@ const MaxRetryOnConflict = 100
 
 // checkConcurrency validates an item's if_seq_no, if_primary_term and
 // retry_on_conflict (Elasticsearch's rules: both or neither, not on a
-// create, on an item with an id).
+// create, on an item with an id, not retried).
 func checkConcurrency(it *sluicev1.BulkItem) error {
 	if it.IfSeqNo != nil || it.IfPrimaryTerm != nil {
 		switch {
@@ -157,6 +157,10 @@ func checkConcurrency(it *sluicev1.BulkItem) error {
 			return invalidField("retry_on_conflict", "is for UPDATE items, not %v", it.GetAction())
 		case n < 0 || n > MaxRetryOnConflict:
 			return invalidField("retry_on_conflict", "must be between 0 and %d, got %d", MaxRetryOnConflict, n)
+		case it.IfSeqNo != nil:
+			// Elasticsearch's rule: a retry would re-read the document and
+			// write over a version the caller never saw.
+			return invalidField("retry_on_conflict", "compare and write operations (if_seq_no) can not be retried")
 		}
 	}
 	return nil
