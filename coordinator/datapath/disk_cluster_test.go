@@ -11,6 +11,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/fieldmaskpb"
 
+	"github.com/sluice-search/sluice/cluster/watermark"
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
 )
 
@@ -89,7 +90,10 @@ func TestClusterFloodStage(t *testing.T) {
 		}
 	}
 
-	setMarks("", "", "")
+	// Back to watermarks no disk passes (startCluster's), not the
+	// defaults: the host's disk may be past 90% used.
+	ig := watermark.Ignored()
+	setMarks(ig.DiskWatermarkLow, ig.DiskWatermarkHigh, ig.DiskWatermarkFloodStage)
 	waitFor("the block lifted", func() bool { return blocked() == "" })
 	resp, err = tc.client.Bulk(ctx, &sluicev1.BulkRequest{Index: "full", Items: docItems(0, 3)})
 	if err != nil || resp.Errors {
