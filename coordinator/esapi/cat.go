@@ -206,7 +206,7 @@ func (a *API) catHealth(r *request) (int, any, error) {
 		"unassign", "pending_tasks", "max_task_wait_time", "active_shards_percent"}}
 	nodes := strconv.Itoa(int(h.GetNumberOfDataNodes()))
 	t.rows = append(t.rows, []string{strconv.FormatInt(now.Unix(), 10), now.UTC().Format("15:04:05"), h.GetClusterName(),
-		healthWord(h.GetStatus()), nodes, nodes, strconv.Itoa(c.active), strconv.Itoa(c.active), "0", strconv.Itoa(c.initializing),
+		healthWord(h.GetStatus()), nodes, nodes, strconv.Itoa(c.active), strconv.Itoa(c.activePrimaries), strconv.Itoa(c.relocating), strconv.Itoa(c.initializing),
 		strconv.Itoa(c.unassigned), "0", "-", strconv.FormatFloat(c.percent(), 'f', 1, 64) + "%"})
 	return a.writeCat(r, t)
 }

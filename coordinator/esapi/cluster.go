@@ -88,8 +88,9 @@ func (a *API) clusterHealth(r *request, expr string) (*sluicev1.ClusterHealthRes
 		if on, err := r.boolParam(p, false); err != nil {
 			return nil, false, err
 		} else if on && req.WaitForStatus == 0 {
-			// Green means no shard is initializing, and Sluice never
-			// relocates a started shard: wait for green.
+			// Green means no copy is initializing, and a relocation's
+			// target is one until it replaces its source (the shard is
+			// yellow while it moves): wait for green.
 			req.WaitForStatus = sluicev1.HealthStatus_HEALTH_STATUS_GREEN
 		}
 	}
@@ -118,9 +119,9 @@ func (a *API) health(r *request) (int, any, error) {
 		"timed_out":                        h.GetTimedOut(),
 		"number_of_nodes":                  h.GetNumberOfDataNodes(),
 		"number_of_data_nodes":             h.GetNumberOfDataNodes(),
-		"active_primary_shards":            c.active,
+		"active_primary_shards":            c.activePrimaries,
 		"active_shards":                    c.active,
-		"relocating_shards":                0,
+		"relocating_shards":                c.relocating,
 		"initializing_shards":              c.initializing,
 		"unassigned_shards":                c.unassigned,
 		"delayed_unassigned_shards":        0,
@@ -133,9 +134,9 @@ func (a *API) health(r *request) (int, any, error) {
 		idx := map[string]any{}
 		for _, ih := range h.GetIndices() {
 			ic := healthCounts(&sluicev1.ClusterHealthResponse{Indices: []*sluicev1.IndexHealth{ih}})
-			idx[ih.GetIndex()] = map[string]any{"status": healthWord(ih.GetStatus()), "number_of_shards": len(ih.GetShards()),
-				"number_of_replicas": 0, "active_primary_shards": ic.active, "active_shards": ic.active, "relocating_shards": 0,
-				"initializing_shards": ic.initializing, "unassigned_shards": ic.unassigned}
+			idx[ih.GetIndex()] = map[string]any{"status": healthWord(ih.GetStatus()), "number_of_shards": ic.shards,
+				"number_of_replicas": ic.replicas(), "active_primary_shards": ic.activePrimaries, "active_shards": ic.active,
+				"relocating_shards": ic.relocating, "initializing_shards": ic.initializing, "unassigned_shards": ic.unassigned}
 		}
 		out["indices"] = idx
 	}
@@ -146,8 +147,22 @@ func (a *API) health(r *request) (int, any, error) {
 	return code, out, nil
 }
 
-// shardCounts are health's shard counts (Sluice has primaries only).
-type shardCounts struct{ total, active, initializing, unassigned int }
+// shardCounts are health's shard counts as Elasticsearch counts them:
+// every copy (total) of every shard (shards), active or initializing or
+// else unassigned; a relocation's target not at all, its source — active
+// until the target takes over — counted relocating too.
+type shardCounts struct {
+	shards, total, active, activePrimaries, relocating, initializing, unassigned int
+}
+
+// replicas is number_of_replicas of one index's counts: the allocator
+// keeps 1 + number_of_replicas copies of each shard, unassigned included.
+func (c shardCounts) replicas() int {
+	if c.shards == 0 {
+		return 0
+	}
+	return c.total/c.shards - 1
+}
 
 func (c shardCounts) percent() float64 {
 	if c.total == 0 {
@@ -159,11 +174,23 @@ func (c shardCounts) percent() float64 {
 func healthCounts(h *sluicev1.ClusterHealthResponse) shardCounts {
 	var c shardCounts
 	for _, ih := range h.GetIndices() {
+		seen := map[int32]bool{}
 		for _, s := range ih.GetShards() {
+			if s.GetRelocatingFromNode() != "" {
+				c.relocating++
+				continue
+			}
+			if !seen[s.GetShard()] {
+				seen[s.GetShard()] = true
+				c.shards++
+			}
 			c.total++
 			switch s.GetState() {
 			case sluicev1.ShardState_SHARD_STATE_STARTED:
 				c.active++
+				if s.GetPrimary() {
+					c.activePrimaries++
+				}
 			case sluicev1.ShardState_SHARD_STATE_INITIALIZING:
 				c.initializing++
 			default:
