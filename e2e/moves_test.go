@@ -26,7 +26,8 @@ import (
 // drains a node (`sluice node drain --wait`) until it holds nothing. Each
 // time every acknowledged write is there, no search reported a failure,
 // at most the allowed number of moves ran at once, and the moves were
-// visible in the cluster state, in health and in the CLI.
+// visible in the cluster state and in health (in the CLI when it
+// answered before they ended: reported, not required).
 var _ = Describe("moving shard copies under load", Ordered, func() {
 	const index = "moving"
 	var (
