@@ -1,27 +1,14 @@
 package esapi
 
 import (
-	"context"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
 
-	"google.golang.org/grpc"
-
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
 )
-
-// healthClient answers ClusterHealth with resp.
-type healthClient struct {
-	sluicev1.SluiceClient
-	resp *sluicev1.ClusterHealthResponse
-}
-
-func (c healthClient) ClusterHealth(context.Context, *sluicev1.ClusterHealthRequest, ...grpc.CallOption) (*sluicev1.ClusterHealthResponse, error) {
-	return c.resp, nil
-}
 
 // TestHealthCounts: _cluster/health and _cat/health count shards as
 // Elasticsearch does with replicas and moves: primaries apart, a moving
@@ -36,7 +23,7 @@ func TestHealthCounts(t *testing.T) {
 			{Shard: 1, NodeId: "n2", Primary: true, State: started},
 			{Shard: 1, NodeId: "n1", State: initializing},
 		}}}}
-	api := New(Config{Client: healthClient{resp: resp}})
+	api := New(Config{Client: stubClient{health: resp}})
 	get := func(path string) string {
 		rec := httptest.NewRecorder()
 		api.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))

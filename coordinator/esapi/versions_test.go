@@ -11,15 +11,21 @@ import (
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
 )
 
-// getClient answers Get with resp (a narrow fake: the rest of the API is
-// exercised against a real cluster by e2e's client suites).
-type getClient struct {
+// stubClient answers Get and ClusterHealth with canned responses (a
+// narrow fake: the rest of the API is exercised against a real cluster by
+// e2e's client suites).
+type stubClient struct {
 	sluicev1.SluiceClient
-	resp *sluicev1.GetResponse
+	get    *sluicev1.GetResponse
+	health *sluicev1.ClusterHealthResponse
 }
 
-func (c getClient) Get(context.Context, *sluicev1.GetRequest, ...grpc.CallOption) (*sluicev1.GetResponse, error) {
-	return c.resp, nil
+func (c stubClient) Get(context.Context, *sluicev1.GetRequest, ...grpc.CallOption) (*sluicev1.GetResponse, error) {
+	return c.get, nil
+}
+
+func (c stubClient) ClusterHealth(context.Context, *sluicev1.ClusterHealthRequest, ...grpc.CallOption) (*sluicev1.ClusterHealthResponse, error) {
+	return c.health, nil
 }
 
 // TestGetVersions: a found document's answer has its _seq_no and
@@ -40,7 +46,7 @@ func TestGetVersions(t *testing.T) {
 			`{"_index":"i","_id":"1","found":false}`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			api := New(Config{Client: getClient{resp: tt.resp}})
+			api := New(Config{Client: stubClient{get: tt.resp}})
 			rec := httptest.NewRecorder()
 			api.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/i/_doc/1", nil))
 			if got := rec.Body.String(); got != tt.want {
