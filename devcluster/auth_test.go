@@ -189,6 +189,19 @@ func TestSecureClusterAuth(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
+	t.Run("update by query needs read and write on its index", func(t *testing.T) {
+		req := &sluicev1.UpdateByQueryRequest{Index: "library", DocValues: []byte(`{"t":"b"}`)}
+		_, err := reader.UpdateByQuery(ctx, req)
+		wantCode(t, err, codes.PermissionDenied, "[write] privilege on index [books]")
+		writer := e.client(t, e.c.Addr(), e.key(t, "blind-writer", privs([]string{"books"}, pWrite)))
+		_, err = writer.UpdateByQuery(ctx, req)
+		wantCode(t, err, codes.PermissionDenied, "[read] privilege on index [books]")
+		// Allowed, it reaches the request's own checks: t is indexed, not
+		// updatable in place.
+		updater := e.client(t, e.c.Addr(), e.key(t, "updater", privs([]string{"books"}, pRead, pWrite)))
+		_, err = updater.UpdateByQuery(ctx, req)
+		wantCode(t, err, codes.InvalidArgument, "doc_values")
+	})
 	t.Run("a point-in-time belongs to its creator", func(t *testing.T) {
 		pit, err := reader.OpenPointInTime(ctx, &sluicev1.OpenPointInTimeRequest{Indices: []string{"books"}, KeepAlive: durationpb.New(time.Minute)})
 		if err != nil {
