@@ -202,6 +202,14 @@ func TestSecureClusterAuth(t *testing.T) {
 		_, err = updater.UpdateByQuery(ctx, req)
 		wantCode(t, err, codes.InvalidArgument, "doc_values")
 	})
+	t.Run("cluster settings and drains need manage on all indices", func(t *testing.T) {
+		_, err := reader.UpdateClusterSettings(ctx, &sluicev1.UpdateClusterSettingsRequest{Settings: &sluicev1.ClusterSettings{DiskWatermarkLow: "99%"}})
+		wantCode(t, err, codes.PermissionDenied, "[manage] privilege on all indices")
+		_, err = reader.DrainNode(ctx, &sluicev1.DrainNodeRequest{NodeId: "node-1"})
+		wantCode(t, err, codes.PermissionDenied, "[manage] privilege on all indices")
+		_, err = reader.GetClusterSettings(ctx, &sluicev1.GetClusterSettingsRequest{})
+		wantCode(t, err, codes.PermissionDenied, "[monitor] privilege on all indices")
+	})
 	t.Run("a point-in-time belongs to its creator", func(t *testing.T) {
 		pit, err := reader.OpenPointInTime(ctx, &sluicev1.OpenPointInTimeRequest{Indices: []string{"books"}, KeepAlive: durationpb.New(time.Minute)})
 		if err != nil {
