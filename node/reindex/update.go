@@ -1,6 +1,7 @@
 package reindex
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -45,7 +46,9 @@ func (cp *copyRun) runUpdates(ctx context.Context, sh *shard.Shard, fields []byt
 			}
 		}
 		v := cp.rd.DocVersion(li, d)
-		_, err := b.UpdateDocValues(ctx, sd.ID, fields, &v)
+		// A copy of the id: sd's buffer is the next document's, and the
+		// batch keeps the id until its sync, for the replicas.
+		_, err := b.UpdateDocValues(ctx, bytes.Clone(sd.ID), fields, &v)
 		switch {
 		case err == nil:
 			cp.c.updated.Add(1)

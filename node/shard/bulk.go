@@ -19,7 +19,9 @@ var ErrInvalid = errors.New("invalid request")
 // Batch groups writes to a shard under one durability point: they are
 // applied as they come and durable once Sync returns (one translog fsync
 // for the batch, engine.Bulk) — on the primary and, when the shard has a
-// Replicator, on every in-sync replica. Safe for concurrent use.
+// Replicator, on every in-sync replica. Safe for concurrent use. A
+// write's id, routing and source are kept, not copied, until Sync sends
+// them to the replicas: the caller must not reuse their bytes before.
 type Batch struct {
 	s   *Shard
 	b   *engine.Bulk
