@@ -28,12 +28,13 @@ var (
 // Done; only then can it expire or be released.
 type PinnedReader struct {
 	id       uint64
-	shard    *Shard
+	reg      *pinned // the node's registry, which holds it
 	reader   *engine.Reader
 	searcher *search.Searcher
 	docBases []int
 
 	// guarded by pinned.mu
+	shard     *Shard // changes when a replica is promoted (rehome)
 	keepAlive time.Duration
 	expires   time.Time
 	uses      int  // callers currently using it
@@ -103,14 +104,14 @@ func (r *PinnedReader) Memo(key string, build func() (any, error)) (any, error) 
 
 // Done ends a use of the reader; an unpinned reader is released by its
 // last user.
-func (r *PinnedReader) Done() { r.shard.pinned.done(r) }
+func (r *PinnedReader) Done() { r.reg.done(r) }
 
 // Touch extends the keep-alive of a reader in use (a long scan between
 // batches).
-func (r *PinnedReader) Touch(keepAlive time.Duration) { r.shard.pinned.touch(r, keepAlive) }
+func (r *PinnedReader) Touch(keepAlive time.Duration) { r.reg.touch(r, keepAlive) }
 
 // Unpin releases the reader once nobody uses it.
-func (r *PinnedReader) Unpin() { r.shard.pinned.unpin(r.shard, r.id) }
+func (r *PinnedReader) Unpin() { r.reg.unpin(nil, r.id) } // ids are unique on the node
 
 // PinReader pins the shard's latest reader for keepAlive after its last
 // use; it is returned in use (call Done). Beyond the node's cap it fails
@@ -154,7 +155,7 @@ func (g *pinned) pin(s *Shard, rd *engine.Reader, keepAlive time.Duration) (*Pin
 		return nil, fmt.Errorf("%w: %d of %d point-in-time readers are open on this node; close some or wait for their keep-alive", ErrTooManyReaders, n, g.max)
 	}
 	g.next++
-	r := &PinnedReader{id: g.next, shard: s, reader: rd, keepAlive: keepAlive, expires: time.Now().Add(keepAlive), uses: 1}
+	r := &PinnedReader{id: g.next, reg: g, shard: s, reader: rd, keepAlive: keepAlive, expires: time.Now().Add(keepAlive), uses: 1}
 	g.open[r.id] = r
 	g.mu.Unlock()
 	leaves := rd.Leaves()

@@ -324,3 +324,45 @@ func TestClosedReplicaRefusesReads(t *testing.T) {
 		t.Fatalf("get on a closed replica: %v, want ErrNotHere", err)
 	}
 }
+
+// TestPinnedReaderInUseDuringPromotion: a search holding a reader pinned
+// on a replica (touching it, ending its use) while the copy is promoted
+// reaches the node's registry without racing the promotion, which moves
+// the reader to the primary's Shard; unpinned after, it is gone (run with
+// -race).
+func TestPinnedReaderInUseDuringPromotion(t *testing.T) {
+	ctx := context.Background()
+	h := newHost(t, nil)
+	meta := Meta{ID: ID{IndexUUID: "u1", Shard: 0}, Index: "books"}
+	r, err := h.OpenReplica(ctx, meta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pr, err := r.PinReader(time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			pr.Touch(time.Minute)
+		}
+	})
+	p, err := h.Promote(ctx, meta.ID, 2, nil)
+	close(stop)
+	wg.Wait()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pr.Done()
+	pr.Unpin()
+	if _, err := p.Reader(pr.ID(), time.Minute); !errors.Is(err, ErrReaderGone) {
+		t.Fatalf("reader after Unpin: %v, want ErrReaderGone", err)
+	}
+}
