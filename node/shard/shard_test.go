@@ -366,3 +366,53 @@ func TestPinnedReaderInUseDuringPromotion(t *testing.T) {
 		t.Fatalf("reader after Unpin: %v, want ErrReaderGone", err)
 	}
 }
+
+// hookMapping is clusterMapping that runs hook once, inside the first
+// update, before taking it.
+type hookMapping struct {
+	clusterMapping
+	once sync.Once
+	hook func()
+}
+
+func (h *hookMapping) UpdateMapping(ctx context.Context, index, uuid string, update *mapping.Mapping) (*mapping.Mapping, error) {
+	h.once.Do(h.hook)
+	return h.clusterMapping.UpdateMapping(ctx, index, uuid, update)
+}
+
+// TestUpsertRacedByCreateRetries: an update whose document is missing
+// when read creates its upsert; when another request creates the id in
+// between, the update is re-read and re-merged under retry_on_conflict,
+// as when the document changed between read and write, rather than failing
+// as a create would (Elasticsearch retries both).
+func TestUpsertRacedByCreateRetries(t *testing.T) {
+	ctx := context.Background()
+	m := mustMapping(t, map[string]mapping.Field{"a": mapping.NewField(document.Long)})
+	up := &hookMapping{clusterMapping: clusterMapping{m: m}}
+	h := newHost(t, up)
+	s, err := h.Open(ctx, Meta{ID: ID{IndexUUID: "u1"}, Index: "books", Mapping: m})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The upsert adds field b: its create waits for the mapping update,
+	// during which another request indexes the id.
+	up.hook = func() {
+		if _, err := s.IndexDoc(ctx, []byte("1"), []byte(`{"a":1}`), false); err != nil {
+			t.Error(err)
+		}
+	}
+	res, err := s.Bulk(ctx, []Op{{Kind: OpUpdate, ID: []byte("1"), Source: []byte(`{"b":2}`), DocAsUpsert: true, RetryOnConflict: 1}}, RefreshImmediate)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res[0].Err != nil {
+		t.Fatalf("update raced by a create: %v, want it retried", res[0].Err)
+	}
+	got, found, err := s.Get(ctx, []byte("1"), true)
+	if err != nil || !found {
+		t.Fatal(found, err)
+	}
+	if src := string(got.Source); src != `{"a":1,"b":2}` {
+		t.Fatalf("source %s, want the partial doc merged into the document created meanwhile", src)
+	}
+}

@@ -28,10 +28,11 @@ const updateStripes = 64
 // landing between the read and the write is never overwritten: the update
 // re-reads and re-merges up to op.RetryOnConflict times, then fails with
 // the *engine.VersionConflictError (Elasticsearch's retry_on_conflict,
-// default 0). With op.If the document read must have that version, and
-// nothing is retried. Partial updates of one id are also serialised (a
-// lock per id stripe), so two of them on one primary do not spin on each
-// other. A create that finds the id taken fails with ErrConflict.
+// default 0). An upsert is a create: one that finds the id created since
+// the read is retried the same way, and fails with ErrConflict. With op.If
+// the document read must have that version, and nothing is retried.
+// Partial updates of one id are also serialised (a lock per id stripe), so
+// two of them on one primary do not spin on each other.
 func (b *Batch) Update(ctx context.Context, op Op) OpResult {
 	if len(op.ID) == 0 {
 		return OpResult{Err: fmt.Errorf("%w: operation has no id", ErrInvalid)}
@@ -45,7 +46,8 @@ func (b *Batch) Update(ctx context.Context, op Op) OpResult {
 	defer mu.Unlock()
 	for retries := 0; ; retries++ {
 		r := b.updateOnce(ctx, op)
-		if op.If != nil || retries >= op.RetryOnConflict || !errors.Is(r.Err, engine.ErrVersionConflict) {
+		raced := errors.Is(r.Err, engine.ErrVersionConflict) || errors.Is(r.Err, ErrConflict)
+		if op.If != nil || retries >= op.RetryOnConflict || !raced {
 			return r
 		}
 	}
