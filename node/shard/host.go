@@ -305,6 +305,11 @@ func (h *Host) Promote(ctx context.Context, id ID, term int64, replicator Replic
 	eng, err := old.rep.Promote(ctx, term)
 	if err != nil {
 		h.take(id)
+		// closed is already set, so close() would skip it: close the
+		// replica here (a no-op if Promote got as far as closing it).
+		if cerr := old.rep.Close(ctx); cerr != nil {
+			err = errors.Join(err, fmt.Errorf("close replica: %w", cerr))
+		}
 		return nil, fmt.Errorf("shard %v: promote to term %d: %w", id, term, err)
 	}
 	s.eng = eng

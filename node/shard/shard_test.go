@@ -416,3 +416,26 @@ func TestUpsertRacedByCreateRetries(t *testing.T) {
 		t.Fatalf("source %s, want the partial doc merged into the document created meanwhile", src)
 	}
 }
+
+// TestFailedPromotionClosesReplica: a promotion the replica refuses (here
+// an older term than its own) leaves the copy closed — its translog,
+// files and background work released — as Promote says, not open but out
+// of the host, where nothing would ever close it.
+func TestFailedPromotionClosesReplica(t *testing.T) {
+	ctx := context.Background()
+	h := newHost(t, nil)
+	meta := Meta{ID: ID{IndexUUID: "u1", Shard: 0}, Index: "books", PrimaryTerm: 3}
+	r, err := h.OpenReplica(ctx, meta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.Promote(ctx, meta.ID, 2, nil); err == nil {
+		t.Fatal("promoted to a term older than the replica's")
+	}
+	if _, err := h.Get(meta.ID); !errors.Is(err, ErrNotHere) {
+		t.Fatalf("shard after a failed promotion: %v, want ErrNotHere", err)
+	}
+	if _, err := r.rep.AcquireReader(); err == nil {
+		t.Fatal("the replica is still open after its failed promotion")
+	}
+}
