@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/maphash"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -387,7 +388,9 @@ func (h *Host) Delete(ctx context.Context, id ID) error {
 
 // Stored lists the shards with a directory under the data dir, open or
 // not: a node's reconciler finds there, when it starts, the copies it
-// held before (some of which may have moved away while it was down).
+// held before (some of which may have moved away while it was down). A
+// directory the node may not read is not one of its indices and is
+// skipped: the data dir is often a volume's root, with lost+found.
 func (h *Host) Stored() ([]ID, error) {
 	indices, err := os.ReadDir(h.opts.DataDir)
 	if err != nil {
@@ -399,6 +402,11 @@ func (h *Host) Stored() ([]ID, error) {
 			continue
 		}
 		shards, err := os.ReadDir(filepath.Join(h.opts.DataDir, x.Name()))
+		if errors.Is(err, fs.ErrPermission) {
+			// Not the node's (it makes its index dirs readable): a
+			// volume root's lost+found, say.
+			continue
+		}
 		if err != nil {
 			return nil, fmt.Errorf("shard: list index dir: %w", err)
 		}
