@@ -94,7 +94,9 @@ func Parse(field, s string) (Threshold, error) {
 	for _, u := range byteUnits {
 		if num, ok := strings.CutSuffix(v, u.suffix); ok {
 			f, err := strconv.ParseFloat(strings.TrimSpace(num), 64)
-			if err != nil || f < 0 || math.IsNaN(f) || math.IsInf(f, 0) {
+			// Past int64, the conversion would wrap to a negative free
+			// space no disk is below.
+			if err != nil || f < 0 || math.IsNaN(f) || f*u.mult >= math.MaxInt64 {
 				return bad()
 			}
 			return Threshold{Used: -1, FreeBytes: int64(f * u.mult), text: text}, nil

@@ -31,6 +31,8 @@ func TestParse(t *testing.T) {
 		{in: "2", bad: true},
 		{in: "lots", bad: true},
 		{in: "-5gb", bad: true},
+		{in: "1e300gb", bad: true}, // past int64: no wrap to a negative free space
+		{in: "9000pb", bad: true},
 		{in: "", bad: true},
 	}
 	for _, tt := range tests {
