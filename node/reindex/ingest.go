@@ -83,10 +83,9 @@ func (r *Runner) applyBatch(ctx context.Context, sh *shard.Shard, docs []*nodev1
 		})
 	}
 	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		return err
-	}
-	return b.Sync(ctx)
+	// Synced even when a document failed the batch: the others are
+	// indexed on the primary, and its replicas must get them too.
+	return errors.Join(errors.Join(errs...), b.Sync(ctx))
 }
 
 // ingestStream sends one destination shard's documents to its node.

@@ -63,6 +63,13 @@ func (cp *copyRun) runUpdates(ctx context.Context, sh *shard.Shard, fields []byt
 		return nil
 	}, func(next int) error { return checkpoint(next, false) })
 	if err != nil {
+		// The updates applied since the last checkpoint are the
+		// primary's: they go to its translog and replicas all the same,
+		// else the copies would miss their sequence numbers. Not the
+		// caller's context, which may be why the slice stopped.
+		if serr := b.Sync(context.WithoutCancel(ctx)); serr != nil {
+			err = errors.Join(err, fmt.Errorf("shard %v: sync: %w", sh.ID(), serr))
+		}
 		return err
 	}
 	return checkpoint(cp.rd.MaxDoc(), true)

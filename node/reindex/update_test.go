@@ -6,12 +6,17 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"time"
+
+	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/sluice-search/sluice/cluster/routing"
 	"github.com/sluice-search/sluice/node/engine/document"
 	"github.com/sluice-search/sluice/node/engine/mapping"
 	"github.com/sluice-search/sluice/node/engine/translog"
+	"github.com/sluice-search/sluice/node/nodetest"
 	"github.com/sluice-search/sluice/node/shard"
+	nodev1 "github.com/sluice-search/sluice/proto/sluice/node/v1"
 )
 
 // recordingReplicator is a primary's replication group that keeps a copy
@@ -41,7 +46,11 @@ func (r *recordingReplicator) SyncSegments(ctx context.Context, add func(context
 // each update with the id of the document it updated: a promoted replica
 // replays exactly those. (The slice reads ids into a reused buffer; the
 // batch keeps each op until its sync.)
-func TestUpdateByQueryReplicatesEachID(t *testing.T) {
+// openReplicated opens shard src on n with rep as its replication group
+// and indexes docs documents with a doc-values-only price, refreshed; rep
+// then forgets what it got.
+func openReplicated(t *testing.T, n *testNode, rep *recordingReplicator, docs int) *shard.Shard {
+	t.Helper()
 	ctx := context.Background()
 	price := mapping.NewField(document.Long)
 	price.Index = false // doc values only: updatable in place
@@ -50,13 +59,10 @@ func TestUpdateByQueryReplicatesEachID(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := startNode(t)
-	rep := &recordingReplicator{}
 	src, err := n.host.Open(ctx, shard.Meta{ID: shard.ID{IndexUUID: "src"}, Index: "src", Mapping: m, Replicator: rep})
 	if err != nil {
 		t.Fatal(err)
 	}
-	const docs = 200
 	var ops []shard.Op
 	for i := range docs {
 		ops = append(ops, shard.Op{Kind: shard.OpIndex, ID: fmt.Appendf(nil, "d%05d", i), Source: fmt.Appendf(nil, `{"title":"doc %d","price":%d}`, i, i)})
@@ -73,6 +79,15 @@ func TestUpdateByQueryReplicatesEachID(t *testing.T) {
 	rep.mu.Lock()
 	rep.ops = nil
 	rep.mu.Unlock()
+	return src
+}
+
+func TestUpdateByQueryReplicatesEachID(t *testing.T) {
+	ctx := context.Background()
+	n := startNode(t)
+	rep := &recordingReplicator{}
+	const docs = 200
+	openReplicated(t, n, rep, docs)
 
 	req := sliceReq("src", 0, "", routing.Params{Shards: 1, RoutingShards: 1}, nil)
 	req.SourceShards, req.UpdateDocValues = 1, []byte(`{"price":7}`)
@@ -99,5 +114,102 @@ func TestUpdateByQueryReplicatesEachID(t *testing.T) {
 	}
 	if len(rep.ops) != docs {
 		t.Errorf("%d updates replicated, want %d", len(rep.ops), docs)
+	}
+}
+
+// An update-by-query slice that stops between checkpoints (its caller
+// gone, here) still hands its group the updates it applied: the primary
+// holds them, and a copy that never got them would have a gap in its
+// sequence numbers.
+func TestUpdateByQueryStoppedReplicatesWhatItApplied(t *testing.T) {
+	n := startNode(t)
+	rep := &recordingReplicator{}
+	src := openReplicated(t, n, rep, 300)
+	before := src.Engine().Stats().SeqNo
+
+	req := sliceReq("src", 0, "", routing.Params{Shards: 1, RoutingShards: 1}, nil)
+	req.SourceShards, req.UpdateDocValues = 1, []byte(`{"price":7}`)
+	req.RequestsPerSecond, req.CheckpointInterval = 200, durationpb.New(time.Hour)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if _, err := n.client.RunReindexSlice(ctx, req); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); src.Engine().Stats().SeqNo < before+3; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the slice applied no update")
+		}
+	}
+	cancel()
+	// Every sequence number the primary gave since reaches the group.
+	var missing []int64
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		got := map[int64]bool{}
+		rep.mu.Lock()
+		for _, op := range rep.ops {
+			got[int64(op.SeqNo)] = true
+		}
+		rep.mu.Unlock()
+		missing = missing[:0]
+		for seq := before + 1; seq <= src.Engine().Stats().SeqNo; seq++ {
+			if !got[seq] {
+				missing = append(missing, seq)
+			}
+		}
+		if len(missing) == 0 || time.Now().After(deadline) {
+			break
+		}
+	}
+	if len(missing) > 0 {
+		t.Fatalf("operations %v applied on the primary never reached its replication group", missing)
+	}
+}
+
+// A ShardIngest batch that fails part way (a mapping update the cluster
+// refuses) still hands the shard's group the documents it indexed: the
+// primary holds them, and its copies must not miss their sequence numbers.
+func TestIngestFailedBatchReplicatesWhatItApplied(t *testing.T) {
+	ctx := context.Background()
+	n := startNode(t)
+	rep := &recordingReplicator{}
+	dst, err := n.host.Open(ctx, shard.Meta{ID: shard.ID{IndexUUID: "dst"}, Index: "dst", Mapping: nodetest.Mapping(t), Replicator: rep})
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := dst.Engine().Stats().SeqNo
+	var docs []*nodev1.IngestDoc
+	for i := range 40 {
+		src := docSource(i)
+		if i == 30 {
+			// A new field, whose mapping update the cluster refuses
+			// (it has no index dst): fails the batch.
+			src = `{"unmapped":1}`
+		}
+		docs = append(docs, &nodev1.IngestDoc{Id: fmt.Sprintf("d%05d", i), Source: []byte(src)})
+	}
+	st, err := n.client.ShardIngest(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Send(&nodev1.ShardIngestRequest{Shard: &nodev1.ShardID{IndexUuid: "dst"}, Docs: docs}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.CloseAndRecv(); err == nil {
+		t.Fatal("a batch whose mapping update the cluster refused was taken")
+	}
+	after := dst.Engine().Stats().SeqNo
+	if after == before {
+		t.Fatal("the batch indexed nothing before it failed: the test covers nothing")
+	}
+	got := map[int64]bool{}
+	rep.mu.Lock()
+	for _, op := range rep.ops {
+		got[int64(op.SeqNo)] = true
+	}
+	rep.mu.Unlock()
+	for seq := before + 1; seq <= after; seq++ {
+		if !got[seq] {
+			t.Fatalf("operation %d indexed on the primary (of %d..%d) never reached its replication group", seq, before+1, after)
+		}
 	}
 }
