@@ -56,7 +56,11 @@
 // (update.go): it selects as above, then sets the fields in place on each
 // selected document of its source shard itself, conditional on the
 // version its reader saw, paced by the throttle, with translog syncs as
-// checkpoints. Nothing is copied.
+// checkpoints. Nothing is copied. A run that stops syncs what it updated;
+// resumed in the reader the node kept, it goes on after the last document
+// it updated rather than from its caller's last checkpoint, whose later
+// documents carry its own updates (newer than the reader's versions: not
+// conflicts).
 //
 // # Segment copy
 //

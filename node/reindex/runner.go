@@ -101,7 +101,12 @@ type sliceKey struct {
 type keptReader struct {
 	reader      *engine.Reader
 	fingerprint uint64
-	timer       *time.Timer
+	// applied: an update-by-query slice's position past every document
+	// it updated in place, durably (0: none known). A resume in this
+	// reader starts there at least: the documents before it carry the
+	// slice's own updates, newer than the versions this reader shows.
+	applied int
+	timer   *time.Timer
 }
 
 // NewRunner returns a Runner over the node's shards, reaching other nodes
@@ -177,7 +182,7 @@ func (r *Runner) pin(ctx context.Context, key sliceKey, src *shard.Shard, raw []
 	if kr != nil {
 		kr.timer.Stop()
 		if hasCursor && kr.fingerprint == cur.fingerprint {
-			return kr.reader, kr.fingerprint, cur.next, false, nil
+			return kr.reader, kr.fingerprint, max(cur.next, kr.applied), false, nil
 		}
 		kr.reader.Release()
 	}
@@ -254,8 +259,8 @@ func sameLayout(rd *engine.Reader, si *engine.SegmentInfos) bool {
 }
 
 // keep holds a slice's reader for a resume, until the keep-alive passes.
-func (r *Runner) keep(key sliceKey, rd *engine.Reader, fp uint64) {
-	kr := &keptReader{reader: rd, fingerprint: fp}
+func (r *Runner) keep(key sliceKey, rd *engine.Reader, fp uint64, applied int) {
+	kr := &keptReader{reader: rd, fingerprint: fp, applied: applied}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if old := r.kept[key]; old != nil {

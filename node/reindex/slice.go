@@ -69,12 +69,12 @@ func (r *Runner) RunReindexSlice(req *nodev1.RunReindexSliceRequest, stream grpc
 	if err != nil {
 		return err
 	}
-	done := false
+	done, applied := false, 0
 	defer func() {
 		if done {
 			rd.Release()
 		} else {
-			r.keep(key, rd, fp)
+			r.keep(key, rd, fp, applied)
 		}
 	}()
 	var q search.Query
@@ -100,7 +100,7 @@ func (r *Runner) RunReindexSlice(req *nodev1.RunReindexSliceRequest, stream grpc
 		method: sluicev1.ReindexCopyMethod_REINDEX_COPY_METHOD_DOCUMENTS}
 	if fields := req.GetUpdateDocValues(); len(fields) > 0 {
 		err = cp.runUpdates(ctx, src, fields, next)
-		done = err == nil
+		done, applied = err == nil, cp.applied
 		return err
 	}
 	if req.GetCopyMethod() == sluicev1.ReindexCopyMethod_REINDEX_COPY_METHOD_SEGMENTS {
@@ -144,6 +144,9 @@ type copyRun struct {
 	chunks  map[int]*chunk
 	remote  map[int]*ingestStream
 	restore []func()
+	// applied (update by query): the position past the last document
+	// done, once synced; see keptReader.applied.
+	applied int
 }
 
 func (cp *copyRun) run(ctx context.Context, next int) (err error) {

@@ -24,6 +24,10 @@ import (
 // conflicts=abort, else is counted. A checkpoint syncs the translog (the
 // updates are durable there like any write) and reports the position; a
 // slice that starts over re-applies the same values, which is idempotent.
+// A run that stops between checkpoints syncs what it did too, and a
+// resume in the same reader starts after it (keptReader.applied), not at
+// the checkpoint its caller last got: what the run updated since is not
+// at the version the reader shows any more.
 func (cp *copyRun) runUpdates(ctx context.Context, sh *shard.Shard, fields []byte, next int) error {
 	abort := !cp.req.GetProceedOnConflicts()
 	b := sh.NewBatch()
@@ -39,6 +43,7 @@ func (cp *copyRun) runUpdates(ctx context.Context, sh *shard.Shard, fields []byt
 			Restarted: cp.restarted, Throttled: durationpb.New(cp.th.Waited()), CopyMethod: cp.method,
 		})
 	}
+	leaves, done := cp.rd.Leaves(), next
 	err := cp.eachSelected(ctx, next, func(li, d int, sd *index.StoredDoc) error {
 		if cp.copied%chunkDocs == 0 {
 			if err := cp.r.writeBlocked(sh.ID().IndexUUID); err != nil {
@@ -60,6 +65,7 @@ func (cp *copyRun) runUpdates(ctx context.Context, sh *shard.Shard, fields []byt
 		default:
 			return fmt.Errorf("shard %v: update [%s]: %w", sh.ID(), sd.ID, err)
 		}
+		done = leaves[li].DocBase + d + 1
 		return nil
 	}, func(next int) error { return checkpoint(next, false) })
 	if err != nil {
@@ -68,8 +74,12 @@ func (cp *copyRun) runUpdates(ctx context.Context, sh *shard.Shard, fields []byt
 		// else the copies would miss their sequence numbers. Not the
 		// caller's context, which may be why the slice stopped.
 		if serr := b.Sync(context.WithoutCancel(ctx)); serr != nil {
-			err = errors.Join(err, fmt.Errorf("shard %v: sync: %w", sh.ID(), serr))
+			return errors.Join(err, fmt.Errorf("shard %v: sync: %w", sh.ID(), serr))
 		}
+		// Durable: a resume in this reader goes on after them, where
+		// their versions are no longer the reader's (no conflicts with
+		// the slice's own writes).
+		cp.applied = done
 		return err
 	}
 	return checkpoint(cp.rd.MaxDoc(), true)

@@ -213,3 +213,62 @@ func TestIngestFailedBatchReplicatesWhatItApplied(t *testing.T) {
 		}
 	}
 }
+
+// An update-by-query slice whose caller went away is resumed from the last
+// checkpoint it got, in the reader the node kept: the documents the run
+// updated after that checkpoint are not version conflicts (under
+// conflicts=abort, the task's end) — they were this slice's own writes.
+func TestUpdateByQueryResumesPastItsOwnUpdates(t *testing.T) {
+	n := startNode(t)
+	rep := &recordingReplicator{}
+	const docs = 300
+	src := openReplicated(t, n, rep, docs)
+
+	req := sliceReq("src", 0, "", routing.Params{Shards: 1, RoutingShards: 1}, nil)
+	req.SourceShards, req.UpdateDocValues = 1, []byte(`{"price":7}`)
+	req.RequestsPerSecond = 500
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	st, err := n.client.RunReindexSlice(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := st.Recv() // a checkpoint
+	if err != nil {
+		t.Fatal(err)
+	}
+	seq := src.Engine().Stats().SeqNo
+	for deadline := time.Now().Add(10 * time.Second); src.Engine().Stats().SeqNo < seq+5; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the slice updated nothing after its first checkpoint")
+		}
+	}
+	cancel() // its later checkpoints never reach the caller
+	for deadline := time.Now().Add(10 * time.Second); n.runner.KeptReaders() == 0; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the stopped slice kept no reader")
+		}
+	}
+
+	req.Cursor, req.RequestsPerSecond = first.GetCursor(), 0
+	last, _, err := runSlice(context.Background(), n.client, req)
+	if err != nil {
+		t.Fatalf("resumed slice: %v", err)
+	}
+	if !last.Done || last.VersionConflicts != 0 {
+		t.Fatalf("resumed slice: %v, want done without conflicts", last)
+	}
+	if err := src.Refresh(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	rd := src.Acquire()
+	defer rd.Release()
+	for _, l := range rd.Leaves() {
+		dv := l.Reader.NumericDocValues("price")
+		for doc := range l.Reader.MaxDoc() {
+			if v, _ := dv.Get(doc); v != 7 {
+				t.Fatalf("doc %d has price %d after the resumed slice, want 7", l.DocBase+doc, v)
+			}
+		}
+	}
+}
