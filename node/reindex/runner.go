@@ -26,7 +26,8 @@ type Options struct {
 	// ingest stream). Default GOMAXPROCS.
 	Workers int
 	// BatchDocs and BatchBytes bound one ShardIngest message. Defaults 512
-	// and 1 MiB.
+	// and 1 MiB. BatchBytes also bounds the in-place updates an update by
+	// query sends its shard's replicas at once (ids and fields).
 	BatchDocs  int
 	BatchBytes int
 	// ReaderKeepAlive keeps the point-in-time reader of a slice whose run

@@ -43,8 +43,16 @@ func (cp *copyRun) runUpdates(ctx context.Context, sh *shard.Shard, fields []byt
 			Restarted: cp.restarted, Throttled: durationpb.New(cp.th.Waited()), CopyMethod: cp.method,
 		})
 	}
-	leaves, done := cp.rd.Leaves(), next
+	leaves, done, batched := cp.rd.Leaves(), next, 0
 	err := cp.eachSelected(ctx, next, func(li, d int, sd *index.StoredDoc) error {
+		// A batch goes to the replicas at its sync: bounded as an ingest
+		// message is, not by the checkpoint interval.
+		if batched >= cp.r.opts.BatchBytes {
+			if err := b.Sync(ctx); err != nil {
+				return fmt.Errorf("shard %v: sync: %w", sh.ID(), err)
+			}
+			batched = 0
+		}
 		if cp.copied%chunkDocs == 0 {
 			if err := cp.r.writeBlocked(sh.ID().IndexUUID); err != nil {
 				return err
@@ -57,6 +65,7 @@ func (cp *copyRun) runUpdates(ctx context.Context, sh *shard.Shard, fields []byt
 		switch {
 		case err == nil:
 			cp.c.updated.Add(1)
+			batched += len(sd.ID) + len(fields)
 		case errors.Is(err, engine.ErrVersionConflict):
 			cp.c.conflicts.Add(1)
 			if abort {

@@ -11,10 +11,12 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/sluice-search/sluice/cluster/routing"
+	"github.com/sluice-search/sluice/node"
 	"github.com/sluice-search/sluice/node/engine/document"
 	"github.com/sluice-search/sluice/node/engine/mapping"
 	"github.com/sluice-search/sluice/node/engine/translog"
 	"github.com/sluice-search/sluice/node/nodetest"
+	"github.com/sluice-search/sluice/node/reindex"
 	"github.com/sluice-search/sluice/node/shard"
 	nodev1 "github.com/sluice-search/sluice/proto/sluice/node/v1"
 )
@@ -22,13 +24,19 @@ import (
 // recordingReplicator is a primary's replication group that keeps a copy
 // of every operation it is handed, as a replica's translog would hold it.
 type recordingReplicator struct {
-	mu  sync.Mutex
-	ops []translog.Op
+	mu      sync.Mutex
+	ops     []translog.Op
+	largest int // bytes of ids and sources in one Replicate call, at most
 }
 
 func (r *recordingReplicator) Replicate(_ context.Context, ops []translog.Op) func() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	n := 0
+	for _, op := range ops {
+		n += len(op.ID) + len(op.Source) + len(op.Routing)
+	}
+	r.largest = max(r.largest, n)
 	for _, op := range ops {
 		op.ID, op.Source, op.Routing = slices.Clone(op.ID), slices.Clone(op.Source), slices.Clone(op.Routing)
 		r.ops = append(r.ops, op)
@@ -270,5 +278,39 @@ func TestUpdateByQueryResumesPastItsOwnUpdates(t *testing.T) {
 				t.Fatalf("doc %d has price %d after the resumed slice, want 7", l.DocBase+doc, v)
 			}
 		}
+	}
+}
+
+// An update-by-query slice sends its shard's replicas its updates in
+// batches of at most BatchBytes, not everything it did between two
+// checkpoints (seconds of updates: one message past any size limit, and
+// as much heap).
+func TestUpdateByQueryBatchesItsReplication(t *testing.T) {
+	const batch = 4 << 10
+	nn := nodetest.Start(t, nil, node.Config{Reindex: reindex.Options{CheckpointInterval: time.Hour, BatchBytes: batch}})
+	n := &testNode{host: nn.Shards(), runner: nn.Reindex(), addr: nn.Advertise(), client: nodev1.NewReindexClient(nn.Conn)}
+	rep := &recordingReplicator{}
+	const docs = 2000
+	openReplicated(t, n, rep, docs)
+	rep.mu.Lock()
+	rep.largest = 0
+	rep.mu.Unlock()
+
+	req := sliceReq("src", 0, "", routing.Params{Shards: 1, RoutingShards: 1}, nil)
+	req.SourceShards, req.UpdateDocValues = 1, []byte(`{"price":7}`)
+	last, _, err := runSlice(context.Background(), n.client, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !last.Done || last.Updated != docs {
+		t.Fatalf("last message %v", last)
+	}
+	rep.mu.Lock()
+	defer rep.mu.Unlock()
+	if len(rep.ops) != docs {
+		t.Fatalf("%d updates replicated, want %d", len(rep.ops), docs)
+	}
+	if op := len("d00000") + len(req.UpdateDocValues); rep.largest > batch+op {
+		t.Fatalf("one replication batch of %d bytes, want at most %d", rep.largest, batch+op)
 	}
 }
