@@ -232,6 +232,7 @@ type Node struct {
 	// so a node shutting down never reports ready.
 	shuttingDown atomic.Bool
 	readyMu      sync.Mutex
+	stopped      bool // Stop began (under readyMu): never ready again
 
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -433,7 +434,10 @@ func (n *Node) Start(ctx context.Context) error {
 // to call on a node that was never started.
 func (n *Node) Stop() {
 	n.stop.Do(func() {
+		n.readyMu.Lock()
+		n.stopped = true
 		n.setReady(false)
+		n.readyMu.Unlock()
 		n.grpc.Stop(10 * time.Second)
 		n.routing.stop()
 		n.reindex.Close()

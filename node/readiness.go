@@ -81,7 +81,7 @@ func (n *Node) runReadiness(ctx context.Context) {
 		if st := n.cache.State(); st != nil && st.Live(n.id) {
 			if waiting = notRecovered(st, n.id); len(waiting) == 0 {
 				n.readyMu.Lock()
-				if !n.shuttingDown.Load() {
+				if !n.shuttingDown.Load() && !n.stopped {
 					n.setReady(true)
 				}
 				n.readyMu.Unlock()
