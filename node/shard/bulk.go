@@ -40,6 +40,10 @@ func (s *Shard) NewBatch() *Batch {
 	return &Batch{s: s, b: s.eng.NewBulk()}
 }
 
+// errNoID refuses an operation without an id, whichever path (bulk,
+// ingest of a reindex) brought it.
+var errNoID = fmt.Errorf("%w: operation has no id", ErrInvalid)
+
 // Index is Shard.IndexDoc, durable at Sync: source under id, with a custom
 // routing value (nil: routed by id) the engine stores with it.
 func (b *Batch) Index(ctx context.Context, id, routing, source []byte, createOnly bool) (engine.Result, error) {
@@ -56,6 +60,9 @@ func (b *Batch) index(ctx context.Context, id, routing, source []byte, createOnl
 	if b.err != nil {
 		return engine.Result{}, b.err
 	}
+	if len(id) == 0 {
+		return engine.Result{}, errNoID
+	}
 	res, err := b.s.indexVia(ctx, b.b, id, routing, source, createOnly, cond)
 	if err == nil {
 		b.logged(translog.Op{Type: translog.OpIndex, ID: id, Routing: routing, Source: source}, res)
@@ -68,6 +75,9 @@ func (b *Batch) index(ctx context.Context, id, routing, source []byte, createOnl
 func (b *Batch) Delete(ctx context.Context, id []byte, cond *engine.DocVersion) (engine.Result, error) {
 	if b.err != nil {
 		return engine.Result{}, b.err
+	}
+	if len(id) == 0 {
+		return engine.Result{}, errNoID
 	}
 	res, err := b.b.DeleteIf(ctx, id, cond)
 	if err == nil {
@@ -253,9 +263,6 @@ func (s *Shard) applyOps(ctx context.Context, b *Batch, ops []Op, results []OpRe
 }
 
 func applyOp(ctx context.Context, b *Batch, op Op) (engine.Result, error) {
-	if len(op.ID) == 0 {
-		return engine.Result{}, fmt.Errorf("%w: operation has no id", ErrInvalid)
-	}
 	if op.If != nil && op.Kind == OpCreate {
 		return engine.Result{}, fmt.Errorf("%w: create of %q cannot be conditional on a version (use index)", ErrInvalid, op.ID)
 	}

@@ -178,6 +178,31 @@ func TestCreateOnly(t *testing.T) {
 	}
 }
 
+// TestBatchRefusesEmptyID: every write path of a batch — bulk items and
+// a reindex's ingest, which calls Index and Delete directly — refuses an
+// operation without an id, and the batch goes on with the next one.
+func TestBatchRefusesEmptyID(t *testing.T) {
+	ctx := context.Background()
+	h := newHost(t, nil)
+	s, err := h.Open(ctx, Meta{ID: ID{IndexUUID: "u", Shard: 0}, Index: "i"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := s.NewBatch()
+	if _, err := b.Index(ctx, nil, nil, []byte(`{"a":1}`), false); !errors.Is(err, ErrInvalid) {
+		t.Errorf("Index with no id: %v, want ErrInvalid", err)
+	}
+	if _, err := b.Delete(ctx, []byte{}, nil); !errors.Is(err, ErrInvalid) {
+		t.Errorf("Delete with no id: %v, want ErrInvalid", err)
+	}
+	if _, err := b.Index(ctx, []byte("ok"), nil, []byte(`{"a":1}`), false); err != nil {
+		t.Fatalf("the next operation: %v", err)
+	}
+	if err := b.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestOpenRefusesDamagedTranslog: a shard whose last acknowledged
 // operation is damaged on disk does not open; the error — which the node
 // reports as the FAILED shard's reason — wraps translog.ErrCorrupt and
