@@ -315,26 +315,40 @@ func (c *Cluster) CPU() (time.Duration, error) {
 			cmds = append(cmds, n.cmd)
 		}
 	}
-	var ticks int64
+	var sum time.Duration
 	for _, cmd := range cmds {
-		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", cmd.Process.Pid))
+		d, err := processCPU(cmd.Process.Pid)
 		if err != nil {
 			return 0, err
 		}
-		// Fields after the command name (which may hold spaces, in
-		// parentheses): state is the 3rd field, utime and stime the
-		// 14th and 15th.
-		f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
-		if len(f) < 13 {
-			return 0, fmt.Errorf("/proc/%d/stat: %d fields", cmd.Process.Pid, len(f))
+		sum += d
+	}
+	return sum, nil
+}
+
+// CPU is the CPU time the node's process has used so far, as Cluster.CPU
+// counts it.
+func (n *Node) CPU() (time.Duration, error) { return processCPU(n.cmd.Process.Pid) }
+
+func processCPU(pid int) (time.Duration, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	// Fields after the command name (which may hold spaces, in
+	// parentheses): state is the 3rd field, utime and stime the
+	// 14th and 15th.
+	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+	if len(f) < 13 {
+		return 0, fmt.Errorf("/proc/%d/stat: %d fields", pid, len(f))
+	}
+	var ticks int64
+	for _, v := range f[11:13] {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("/proc/%d/stat: %w", pid, err)
 		}
-		for _, v := range f[11:13] {
-			n, err := strconv.ParseInt(v, 10, 64)
-			if err != nil {
-				return 0, fmt.Errorf("/proc/%d/stat: %w", cmd.Process.Pid, err)
-			}
-			ticks += n
-		}
+		ticks += n
 	}
 	return time.Duration(ticks) * (time.Second / userHZ), nil
 }

@@ -18,7 +18,6 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"net/http"
 	"os"
 	"path/filepath"
 	"sync"
@@ -257,36 +256,12 @@ func profile(ctx context.Context, metrics []string, dir, label string) error {
 	errs := make([]error, len(metrics))
 	for i, addr := range metrics {
 		wg.Go(func() {
-			errs[i] = fetchTo(ctx, "http://"+addr+"/debug/pprof/profile?seconds=10",
+			errs[i] = proccluster.FetchProfile(ctx, addr, "profile", 10,
 				filepath.Join(dir, fmt.Sprintf("%s-node-%d.pprof", label, i)))
 		})
 	}
 	wg.Wait()
 	return errors.Join(errs...)
-}
-
-func fetchTo(ctx context.Context, url, path string) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("%s: %s", url, resp.Status)
-	}
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(f, resp.Body); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
 }
 
 // waitGreen waits until every copy of index is started.

@@ -412,6 +412,7 @@ func newBenchRecoveryCmd() *cobra.Command {
 	var (
 		cf             corpusFlags
 		sizeMB, rounds int
+		profileSeconds int
 		out            string
 	)
 	cmd := &cobra.Command{
@@ -424,22 +425,27 @@ func newBenchRecoveryCmd() *cobra.Command {
             same disk (read, write, fsync each file and the directory)
   recovery  add a replica (number_of_replicas 0 -> 1) on the other node,
             recovering unthrottled (--recovery-max-bytes-per-sec -1): bytes
-            fetched and time as the replica reports them; then remove it
-            and delete its files
+            fetched and time as the replica reports them (the whole
+            recovery, and its file phase alone); then remove it and delete
+            its files
 
-alternating which runs first, and report the medians' ratio (target >= 0.8)
-with the load average before and after.`,
+alternating which runs first (each reads its files once before, so both
+read from the page cache), and report the medians' ratios (target for the
+file phase >= 0.8) with the load average before and after.
+--profile-seconds then records each node's CPU profile and execution trace
+over that many seconds of back-to-back recoveries into --out.`,
 		Example: `  sluice bench recovery --size-mb 512 --out bench-out/recovery`,
 		Args:    cobra.NoArgs,
 		RunE: processBench(&cf, &out, func(cmd *cobra.Command, exe string, docs []corpus.Doc, desc string) error {
 			_, err := recoverybench.Execute(cmd.Context(), recoverybench.Options{Binary: exe, SizeMB: sizeMB, Rounds: rounds,
-				Docs: docs, CorpusDesc: desc, Out: out, Log: cmd.OutOrStdout()})
+				ProfileSeconds: profileSeconds, Docs: docs, CorpusDesc: desc, Out: out, Log: cmd.OutOrStdout()})
 			return err
 		}),
 	}
 	cf.register(cmd)
 	cmd.Flags().IntVar(&sizeMB, "size-mb", 256, "the shard's size on disk to load to, MiB")
 	cmd.Flags().IntVar(&rounds, "rounds", 3, "rounds of copy and recovery")
+	cmd.Flags().IntVar(&profileSeconds, "profile-seconds", 0, "then profile both nodes (CPU, execution trace) over this many seconds of recoveries each (0: no profiles)")
 	cmd.Flags().StringVar(&out, "out", "", "results directory (default bench-out/<timestamp>)")
 	return cmd
 }

@@ -272,6 +272,7 @@ func (s *Service) recoverOnce(ctx context.Context, id state.ShardID, sh *shard.S
 	if err != nil {
 		return fmt.Errorf("recovery: install the primary's checkpoint: %w", err)
 	}
+	filesTook := time.Since(began)
 	if err := stream.Send(&nodev1.StartRecoveryRequest{Installed: true}); err != nil {
 		return err
 	}
@@ -285,7 +286,7 @@ func (s *Service) recoverOnce(ctx context.Context, id state.ShardID, sh *shard.S
 	_ = stream.CloseSend()
 	s.log.Info("replica recovered from its primary", "shard", id, "primary", role.PrimaryNode,
 		"files_fetched", res.Fetched, "bytes_fetched", res.FetchedBytes, "files_reused", res.Reused,
-		"ops", last.GetOps(), "took", time.Since(began).Round(time.Millisecond))
+		"ops", last.GetOps(), "files_took", filesTook.Round(time.Millisecond), "took", time.Since(began).Round(time.Millisecond))
 	return nil
 }
 
