@@ -17,8 +17,11 @@ import (
 // ErrInvalid: a malformed replication request.
 var ErrInvalid = errors.New("invalid replication request")
 
-// fileChunk is how much of a file one GetFiles message carries.
-const fileChunk = 512 << 10
+// fileChunkBytes is how much of a file one GetFiles message carries: a
+// recovery's bytes cross in messages of this size, so each costs its
+// per-message work (a send, a hand-off between the transport's and the
+// caller's goroutines on each side, a write) once a MiB.
+const fileChunkBytes = 1 << 20
 
 func checkShard(id *nodev1.ShardID) error {
 	if id.GetIndexUuid() == "" || id.GetShard() < 0 {
@@ -174,7 +177,7 @@ func sendFile(stream grpc.ServerStreamingServer[nodev1.GetFilesResponse], eng *e
 	defer in.Close()
 	b := in.Bytes()
 	for off := 0; ; {
-		end := min(off+fileChunk, len(b))
+		end := min(off+fileChunkBytes, len(b))
 		if err := stream.Send(&nodev1.GetFilesResponse{Name: name, Offset: int64(off), Data: b[off:end], Last: end == len(b)}); err != nil {
 			return err
 		}
@@ -193,13 +196,15 @@ func (s *Service) fetcher(id state.ShardID, primary string) engine.FetchFunc {
 		if err != nil {
 			return err
 		}
-		stream, err := c.GetFiles(ctx, &nodev1.GetFilesRequest{Shard: protoID(id), Names: []string{f.Name}})
+		stream, err := c.GetFiles(ctx, &nodev1.GetFilesRequest{Shard: protoID(id), Names: []string{f.Name}}, filesCallOptions...)
 		if err != nil {
 			return err
 		}
+		msg := &fileChunk{GetFilesResponse: new(nodev1.GetFilesResponse)}
+		defer msg.release()
 		var off int64
 		for {
-			msg, err := stream.Recv()
+			err := stream.RecvMsg(msg)
 			if errors.Is(err, io.EOF) {
 				return fmt.Errorf("file %s: stream ended at %d of %d bytes", f.Name, off, f.Length)
 			}
@@ -209,10 +214,13 @@ func (s *Service) fetcher(id state.ShardID, primary string) engine.FetchFunc {
 			if msg.GetName() != f.Name || msg.GetOffset() != off {
 				return fmt.Errorf("file %s: got %s at %d, want offset %d", f.Name, msg.GetName(), msg.GetOffset(), off)
 			}
-			if _, err := w.Write(msg.GetData()); err != nil {
+			n := len(msg.GetData())
+			_, err = w.Write(msg.GetData())
+			msg.release()
+			if err != nil {
 				return err
 			}
-			off += int64(len(msg.GetData()))
+			off += int64(n)
 			if msg.GetLast() {
 				return nil
 			}

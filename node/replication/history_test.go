@@ -90,15 +90,7 @@ func TestHistoryReachesTheCopyAsLogged(t *testing.T) {
 	for i := range ops {
 		ops[i] = shard.Op{Kind: shard.OpIndex, ID: fmt.Appendf(nil, "doc-%03d", i), Source: fmt.Appendf(nil, `{"n":%d}`, i)}
 	}
-	res, err := sh.Bulk(ctx, ops, shard.RefreshNone)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i, r := range res {
-		if r.Err != nil {
-			t.Fatalf("op %d: %v", i, r.Err)
-		}
-	}
+	mustBulk(t, sh, ops)
 
 	// "r" joins the group in sync; the resync streams it the history.
 	g, err := svc1.group(id)

@@ -16,9 +16,9 @@ import (
 func TestRecoveryFetchesHoldTheRate(t *testing.T) {
 	const rate = 2 << 20
 	s := New(Config{RecoveryBytesPerSec: rate})
-	chunk := make([]byte, fileChunk)
+	chunk := make([]byte, fileChunkBytes)
 	fetch := s.throttled(func(ctx context.Context, f engine.FileMeta, w io.Writer) error {
-		for n := int64(0); n < f.Length; n += fileChunk {
+		for n := int64(0); n < f.Length; n += fileChunkBytes {
 			if _, err := w.Write(chunk); err != nil {
 				return err
 			}

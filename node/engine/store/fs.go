@@ -85,11 +85,17 @@ func (o *fsOutput) Write(p []byte) (int, error) {
 	n := len(p)
 	for len(p) > 0 {
 		if len(o.buf) == 0 && len(p) >= writeBufferSize {
-			// Large writes skip the copy; still throttled in buffer-sized chunks.
-			if err := o.writeThrough(p[:writeBufferSize]); err != nil {
+			// Large writes skip the copy; throttled in buffer-sized
+			// chunks, unthrottled in one system call (a recovery writes
+			// its fetched chunks so).
+			k := writeBufferSize
+			if o.throttle == nil {
+				k = len(p) - len(p)%writeBufferSize
+			}
+			if err := o.writeThrough(p[:k]); err != nil {
 				return n - len(p), err
 			}
-			p = p[writeBufferSize:]
+			p = p[k:]
 			continue
 		}
 		c := copy(o.buf[len(o.buf):cap(o.buf)], p)
