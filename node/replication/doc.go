@@ -40,7 +40,9 @@
 // checkpoint (engine.Engine.Checkpoint) and offers it to every in-sync
 // copy, latest wins: a copy busy installing one gets only the newest next.
 // The replica installs it (engine.Replica.InstallCheckpoint), fetching the
-// files it lacks from the primary's node over the streaming GetFiles RPC;
+// files it lacks from the primary's node over the streaming GetFiles RPC
+// (1 MiB chunks, which the fetcher decodes in place rather than through a
+// copy: fileChunk);
 // the engine verifies length and checksum of each, and reuses same-name,
 // same-checksum files. The answer is the copy's visible seqNo, which
 // refresh=wait_for (and refresh=true) waits on (WaitVisible): a write is
