@@ -90,7 +90,8 @@ type openShard struct {
 // opening is a shard open running in the background.
 type opening struct {
 	rt       *statev1.ShardCopy // the latest routing of the copy asking for it
-	role     copyRole
+	role     copyRole           // the latest role asked of it
+	ran      copyRole           // the role it runs with
 	indexRev int64
 	rec      *engine.Recovery
 	running  atomic.Bool // holds a slot (else queued)
@@ -206,7 +207,7 @@ func (r *reconciler) reconcile(ctx context.Context, st *state.Snapshot) {
 		default:
 			if w, ok := desired[id]; !ok {
 				o.cancel() // no longer ours: stop recovering it
-			} else {
+			} else if w.role.Term >= o.ran.Term { // else a view from before its activation
 				o.rt, o.role = w.rt, w.role
 				if w.rt.GetState() != sluicev1.ShardState_SHARD_STATE_INITIALIZING || w.rt.GetReason() != o.reported {
 					o.reported = "" // changed by another: the next progress report writes it again
@@ -260,6 +261,10 @@ func (r *reconciler) reconcile(ctx context.Context, st *state.Snapshot) {
 		}
 		o, isOpen := r.open[id]
 		switch {
+		case isOpen && w.role.Term < o.role.Term:
+			// A view of the state from before this node raised the term
+			// (ActivatePrimary): the watch brings the newer one.
+			continue
 		case !isOpen:
 			if f := r.failed[id]; f != nil && f.alloc == w.rt.GetAllocationId() && (f.attempts >= maxOpenAttempts || now.Before(f.next)) {
 				continue // backing off; the state may not show the FAILED report yet
@@ -345,23 +350,39 @@ func (r *reconciler) dropDamagedReplica(ctx context.Context, id state.ShardID, r
 }
 
 // startOpen opens a shard in the background, once a recovery slot is
-// free. A copy the routing table shows STARTED or NODE_LEFT (held by an
-// earlier run of this node, if markRecovering could not say so), or a
-// FAILED replica tried again, is reported INITIALIZING first.
+// free. A primary is opened only once its activation is recorded
+// (state.Store.ActivatePrimary): INITIALIZING and, for a shard that ever
+// had a started copy, term + 1 in the same write, so a primary reopened
+// here never writes in its earlier run's term; if that write fails, the
+// next pass tries again. A replica the routing table shows STARTED or
+// NODE_LEFT (held by an earlier run of this node, if markRecovering could
+// not say so), or FAILED and tried again, is reported INITIALIZING first.
 func (r *reconciler) startOpen(ctx context.Context, id state.ShardID, x *state.Index, rt *statev1.ShardCopy, role copyRole) {
 	if r.held {
 		return
 	}
 	switch {
+	case role.Primary:
+		term, err := r.store.ActivatePrimary(ctx, id, r.nodeID, rt.GetAllocationId(), r.queuedReason())
+		if err != nil {
+			if !errors.Is(err, state.ErrStale) && ctx.Err() == nil {
+				r.log.Warn("record primary activation", "shard", id, "err", err)
+			}
+			return
+		}
+		if term != role.Term {
+			r.log.Info("primary reopened at a new term", "shard", id, "term", term, "was", role.Term)
+		}
+		role.Term = term
 	case rt.GetState() == sluicev1.ShardState_SHARD_STATE_STARTED, rt.GetState() == sluicev1.ShardState_SHARD_STATE_NODE_LEFT,
 		// A replica's retried open is a recovery: its primary adds only
 		// a recovering copy to the in-sync set.
-		rt.GetState() == sluicev1.ShardState_SHARD_STATE_FAILED && !role.Primary:
+		rt.GetState() == sluicev1.ShardState_SHARD_STATE_FAILED:
 		r.report(ctx, id, rt, state.ShardReport{State: sluicev1.ShardState_SHARD_STATE_INITIALIZING, Reason: r.queuedReason()})
 	}
 	r.stored[id] = &storedCopy{seen: true}
 	octx, cancel := context.WithCancel(ctx)
-	o := &opening{rt: rt, role: role, indexRev: x.ModRevision, rec: new(engine.Recovery), cancel: cancel, done: make(chan struct{})}
+	o := &opening{rt: rt, role: role, ran: role, indexRev: x.ModRevision, rec: new(engine.Recovery), cancel: cancel, done: make(chan struct{})}
 	r.opening[id] = o
 	meta := x.Meta
 	r.opens.Go(func() {

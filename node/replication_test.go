@@ -388,10 +388,14 @@ func TestFailedReplicaRecoversAndRejoins(t *testing.T) {
 	}
 }
 
-// TestConflictingReplicaRecoversFromScratch: a replica whose last commit
-// holds a file its primary has under the same name with other bytes (the
-// primary lost its files and was reopened in the same term) cannot keep
-// its files: its recovery starts again from nothing and it rejoins.
+// TestConflictingReplicaRecoversFromScratch: a replica whose primary lost
+// its files rejoins with the primary's data only. The primary reopened
+// in the same term once, reusing segment names the replica's last commit
+// held with other bytes, so the replica had to start again from nothing
+// (engine.ErrFileConflict; that fallback is kept, and tested in the
+// engine); reopened at term + 1 (state.Store.ActivatePrimary) it names
+// its segments from the new term's range, and the replica's recovery
+// replaces what it had.
 func TestConflictingReplicaRecoversFromScratch(t *testing.T) {
 	rc := newReplicated(t, 2, 1)
 	p, r, _ := rc.copies(t)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/testing/protocmp"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
@@ -48,6 +49,24 @@ func seedGroup(t *testing.T, s *Store) ShardID {
 		t.Fatal(err)
 	}
 	return ShardID{"u1", 0}
+}
+
+// seedEdited is seedGroup on a new store with group() changed by edit
+// (if set), and the entry as stored.
+func seedEdited(t *testing.T, edit func(*statev1.ShardRouting)) (*Store, ShardID, *statev1.ShardRouting) {
+	t.Helper()
+	s := NewStore(etcdtest.New(t), "")
+	id := seedGroup(t, s)
+	r := group()
+	if edit != nil {
+		edit(r)
+		var tx Txn
+		tx.Put(s.Keys.Shard("u1", 0), r)
+		if err := s.Commit(context.Background(), &tx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return s, id, r
 }
 
 func load(t *testing.T, s *Store) *statev1.ShardRouting {
@@ -101,17 +120,7 @@ func TestSetShardState(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := NewStore(etcdtest.New(t), "")
-			id := seedGroup(t, s)
-			before := group()
-			if tt.edit != nil {
-				tt.edit(before)
-				var tx Txn
-				tx.Put(s.Keys.Shard("u1", 0), before)
-				if err := s.Commit(context.Background(), &tx); err != nil {
-					t.Fatal(err)
-				}
-			}
+			s, id, before := seedEdited(t, tt.edit)
 			err := s.SetShardState(context.Background(), id, tt.node, tt.alloc, tt.rep)
 			if !errors.Is(err, tt.err) {
 				t.Fatalf("SetShardState = %v, want %v", err, tt.err)
@@ -119,6 +128,60 @@ func TestSetShardState(t *testing.T) {
 			want := before
 			if tt.want != nil {
 				want = group()
+				tt.want(want)
+			}
+			if d := cmp.Diff(want, load(t, s), protocmp.Transform()); d != "" {
+				t.Errorf("routing (-want +got):\n%s", d)
+			}
+		})
+	}
+}
+
+// TestActivatePrimary: a node opening its primary copy records it
+// INITIALIZING and raises the term in one write — unless the shard never
+// had a started copy — and is refused for a copy that is not its primary
+// or is held for gone.
+func TestActivatePrimary(t *testing.T) {
+	tests := []struct {
+		name        string
+		edit        func(r *statev1.ShardRouting) // before the call
+		node, alloc string
+		term        int64 // returned
+		err         error
+		want        func(r *statev1.ShardRouting) // the expected entry, from the edited one
+	}{
+		{name: "a started primary reopened (a restart without failover)", node: "n1", alloc: "p", term: 4,
+			want: func(r *statev1.ShardRouting) {
+				r.PrimaryTerm, r.Copies[0].State, r.Copies[0].Reason = 4, initializing, "reopening"
+			}},
+		{name: "marked recovering by its restarted node, then opened", node: "n1", alloc: "p", term: 4,
+			edit: func(r *statev1.ShardRouting) { r.Copies[0].State, r.Copies[0].Reason = initializing, "queued" },
+			want: func(r *statev1.ShardRouting) { r.PrimaryTerm, r.Copies[0].Reason = 4, "reopening" }},
+		{name: "a failed primary's open retried", node: "n1", alloc: "p", term: 4,
+			edit: func(r *statev1.ShardRouting) { r.Copies[0].State, r.Copies[0].Reason = failed, "disk" },
+			want: func(r *statev1.ShardRouting) {
+				r.PrimaryTerm, r.Copies[0].State, r.Copies[0].Reason = 4, initializing, "reopening"
+			}},
+		{name: "a new shard's first open: its term, no write", node: "n1", alloc: "p", term: 3,
+			edit: func(r *statev1.ShardRouting) { r.InSync, r.Copies[0].State = nil, initializing }},
+		{name: "a new shard's failed first open retried: its term", node: "n1", alloc: "p", term: 3,
+			edit: func(r *statev1.ShardRouting) { r.InSync, r.Copies[0].State, r.Copies[0].Reason = nil, failed, "disk" },
+			want: func(r *statev1.ShardRouting) { r.Copies[0].State, r.Copies[0].Reason = initializing, "reopening" }},
+		{name: "held for gone", node: "n1", alloc: "p", err: ErrStale,
+			edit: func(r *statev1.ShardRouting) { r.Copies[0].State = nodeLeft }},
+		{name: "a replica", node: "n2", alloc: "r1", err: ErrStale},
+		{name: "another node", node: "n2", alloc: "p", err: ErrStale},
+		{name: "an old allocation", node: "n1", alloc: "old", err: ErrStale},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, id, before := seedEdited(t, tt.edit)
+			term, err := s.ActivatePrimary(context.Background(), id, tt.node, tt.alloc, "reopening")
+			if !errors.Is(err, tt.err) || term != tt.term {
+				t.Fatalf("ActivatePrimary = %d, %v; want %d, %v", term, err, tt.term, tt.err)
+			}
+			want := proto.Clone(before).(*statev1.ShardRouting)
+			if tt.want != nil {
 				tt.want(want)
 			}
 			if d := cmp.Diff(want, load(t, s), protocmp.Transform()); d != "" {

@@ -38,7 +38,10 @@
 //   - a promotion (Promote, written by the allocator) makes an in-sync
 //     replica primary, raises the term and takes the old primary out of
 //     the in-sync set, at once;
-//   - a starting node's MarkRecovering turns its copies INITIALIZING.
+//   - a starting node's MarkRecovering turns its copies INITIALIZING;
+//   - a node opening a primary copy records it first (ActivatePrimary):
+//     INITIALIZING and, unless the shard is new, the term raised, so a
+//     primary reopened where it was never writes in its old term;
 //   - a move's end (Relocated, written by the allocator) drops the source
 //     copy once its target (relocating_from) is started and in sync, a
 //     primary source handing its role over with the term raised.

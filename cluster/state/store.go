@@ -214,6 +214,51 @@ func (s *Store) SetShardState(ctx context.Context, id ShardID, nodeID, allocatio
 	})
 }
 
+// ActivatePrimary records that node nodeID opens its primary copy alloc
+// of shard id, and returns the primary term to open it at. The copy
+// becomes INITIALIZING with reason and, unless no copy of the shard ever
+// started (an empty in-sync set: a new shard, nothing ever written), the
+// term goes up by one, in the same guarded write — as Elasticsearch raises
+// the term on every primary assignment. So a primary reopened where it
+// was (a restart without failover, a retried open, a copy reopened in
+// its role) never writes in the term of its earlier run: an operation
+// that run sent a replica but lost from its own translog tail is of an
+// older term, voided by the resync's trim, never mistaken for a new one
+// with the same seqNo and term. ErrStale when the copy is no longer this
+// node's primary allocation, or its node is held for gone (NODE_LEFT:
+// a promotion may be under way; the allocator turns the copy
+// INITIALIZING once the node is back). Nothing is written for a new
+// shard's copy already INITIALIZING.
+func (s *Store) ActivatePrimary(ctx context.Context, id ShardID, nodeID, alloc, reason string) (int64, error) {
+	var term int64
+	err := s.updateRouting(ctx, id, func(r *statev1.ShardRouting) (*statev1.ShardRouting, error) {
+		c := CopyByAllocation(r, alloc)
+		switch {
+		case c == nil || c.GetNodeId() != nodeID || !c.GetPrimary():
+			return nil, fmt.Errorf("shard %s: allocation %s on %s is not its primary: %w", id, alloc, nodeID, ErrStale)
+		case c.GetState() == sluicev1.ShardState_SHARD_STATE_NODE_LEFT:
+			return nil, fmt.Errorf("shard %s: allocation %s: node %s is held for gone (%s): %w", id, alloc, nodeID, c.GetReason(), ErrStale)
+		}
+		term = r.GetPrimaryTerm()
+		fresh := len(r.GetInSync()) == 0
+		if fresh && c.GetState() == sluicev1.ShardState_SHARD_STATE_INITIALIZING {
+			return nil, nil
+		}
+		nr := cloneRouting(r)
+		if !fresh {
+			nr.PrimaryTerm++
+			term = nr.PrimaryTerm
+		}
+		nc := CopyByAllocation(nr, alloc)
+		nc.State, nc.Reason, nc.Recovery, nc.LeftAt = sluicev1.ShardState_SHARD_STATE_INITIALIZING, reason, nil, nil
+		return nr, nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	return term, nil
+}
+
 // RemoveInSync is the primary's removal of a copy from the in-sync set
 // (a replica that failed to apply an operation), before the primary
 // acknowledges the operation: the copy leaves the set and is marked FAILED

@@ -80,7 +80,7 @@
 // the copy STARTED. While the primary is not ready the target tries again
 // for RecoveryWait. A copy whose last commit holds a file the primary has
 // under the same name with other bytes (engine.ErrFileConflict: a primary
-// reopened in the same term reused a name) deletes its data and recovers
+// reopened in the same term, before reopens raised it, reused a name) deletes its data and recovers
 // from nothing. Recovery is throttled per node (Config): the target's
 // file fetches share RecoveryBytesPerSec (cluster/throttle, a token a
 // byte), and a primary's node serves OutgoingRecoveries recoveries at
@@ -105,7 +105,9 @@
 // checkpoint) and publishes a checkpoint. Readers pinned on the replica
 // (points-in-time, scrolls) move to the promoted shard and keep their
 // view (shard.Host.Promote). A primary reopened after a
-// restart resyncs its in-sync copies the same way.
+// restart (at term + 1: its node records the reopen with a new term,
+// state.Store.ActivatePrimary) resyncs its in-sync copies the same way,
+// so what its earlier run sent them and then lost is voided.
 //
 // A relocation target handed the primary's role (the allocator's
 // state.Relocated: term + 1) is promoted the same way. Until it adopts

@@ -218,8 +218,9 @@ func (s *Service) OpenReplica(ctx context.Context, meta shard.Meta, id state.Sha
 		return err
 	}
 	// The copy's last commit holds a file the primary has with other
-	// bytes (a primary reopened in the same term reused a name): its
-	// files cannot be kept. Recover it from nothing.
+	// bytes (a primary reopened in the same term reused a name, as
+	// before a reopen raised the term): its files cannot be kept.
+	// Recover it from nothing.
 	s.log.Warn("replica's files conflict with its primary's; recovering from scratch", "shard", id, "err", err)
 	if err := s.cfg.Host.Delete(ctx, shardKey(id)); err != nil {
 		return err
