@@ -38,7 +38,12 @@
 // time (default 4, Elasticsearch's
 // cluster.routing.allocation.node_initial_primaries_recoveries), so a
 // restarted node replays its shards side by side and a long recovery holds
-// up neither the others nor the closing and updating of open shards.
+// up neither the others nor the closing and updating of open shards. A
+// replica's promotion (its engine reopened as a primary, the other copies
+// resynced) runs in the background the same way, without a slot.
+// Every primary open is recorded first, with the term raised
+// (state.Store.ActivatePrimary), so a primary reopened where it was
+// never writes in its earlier run's term.
 //
 // A copy counts as started only once this run of the node has opened it.
 // Before it registers, a starting node marks every copy the routing table

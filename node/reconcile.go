@@ -87,17 +87,20 @@ type openShard struct {
 	indexRev int64    // mod revision of the index metadata it was given
 }
 
-// opening is a shard open running in the background.
+// opening is a shard open, or a promotion, running in the background.
 type opening struct {
-	rt       *statev1.ShardCopy // the latest routing of the copy asking for it
-	role     copyRole           // the latest role asked of it
-	ran      copyRole           // the role it runs with
-	indexRev int64
-	rec      *engine.Recovery
-	running  atomic.Bool // holds a slot (else queued)
-	cancel   context.CancelFunc
-	done     chan struct{}
-	err      error // set before done is closed
+	rt   *statev1.ShardCopy // the latest routing of the copy asking for it
+	role copyRole           // the latest role asked of it
+	ran  copyRole           // the role it runs with
+	// promotion: an open replica taking the primary role (promote), not
+	// an open; it reports no progress.
+	promotion bool
+	indexRev  int64
+	rec       *engine.Recovery
+	running   atomic.Bool // holds a slot (else queued)
+	cancel    context.CancelFunc
+	done      chan struct{}
+	err       error // set before done is closed
 	// reported is the reason last published (reportProgress), so that a
 	// queued shard's unchanged progress costs no etcd read each second.
 	reported string
@@ -216,6 +219,10 @@ func (r *reconciler) reconcile(ctx context.Context, st *state.Snapshot) {
 			continue
 		}
 		delete(r.opening, id)
+		if o.promotion {
+			r.promoted(ctx, id, o)
+			continue
+		}
 		if o.err == nil {
 			delete(r.failed, id)
 			r.open[id] = &openShard{alloc: o.rt.GetAllocationId(), role: o.role, indexRev: o.indexRev}
@@ -274,9 +281,15 @@ func (r *reconciler) reconcile(ctx context.Context, st *state.Snapshot) {
 			}
 			r.startOpen(ctx, id, w.x, w.rt, w.role)
 			continue
+		case o.role != w.role && w.role.Primary && !o.role.Primary:
+			// Promoted: in the background, as an open (promote).
+			delete(r.open, id)
+			r.promote(ctx, id, w.rt, w.role, o.indexRev)
+			continue
 		case o.role != w.role:
-			// Promoted, demoted, a new term or primary: the copy takes its
-			// new role, or is closed and opened again in it.
+			// Demoted, a new term or primary: the copy takes its new role
+			// in place (a few field writes), or is closed and opened again
+			// in it.
 			if err := r.host.setRole(ctx, id, w.role); err != nil {
 				if r.held {
 					// Shutting down (its primary handed off, say): the copy
@@ -381,10 +394,57 @@ func (r *reconciler) startOpen(ctx context.Context, id state.ShardID, x *state.I
 		r.report(ctx, id, rt, state.ShardReport{State: sluicev1.ShardState_SHARD_STATE_INITIALIZING, Reason: r.queuedReason()})
 	}
 	r.stored[id] = &storedCopy{seen: true}
-	octx, cancel := context.WithCancel(ctx)
-	o := &opening{rt: rt, role: role, ran: role, indexRev: x.ModRevision, rec: new(engine.Recovery), cancel: cancel, done: make(chan struct{})}
-	r.opening[id] = o
 	meta := x.Meta
+	r.background(ctx, id, &opening{rt: rt, role: role, indexRev: x.ModRevision, rec: new(engine.Recovery)}, func(octx context.Context, o *opening) error {
+		select {
+		case r.sem <- struct{}{}:
+		case <-octx.Done():
+			return octx.Err()
+		}
+		defer func() { <-r.sem }()
+		o.running.Store(true)
+		return r.host.openShard(octx, meta, id, role, o.rec)
+	})
+}
+
+// promote gives an open replica copy the primary role it was given in
+// the background (shardSet.setRole: its engine reopens as a primary,
+// replaying its translog, and it resyncs the other copies over RPCs —
+// seconds, or up to the replication timeout for a copy that does not
+// answer), tracked in r.opening as an open is: passes go on for the
+// node's other shards meanwhile, and none touches this one until it
+// ends. The lock need not cover it: the allocator's etcd write that made
+// the copy primary (term + 1) is what fences the old primary, and a
+// newer write (another promotion, a move) only changes the role the next
+// pass compares with the one promoted (promoted). A promotion takes no
+// recovery slot: a failover must not queue behind recoveries.
+func (r *reconciler) promote(ctx context.Context, id state.ShardID, rt *statev1.ShardCopy, role copyRole, indexRev int64) {
+	r.background(ctx, id, &opening{rt: rt, role: role, promotion: true, indexRev: indexRev, rec: new(engine.Recovery)},
+		func(octx context.Context, _ *opening) error { return r.host.setRole(octx, id, role) })
+}
+
+// promoted harvests an ended promotion: the copy is open as the primary
+// of the role it was promoted to (a later change of role is the next
+// pass's), or, failed, it is closed for the next pass to open it in its
+// role.
+func (r *reconciler) promoted(ctx context.Context, id state.ShardID, o *opening) {
+	if o.err == nil {
+		r.open[id] = &openShard{alloc: o.ran.AllocationID, role: o.ran, indexRev: o.indexRev}
+		r.log.Info("promoted shard copy", "shard", id, "term", o.ran.Term)
+		return
+	}
+	r.log.Warn("shard copy cannot take its new role; closing it to reopen it", "shard", id, "role", o.ran, "err", o.err)
+	if err := r.host.closeShard(ctx, id); err != nil {
+		r.log.Warn("close shard", "shard", id, "err", err)
+	}
+}
+
+// background runs an open or a promotion of shard id (o) in the
+// background, as r.opening[id] until run returns; a pass harvests it.
+func (r *reconciler) background(ctx context.Context, id state.ShardID, o *opening, run func(context.Context, *opening) error) {
+	octx, cancel := context.WithCancel(ctx)
+	o.ran, o.cancel, o.done = o.role, cancel, make(chan struct{})
+	r.opening[id] = o
 	r.opens.Go(func() {
 		defer cancel()
 		defer func() {
@@ -394,15 +454,7 @@ func (r *reconciler) startOpen(ctx context.Context, id state.ShardID, x *state.I
 			default:
 			}
 		}()
-		select {
-		case r.sem <- struct{}{}:
-		case <-octx.Done():
-			o.err = octx.Err()
-			return
-		}
-		defer func() { <-r.sem }()
-		o.running.Store(true)
-		o.err = r.host.openShard(octx, meta, id, role, o.rec)
+		o.err = run(octx, o)
 	})
 }
 
@@ -452,6 +504,9 @@ func (r *reconciler) reportProgress(ctx context.Context) {
 		case <-o.done:
 			continue // the next pass reports how it ended
 		default:
+		}
+		if o.promotion {
+			continue // a started copy, not a recovery
 		}
 		rec := &sluicev1.ShardRecovery{Stage: sluicev1.RecoveryStage_RECOVERY_STAGE_QUEUED}
 		reason := r.queuedReason()
