@@ -107,7 +107,11 @@ type Config struct {
 	// FollowerCheckInterval: how often the allocator checks that each data
 	// node serves (allocator.Config). Default 1s.
 	FollowerCheckInterval time.Duration
-	Logger                *slog.Logger
+	// MappingUpdateTimeout bounds how long PutMapping waits for etcd
+	// (`--mapping-update-timeout`). Default
+	// metadata.DefaultMappingUpdateTimeout.
+	MappingUpdateTimeout time.Duration
+	Logger               *slog.Logger
 	// Metrics, if set, instruments the gRPC server for Prometheus.
 	Metrics *grpcprom.ServerMetrics
 	// Registry, if set, gets the coordinator's per-index request
@@ -240,7 +244,7 @@ func New(cfg Config) (*Coordinator, error) {
 		}
 	}
 	c.server = server.New(server.Config{
-		Metadata: md, Cache: c.cache, Data: c.data, Tasks: c.tasks, Metrics: reqMetrics,
+		Metadata: md, Cache: c.cache, Data: c.data, Tasks: c.tasks, Metrics: reqMetrics, MappingUpdateTimeout: cfg.MappingUpdateTimeout,
 		Leader: func(ctx context.Context) (string, error) { return allocator.Leader(ctx, c.etcd, c.store.Keys) },
 	})
 	c.server.Register(c.grpc)

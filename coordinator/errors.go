@@ -30,7 +30,7 @@ func errorTable(retryAfter time.Duration) *rpc.Errors {
 			{Code: codes.AlreadyExists, Errs: []error{state.ErrAlreadyExists}},
 			{Code: codes.Aborted, Errs: []error{state.ErrConflict}},
 			{Code: codes.ResourceExhausted, Errs: []error{datapath.ErrOverloaded, state.ErrWriteBlocked}},
-			{Code: codes.Unavailable, Errs: []error{datapath.ErrUnavailable}, Match: etcdUnavailable},
+			{Code: codes.Unavailable, Errs: []error{datapath.ErrUnavailable, state.ErrUnavailable}, Match: etcdUnavailable},
 			{Code: codes.FailedPrecondition, Errs: []error{reindex.ErrConflictAbort}},
 		},
 		RetryAfter: retryAfter,

@@ -182,6 +182,7 @@ func Start(ctx context.Context, cfg Config) (_ *Cluster, err error) {
 		ID: "coordinator-1", Listen: cfg.Listen, HTTPListen: cfg.HTTPListen, Etcd: c.etcd, ClusterName: "sluice-dev",
 		DataPath: cfg.DataPath, Tasks: cfg.Tasks, AllocatorSessionTTL: cfg.LeaseTTL, Logger: cfg.Logger.With("component", "coordinator"),
 		LocalNodes: local, TLS: coordTLS, Auth: authConfig(cfg.Secure), Metrics: cfg.Metrics, Registry: cfg.Registry,
+		MappingUpdateTimeout: cfg.Node.MappingUpdateTimeout, // the same bound for the API's mapping updates
 	})
 	if err != nil {
 		return nil, fmt.Errorf("devcluster: %w", err)

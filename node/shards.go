@@ -6,9 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
-
 	"github.com/sluice-search/sluice/cluster/metadata"
 	"github.com/sluice-search/sluice/cluster/state"
 	"github.com/sluice-search/sluice/node/engine"
@@ -216,36 +213,28 @@ func refreshInterval(s *sluicev1.IndexSettings) time.Duration {
 }
 
 // DefaultMappingUpdateTimeout bounds a dynamic mapping update's wait for
-// etcd (Elasticsearch's index.mapping.dynamic_timeout is 30 s; a node cut
-// off from etcd for its 10 s lease loses its primaries anyway, so waiting
-// longer helps nobody).
-const DefaultMappingUpdateTimeout = 10 * time.Second
+// etcd (metadata.DefaultMappingUpdateTimeout).
+const DefaultMappingUpdateTimeout = metadata.DefaultMappingUpdateTimeout
 
 // mappingUpdater publishes a shard's dynamic mapping updates through the
 // cluster metadata: one guarded etcd transaction, where a racing update of
-// the same field with another type loses. It waits at most timeout: the
-// etcd client retries an unreachable cluster for as long as its context
-// lasts, and a bulk without a deadline would hang with it.
+// the same field with another type loses. It waits at most timeout
+// (metadata.Service.PutMappingWithin): a bulk without a deadline would
+// otherwise hang on an unreachable etcd.
 type mappingUpdater struct {
 	md      *metadata.Service
 	timeout time.Duration
 }
 
 func (u mappingUpdater) UpdateMapping(ctx context.Context, index, indexUUID string, update *mapping.Mapping) (*mapping.Mapping, error) {
-	mctx, cancel := context.WithTimeout(ctx, u.timeout)
-	defer cancel()
-	info, err := u.md.PutMapping(mctx, index, querydsl.MappingToProto(update))
-	if err != nil {
-		switch code := status.Code(err); {
-		case errors.Is(err, state.ErrInvalid):
-			// The cluster has the field with another type.
-			return nil, clusterConflict{err}
-		case ctx.Err() != nil:
-			return nil, err // the caller gave up
-		case mctx.Err() != nil, code == codes.Unavailable, code == codes.DeadlineExceeded:
-			return nil, fmt.Errorf("%w: index [%s]: the cluster did not take it within %v (etcd unreachable from this node?); retry: %w",
-				shard.ErrMappingUnavailable, index, u.timeout, err)
-		}
+	info, err := u.md.PutMappingWithin(ctx, u.timeout, index, querydsl.MappingToProto(update))
+	switch {
+	case errors.Is(err, state.ErrInvalid):
+		// The cluster has the field with another type.
+		return nil, clusterConflict{err}
+	case errors.Is(err, state.ErrUnavailable):
+		return nil, fmt.Errorf("%w: %w", shard.ErrMappingUnavailable, err)
+	case err != nil:
 		return nil, err
 	}
 	if info.GetUuid() != indexUUID {

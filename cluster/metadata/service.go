@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
@@ -354,6 +356,37 @@ func (s *Service) PutMapping(ctx context.Context, name string, update *sluicev1.
 		m.Mapping = merged
 		return nil
 	})
+}
+
+// DefaultMappingUpdateTimeout bounds a mapping update's wait for etcd,
+// dynamic (a node's, for a write that adds fields) or through the API
+// (`--mapping-update-timeout`). Elasticsearch's
+// index.mapping.dynamic_timeout is 30 s; a node cut off from etcd for
+// its 10 s lease loses its primaries anyway, so waiting longer helps
+// nobody.
+const DefaultMappingUpdateTimeout = 10 * time.Second
+
+// PutMappingWithin is PutMapping waiting at most timeout for etcd. The
+// etcd client retries an unreachable cluster for as long as its context
+// lasts, so a caller without a deadline of its own (a bulk, an API
+// client) would wait with it. When the bound runs out, or etcd answers
+// that it cannot serve, the error wraps state.ErrUnavailable and says
+// so; when the caller's context ends first, the error wraps its
+// context.Canceled or context.DeadlineExceeded.
+func (s *Service) PutMappingWithin(ctx context.Context, timeout time.Duration, name string, update *sluicev1.Mapping) (*sluicev1.IndexInfo, error) {
+	mctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	info, err := s.PutMapping(mctx, name, update)
+	switch code := status.Code(err); {
+	case err == nil:
+		return info, nil
+	case ctx.Err() != nil:
+		return nil, fmt.Errorf("index [%s]: mapping update: %w (%v)", name, ctx.Err(), err)
+	case mctx.Err() != nil, code == codes.Unavailable, code == codes.DeadlineExceeded:
+		return nil, fmt.Errorf("%w: index [%s]: the cluster did not take the mapping update within %v (etcd unreachable?); retry: %w",
+			state.ErrUnavailable, name, timeout, err)
+	}
+	return nil, err
 }
 
 // UpdateAliases applies alias actions in order, atomically: one transaction,

@@ -30,6 +30,11 @@ var (
 	// ErrWriteBlocked: the index refuses writes for now, because a node
 	// holding a copy of it ran out of disk (its DiskBlock); retry later.
 	ErrWriteBlocked = errors.New("index refuses writes")
+	// ErrUnavailable: the cluster state store (etcd) did not take a change
+	// within the caller's bound — unreachable, or without a leader. The
+	// change may or may not have been made; retrying an idempotent one
+	// is right.
+	ErrUnavailable = errors.New("cluster state unavailable")
 )
 
 // kindError is an error of one of the kinds above whose message is just the

@@ -16,6 +16,7 @@ import (
 	"google.golang.org/grpc/health"
 
 	"github.com/sluice-search/sluice/client"
+	"github.com/sluice-search/sluice/cluster/metadata"
 	"github.com/sluice-search/sluice/cluster/rpc"
 	"github.com/sluice-search/sluice/cluster/telemetry"
 	"github.com/sluice-search/sluice/coordinator"
@@ -281,7 +282,7 @@ func newCoordinatorCmd() *cobra.Command {
 	var tf tlsFlags
 	var af authFlags
 	var id, clusterName, httpListen string
-	var taskRetention time.Duration
+	var taskRetention, mappingTimeout time.Duration
 	cmd := &cobra.Command{
 		Use:     "coordinator",
 		Short:   "Run a coordinator: the public gRPC API",
@@ -318,7 +319,8 @@ plaintext with no authentication, and says so in its log.`,
 			}
 			cfg := coordinator.Config{ID: id, Listen: f.listen, HTTPListen: httpListen, EtcdEndpoints: f.etcd,
 				Prefix: f.prefix, ClusterName: clusterName, Logger: log, Metrics: grpcMetrics(tel), Registry: registry(tel),
-				Tasks: reindex.Options{TaskRetention: taskRetention}, TLS: creds, EtcdTLS: etcdTLS, Auth: authCfg}
+				Tasks: reindex.Options{TaskRetention: taskRetention}, TLS: creds, EtcdTLS: etcdTLS, Auth: authCfg,
+				MappingUpdateTimeout: mappingTimeout}
 			if err := budgets.apply(&cfg.DataPath); err != nil {
 				return err
 			}
@@ -344,6 +346,8 @@ plaintext with no authentication, and says so in its log.`,
 	cmd.Flags().StringVar(&clusterName, "cluster-name", "", "name of the cluster: stored by its first coordinator (default "+coordinator.DefaultClusterName+"); a coordinator naming another cluster is refused")
 	cmd.Flags().StringVar(&httpListen, "http-listen", "", "serve the Elasticsearch-compatible HTTP API (docs/elasticsearch-api.md) on this address, e.g. 0.0.0.0:9201 (default: off); HTTPS with the TLS flags, callers authenticated as on gRPC (API keys, client certificates)")
 	cmd.Flags().DurationVar(&taskRetention, "task-retention", reindex.DefaultTaskRetention, "how long finished reindex tasks stay listed before they are deleted from etcd; negative keeps them forever")
+	cmd.Flags().DurationVar(&mappingTimeout, "mapping-update-timeout", metadata.DefaultMappingUpdateTimeout,
+		"how long a PutMapping call waits for the cluster (etcd) to take the mapping, whatever the client's deadline, before it fails UNAVAILABLE, retryable")
 	budgets.register(cmd)
 	tf.register(cmd, "require every client of the public API to present a certificate chaining to --trusted-ca-file (without it, a certificate is verified when given, and API keys authenticate the rest)")
 	af.register(cmd)

@@ -8,6 +8,7 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"time"
 
@@ -33,6 +34,8 @@ type Server struct {
 	leader      LeaderFunc
 	clusterName string
 	metrics     *Metrics
+	// mappingTimeout bounds PutMapping's wait for etcd.
+	mappingTimeout time.Duration
 }
 
 // Config holds the server's collaborators, all required.
@@ -48,11 +51,16 @@ type Config struct {
 	ClusterName string
 	// Metrics, if set, records per-index request latencies.
 	Metrics *Metrics
+	// MappingUpdateTimeout bounds how long PutMapping waits for etcd
+	// whatever the client's deadline (0: the default,
+	// metadata.DefaultMappingUpdateTimeout).
+	MappingUpdateTimeout time.Duration
 }
 
 // New returns the server.
 func New(cfg Config) *Server {
-	return &Server{meta: cfg.Metadata, cache: cfg.Cache, data: cfg.Data, tasks: cfg.Tasks, leader: cfg.Leader, clusterName: cfg.ClusterName, metrics: cfg.Metrics}
+	return &Server{meta: cfg.Metadata, cache: cfg.Cache, data: cfg.Data, tasks: cfg.Tasks, leader: cfg.Leader, clusterName: cfg.ClusterName, metrics: cfg.Metrics,
+		mappingTimeout: cmp.Or(cfg.MappingUpdateTimeout, metadata.DefaultMappingUpdateTimeout)}
 }
 
 // SetClusterName sets the name health and state report; call it before
@@ -141,12 +149,15 @@ func (s *Server) UpdateIndexSettings(ctx context.Context, req *sluicev1.UpdateIn
 	return &sluicev1.UpdateIndexSettingsResponse{Index: info}, nil
 }
 
-// PutMapping merges fields into a mapping.
+// PutMapping merges fields into a mapping. It waits for etcd at most the
+// server's bound, as a dynamic mapping update does: UNAVAILABLE (retry;
+// the update is idempotent) when etcd did not take it in time,
+// DEADLINE_EXCEEDED when the client's own deadline came first.
 func (s *Server) PutMapping(ctx context.Context, req *sluicev1.PutMappingRequest) (*sluicev1.PutMappingResponse, error) {
 	if req.GetMapping() == nil {
 		return nil, state.Invalidf("mapping: required")
 	}
-	info, err := s.meta.PutMapping(ctx, req.GetName(), req.GetMapping())
+	info, err := s.meta.PutMappingWithin(ctx, s.mappingTimeout, req.GetName(), req.GetMapping())
 	if err != nil {
 		return nil, err
 	}
