@@ -42,13 +42,18 @@ type serverFlags struct {
 }
 
 func (f *serverFlags) register(cmd *cobra.Command, defaultListen string) {
-	cmd.Flags().StringSliceVar(&f.etcd, "etcd", []string{"http://127.0.0.1:2379"}, "etcd endpoints, comma separated")
-	cmd.Flags().StringVar(&f.prefix, "etcd-prefix", "/sluice/", "key prefix of this cluster in etcd")
+	registerEtcdFlags(cmd, &f.etcd, &f.prefix)
 	cmd.Flags().StringVar(&f.listen, "listen", defaultListen, "gRPC listen address")
 	cmd.Flags().StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	cmd.Flags().StringVar(&f.metricsListen, "metrics-listen", "", "serve Prometheus metrics on this address at /metrics, e.g. :9100 (default: off)")
 	cmd.Flags().BoolVar(&f.enablePprof, "enable-pprof", false, "also serve the Go profiler at /debug/pprof/ on --metrics-listen")
 	cmd.Flags().StringVar(&f.healthListen, "health-listen", "", "also serve the gRPC health service, alone and in plaintext, on this address, e.g. :9302: for kubelet gRPC probes, which cannot speak TLS (default: off)")
+}
+
+// registerEtcdFlags registers --etcd and --etcd-prefix.
+func registerEtcdFlags(cmd *cobra.Command, endpoints *[]string, prefix *string) {
+	cmd.Flags().StringSliceVar(endpoints, "etcd", []string{"http://127.0.0.1:2379"}, "etcd endpoints, comma separated")
+	cmd.Flags().StringVar(prefix, "etcd-prefix", "/sluice/", "key prefix of this cluster in etcd")
 }
 
 // serveHealth serves h on --health-listen, when set, until ctx ends.
@@ -178,7 +183,9 @@ SIGINT/SIGTERM shut it down gracefully: it reports not ready, registers as
 shutting down, and waits (at most --shutdown-timeout) until the allocator has
 handed each of its primaries to an in-sync replica on another node; then its
 shards are committed and closed and it deregisters. Its replicas stay, for it
-to reopen when it is back (docs/operations.md, "Rolling restarts").
+to reopen when it is back (docs/operations.md, "Rolling restarts"). A node
+that the scale-down preStop hook drained ('sluice node prestop') ends that
+drain once stopped, or when it starts again.
 
 With --health-listen, the gRPC health service "sluice.node.ready" (the
 readiness probe's) is SERVING once every shard copy the node holds that can
@@ -229,6 +236,9 @@ same files unless --etcd-cert-file etc. are given (docs/security.md).`,
 			if tel != nil {
 				tel.Registry.MustRegister(n.Collector(), replication.Collector())
 			}
+			// A pod a scale-up brings back under the id of one that a
+			// scale-down drained takes copies again (node/scaledown).
+			endScaleDownDrain(f.etcd, f.prefix, etcdTLS, dataDir, n.ID(), log)
 			if err := n.Start(cmd.Context()); err != nil {
 				return err
 			}
@@ -238,6 +248,8 @@ same files unless --etcd-cert-file etc. are given (docs/security.md).`,
 			}
 			<-cmd.Context().Done()
 			n.Shutdown(shutdownTimeout)
+			// Deregistered, so nothing is placed on the node meanwhile.
+			endScaleDownDrain(f.etcd, f.prefix, etcdTLS, dataDir, n.ID(), log)
 			return nil
 		},
 	}
@@ -250,7 +262,7 @@ same files unless --etcd-cert-file etc. are given (docs/security.md).`,
 	cmd.Flags().StringVar(&advertise, "advertise", "", "address other processes dial (default: the listen address)")
 	nf.register(cmd)
 	tf.register(cmd, "")
-	cmd.AddCommand(newNodeDrainCmd())
+	cmd.AddCommand(newNodeDrainCmd(), newNodePreStopCmd())
 	return cmd
 }
 
