@@ -142,11 +142,54 @@ timeouts = [a.split("=", 1)[1] for a in c["args"] if a.startswith("--shutdown-ti
 assert len(timeouts) == 1 and timeouts[0].endswith("s"), c["args"]
 grace = pod["terminationGracePeriodSeconds"]
 assert grace >= int(timeouts[0][:-1]) + 30, (grace, timeouts)
-assert "lifecycle" not in c, "a preStop hook would delay SIGTERM, which does the hand-off"
 print(f"   RollingUpdate one at a time; ready on sluice.node.ready; --shutdown-timeout={timeouts[0]} within a grace of {grace}s")' >&2 || {
 	echo "check-chart: the data nodes' StatefulSet does not roll one recovered node at a time" >&2
 	exit 1
 }
+
+step "the data nodes' scale-down drain (preStop)"
+# On a scale-down the preStop hook drains a removed pod's node, and returns at
+# once on a restart (it reads its StatefulSet's replicas): the hook runs
+# `sluice node prestop` for this StatefulSet, within what the grace period
+# leaves after SIGTERM's hand-off and commits; the pod's account is its own
+# (with a token), the others' stay token-less. Off, there is no hook and no
+# token (docs/operations.md, "Scaling data nodes down").
+prestop_check='import sys, yaml
+on = sys.argv[1] == "on"
+docs = [d for d in yaml.safe_load_all(sys.stdin) if d]
+sts = [d for d in docs if d["kind"] == "StatefulSet"][0]
+pod = sts["spec"]["template"]["spec"]
+c = pod["containers"][0]
+if not on:
+	assert "lifecycle" not in c, c["lifecycle"]
+	assert pod["automountServiceAccountToken"] is False, pod
+	assert not [d for d in docs if d["kind"] in ("Role", "RoleBinding", "ServiceAccount")], "RBAC without the hook"
+	print("   node.scaleDown.drain=false: no preStop hook, no token")
+	sys.exit(0)
+cmd = c["lifecycle"]["preStop"]["exec"]["command"]
+assert cmd[:3] == ["/usr/local/bin/sluice", "node", "prestop"], cmd
+flags = dict(a[2:].split("=", 1) for a in cmd[3:])
+assert flags["statefulset"] == sts["metadata"]["name"], flags
+assert flags["data-dir"] == "/var/lib/sluice" and flags["log-file"] == "/proc/1/fd/2", flags
+args = dict(a[2:].split("=", 1) for a in c["args"][1:] if a.startswith("--") and "=" in a)
+for f in ("etcd", "etcd-prefix", "cert-file", "key-file", "trusted-ca-file"):
+	assert flags.get(f) == args.get(f), (f, flags.get(f), args.get(f))
+grace = pod["terminationGracePeriodSeconds"]
+shutdown = int(args["shutdown-timeout"][:-1])
+assert flags["timeout"] == f"{grace - shutdown - 30}s", (flags["timeout"], grace, shutdown)
+assert pod["serviceAccountName"] == sts["metadata"]["name"] and pod["automountServiceAccountToken"] is True, pod
+role = [d for d in docs if d["kind"] == "Role"][0]
+assert role["rules"] == [{"apiGroups": ["apps"], "resources": ["statefulsets"], "resourceNames": [sts["metadata"]["name"]], "verbs": ["get"]}], role["rules"]
+name, timeout = flags["statefulset"], flags["timeout"]
+print(f"   preStop: sluice node prestop --statefulset={name} --timeout={timeout} (grace {grace}s - shutdown {shutdown}s - 30s); Role: get its StatefulSet only")'
+"$helm" template sluice "$CHART" --show-only templates/node.yaml | python3 -c "$prestop_check" on >&2 ||
+	{ echo "check-chart: the data nodes' preStop hook is not the scale-down drain" >&2; exit 1; }
+"$helm" template sluice "$CHART" --show-only templates/node.yaml --set node.scaleDown.drain=false | python3 -c "$prestop_check" off >&2 ||
+	{ echo "check-chart: node.scaleDown.drain=false still drains" >&2; exit 1; }
+for other in coordinator etcd; do
+	"$helm" template sluice "$CHART" --show-only "templates/$other.yaml" | grep -q 'automountServiceAccountToken: false' ||
+		{ echo "check-chart: $other pods get a service account token" >&2; exit 1; }
+done
 
 step "building the test API server and sluice"
 go build -o "$work/apiserver" ./operator/crdtest/apiserver
@@ -209,6 +252,43 @@ for v in "${values_sets[@]}"; do
 	check_args "$out"
 	"$helm" install sluice "$CHART" --namespace "$ns" --dry-run=server ${v:+--values "$v"} >/dev/null
 done
+
+step "chart: the data nodes' preStop hook, as their account"
+# The rendered StatefulSet and its account, applied for real (no pod runs);
+# the account may get that StatefulSet and nothing else; the hook's own
+# command, run by the real binary with a token of that account, finds a pod
+# whose ordinal the StatefulSet counts restarting and returns without
+# touching etcd (whose certificates are not here).
+ns=check-prestop
+kubectl create namespace "$ns" >/dev/null
+f=$work/prestop.yaml
+"$helm" template sluice "$CHART" --namespace "$ns" --show-only templates/node.yaml >"$f"
+kubectl apply --server-side --namespace "$ns" -f "$f" >/dev/null
+# account_can NS ACCOUNT "yes|no VERB WHAT"...: the ServiceAccount may do
+# exactly what is marked yes of what is listed.
+account_can() {
+	local ns=$1 account=$2 check want verb what got
+	shift 2
+	for check in "$@"; do
+		read -r want verb what <<<"$check"
+		got=$(kubectl auth can-i --namespace "$ns" --as "system:serviceaccount:$ns:$account" "$verb" "$what" 2>/dev/null || true)
+		[[ $got == "$want" ]] || { echo "check-chart: account $account: can-i $verb $what = $got, want $want" >&2; return 1; }
+	done
+}
+account_can "$ns" sluice-node "yes get statefulset/sluice-node" "no get statefulset/sluice-etcd" "no list statefulsets" \
+	"no update statefulset/sluice-node" "no patch statefulset/sluice-node" "no get pods" "no get secrets"
+hook=$(kubectl create --dry-run=client -f "$f" -o go-template='{{if eq .kind "StatefulSet"}}{{range (index .spec.template.spec.containers 0).lifecycle.preStop.exec.command}}{{.}}{{"\t"}}{{end}}{{end}}')
+IFS=$'\t' read -r -a hook <<<"$hook"
+token=$(kubectl create token sluice-node --namespace "$ns")
+server=$(kubectl config view --minify -o go-template='{{(index .clusters 0).cluster.server}}')
+kubectl config view --minify --raw >"$work/node-kubeconfig"
+KUBECONFIG=$work/node-kubeconfig kubectl config set-credentials sluice-node --token="$token" >/dev/null
+KUBECONFIG=$work/node-kubeconfig kubectl config set-context --current --user=sluice-node >/dev/null
+out=$(POD_NAME=sluice-node-0 "$work/sluice" "${hook[@]:1}" --kubeconfig "$work/node-kubeconfig" --log-file "" 2>&1) ||
+	{ echo "check-chart: the preStop hook failed on a restart: $out" >&2; exit 1; }
+[[ $out == *"not leaving, not draining"* && $out == *"ordinal 0 is within"* ]] ||
+	{ echo "check-chart: the preStop hook on a restart: $out" >&2; exit 1; }
+echo "   data nodes' account: get statefulset/sluice-node, nothing else; the hook as that account ($server): ${out##*why=}" >&2
 
 # has FILE TEXT...: every TEXT is in FILE; lacks FILE TEXT...: none is.
 has() {
@@ -297,12 +377,8 @@ vals=(--set tls.validityDays=30 --set tls.renewBeforeDays=20)
 before=$work/renew-before.yaml rerender=$work/renew-rerender.yaml
 "$helm" template sluice "$CHART" --namespace "$ns" "${vals[@]}" --show-only templates/tls.yaml --show-only templates/cert-renewal.yaml >"$before"
 kubectl apply --server-side --namespace "$ns" -f "$before" >/dev/null
-for check in "yes get secret/sluice-ca" "yes update secret/sluice-tls" "yes update secret/sluice-etcd-tls" \
-	"no update secret/sluice-ca" "no get secret/sluice-admin-api-key" "no list secrets" "no create secrets"; do
-	read -r want verb what <<<"$check"
-	got=$(kubectl auth can-i --namespace "$ns" --as "system:serviceaccount:$ns:sluice-cert-renewal" "$verb" "$what" 2>/dev/null || true)
-	[[ $got == "$want" ]] || { echo "check-chart: the renewal account: can-i $verb $what = $got, want $want" >&2; exit 1; }
-done
+account_can "$ns" sluice-cert-renewal "yes get secret/sluice-ca" "yes update secret/sluice-tls" "yes update secret/sluice-etcd-tls" \
+	"no update secret/sluice-ca" "no get secret/sluice-admin-api-key" "no list secrets" "no create secrets"
 renew_args=$(kubectl create --dry-run=client -f "$before" -o go-template='{{if eq .kind "CronJob"}}{{range (index .spec.jobTemplate.spec.template.spec.containers 0).args}}{{.}} {{end}}{{end}}')
 read -r -a renew_args <<<"$renew_args"
 cert_of() { kubectl get secret --namespace "$ns" "$1" -o go-template="{{index .data \"$2\"}}" | base64 -d; }
