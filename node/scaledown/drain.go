@@ -62,8 +62,9 @@ type Result struct {
 	// Left is the number of copies the node still held when PreStop
 	// returned: 0 once it is empty.
 	Left int
-	// ScaledBack: the StatefulSet took the pod's ordinal back while it
-	// drained; the drain was ended.
+	// ScaledBack: while the node drained the pod stopped leaving alone
+	// (the StatefulSet was scaled back up, or is deleted or scaled to 0:
+	// Decide); the drain was ended.
 	ScaledBack bool
 }
 
@@ -136,7 +137,7 @@ func (cfg *Config) wait(ctx context.Context, log *slog.Logger, res Result) (Resu
 			lastCheck = time.Now()
 			if d, err := cfg.decide(ctx); err == nil && !d.Leaving {
 				res.ScaledBack = true
-				log.Info("scale-down: the StatefulSet takes this pod back; ending the drain, the pod restarts", "why", d.Reason)
+				log.Info("scale-down: the pod is no longer removed alone; ending the drain", "why", d.Reason)
 				return res, endDrain(ctx, cfg.store, cfg.DataDir, cfg.NodeID)
 			}
 		}
@@ -172,9 +173,9 @@ func (cfg *Config) decide(ctx context.Context) (Decision, error) {
 	return Decide(ctx, cfg.Kube, cfg.Pod)
 }
 
-// moveNotes returns up to max "index/shard: move" notes of the copies on
+// moveNotes returns up to limit "index/shard: move" notes of the copies on
 // node, sorted, for the log.
-func moveNotes(st *state.Snapshot, node string, max int) []string {
+func moveNotes(st *state.Snapshot, node string, limit int) []string {
 	var out []string
 	for _, x := range st.ByUUID {
 		for n, sh := range x.Shards {
@@ -187,7 +188,7 @@ func moveNotes(st *state.Snapshot, node string, max int) []string {
 		}
 	}
 	slices.Sort(out)
-	return out[:min(len(out), max)]
+	return out[:min(len(out), limit)]
 }
 
 // writeMarker records in dir that the node's drain is a scale-down's.
