@@ -49,6 +49,16 @@
 // unit-tested in cmd/sluice). A node holding primaries is drained under load the
 // same way, each primary's role handed to its target at term + 1.
 //
+// scaledown_test.go runs a loopback cluster of its own whose data nodes
+// are named as a StatefulSet's pods, beside a test API server
+// (operator/crdtest/apiserver; skipped without KUBEBUILDER_ASSETS) holding
+// that StatefulSet, and runs the chart's preStop hook, `sluice node
+// prestop`, as the kubelet would: a pod still counted drains nothing; with
+// the StatefulSet scaled from 3 to 2 and a writer and a searcher running,
+// the pod of ordinal 2 drains to empty, SIGTERM ends its drain, every
+// acknowledged write is there and no search failed; scaled back to 3, the
+// node of ordinal 2 takes copies again.
+//
 // rolling_test.go restarts every data node in turn (SIGTERM, start, wait
 // until its readiness, the health service sluice.node.ready, is SERVING)
 // with replicas=1 and a bulk running, polling health and a search every
