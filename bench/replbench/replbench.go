@@ -54,10 +54,13 @@ type Options struct {
 	RefreshEvery time.Duration // primary refresh interval of the lag experiment; default 1 s, at least 100 ms
 	LagPreload   int           // docs indexed before the lag experiment; default min(len(Docs), 20,000)
 
-	// Profile, when set, is a directory for 10 s CPU profiles of every
-	// data node taken during the last throughput round of each replica
-	// count (the nodes serve pprof on a metrics port).
+	// Profile, when set, is a directory for 10 s CPU profiles and 5 s
+	// execution traces (where goroutines wait: go tool trace -pprof=sync,
+	// net, syscall) of every data node, taken during the last throughput
+	// round of each replica count (the nodes serve pprof on a metrics port).
 	Profile string
+	// ThroughputOnly skips the lag and failover experiments.
+	ThroughputOnly bool
 
 	Out string
 	Log io.Writer
@@ -184,6 +187,9 @@ func Execute(ctx context.Context, o Options) (*Result, error) {
 	if err := throughput(ctx, c, &o, res, metrics); err != nil {
 		return res, fmt.Errorf("throughput: %w", err)
 	}
+	if o.ThroughputOnly {
+		return res, write(o.Out, res)
+	}
 	if res.Lag, err = visibilityLag(ctx, c, cl, &o); err != nil {
 		return res, fmt.Errorf("visibility lag: %w", err)
 	}
@@ -247,17 +253,22 @@ func throughput(ctx context.Context, c *client.Client, o *Options, res *Result, 
 	return nil
 }
 
-// profile takes a 10 s CPU profile of every node at once.
+// profile takes a 10 s CPU profile and a 5 s execution trace of every
+// node at once.
 func profile(ctx context.Context, metrics []string, dir, label string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
 	var wg sync.WaitGroup
-	errs := make([]error, len(metrics))
+	errs := make([]error, 2*len(metrics))
 	for i, addr := range metrics {
 		wg.Go(func() {
-			errs[i] = proccluster.FetchProfile(ctx, addr, "profile", 10,
+			errs[2*i] = proccluster.FetchProfile(ctx, addr, "profile", 10,
 				filepath.Join(dir, fmt.Sprintf("%s-node-%d.pprof", label, i)))
+		})
+		wg.Go(func() {
+			errs[2*i+1] = proccluster.FetchProfile(ctx, addr, "trace", 5,
+				filepath.Join(dir, fmt.Sprintf("%s-node-%d.trace", label, i)))
 		})
 	}
 	wg.Wait()

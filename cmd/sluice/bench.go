@@ -476,9 +476,11 @@ measure, in one run:
               first write acknowledged after it (target <= the 10 s node
               lease + 2 s)
 
-The failover kills a node: it runs last. --profile writes CPU profiles of
-every node taken during the last throughput runs, to see whether a ratio
-below target is CPU shared on one machine or a protocol cost.`,
+The failover kills a node: it runs last. --profile writes CPU profiles and
+execution traces of every node taken during the last throughput runs, to
+see whether a ratio below target is CPU shared on one machine or a
+protocol cost (go tool trace -pprof=sync or =sched shows where bulks wait);
+--throughput-only skips the lag and failover experiments.`,
 		Example: `  sluice bench replication --docs 100000 --out bench-out/replication
   sluice bench replication --corpus generated --docs 5000 --lag-seconds 10s`,
 		Args: cobra.NoArgs,
@@ -498,7 +500,8 @@ below target is CPU shared on one machine or a protocol cost.`,
 	f.Float64Var(&o.RateMB, "rate-mb", 1, "update rate of the lag experiment, MB/s of JSON")
 	f.DurationVar(&o.RefreshEvery, "refresh-every", time.Second, "refresh interval of the lag experiment's index (at least 100ms)")
 	f.IntVar(&o.LagPreload, "lag-docs", 20000, "docs indexed before the lag experiment (at most the corpus)")
-	f.StringVar(&o.Profile, "profile", "", "write 10 s CPU profiles of every node during the last throughput runs to this directory")
+	f.StringVar(&o.Profile, "profile", "", "write 10 s CPU profiles and 5 s execution traces of every node during the last throughput runs to this directory")
+	f.BoolVar(&o.ThroughputOnly, "throughput-only", false, "measure bulk throughput only (no lag and failover experiments)")
 	f.StringVar(&o.Out, "out", "", "results directory (default bench-out/<timestamp>)")
 	return cmd
 }
