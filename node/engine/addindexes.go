@@ -74,7 +74,11 @@ func verifyChecksums(r index.SegmentReader) error {
 // the marker; they become durable at the next commit, which records the
 // marker (Engine.AddIndexes commits).
 //
-// The added docs carry no sequence numbers and are not in the translog:
+// The added segments keep the source's _seq_no and _primary_term columns,
+// but those are another index's versions: the segments are marked
+// (SegmentInfo.ForeignVersions) and their docs have no version here
+// (UnassignedSeqNo: no if_seq_no matches) until a write here gives them
+// one. The added docs are not in the translog:
 // a crash before the commit leaves their files unreferenced (deleted at
 // open) and the marker absent, so the add is redone; after it, they are in
 // the commit. Operations on this index concurrent with the add are ordered
@@ -194,7 +198,7 @@ func keptDocs(leaf Leaf, i int, keep func(leaf, doc int) bool) (*index.FixedBitS
 func (w *IndexWriter) linkSegment(s *segState, leaf index.LeafReader) (seg *segState, linked, copied int, err error) {
 	name := w.segments.nextName()
 	info := &index.SegmentInfo{Name: name, ID: s.info.ID, MaxDoc: s.info.MaxDoc, Codec: s.info.Codec,
-		Diagnostics: maps.Clone(s.info.Diagnostics)}
+		Diagnostics: maps.Clone(s.info.Diagnostics), ForeignVersions: true}
 	if info.Diagnostics == nil {
 		info.Diagnostics = map[string]string{}
 	}
@@ -235,7 +239,7 @@ func (w *IndexWriter) linkSegment(s *segState, leaf index.LeafReader) (seg *segS
 		return cleanup(fmt.Errorf("engine: add segment %s as %s: %w", s.info.Name, name, err))
 	}
 	seg = newSegState(info, r, w.fd, w.dir)
-	if dv := readerDocValuesUpdates(leaf); dv != nil {
+	if dv := readerDocValuesUpdates(leaf).withoutVersions(); dv != nil {
 		ok, err := w.addDocValuesUpdates(s, seg, dv)
 		if err != nil {
 			seg.decRef()
@@ -249,6 +253,28 @@ func (w *IndexWriter) linkSegment(s *segState, leaf index.LeafReader) (seg *segS
 		}
 	}
 	return seg, linked, copied, nil
+}
+
+// withoutVersions is u without the _seq_no and _primary_term updates —
+// the source index's versions, which an added segment does not carry
+// (SegmentInfo.ForeignVersions) — or nil if nothing else is left.
+func (u *docValuesUpdates) withoutVersions() *docValuesUpdates {
+	if u == nil || (u.fields[index.SeqNoField] == nil && u.fields[index.PrimaryTermField] == nil) {
+		return u
+	}
+	out := &docValuesUpdates{fields: maps.Clone(u.fields), count: u.count}
+	for _, name := range []string{index.SeqNoField, index.PrimaryTermField} {
+		if f := out.fields[name]; f != nil {
+			for _, r := range f.runs {
+				out.count -= r.len()
+			}
+			delete(out.fields, name)
+		}
+	}
+	if len(out.fields) == 0 {
+		return nil
+	}
+	return out
 }
 
 // How addDocValuesUpdates brought a segment's updates over.
@@ -265,7 +291,9 @@ const (
 // pins) the file is linked under seg's name and checksummed, and becomes
 // seg's file; otherwise — the updates are newer than the file, or the
 // source replaced the file meanwhile — seg holds dv in memory and the
-// commit that follows the add writes it.
+// commit that follows the add writes it. dv is the source's updates
+// without its versions (withoutVersions): a file holding _seq_no updates
+// — every in-place update writes them — is not dv, so it is not linked.
 func (w *IndexWriter) addDocValuesUpdates(src, seg *segState, dv *docValuesUpdates) (int, error) {
 	seg.setDocValuesUpdates(dv)
 	f := src.dvFile.Load()

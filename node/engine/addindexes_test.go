@@ -329,3 +329,164 @@ func routesTo(t testing.TB, rd *Reader, dst routing.Params, d int) func(leaf, do
 		return routing.Shard(string(key), dst) == d
 	}
 }
+
+// TestAddIndexesForeignVersions: docs added from another index have no
+// version in this one (UnassignedSeqNo) — the source's _seq_no and
+// _primary_term columns, and its in-place updates of them, are another
+// index's — so a version this index gives a new write never names a
+// copied doc: a client holding one cannot overwrite the doc with
+// if_seq_no. An update conditional on "no version" (update-by-query's
+// check) applies and gives the doc this index's version. All of it holds
+// in the reader, the realtime get, after a reopen from the commit and
+// after merges fold the added segments.
+func TestAddIndexesForeignVersions(t *testing.T) {
+	ctx := context.Background()
+	src := mustOpenDurable(t, t.TempDir(), Options{DisableMerges: true, Parser: updatableMapping(t)})
+	defer src.Close(ctx)
+	const n = 40
+	for i := range n {
+		if _, err := src.Index(ctx, fmt.Appendf(nil, "doc-%d", i), fmt.Appendf(nil, `{"title":"t%d","price":%d}`, i, i)); err != nil {
+			t.Fatal(err)
+		}
+		if i%10 == 9 {
+			if _, err := src.Refresh(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	// An in-place update: the source's version of doc-3 is a doc-values
+	// update layered over its segment's column, which the add brings over.
+	if _, err := src.UpdateDocValues(ctx, []byte("doc-3"), []byte(`{"price":100}`)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := src.Commit(ctx, CommitOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	srcVers := map[string]DocVersion{}
+	for i := range n {
+		id := fmt.Sprintf("doc-%d", i)
+		d, ok, err := src.GetDocument(ctx, []byte(id), GetOptions{Realtime: true})
+		if err != nil || !ok {
+			t.Fatalf("source get %s: %v %v", id, ok, err)
+		}
+		srcVers[id] = d.Version
+	}
+	rd := src.Acquire()
+	defer rd.Release()
+
+	dir := t.TempDir()
+	e := mustOpenDurable(t, dir, Options{DisableMerges: true, Parser: updatableMapping(t)})
+	if _, err := e.AddIndexes(ctx, rd, AddIndexesOptions{Marker: "m"}); err != nil {
+		t.Fatal(err)
+	}
+	// New writes here take seqNos the copied docs had in the source.
+	collide := 0
+	for i := range 5 {
+		res, err := e.Index(ctx, fmt.Appendf(nil, "new-%d", i), []byte(`{"title":"new"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, v := range srcVers {
+			if v == (DocVersion{SeqNo: res.SeqNo, PrimaryTerm: res.Term}) {
+				collide++
+			}
+		}
+	}
+	if collide == 0 {
+		t.Fatal("no write here took a copied doc's source version: the test proves nothing")
+	}
+	unassigned := DocVersion{SeqNo: UnassignedSeqNo}
+	// An update-by-query of doc-5: conditional on the version it read.
+	res, err := e.UpdateDocValuesIf(ctx, []byte("doc-5"), []byte(`{"price":5}`), &unassigned)
+	if err != nil {
+		t.Fatalf("update of a copied doc conditional on no version: %v", err)
+	}
+	written := map[string]DocVersion{"doc-5": {SeqNo: res.SeqNo, PrimaryTerm: res.Term}}
+
+	wantVersion := func(id string) DocVersion {
+		if v, ok := written[id]; ok {
+			return v
+		}
+		return unassigned
+	}
+	readerVersions := func(phase string, r *Reader) {
+		t.Helper()
+		for id := range srcVers {
+			leaf, doc, found := r.LookupID([]byte(id))
+			if !found {
+				t.Fatalf("%s: %s not found", phase, id)
+			}
+			if got, want := r.DocVersion(leaf, doc), wantVersion(id); got != want {
+				t.Fatalf("%s: reader: %s has version %+v, want %+v", phase, id, got, want)
+			}
+		}
+	}
+	check := func(phase string, e *Engine) {
+		t.Helper()
+		if _, err := e.Refresh(ctx); err != nil {
+			t.Fatal(err)
+		}
+		r := e.Acquire()
+		readerVersions(phase, r)
+		r.Release()
+		for id, sv := range srcVers {
+			want := wantVersion(id)
+			d, _, err := e.GetDocument(ctx, []byte(id), GetOptions{Realtime: true})
+			if err != nil || d.Version != want {
+				t.Fatalf("%s: get: %s has version %+v (%v), want %+v", phase, id, d.Version, err, want)
+			}
+			if want != unassigned {
+				continue
+			}
+			// A client holding the source's version must not write.
+			_, err = e.IndexIf(ctx, []byte(id), nil, []byte(`{"title":"lost"}`), &sv)
+			var vc *VersionConflictError
+			if !errors.As(err, &vc) || !vc.Found || vc.Current != unassigned {
+				t.Fatalf("%s: write of %s if %+v: %v, want a conflict with no version", phase, id, sv, err)
+			}
+		}
+	}
+	check("added", e)
+	// The marker reaches a replica with the segments (in the checkpoint).
+	rep := mustOpenReplica(t, t.TempDir(), Options{Parser: updatableMapping(t)})
+	checkpointTo(t, e, rep)
+	rr := rep.Acquire()
+	readerVersions("replica", rr)
+	rr.Release()
+	if err := rep.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	p, err := mergepolicy.NewTieredMergePolicy(mergepolicy.Options{SegmentsPerTier: 2, FloorSegmentBytes: 1 << 30})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e = mustOpenDurable(t, dir, Options{Parser: updatableMapping(t), MergePolicy: p})
+	defer e.Close(ctx)
+	check("reopened", e)
+	// Merges fold the added segments into segments of this index.
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		if _, err := e.Refresh(ctx); err != nil {
+			t.Fatal(err)
+		}
+		r := e.Acquire()
+		foreign := 0
+		for _, s := range r.segs {
+			if s.info.ForeignVersions {
+				foreign++
+			}
+		}
+		r.Release()
+		if foreign == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d added segments still unmerged", foreign)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	check("merged", e)
+}

@@ -107,7 +107,7 @@ func (s *segState) freezeDocValues() bool {
 // setDocValuesUpdates makes dv the segment's updates.
 func (s *segState) setDocValuesUpdates(dv *docValuesUpdates) {
 	s.dv = dv
-	s.leaf = newUpdatedLeafReader(s.reader, dv)
+	s.leaf = newUpdatedLeafReader(s.reader, dv, s.info.ForeignVersions)
 }
 
 // leafReader is what readers search: the segment with its updates.

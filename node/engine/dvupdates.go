@@ -320,18 +320,27 @@ func eachMerged(runs []*dvRun, yield func(doc int32, val int64)) {
 // layered over its numeric columns.
 type updatedLeafReader struct {
 	index.LeafReader
-	dv  *docValuesUpdates
+	dv  *docValuesUpdates // nil: none (a foreign segment's reader)
 	fis *index.FieldInfos
+	// foreign: the segment's own version columns are another index's
+	// (SegmentInfo.ForeignVersions); only updates give docs a version.
+	foreign bool
 
 	sortedMu sync.Mutex
 	sorted   map[string]*layeredSortedDocValues
 }
 
-func newUpdatedLeafReader(r index.LeafReader, dv *docValuesUpdates) index.LeafReader {
+func newUpdatedLeafReader(r index.LeafReader, dv *docValuesUpdates, foreign bool) index.LeafReader {
 	if dv == nil || len(dv.fields) == 0 {
-		return r
+		if !foreign {
+			return r
+		}
+		dv = nil
 	}
-	ur := &updatedLeafReader{LeafReader: r, dv: dv, fis: r.FieldInfos()}
+	ur := &updatedLeafReader{LeafReader: r, dv: dv, fis: r.FieldInfos(), foreign: foreign}
+	if dv == nil {
+		return ur
+	}
 	// A field the segment has no column for (no doc of it had a value)
 	// has one now: add it, so that merges and whoever walks the field
 	// infos see it.
@@ -366,18 +375,33 @@ func newUpdatedLeafReader(r index.LeafReader, dv *docValuesUpdates) index.LeafRe
 func (r *updatedLeafReader) FieldInfos() *index.FieldInfos { return r.fis }
 
 func (r *updatedLeafReader) NumericDocValues(field string) index.NumericDocValues {
+	f := r.dv.field(field)
+	if r.foreign && (field == index.SeqNoField || field == index.PrimaryTermField) {
+		// Another index's versions: only this index's updates count.
+		if f == nil {
+			return nil
+		}
+		return &layeredNumericDocValues{runs: f.runs}
+	}
 	base := r.LeafReader.NumericDocValues(field)
-	f := r.dv.fields[field]
 	if f == nil || f.typ == document.Keyword {
 		return base
 	}
 	return &layeredNumericDocValues{base: base, runs: f.runs}
 }
 
+// field is the updates of the named field, or nil.
+func (u *docValuesUpdates) field(name string) *dvFieldUpdates {
+	if u == nil {
+		return nil
+	}
+	return u.fields[name]
+}
+
 // SortedDocValues layers a keyword field's updates over the segment's
 // column (layeredSortedDocValues), built on first use by each reader.
 func (r *updatedLeafReader) SortedDocValues(field string) index.SortedDocValues {
-	f := r.dv.fields[field]
+	f := r.dv.field(field)
 	if f == nil || f.typ != document.Keyword {
 		return r.LeafReader.SortedDocValues(field)
 	}

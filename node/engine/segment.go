@@ -70,6 +70,9 @@ func newSegState(info *index.SegmentInfo, r index.SegmentReader, fd *fileDeleter
 // with pause checkpoints).
 func newSegStateNoBloom(info *index.SegmentInfo, r index.SegmentReader, fd *fileDeleter, dir store.Directory) *segState {
 	s := &segState{info: info, reader: r, fd: fd, files: append([]string(nil), info.Files...)}
+	if info.ForeignVersions {
+		s.leaf = newUpdatedLeafReader(r, nil, true)
+	}
 	s.refs.Store(1)
 	fd.incRef(s.files)
 	for _, f := range s.files {

@@ -564,10 +564,12 @@ func TestDocValuesUpdatesReplicate(t *testing.T) {
 
 // TestDocValuesUpdatesAddIndexes: a copy of an index by AddIndexes serves
 // the values in-place updates set, not the column as written — from a
-// committed reader (the generation file is linked) and from one with
-// updates newer than any commit (held in memory, written by the add's
-// commit) — and keeps them across a reopen; CurrentSource gives the
-// sources a document copy writes.
+// committed reader and from one with updates newer than any commit — and
+// keeps them across a reopen, without the versions (the source's: the
+// copy's docs have none); CurrentSource gives the sources a document copy
+// writes. The source's generation files hold its _seq_no updates, which
+// the copy does not take, so its updates are held in memory and written
+// by the add's commit, not linked.
 func TestDocValuesUpdatesAddIndexes(t *testing.T) {
 	ctx := context.Background()
 	src := mustOpenDurable(t, t.TempDir(), Options{DisableMerges: true, Parser: updatableMapping(t)})
@@ -608,10 +610,8 @@ func TestDocValuesUpdatesAddIndexes(t *testing.T) {
 		dvu    int // generation files linked
 		price3 int64
 	}{
-		{"committed", committed, 2, 300},
-		// The first segment's updates are newer than its file; the
-		// second's are its file's.
-		{"uncommitted", current, 1, 301},
+		{"committed", committed, 0, 300},
+		{"uncommitted", current, 0, 301},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -625,6 +625,10 @@ func TestDocValuesUpdatesAddIndexes(t *testing.T) {
 				t.Errorf("%d files linked, %d copied, segments have %d core files", res.Linked, res.Copied, len(tt.rd.segs[0].files))
 			}
 			want := readerDVDocs(t, tt.rd)
+			for id, d := range want {
+				d.ver = DocVersion{SeqNo: UnassignedSeqNo}
+				want[id] = d
+			}
 			check := func(e *Engine) {
 				t.Helper()
 				r := e.Acquire()
@@ -685,7 +689,7 @@ func TestVersionConflictMessage(t *testing.T) {
 	}{
 		{false, DocVersion{}, "[d]: version conflict, required seqNo [3], primary term [1] but no document was found"},
 		{true, DocVersion{SeqNo: 6, PrimaryTerm: 1}, "[d]: version conflict, required seqNo [3], primary term [1]. current document has seqNo [6] and primary term [1]"},
-		{true, DocVersion{SeqNo: UnassignedSeqNo}, "[d]: version conflict, required seqNo [3], primary term [1]. current document has no version (its segment was written before versions were stored): write it once without if_seq_no to give it one"},
+		{true, DocVersion{SeqNo: UnassignedSeqNo}, "[d]: version conflict, required seqNo [3], primary term [1]. current document has no version in this index (its segment was written before versions were stored, or copied from another index): write it once without if_seq_no to give it one"},
 	} {
 		err := checkVersion([]byte("d"), want, tt.found, tt.current)
 		if !errors.Is(err, ErrVersionConflict) || err.Error() != tt.says {

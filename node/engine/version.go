@@ -16,10 +16,12 @@ type DocVersion struct {
 	PrimaryTerm int64
 }
 
-// UnassignedSeqNo is the version of a document whose segment predates the
-// _seq_no column (written before sequence numbers were stored per
-// document): no conditional write matches it. Elasticsearch's
-// UNASSIGNED_SEQ_NO.
+// UnassignedSeqNo is the version of a document that has none in this
+// index: its segment predates the _seq_no column (written before sequence
+// numbers were stored per document), or was added from another index
+// (AddIndexes: SegmentInfo.ForeignVersions) and no write here has given
+// the document one. No conditional write from a client matches it.
+// Elasticsearch's UNASSIGNED_SEQ_NO.
 const UnassignedSeqNo = -2
 
 // ErrVersionConflict: a conditional write (OpOptions.If) found another
@@ -43,7 +45,7 @@ func (e *VersionConflictError) Error() string {
 	if e.Current.SeqNo == UnassignedSeqNo {
 		// Not "seqNo [-2]": Elasticsearch says unassigned only of a
 		// document that does not exist.
-		return head + ". current document has no version (its segment was written before versions were stored): write it once without if_seq_no to give it one"
+		return head + ". current document has no version in this index (its segment was written before versions were stored, or copied from another index): write it once without if_seq_no to give it one"
 	}
 	return fmt.Sprintf("%s. current document has seqNo [%d] and primary term [%d]", head, e.Current.SeqNo, e.Current.PrimaryTerm)
 }
@@ -60,7 +62,8 @@ func checkVersion(id []byte, want DocVersion, found bool, current DocVersion) er
 
 // DocVersion returns the version of a live doc found by LookupID, from its
 // segment's _seq_no and _primary_term columns (in-place updates layered);
-// a segment without them gives UnassignedSeqNo.
+// a segment without them, or a doc of an added segment no write here has
+// reached (the leaf hides the source's columns), gives UnassignedSeqNo.
 func (r *Reader) DocVersion(leaf, doc int) DocVersion {
 	v := DocVersion{SeqNo: UnassignedSeqNo}
 	lr := r.leaves[leaf].Reader

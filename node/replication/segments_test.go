@@ -66,6 +66,26 @@ func (r *slowReplica) installed() int64 {
 	return v
 }
 
+// sourceShard opens shard "src" on h holding docs d0..d<n-1> and returns
+// it with a reader of them (released at the test's end).
+func sourceShard(t *testing.T, h *shard.Host, n int) (*shard.Shard, *engine.Reader) {
+	t.Helper()
+	src, err := h.Open(context.Background(), shard.Meta{ID: shard.ID{IndexUUID: "src"}, Index: "src"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ops []shard.Op
+	for i := range n {
+		ops = append(ops, shard.Op{Kind: shard.OpIndex, ID: fmt.Appendf(nil, "d%d", i), Source: fmt.Appendf(nil, `{"n":%d}`, i)})
+	}
+	if _, err := src.Bulk(context.Background(), ops, shard.RefreshImmediate); err != nil {
+		t.Fatal(err)
+	}
+	rd := src.Acquire()
+	t.Cleanup(rd.Release)
+	return src, rd
+}
+
 // TestAddIndexesWaitsForInSyncCopies: segments added to a primary outside
 // its translog (AddIndexes, a reindex's segment copy) are installed on
 // every in-sync copy when AddIndexes returns — a copy handed the primary's
@@ -75,19 +95,7 @@ func (r *slowReplica) installed() int64 {
 func TestAddIndexesWaitsForInSyncCopies(t *testing.T) {
 	ctx := context.Background()
 	store, h := newHost(t)
-	src, err := h.Open(ctx, shard.Meta{ID: shard.ID{IndexUUID: "src"}, Index: "src"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ops []shard.Op
-	for i := range 50 {
-		ops = append(ops, shard.Op{Kind: shard.OpIndex, ID: fmt.Appendf(nil, "d%d", i), Source: fmt.Appendf(nil, `{"n":%d}`, i)})
-	}
-	if _, err := src.Bulk(ctx, ops, shard.RefreshImmediate); err != nil {
-		t.Fatal(err)
-	}
-	rd := src.Acquire()
-	defer rd.Release()
+	_, rd := sourceShard(t, h, 50)
 
 	for _, tt := range []struct {
 		name    string
@@ -132,5 +140,63 @@ func TestAddIndexesWaitsForInSyncCopies(t *testing.T) {
 				t.Fatalf("when AddIndexes returned the replica had installed checkpoint version %d, the primary's holding the added segments is %d", got, cp.Version)
 			}
 		})
+	}
+}
+
+// TestAddIndexesCopiedDocsHaveNoVersion: through the shard's API, a doc a
+// segment copy brought has no version in the destination (seq_no -2) —
+// not the source's, which a write in the destination could take — so a
+// bulk write conditional on the version a client read from the source is
+// a conflict, however the destination's own seqNos run; a plain update
+// gives the doc a destination version.
+func TestAddIndexesCopiedDocsHaveNoVersion(t *testing.T) {
+	ctx := context.Background()
+	_, h := newHost(t)
+	src, rd := sourceShard(t, h, 10)
+	dst, err := h.Open(ctx, shard.Meta{ID: shard.ID{IndexUUID: "dst"}, Index: "dst"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := dst.AddIndexes(ctx, rd, engine.AddIndexesOptions{Marker: "test/0"}); err != nil {
+		t.Fatal(err)
+	}
+	// The destination's own writes take seqNos 0..9, each some copied
+	// doc's version in the source.
+	var writes []shard.Op
+	for i := range 10 {
+		writes = append(writes, shard.Op{Kind: shard.OpIndex, ID: fmt.Appendf(nil, "new%d", i), Source: []byte(`{"n":0}`)})
+	}
+	if _, err := dst.Bulk(ctx, writes, shard.RefreshImmediate); err != nil {
+		t.Fatal(err)
+	}
+	var conds []shard.Op
+	for i := range 10 {
+		id := fmt.Appendf(nil, "d%d", i)
+		sd, found, err := src.Get(ctx, id, true)
+		if err != nil || !found {
+			t.Fatalf("source get d%d: %v %v", i, found, err)
+		}
+		dd, found, err := dst.Get(ctx, id, true)
+		if err != nil || !found || dd.Version != (engine.DocVersion{SeqNo: engine.UnassignedSeqNo}) {
+			t.Fatalf("destination get d%d: version %+v found %v %v, want seq_no -2", i, dd.Version, found, err)
+		}
+		conds = append(conds, shard.Op{Kind: shard.OpUpdate, ID: id, Source: []byte(`{"n":-1}`), If: &sd.Version})
+	}
+	res, err := dst.Bulk(ctx, conds, shard.RefreshImmediate)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range res {
+		if !errors.Is(r.Err, engine.ErrVersionConflict) {
+			t.Errorf("update of d%d if its source version %+v: %v, want a version conflict", i, conds[i].If, r.Err)
+		}
+	}
+	res, err = dst.Bulk(ctx, []shard.Op{{Kind: shard.OpUpdate, ID: []byte("d0"), Source: []byte(`{"n":-1}`)}}, shard.RefreshImmediate)
+	if err != nil || res[0].Err != nil {
+		t.Fatalf("update of d0: %v %v", err, res[0].Err)
+	}
+	dd, _, err := dst.Get(ctx, []byte("d0"), true)
+	if err != nil || dd.Version != (engine.DocVersion{SeqNo: res[0].SeqNo, PrimaryTerm: res[0].Term}) {
+		t.Fatalf("d0 after an update: version %+v %v, want %d/%d", dd.Version, err, res[0].SeqNo, res[0].Term)
 	}
 }

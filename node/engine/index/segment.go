@@ -17,4 +17,12 @@ type SegmentInfo struct {
 	// Diagnostics records how the segment came to be (source=flush|merge,
 	// timestamps); informational only.
 	Diagnostics map[string]string
+	// ForeignVersions: the segment was added from another index
+	// (AddIndexes), so its _seq_no and _primary_term columns are that
+	// index's versions, not this one's. Readers ignore them — a doc has
+	// no version here (UnassignedSeqNo) until a write here gives it one,
+	// as a doc-values update — and merges carry no version for such docs.
+	// Recorded with the segment in commit points and checkpoints, so it
+	// travels to replicas with the files.
+	ForeignVersions bool `json:",omitempty"`
 }
