@@ -423,3 +423,56 @@ func TestConflictingReplicaRecoversFromScratch(t *testing.T) {
 		t.Fatalf("replica after recovering from scratch: %d docs, other found %v; want the primary's 1", rd.NumDocs(), ok)
 	}
 }
+
+// TestAddIndexesDurableOnReplicas: segments a primary adds outside its
+// translog (AddIndexes) are committed on every in-sync copy when
+// AddIndexes returns — no operation could bring them back — so a replica
+// that crashes right after (closed without a commit) and reopens from its
+// disk still holds the added docs, as it must if it is to be promoted
+// once the primary is lost.
+func TestAddIndexesDurableOnReplicas(t *testing.T) {
+	ctx := context.Background()
+	rc := newReplicated(t, 2, 1)
+	p, r, _ := rc.copies(t)
+	info, err := rc.e.md.CreateIndex(ctx, &sluicev1.CreateIndexRequest{Name: "src"}, metadata.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc.e.waitShards(t, "src", started)
+	var src *shard.Shard
+	for _, n := range rc.nodes {
+		if s, err := n.Shards().Get(shard.ID{IndexUUID: info.Uuid}); err == nil {
+			src = s
+		}
+	}
+	if src == nil {
+		t.Fatal("source shard not open on any node")
+	}
+	mustBulk(t, src, bulkOps(0, 30), shard.RefreshImmediate)
+	rd := src.Acquire()
+	defer rd.Release()
+	res, err := rc.shard(t, p).AddIndexes(ctx, rd, engine.AddIndexesOptions{Marker: "test/0"})
+	if err != nil || res.Docs != 30 {
+		t.Fatalf("AddIndexes: %+v %v", res, err)
+	}
+	// The replica crashes: its engine closes without a commit.
+	rs := rc.shard(t, r)
+	if err := rs.Replica().Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	parser, err := engine.NewMappingParser(rs.Mapping())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := engine.OpenReplica(ctx, engine.Options{Path: rc.nodes[r].Shards().Path(rs.ID()),
+		Parser: parser, RefreshInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rep.Close(ctx)
+	got := rep.Acquire()
+	defer got.Release()
+	if n := got.NumDocs(); n != 30 {
+		t.Fatalf("replica reopened from disk after AddIndexes: %d docs, want the 30 added", n)
+	}
+}

@@ -58,10 +58,14 @@
 // a reindex's segment copy) are in no operation a copy could replay, so
 // they are synced as a write is replicated (Group.SyncSegments): the add,
 // a refresh, and the checkpoint holding them sent to every in-sync copy at
-// once; AddIndexes returns once each has installed it or has been removed
-// from the in-sync set, and fails (ErrUnavailable) when the primary's term
-// has ended. So every in-sync copy — the only ones promoted or handed the
-// primary's role — holds every add that returned.
+// once, flagged to be committed (PublishCheckpointRequest.commit: a copy
+// otherwise commits only every CommitInterval, and a crash before would
+// lose segments no translog holds); AddIndexes returns once each has
+// installed and committed it or has been removed from the in-sync set, and
+// fails (ErrUnavailable) when the primary's term has ended. So every
+// in-sync copy — the only ones promoted or handed the primary's role —
+// holds every add that returned, durably. A recovery's last segment sync
+// (joinSynced) commits likewise, within the recovery's context.
 //
 // # Recovery
 //

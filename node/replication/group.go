@@ -324,8 +324,9 @@ func (g *Group) WaitVisible(ctx context.Context, seq int64) error {
 
 // SyncSegments runs add, refreshes, and sends the checkpoint that holds
 // what add did to every in-sync copy at once, as Replicate sends
-// operations: it returns once each has installed it or has been removed
-// from the in-sync set (shard.Replicator).
+// operations: it returns once each has installed and committed it (what
+// add did is in no translog) or has been removed from the in-sync set
+// (shard.Replicator).
 func (g *Group) SyncSegments(ctx context.Context, add func(context.Context) error) error {
 	g.segments.RLock()
 	defer g.segments.RUnlock()
@@ -354,7 +355,7 @@ func (g *Group) SyncSegments(ctx context.Context, add func(context.Context) erro
 	var wg sync.WaitGroup
 	for i, t := range targets {
 		wg.Go(func() {
-			if err := g.install(t, cp); err != nil {
+			if err := g.install(sctx, t, cp, true); err != nil {
 				errs[i] = g.fail(sctx, t, fmt.Errorf("install checkpoint %d/%d of added segments: %w", cp.Term, cp.Version, err))
 			}
 		})
@@ -379,11 +380,11 @@ func refreshedCheckpoint(ctx context.Context, eng *engine.Engine) (*engine.Repli
 
 // install sends cp to t and waits until t has installed it (or a newer
 // one), recording what t shows.
-func (g *Group) install(t *target, cp *engine.ReplicationCheckpoint) error {
+func (g *Group) install(ctx context.Context, t *target, cp *engine.ReplicationCheckpoint, commit bool) error {
 	g.mu.Lock()
 	gcp := g.gcp
 	g.mu.Unlock()
-	visible, err := g.sendCheckpoint(t, cp, gcp)
+	visible, err := g.sendCheckpoint(ctx, t, cp, gcp, commit)
 	if err != nil {
 		return err
 	}
@@ -491,7 +492,7 @@ func (g *Group) sendCheckpoints(t *target) {
 			return
 		}
 		g.mu.Unlock()
-		err := g.install(t, cp)
+		err := g.install(context.Background(), t, cp, false)
 		cp.Release()
 		g.mu.Lock()
 		if err != nil && (t.since.IsZero() || since.Before(t.since)) {
@@ -507,7 +508,9 @@ func (g *Group) sendCheckpoints(t *target) {
 	}
 }
 
-func (g *Group) sendCheckpoint(t *target, cp *engine.ReplicationCheckpoint, gcp int64) (int64, error) {
+// sendCheckpoint has t install cp — and, if commit, commit it before it
+// answers — within ctx, the group's life and a 10-minute bound.
+func (g *Group) sendCheckpoint(ctx context.Context, t *target, cp *engine.ReplicationCheckpoint, gcp int64, commit bool) (int64, error) {
 	data, err := cp.MarshalBinary()
 	if err != nil {
 		return 0, err
@@ -516,7 +519,7 @@ func (g *Group) sendCheckpoint(t *target, cp *engine.ReplicationCheckpoint, gcp 
 	if err != nil {
 		return 0, err
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
 	defer cancel()
 	go func() {
 		select {
@@ -526,7 +529,8 @@ func (g *Group) sendCheckpoint(t *target, cp *engine.ReplicationCheckpoint, gcp 
 		}
 	}()
 	resp, err := c.PublishCheckpoint(ctx, &nodev1.PublishCheckpointRequest{Shard: protoID(g.id), AllocationId: t.alloc,
-		PrimaryTerm: g.term.Load(), GlobalCheckpoint: gcp, Checkpoint: data, PrimaryNode: g.svc.cfg.NodeID})
+		PrimaryTerm: g.term.Load(), GlobalCheckpoint: gcp, Checkpoint: data, PrimaryNode: g.svc.cfg.NodeID,
+		Commit: commit})
 	if err != nil {
 		return 0, err
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"google.golang.org/grpc"
 
@@ -110,8 +111,38 @@ func (s *Service) PublishCheckpoint(ctx context.Context, req *nodev1.PublishChec
 	if err != nil {
 		return nil, err
 	}
+	if req.GetCommit() {
+		if err := commitAdded(ctx, rep, cp); err != nil {
+			return nil, fmt.Errorf("shard %s: %w", id, err)
+		}
+	}
 	return &nodev1.PublishCheckpointResponse{VisibleSeqNo: rep.State().Visible, FilesFetched: int32(res.Fetched),
 		BytesFetched: res.FetchedBytes, FilesReused: int32(res.Reused)}, nil
+}
+
+// commitAdded commits the checkpoint rep installed, which holds cp (cp or
+// a newer one): segments added outside the translog (AddIndexes) are
+// durable on the copy only in a commit. The commit must record every add
+// marker of cp — a copy that cannot commit what it installed (stale, or
+// its translog trimmed above the checkpoint) fails the request rather
+// than answer with the segments in memory only.
+func commitAdded(ctx context.Context, rep *engine.Replica, cp *engine.ReplicationCheckpoint) error {
+	si, err := rep.Commit(ctx)
+	if err != nil {
+		return fmt.Errorf("commit added segments: %w", err)
+	}
+	for k := range cp.Infos.UserData {
+		if !strings.HasPrefix(k, engine.UserDataAddedPrefix) {
+			continue
+		}
+		if si == nil {
+			return fmt.Errorf("commit added segments: no commit records %s", k)
+		}
+		if _, ok := si.UserData[k]; !ok {
+			return fmt.Errorf("commit added segments: commit %d does not record %s", si.Generation, k)
+		}
+	}
+	return nil
 }
 
 // PreCopyFiles fetches a merged segment's files to a replica copy.

@@ -144,7 +144,9 @@ func (g *Group) untrack(t *target) {
 // outside the translog (SyncSegments) since first, the recovery's
 // checkpoint, are in no operation the copy got, so with adds held off the
 // copy installs the primary's newest checkpoint when it is newer than
-// first, and then joins. Every add before is in that checkpoint; every add
+// first — and commits it before it answers, as SyncSegments has it; the
+// install gives up with ctx, the recovery's, rather than hold the adds
+// off — and then joins. Every add before is in that checkpoint; every add
 // after counts the copy as in sync and waits for it — a copy in the
 // in-sync set, which alone may be handed the primary's role, holds every
 // added segment.
@@ -157,7 +159,7 @@ func (g *Group) joinSynced(ctx context.Context, t *target, eng *engine.Engine, f
 	}
 	defer cp.Release()
 	if cp.Newer(first) {
-		if err := g.install(t, cp); err != nil {
+		if err := g.install(ctx, t, cp, true); err != nil {
 			return fmt.Errorf("recovery of %s: install checkpoint %d/%d: %w", t.alloc, cp.Term, cp.Version, err)
 		}
 	}

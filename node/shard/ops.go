@@ -69,9 +69,10 @@ func (s *Shard) Commit(ctx context.Context) (*engine.SegmentInfos, error) {
 
 // AddIndexes adds the segments of another shard's reader (a segment copy
 // of a reindex): see engine.AddIndexes. A primary's only. With replicas it
-// returns once every in-sync copy has installed them (Replicator.
-// SyncSegments): they are not in the translog, so a copy promoted or
-// handed the primary's role without them would lose them. An add already
+// returns once every in-sync copy has installed and committed them
+// (Replicator.SyncSegments): they are not in the translog, so a copy
+// promoted or handed the primary's role without them — or restarted
+// before its next periodic commit — would lose them. An add already
 // done (its marker committed) is synced again, so a rerun after a failed
 // sync is safe.
 func (s *Shard) AddIndexes(ctx context.Context, src *engine.Reader, opts engine.AddIndexesOptions) (engine.AddIndexesResult, error) {

@@ -22,8 +22,8 @@ type Replicator interface {
 	WaitVisible(ctx context.Context, seq int64) error
 	// SyncSegments runs add — a change of the primary's segments outside
 	// its translog (AddIndexes), which no replica could replay — then
-	// refreshes and returns once every in-sync copy has installed a
-	// checkpoint holding it; a copy that fails to has been removed from
+	// refreshes and returns once every in-sync copy has installed and
+	// committed a checkpoint holding it; a copy that fails to has been removed from
 	// the in-sync set by then. No copy joins the in-sync set while add
 	// runs without installing its result first. An error means what add
 	// did may not be acknowledged.

@@ -324,7 +324,10 @@ type PublishCheckpointRequest struct {
 	// The checkpoint, encoded by the engine (engine.ReplicationCheckpoint.MarshalBinary).
 	Checkpoint []byte `protobuf:"bytes,5,opt,name=checkpoint,proto3" json:"checkpoint,omitempty"`
 	// The primary's node, to fetch the files from (GetFiles).
-	PrimaryNode   string `protobuf:"bytes,6,opt,name=primary_node,json=primaryNode,proto3" json:"primary_node,omitempty"`
+	PrimaryNode string `protobuf:"bytes,6,opt,name=primary_node,json=primaryNode,proto3" json:"primary_node,omitempty"`
+	// Commit (fsync) the installed checkpoint before answering: it holds segments added outside
+	// the translog (AddIndexes), which no operation could bring back after a crash.
+	Commit        bool `protobuf:"varint,7,opt,name=commit,proto3" json:"commit,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -399,6 +402,13 @@ func (x *PublishCheckpointRequest) GetPrimaryNode() string {
 		return x.PrimaryNode
 	}
 	return ""
+}
+
+func (x *PublishCheckpointRequest) GetCommit() bool {
+	if x != nil {
+		return x.Commit
+	}
+	return false
 }
 
 // PublishCheckpointResponse says what the copy searches now.
@@ -1236,7 +1246,7 @@ const file_sluice_node_v1_replication_proto_rawDesc = "" +
 	"\x14ReplicateOpsResponse\x12)\n" +
 	"\x10local_checkpoint\x18\x01 \x01(\x03R\x0flocalCheckpoint\x12\x1c\n" +
 	"\n" +
-	"max_seq_no\x18\x02 \x01(\x03R\bmaxSeqNo\"\x81\x02\n" +
+	"max_seq_no\x18\x02 \x01(\x03R\bmaxSeqNo\"\x99\x02\n" +
 	"\x18PublishCheckpointRequest\x12-\n" +
 	"\x05shard\x18\x01 \x01(\v2\x17.sluice.node.v1.ShardIDR\x05shard\x12#\n" +
 	"\rallocation_id\x18\x02 \x01(\tR\fallocationId\x12!\n" +
@@ -1245,7 +1255,8 @@ const file_sluice_node_v1_replication_proto_rawDesc = "" +
 	"\n" +
 	"checkpoint\x18\x05 \x01(\fR\n" +
 	"checkpoint\x12!\n" +
-	"\fprimary_node\x18\x06 \x01(\tR\vprimaryNode\"\xae\x01\n" +
+	"\fprimary_node\x18\x06 \x01(\tR\vprimaryNode\x12\x16\n" +
+	"\x06commit\x18\a \x01(\bR\x06commit\"\xae\x01\n" +
 	"\x19PublishCheckpointResponse\x12$\n" +
 	"\x0evisible_seq_no\x18\x01 \x01(\x03R\fvisibleSeqNo\x12#\n" +
 	"\rfiles_fetched\x18\x02 \x01(\x05R\ffilesFetched\x12#\n" +
