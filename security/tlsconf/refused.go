@@ -21,17 +21,17 @@ var refusals = []string{
 // broken connection.
 func Refused(err error) bool { return err != nil && RefusedMessage(err.Error()) }
 
-// RefusedMessage is Refused for an error's text. A connection closed
-// while the client writes its first bytes after the handshake counts too:
-// in TLS 1.3 the server checks the client's certificate after the client
-// has finished its handshake, so its refusal can reach the client as a
-// broken pipe before the alert is read.
+// RefusedMessage is Refused for an error's text. Only a TLS alert or a
+// failed verification counts: a broken pipe or a reset is a connection
+// lost (a node dying, in plaintext clusters too) and stays retryable.
+// These texts arise only on TLS connections, and a TLS 1.3 refusal of
+// our certificate reaches DialOptions' connections as the server's alert
+// (see confirmed), not as a broken pipe.
 func RefusedMessage(msg string) bool {
 	for _, r := range refusals {
 		if strings.Contains(msg, r) {
 			return true
 		}
 	}
-	return strings.Contains(msg, "failed to write client preface") &&
-		(strings.Contains(msg, "broken pipe") || strings.Contains(msg, "connection reset by peer"))
+	return false
 }

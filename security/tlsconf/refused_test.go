@@ -17,7 +17,7 @@ func TestRefused(t *testing.T) {
 		{`connection error: desc = "error reading server preface: remote error: tls: certificate required"`, true},
 		{`connection error: desc = "transport: authentication handshake failed: tls: failed to verify certificate: x509: certificate signed by unknown authority"`, true},
 		{`connection error: desc = "transport: authentication handshake failed: tls: server certificate: x509: certificate has expired or is not yet valid"`, true},
-		{`connection error: desc = "transport: failed to write client preface: write tcp 127.0.0.1:1->127.0.0.1:2: write: broken pipe"`, true},
+		{`connection error: desc = "transport: failed to write client preface: write tcp 127.0.0.1:1->127.0.0.1:2: write: broken pipe"`, false}, // a node lost, not a refusal
 		{`connection error: desc = "transport: Error while dialing: dial tcp 127.0.0.1:2: connect: connection refused"`, false},
 		{`connection error: desc = "error reading from server: read tcp 127.0.0.1:1->127.0.0.1:2: read: connection reset by peer"`, false},
 		{`write tcp 127.0.0.1:1->127.0.0.1:2: write: broken pipe`, false},

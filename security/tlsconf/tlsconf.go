@@ -250,10 +250,12 @@ func (s *Source) ServerCredentials() credentials.TransportCredentials {
 }
 
 // DialOptions are the gRPC dial options of ClientConfig: none (the
-// dialler's default, plaintext) for a nil Source.
+// dialler's default, plaintext) for a nil Source. The handshake waits for
+// the server's first bytes (confirmed), so a refused certificate reads as
+// the server's alert rather than as a broken connection.
 func (s *Source) DialOptions() []grpc.DialOption {
 	if s == nil {
 		return nil
 	}
-	return []grpc.DialOption{grpc.WithTransportCredentials(credentials.NewTLS(s.ClientConfig()))}
+	return []grpc.DialOption{grpc.WithTransportCredentials(confirmed{credentials.NewTLS(s.ClientConfig())})}
 }
