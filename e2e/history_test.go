@@ -223,6 +223,7 @@ func labCreateIndex(cl *client.Client, name string, shards, replicas int32) {
 	labWaitGreen(cl, name, 60*time.Second)
 }
 
+// labWaitGreen waits until index is green with no copy moving (settled).
 func labWaitGreen(cl *client.Client, index string, within time.Duration) {
 	Eventually(func() sluicev1.HealthStatus {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -231,6 +232,6 @@ func labWaitGreen(cl *client.Client, index string, within time.Duration) {
 		if err != nil {
 			return 0
 		}
-		return h.Status
-	}, within, 250*time.Millisecond).Should(Equal(sluicev1.HealthStatus_HEALTH_STATUS_GREEN), "index %s green", index)
+		return settled(h)
+	}, within, 250*time.Millisecond).Should(Equal(sluicev1.HealthStatus_HEALTH_STATUS_GREEN), "index %s green, nothing moving", index)
 }

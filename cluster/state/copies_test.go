@@ -329,6 +329,22 @@ func TestHealth(t *testing.T) {
 		{"a replica's node not registered", func(r *statev1.ShardRouting) { r.Copies[2].State = started }, []string{"n1", "n2"}, yellow},
 		{"no primary, in-sync copies started", func(r *statev1.ShardRouting) { r.Copies[0].Primary = false }, nil, yellow},
 		{"no copy started", func(r *statev1.ShardRouting) { r.Copies[0].State, r.Copies[1].State = nodeLeft, failed }, nil, red},
+		// A relocation's target does not lower health while its source
+		// serves (Elasticsearch stays green during a move).
+		{"a replica relocating, its source started", func(r *statev1.ShardRouting) { r.Copies[2].RelocatingFrom = "r1" }, nil, green},
+		{"the primary relocating, its source started", func(r *statev1.ShardRouting) { r.Copies[2].RelocatingFrom = "p" }, nil, green},
+		{"relocating, the source failed", func(r *statev1.ShardRouting) {
+			r.Copies[2].RelocatingFrom, r.Copies[1].State = "r1", failed
+		}, nil, yellow},
+		{"relocating, the source's node not registered", func(r *statev1.ShardRouting) { r.Copies[2].RelocatingFrom = "r1" }, []string{"n1", "n3"}, yellow},
+		{"relocating, the source copy gone", func(r *statev1.ShardRouting) { r.Copies[2].RelocatingFrom = "r0" }, nil, yellow},
+		{"relocating, the target's node not registered", func(r *statev1.ShardRouting) {
+			r.Copies[2].RelocatingFrom, r.Copies[2].State = "r1", started
+		}, []string{"n1", "n2"}, yellow},
+		{"relocating while another replica is unassigned", func(r *statev1.ShardRouting) {
+			r.Copies[2].RelocatingFrom = "r1"
+			r.Copies = append(r.Copies, &statev1.ShardCopy{State: unassigned})
+		}, nil, yellow},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

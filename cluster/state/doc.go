@@ -46,7 +46,8 @@
 //     copy once its target (relocating_from) is started and in sync, a
 //     primary source handing its role over with the term raised.
 //
-// Health (Snapshot.IndexHealth) is green when every copy is started, yellow
+// Health (Snapshot.IndexHealth) is green when every copy is started (a
+// relocation's target aside while its source is: Snapshot.Relocating), yellow
 // when every shard still has a copy that serves (Serving: a started primary,
 // or a started in-sync copy, which the allocator promotes), red otherwise;
 // a copy counts as started only on a registered node. Records of the single-copy form an

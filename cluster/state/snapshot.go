@@ -246,16 +246,32 @@ func (s *Snapshot) IndexHealth(x *Index) sluicev1.HealthStatus {
 // is lost but which has a started in-sync copy is yellow, not red: that
 // copy holds every acknowledged operation, serves searches, and is the
 // allocator's next primary (writes wait for the promotion).
+//
+// A relocation's target does not lower health while its source copy is
+// active, as in Elasticsearch: the source still holds its place, and the
+// move shows in relocating_shards. Green thus does not mean that nothing
+// is moving: a caller that needs every copy in place waits for no
+// relocating shards as well.
 func (s *Snapshot) ShardHealth(r *statev1.ShardRouting) sluicev1.HealthStatus {
 	if !slices.ContainsFunc(r.GetCopies(), func(c *statev1.ShardCopy) bool { return s.Serving(r, c) }) {
 		return sluicev1.HealthStatus_HEALTH_STATUS_RED
 	}
 	for _, c := range r.GetCopies() {
-		if !s.Active(c) {
+		if !s.Active(c) && !s.Relocating(r, c) {
 			return sluicev1.HealthStatus_HEALTH_STATUS_YELLOW
 		}
 	}
 	return sluicev1.HealthStatus_HEALTH_STATUS_GREEN
+}
+
+// Relocating reports whether copy c of shard r is a relocation's target
+// that is not yet started while its source copy is active: the move is
+// under way and the shard has all its copies in service.
+func (s *Snapshot) Relocating(r *statev1.ShardRouting, c *statev1.ShardCopy) bool {
+	if c.GetRelocatingFrom() == "" || Started(c) {
+		return false
+	}
+	return s.Active(CopyByAllocation(r, c.GetRelocatingFrom()))
 }
 
 // Serving reports whether copy c of shard r may serve reads: it is

@@ -1,6 +1,7 @@
 package esapi
 
 import (
+	"context"
 	"net/http"
 	"strconv"
 	"strings"
@@ -84,21 +85,54 @@ func (a *API) clusterHealth(r *request, expr string) (*sluicev1.ClusterHealthRes
 	} else if ok {
 		req.Timeout = durationpb.New(d)
 	}
-	for _, p := range []string{"wait_for_no_initializing_shards", "wait_for_no_relocating_shards"} {
-		if on, err := r.boolParam(p, false); err != nil {
-			return nil, false, err
-		} else if on && req.WaitForStatus == 0 {
-			// Green means no copy is initializing, and a relocation's
-			// target is one until it replaces its source (the shard is
-			// yellow while it moves): wait for green.
-			req.WaitForStatus = sluicev1.HealthStatus_HEALTH_STATUS_GREEN
-		}
+	if on, err := r.boolParam("wait_for_no_initializing_shards", false); err != nil {
+		return nil, false, err
+	} else if on && req.WaitForStatus == 0 {
+		// Green means no copy is initializing, a relocation's target
+		// aside, which Elasticsearch does not count as initializing either.
+		req.WaitForStatus = sluicev1.HealthStatus_HEALTH_STATUS_GREEN
 	}
-	h, err := a.c.ClusterHealth(r.Context(), req)
+	noRelocating, err := r.boolParam("wait_for_no_relocating_shards", false)
+	if err != nil {
+		return nil, false, err
+	}
+	h, err := a.awaitHealth(r.Context(), req, noRelocating)
 	if err != nil {
 		return nil, false, fromStatus(err, kindIndex, expr)
 	}
 	return h, all, nil
+}
+
+// relocationPoll is how often a wait for no relocating shards asks again.
+const relocationPoll = 100 * time.Millisecond
+
+// awaitHealth is ClusterHealth, waiting too, if noRelocating, until no
+// copy moves: green no longer says so (a shard stays green while a copy
+// of it relocates), and the API waits for a status only. It asks again
+// every relocationPoll within the request's timeout (30 s unset).
+func (a *API) awaitHealth(ctx context.Context, req *sluicev1.ClusterHealthRequest, noRelocating bool) (*sluicev1.ClusterHealthResponse, error) {
+	timeout := 30 * time.Second
+	if req.GetTimeout() != nil {
+		timeout = req.GetTimeout().AsDuration()
+	}
+	deadline := time.Now().Add(timeout)
+	for {
+		h, err := a.c.ClusterHealth(ctx, req)
+		if err != nil || !noRelocating || h.GetTimedOut() || h.GetRelocatingShards() == 0 {
+			return h, err
+		}
+		left := time.Until(deadline)
+		if left <= 0 {
+			h.TimedOut = true
+			return h, nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(min(relocationPoll, left)):
+		}
+		req.Timeout = durationpb.New(max(0, time.Until(deadline)))
+	}
 }
 
 func (a *API) health(r *request) (int, any, error) {

@@ -1,11 +1,15 @@
 package esapi
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
+
+	"google.golang.org/grpc"
 
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
 )
@@ -54,5 +58,64 @@ func TestHealthCounts(t *testing.T) {
 	// shards pri relo init unassign
 	if body := get("/_cat/health?h=shards,pri,relo,init,unassign"); strings.Join(strings.Fields(body), " ") != "3 2 1 1 0" {
 		t.Errorf("_cat/health: %q", body)
+	}
+}
+
+// movingStub answers ClusterHealth green with one copy relocating for its
+// first moving calls, then green with none.
+type movingStub struct {
+	stubClient
+	calls  *atomic.Int32
+	moving int32
+}
+
+func (c movingStub) ClusterHealth(context.Context, *sluicev1.ClusterHealthRequest, ...grpc.CallOption) (*sluicev1.ClusterHealthResponse, error) {
+	started := sluicev1.ShardState_SHARD_STATE_STARTED
+	ih := &sluicev1.IndexHealth{Index: "i", Status: sluicev1.HealthStatus_HEALTH_STATUS_GREEN, Shards: []*sluicev1.ShardRouting{
+		{NodeId: "n1", Primary: true, State: started}, {NodeId: "n2", State: started}}}
+	if c.calls.Add(1) <= c.moving {
+		ih.RelocatingShards = 1
+		ih.Shards = append(ih.Shards, &sluicev1.ShardRouting{NodeId: "n3", State: sluicev1.ShardState_SHARD_STATE_INITIALIZING, RelocatingFromNode: "n2"})
+	}
+	return &sluicev1.ClusterHealthResponse{ClusterName: "c", Status: sluicev1.HealthStatus_HEALTH_STATUS_GREEN,
+		RelocatingShards: ih.RelocatingShards, Indices: []*sluicev1.IndexHealth{ih}}, nil
+}
+
+// TestWaitForNoRelocatingShards: a shard stays green while a copy of it
+// moves, so wait_for_no_relocating_shards waits for the move itself, and
+// answers 408 timed_out if it outlasts the timeout.
+func TestWaitForNoRelocatingShards(t *testing.T) {
+	for _, tt := range []struct {
+		name, query string
+		moving      int32
+		code        int
+		relocating  int
+		calls       int32
+	}{
+		{"green while moving: no wait asked", "", 3, http.StatusOK, 1, 1},
+		{"waits for the move", "?wait_for_no_relocating_shards=true", 3, http.StatusOK, 0, 4},
+		{"waits with wait_for_status=green too", "?wait_for_status=green&wait_for_no_relocating_shards=true", 3, http.StatusOK, 0, 4},
+		{"times out while moving", "?wait_for_no_relocating_shards=true&timeout=250ms", 1000, http.StatusRequestTimeout, 1, 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			calls := &atomic.Int32{}
+			api := New(Config{Client: movingStub{calls: calls, moving: tt.moving}})
+			rec := httptest.NewRecorder()
+			api.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/_cluster/health"+tt.query, nil))
+			var h struct {
+				Status     string `json:"status"`
+				Relocating int    `json:"relocating_shards"`
+				TimedOut   bool   `json:"timed_out"`
+			}
+			if err := json.Unmarshal(rec.Body.Bytes(), &h); err != nil {
+				t.Fatalf("%v: %s", err, rec.Body)
+			}
+			if rec.Code != tt.code || h.Relocating != tt.relocating || h.TimedOut != (tt.code == http.StatusRequestTimeout) || h.Status != "green" {
+				t.Errorf("%d %s", rec.Code, rec.Body)
+			}
+			if tt.calls > 0 && calls.Load() != tt.calls {
+				t.Errorf("%d health calls, want %d", calls.Load(), tt.calls)
+			}
+		})
 	}
 }
