@@ -28,10 +28,11 @@ func errorTable(retryAfter time.Duration) *rpc.Errors {
 			{Code: codes.InvalidArgument, Errs: []error{state.ErrInvalid, datapath.ErrInvalid, datapath.ErrTooLarge, querydsl.ErrInvalid}},
 			{Code: codes.NotFound, Errs: []error{state.ErrNotFound, datapath.ErrPITGone}},
 			{Code: codes.AlreadyExists, Errs: []error{state.ErrAlreadyExists}},
-			{Code: codes.Aborted, Errs: []error{state.ErrConflict}},
+			// A reindex slice ended by a conflict under conflicts=abort:
+			// the API's version-conflict code, as a node reports its own.
+			{Code: codes.Aborted, Errs: []error{state.ErrConflict, reindex.ErrConflictAbort}},
 			{Code: codes.ResourceExhausted, Errs: []error{datapath.ErrOverloaded, state.ErrWriteBlocked}},
 			{Code: codes.Unavailable, Errs: []error{datapath.ErrUnavailable, state.ErrUnavailable}, Match: etcdUnavailable},
-			{Code: codes.FailedPrecondition, Errs: []error{reindex.ErrConflictAbort}},
 		},
 		RetryAfter: retryAfter,
 	}

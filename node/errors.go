@@ -32,15 +32,17 @@ var Errors = &rpc.Errors{
 		// A conditional write (if_seq_no) that found another version, or
 		// a partial update raced by another write: gRPC's code for a
 		// failed test-and-set (re-read, then retry).
-		{Code: codes.Aborted, Errs: []error{engine.ErrVersionConflict}},
-		// Retrying cannot help: the caller's conflicts policy said stop,
-		// or the shard's files are corrupt (it failed, and is reported
-		// FAILED until its data is deleted).
+		// A reindex or update-by-query slice ended by a conflict under
+		// conflicts=abort is the same version conflict (Elasticsearch's
+		// 409 version_conflict_engine_exception); its task fails.
+		{Code: codes.Aborted, Errs: []error{engine.ErrVersionConflict, reindex.ErrConflictAbort}},
+		// Retrying cannot help: the shard's files are corrupt (it failed,
+		// and is reported FAILED until its data is deleted).
 		// An in-place update of a document that does not exist: per item,
 		// not NOT_FOUND, which tells callers the shard moved. A stale
 		// primary term is a fenced sender (docs/replication.md): it stops
 		// acknowledging, and retrying cannot help it.
-		{Code: codes.FailedPrecondition, Errs: []error{reindex.ErrConflictAbort, index.ErrCorrupt, shard.ErrFailed, engine.ErrDocumentMissing,
+		{Code: codes.FailedPrecondition, Errs: []error{index.ErrCorrupt, shard.ErrFailed, engine.ErrDocumentMissing,
 			engine.ErrStaleTerm, engine.ErrFileConflict, engine.ErrTranslogTrimmed, replication.ErrNotReplica}},
 		// A write that reached a replica, or a primary that cannot
 		// acknowledge (a failed copy it could not remove from the in-sync

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"google.golang.org/grpc/codes"
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/sluice-search/sluice/esjson"
@@ -278,9 +279,9 @@ func (a *API) reindex(r *request) (int, any, error) {
 	if !req.WaitForCompletion {
 		return http.StatusOK, map[string]any{"task": t.GetId()}, nil
 	}
-	out := reindexResponse(t)
+	out, code := reindexResponse(t)
 	out["took"] = time.Since(start).Milliseconds()
-	return http.StatusOK, out, nil
+	return code, out, nil
 }
 
 // rawJSON keeps a JSON value's bytes (a query, for esjson).
@@ -372,10 +373,15 @@ func taskOptions(r *request, conflicts string, maxDocs *int64) (policy sluicev1.
 	return policy, max, rps, slices, nil
 }
 
-// reindexResponse is a finished reindex as Elasticsearch reports it.
-func reindexResponse(t *sluicev1.Task) map[string]any {
+// reindexResponse is a finished reindex as Elasticsearch reports it, and
+// the HTTP status to answer it with: the failure's if the task failed
+// (409 for one a version conflict aborted, as Elasticsearch), else 200 —
+// documents that failed alone, which Sluice counts and goes on past,
+// leave it 200.
+func reindexResponse(t *sluicev1.Task) (map[string]any, int) {
 	st := t.GetReindex()
 	failures := []any{}
+	code := http.StatusOK
 	for _, f := range st.GetFailureSamples() {
 		e := fromDetail(f.GetError(), true)
 		failures = append(failures, map[string]any{"index": f.GetIndex(), "status": e.status, "cause": e.body()})
@@ -388,11 +394,14 @@ func reindexResponse(t *sluicev1.Task) map[string]any {
 		"throttled_until_millis": 0, "failures": failures,
 	}
 	if t.GetError() != nil {
-		e := fromDetail(t.GetError(), false)
+		// A task a conflict aborted (ABORTED) failed on a document:
+		// Elasticsearch's version_conflict_engine_exception.
+		e := fromDetail(t.GetError(), codes.Code(t.GetError().GetCode()) == codes.Aborted)
 		out["failures"] = append(failures, map[string]any{"status": e.status, "cause": e.body()})
+		code = e.status
 	}
 	dropCreated(t, out)
-	return out
+	return out, code
 }
 
 // dropCreated leaves "created" out of an update-by-query's counts, as
@@ -454,7 +463,7 @@ func taskJSON(t *sluicev1.Task) map[string]any {
 		if t.GetError() != nil {
 			out["error"] = fromDetail(t.GetError(), false).body()
 		} else {
-			out["response"] = reindexResponse(t)
+			out["response"], _ = reindexResponse(t)
 		}
 	}
 	return out

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
 )
@@ -115,6 +116,55 @@ func TestWaitForNoRelocatingShards(t *testing.T) {
 			}
 			if tt.calls > 0 && calls.Load() != tt.calls {
 				t.Errorf("%d health calls, want %d", calls.Load(), tt.calls)
+			}
+		})
+	}
+}
+
+// TestConflictAbortAnswers409: a reindex or update-by-query that a
+// version conflict aborted (conflicts=abort; its task failed ABORTED)
+// answers as Elasticsearch: 409, a version_conflict_engine_exception
+// among its failures, the conflict counted. A task that succeeded with
+// documents failing answers 200.
+func TestConflictAbortAnswers409(t *testing.T) {
+	aborted := &sluicev1.ErrorDetail{Code: int32(codes.Aborted),
+		Reason: "slice 0: shard u/0: [d1]: version conflict, required seqNo [3], primary term [1]. current document has seqNo [9] and primary term [1]: version conflict (conflicts=abort)"}
+	for _, tt := range []struct {
+		name, path, body string
+		task             *sluicev1.Task
+		code             int
+		cause            string
+	}{
+		{"update-by-query aborted", "/shop/_update_by_query", `{"doc_values":{"price":1}}`,
+			&sluicev1.Task{Type: "update_by_query", State: sluicev1.TaskState_TASK_STATE_FAILED, Error: aborted,
+				Reindex: &sluicev1.ReindexStatus{Total: 10, Updated: 4, VersionConflicts: 1}}, http.StatusConflict, "version_conflict_engine_exception"},
+		{"reindex aborted", "/_reindex", `{"source":{"index":"a"},"dest":{"index":"b","op_type":"create"}}`,
+			&sluicev1.Task{Type: "reindex", State: sluicev1.TaskState_TASK_STATE_FAILED, Error: aborted,
+				Reindex: &sluicev1.ReindexStatus{Total: 10, Created: 4, VersionConflicts: 1}}, http.StatusConflict, "version_conflict_engine_exception"},
+		{"reindex with a document failing", "/_reindex", `{"source":{"index":"a"},"dest":{"index":"b"}}`,
+			&sluicev1.Task{Type: "reindex", State: sluicev1.TaskState_TASK_STATE_SUCCEEDED, Reindex: &sluicev1.ReindexStatus{Total: 10, Created: 9, Failures: 1,
+				FailureSamples: []*sluicev1.ShardFailure{{Index: "b", Error: &sluicev1.ErrorDetail{Code: int32(codes.InvalidArgument), Reason: "bad"}}}}},
+			http.StatusOK, "illegal_argument_exception"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			api := New(Config{Client: taskStub{task: tt.task}})
+			rec := httptest.NewRecorder()
+			api.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, tt.path, strings.NewReader(tt.body)))
+			var out struct {
+				VersionConflicts int64 `json:"version_conflicts"`
+				Failures         []struct {
+					Status int `json:"status"`
+					Cause  struct {
+						Type string `json:"type"`
+					} `json:"cause"`
+				} `json:"failures"`
+			}
+			if err := json.Unmarshal(rec.Body.Bytes(), &out); err != nil {
+				t.Fatalf("%v: %s", err, rec.Body)
+			}
+			if rec.Code != tt.code || len(out.Failures) != 1 || out.Failures[0].Cause.Type != tt.cause ||
+				out.VersionConflicts != tt.task.GetReindex().GetVersionConflicts() {
+				t.Errorf("%d %s", rec.Code, rec.Body)
 			}
 		})
 	}

@@ -70,7 +70,7 @@ func (a *API) updateByQuery(r *request) (int, any, error) {
 	if !req.WaitForCompletion {
 		return http.StatusOK, map[string]any{"task": t.GetId()}, nil
 	}
-	out := reindexResponse(t)
+	out, code := reindexResponse(t)
 	out["took"] = time.Since(start).Milliseconds()
-	return http.StatusOK, out, nil
+	return code, out, nil
 }

@@ -55,3 +55,17 @@ func TestGetVersions(t *testing.T) {
 		})
 	}
 }
+
+// taskStub answers Reindex and UpdateByQuery with a finished task.
+type taskStub struct {
+	stubClient
+	task *sluicev1.Task
+}
+
+func (c taskStub) Reindex(context.Context, *sluicev1.ReindexRequest, ...grpc.CallOption) (*sluicev1.ReindexResponse, error) {
+	return &sluicev1.ReindexResponse{Task: c.task}, nil
+}
+
+func (c taskStub) UpdateByQuery(context.Context, *sluicev1.UpdateByQueryRequest, ...grpc.CallOption) (*sluicev1.UpdateByQueryResponse, error) {
+	return &sluicev1.UpdateByQueryResponse{Task: c.task}, nil
+}

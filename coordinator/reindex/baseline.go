@@ -78,12 +78,14 @@ func (r *taskRun) baselineAttempt(ctx context.Context, s *statev1.ReindexPlanSli
 		if err := r.bulk(ctx, items, run, &samples); err != nil {
 			return err
 		}
-		if abort && run.VersionConflicts > 0 {
-			return fmt.Errorf("slice %d: %d %w", s.Slice, run.VersionConflicts, ErrConflictAbort)
-		}
 		run.Copied += int64(len(docs))
 		done := s.MaxDocs > 0 && base.Copied+run.Copied >= s.MaxDocs
 		r.apply(s.Slice, base, "", restarted, resp.GetCursor(), false, total, th.Waited(), run, samples)
+		if abort && run.VersionConflicts > 0 {
+			// After recording the batch: its writes stand, and the task
+			// reports the conflict it ended on.
+			return fmt.Errorf("slice %d: %d %w", s.Slice, run.VersionConflicts, ErrConflictAbort)
+		}
 		progressed = true
 		if done {
 			reachedMax = true

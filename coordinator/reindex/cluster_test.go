@@ -320,6 +320,21 @@ func TestReindexCluster(t *testing.T) {
 		tc.checkRouting("local1", keep)
 	})
 
+	// Every document exists in local1: a create under conflicts=abort
+	// ends the task ABORTED (the API's version-conflict code, fatal: no
+	// retry), its counts the conflict included.
+	t.Run("conflicts=abort", func(t *testing.T) {
+		for _, mode := range []sluicev1.ReindexMode{sluicev1.ReindexMode_REINDEX_MODE_LOCAL, sluicev1.ReindexMode_REINDEX_MODE_BASELINE} {
+			task := tc.wait(tc.reindex(&sluicev1.ReindexRequest{Source: &sluicev1.ReindexSource{Index: "src"},
+				Dest:      &sluicev1.ReindexDestination{Index: "local1", OpType: sluicev1.BulkAction_BULK_ACTION_CREATE},
+				Conflicts: sluicev1.ConflictPolicy_CONFLICT_POLICY_ABORT, Mode: mode}).Id)
+			if task.State != sluicev1.TaskState_TASK_STATE_FAILED || codes.Code(task.GetError().GetCode()) != codes.Aborted ||
+				!strings.Contains(task.GetError().GetReason(), "conflicts=abort") || task.GetReindex().GetVersionConflicts() < 1 {
+				t.Errorf("%v: task %v, error %v, status %v", mode, task.State, task.GetError(), task.GetReindex())
+			}
+		}
+	})
+
 	t.Run("x2 shards stays local", func(t *testing.T) {
 		task := tc.wait(tc.reindex(&sluicev1.ReindexRequest{Source: &sluicev1.ReindexSource{Index: "src"},
 			Dest:   &sluicev1.ReindexDestination{Index: "local2", Settings: &sluicev1.IndexSettings{NumberOfShards: 4}},

@@ -39,14 +39,15 @@ var ErrConflictAbort = errors.New("version conflicts (conflicts=abort)")
 
 // isFatal: an error marked fatal here, or one whose code (the
 // coordinator's error table's, or a node's relayed) says retrying cannot
-// help: a bad request, a failed precondition, a conflict.
+// help: a bad request, a failed precondition, a conflict (ABORTED: a
+// slice that met a version conflict under conflicts=abort).
 func (m *Manager) isFatal(err error) bool {
 	var fe fatalError
 	if errors.As(err, &fe) {
 		return true
 	}
 	switch m.opts.Errors.Code(err) {
-	case codes.InvalidArgument, codes.FailedPrecondition, codes.AlreadyExists:
+	case codes.InvalidArgument, codes.FailedPrecondition, codes.AlreadyExists, codes.Aborted:
 		return true
 	}
 	return false

@@ -50,8 +50,10 @@ var (
 	// ErrInvalid: the slice request is malformed.
 	ErrInvalid = errors.New("invalid reindex slice request")
 	// ErrConflictAbort ends a slice at the first conflict under
-	// conflicts=abort; retrying cannot help.
-	ErrConflictAbort = errors.New("version conflict, document already exists (conflicts=abort)")
+	// conflicts=abort; retrying cannot help. What conflicted (a created
+	// document that exists, an update raced by a write) is in the
+	// message that wraps it.
+	ErrConflictAbort = errors.New("version conflict (conflicts=abort)")
 	// ErrNoDestination: a destination shard is neither open here nor has a
 	// node to send its documents to (yet); worth a retry.
 	ErrNoDestination = errors.New("destination shard unavailable")
@@ -76,7 +78,7 @@ func applyDoc(ctx context.Context, sh *shard.Shard, b *shard.Batch, id, routing,
 	case errors.Is(err, shard.ErrConflict):
 		c.conflicts.Add(1)
 		if abortOnConflict {
-			return fmt.Errorf("shard %v: document [%s]: %w", sh.ID(), id, ErrConflictAbort)
+			return fmt.Errorf("shard %v: [%s]: document already exists: %w", sh.ID(), id, ErrConflictAbort)
 		}
 		return nil
 	case errors.Is(err, mapping.ErrDocument), errors.Is(err, mapping.ErrStrict), errors.Is(err, mapping.ErrConflict):

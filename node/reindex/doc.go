@@ -109,7 +109,9 @@
 // Outcomes: a created or replaced document is counted; one that does not
 // fit the destination mapping is a failure (counted, sampled, the copy
 // goes on); with op_type create an existing id is a conflict — fatal
-// (ErrConflictAbort) under conflicts=abort. The runner returns typed
+// (ErrConflictAbort, ABORTED: the API's version-conflict code) under
+// conflicts=abort, after the slice reports its counts, the conflict
+// among them. The runner returns typed
 // errors (ErrInvalid, ErrConflictAbort, ErrNoDestination, the shard's and
 // the engine's); the node's error table gives their codes, which tell the
 // coordinator whether to retry: a bad request, a conflict under abort or

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -453,8 +454,12 @@ func TestConflictsAndFilters(t *testing.T) {
 	}
 	req := sliceReq("src", 0, "dst", p, nil)
 	req.OpType = sluicev1.BulkAction_BULK_ACTION_CREATE
-	if _, _, err := runSlice(ctx, n.client, req); status.Code(err) != codes.FailedPrecondition {
+	// The aborted slice reports its counts, the conflict among them,
+	// with the version-conflict code (Elasticsearch's 409).
+	if last, _, err := runSlice(ctx, n.client, req); status.Code(err) != codes.Aborted || !errors.Is(errorOf(err), reindex.ErrConflictAbort) {
 		t.Fatalf("create with conflicts=abort: %v", err)
+	} else if last.GetVersionConflicts() < 1 {
+		t.Errorf("the aborted slice's last report: %v", last)
 	}
 	// The aborted run wrote some documents already; proceed into a fresh copy.
 	req.ProceedOnConflicts = true
@@ -879,5 +884,68 @@ func TestCopyCarriesInPlaceUpdates(t *testing.T) {
 				t.Errorf("d7: _source %s, want %s", sources["d7"], wantSrc)
 			}
 		})
+	}
+}
+
+// errorOf is a node's status error as its text, for errors.Is on a
+// sentinel's message.
+func errorOf(err error) error {
+	if err != nil && strings.Contains(status.Convert(err).Message(), reindex.ErrConflictAbort.Error()) {
+		return reindex.ErrConflictAbort
+	}
+	return err
+}
+
+// TestUpdateAbortsOnConflict: an update-by-query slice under
+// conflicts=abort that finds a document written since its reader ends
+// with ABORTED (the version-conflict code), after reporting its final
+// counts: the updates before the conflict and the conflict itself.
+func TestUpdateAbortsOnConflict(t *testing.T) {
+	ctx := context.Background()
+	n := startNode(t)
+	p := routing.Params{Shards: 1, RoutingShards: 1}
+	price := mapping.NewField(document.Long)
+	price.Index = false // in place: doc values only
+	m, err := mapping.New(mapping.DynamicDefault, map[string]mapping.Field{
+		"title": mapping.NewField(document.Text), "n": mapping.NewField(document.Long), "tag": mapping.NewField(document.Keyword), "price": price})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := n.host.Open(ctx, shard.Meta{ID: shard.ID{IndexUUID: "src", Shard: 0}, Index: "src", Mapping: m}); err != nil {
+		t.Fatal(err)
+	}
+	const docs = 100
+	load(t, []*testNode{n}, "src", p, docs)
+	req := sliceReq("src", 0, "src", p, nil)
+	req.UpdateDocValues = []byte(`{"price":7}`)
+	req.RequestsPerSecond = 50 // two seconds: time to write the last document meanwhile
+	st, err := n.client.RunReindexSlice(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := st.Recv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first.GetCopied() >= docs-1 {
+		t.Fatalf("the slice went too fast to race: %v", first)
+	}
+	sh, _ := n.host.Get(shard.ID{IndexUUID: "src", Shard: 0})
+	if _, err := sh.IndexDoc(ctx, []byte(fmt.Sprintf("d%05d", docs-1)), []byte(docSource(1)), false); err != nil {
+		t.Fatal(err)
+	}
+	last := first
+	for {
+		m, err := st.Recv()
+		if err != nil {
+			if status.Code(err) != codes.Aborted || !strings.Contains(err.Error(), "conflicts=abort") || strings.Contains(err.Error(), "already exists") {
+				t.Fatalf("slice ended with %v, want ABORTED for the conflict", err)
+			}
+			break
+		}
+		last = m
+	}
+	if last.GetVersionConflicts() != 1 || last.GetUpdated() != docs-1 || last.GetDone() {
+		t.Errorf("last report %v: want the %d updates and the conflict", last, docs-1)
 	}
 }

@@ -96,7 +96,8 @@ func (r *Runner) RunReindexSlice(req *nodev1.RunReindexSliceRequest, stream grpc
 		interval = ci.AsDuration()
 	}
 	cp := &copyRun{r: r, req: req, dst: dst, routing: destRouting, sel: sel, rd: rd, fp: fp, th: th, interval: interval, c: counters{errs: r.errs},
-		stream: stream, restarted: restarted, local: map[int]*shard.Shard{}, remote: map[int]*ingestStream{},
+		lastCursor: req.GetCursor(),
+		stream:     stream, restarted: restarted, local: map[int]*shard.Shard{}, remote: map[int]*ingestStream{},
 		method: sluicev1.ReindexCopyMethod_REINDEX_COPY_METHOD_DOCUMENTS}
 	if fields := req.GetUpdateDocValues(); len(fields) > 0 {
 		err = cp.runUpdates(ctx, src, fields, next)
@@ -147,6 +148,9 @@ type copyRun struct {
 	// applied (update by query): the position past the last document
 	// done, once synced; see keptReader.applied.
 	applied int
+	// lastCursor is the position the last checkpoint reported (the
+	// request's own before any).
+	lastCursor []byte
 }
 
 func (cp *copyRun) run(ctx context.Context, next int) (err error) {
@@ -175,10 +179,16 @@ func (cp *copyRun) run(ctx context.Context, next int) (err error) {
 		}
 		return cp.route(ctx, sd.ID, cp.routing.Of(sd.Routing), src)
 	}, func(next int) error { return cp.checkpoint(ctx, next, false) })
-	if err != nil {
-		return cp.cause(ctx, err)
+	if err == nil {
+		err = cp.checkpoint(ctx, cp.rd.MaxDoc(), true)
 	}
-	return cp.cause(ctx, cp.checkpoint(ctx, cp.rd.MaxDoc(), true))
+	err = cp.cause(ctx, err)
+	if errors.Is(err, ErrConflictAbort) {
+		// The slice's last word: its counts, the conflict among them,
+		// at the last checkpoint's position (what was written stands).
+		_ = cp.stream.Send(cp.progress(cp.lastCursor, false))
+	}
+	return err
 }
 
 // eachSelected calls fn with each selected doc at or after position next,
@@ -321,13 +331,19 @@ func (cp *copyRun) checkpoint(ctx context.Context, next int, done bool) error {
 			return fmt.Errorf("destination shard %v: commit: %w", sh.ID(), err)
 		}
 	}
-	return cp.stream.Send(&nodev1.RunReindexSliceResponse{
+	cp.lastCursor = cursor{fingerprint: cp.fp, next: next}.encode()
+	return cp.stream.Send(cp.progress(cp.lastCursor, done))
+}
+
+// progress is the slice's report: its counts so far at position cur.
+func (cp *copyRun) progress(cur []byte, done bool) *nodev1.RunReindexSliceResponse {
+	return &nodev1.RunReindexSliceResponse{
 		Total: cp.sel.total, Copied: cp.copied,
 		Created: cp.c.created.Load(), Updated: cp.c.updated.Load(),
 		VersionConflicts: cp.c.conflicts.Load(), Failures: cp.c.failures.Load(),
-		Cursor: cursor{fingerprint: cp.fp, next: next}.encode(), Done: done,
+		Cursor: cur, Done: done,
 		FailureSamples: cp.c.takeSamples(), Restarted: cp.restarted,
 		Throttled:  durationpb.New(cp.th.Waited()),
 		CopyMethod: cp.method, CopyMethodReason: cp.reason,
-	})
+	}
 }

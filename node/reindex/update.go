@@ -6,12 +6,9 @@ import (
 	"errors"
 	"fmt"
 
-	"google.golang.org/protobuf/types/known/durationpb"
-
 	"github.com/sluice-search/sluice/node/engine"
 	"github.com/sluice-search/sluice/node/engine/index"
 	"github.com/sluice-search/sluice/node/shard"
-	nodev1 "github.com/sluice-search/sluice/proto/sluice/node/v1"
 )
 
 // runUpdates is an update-by-query slice: it sets fields in place
@@ -36,12 +33,7 @@ func (cp *copyRun) runUpdates(ctx context.Context, sh *shard.Shard, fields []byt
 		if err := b.Sync(ctx); err != nil {
 			return fmt.Errorf("shard %v: sync: %w", sh.ID(), err)
 		}
-		return cp.stream.Send(&nodev1.RunReindexSliceResponse{
-			Total: cp.sel.total, Copied: cp.copied, Updated: cp.c.updated.Load(),
-			VersionConflicts: cp.c.conflicts.Load(), Failures: cp.c.failures.Load(),
-			Cursor: cursor{fingerprint: cp.fp, next: next}.encode(), Done: done,
-			Restarted: cp.restarted, Throttled: durationpb.New(cp.th.Waited()), CopyMethod: cp.method,
-		})
+		return cp.stream.Send(cp.progress(cursor{fingerprint: cp.fp, next: next}.encode(), done))
 	}
 	leaves, done, batched := cp.rd.Leaves(), next, 0
 	err := cp.eachSelected(ctx, next, func(li, d int, sd *index.StoredDoc) error {
@@ -69,7 +61,13 @@ func (cp *copyRun) runUpdates(ctx context.Context, sh *shard.Shard, fields []byt
 		case errors.Is(err, engine.ErrVersionConflict):
 			cp.c.conflicts.Add(1)
 			if abort {
-				return fmt.Errorf("shard %v: %w: %v", sh.ID(), ErrConflictAbort, err)
+				// The updates before this document stand (as in
+				// Elasticsearch, nothing is rolled back): report them
+				// and the conflict before the slice ends.
+				if cerr := checkpoint(leaves[li].DocBase+d, false); cerr != nil {
+					return cerr
+				}
+				return fmt.Errorf("shard %v: [%s]: %v: %w", sh.ID(), sd.ID, err, ErrConflictAbort)
 			}
 		default:
 			return fmt.Errorf("shard %v: update [%s]: %w", sh.ID(), sd.ID, err)
