@@ -53,6 +53,11 @@ func (s *Service) UpdateClusterSettings(ctx context.Context, update *sluicev1.Cl
 		if _, err := watermark.FromSettings(merged); err != nil {
 			return nil, err
 		}
+		// As Elasticsearch's cluster_concurrent_rebalance: -1 is no bound;
+		// 0 (unset) the default.
+		if n := merged.GetMaxConcurrentRebalance(); n < -1 {
+			return nil, state.InvalidFieldf("max_concurrent_rebalance", "max_concurrent_rebalance: must be -1 (no bound), 0 (the default, 2) or more, got %d", n)
+		}
 		out = watermark.Effective(merged)
 		return s.putSettings(st, merged), nil
 	})

@@ -31,6 +31,11 @@ func TestClusterSettings(t *testing.T) {
 		{name: "unknown field in the mask", mask: []string{"shards"}, bad: "update_mask"},
 		{name: "a masked empty field goes back to its default", mask: []string{"disk_watermark_low"},
 			want: &sluicev1.ClusterSettings{DiskWatermarkLow: "85%", DiskWatermarkHigh: "90%", DiskWatermarkFloodStage: "97%"}},
+		{name: "rebalancing bound", update: &sluicev1.ClusterSettings{MaxConcurrentRebalance: 5},
+			want: &sluicev1.ClusterSettings{DiskWatermarkLow: "85%", DiskWatermarkHigh: "90%", DiskWatermarkFloodStage: "97%", MaxConcurrentRebalance: 5}},
+		{name: "rebalancing unbounded", update: &sluicev1.ClusterSettings{MaxConcurrentRebalance: -1},
+			want: &sluicev1.ClusterSettings{DiskWatermarkLow: "85%", DiskWatermarkHigh: "90%", DiskWatermarkFloodStage: "97%", MaxConcurrentRebalance: -1}},
+		{name: "rebalancing bound below -1", update: &sluicev1.ClusterSettings{MaxConcurrentRebalance: -2}, bad: "max_concurrent_rebalance"},
 	}
 	for _, s := range steps {
 		var got *sluicev1.ClusterSettings

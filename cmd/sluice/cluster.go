@@ -12,6 +12,7 @@ import (
 	"google.golang.org/protobuf/types/known/fieldmaskpb"
 
 	"github.com/sluice-search/sluice/client"
+	"github.com/sluice-search/sluice/coordinator/allocator"
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
 )
 
@@ -19,7 +20,7 @@ func newClusterCmd() *cobra.Command {
 	var f clientFlags
 	cmd := &cobra.Command{
 		Use:     "cluster",
-		Short:   "Show and change cluster-wide settings (disk watermarks)",
+		Short:   "Show and change cluster-wide settings (disk watermarks, rebalancing bound)",
 		GroupID: groupClient,
 	}
 	f.register(cmd, timeoutWhole)
@@ -36,6 +37,7 @@ var clusterSettingFlags = []struct{ flag, field, help string }{
 
 func newClusterSettingsCmd(f *clientFlags) *cobra.Command {
 	var asJSON bool
+	var rebalance int32
 	values := make([]string, len(clusterSettingFlags))
 	cmd := &cobra.Command{
 		Use:   "settings",
@@ -47,7 +49,8 @@ disk used ("85%", "0.85") or all free spaces ("20gb", "500mb"), low ≤ high ≤
 flood stage. What each does: docs/operations.md.`,
 		Example: `  sluice cluster settings
   sluice cluster settings --disk-watermark-low 80% --disk-watermark-high 85% --disk-watermark-flood-stage 90%
-  sluice cluster settings --disk-watermark-low ""   # back to the default`,
+  sluice cluster settings --disk-watermark-low ""   # back to the default
+  sluice cluster settings --max-concurrent-rebalance 4   # -1: no bound, 0: the default (2)`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			update := &sluicev1.ClusterSettings{}
@@ -59,6 +62,10 @@ flood stage. What each does: docs/operations.md.`,
 				mask = append(mask, s.field)
 				m := update.ProtoReflect()
 				m.Set(m.Descriptor().Fields().ByName(protoreflect.Name(s.field)), protoreflect.ValueOfString(values[i]))
+			}
+			if cmd.Flags().Changed("max-concurrent-rebalance") {
+				mask = append(mask, "max_concurrent_rebalance")
+				update.MaxConcurrentRebalance = rebalance
 			}
 			return f.call(cmd, func(ctx context.Context, c *client.Client) error {
 				var cs *sluicev1.ClusterSettings
@@ -86,6 +93,8 @@ flood stage. What each does: docs/operations.md.`,
 	for i, s := range clusterSettingFlags {
 		cmd.Flags().StringVar(&values[i], s.flag, "", s.help)
 	}
+	cmd.Flags().Int32Var(&rebalance, "max-concurrent-rebalance", 0,
+		"rebalancing moves under way at once in the cluster (Elasticsearch's cluster_concurrent_rebalance): -1 no bound, 0 the default")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
 	return cmd
 }
@@ -96,7 +105,19 @@ func printClusterSettings(out io.Writer, cs *sluicev1.ClusterSettings) error {
 	fmt.Fprintf(w, "disk watermark high\t%s\n", cs.GetDiskWatermarkHigh())
 	fmt.Fprintf(w, "disk watermark flood stage\t%s\n", cs.GetDiskWatermarkFloodStage())
 	fmt.Fprintf(w, "drained nodes\t%s\n", orDash(strings.Join(cs.GetDrainedNodes(), ",")))
+	fmt.Fprintf(w, "max concurrent rebalance\t%s\n", rebalanceBound(cs.GetMaxConcurrentRebalance()))
 	return w.Flush()
+}
+
+// rebalanceBound is max_concurrent_rebalance in words.
+func rebalanceBound(n int32) string {
+	switch {
+	case n == 0:
+		return fmt.Sprintf("%d (default)", allocator.DefaultConcurrentRebalance)
+	case n < 0:
+		return "no bound"
+	}
+	return fmt.Sprint(n)
 }
 
 func newNodeDrainCmd() *cobra.Command {

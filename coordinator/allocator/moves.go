@@ -344,8 +344,11 @@ func (in Input) startMove(id state.ShardID, r *statev1.ShardRouting, src *statev
 // are below their bound.
 func (in Input) planRebalance(ids []state.ShardID, planned map[state.ShardID]*statev1.ShardRouting, ms *moveState) {
 	limit := int(in.State.Settings.GetMaxConcurrentRebalance())
-	if limit <= 0 {
+	switch {
+	case limit == 0:
 		limit = DefaultConcurrentRebalance
+	case limit < 0: // -1, as Elasticsearch's: no bound (UpdateClusterSettings refuses less)
+		limit = math.MaxInt
 	}
 	nodes := in.moveNodes(ms)
 	all := in.placementNodes()
