@@ -7,6 +7,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
+	"github.com/sluice-search/sluice/cluster/rebalance"
 	"github.com/sluice-search/sluice/cluster/state"
 	"github.com/sluice-search/sluice/cluster/watermark"
 	statev1 "github.com/sluice-search/sluice/proto/sluice/state/v1"
@@ -19,13 +20,21 @@ func (s *Service) ClusterSettings(ctx context.Context) (*sluicev1.ClusterSetting
 	if err != nil {
 		return nil, err
 	}
-	return watermark.Effective(st.Settings), nil
+	return EffectiveSettings(st.Settings), nil
+}
+
+// EffectiveSettings returns the settings with every empty field that has a
+// default set to it (a clone; s is not changed).
+func EffectiveSettings(s *sluicev1.ClusterSettings) *sluicev1.ClusterSettings {
+	out := watermark.Effective(s)
+	out.RebalanceEnable = string(rebalance.FromSettings(s))
+	return out
 }
 
 // UpdateClusterSettings changes the cluster settings: with an empty mask
 // the fields set in update, else exactly the fields the mask names (an
 // empty one goes back to its default). The result must be consistent
-// (watermark.FromSettings) or nothing is written. It returns the settings
+// (watermark.FromSettings, rebalance.Parse) or nothing is written. It returns the settings
 // now in force, defaults filled in.
 func (s *Service) UpdateClusterSettings(ctx context.Context, update *sluicev1.ClusterSettings, mask []string) (*sluicev1.ClusterSettings, error) {
 	var out *sluicev1.ClusterSettings
@@ -58,7 +67,10 @@ func (s *Service) UpdateClusterSettings(ctx context.Context, update *sluicev1.Cl
 		if n := merged.GetMaxConcurrentRebalance(); n < -1 {
 			return nil, state.InvalidFieldf("max_concurrent_rebalance", "max_concurrent_rebalance: must be -1 (no bound), 0 (the default, 2) or more, got %d", n)
 		}
-		out = watermark.Effective(merged)
+		if _, err := rebalance.Parse(merged.GetRebalanceEnable()); err != nil {
+			return nil, err
+		}
+		out = EffectiveSettings(merged)
 		return s.putSettings(st, merged), nil
 	})
 	if err != nil {

@@ -15,7 +15,7 @@ import (
 func TestClusterSettings(t *testing.T) {
 	ctx := context.Background()
 	svc := newService(t)
-	defaults := &sluicev1.ClusterSettings{DiskWatermarkLow: "85%", DiskWatermarkHigh: "90%", DiskWatermarkFloodStage: "95%"}
+	defaults := &sluicev1.ClusterSettings{DiskWatermarkLow: "85%", DiskWatermarkHigh: "90%", DiskWatermarkFloodStage: "95%", RebalanceEnable: "all"}
 	steps := []struct {
 		name   string
 		update *sluicev1.ClusterSettings
@@ -25,17 +25,22 @@ func TestClusterSettings(t *testing.T) {
 	}{
 		{name: "defaults before any write", want: defaults},
 		{name: "set fields, no mask", update: &sluicev1.ClusterSettings{DiskWatermarkLow: "80%", DiskWatermarkFloodStage: "97%"},
-			want: &sluicev1.ClusterSettings{DiskWatermarkLow: "80%", DiskWatermarkHigh: "90%", DiskWatermarkFloodStage: "97%"}},
+			want: &sluicev1.ClusterSettings{DiskWatermarkLow: "80%", DiskWatermarkHigh: "90%", DiskWatermarkFloodStage: "97%", RebalanceEnable: "all"}},
 		{name: "inconsistent: nothing written", update: &sluicev1.ClusterSettings{DiskWatermarkHigh: "98%"}, bad: "disk_watermark_high"},
 		{name: "not a watermark", update: &sluicev1.ClusterSettings{DiskWatermarkLow: "much"}, bad: "disk_watermark_low"},
 		{name: "unknown field in the mask", mask: []string{"shards"}, bad: "update_mask"},
 		{name: "a masked empty field goes back to its default", mask: []string{"disk_watermark_low"},
-			want: &sluicev1.ClusterSettings{DiskWatermarkLow: "85%", DiskWatermarkHigh: "90%", DiskWatermarkFloodStage: "97%"}},
+			want: &sluicev1.ClusterSettings{DiskWatermarkLow: "85%", DiskWatermarkHigh: "90%", DiskWatermarkFloodStage: "97%", RebalanceEnable: "all"}},
 		{name: "rebalancing bound", update: &sluicev1.ClusterSettings{MaxConcurrentRebalance: 5},
-			want: &sluicev1.ClusterSettings{DiskWatermarkLow: "85%", DiskWatermarkHigh: "90%", DiskWatermarkFloodStage: "97%", MaxConcurrentRebalance: 5}},
+			want: &sluicev1.ClusterSettings{DiskWatermarkLow: "85%", DiskWatermarkHigh: "90%", DiskWatermarkFloodStage: "97%", MaxConcurrentRebalance: 5, RebalanceEnable: "all"}},
 		{name: "rebalancing unbounded", update: &sluicev1.ClusterSettings{MaxConcurrentRebalance: -1},
-			want: &sluicev1.ClusterSettings{DiskWatermarkLow: "85%", DiskWatermarkHigh: "90%", DiskWatermarkFloodStage: "97%", MaxConcurrentRebalance: -1}},
+			want: &sluicev1.ClusterSettings{DiskWatermarkLow: "85%", DiskWatermarkHigh: "90%", DiskWatermarkFloodStage: "97%", MaxConcurrentRebalance: -1, RebalanceEnable: "all"}},
 		{name: "rebalancing bound below -1", update: &sluicev1.ClusterSettings{MaxConcurrentRebalance: -2}, bad: "max_concurrent_rebalance"},
+		{name: "rebalance replicas only", update: &sluicev1.ClusterSettings{RebalanceEnable: "replicas"},
+			want: &sluicev1.ClusterSettings{DiskWatermarkLow: "85%", DiskWatermarkHigh: "90%", DiskWatermarkFloodStage: "97%", RebalanceEnable: "replicas", MaxConcurrentRebalance: -1}},
+		{name: "not a rebalance_enable value: nothing written", update: &sluicev1.ClusterSettings{RebalanceEnable: "primary"}, bad: "rebalance_enable"},
+		{name: "rebalance_enable back to its default", mask: []string{"rebalance_enable"},
+			want: &sluicev1.ClusterSettings{DiskWatermarkLow: "85%", DiskWatermarkHigh: "90%", DiskWatermarkFloodStage: "97%", RebalanceEnable: "all", MaxConcurrentRebalance: -1}},
 	}
 	for _, s := range steps {
 		var got *sluicev1.ClusterSettings

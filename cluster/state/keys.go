@@ -62,6 +62,13 @@ func (k Keys) Task(id string) string { return k.Prefix + "tasks/" + id }
 // Tasks is the prefix of every task key.
 func (k Keys) Tasks() string { return k.Prefix + "tasks/" }
 
+// Pin is pins/<task-id>: the shards a running task pins in place
+// (statev1.ShardPins).
+func (k Keys) Pin(taskID string) string { return k.Prefix + "pins/" + taskID }
+
+// Pins is the prefix of every pin key.
+func (k Keys) Pins() string { return k.Prefix + "pins/" }
+
 // ClusterName is cluster/name: the cluster's name, written once by the
 // first coordinator.
 func (k Keys) ClusterName() string { return k.Prefix + "cluster/name" }
@@ -82,6 +89,7 @@ const (
 	kindShard
 	kindAlias
 	kindSettings
+	kindPin
 )
 
 // parse splits a key into its kind and parts: the node id, index name or
@@ -102,6 +110,8 @@ func (k Keys) parse(key string) (kind keyKind, name string, shard int, err error
 		return kindIndex, name, 0, nil
 	case "aliases":
 		return kindAlias, name, 0, nil
+	case "pins":
+		return kindPin, name, 0, nil
 	case "cluster":
 		if name == "settings" {
 			return kindSettings, name, 0, nil

@@ -2,6 +2,7 @@ package state
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -28,6 +29,9 @@ type Snapshot struct {
 	// SettingsModRevision the key's mod revision (0: absent).
 	Settings            *sluicev1.ClusterSettings
 	SettingsModRevision int64
+	// Pins are the shards running tasks use in place (pins/<task-id>),
+	// by task id: rebalancing leaves their primaries where they are.
+	Pins map[string]*statev1.ShardPins
 }
 
 // Node is a registered (live) data node.
@@ -181,6 +185,20 @@ func (s *Snapshot) IndexNames(prefix string) []string {
 	return out
 }
 
+// PinnedBy says who pins shard id in place ("" if nothing does): the
+// holder of the first pin, by task id, that names it.
+func (s *Snapshot) PinnedBy(id ShardID) string {
+	for _, task := range slices.Sorted(maps.Keys(s.Pins)) {
+		p := s.Pins[task]
+		for _, x := range p.GetIndices() {
+			if x.GetIndexUuid() == id.Index && (len(x.GetShards()) == 0 || slices.Contains(x.GetShards(), int32(id.Shard))) {
+				return p.GetHolder()
+			}
+		}
+	}
+	return ""
+}
+
 // Info returns the index as the API shows it (sluice.v1.IndexInfo): the
 // stored metadata with its aliases, routing table and health.
 func (s *Snapshot) Info(x *Index) *sluicev1.IndexInfo {
@@ -307,6 +325,7 @@ func decode(keys Keys, rev int64, kvs []*mvccpb.KeyValue) (*Snapshot, error) {
 		ByUUID:   map[string]*Index{},
 		Aliases:  map[string]*Alias{},
 		Settings: &sluicev1.ClusterSettings{},
+		Pins:     map[string]*statev1.ShardPins{},
 	}
 	type shardKV struct {
 		uuid  string
@@ -360,6 +379,12 @@ func decode(keys Keys, rev int64, kvs []*mvccpb.KeyValue) (*Snapshot, error) {
 				st.Settings = cs.Settings
 			}
 			st.SettingsModRevision = kv.ModRevision
+		case kindPin:
+			p := &statev1.ShardPins{}
+			if err := Unmarshal(kv.Value, p); err != nil {
+				return nil, fmt.Errorf("%s: %w", kv.Key, err)
+			}
+			st.Pins[name] = p
 		}
 	}
 	// Routing keys sort before... nothing in particular: attach them after

@@ -31,6 +31,7 @@ func TestKeysParse(t *testing.T) {
 		{k.Shard("u-1", 12), kindShard, "u-1", 12, false},
 		{k.Alias("a"), kindAlias, "a", 0, false},
 		{k.Task("t1"), kindOther, "", 0, false},
+		{k.Pin("t1"), kindPin, "t1", 0, false},
 		{k.Election() + "/694d7b", kindOther, "", 0, false},
 		{"/other/nodes/x", kindOther, "", 0, false},
 		{k.Routing() + "u-1/x", kindOther, "", 0, true},
@@ -227,5 +228,28 @@ func TestNodeInfo(t *testing.T) {
 		Live: true, Version: "v1", DataPath: "/data", ShuttingDown: true}
 	if diff := cmp.Diff(want, NodeInfo(n), protocmp.Transform()); diff != "" {
 		t.Errorf("NodeInfo (-want +got):\n%s", diff)
+	}
+}
+
+// A pin names shards of an index, or every shard of it; the first task by
+// id that pins a shard is its holder.
+func TestPinnedBy(t *testing.T) {
+	st := &Snapshot{Pins: map[string]*statev1.ShardPins{
+		"t2": {Holder: "reindex task [t2]", Indices: []*statev1.PinnedShards{{IndexUuid: "src", Shards: []int32{1}}, {IndexUuid: "dst"}}},
+		"t1": {Holder: "reindex task [t1]", Indices: []*statev1.PinnedShards{{IndexUuid: "dst", Shards: []int32{0}}}},
+	}}
+	for _, tt := range []struct {
+		id   ShardID
+		want string
+	}{
+		{ShardID{"src", 1}, "reindex task [t2]"},
+		{ShardID{"src", 0}, ""},
+		{ShardID{"dst", 0}, "reindex task [t1]"},
+		{ShardID{"dst", 5}, "reindex task [t2]"},
+		{ShardID{"other", 0}, ""},
+	} {
+		if got := st.PinnedBy(tt.id); got != tt.want {
+			t.Errorf("PinnedBy(%v) = %q, want %q", tt.id, got, tt.want)
+		}
 	}
 }

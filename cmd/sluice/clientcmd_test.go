@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -153,5 +154,23 @@ func TestConnectionErrors(t *testing.T) {
 		if took := time.Since(start); took > 3*time.Second {
 			t.Errorf("%v: took %s", tc.args, took)
 		}
+	}
+}
+
+func TestPrintClusterSettings(t *testing.T) {
+	var out bytes.Buffer
+	if err := printClusterSettings(&out, &sluicev1.ClusterSettings{DiskWatermarkLow: "85%", DiskWatermarkHigh: "90%",
+		DiskWatermarkFloodStage: "95%", RebalanceEnable: "primaries", DrainedNodes: []string{"n1", "n2"}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"disk watermark low", "85%", "rebalance enable", "primaries", "drained nodes", "n1,n2"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+	if !slices.ContainsFunc(clusterSettingFlags, func(f struct{ flag, field, help string }) bool {
+		return f.flag == "rebalance-enable" && f.field == "rebalance_enable"
+	}) {
+		t.Errorf("no --rebalance-enable flag")
 	}
 }

@@ -20,7 +20,7 @@ func newClusterCmd() *cobra.Command {
 	var f clientFlags
 	cmd := &cobra.Command{
 		Use:     "cluster",
-		Short:   "Show and change cluster-wide settings (disk watermarks, rebalancing bound)",
+		Short:   "Show and change cluster-wide settings (disk watermarks, rebalancing)",
 		GroupID: groupClient,
 	}
 	f.register(cmd, timeoutWhole)
@@ -33,6 +33,7 @@ var clusterSettingFlags = []struct{ flag, field, help string }{
 	{"disk-watermark-low", "disk_watermark_low", "past it a node takes no new replicas: a share used (85%) or free space left (20gb); \"\" restores the default"},
 	{"disk-watermark-high", "disk_watermark_high", "past it a node takes no copies and its copies are moved away"},
 	{"disk-watermark-flood-stage", "disk_watermark_flood_stage", "past it every index with a copy on the node refuses writes until the node is below high again"},
+	{"rebalance-enable", "rebalance_enable", "which copies rebalancing may move: all, primaries, replicas or none (drains and full disks move copies whatever it says)"},
 }
 
 func newClusterSettingsCmd(f *clientFlags) *cobra.Command {
@@ -46,11 +47,15 @@ func newClusterSettingsCmd(f *clientFlags) *cobra.Command {
 ones given as flags; the others keep their values. Disk watermarks are as
 Elasticsearch's cluster.routing.allocation.disk.watermark.*: all shares of the
 disk used ("85%", "0.85") or all free spaces ("20gb", "500mb"), low ≤ high ≤
-flood stage. What each does: docs/operations.md.`,
+flood stage. --rebalance-enable is Elasticsearch's
+cluster.routing.rebalance.enable: which copies the allocator may move to
+balance the cluster (all, primaries, replicas, none). What each does:
+docs/operations.md.`,
 		Example: `  sluice cluster settings
   sluice cluster settings --disk-watermark-low 80% --disk-watermark-high 85% --disk-watermark-flood-stage 90%
   sluice cluster settings --disk-watermark-low ""   # back to the default
-  sluice cluster settings --max-concurrent-rebalance 4   # -1: no bound, 0: the default (2)`,
+  sluice cluster settings --max-concurrent-rebalance 4   # -1: no bound, 0: the default (2)
+  sluice cluster settings --rebalance-enable none   # no rebalancing (e.g. during a bulk load)`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			update := &sluicev1.ClusterSettings{}
@@ -104,6 +109,7 @@ func printClusterSettings(out io.Writer, cs *sluicev1.ClusterSettings) error {
 	fmt.Fprintf(w, "disk watermark low\t%s\n", cs.GetDiskWatermarkLow())
 	fmt.Fprintf(w, "disk watermark high\t%s\n", cs.GetDiskWatermarkHigh())
 	fmt.Fprintf(w, "disk watermark flood stage\t%s\n", cs.GetDiskWatermarkFloodStage())
+	fmt.Fprintf(w, "rebalance enable\t%s\n", cs.GetRebalanceEnable())
 	fmt.Fprintf(w, "drained nodes\t%s\n", orDash(strings.Join(cs.GetDrainedNodes(), ",")))
 	fmt.Fprintf(w, "max concurrent rebalance\t%s\n", rebalanceBound(cs.GetMaxConcurrentRebalance()))
 	return w.Flush()

@@ -30,7 +30,11 @@
 // and the cluster rebalanced, by relocation (moves.go): a target copy
 // recovers from the primary, and the source is dropped only once the
 // target is started and in sync. Targets go only to nodes that register
-// peer recovery. Each write is one transaction guarded
+// peer recovery. Rebalancing moves the copies the cluster setting
+// rebalance_enable allows (all by default, primaries too), never a primary
+// a running task pins (pins/<task-id>, written by the reindex task
+// runner); a round that starts a rebalancing move is also guarded by the
+// pins, so a pin written since the state was read wins. Each write is one transaction guarded
 // by the routing entries' mod revisions and by the leader's election key,
 // so a deposed leader cannot write, and a node's concurrent report is
 // never overwritten.
@@ -41,6 +45,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -288,7 +293,7 @@ func (a *Allocator) allocate(ctx context.Context, st *state.Snapshot, unreachabl
 	}
 	ups, next := Plan(in)
 	blocks := DiskBlocks(in)
-	err := a.commit(ctx, guard, len(blocks), func(i int) (string, int64, proto.Message) {
+	err := a.commit(ctx, []clientv3.Cmp{guard}, len(blocks), func(i int) (string, int64, proto.Message) {
 		return blocks[i].Key, blocks[i].ModRevision, blocks[i].Meta
 	}, func(i int) {
 		if b := blocks[i].Meta.GetDiskBlock(); b != nil {
@@ -300,20 +305,26 @@ func (a *Allocator) allocate(ctx context.Context, st *state.Snapshot, unreachabl
 	if err != nil {
 		return next, err
 	}
-	return next, a.commit(ctx, guard, len(ups), func(i int) (string, int64, proto.Message) {
+	guards := []clientv3.Cmp{guard}
+	if slices.ContainsFunc(ups, func(u Change) bool { return u.Rebalance }) {
+		// A task may have pinned a shard since st was read (a local
+		// reindex accepted meanwhile): then plan again from a fresh state.
+		guards = append(guards, clientv3.Compare(clientv3.ModRevision(a.cfg.Store.Keys.Pins()), "<", st.Revision+1).WithPrefix())
+	}
+	return next, a.commit(ctx, guards, len(ups), func(i int) (string, int64, proto.Message) {
 		return ups[i].Key, ups[i].ModRevision, ups[i].Routing
 	}, func(i int) { a.logChange(st, ups[i]) })
 }
 
 // commit writes n entries (key, the mod revision it was computed from,
-// value) in transactions of MaxTxnEntries, each guarded by the leader's
-// election key and every entry's revision, and calls done for each entry
+// value) in transactions of MaxTxnEntries, each guarded by guards (the
+// leader's election key, ...) and every entry's revision, and calls done for each entry
 // written.
-func (a *Allocator) commit(ctx context.Context, guard clientv3.Cmp, n int, entry func(i int) (string, int64, proto.Message), done func(i int)) error {
+func (a *Allocator) commit(ctx context.Context, guards []clientv3.Cmp, n int, entry func(i int) (string, int64, proto.Message), done func(i int)) error {
 	for lo := 0; lo < n; lo += a.cfg.MaxTxnEntries {
 		hi := min(n, lo+a.cfg.MaxTxnEntries)
 		var t state.Txn
-		t.If(guard)
+		t.If(guards...)
 		for i := lo; i < hi; i++ {
 			key, rev, v := entry(i)
 			t.Unchanged(key, rev)

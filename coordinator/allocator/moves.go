@@ -12,6 +12,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/sluice-search/sluice/cluster/placement"
+	"github.com/sluice-search/sluice/cluster/rebalance"
 	"github.com/sluice-search/sluice/cluster/state"
 	statev1 "github.com/sluice-search/sluice/proto/sluice/state/v1"
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
@@ -45,7 +46,13 @@ import (
 // BalancedShardsAllocator: copies of the index, copies in all, and disk
 // used, each against the cluster's average), when the difference is more
 // than one copy's worth, never to a zone that holds more copies of the
-// shard than the source's. At most NodeConcurrentMoves moves go into and
+// shard than the source's. Rebalancing moves primaries and replicas, as
+// the cluster setting rebalance_enable allows (cluster/rebalance), but
+// never a primary a task pins (Snapshot.PinnedBy: a local reindex's
+// co-located source and destination primaries); a rebalancing move of a
+// primary pinned while it was under way is cancelled. Drains and the high
+// watermark move pinned primaries all the same (the reindex then copies
+// documents for that slice, which is exact). At most NodeConcurrentMoves moves go into and
 // out of each node, and at most max_concurrent_rebalance (default
 // DefaultConcurrentRebalance) rebalancing moves are under way at once; one
 // move per shard at a time.
@@ -90,17 +97,25 @@ const (
 func isTarget(c *statev1.ShardCopy) bool { return c.GetRelocatingFrom() != "" }
 
 // resolveMoves completes and cancels the moves of one shard (Plan's step
-// 3b): a STARTED, in-sync target on an available node replaces its source;
+// 3b): a move of a primary that is pinned (Snapshot.PinnedBy) and that
+// nothing forces (drain, disk) is cancelled, even when its target has
+// recovered; a STARTED, in-sync target on an available node replaces its source;
 // a target that failed, whose node is gone or whose source is no longer
 // active is dropped, the source noting why; a target whose source went
 // otherwise (a failover demoted it) is an ordinary copy.
-func (in Input) resolveMoves(nr *statev1.ShardRouting) *statev1.ShardRouting {
+func (in Input) resolveMoves(id state.ShardID, nr *statev1.ShardRouting) *statev1.ShardRouting {
 	for _, alloc := range targets(nr) {
 		t := state.CopyByAllocation(nr, alloc)
 		src := state.CopyByAllocation(nr, t.RelocatingFrom)
 		switch {
 		case src == nil:
 			t.RelocatingFrom, t.Reason = "", ""
+		case src.Primary && in.active(src) && in.mustMove(src.NodeId) == "" && in.State.PinnedBy(id) != "":
+			// A rebalancing move of a primary a task has pinned since
+			// (a local reindex accepted while it was under way): the
+			// primary stays, or the task's co-located shards would part.
+			// Not counted as a failed move.
+			nr = dropCopy(nr, alloc)
 		case in.active(t) && state.InSync(nr, alloc):
 			nr = state.Relocated(nr, alloc)
 		case !in.available(t.NodeId) || (t.State != sluicev1.ShardState_SHARD_STATE_INITIALIZING && !state.Started(t)):
@@ -219,11 +234,14 @@ type moveState struct {
 	in, out  map[string]int // moves into and out of each node
 	inFlight int
 	copies   []placement.Copy
+	// rebalanced are the shards given a rebalancing move this round.
+	rebalanced map[state.ShardID]bool
 }
 
 // planMoves adds the moves Plan wants to the planned entries (its step 7),
-// and returns when a move's backoff runs out (zero for none).
-func (in Input) planMoves(planned map[state.ShardID]*statev1.ShardRouting) time.Time {
+// and returns when a move's backoff runs out (zero for none) and the
+// shards it gave a rebalancing move.
+func (in Input) planMoves(planned map[state.ShardID]*statev1.ShardRouting) (time.Time, map[state.ShardID]bool) {
 	ids := make([]state.ShardID, 0, len(planned))
 	for id := range planned {
 		ids = append(ids, id)
@@ -231,7 +249,7 @@ func (in Input) planMoves(planned map[state.ShardID]*statev1.ShardRouting) time.
 	slices.SortFunc(ids, func(a, b state.ShardID) int {
 		return cmp.Or(cmp.Compare(a.Index, b.Index), cmp.Compare(a.Shard, b.Shard))
 	})
-	ms := &moveState{in: map[string]int{}, out: map[string]int{}}
+	ms := &moveState{in: map[string]int{}, out: map[string]int{}, rebalanced: map[state.ShardID]bool{}}
 	allActive := true
 	for _, id := range ids {
 		r := planned[id]
@@ -260,7 +278,7 @@ func (in Input) planMoves(planned map[state.ShardID]*statev1.ShardRouting) time.
 			wake = w
 		}
 	}
-	return wake
+	return wake, ms.rebalanced
 }
 
 // planForcedMoves moves the copies of one shard that must leave their
@@ -341,8 +359,13 @@ func (in Input) startMove(id state.ShardID, r *statev1.ShardRouting, src *statev
 }
 
 // planRebalance plans at most one move per index while rebalancing moves
-// are below their bound.
+// are below their bound, of the copies rebalance_enable lets it move, never
+// a pinned primary.
 func (in Input) planRebalance(ids []state.ShardID, planned map[state.ShardID]*statev1.ShardRouting, ms *moveState) {
+	enable := rebalance.FromSettings(in.State.Settings)
+	if enable == rebalance.None {
+		return
+	}
 	limit := int(in.State.Settings.GetMaxConcurrentRebalance())
 	switch {
 	case limit == 0:
@@ -393,8 +416,33 @@ func (in Input) planRebalance(ids []state.ShardID, planned map[state.ShardID]*st
 		weight := func(node string) float64 {
 			return weightShard*(total[node]-avgTotal) + weightIndex*(perIndex[index][node]-avgIndex) + weightDisk*(used[node]-avgUsed)
 		}
+		// A copy rebalancing may move: one rebalance_enable allows,
+		// active, of a shard whose primary is active and that has no
+		// move under way. A primary moves by relocation with a hand-off
+		// (term + 1), as a drain moves it; the segments a local reindex
+		// adds outside the translog go with it (an add returns once every
+		// in-sync copy installed them; a recovering target installs the
+		// newest checkpoint before it joins). But a local reindex's
+		// segment copy needs its source and destination primaries to stay
+		// together on one node: its task pins them (pins/<task-id>) and
+		// they are not rebalanced while it runs.
+		movable := func(id state.ShardID, r *statev1.ShardRouting, c *statev1.ShardCopy) bool {
+			return c != nil && enable.Allows(c.GetPrimary()) && !(c.GetPrimary() && in.State.PinnedBy(id) != "") &&
+				in.active(c) && in.active(state.Primary(r)) && len(targets(r)) == 0
+		}
+		holds := map[string]bool{} // nodes holding a movable copy of the index
+		for _, id := range ids {
+			if id.Index != index {
+				continue
+			}
+			for _, c := range planned[id].Copies {
+				if movable(id, planned[id], c) {
+					holds[c.NodeId] = true
+				}
+			}
+		}
 		// The lightest node that may take a copy, and the heaviest
-		// holding one; ties by id.
+		// holding one that may move; ties by id.
 		var light, heavy string
 		for _, n := range nodes {
 			if n.Refuse == "" && n.RefuseReplicas == "" && (light == "" || weight(n.ID) < weight(light)) {
@@ -402,7 +450,7 @@ func (in Input) planRebalance(ids []state.ShardID, planned map[state.ShardID]*st
 			}
 		}
 		for _, n := range all {
-			if perIndex[index][n.ID] > 0 && (heavy == "" || weight(n.ID) > weight(heavy)) {
+			if holds[n.ID] && (heavy == "" || weight(n.ID) > weight(heavy)) {
 				heavy = n.ID
 			}
 		}
@@ -418,23 +466,11 @@ func (in Input) planRebalance(ids []state.ShardID, planned map[state.ShardID]*st
 		}
 		for _, id := range ids {
 			r := planned[id]
-			if id.Index != index || len(targets(r)) > 0 || state.CopyOnNode(r, light) != nil || ms.out[heavy] >= NodeConcurrentMoves {
+			if id.Index != index || state.CopyOnNode(r, light) != nil || ms.out[heavy] >= NodeConcurrentMoves {
 				continue
 			}
 			c := state.CopyOnNode(r, heavy)
-			// Rebalancing moves replicas only. A primary's hand-off keeps
-			// every operation, and now the segments a local reindex adds
-			// outside the translog too (an add returns once every in-sync
-			// copy installed them; a recovering target installs the
-			// newest checkpoint before it joins: node/replication's
-			// SyncSegments, joinSynced). But with primaries rebalanced
-			// (and the round's moves weighed as done) TestReindexCluster,
-			// whose shards have no replica, keeps every document yet
-			// fails 2 runs in 3 on what it expects of a local reindex:
-			// a shard moving while it copies makes a segment copy fall
-			// back to documents, and a retried document slice counts
-			// updates. Drains and disk watermarks move primaries.
-			if c == nil || c.GetPrimary() || !in.active(c) || !in.active(state.Primary(r)) || in.backedOff(c, light) != "" {
+			if !movable(id, r, c) || in.backedOff(c, light) != "" {
 				continue
 			}
 			zones := map[string]int{}
@@ -446,6 +482,7 @@ func (in Input) planRebalance(ids []state.ShardID, planned map[state.ShardID]*st
 			}
 			why := fmt.Sprintf("rebalancing index [%s]: node [%s] weighs %.2f, node [%s] %.2f", in.State.ByUUID[index].Name(), heavy, weight(heavy), light, weight(light))
 			in.startMove(id, r, c, light, why, ms)
+			ms.rebalanced[id] = true
 			// Weigh the nodes as if the move were done: the next index's
 			// move must not pick the same heavy and light nodes from
 			// counts this one changed, or two indices move the same way in

@@ -45,6 +45,10 @@ type Change struct {
 	Key         string
 	ModRevision int64
 	Routing     *statev1.ShardRouting
+	// Rebalance: the change starts a rebalancing move, which a pin
+	// written since the state was read forbids (the write is then guarded
+	// by the pins, allocator.go).
+	Rebalance bool
 }
 
 // Plan computes the routing changes the allocator wants for in.State, and
@@ -142,12 +146,13 @@ func Plan(in Input) ([]Change, time.Time) {
 		}
 		c.NodeId, c.State, c.AllocationId, c.Reason = d.Node, sluicev1.ShardState_SHARD_STATE_INITIALIZING, in.NewID(), ""
 	}
-	if wake := in.planMoves(planned); !wake.IsZero() && (next.IsZero() || wake.Before(next)) {
+	wake, rebalanced := in.planMoves(planned)
+	if !wake.IsZero() && (next.IsZero() || wake.Before(next)) {
 		next = wake
 	}
 	for id, nr := range planned {
 		if !proto.Equal(nr, st.ByUUID[id.Index].Shards[id.Shard].Routing) {
-			ups = append(ups, Change{id, in.Keys.Shard(id.Index, id.Shard), revs[id], nr})
+			ups = append(ups, Change{id, in.Keys.Shard(id.Index, id.Shard), revs[id], nr, rebalanced[id]})
 		}
 	}
 	slices.SortFunc(ups, func(a, b Change) int { return cmp.Compare(a.Key, b.Key) })
@@ -236,7 +241,7 @@ func (in Input) planShard(id state.ShardID, x *state.Index, r *statev1.ShardRout
 			Reason: fmt.Sprintf("%s and did not return within %v; placing the copy on another node", c.Reason, delay)}
 	}
 	// 3b. Moves that ended or failed (moves.go).
-	nr = in.resolveMoves(nr)
+	nr = in.resolveMoves(id, nr)
 	// 4. The copy count, relocation targets aside.
 	want := 1 + int(x.Meta.GetSettings().GetNumberOfReplicas()) + len(targets(nr))
 	for len(nr.Copies) < want {

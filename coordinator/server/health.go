@@ -91,7 +91,7 @@ func shardReason(st *state.Snapshot, sh *sluicev1.ShardRouting) string {
 // State builds the ClusterState response.
 func State(st *state.Snapshot, clusterName, allocator string) *sluicev1.ClusterStateResponse {
 	resp := &sluicev1.ClusterStateResponse{ClusterName: clusterName, Allocator: allocator, Revision: st.Revision,
-		Nodes: watermark.Nodes(st), Settings: watermark.Effective(st.Settings)}
+		Nodes: watermark.Nodes(st), Settings: metadata.EffectiveSettings(st.Settings)}
 	for _, n := range resp.Nodes {
 		n.Draining, n.Copies = st.Draining(n.Id), int32(st.CopiesOn(n.Id))
 	}

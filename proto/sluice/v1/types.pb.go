@@ -1204,8 +1204,12 @@ type ClusterSettings struct {
 	// cluster.routing.allocation.cluster_concurrent_rebalance); 0: 2. Moves off drained nodes and
 	// full disks are bounded by the per-node limit alone (2 moves into and 2 out of each node).
 	MaxConcurrentRebalance int32 `protobuf:"varint,5,opt,name=max_concurrent_rebalance,json=maxConcurrentRebalance,proto3" json:"max_concurrent_rebalance,omitempty"`
-	unknownFields          protoimpl.UnknownFields
-	sizeCache              protoimpl.SizeCache
+	// Which copies rebalancing may move (Elasticsearch's cluster.routing.rebalance.enable): "all",
+	// "primaries", "replicas" or "none". Empty: "all". Moves off drained nodes and full disks are
+	// made whatever it says.
+	RebalanceEnable string `protobuf:"bytes,6,opt,name=rebalance_enable,json=rebalanceEnable,proto3" json:"rebalance_enable,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *ClusterSettings) Reset() {
@@ -1271,6 +1275,13 @@ func (x *ClusterSettings) GetMaxConcurrentRebalance() int32 {
 		return x.MaxConcurrentRebalance
 	}
 	return 0
+}
+
+func (x *ClusterSettings) GetRebalanceEnable() string {
+	if x != nil {
+		return x.RebalanceEnable
+	}
+	return ""
 }
 
 // FieldValue is a typed scalar used in term, range and sort values.
@@ -1807,13 +1818,14 @@ const file_sluice_v1_types_proto_rawDesc = "" +
 	" \x01(\x03R\x0estoreSizeBytes\x12/\n" +
 	"\x06shards\x18\v \x03(\v2\x17.sluice.v1.ShardRoutingR\x06shards\x12\x1f\n" +
 	"\vwrite_block\x18\f \x01(\tR\n" +
-	"writeBlock\"\x8b\x02\n" +
+	"writeBlock\"\xb6\x02\n" +
 	"\x0fClusterSettings\x12,\n" +
 	"\x12disk_watermark_low\x18\x01 \x01(\tR\x10diskWatermarkLow\x12.\n" +
 	"\x13disk_watermark_high\x18\x02 \x01(\tR\x11diskWatermarkHigh\x12;\n" +
 	"\x1adisk_watermark_flood_stage\x18\x03 \x01(\tR\x17diskWatermarkFloodStage\x12#\n" +
 	"\rdrained_nodes\x18\x04 \x03(\tR\fdrainedNodes\x128\n" +
-	"\x18max_concurrent_rebalance\x18\x05 \x01(\x05R\x16maxConcurrentRebalance\"\xa0\x01\n" +
+	"\x18max_concurrent_rebalance\x18\x05 \x01(\x05R\x16maxConcurrentRebalance\x12)\n" +
+	"\x10rebalance_enable\x18\x06 \x01(\tR\x0frebalanceEnable\"\xa0\x01\n" +
 	"\n" +
 	"FieldValue\x12#\n" +
 	"\fstring_value\x18\x01 \x01(\tH\x00R\vstringValue\x12\x1f\n" +

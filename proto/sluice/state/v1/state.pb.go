@@ -358,6 +358,119 @@ func (x *ClusterSettings) GetSettings() *v1.ClusterSettings {
 	return nil
 }
 
+// ShardPins is the value of pins/<task-id>: the shards whose primaries a task uses where they
+// are (a local reindex's source and destination primaries, co-located on one node), which
+// rebalancing leaves in place while the key exists. The task's writer keeps it in step with the
+// task record, in the same transactions, and deletes it when the task ends.
+type ShardPins struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Who pins them, for people and logs: "reindex task [<id>]".
+	Holder string `protobuf:"bytes,1,opt,name=holder,proto3" json:"holder,omitempty"`
+	// The pinned shards, by index.
+	Indices       []*PinnedShards `protobuf:"bytes,2,rep,name=indices,proto3" json:"indices,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ShardPins) Reset() {
+	*x = ShardPins{}
+	mi := &file_sluice_state_v1_state_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ShardPins) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ShardPins) ProtoMessage() {}
+
+func (x *ShardPins) ProtoReflect() protoreflect.Message {
+	mi := &file_sluice_state_v1_state_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ShardPins.ProtoReflect.Descriptor instead.
+func (*ShardPins) Descriptor() ([]byte, []int) {
+	return file_sluice_state_v1_state_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *ShardPins) GetHolder() string {
+	if x != nil {
+		return x.Holder
+	}
+	return ""
+}
+
+func (x *ShardPins) GetIndices() []*PinnedShards {
+	if x != nil {
+		return x.Indices
+	}
+	return nil
+}
+
+// PinnedShards are the pinned shards of one index.
+type PinnedShards struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The index uuid.
+	IndexUuid string `protobuf:"bytes,1,opt,name=index_uuid,json=indexUuid,proto3" json:"index_uuid,omitempty"`
+	// The shard numbers; empty: every shard of the index.
+	Shards        []int32 `protobuf:"varint,2,rep,packed,name=shards,proto3" json:"shards,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PinnedShards) Reset() {
+	*x = PinnedShards{}
+	mi := &file_sluice_state_v1_state_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PinnedShards) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PinnedShards) ProtoMessage() {}
+
+func (x *PinnedShards) ProtoReflect() protoreflect.Message {
+	mi := &file_sluice_state_v1_state_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PinnedShards.ProtoReflect.Descriptor instead.
+func (*PinnedShards) Descriptor() ([]byte, []int) {
+	return file_sluice_state_v1_state_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *PinnedShards) GetIndexUuid() string {
+	if x != nil {
+		return x.IndexUuid
+	}
+	return ""
+}
+
+func (x *PinnedShards) GetShards() []int32 {
+	if x != nil {
+		return x.Shards
+	}
+	return nil
+}
+
 // ShardRouting is the value of routing/<index-uuid>/<shard>: every copy of one shard, its
 // primary term and its in-sync set, in one key, so that a promotion (new primary, term + 1, lost
 // copy out of the in-sync set), an in-sync change and a node's report on a copy are each one
@@ -398,7 +511,7 @@ type ShardRouting struct {
 
 func (x *ShardRouting) Reset() {
 	*x = ShardRouting{}
-	mi := &file_sluice_state_v1_state_proto_msgTypes[4]
+	mi := &file_sluice_state_v1_state_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -410,7 +523,7 @@ func (x *ShardRouting) String() string {
 func (*ShardRouting) ProtoMessage() {}
 
 func (x *ShardRouting) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_state_v1_state_proto_msgTypes[4]
+	mi := &file_sluice_state_v1_state_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -423,7 +536,7 @@ func (x *ShardRouting) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShardRouting.ProtoReflect.Descriptor instead.
 func (*ShardRouting) Descriptor() ([]byte, []int) {
-	return file_sluice_state_v1_state_proto_rawDescGZIP(), []int{4}
+	return file_sluice_state_v1_state_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *ShardRouting) GetShard() int32 {
@@ -535,7 +648,7 @@ type ShardCopy struct {
 
 func (x *ShardCopy) Reset() {
 	*x = ShardCopy{}
-	mi := &file_sluice_state_v1_state_proto_msgTypes[5]
+	mi := &file_sluice_state_v1_state_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -547,7 +660,7 @@ func (x *ShardCopy) String() string {
 func (*ShardCopy) ProtoMessage() {}
 
 func (x *ShardCopy) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_state_v1_state_proto_msgTypes[5]
+	mi := &file_sluice_state_v1_state_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -560,7 +673,7 @@ func (x *ShardCopy) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShardCopy.ProtoReflect.Descriptor instead.
 func (*ShardCopy) Descriptor() ([]byte, []int) {
-	return file_sluice_state_v1_state_proto_rawDescGZIP(), []int{5}
+	return file_sluice_state_v1_state_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *ShardCopy) GetNodeId() string {
@@ -648,7 +761,7 @@ type MoveRetry struct {
 
 func (x *MoveRetry) Reset() {
 	*x = MoveRetry{}
-	mi := &file_sluice_state_v1_state_proto_msgTypes[6]
+	mi := &file_sluice_state_v1_state_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -660,7 +773,7 @@ func (x *MoveRetry) String() string {
 func (*MoveRetry) ProtoMessage() {}
 
 func (x *MoveRetry) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_state_v1_state_proto_msgTypes[6]
+	mi := &file_sluice_state_v1_state_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -673,7 +786,7 @@ func (x *MoveRetry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MoveRetry.ProtoReflect.Descriptor instead.
 func (*MoveRetry) Descriptor() ([]byte, []int) {
-	return file_sluice_state_v1_state_proto_rawDescGZIP(), []int{6}
+	return file_sluice_state_v1_state_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *MoveRetry) GetFailures() int32 {
@@ -711,7 +824,7 @@ type Alias struct {
 
 func (x *Alias) Reset() {
 	*x = Alias{}
-	mi := &file_sluice_state_v1_state_proto_msgTypes[7]
+	mi := &file_sluice_state_v1_state_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -723,7 +836,7 @@ func (x *Alias) String() string {
 func (*Alias) ProtoMessage() {}
 
 func (x *Alias) ProtoReflect() protoreflect.Message {
-	mi := &file_sluice_state_v1_state_proto_msgTypes[7]
+	mi := &file_sluice_state_v1_state_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -736,7 +849,7 @@ func (x *Alias) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Alias.ProtoReflect.Descriptor instead.
 func (*Alias) Descriptor() ([]byte, []int) {
-	return file_sluice_state_v1_state_proto_rawDescGZIP(), []int{7}
+	return file_sluice_state_v1_state_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *Alias) GetIndices() []string {
@@ -781,7 +894,14 @@ const file_sluice_state_v1_state_proto_rawDesc = "" +
 	"\x06reason\x18\x02 \x01(\tR\x06reason\x120\n" +
 	"\x05since\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\x05since\"I\n" +
 	"\x0fClusterSettings\x126\n" +
-	"\bsettings\x18\x01 \x01(\v2\x1a.sluice.v1.ClusterSettingsR\bsettings\"\x93\x03\n" +
+	"\bsettings\x18\x01 \x01(\v2\x1a.sluice.v1.ClusterSettingsR\bsettings\"\\\n" +
+	"\tShardPins\x12\x16\n" +
+	"\x06holder\x18\x01 \x01(\tR\x06holder\x127\n" +
+	"\aindices\x18\x02 \x03(\v2\x1d.sluice.state.v1.PinnedShardsR\aindices\"E\n" +
+	"\fPinnedShards\x12\x1d\n" +
+	"\n" +
+	"index_uuid\x18\x01 \x01(\tR\tindexUuid\x12\x16\n" +
+	"\x06shards\x18\x02 \x03(\x05R\x06shards\"\x93\x03\n" +
 	"\fShardRouting\x12\x14\n" +
 	"\x05shard\x18\x01 \x01(\x05R\x05shard\x12\x1f\n" +
 	"\x0elegacy_node_id\x18\x02 \x01(\tR\anode_id\x12\x1f\n" +
@@ -830,47 +950,50 @@ func file_sluice_state_v1_state_proto_rawDescGZIP() []byte {
 	return file_sluice_state_v1_state_proto_rawDescData
 }
 
-var file_sluice_state_v1_state_proto_msgTypes = make([]protoimpl.MessageInfo, 9)
+var file_sluice_state_v1_state_proto_msgTypes = make([]protoimpl.MessageInfo, 11)
 var file_sluice_state_v1_state_proto_goTypes = []any{
 	(*Node)(nil),                  // 0: sluice.state.v1.Node
 	(*Index)(nil),                 // 1: sluice.state.v1.Index
 	(*DiskBlock)(nil),             // 2: sluice.state.v1.DiskBlock
 	(*ClusterSettings)(nil),       // 3: sluice.state.v1.ClusterSettings
-	(*ShardRouting)(nil),          // 4: sluice.state.v1.ShardRouting
-	(*ShardCopy)(nil),             // 5: sluice.state.v1.ShardCopy
-	(*MoveRetry)(nil),             // 6: sluice.state.v1.MoveRetry
-	(*Alias)(nil),                 // 7: sluice.state.v1.Alias
-	nil,                           // 8: sluice.state.v1.ShardCopy.MoveRetriesEntry
-	(*v1.IndexSettings)(nil),      // 9: sluice.v1.IndexSettings
-	(*v1.Mapping)(nil),            // 10: sluice.v1.Mapping
-	(v1.IndexState)(0),            // 11: sluice.v1.IndexState
-	(*timestamppb.Timestamp)(nil), // 12: google.protobuf.Timestamp
-	(*v1.ClusterSettings)(nil),    // 13: sluice.v1.ClusterSettings
-	(v1.ShardState)(0),            // 14: sluice.v1.ShardState
-	(*v1.ShardRecovery)(nil),      // 15: sluice.v1.ShardRecovery
+	(*ShardPins)(nil),             // 4: sluice.state.v1.ShardPins
+	(*PinnedShards)(nil),          // 5: sluice.state.v1.PinnedShards
+	(*ShardRouting)(nil),          // 6: sluice.state.v1.ShardRouting
+	(*ShardCopy)(nil),             // 7: sluice.state.v1.ShardCopy
+	(*MoveRetry)(nil),             // 8: sluice.state.v1.MoveRetry
+	(*Alias)(nil),                 // 9: sluice.state.v1.Alias
+	nil,                           // 10: sluice.state.v1.ShardCopy.MoveRetriesEntry
+	(*v1.IndexSettings)(nil),      // 11: sluice.v1.IndexSettings
+	(*v1.Mapping)(nil),            // 12: sluice.v1.Mapping
+	(v1.IndexState)(0),            // 13: sluice.v1.IndexState
+	(*timestamppb.Timestamp)(nil), // 14: google.protobuf.Timestamp
+	(*v1.ClusterSettings)(nil),    // 15: sluice.v1.ClusterSettings
+	(v1.ShardState)(0),            // 16: sluice.v1.ShardState
+	(*v1.ShardRecovery)(nil),      // 17: sluice.v1.ShardRecovery
 }
 var file_sluice_state_v1_state_proto_depIdxs = []int32{
-	9,  // 0: sluice.state.v1.Index.settings:type_name -> sluice.v1.IndexSettings
-	10, // 1: sluice.state.v1.Index.mapping:type_name -> sluice.v1.Mapping
-	11, // 2: sluice.state.v1.Index.state:type_name -> sluice.v1.IndexState
-	12, // 3: sluice.state.v1.Index.creation_time:type_name -> google.protobuf.Timestamp
+	11, // 0: sluice.state.v1.Index.settings:type_name -> sluice.v1.IndexSettings
+	12, // 1: sluice.state.v1.Index.mapping:type_name -> sluice.v1.Mapping
+	13, // 2: sluice.state.v1.Index.state:type_name -> sluice.v1.IndexState
+	14, // 3: sluice.state.v1.Index.creation_time:type_name -> google.protobuf.Timestamp
 	2,  // 4: sluice.state.v1.Index.disk_block:type_name -> sluice.state.v1.DiskBlock
-	12, // 5: sluice.state.v1.DiskBlock.since:type_name -> google.protobuf.Timestamp
-	13, // 6: sluice.state.v1.ClusterSettings.settings:type_name -> sluice.v1.ClusterSettings
-	14, // 7: sluice.state.v1.ShardRouting.legacy_state:type_name -> sluice.v1.ShardState
-	15, // 8: sluice.state.v1.ShardRouting.legacy_recovery:type_name -> sluice.v1.ShardRecovery
-	5,  // 9: sluice.state.v1.ShardRouting.copies:type_name -> sluice.state.v1.ShardCopy
-	14, // 10: sluice.state.v1.ShardCopy.state:type_name -> sluice.v1.ShardState
-	15, // 11: sluice.state.v1.ShardCopy.recovery:type_name -> sluice.v1.ShardRecovery
-	12, // 12: sluice.state.v1.ShardCopy.left_at:type_name -> google.protobuf.Timestamp
-	8,  // 13: sluice.state.v1.ShardCopy.move_retries:type_name -> sluice.state.v1.ShardCopy.MoveRetriesEntry
-	12, // 14: sluice.state.v1.MoveRetry.retry_at:type_name -> google.protobuf.Timestamp
-	6,  // 15: sluice.state.v1.ShardCopy.MoveRetriesEntry.value:type_name -> sluice.state.v1.MoveRetry
-	16, // [16:16] is the sub-list for method output_type
-	16, // [16:16] is the sub-list for method input_type
-	16, // [16:16] is the sub-list for extension type_name
-	16, // [16:16] is the sub-list for extension extendee
-	0,  // [0:16] is the sub-list for field type_name
+	14, // 5: sluice.state.v1.DiskBlock.since:type_name -> google.protobuf.Timestamp
+	15, // 6: sluice.state.v1.ClusterSettings.settings:type_name -> sluice.v1.ClusterSettings
+	5,  // 7: sluice.state.v1.ShardPins.indices:type_name -> sluice.state.v1.PinnedShards
+	16, // 8: sluice.state.v1.ShardRouting.legacy_state:type_name -> sluice.v1.ShardState
+	17, // 9: sluice.state.v1.ShardRouting.legacy_recovery:type_name -> sluice.v1.ShardRecovery
+	7,  // 10: sluice.state.v1.ShardRouting.copies:type_name -> sluice.state.v1.ShardCopy
+	16, // 11: sluice.state.v1.ShardCopy.state:type_name -> sluice.v1.ShardState
+	17, // 12: sluice.state.v1.ShardCopy.recovery:type_name -> sluice.v1.ShardRecovery
+	14, // 13: sluice.state.v1.ShardCopy.left_at:type_name -> google.protobuf.Timestamp
+	10, // 14: sluice.state.v1.ShardCopy.move_retries:type_name -> sluice.state.v1.ShardCopy.MoveRetriesEntry
+	14, // 15: sluice.state.v1.MoveRetry.retry_at:type_name -> google.protobuf.Timestamp
+	8,  // 16: sluice.state.v1.ShardCopy.MoveRetriesEntry.value:type_name -> sluice.state.v1.MoveRetry
+	17, // [17:17] is the sub-list for method output_type
+	17, // [17:17] is the sub-list for method input_type
+	17, // [17:17] is the sub-list for extension type_name
+	17, // [17:17] is the sub-list for extension extendee
+	0,  // [0:17] is the sub-list for field type_name
 }
 
 func init() { file_sluice_state_v1_state_proto_init() }
@@ -884,7 +1007,7 @@ func file_sluice_state_v1_state_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_sluice_state_v1_state_proto_rawDesc), len(file_sluice_state_v1_state_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   9,
+			NumMessages:   11,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

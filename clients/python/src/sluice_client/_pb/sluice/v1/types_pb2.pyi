@@ -239,18 +239,20 @@ class IndexInfo(_message.Message):
     def __init__(self, name: _Optional[str] = ..., uuid: _Optional[str] = ..., settings: _Optional[_Union[IndexSettings, _Mapping]] = ..., mapping: _Optional[_Union[Mapping, _Mapping]] = ..., aliases: _Optional[_Iterable[str]] = ..., state: _Optional[_Union[IndexState, str]] = ..., creation_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., health: _Optional[_Union[HealthStatus, str]] = ..., docs_count: _Optional[int] = ..., store_size_bytes: _Optional[int] = ..., shards: _Optional[_Iterable[_Union[ShardRouting, _Mapping]]] = ..., write_block: _Optional[str] = ...) -> None: ...
 
 class ClusterSettings(_message.Message):
-    __slots__ = ("disk_watermark_low", "disk_watermark_high", "disk_watermark_flood_stage", "drained_nodes", "max_concurrent_rebalance")
+    __slots__ = ("disk_watermark_low", "disk_watermark_high", "disk_watermark_flood_stage", "drained_nodes", "max_concurrent_rebalance", "rebalance_enable")
     DISK_WATERMARK_LOW_FIELD_NUMBER: _ClassVar[int]
     DISK_WATERMARK_HIGH_FIELD_NUMBER: _ClassVar[int]
     DISK_WATERMARK_FLOOD_STAGE_FIELD_NUMBER: _ClassVar[int]
     DRAINED_NODES_FIELD_NUMBER: _ClassVar[int]
     MAX_CONCURRENT_REBALANCE_FIELD_NUMBER: _ClassVar[int]
+    REBALANCE_ENABLE_FIELD_NUMBER: _ClassVar[int]
     disk_watermark_low: str
     disk_watermark_high: str
     disk_watermark_flood_stage: str
     drained_nodes: _containers.RepeatedScalarFieldContainer[str]
     max_concurrent_rebalance: int
-    def __init__(self, disk_watermark_low: _Optional[str] = ..., disk_watermark_high: _Optional[str] = ..., disk_watermark_flood_stage: _Optional[str] = ..., drained_nodes: _Optional[_Iterable[str]] = ..., max_concurrent_rebalance: _Optional[int] = ...) -> None: ...
+    rebalance_enable: str
+    def __init__(self, disk_watermark_low: _Optional[str] = ..., disk_watermark_high: _Optional[str] = ..., disk_watermark_flood_stage: _Optional[str] = ..., drained_nodes: _Optional[_Iterable[str]] = ..., max_concurrent_rebalance: _Optional[int] = ..., rebalance_enable: _Optional[str] = ...) -> None: ...
 
 class FieldValue(_message.Message):
     __slots__ = ("string_value", "long_value", "double_value", "bool_value")
