@@ -456,12 +456,22 @@ func TestCreateColocated(t *testing.T) {
 		t.Fatalf("routing shards must match: %v %v", dst, err)
 	}
 	// Source routing shards are 2; the destination needs the same.
+	// Pinned with the source in the creating transaction (a local
+	// reindex's task, stored next, keeps the pin).
 	_, err = s.CreateIndex(ctx, &sluicev1.CreateIndexRequest{Name: "dst",
-		Settings: &sluicev1.IndexSettings{NumberOfShards: 2}}, CreateOptions{ColocateWith: "src"})
+		Settings: &sluicev1.IndexSettings{NumberOfShards: 2}}, CreateOptions{ColocateWith: "src",
+		Pin: &statev1.ShardPins{Holder: "task [t]", Indices: []*statev1.PinnedShards{{IndexUuid: src.Uuid}}}, PinKey: k.Pin("t")})
 	if err != nil {
 		t.Fatal(err)
 	}
 	got, _ := s.GetIndex(ctx, "dst")
+	st, err := s.Store.Load(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := st.Pins["t"]; len(p.GetIndices()) != 2 || p.Indices[1].IndexUuid != got.Uuid || st.PinnedBy(state.ShardID{Index: got.Uuid, Shard: 1}) != "task [t]" {
+		t.Errorf("pins = %v, want the source and the new index", p)
+	}
 	for i, sh := range got.Shards {
 		want := []string{"n1", "n2"}[i]
 		if sh.NodeId != want || sh.State != sluicev1.ShardState_SHARD_STATE_INITIALIZING || sh.AllocationId == "" || sh.PrimaryTerm != 1 {

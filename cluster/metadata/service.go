@@ -46,6 +46,13 @@ type CreateOptions struct {
 	// (routing.Colocatable); shards whose preferred node is not live are
 	// placed by the usual rules.
 	ColocateWith string
+	// Pin, if set, is written under PinKey in the creating transaction,
+	// with every shard of the new index added to it: a local reindex pins
+	// its source and destination primaries from the moment the
+	// destination exists, before its task record is stored, so that no
+	// rebalancing move parts what was just placed together.
+	Pin    *statev1.ShardPins
+	PinKey string
 }
 
 // CreateIndex validates and creates an index, its routing entries and the
@@ -108,6 +115,11 @@ func (s *Service) CreateIndex(ctx context.Context, req *sluicev1.CreateIndexRequ
 			return nil, err
 		}
 		t.Put(k.Index(name), info)
+		if opts.Pin != nil {
+			pin := proto.Clone(opts.Pin).(*statev1.ShardPins)
+			pin.Indices = append(pin.Indices, &statev1.PinnedShards{IndexUuid: info.Uuid})
+			t.Put(opts.PinKey, pin)
+		}
 		for _, e := range entries[:firstBatch] {
 			t.Put(k.Shard(info.Uuid, int(e.Shard)), e)
 		}

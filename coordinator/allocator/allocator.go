@@ -33,8 +33,8 @@
 // peer recovery. Rebalancing moves the copies the cluster setting
 // rebalance_enable allows (all by default, primaries too), never a primary
 // a running task pins (pins/<task-id>, written by the reindex task
-// runner); a round that starts a rebalancing move is also guarded by the
-// pins, so a pin written since the state was read wins. Each write is one transaction guarded
+// runner); the routing writes are also guarded by the pins, so a pin
+// written since the state was read wins. Each write is one transaction guarded
 // by the routing entries' mod revisions and by the leader's election key,
 // so a deposed leader cannot write, and a node's concurrent report is
 // never overwritten.
@@ -45,7 +45,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -305,12 +304,11 @@ func (a *Allocator) allocate(ctx context.Context, st *state.Snapshot, unreachabl
 	if err != nil {
 		return next, err
 	}
-	guards := []clientv3.Cmp{guard}
-	if slices.ContainsFunc(ups, func(u Change) bool { return u.Rebalance }) {
-		// A task may have pinned a shard since st was read (a local
-		// reindex accepted meanwhile): then plan again from a fresh state.
-		guards = append(guards, clientv3.Compare(clientv3.ModRevision(a.cfg.Store.Keys.Pins()), "<", st.Revision+1).WithPrefix())
-	}
+	// A task may have pinned shards since st was read (a local reindex
+	// accepted meanwhile): a move planned or completed from st could part
+	// what it placed together, so plan again from a fresh state. Pins
+	// change when a task starts, finishes a slice or ends: seldom.
+	guards := []clientv3.Cmp{guard, clientv3.Compare(clientv3.ModRevision(a.cfg.Store.Keys.Pins()), "<", st.Revision+1).WithPrefix()}
 	return next, a.commit(ctx, guards, len(ups), func(i int) (string, int64, proto.Message) {
 		return ups[i].Key, ups[i].ModRevision, ups[i].Routing
 	}, func(i int) { a.logChange(st, ups[i]) })

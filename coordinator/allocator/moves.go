@@ -234,14 +234,11 @@ type moveState struct {
 	in, out  map[string]int // moves into and out of each node
 	inFlight int
 	copies   []placement.Copy
-	// rebalanced are the shards given a rebalancing move this round.
-	rebalanced map[state.ShardID]bool
 }
 
 // planMoves adds the moves Plan wants to the planned entries (its step 7),
-// and returns when a move's backoff runs out (zero for none) and the
-// shards it gave a rebalancing move.
-func (in Input) planMoves(planned map[state.ShardID]*statev1.ShardRouting) (time.Time, map[state.ShardID]bool) {
+// and returns when a move's backoff runs out (zero for none).
+func (in Input) planMoves(planned map[state.ShardID]*statev1.ShardRouting) time.Time {
 	ids := make([]state.ShardID, 0, len(planned))
 	for id := range planned {
 		ids = append(ids, id)
@@ -249,7 +246,7 @@ func (in Input) planMoves(planned map[state.ShardID]*statev1.ShardRouting) (time
 	slices.SortFunc(ids, func(a, b state.ShardID) int {
 		return cmp.Or(cmp.Compare(a.Index, b.Index), cmp.Compare(a.Shard, b.Shard))
 	})
-	ms := &moveState{in: map[string]int{}, out: map[string]int{}, rebalanced: map[state.ShardID]bool{}}
+	ms := &moveState{in: map[string]int{}, out: map[string]int{}}
 	allActive := true
 	for _, id := range ids {
 		r := planned[id]
@@ -278,7 +275,7 @@ func (in Input) planMoves(planned map[state.ShardID]*statev1.ShardRouting) (time
 			wake = w
 		}
 	}
-	return wake, ms.rebalanced
+	return wake
 }
 
 // planForcedMoves moves the copies of one shard that must leave their
@@ -482,7 +479,6 @@ func (in Input) planRebalance(ids []state.ShardID, planned map[state.ShardID]*st
 			}
 			why := fmt.Sprintf("rebalancing index [%s]: node [%s] weighs %.2f, node [%s] %.2f", in.State.ByUUID[index].Name(), heavy, weight(heavy), light, weight(light))
 			in.startMove(id, r, c, light, why, ms)
-			ms.rebalanced[id] = true
 			// Weigh the nodes as if the move were done: the next index's
 			// move must not pick the same heavy and light nodes from
 			// counts this one changed, or two indices move the same way in

@@ -45,10 +45,6 @@ type Change struct {
 	Key         string
 	ModRevision int64
 	Routing     *statev1.ShardRouting
-	// Rebalance: the change starts a rebalancing move, which a pin
-	// written since the state was read forbids (the write is then guarded
-	// by the pins, allocator.go).
-	Rebalance bool
 }
 
 // Plan computes the routing changes the allocator wants for in.State, and
@@ -146,13 +142,12 @@ func Plan(in Input) ([]Change, time.Time) {
 		}
 		c.NodeId, c.State, c.AllocationId, c.Reason = d.Node, sluicev1.ShardState_SHARD_STATE_INITIALIZING, in.NewID(), ""
 	}
-	wake, rebalanced := in.planMoves(planned)
-	if !wake.IsZero() && (next.IsZero() || wake.Before(next)) {
+	if wake := in.planMoves(planned); !wake.IsZero() && (next.IsZero() || wake.Before(next)) {
 		next = wake
 	}
 	for id, nr := range planned {
 		if !proto.Equal(nr, st.ByUUID[id.Index].Shards[id.Shard].Routing) {
-			ups = append(ups, Change{id, in.Keys.Shard(id.Index, id.Shard), revs[id], nr, rebalanced[id]})
+			ups = append(ups, Change{id, in.Keys.Shard(id.Index, id.Shard), revs[id], nr})
 		}
 	}
 	slices.SortFunc(ups, func(a, b Change) int { return cmp.Compare(a.Key, b.Key) })

@@ -34,45 +34,7 @@ func TestClusterPrimaryHandOffUnderLoad(t *testing.T) {
 	}
 	waitGreen(t, tc, index)
 
-	// Writers: bulks of unique ids, as fast as they are answered; an
-	// item counts once its bulk acknowledges it.
-	var (
-		mu    sync.Mutex
-		acked = map[string]bool{}
-		wg    sync.WaitGroup
-	)
-	stop := make(chan struct{})
-	for w := range writers {
-		wg.Go(func() {
-			for b := 0; ; b++ {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				items := make([]*sluicev1.BulkItem, 20)
-				for i := range items {
-					items[i] = &sluicev1.BulkItem{Action: sluicev1.BulkAction_BULK_ACTION_INDEX, Id: fmt.Sprintf("w%d-b%d-%d", w, b, i),
-						Source: fmt.Appendf(nil, `{"title":"writer %d bulk %d","n":%d}`, w, b, i)}
-				}
-				bctx, cancel := context.WithTimeout(ctx, 20*time.Second)
-				resp, err := tc.client.Bulk(bctx, &sluicev1.BulkRequest{Index: index, Items: items})
-				cancel()
-				if err != nil {
-					time.Sleep(10 * time.Millisecond)
-					continue
-				}
-				mu.Lock()
-				for i, r := range resp.Items {
-					if r.Error == nil {
-						acked[items[i].Id] = true
-					}
-				}
-				mu.Unlock()
-			}
-		})
-	}
-
+	w := startWriters(tc, index, writers)
 	// Move the primary: drain its node until the primary is elsewhere,
 	// then undrain it (so the next move may come back to it).
 	for m := range moves {
@@ -93,8 +55,7 @@ func TestClusterPrimaryHandOffUnderLoad(t *testing.T) {
 		}
 		waitGreen(t, tc, index)
 	}
-	close(stop)
-	wg.Wait()
+	acked := w.stop()
 	waitGreen(t, tc, index)
 	if _, err := tc.client.Refresh(ctx, &sluicev1.RefreshRequest{Indices: []string{index}}); err != nil {
 		t.Fatal(err)
@@ -175,4 +136,56 @@ func waitGreen(t *testing.T, tc *testCluster, index string) {
 	if err != nil || h.TimedOut {
 		t.Fatalf("index %s not green: %v %v", index, h, err)
 	}
+}
+
+// writers bulk unique ids into an index, as fast as they are answered;
+// an item counts once its bulk acknowledged it.
+type writers struct {
+	mu    sync.Mutex
+	acked map[string]bool
+	wg    sync.WaitGroup
+	done  chan struct{}
+}
+
+// startWriters starts n writers into index.
+func startWriters(tc *testCluster, index string, n int) *writers {
+	ws := &writers{acked: map[string]bool{}, done: make(chan struct{})}
+	for w := range n {
+		ws.wg.Go(func() {
+			for b := 0; ; b++ {
+				select {
+				case <-ws.done:
+					return
+				default:
+				}
+				items := make([]*sluicev1.BulkItem, 20)
+				for i := range items {
+					items[i] = &sluicev1.BulkItem{Action: sluicev1.BulkAction_BULK_ACTION_INDEX, Id: fmt.Sprintf("w%d-b%d-%d", w, b, i),
+						Source: fmt.Appendf(nil, `{"title":"writer %d bulk %d","n":%d}`, w, b, i)}
+				}
+				bctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+				resp, err := tc.client.Bulk(bctx, &sluicev1.BulkRequest{Index: index, Items: items})
+				cancel()
+				if err != nil {
+					time.Sleep(10 * time.Millisecond)
+					continue
+				}
+				ws.mu.Lock()
+				for i, r := range resp.Items {
+					if r.Error == nil {
+						ws.acked[items[i].Id] = true
+					}
+				}
+				ws.mu.Unlock()
+			}
+		})
+	}
+	return ws
+}
+
+// stop stops the writers and returns the acknowledged ids.
+func (ws *writers) stop() map[string]bool {
+	close(ws.done)
+	ws.wg.Wait()
+	return ws.acked
 }

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.etcd.io/etcd/client/v3/concurrency"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
@@ -18,6 +20,7 @@ import (
 
 	"github.com/sluice-search/sluice/client"
 	"github.com/sluice-search/sluice/cluster/routing"
+	"github.com/sluice-search/sluice/cluster/state"
 	"github.com/sluice-search/sluice/cluster/watermark"
 	"github.com/sluice-search/sluice/coordinator"
 	"github.com/sluice-search/sluice/coordinator/reindex"
@@ -81,6 +84,11 @@ func (tc *testCluster) dial() {
 // and starts a new one on the same etcd.
 func (tc *testCluster) restartCoordinator() {
 	tc.coord.Stop()
+	tc.startCoordinator()
+}
+
+// startCoordinator starts a new coordinator on the cluster's etcd.
+func (tc *testCluster) startCoordinator() {
 	tc.gen++
 	c, err := coordinator.New(coordinator.Config{ID: fmt.Sprintf("coordinator-r%d", tc.gen), Listen: "127.0.0.1:0",
 		EtcdEndpoints: tc.dc.EtcdEndpoints(), Tasks: taskOptions(tc.log),
@@ -93,6 +101,19 @@ func (tc *testCluster) restartCoordinator() {
 	}
 	tc.coord = c
 	tc.dial()
+}
+
+// addNode starts a data node that joins the cluster empty.
+func (tc *testCluster) addNode(id string) {
+	n, err := node.New(node.Config{ID: id, DataDir: filepath.Join(tc.dir, id), Listen: "127.0.0.1:0", EtcdEndpoints: tc.dc.EtcdEndpoints(),
+		LeaseTTL: 2 * time.Second, Logger: tc.log})
+	if err != nil {
+		tc.t.Fatal(err)
+	}
+	if err := n.Start(context.Background()); err != nil {
+		tc.t.Fatal(err)
+	}
+	tc.dc.Nodes = append(tc.dc.Nodes, n)
 }
 
 // restartNode stops data node i (committing its shards, dropping its
@@ -336,27 +357,23 @@ func TestReindexCluster(t *testing.T) {
 	})
 
 	t.Run("x2 shards stays local", func(t *testing.T) {
-		task := tc.wait(tc.reindex(&sluicev1.ReindexRequest{Source: &sluicev1.ReindexSource{Index: "src"},
+		task := tc.reindex(&sluicev1.ReindexRequest{Source: &sluicev1.ReindexSource{Index: "src"},
 			Dest:   &sluicev1.ReindexDestination{Index: "local2", Settings: &sluicev1.IndexSettings{NumberOfShards: 4}},
-			Slices: 4, Mode: sluicev1.ReindexMode_REINDEX_MODE_LOCAL, WaitForCompletion: true}).Id)
-		succeeded(t, task)
-		tc.exact("local2", want)
-		tc.checkRouting("local2", keep)
-		// Every destination shard lives on its source shard's node.
-		info, err := tc.cl.GetIndex(context.Background(), &sluicev1.GetIndexRequest{Name: "local2"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		src, err := tc.cl.GetIndex(context.Background(), &sluicev1.GetIndexRequest{Name: "src"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for d, sh := range info.Index.Shards {
-			s, _ := routing.SourceShard(routing.Params{Shards: 2, RoutingShards: 4}, routing.Params{Shards: 4, RoutingShards: 4}, d)
-			if sh.NodeId != src.Index.Shards[s].NodeId {
-				t.Errorf("destination shard %d on %s, its source shard %d on %s", d, sh.NodeId, s, src.Index.Shards[s].NodeId)
+			Slices: 4, Mode: sluicev1.ReindexMode_REINDEX_MODE_LOCAL})
+		// Every destination shard is placed on its source shard's node,
+		// and pinned there with it until the task ends. Read at once, by
+		// shard number: once the task has ended rebalancing may move them
+		// (a relocation target is listed as one more copy).
+		dest, src := tc.primaries("local2"), tc.primaries("src")
+		for d, n := range dest {
+			s, _ := routing.SourceShard(routing.Params{Shards: 2, RoutingShards: 4}, routing.Params{Shards: 4, RoutingShards: 4}, int(d))
+			if n != src[int32(s)] {
+				t.Errorf("destination shard %d on %s, its source shard %d on %s", d, n, s, src[int32(s)])
 			}
 		}
+		succeeded(t, tc.wait(task.Id))
+		tc.exact("local2", want)
+		tc.checkRouting("local2", keep)
 	})
 
 	t.Run("copy method", func(t *testing.T) {
@@ -600,4 +617,127 @@ func TestReindexCluster(t *testing.T) {
 			}
 		}
 	})
+}
+
+// primaries maps each shard of an index to the node of its primary.
+func (tc *testCluster) primaries(index string) map[int32]string {
+	tc.t.Helper()
+	info, err := tc.cl.GetIndex(context.Background(), &sluicev1.GetIndexRequest{Name: index})
+	if err != nil {
+		tc.t.Fatal(err)
+	}
+	out := map[int32]string{}
+	for _, sh := range info.Index.Shards {
+		if sh.Primary {
+			out[sh.Shard] = sh.NodeId
+		}
+	}
+	return out
+}
+
+// A node joins while a local reindex is under way (accepted, its
+// destination created next to its source, the task runner held off by the
+// test holding the runner election, as a runner failover would): another
+// index's primaries (no replicas) rebalance onto the new node, nothing of
+// it lost, while the reindex's source and destination primaries, pinned
+// by the task, stay where they are; the runner then copies by segments,
+// every slice reporting SEGMENTS, and the copy is exact.
+func TestReindexPinsAgainstRebalancing(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a cluster")
+	}
+	ctx := context.Background()
+	tc := startCluster(t)
+	tc.createIndex("other", 6, 0)
+	wantOther := tc.load("other", 600)
+	tc.createIndex("src", 3, 0)
+	want := tc.load("src", 1500)
+
+	// Hold the task runner's election: the coordinator that runs tasks
+	// stops, the test campaigns, a new coordinator starts (it allocates,
+	// and accepts tasks, but does not run them while the test leads).
+	etcd, err := clientv3.New(clientv3.Config{Endpoints: tc.dc.EtcdEndpoints(), DialTimeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer etcd.Close()
+	tc.coord.Stop()
+	sess, err := concurrency.NewSession(etcd, concurrency.WithTTL(2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess.Close()
+	runner := concurrency.NewElection(sess, state.NewKeys("").Prefix+"election/reindex")
+	cctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	if err := runner.Campaign(cctx, "test"); err != nil {
+		t.Fatal(err)
+	}
+	tc.startCoordinator()
+
+	task := tc.reindex(&sluicev1.ReindexRequest{Source: &sluicev1.ReindexSource{Index: "src"}, Dest: &sluicev1.ReindexDestination{Index: "pinned"}})
+	if task.Reindex.CopyMethod != sluicev1.ReindexCopyMethod_REINDEX_COPY_METHOD_SEGMENTS {
+		t.Fatalf("planned %v (%s), want SEGMENTS", task.Reindex.CopyMethod, task.Reindex.CopyMethodReason)
+	}
+	tc.waitGreen("pinned")
+	srcAt, destAt := tc.primaries("src"), tc.primaries("pinned")
+	for sh, n := range srcAt {
+		if destAt[sh] != n {
+			t.Fatalf("destination shard %d on %s, its source on %s: not co-located at the start", sh, destAt[sh], n)
+		}
+	}
+
+	tc.addNode("node-4")
+	// Other's primaries move to node-4, one at a time per round; wait
+	// until the cluster has settled (no move in 3 s).
+	var onNew int
+	settled := time.Now()
+	last := ""
+	for deadline := time.Now().Add(60 * time.Second); time.Since(settled) < 3*time.Second; time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no settled rebalance onto node-4: other on %v", tc.primaries("other"))
+		}
+		h, err := tc.cl.ClusterHealth(ctx, &sluicev1.ClusterHealthRequest{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		now := fmt.Sprint(tc.primaries("other"), h.RelocatingShards, h.Status)
+		if now != last || h.RelocatingShards > 0 || h.Status != sluicev1.HealthStatus_HEALTH_STATUS_GREEN {
+			last, settled = now, time.Now()
+		}
+		onNew = 0
+		for _, n := range tc.primaries("other") {
+			if n == "node-4" {
+				onNew++
+			}
+		}
+		if onNew == 0 {
+			settled = time.Now()
+		}
+	}
+	t.Logf("other's primaries on node-4: %d of 6", onNew)
+	if got := tc.primaries("src"); fmt.Sprint(got) != fmt.Sprint(srcAt) {
+		t.Errorf("the source's primaries moved while pinned: %v, were %v", got, srcAt)
+	}
+	if got := tc.primaries("pinned"); fmt.Sprint(got) != fmt.Sprint(destAt) {
+		t.Errorf("the destination's primaries moved while pinned: %v, were %v", got, destAt)
+	}
+	tc.exact("other", wantOther)
+
+	// Let the runner run the task.
+	if err := runner.Resign(ctx); err != nil {
+		t.Fatal(err)
+	}
+	end := tc.wait(task.Id)
+	succeeded(t, end)
+	if end.Reindex.CopyMethod != sluicev1.ReindexCopyMethod_REINDEX_COPY_METHOD_SEGMENTS {
+		t.Errorf("task copied %v", end.Reindex.CopyMethod)
+	}
+	for _, sl := range end.Reindex.Slices {
+		if sl.CopyMethod != sluicev1.ReindexCopyMethod_REINDEX_COPY_METHOD_SEGMENTS {
+			t.Errorf("slice %d copied %v, want SEGMENTS", sl.Slice, sl.CopyMethod)
+		}
+	}
+	tc.exact("pinned", want)
+	tc.exact("other", wantOther)
 }

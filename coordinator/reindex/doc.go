@@ -54,6 +54,21 @@
 // public Task, the request, the plan, per-slice checkpoints), and the RPC
 // answers at once, or when the task ends with wait_for_completion.
 //
+// # Pins
+//
+// A LOCAL reindex pins the primaries it uses in place: pins/<id>
+// (statev1.ShardPins) names the source shards of its unfinished slices and
+// every destination shard, and the allocator's rebalancing does not move
+// those primaries (coordinator/allocator). A created destination is pinned
+// in its creating transaction (metadata.CreateOptions.Pin), before the
+// task record exists; from then on every write of the record writes the
+// pins it implies in the same transaction (store.go: pinsOf), so a slice
+// done unpins its source shard and the task's end deletes them. A pin left
+// without a task (a coordinator stopped between the two writes) is deleted
+// by the runner's sweep one pass later. Drains and full disks move pinned
+// primaries all the same; a slice whose shards are then apart copies
+// documents. REMOTE, BASELINE and update by query pin nothing.
+//
 // # Running tasks (the elected task runner)
 //
 // Every coordinator's Manager campaigns in an etcd election

@@ -162,6 +162,7 @@ func (m *Manager) Reindex(ctx context.Context, req *sluicev1.ReindexRequest) (*s
 			return nil, fmt.Errorf("source.query: %w", err)
 		}
 	}
+	id := uuid.NewString()
 	plan := &statev1.ReindexPlan{SourceIndex: src.Name(), SourceUuid: src.UUID(), DestIndex: req.GetDest().GetIndex()}
 	if plan.DestIndex == plan.SourceIndex {
 		return nil, state.Invalidf("reindex from [%s] into itself", plan.SourceIndex)
@@ -198,7 +199,12 @@ func (m *Manager) Reindex(ctx context.Context, req *sluicev1.ReindexRequest) (*s
 		}
 		var opts metadata.CreateOptions
 		if plan.Mode == sluicev1.ReindexMode_REINDEX_MODE_LOCAL {
+			// Placed next to the source's primaries, and pinned there with
+			// them from this transaction on (the task record, written
+			// next, keeps the pins in step: store.go).
 			opts.ColocateWith = src.Name()
+			opts.Pin = &statev1.ShardPins{Holder: pinHolder(id), Indices: []*statev1.PinnedShards{{IndexUuid: src.UUID()}}}
+			opts.PinKey = m.store.Keys.Pin(id)
 		}
 		info, err := m.md.CreateIndex(ctx, &sluicev1.CreateIndexRequest{Name: plan.DestIndex, Settings: settings, Mapping: mapping}, opts)
 		if err != nil {
@@ -208,15 +214,15 @@ func (m *Manager) Reindex(ctx context.Context, req *sluicev1.ReindexRequest) (*s
 	}
 	plan.Colocatable = plan.Colocatable && keepsRouting(req)
 	plan.Slices = planSlices(srcP.Shards, int(req.GetSlices()), req.GetMaxDocs())
-	return m.accept(ctx, req, plan, "reindex", description(req))
+	return m.accept(ctx, id, req, plan, "reindex", description(req))
 }
 
 // accept stores a planned task PENDING for the task runner and answers
 // with it, or when it has ended with wait_for_completion.
-func (m *Manager) accept(ctx context.Context, req *sluicev1.ReindexRequest, plan *statev1.ReindexPlan, typ, desc string) (*sluicev1.Task, error) {
+func (m *Manager) accept(ctx context.Context, id string, req *sluicev1.ReindexRequest, plan *statev1.ReindexPlan, typ, desc string) (*sluicev1.Task, error) {
 	now := timestamppb.New(m.now())
 	rec := &statev1.ReindexTask{Request: req, Plan: plan, RequestsPerSecond: req.GetRequestsPerSecond(),
-		Task: &sluicev1.Task{Id: uuid.NewString(), Type: typ, Description: desc,
+		Task: &sluicev1.Task{Id: id, Type: typ, Description: desc,
 			State: sluicev1.TaskState_TASK_STATE_PENDING, StartTime: now,
 			Reindex: &sluicev1.ReindexStatus{Mode: plan.Mode, SourceIndex: plan.SourceIndex, DestIndex: plan.DestIndex,
 				RequestsPerSecond: req.GetRequestsPerSecond(), CopyMethod: plan.CopyMethod, CopyMethodReason: plan.CopyMethodReason}}}
@@ -225,6 +231,9 @@ func (m *Manager) accept(ctx context.Context, req *sluicev1.ReindexRequest, plan
 	}
 	publicView(rec)
 	if err := m.tasks.create(ctx, rec); err != nil {
+		// The destination's creation may have pinned shards for it; the
+		// runner's sweep deletes pins left without a task (store.go).
+		m.tasks.unpin(ctx, id)
 		return nil, err
 	}
 	m.log.Info(typ+" task accepted", "task", rec.Task.Id, "source", plan.SourceIndex, "dest", plan.DestIndex,
@@ -475,11 +484,16 @@ func (m *Manager) lead(ctx context.Context, guard clientv3.Cmp) error {
 	return ctx.Err()
 }
 
-// sweepFinished deletes finished tasks past TaskRetention, now and then
-// periodically, while this manager leads.
+// sweepFinished deletes finished tasks past TaskRetention, and pins left
+// without a task, now and then periodically, while this manager leads.
 func (m *Manager) sweepFinished(ctx context.Context, guard clientv3.Cmp) {
 	every := min(time.Hour, max(m.opts.TaskRetention/4, 10*time.Millisecond))
+	var pinsRead int64
 	for {
+		var err error
+		if pinsRead, err = m.tasks.sweepPins(ctx, guard, pinsRead); err != nil && ctx.Err() == nil {
+			m.log.Warn("reindex: sweeping pins left without a task", "err", err)
+		}
 		recs, _, err := m.tasks.list(ctx)
 		if err != nil && ctx.Err() == nil {
 			m.log.Warn("reindex: listing tasks to expire", "err", err)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/google/uuid"
+
 	"github.com/sluice-search/sluice/cluster/state"
 	"github.com/sluice-search/sluice/node/engine/mapping"
 	statev1 "github.com/sluice-search/sluice/proto/sluice/state/v1"
@@ -65,5 +67,5 @@ func (m *Manager) UpdateByQuery(ctx context.Context, req *sluicev1.UpdateByQuery
 		Mode: sluicev1.ReindexMode_REINDEX_MODE_LOCAL, Colocatable: true, DestDocsAtStart: -1,
 		CopyMethod: sluicev1.ReindexCopyMethod_REINDEX_COPY_METHOD_DOCUMENTS, UpdateDocValues: req.GetDocValues()}
 	plan.Slices = planSlices(paramsOf(x.Meta.GetSettings()).Shards, int(req.GetSlices()), req.GetMaxDocs())
-	return m.accept(ctx, rreq, plan, "update_by_query", fmt.Sprintf("update-by-query [%s] set %s", x.Name(), req.GetDocValues()))
+	return m.accept(ctx, uuid.NewString(), rreq, plan, "update_by_query", fmt.Sprintf("update-by-query [%s] set %s", x.Name(), req.GetDocValues()))
 }
