@@ -60,7 +60,7 @@ var _ = Describe("moving shard copies under load", Ordered, func() {
 		m4.start()
 		lc.nodes = append(lc.nodes, m4)
 		// 8 copies over 4 nodes: 2 each once balanced (rebalancing moves
-		// replicas, so both of m4's are replicas).
+		// primaries and replicas alike).
 		Eventually(func() []int {
 			return copiesPerNode(lc, index, "m1", "m2", "m3", "m4")
 		}, 90*time.Second, 250*time.Millisecond).Should(Equal([]int{2, 2, 2, 2}))
@@ -93,7 +93,7 @@ var _ = Describe("moving shard copies under load", Ordered, func() {
 	}
 
 	It("drains a node under load until it holds nothing, losing nothing", func() {
-		// m4 holds the two replicas rebalancing moved to it.
+		// m4 holds the two copies rebalancing moved to it.
 		drain("m4")
 	})
 
@@ -102,9 +102,36 @@ var _ = Describe("moving shard copies under load", Ordered, func() {
 	// logged: the targets, promoted right after their recovery, replayed
 	// what it had sent under other ids.)
 	It("drains a node holding primaries under load, losing nothing", func() {
-		drain("m1")
+		// Rebalancing may have moved primaries: the first node that holds
+		// one now.
+		node := ""
+		for _, n := range []string{"m1", "m2", "m3"} {
+			if primariesOn(lc, index, n) > 0 {
+				node = n
+				break
+			}
+		}
+		Expect(node).NotTo(BeEmpty(), "no node of m1-m3 holds a primary")
+		drain(node)
 	})
 })
+
+// primariesOn counts the primaries of index on node.
+func primariesOn(lc *cluster, index, node string) int {
+	st, err := lc.state("coord-a")
+	if err != nil {
+		return 0
+	}
+	n := 0
+	for _, x := range st.Indices {
+		for _, sh := range x.Shards {
+			if x.Name == index && sh.Primary && sh.NodeId == node {
+				n++
+			}
+		}
+	}
+	return n
+}
 
 // copiesPerNode counts the copies of index on each of nodes, in order.
 func copiesPerNode(lc *cluster, index string, nodes ...string) []int {

@@ -52,10 +52,10 @@ import (
 // co-located source and destination primaries); a rebalancing move of a
 // primary pinned while it was under way is cancelled. Drains and the high
 // watermark move pinned primaries all the same (the reindex then copies
-// documents for that slice, which is exact). At most NodeConcurrentMoves moves go into and
-// out of each node, and at most max_concurrent_rebalance (default
-// DefaultConcurrentRebalance) rebalancing moves are under way at once; one
-// move per shard at a time.
+// documents for that slice, which is exact). At most NodeConcurrentMoves
+// moves go into and out of each node, and at most max_concurrent_rebalance
+// (default DefaultConcurrentRebalance) rebalancing moves are under way at
+// once; one move per shard at a time.
 //
 // A target goes only to a node that registers the peer-recovery capability
 // (state.CapabilityPeerRecovery; data nodes of this version do): a node
@@ -99,8 +99,8 @@ func isTarget(c *statev1.ShardCopy) bool { return c.GetRelocatingFrom() != "" }
 // resolveMoves completes and cancels the moves of one shard (Plan's step
 // 3b): a move of a primary that is pinned (Snapshot.PinnedBy) and that
 // nothing forces (drain, disk) is cancelled, even when its target has
-// recovered; a STARTED, in-sync target on an available node replaces its source;
-// a target that failed, whose node is gone or whose source is no longer
+// recovered; a STARTED, in-sync target on an available node replaces its
+// source; a target that failed, whose node is gone or whose source is no longer
 // active is dropped, the source noting why; a target whose source went
 // otherwise (a failover demoted it) is an ordinary copy.
 func (in Input) resolveMoves(id state.ShardID, nr *statev1.ShardRouting) *statev1.ShardRouting {

@@ -72,7 +72,8 @@ type Change struct {
 //     Then moves end (moves.go): a relocation target that is started
 //     and in sync replaces its source (a primary source hands over its
 //     role, term + 1); one that failed or lost its node or source is
-//     dropped.
+//     dropped, and so is a rebalancing move of a primary a task has
+//     pinned since it started.
 //  4. The copy count follows number_of_replicas (relocation targets
 //     aside, and neither they nor a copy being moved are surplus): unassigned replicas are
 //     added; surplus replicas removed, the least useful first
@@ -91,7 +92,8 @@ type Change struct {
 //     in-sync set is empty (a new shard), a replica only while its
 //     primary is started (it recovers from it).
 //  7. Copies on drained nodes or past the high disk watermark are moved,
-//     and once every copy is active the cluster is rebalanced, a bounded
+//     and once every copy is active the cluster is rebalanced (the
+//     copies rebalance_enable allows, never a pinned primary), a bounded
 //     number of moves at a time, never to a node a move of the copy
 //     failed to while its backoff runs (moves.go).
 func Plan(in Input) ([]Change, time.Time) {
