@@ -69,6 +69,7 @@ func TestPlanRebalanceCopies(t *testing.T) {
 		shards   []*statev1.ShardRouting
 		pins     map[string]*statev1.ShardPins
 		drained  []string
+		full     string // a node past the high watermark
 		want     []string
 	}{
 		{name: "no replicas: a primary moves to the new node", shards: primaries(), want: []string{"0p:n1->n3"}},
@@ -84,6 +85,7 @@ func TestPlanRebalanceCopies(t *testing.T) {
 		{name: "every shard pinned: no primary moves", shards: primaries(), pins: pin()},
 		{name: "pinned primaries stay, their replicas may move", replicas: 1, shards: pairs(), pins: pin(), want: []string{"0r:n2->n3"}},
 		{name: "a drain moves a pinned primary all the same", shards: primaries()[:1], pins: pin(), drained: []string{"n1"}, want: []string{"0p:n1->n2"}},
+		{name: "a full disk moves a pinned primary all the same", shards: primaries()[:1], pins: pin(), full: "n1", want: []string{"0p:n1->n2"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -91,6 +93,9 @@ func TestPlanRebalanceCopies(t *testing.T) {
 			recovering(st, "n1", "n2", "n3")
 			st.Settings = &sluicev1.ClusterSettings{RebalanceEnable: tt.enable, MaxConcurrentRebalance: tt.bound, DrainedNodes: tt.drained}
 			st.Pins = tt.pins
+			if tt.full != "" {
+				withDisk(st, tt.full, 8, 100)
+			}
 			got, _ := plan(t, Input{State: st, Keys: state.NewKeys("")})
 			if m := moves(got); strings.Join(m, " ") != strings.Join(tt.want, " ") {
 				t.Errorf("moves = %v, want %v", m, tt.want)
