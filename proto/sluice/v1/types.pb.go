@@ -1201,7 +1201,7 @@ type ClusterSettings struct {
 	// an id of a node that is not (yet) registered is kept.
 	DrainedNodes []string `protobuf:"bytes,4,rep,name=drained_nodes,json=drainedNodes,proto3" json:"drained_nodes,omitempty"`
 	// How many rebalancing moves may be under way at once in the cluster (Elasticsearch's
-	// cluster.routing.allocation.cluster_concurrent_rebalance); 0: 2. Moves off drained nodes and
+	// cluster.routing.allocation.cluster_concurrent_rebalance); 0: 2, -1: no cluster-wide bound, less than -1 is refused. Moves off drained nodes and
 	// full disks are bounded by the per-node limit alone (2 moves into and 2 out of each node).
 	MaxConcurrentRebalance int32 `protobuf:"varint,5,opt,name=max_concurrent_rebalance,json=maxConcurrentRebalance,proto3" json:"max_concurrent_rebalance,omitempty"`
 	// Which copies rebalancing may move (Elasticsearch's cluster.routing.rebalance.enable): "all",
