@@ -147,6 +147,16 @@ func (e *Engine) replayTranslog(ctx context.Context, tl *translog.Translog) erro
 		if g, err := strconv.ParseInt(last.UserData[UserDataGlobalCheckpoint], 10, 64); err == nil && g < from {
 			from = max(g, 0)
 		}
+		// Never below what the translog can give back: operations a copy
+		// got as files only (a relocation target whose primary logged
+		// nothing past the copied checkpoint, a replica whose translog was
+		// trimmed at its commit) are in its segments alone, and resetting
+		// below them would hand their seqNos to new writes.
+		if st := tl.Stats(); st.Ops == 0 || st.MinSeqNo > st.MaxSeqNo {
+			from = committed
+		} else if lowest := int64(st.MinSeqNo) - 1; lowest > from {
+			from = min(lowest, committed)
+		}
 		if from < committed {
 			e.w.resetSeqNo(from)
 			e.dur.recommit, e.dur.replayedFrom = true, from

@@ -787,3 +787,34 @@ func TestFinishTranslogReset(t *testing.T) {
 		})
 	}
 }
+
+// TestPromoteFileOnlyCopyKeepsSeqNos: a copy that got its documents as
+// files only (a relocation target whose primary's translog held nothing
+// past the copied checkpoint) and never heard a global checkpoint is
+// promoted: its translog cannot re-supply the operations its segments
+// hold, so the new primary's sequence numbers continue above them rather
+// than reusing theirs.
+func TestPromoteFileOnlyCopyKeepsSeqNos(t *testing.T) {
+	ctx := context.Background()
+	e := mustOpenDurable(t, t.TempDir(), Options{DisableMerges: true})
+	r := mustOpenReplica(t, t.TempDir(), Options{})
+	for i := range 10 {
+		applyOps(t, e, []engineOp{{id: strconv.Itoa(i), title: "one"}})
+	}
+	checkpointTo(t, e, r)
+	if err := e.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	p, err := r.Promote(ctx, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close(ctx)
+	if got := len(liveDocs(t, p)); got != 10 {
+		t.Fatalf("promoted copy holds %d docs, want 10", got)
+	}
+	res, err := p.Index(ctx, []byte("after"), []byte(`{"title":"one"}`))
+	if err != nil || res.SeqNo != 11 {
+		t.Fatalf("first op of the new primary: %+v, %v; want seqNo 11 (1-10 are in its segments)", res, err)
+	}
+}
