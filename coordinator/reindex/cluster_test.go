@@ -741,3 +741,63 @@ func TestReindexPinsAgainstRebalancing(t *testing.T) {
 	tc.exact("pinned", want)
 	tc.exact("other", wantOther)
 }
+
+// A local reindex whose destination primaries move while it copies (its
+// pins deleted as they are written, a node joining so the allocator
+// rebalances them): the documents copied before a move went into the old
+// primary, those after into the new one. Right after the task succeeds a
+// search (no refresh asked) and a scroll after a refresh both count every
+// document — the verification's count is what a search sees.
+func TestReindexDestinationMovesWhileCopying(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a cluster")
+	}
+	ctx := context.Background()
+	tc := startCluster(t)
+	tc.createIndex("src", 2, 4)
+	want := tc.load("src", 1500)
+
+	etcd, err := clientv3.New(clientv3.Config{Endpoints: tc.dc.EtcdEndpoints(), DialTimeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer etcd.Close()
+	// Throttled (documents, a few seconds) and sub-sliced as the x2
+	// subtest of TestReindexCluster.
+	task := tc.reindex(&sluicev1.ReindexRequest{Source: &sluicev1.ReindexSource{Index: "src"},
+		Dest:   &sluicev1.ReindexDestination{Index: "moved", Settings: &sluicev1.IndexSettings{NumberOfShards: 4}},
+		Slices: 4, Mode: sluicev1.ReindexMode_REINDEX_MODE_LOCAL, RequestsPerSecond: 250})
+	destAt := tc.primaries("moved")
+	stop := make(chan struct{})
+	unpinned := make(chan struct{})
+	go func() {
+		defer close(unpinned)
+		for {
+			_, _ = etcd.Delete(ctx, state.NewKeys("").Pins(), clientv3.WithPrefix())
+			select {
+			case <-stop:
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+		}
+	}()
+	tc.addNode("node-4")
+	end := tc.wait(task.Id)
+	close(stop)
+	<-unpinned
+	succeeded(t, end)
+	// At once, as a client would: a search, then a refresh and a scroll.
+	resp, err := tc.cl.Search(ctx, &sluicev1.SearchRequest{Indices: []string{"moved"}, Size: proto.Int32(0), TrackTotalHits: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	movedTo := tc.primaries("moved")
+	t.Logf("destination primaries %v at the start, %v at the end; search counted %d", destAt, movedTo, resp.GetTotal().GetValue())
+	if resp.GetTotal().GetValue() != int64(len(want)) {
+		t.Errorf("search right after the task counted %d documents, want %d (shards %v)", resp.GetTotal().GetValue(), len(want), resp.GetShards())
+	}
+	tc.exact("moved", want)
+	if fmt.Sprint(destAt) == fmt.Sprint(movedTo) {
+		t.Logf("no destination primary moved during this run")
+	}
+}
