@@ -619,6 +619,17 @@ func TestReindexCluster(t *testing.T) {
 	})
 }
 
+// etcdClient is a client of the cluster's etcd, closed at the test's end.
+func (tc *testCluster) etcdClient() *clientv3.Client {
+	tc.t.Helper()
+	etcd, err := clientv3.New(clientv3.Config{Endpoints: tc.dc.EtcdEndpoints(), DialTimeout: 5 * time.Second})
+	if err != nil {
+		tc.t.Fatal(err)
+	}
+	tc.t.Cleanup(func() { etcd.Close() })
+	return etcd
+}
+
 // primaries maps each shard of an index to the node of its primary.
 func (tc *testCluster) primaries(index string) map[int32]string {
 	tc.t.Helper()
@@ -656,11 +667,7 @@ func TestReindexPinsAgainstRebalancing(t *testing.T) {
 	// Hold the task runner's election: the coordinator that runs tasks
 	// stops, the test campaigns, a new coordinator starts (it allocates,
 	// and accepts tasks, but does not run them while the test leads).
-	etcd, err := clientv3.New(clientv3.Config{Endpoints: tc.dc.EtcdEndpoints(), DialTimeout: 5 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer etcd.Close()
+	etcd := tc.etcdClient()
 	tc.coord.Stop()
 	sess, err := concurrency.NewSession(etcd, concurrency.WithTTL(2))
 	if err != nil {
@@ -757,11 +764,7 @@ func TestReindexDestinationMovesWhileCopying(t *testing.T) {
 	tc.createIndex("src", 2, 4)
 	want := tc.load("src", 1500)
 
-	etcd, err := clientv3.New(clientv3.Config{Endpoints: tc.dc.EtcdEndpoints(), DialTimeout: 5 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer etcd.Close()
+	etcd := tc.etcdClient()
 	// Throttled (documents, a few seconds) and sub-sliced as the x2
 	// subtest of TestReindexCluster.
 	task := tc.reindex(&sluicev1.ReindexRequest{Source: &sluicev1.ReindexSource{Index: "src"},
