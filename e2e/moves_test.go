@@ -215,6 +215,7 @@ type moveWatch struct {
 
 func watchMoves(lc *cluster, cl *client.Client) *moveWatch {
 	o := &moveWatch{stop: make(chan struct{})}
+	moving := make(chan struct{}, 1)
 	o.wg.Go(func() {
 		for {
 			select {
@@ -247,8 +248,27 @@ func watchMoves(lc *cluster, cl *client.Client) *moveWatch {
 				continue
 			}
 			o.seenState = true
-			// The CLI, as an operator sees it (a move may end before it
-			// answers; the next one is tried).
+			// And health right away, in the same poll that saw the move.
+			ctx, cancel = context.WithTimeout(context.Background(), 2*time.Second)
+			h, err = cl.ClusterHealth(ctx, &sluicev1.ClusterHealthRequest{})
+			cancel()
+			o.seenHealth = o.seenHealth || (err == nil && h.RelocatingShards > 0)
+			select {
+			case moving <- struct{}{}:
+			default:
+			}
+		}
+	})
+	// The CLI, as an operator sees it, on its own goroutine: a process per
+	// call takes a second or more, which must not stall the polls above (a
+	// move may end before it answers; the next one is tried).
+	o.wg.Go(func() {
+		for {
+			select {
+			case <-o.stop:
+				return
+			case <-moving:
+			}
 			if !o.seenCLIState {
 				out, err := lc.cli("coord-a", "state")
 				o.seenCLIState = err == nil && strings.Contains(out, "moving here from node [")
