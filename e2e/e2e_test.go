@@ -95,13 +95,37 @@ func createIndex(name string, shards int32, settings *sluicev1.IndexSettings, m 
 // is green while a copy of it relocates, and the specs check copies once
 // every one is in place.
 func waitGreen(indices ...string) {
+	var last *sluicev1.ClusterHealthResponse
 	Eventually(func() sluicev1.HealthStatus {
 		h, err := cl.ClusterHealth(context.Background(), &sluicev1.ClusterHealthRequest{Indices: indices})
 		if err != nil {
 			return 0
 		}
+		last = h
 		return settled(h)
-	}, 60*time.Second, 200*time.Millisecond).Should(Equal(sluicev1.HealthStatus_HEALTH_STATUS_GREEN), "indices %v green, nothing moving", indices)
+	}, 60*time.Second, 200*time.Millisecond).Should(Equal(sluicev1.HealthStatus_HEALTH_STATUS_GREEN), func() string {
+		return fmt.Sprintf("indices %v green, nothing moving; last health:\n%s", indices, notStarted(last))
+	})
+}
+
+// notStarted lists the copies of h that are not started, with why, so a
+// failed wait says what it waited for.
+func notStarted(h *sluicev1.ClusterHealthResponse) string {
+	if h == nil {
+		return "(none read)"
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "status %v, %d data nodes, %d relocating %s\n", h.Status, h.NumberOfDataNodes, h.RelocatingShards, h.Reason)
+	for _, ih := range h.Indices {
+		for _, sh := range ih.Shards {
+			if sh.State == sluicev1.ShardState_SHARD_STATE_STARTED && sh.Move == "" {
+				continue
+			}
+			fmt.Fprintf(&b, "  %s[%d] primary=%v node=%s state=%v term=%d in_sync=%v from=%s reason=%q move=%q\n",
+				ih.Index, sh.Shard, sh.Primary, sh.NodeId, sh.State, sh.PrimaryTerm, sh.InSync, sh.RelocatingFromNode, sh.Reason, sh.Move)
+		}
+	}
+	return b.String()
 }
 
 // settled is h's status, or yellow while a copy moves.
