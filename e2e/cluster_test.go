@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -29,6 +30,10 @@ type proc struct {
 	metrics string
 	cmd     *exec.Cmd
 	exit    chan struct{}
+	// stopping is set by kill: an exit without it is a crash, which
+	// died reports.
+	stopping atomic.Bool
+	waitErr  error // set before exit is closed
 }
 
 func (p *proc) start() {
@@ -37,9 +42,11 @@ func (p *proc) start() {
 	p.cmd = exec.Command(p.bin, p.args...)
 	p.cmd.Stdout, p.cmd.Stderr = f, f
 	Expect(p.cmd.Start()).To(Succeed(), "start %s", p.name)
+	p.stopping.Store(false)
 	p.exit = make(chan struct{})
+	started.add(p)
 	go func() {
-		_ = p.cmd.Wait()
+		p.waitErr = p.cmd.Wait()
 		f.Close()
 		close(p.exit)
 	}()
@@ -55,6 +62,7 @@ func (p *proc) kill(sig syscall.Signal) {
 		return
 	default:
 	}
+	p.stopping.Store(true)
 	_ = p.cmd.Process.Signal(sig)
 	select {
 	case <-p.exit:

@@ -104,7 +104,7 @@ func waitGreen(indices ...string) {
 		last = h
 		return settled(h)
 	}, 60*time.Second, 200*time.Millisecond).Should(Equal(sluicev1.HealthStatus_HEALTH_STATUS_GREEN), func() string {
-		return fmt.Sprintf("indices %v green, nothing moving; last health:\n%s", indices, notStarted(last))
+		return fmt.Sprintf("indices %v green, nothing moving; last health:\n%s%s", indices, notStarted(last), died())
 	})
 }
 
