@@ -47,11 +47,21 @@ var (
 	corpusFile string
 )
 
+// specFailed is set once any spec failed: the suite's cluster (its logs
+// and data) is then kept for a person to read.
+var specFailed atomic.Bool
+
+var _ = ReportAfterEach(func(r SpecReport) {
+	if r.Failed() {
+		specFailed.Store(true)
+	}
+})
+
 var _ = BeforeSuite(func() {
 	dir, err := os.MkdirTemp("", "sluice-e2e-")
 	Expect(err).NotTo(HaveOccurred())
 	DeferCleanup(func() {
-		if os.Getenv("SLUICE_E2E_KEEP") == "" && !CurrentSpecReport().Failed() {
+		if os.Getenv("SLUICE_E2E_KEEP") == "" && !specFailed.Load() {
 			os.RemoveAll(dir)
 		} else {
 			GinkgoWriter.Printf("e2e work directory kept: %s\n", dir)
