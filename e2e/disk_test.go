@@ -51,7 +51,17 @@ var _ = Describe("disk watermarks on a real file system", Ordered, func() {
 			"--data-dir", filepath.Join(mnt, "data"), "--node-id", nodeID, "--log-level", "info",
 			"--disk-check-interval", "100ms"}}
 		n.start()
-		DeferCleanup(func() { n.kill(syscall.SIGTERM) })
+		// node-disk joins the suite's cluster, so the allocator may move
+		// other specs' copies onto it — primaries of replicas=0 indices
+		// among them. It leaves as an operator removes a node: drained
+		// first, so nothing is left red behind it.
+		DeferCleanup(func() {
+			out, err := c.cli(coord, "node", "drain", nodeID, "--wait", "--wait-timeout", "2m")
+			Expect(err).NotTo(HaveOccurred(), out)
+			n.kill(syscall.SIGTERM)
+			out, err = c.cli(coord, "node", "drain", nodeID, "--undo")
+			Expect(err).NotTo(HaveOccurred(), out)
+		})
 		Eventually(func() bool {
 			st, err := c.state(coord)
 			return err == nil && slices.ContainsFunc(st.Nodes, func(n *sluicev1.NodeInfo) bool { return n.Id == nodeID })
