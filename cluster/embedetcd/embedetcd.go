@@ -2,13 +2,18 @@
 // `sluice dev` and for tests. It is go.etcd.io/etcd/server/v3/embed with the
 // settings a one-machine cluster wants: loopback URLs, quiet logs, and a
 // bounded wait for the server to become ready.
+//
+// A URL left empty is a loopback port etcd binds itself (port 0), and
+// Endpoints reports the port bound. Picking a free port first (bind :0,
+// close, hand the number over) would race: until etcd binds it the kernel
+// may give the port to anyone else's listener or outgoing connection, and
+// etcd, or whatever lost the port to it, fails "address already in use".
 package embedetcd
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"net/url"
 	"sync"
 	"time"
@@ -24,9 +29,10 @@ type Config struct {
 	// restart with the same Dir finds the same keys.
 	Dir string
 	// ClientURL is where clients connect, e.g. "http://127.0.0.1:2379".
-	// Empty picks a free loopback port.
+	// Empty: a loopback port the kernel picks as etcd binds it.
 	ClientURL string
-	// PeerURL is the raft peer URL. Empty picks a free loopback port.
+	// PeerURL is the raft peer URL. Empty: a loopback port the kernel
+	// picks. Nothing dials it in a one-member cluster.
 	PeerURL string
 	// Logger receives etcd's logs; nil discards them (etcd is chatty).
 	Logger *zap.Logger
@@ -76,6 +82,9 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	ec.AdvertisePeerUrls = []url.URL{*peerURL}
 	ec.InitialCluster = ec.InitialClusterFromName(ec.Name)
 	ec.UnsafeNoFsync = cfg.NoFsync
+	// etcd's HTTP/JSON gateway dials the client URL as configured, which
+	// is port 0 until bound; Sluice speaks gRPC to etcd.
+	ec.EnableGRPCGateway = clientURL.Port() != "0"
 	if cfg.CertFile != "" {
 		ec.ClientTLSInfo = transport.TLSInfo{CertFile: cfg.CertFile, KeyFile: cfg.KeyFile, TrustedCAFile: cfg.TrustedCAFile, ClientCertAuth: true}
 		ec.PeerTLSInfo = ec.ClientTLSInfo
@@ -107,7 +116,11 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		e.Close()
 		return nil, ctx.Err()
 	}
-	return &Server{etcd: e, endpoints: []string{clientURL.String()}}, nil
+	endpoint := *clientURL
+	if endpoint.Port() == "0" {
+		endpoint.Host = e.Clients[0].Addr().String() // the port the kernel picked
+	}
+	return &Server{etcd: e, endpoints: []string{endpoint.String()}}, nil
 }
 
 // Endpoints are the client URLs to pass to clientv3.
@@ -121,25 +134,11 @@ func (s *Server) Err() <-chan error { return s.etcd.Err() }
 // the etcd its cleanup closes.
 func (s *Server) Close() { s.closeOnce.Do(s.etcd.Close) }
 
-// loopbackURL parses u, or picks a free loopback port when u is empty.
+// loopbackURL parses u, or is a loopback URL on port 0 (the kernel picks
+// the port as etcd binds it) when u is empty.
 func loopbackURL(u, scheme string) (*url.URL, error) {
 	if u == "" {
-		port, err := freePort()
-		if err != nil {
-			return nil, err
-		}
-		u = fmt.Sprintf("%s://127.0.0.1:%d", scheme, port)
+		u = scheme + "://127.0.0.1:0"
 	}
 	return url.Parse(u)
-}
-
-// freePort asks the kernel for a free loopback port. Another process could
-// take it before etcd binds it; on loopback in tests that is rare enough.
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
