@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -70,14 +69,6 @@ func (p *proc) kill(sig syscall.Signal) {
 		_ = p.cmd.Process.Kill()
 		<-p.exit
 	}
-}
-
-// freePort picks an unused loopback port.
-func freePort() int {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	Expect(err).NotTo(HaveOccurred())
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
 }
 
 // cluster is etcd, coordinators and data nodes as processes.

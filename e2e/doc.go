@@ -72,6 +72,14 @@
 // a read-only key can neither write nor delete, a revoked key stops, and a
 // node with a certificate of another CA never registers.
 //
+// Ports (ports_test.go): a process the suite must tell its port before it
+// starts (etcd; nodes and coordinators that restart on the same address)
+// gets one outside the kernel's ephemeral range, never handed out twice
+// in a run and claimed against concurrent runs by a lock file under
+// $TMPDIR/sluice-e2e-ports; `sluice dev` binds port 0 and the suite reads
+// its addresses from its banner. A port picked by binding :0 and closing
+// could be handed out again by the kernel before its process binds it.
+//
 // Run it with the rest of the tests (`go test ./...`), alone
 // (`go test ./e2e/ -v`), or with the Ginkgo CLI (`go tool ginkgo ./e2e`).
 // SLUICE_E2E=off skips it; SLUICE_E2E_KEEP=1 keeps the work directory (logs

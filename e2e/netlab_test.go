@@ -227,13 +227,6 @@ func labCluster(dir string, lab *netLab, nodes []string, nodeArgs ...string) *cl
 	return lc
 }
 
-func freePortOn(host string) int {
-	l, err := net.Listen("tcp", host+":0")
-	Expect(err).NotTo(HaveOccurred())
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
 // running says whether a process runs (started and not exited).
 func (p *proc) running() bool {
 	if p.cmd == nil {

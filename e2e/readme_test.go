@@ -3,7 +3,6 @@ package e2e
 import (
 	"bufio"
 	"bytes"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -112,20 +111,20 @@ var _ = Describe("README", func() {
 })
 
 // startDev runs `sluice dev` in dir (its data under dir/sluice-data, as a
-// reader's would be; its log beside dir) on free ports, with more flags
-// if given (--secure: the HTTP API is HTTPS), until the spec (or the Ordered container) ends, and returns
-// its gRPC and HTTP API addresses once it serves.
+// reader's would be; its log beside dir), with more flags if given
+// (--secure: the HTTP API is HTTPS), until the spec (or the Ordered
+// container) ends, and returns its gRPC and HTTP API addresses once it
+// serves. It binds port 0 for both and they are read from its banner: a
+// port picked beforehand could be taken before it binds it (ports_test.go).
 func startDev(dir string, flags ...string) (grpcAddr, httpAddr string) {
 	GinkgoHelper()
-	grpcAddr = fmt.Sprintf("127.0.0.1:%d", freePort())
-	httpAddr = fmt.Sprintf("127.0.0.1:%d", freePort())
 	log, err := os.Create(filepath.Join(dir, "..", filepath.Base(dir)+"-dev.log"))
 	Expect(err).NotTo(HaveOccurred())
 	scheme := "http"
 	if slices.Contains(flags, "--secure") {
 		scheme = "https"
 	}
-	dev := exec.Command(c.sluice, append([]string{"dev", "--listen", grpcAddr, "--http-listen", httpAddr}, flags...)...)
+	dev := exec.Command(c.sluice, append([]string{"dev", "--listen", "127.0.0.1:0", "--http-listen", "127.0.0.1:0"}, flags...)...)
 	dev.Dir, dev.Stdout, dev.Stderr = dir, log, log
 	Expect(dev.Start()).To(Succeed())
 	exited := make(chan struct{})
@@ -134,9 +133,14 @@ func startDev(dir string, flags ...string) (grpcAddr, httpAddr string) {
 		_ = dev.Process.Signal(syscall.SIGINT)
 		Eventually(exited).WithTimeout(30 * time.Second).Should(BeClosed())
 	})
+	// Each address is followed by "   e.g.": a line read half-written
+	// does not match.
+	banner := regexp.MustCompile(`coordinator \(connect here\): (\S+) [\s\S]*Elasticsearch-compatible HTTP API: ` + scheme + `://(\S+) `)
+	var m []string
 	Eventually(func() (string, error) {
 		b, err := os.ReadFile(log.Name())
+		m = banner.FindStringSubmatch(string(b))
 		return string(b), err
-	}, 60*time.Second, 100*time.Millisecond).Should(ContainSubstring("Elasticsearch-compatible HTTP API: " + scheme + "://" + httpAddr))
-	return grpcAddr, httpAddr
+	}, 60*time.Second, 100*time.Millisecond).Should(MatchRegexp(banner.String()), "sluice dev serving")
+	return m[1], m[2]
 }

@@ -70,7 +70,8 @@ var _ = Describe("secure cluster", Ordered, func() {
 		Expect(os.WriteFile(filepath.Join(dir, "etcd.url"), []byte(etcd), 0o644)).To(Succeed())
 		tlsDir = filepath.Join(dir, "dev", "tls")
 		dev = &proc{name: "dev", bin: c.sluice, log: filepath.Join(dir, "dev.log"), args: []string{"dev", "--secure", "--nodes", "0",
-			"--data-dir", filepath.Join(dir, "dev"), "--listen", addr, "--etcd-listen", etcd, "--log-level", "info"}}
+			"--data-dir", filepath.Join(dir, "dev"), "--listen", addr, "--etcd-listen", etcd, "--log-level", "info",
+			"--http-listen", "127.0.0.1:0"}} // not the default 9201, which another cluster may hold
 		dev.start()
 		DeferCleanup(func() {
 			for _, p := range nodes {
