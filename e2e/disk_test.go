@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"syscall"
 	"time"
 
@@ -14,90 +13,79 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/sluice-search/sluice/client"
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
 )
 
-// The disk suite gives a 4th data node a real, small file system (a 64 MiB
+// The disk suite runs a cluster of its own (etcd, a coordinator, a data
+// node) and gives a 2nd data node a real, small file system (a 64 MiB
 // tmpfs the test mounts, so it needs root, as CI has) and fills it: past
 // the flood stage every index with a copy on the node refuses writes with
 // RESOURCE_EXHAUSTED naming the node and its disk; with the space freed
 // below the high watermark the block goes by itself and writes succeed.
+//
+// Its own cluster holds only the suite's index. On the suite's shared
+// cluster, the indices other specs leave were rebalanced onto the new,
+// empty node while the test filled its disk; past the high watermark the
+// allocator moved them off again, and the space they freed took the node
+// back below the flood stage while writes were still refused (as they are
+// until it is below high): health showed the disk at high beside a block
+// set at the flood stage.
 var _ = Describe("disk watermarks on a real file system", Ordered, func() {
 	ctx := context.Background()
-	var mnt string
-	var n *proc
+	var (
+		mnt string
+		lc  *cluster
+		lcl *client.Client
+	)
 	const nodeID = "node-disk"
 
 	BeforeAll(func() {
 		if os.Geteuid() != 0 {
 			Skip("the disk watermark e2e mounts a tmpfs and needs root (CI runs as root); run it as root to include it")
 		}
-		mnt = filepath.Join(c.dir, "tmpfs")
+		dir := filepath.Join(c.dir, "disk")
+		mnt = filepath.Join(dir, "tmpfs")
 		Expect(os.MkdirAll(mnt, 0o755)).To(Succeed())
 		if err := syscall.Mount("tmpfs", mnt, "tmpfs", 0, "size=64m"); err != nil {
 			Skip(fmt.Sprintf("cannot mount a tmpfs at %s (%v): the disk watermark e2e needs root with CAP_SYS_ADMIN", mnt, err))
 		}
+		// Registered first, so it runs after the cluster stopped.
 		DeferCleanup(func() { _ = syscall.Unmount(mnt, syscall.MNT_DETACH) })
-		// The default watermarks for this suite (the cluster starts with
-		// watermarks no disk passes), put back after it.
-		out, err := c.cli(coord, "cluster", "settings", "--disk-watermark-low", "", "--disk-watermark-high", "", "--disk-watermark-flood-stage", "")
-		Expect(err).NotTo(HaveOccurred(), out)
-		DeferCleanup(func() {
-			out, err := c.cli(coord, "cluster", "settings", "--disk-watermark-low", "1b", "--disk-watermark-high", "1b", "--disk-watermark-flood-stage", "1b")
-			Expect(err).NotTo(HaveOccurred(), out)
-		})
-		n = &proc{name: nodeID, bin: c.sluice, log: filepath.Join(c.dir, nodeID+".log"), args: []string{"node",
-			"--etcd", c.etcdURL, "--listen", fmt.Sprintf("127.0.0.1:%d", freePort()),
+		lc = labCluster(dir, nil, []string{"node-1"})
+		lcl = lc.dial("coord-a")
+		DeferCleanup(func() { lcl.Close() })
+		n := &proc{name: nodeID, bin: lc.sluice, log: filepath.Join(dir, nodeID+".log"), args: []string{"node",
+			"--etcd", lc.etcdURL, "--listen", fmt.Sprintf("127.0.0.1:%d", freePort()),
 			"--data-dir", filepath.Join(mnt, "data"), "--node-id", nodeID, "--log-level", "info",
 			"--disk-check-interval", "100ms"}}
 		n.start()
-		// node-disk joins the suite's cluster, so the allocator may move
-		// other specs' copies onto it — primaries of replicas=0 indices
-		// among them. It leaves as an operator removes a node: drained
-		// first, so nothing is left red behind it.
-		DeferCleanup(func() {
-			out, err := c.cli(coord, "node", "drain", nodeID, "--wait", "--wait-timeout", "2m")
-			Expect(err).NotTo(HaveOccurred(), out)
-			n.kill(syscall.SIGTERM)
-			out, err = c.cli(coord, "node", "drain", nodeID, "--undo")
-			Expect(err).NotTo(HaveOccurred(), out)
-		})
-		Eventually(func() bool {
-			st, err := c.state(coord)
-			return err == nil && slices.ContainsFunc(st.Nodes, func(n *sluicev1.NodeInfo) bool { return n.Id == nodeID })
-		}, 30*time.Second, 100*time.Millisecond).Should(BeTrue(), "node-disk registered")
+		lc.nodes = append(lc.nodes, n) // stopped with the cluster
+		lc.waitNodes(2)
+		// The default watermarks (waitNodes sets watermarks no disk
+		// passes, since node-1 shares the host's disk).
+		out, err := lc.cli("coord-a", "cluster", "settings", "--disk-watermark-low", "", "--disk-watermark-high", "", "--disk-watermark-flood-stage", "")
+		Expect(err).NotTo(HaveOccurred(), out)
 	})
 
 	It("refuses writes past the flood stage, naming node and disk, and takes them again once space returns", func() {
-		// A copy on every data node, so node-disk's copy has nowhere to
+		// A copy on both data nodes, so node-disk's copy has nowhere to
 		// move: past the high watermark the allocator moves copies off a
 		// node, and once none is left there the flood-stage block is
 		// lifted (no node holding a copy is past high), as Elasticsearch
 		// releases read_only_allow_delete. A copy that could move would
 		// leave within milliseconds of the flood stage, taking the block
 		// with it before a bulk sees it.
-		st, err := c.state(coord)
+		labCreateIndex(lcl, "disk", 1, 1)
+		st, err := lc.state("coord-a")
 		Expect(err).NotTo(HaveOccurred())
-		live := int32(0)
-		for _, dn := range st.Nodes {
-			if dn.Live {
-				live++
-			}
-		}
-		_, err = cl.CreateIndex(ctx, &sluicev1.CreateIndexRequest{Name: "disk", WaitForActiveShards: true,
-			Settings: &sluicev1.IndexSettings{NumberOfShards: 1, NumberOfReplicas: live - 1}})
-		Expect(err).NotTo(HaveOccurred())
-		DeferCleanup(func() { _, _ = cl.DeleteIndex(ctx, &sluicev1.DeleteIndexRequest{Name: "disk"}) })
-		waitGreen("disk")
-		st, err = c.state(coord)
-		Expect(err).NotTo(HaveOccurred())
-		Expect(shardNodes(st, "disk")).To(ContainElement(nodeID))
+		Expect(shardNodes(st, "disk")).To(ConsistOf("node-1", nodeID))
 		bulk := func(from int) (*sluicev1.BulkResponse, error) {
 			var items []*sluicev1.BulkItem
 			for i := from; i < from+20; i++ {
 				items = append(items, &sluicev1.BulkItem{Action: sluicev1.BulkAction_BULK_ACTION_INDEX, Id: fmt.Sprint("d", i), Source: []byte(`{"n":1}`)})
 			}
-			return cl.Bulk(ctx, &sluicev1.BulkRequest{Index: "disk", Items: items})
+			return lcl.Bulk(ctx, &sluicev1.BulkRequest{Index: "disk", Items: items})
 		}
 		resp, err := bulk(0)
 		Expect(err).NotTo(HaveOccurred())
@@ -131,10 +119,10 @@ var _ = Describe("disk watermarks on a real file system", Ordered, func() {
 		}, 20*time.Second, 100*time.Millisecond).Should(Equal(codes.ResourceExhausted))
 		Expect(msg).To(ContainSubstring("index [disk] refuses writes: disk of node [node-disk] at " + filepath.Join(mnt, "data")))
 		Expect(msg).To(ContainSubstring("past the flood-stage disk watermark [95%]"))
-		h, err := cl.ClusterHealth(ctx, &sluicev1.ClusterHealthRequest{Indices: []string{"disk"}})
+		h, err := lcl.ClusterHealth(ctx, &sluicev1.ClusterHealthRequest{Indices: []string{"disk"}})
 		Expect(err).NotTo(HaveOccurred())
 		Expect(h.Indices[0].WriteBlock).To(ContainSubstring("node-disk"))
-		out, err := c.cli(coord, "health", "disk")
+		out, err := lc.cli("coord-a", "health", "disk")
 		Expect(err).NotTo(HaveOccurred(), out)
 		Expect(out).To(ContainSubstring("disk flood_stage: disk of node [node-disk]"))
 		Expect(out).To(ContainSubstring("index disk refuses writes"))
@@ -148,7 +136,7 @@ var _ = Describe("disk watermarks on a real file system", Ordered, func() {
 			}
 			return err
 		}, 20*time.Second, 100*time.Millisecond).Should(Succeed())
-		h, err = cl.ClusterHealth(ctx, &sluicev1.ClusterHealthRequest{Indices: []string{"disk"}})
+		h, err = lcl.ClusterHealth(ctx, &sluicev1.ClusterHealthRequest{Indices: []string{"disk"}})
 		Expect(err).NotTo(HaveOccurred())
 		Expect(h.Indices[0].WriteBlock).To(BeEmpty())
 		for _, dn := range h.DiskWatermarkNodes {
