@@ -117,3 +117,20 @@ func fixedPortRange() (lo, hi int, err error) {
 	}
 	return 0, 0, fmt.Errorf("the kernel's ephemeral port range %d-%d leaves fewer than %d ports outside it for the e2e suite's processes; narrow it (sysctl net.ipv4.ip_local_port_range)", elo, ehi, minFixedPorts)
 }
+
+var _ = Describe("ports for the suite's processes", func() {
+	It("lie outside the kernel's ephemeral range and are never handed out twice", func() {
+		b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+		Expect(err).NotTo(HaveOccurred())
+		var elo, ehi int
+		_, err = fmt.Sscan(string(b), &elo, &ehi)
+		Expect(err).NotTo(HaveOccurred())
+		seen := map[int]bool{}
+		for range 50 {
+			p := freePort()
+			Expect(p < elo || p > ehi).To(BeTrue(), "port %d is in the ephemeral range %d-%d", p, elo, ehi)
+			Expect(seen[p]).To(BeFalse(), "port %d handed out twice", p)
+			seen[p] = true
+		}
+	})
+})
