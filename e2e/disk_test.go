@@ -62,9 +62,12 @@ var _ = Describe("disk watermarks on a real file system", Ordered, func() {
 		n.start()
 		lc.nodes = append(lc.nodes, n) // stopped with the cluster
 		lc.waitNodes(2)
-		// The default watermarks (waitNodes sets watermarks no disk
-		// passes, since node-1 shares the host's disk).
-		out, err := lc.cli("coord-a", "cluster", "settings", "--disk-watermark-low", "", "--disk-watermark-high", "", "--disk-watermark-flood-stage", "")
+		// The default watermarks' levels on the 64 MiB tmpfs (85, 90 and
+		// 95% used), as free space: node-1 shares the host's disk, which
+		// a percentage could put past low or high (a CI host's disk often
+		// is 85% used) and refuse it its copy; gigabytes free pass none of
+		// these.
+		out, err := lc.cli("coord-a", "cluster", "settings", "--disk-watermark-low", "9.6mb", "--disk-watermark-high", "6.4mb", "--disk-watermark-flood-stage", "3.2mb")
 		Expect(err).NotTo(HaveOccurred(), out)
 	})
 
@@ -118,7 +121,7 @@ var _ = Describe("disk watermarks on a real file system", Ordered, func() {
 			return status.Code(err)
 		}, 20*time.Second, 100*time.Millisecond).Should(Equal(codes.ResourceExhausted))
 		Expect(msg).To(ContainSubstring("index [disk] refuses writes: disk of node [node-disk] at " + filepath.Join(mnt, "data")))
-		Expect(msg).To(ContainSubstring("past the flood-stage disk watermark [95%]"))
+		Expect(msg).To(ContainSubstring("past the flood-stage disk watermark [3.2mb]"))
 		h, err := lcl.ClusterHealth(ctx, &sluicev1.ClusterHealthRequest{Indices: []string{"disk"}})
 		Expect(err).NotTo(HaveOccurred())
 		Expect(h.Indices[0].WriteBlock).To(ContainSubstring("node-disk"))
