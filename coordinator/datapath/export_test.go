@@ -11,3 +11,17 @@ func HoldBudget(d *DataPath, nodeID string) (release func(), ok bool) {
 	}
 	return r.Release, true
 }
+
+// PITNodes are the nodes whose readers a point-in-time id pins, one per
+// shard.
+func PITNodes(id string) ([]string, error) {
+	ss, err := decodePIT(id)
+	if err != nil {
+		return nil, err
+	}
+	nodes := make([]string, len(ss))
+	for i, s := range ss {
+		nodes[i] = s.node
+	}
+	return nodes, nil
+}
