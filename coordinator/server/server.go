@@ -76,6 +76,7 @@ func (s *Server) CreateIndex(ctx context.Context, req *sluicev1.CreateIndexReque
 	if err != nil {
 		return nil, err
 	}
+	s.seeOwnWrite(ctx)
 	resp := &sluicev1.CreateIndexResponse{Index: info}
 	if req.GetWaitForActiveShards() {
 		// Wait for every primary to start (Elasticsearch's default
@@ -177,7 +178,8 @@ func (s *Server) UpdateAliases(ctx context.Context, req *sluicev1.UpdateAliasesR
 // seeOwnWrite loads the cluster state after a metadata change, so the
 // data path's next request on this coordinator sees it (a search through
 // an alias just added, a write to an index just deleted) rather than the
-// cache's state from before the watch delivers the change. The change is
+// cache's state from before the watch delivers the change (a bulk into an
+// index just created, without waiting for its shards). The change is
 // made: a failed load only leaves that to the watch.
 func (s *Server) seeOwnWrite(ctx context.Context) {
 	_, _ = s.cache.Refresh(ctx)
