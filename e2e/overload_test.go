@@ -83,7 +83,13 @@ var _ = Describe("a coordinator under bulk overload", Ordered, func() {
 		var applied, refused atomic.Int64
 		var mu sync.Mutex
 		var unexpected []error
-		deadline := time.Now().Add(load)
+		// At least load, and on a machine too busy to refuse many bulks
+		// by then, until writers were refused (at most a minute).
+		deadline, last := time.Now().Add(load), time.Now().Add(time.Minute)
+		loading := func() bool {
+			now := time.Now()
+			return now.Before(deadline) || now.Before(last) && refused.Load() <= writers
+		}
 		var wg sync.WaitGroup
 		for w := range writers {
 			wg.Go(func() {
@@ -95,7 +101,7 @@ var _ = Describe("a coordinator under bulk overload", Ordered, func() {
 						Id: fmt.Sprintf("w%d-%d", w, len(items)), Source: src})
 					size += len(src) + 16
 				}
-				for time.Now().Before(deadline) {
+				for loading() {
 					_, err := bc.Bulk(ctx, &sluicev1.BulkRequest{Index: "overload", Items: items})
 					switch {
 					case err == nil:
