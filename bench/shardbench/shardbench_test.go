@@ -21,7 +21,7 @@ func TestSmoke(t *testing.T) {
 		Config:     Config{Docs: docs, CorpusDesc: "generated", RAMBufferMB: 1},
 		Threads:    []int{1, 2},
 		SourceRuns: []int{1},
-		NRT:        NRTConfig{Duration: 2 * time.Second, RateMB: 2, Term: term},
+		NRT:        NRTConfig{Duration: 4 * time.Second, RateMB: 2, Term: term}, // two reopens even on a loaded machine
 		Query: QueryConfig{WarmupRounds: 2, Rounds: 3, Terms: []QueryTerm{
 			{"freq", term}, {"freq", strings.Fields(docs[1].Body)[1]}, {"rare", "zzznotaword"}}},
 		Out: out,
