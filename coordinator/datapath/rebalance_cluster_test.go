@@ -41,15 +41,8 @@ func TestClusterRebalancesPrimariesOntoNewNode(t *testing.T) {
 	}
 	// A fourth node joins.
 	id := "node-4"
-	n, err := node.New(node.Config{ID: id, DataDir: filepath.Join(t.TempDir(), id), Listen: "127.0.0.1:0",
+	startNode(t, node.Config{ID: id, DataDir: filepath.Join(t.TempDir(), id), Listen: "127.0.0.1:0",
 		EtcdEndpoints: tc.EtcdEndpoints(), LeaseTTL: 2 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := n.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(n.Stop)
 	before := primaries(t, tc, index)
 
 	w := startWriters(tc, index, 2)
