@@ -393,12 +393,23 @@ func (e *Engine) RefreshNotify() <-chan struct{} {
 // — a retained checkpoint, a reader, the last commit, a merged segment
 // being pre-copied — to stream it to a copy. Opened, it stays readable to
 // the end even if it is deleted meanwhile. A file nothing references is an
-// error wrapping fs.ErrNotExist.
+// error wrapping fs.ErrNotExist. A referenced file missing from the
+// directory (deleted or unmounted under the node) is damage: the engine
+// fails, as for a corrupt file, instead of every copy asking for it again.
 func (e *Engine) OpenIndexFile(name string) (store.IndexInput, error) {
-	if e.w.fd.refCount(name) == 0 {
+	// Held while opening, so a file released meanwhile is not deleted
+	// under the open and taken for a missing one.
+	if !e.w.fd.tryIncRef(name) {
 		return nil, fmt.Errorf("engine: open %s: not a file of this index: %w", name, fs.ErrNotExist)
 	}
-	return e.dir.OpenInput(name)
+	defer e.w.fd.decRef([]string{name})
+	in, err := e.dir.OpenInput(name)
+	if errors.Is(err, fs.ErrNotExist) {
+		err = fmt.Errorf("engine: %s, a file the index references, is missing from its directory (%w): %w", name, err, index.ErrCorrupt)
+		e.fail("open file", err)
+		return nil, e.Failure()
+	}
+	return in, err
 }
 
 // ErrInvalidCheckpoint is wrapped by DecodeCheckpoint's errors and by a

@@ -202,6 +202,9 @@ func (s *Service) GetFiles(req *nodev1.GetFilesRequest, stream grpc.ServerStream
 
 func sendFile(stream grpc.ServerStreamingServer[nodev1.GetFilesResponse], eng *engine.Engine, name string) error {
 	in, err := eng.OpenIndexFile(name)
+	if errors.Is(err, engine.ErrFailed) {
+		return err // a file it references is missing: asking again cannot help
+	}
 	if err != nil {
 		return fmt.Errorf("%w: %w", shard.ErrNotHere, err)
 	}
