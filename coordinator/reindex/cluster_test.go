@@ -13,6 +13,7 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/client/v3/concurrency"
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
@@ -26,6 +27,7 @@ import (
 	"github.com/sluice-search/sluice/coordinator/reindex"
 	"github.com/sluice-search/sluice/devcluster"
 	"github.com/sluice-search/sluice/node"
+	nodev1 "github.com/sluice-search/sluice/proto/sluice/node/v1"
 	sluicev1 "github.com/sluice-search/sluice/proto/sluice/v1"
 )
 
@@ -47,6 +49,19 @@ type testCluster struct {
 func taskOptions(log *slog.Logger) reindex.Options {
 	return reindex.Options{ProgressInterval: 50 * time.Millisecond, CheckpointInterval: 20 * time.Millisecond,
 		MaxRetryBackoff: 300 * time.Millisecond, SessionTTL: 2 * time.Second, BaselineBatch: 200, Logger: log}
+}
+
+// startWithSource starts a cluster (skipped in -short mode) with index
+// "src" of the given shards and routing shards holding n documents, and
+// returns it with the documents (id -> source).
+func startWithSource(t *testing.T, shards, routingShards int32, n int) (*testCluster, map[string]string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("starts a cluster")
+	}
+	tc := startCluster(t)
+	tc.createIndex("src", shards, routingShards)
+	return tc, tc.load("src", n)
 }
 
 func startCluster(t *testing.T) *testCluster {
@@ -88,10 +103,15 @@ func (tc *testCluster) restartCoordinator() {
 }
 
 // startCoordinator starts a new coordinator on the cluster's etcd.
-func (tc *testCluster) startCoordinator() {
+func (tc *testCluster) startCoordinator() { tc.startCoordinatorWith(nil) }
+
+// startCoordinatorWith starts a new coordinator on the cluster's etcd that
+// reaches the data nodes at the given addresses through the given
+// connections, the others over loopback.
+func (tc *testCluster) startCoordinatorWith(local map[string]grpc.ClientConnInterface) {
 	tc.gen++
 	c, err := coordinator.New(coordinator.Config{ID: fmt.Sprintf("coordinator-r%d", tc.gen), Listen: "127.0.0.1:0",
-		EtcdEndpoints: tc.dc.EtcdEndpoints(), Tasks: taskOptions(tc.log),
+		EtcdEndpoints: tc.dc.EtcdEndpoints(), Tasks: taskOptions(tc.log), LocalNodes: local,
 		AllocatorSessionTTL: 2 * time.Second, Logger: tc.log})
 	if err != nil {
 		tc.t.Fatal(err)
@@ -323,12 +343,7 @@ func succeeded(t *testing.T, task *sluicev1.Task) {
 }
 
 func TestReindexCluster(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a cluster")
-	}
-	tc := startCluster(t)
-	tc.createIndex("src", 2, 4)
-	want := tc.load("src", 1500)
+	tc, want := startWithSource(t, 2, 4, 1500)
 
 	t.Run("local exact", func(t *testing.T) {
 		task := tc.wait(tc.reindex(&sluicev1.ReindexRequest{Source: &sluicev1.ReindexSource{Index: "src"},
@@ -756,13 +771,8 @@ func TestReindexPinsAgainstRebalancing(t *testing.T) {
 // search (no refresh asked) and a scroll after a refresh both count every
 // document — the verification's count is what a search sees.
 func TestReindexDestinationMovesWhileCopying(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a cluster")
-	}
 	ctx := context.Background()
-	tc := startCluster(t)
-	tc.createIndex("src", 2, 4)
-	want := tc.load("src", 1500)
+	tc, want := startWithSource(t, 2, 4, 1500)
 
 	etcd := tc.etcdClient()
 	// Throttled (documents, a few seconds) and sub-sliced as the x2
@@ -803,4 +813,92 @@ func TestReindexDestinationMovesWhileCopying(t *testing.T) {
 	if fmt.Sprint(destAt) == fmt.Sprint(movedTo) {
 		t.Logf("no destination primary moved during this run")
 	}
+}
+
+// lateSliceConn is a coordinator's connection to a data node whose
+// RunReindexSlice streams start only when gate closes, as on a loaded
+// machine where the slice is not yet running on its node when a rethrottle
+// reaches that node. It reports each stream it holds back (started) and
+// whether each RethrottleReindexSlice found its slice (found).
+type lateSliceConn struct {
+	grpc.ClientConnInterface
+	gate    <-chan struct{}
+	started chan<- struct{}
+	found   chan<- bool
+}
+
+func (c lateSliceConn) NewStream(ctx context.Context, desc *grpc.StreamDesc, method string, opts ...grpc.CallOption) (grpc.ClientStream, error) {
+	if method == nodev1.Reindex_RunReindexSlice_FullMethodName {
+		c.started <- struct{}{}
+		select {
+		case <-c.gate:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	return c.ClientConnInterface.NewStream(ctx, desc, method, opts...)
+}
+
+func (c lateSliceConn) Invoke(ctx context.Context, method string, args, reply any, opts ...grpc.CallOption) error {
+	err := c.ClientConnInterface.Invoke(ctx, method, args, reply, opts...)
+	if r, ok := reply.(*nodev1.RethrottleReindexSliceResponse); ok && err == nil {
+		select {
+		case c.found <- r.GetFound():
+		default:
+		}
+	}
+	return err
+}
+
+// TestRethrottleReachesSlicesNotYetRunning: a rethrottle that reaches a
+// slice's node before the slice runs there (its RunReindexSlice stream
+// still starting) applies all the same: the slice does not keep the rate
+// it was started with.
+func TestRethrottleReachesSlicesNotYetRunning(t *testing.T) {
+	ctx := context.Background()
+	tc, want := startWithSource(t, 3, 0, 1500)
+
+	gate, started, found := make(chan struct{}), make(chan struct{}, 100), make(chan bool, 1000)
+	local := map[string]grpc.ClientConnInterface{}
+	for _, n := range tc.dc.Nodes {
+		local[n.Advertise()] = lateSliceConn{ClientConnInterface: n.Local(), gate: gate, started: started, found: found}
+	}
+	tc.coord.Stop()
+	tc.startCoordinatorWith(local)
+
+	const slow = 20 // docs/s: 75 s for the 1500 docs
+	task := tc.reindex(&sluicev1.ReindexRequest{Source: &sluicev1.ReindexSource{Index: "src"},
+		Dest: &sluicev1.ReindexDestination{Index: "late"}, RequestsPerSecond: slow})
+	for range 3 {
+		select {
+		case <-started:
+		case <-time.After(30 * time.Second):
+			t.Fatal("the slices did not start")
+		}
+	}
+	if _, err := tc.cl.RethrottleTask(ctx, &sluicev1.RethrottleTaskRequest{Id: task.Id, RequestsPerSecond: 0}); err != nil {
+		t.Fatal(err)
+	}
+	// The rethrottle reaches the nodes while no slice runs there.
+	for range 3 {
+		select {
+		case f := <-found:
+			if f {
+				t.Fatal("a rethrottle found a slice whose stream is held back")
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatal("no rethrottle reached the nodes")
+		}
+	}
+	close(gate)
+	// Unthrottled the copy takes a second or two even under -race on a
+	// busy machine; a slice left at its share of 20 docs/s takes 75 s.
+	resp, err := tc.cl.GetTask(ctx, &sluicev1.GetTaskRequest{Id: task.Id, WaitForCompletion: true, Timeout: durationpb.New(30 * time.Second)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if end := resp.Task; end.State != sluicev1.TaskState_TASK_STATE_SUCCEEDED {
+		t.Fatalf("30 s after the slices started, rethrottled to unlimited before: task %v, %v, slices %v", end.State, end.Error, end.Reindex.Slices)
+	}
+	tc.exact("late", want)
 }

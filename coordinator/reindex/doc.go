@@ -80,7 +80,11 @@
 // requests_per_second into the record; the runner sees them through the
 // watch: cancel stops the slices' streams (nodes stop within a document)
 // and ends the task CANCELLED; a rethrottle sends each running slice its
-// new share of the rate at once (RethrottleReindexSlice).
+// new share of the rate at once (RethrottleReindexSlice), again and again
+// while its node answers that the slice is not running there yet (its
+// stream still starting), so no slice keeps the rate it started with; a
+// slice not started, or resumed after a failed attempt, starts at the
+// current share.
 //
 // A slice runs as RunReindexSlice on the node holding its source shard,
 // resuming from its checkpoint's cursor. Each streamed message is a

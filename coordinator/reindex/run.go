@@ -71,14 +71,14 @@ type taskRun struct {
 	cancelled bool
 	cancel    context.CancelCauseFunc
 	rps       float32
-	active    map[int32]string // slice -> node running it
+	active    map[int32]chan struct{} // slice -> its attempt's rate sender (rateSender)
 	throttles map[int32]interface{ SetRate(float64) }
 	rate      []rateSample
 }
 
 func newTaskRun(m *Manager, guard clientv3.Cmp, rec *statev1.ReindexTask) *taskRun {
 	return &taskRun{m: m, guard: guard, id: rec.GetTask().GetId(), rec: rec, rps: rec.GetRequestsPerSecond(),
-		active: map[int32]string{}, throttles: map[int32]interface{ SetRate(float64) }{}}
+		active: map[int32]chan struct{}{}, throttles: map[int32]interface{ SetRate(float64) }{}}
 }
 
 // external applies a change another coordinator wrote: cancel or rethrottle.
@@ -114,25 +114,79 @@ func (r *taskRun) sliceRateLocked() float32 {
 	return r.rps / float32(max(n, 1))
 }
 
-// rethrottleLocked sends the new share to every running slice at once.
+// rethrottleLocked applies the new share to every running slice at once:
+// baseline slices' throttles here, and node slices through their
+// attempts' rate senders.
 func (r *taskRun) rethrottleLocked() {
 	rate := r.sliceRateLocked()
-	for slice, th := range r.throttles {
-		_ = slice
+	for _, th := range r.throttles {
 		th.SetRate(float64(rate))
 	}
-	for slice, node := range r.active {
-		go func() {
-			cl, err := r.m.nodes.Reindex(node)
-			if err != nil {
-				return
-			}
-			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			defer cancel()
-			if _, err := cl.RethrottleReindexSlice(ctx, &nodev1.RethrottleReindexSliceRequest{TaskId: r.id, Slice: slice, RequestsPerSecond: rate}); err != nil {
-				r.m.log.Warn("reindex: rethrottle slice", "task", r.id, "slice", slice, "node", node, "err", err)
-			}
-		}()
+	for _, wake := range r.active {
+		select {
+		case wake <- struct{}{}:
+		default: // a wake-up is pending: it reads the latest rate
+		}
+	}
+}
+
+// Retries of a rate a node did not take yet: soon, as the slice's stream
+// is normally being set up, and at most every rateRetryMax.
+const (
+	rateRetryMin = 10 * time.Millisecond
+	rateRetryMax = 250 * time.Millisecond
+)
+
+// rateSender keeps a slice attempt's node at the slice's share of the
+// task's rate, until ctx (the attempt) ends. It is woken when the rate
+// changes, and by the attempt's first message (resync). A rethrottle can
+// reach the node before the slice runs there — the attempt's stream is
+// still being set up, a loaded machine's scheduler makes that window long
+// — and the node then answers not found: the rate is sent again shortly
+// until the node has the slice, so no slice keeps the rate it started with
+// (Elasticsearch's rethrottle likewise reaches every unfinished sub-task).
+// The first message proves the node runs this attempt; the rate is sent
+// once more then, in case an earlier "found" was a previous attempt's run
+// not yet gone. One sender per attempt keeps successive rates in order.
+func (r *taskRun) rateSender(ctx context.Context, cl nodev1.ReindexClient, node string, slice int32, started float32, wake, resync <-chan struct{}) {
+	have, retry := started, time.Duration(0) // the node's rate as far as known; retry 0: none pending
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	for {
+		var again <-chan time.Time
+		if retry > 0 {
+			timer.Reset(retry)
+			again = timer.C
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-wake:
+		case <-again:
+		case <-resync:
+			have = started
+		}
+		r.mu.Lock()
+		rate := r.sliceRateLocked()
+		r.mu.Unlock()
+		if rate == have {
+			retry = 0
+			continue
+		}
+		rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		resp, err := cl.RethrottleReindexSlice(rctx, &nodev1.RethrottleReindexSliceRequest{TaskId: r.id, Slice: slice, RequestsPerSecond: rate})
+		cancel()
+		if err == nil && resp.GetFound() {
+			have, retry = rate, 0
+			continue
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		if err != nil && retry == 0 { // once per rate, not per retry
+			r.m.log.Warn("reindex: rethrottle slice; sending again", "task", r.id, "slice", slice, "node", node, "err", err)
+		}
+		retry = min(max(2*retry, rateRetryMin), rateRetryMax)
 	}
 }
 
@@ -370,14 +424,23 @@ func (r *taskRun) nodeAttempt(ctx context.Context, s *statev1.ReindexPlanSlice) 
 	if ci := r.m.opts.CheckpointInterval; ci > 0 {
 		req.CheckpointInterval = durationpb.New(ci)
 	}
+	wake, resync := make(chan struct{}, 1), make(chan struct{}, 1)
 	r.mu.Lock()
 	req.RequestsPerSecond = r.sliceRateLocked()
-	r.active[s.Slice] = nodeID
+	r.active[s.Slice] = wake
 	r.mu.Unlock()
+	sctx, stopSender := context.WithCancel(ctx)
+	senderDone := make(chan struct{})
+	go func() {
+		defer close(senderDone)
+		r.rateSender(sctx, cl, nodeID, s.Slice, req.RequestsPerSecond, wake, resync)
+	}()
 	defer func() {
 		r.mu.Lock()
 		delete(r.active, s.Slice)
 		r.mu.Unlock()
+		stopSender()
+		<-senderDone // the next attempt's sender comes after this one's
 	}()
 	stream, err := cl.RunReindexSlice(ctx, req)
 	if err != nil {
@@ -393,6 +456,9 @@ func (r *taskRun) nodeAttempt(ctx context.Context, s *statev1.ReindexPlanSlice) 
 		}
 		if err != nil {
 			return progressed, err
+		}
+		if !progressed {
+			resync <- struct{}{}
 		}
 		r.apply(s.Slice, base, nodeID, msg.GetRestarted(), msg.GetCursor(), msg.GetDone(), msg.GetTotal(), msg.GetThrottled().AsDuration(),
 			&statev1.ReindexCheckpoint{Copied: msg.GetCopied(), Created: msg.GetCreated(), Updated: msg.GetUpdated(),
