@@ -105,13 +105,13 @@ spec:
 		expectReady(ctx, ix)
 		Expect(aliasesOf(ctx, "changes")).To(ConsistOf("changes-read", "changes-old"))
 
-		get(ctx, ix)
-		ix.Spec.Replicas = 1
-		ix.Spec.Settings.RefreshInterval = "5s"
-		ix.Spec.Settings.Translog = v1alpha1.TranslogSettings{Durability: v1alpha1.TranslogDurabilityAsync, SyncInterval: "2s"}
-		ix.Spec.Mapping.Raw = []byte(`{"properties": {"title": {"type": "text"}, "tags": {"type": "keyword"}}}`)
-		ix.Spec.Aliases = []v1alpha1.IndexName{"changes-read", "changes-new"}
-		Expect(k8s.Update(ctx, ix)).To(Succeed())
+		update(ctx, ix, func(ix *v1alpha1.Index) {
+			ix.Spec.Replicas = 1
+			ix.Spec.Settings.RefreshInterval = "5s"
+			ix.Spec.Settings.Translog = v1alpha1.TranslogSettings{Durability: v1alpha1.TranslogDurabilityAsync, SyncInterval: "2s"}
+			ix.Spec.Mapping.Raw = []byte(`{"properties": {"title": {"type": "text"}, "tags": {"type": "keyword"}}}`)
+			ix.Spec.Aliases = []v1alpha1.IndexName{"changes-read", "changes-new"}
+		})
 
 		Eventually(func(g Gomega) {
 			info, err := clusterIndex(ctx, "changes")
@@ -137,10 +137,10 @@ spec:
 			{Type: sluicev1.AliasActionType_ALIAS_ACTION_TYPE_ADD, Alias: "changes-read", Index: "changes-v2"},
 		}})
 		Expect(err).NotTo(HaveOccurred())
-		get(ctx, ix)
-		ix.Spec.Settings.RefreshInterval = "-1" // trigger a reconcile
-		ix.Spec.Replicas = 0                    // a zero value is sent too
-		Expect(k8s.Update(ctx, ix)).To(Succeed())
+		update(ctx, ix, func(ix *v1alpha1.Index) {
+			ix.Spec.Settings.RefreshInterval = "-1" // trigger a reconcile
+			ix.Spec.Replicas = 0                    // a zero value is sent too
+		})
 		expectReady(ctx, ix)
 		Eventually(func(g Gomega) {
 			info, err := clusterIndex(ctx, "changes")
@@ -169,9 +169,9 @@ spec:
 		Expect(k8s.Create(ctx, ix)).To(Succeed())
 		expectReady(ctx, ix)
 
-		get(ctx, ix)
-		ix.Spec.Mapping.Raw = []byte(`{"properties": {"price": {"type": "keyword"}}}`)
-		Expect(k8s.Update(ctx, ix)).To(Succeed())
+		update(ctx, ix, func(ix *v1alpha1.Index) {
+			ix.Spec.Mapping.Raw = []byte(`{"properties": {"price": {"type": "keyword"}}}`)
+		})
 		Eventually(func(g Gomega) {
 			get(ctx, ix)
 			g.Expect(ix.Status.ObservedGeneration).To(Equal(ix.Generation))
@@ -182,8 +182,9 @@ spec:
 			g.Expect(condition(ix.Status.Conditions, v1alpha1.ConditionReady).Status).To(Equal(metav1.ConditionFalse))
 		}).WithContext(ctx).Should(Succeed())
 
-		ix.Spec.Mapping.Raw = []byte(`{"properties": {"price": {"type": "double"}}}`)
-		Expect(k8s.Update(ctx, ix)).To(Succeed())
+		update(ctx, ix, func(ix *v1alpha1.Index) {
+			ix.Spec.Mapping.Raw = []byte(`{"properties": {"price": {"type": "double"}}}`)
+		})
 		expectReady(ctx, ix)
 		Expect(condition(ix.Status.Conditions, v1alpha1.ConditionDegraded).Status).To(Equal(metav1.ConditionFalse))
 
@@ -242,9 +243,7 @@ spec:
 		_, err := sluice.DeleteIndex(ctx, &sluicev1.DeleteIndexRequest{Name: "recreated"})
 		Expect(err).NotTo(HaveOccurred())
 		// The periodic resync notices; don't wait 30 s for it: touch it.
-		get(ctx, ix)
-		ix.Annotations = map[string]string{"touch": "1"}
-		Expect(k8s.Update(ctx, ix)).To(Succeed())
+		update(ctx, ix, func(ix *v1alpha1.Index) { ix.Annotations = map[string]string{"touch": "1"} })
 		Eventually(func(g Gomega) {
 			info, err := clusterIndex(ctx, "recreated")
 			g.Expect(err).NotTo(HaveOccurred())

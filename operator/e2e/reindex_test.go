@@ -148,8 +148,7 @@ var _ = Describe("Reindex", func() {
 
 		// Editing requestsPerSecond rethrottles the running task.
 		fast := int32(100000)
-		rx.Spec.RequestsPerSecond = &fast
-		Expect(k8s.Update(ctx, rx)).To(Succeed())
+		update(ctx, rx, func(rx *v1alpha1.Reindex) { rx.Spec.RequestsPerSecond = &fast })
 		Eventually(func(g Gomega) {
 			t, err := sluice.GetTask(ctx, &sluicev1.GetTaskRequest{Id: id})
 			g.Expect(err).NotTo(HaveOccurred())

@@ -84,8 +84,7 @@ var _ = Describe("Index status", func() {
 			g.Expect(green.Status.DocsCount).To(Equal(int64(10)))
 		}).WithContext(ctx).WithTimeout(10 * time.Second).Should(Succeed())
 		// A reconcile of blue (touch it) leaves the alias with green.
-		blue.Annotations = map[string]string{"touch": "1"}
-		Expect(k8s.Update(ctx, blue)).To(Succeed())
+		update(ctx, blue, func(blue *v1alpha1.Index) { blue.Annotations = map[string]string{"touch": "1"} })
 		Consistently(func() []string { return aliasesOf(ctx, "green") }).WithContext(ctx).WithTimeout(3 * time.Second).Should(Equal([]string{"colour"}))
 		Expect(aliasesOf(ctx, "blue")).To(BeEmpty())
 		Expect(k8s.Delete(ctx, rx)).To(Succeed())

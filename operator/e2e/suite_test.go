@@ -18,6 +18,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/retry"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
@@ -165,6 +166,20 @@ func get(ctx context.Context, obj client.Object) client.Object {
 	GinkgoHelper()
 	Expect(k8s.Get(ctx, client.ObjectKeyFromObject(obj), obj)).To(Succeed())
 	return obj
+}
+
+// update applies change to the latest version of obj and writes it, again
+// on a conflict: the operator writes status meanwhile, which changes the
+// resource version (kubectl edit and apply do the same).
+func update[T client.Object](ctx context.Context, obj T, change func(T)) {
+	GinkgoHelper()
+	Expect(retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
+			return err
+		}
+		change(obj)
+		return k8s.Update(ctx, obj)
+	})).To(Succeed())
 }
 
 // condition returns the condition typ of conds, or an empty one.
