@@ -95,12 +95,16 @@ type opening struct {
 	// promotion: an open replica taking the primary role (promote), not
 	// an open; it reports no progress.
 	promotion bool
-	indexRev  int64
-	rec       *engine.Recovery
-	running   atomic.Bool // holds a slot (else queued)
-	cancel    context.CancelFunc
-	done      chan struct{}
-	err       error // set before done is closed
+	// reopen is set when the open is cancelled because the copy's role
+	// changed under it: what it opened is closed when it ends, so the
+	// next pass opens the copy in its new role.
+	reopen   bool
+	indexRev int64
+	rec      *engine.Recovery
+	running  atomic.Bool // holds a slot (else queued)
+	cancel   context.CancelFunc
+	done     chan struct{}
+	err      error // set before done is closed
 	// reported is the reason last published (reportProgress), so that a
 	// queued shard's unchanged progress costs no etcd read each second.
 	reported string
@@ -211,6 +215,14 @@ func (r *reconciler) reconcile(ctx context.Context, st *state.Snapshot) {
 			if w, ok := desired[id]; !ok {
 				o.cancel() // no longer ours: stop recovering it
 			} else if w.role.Term >= o.ran.Term { // else a view from before its activation
+				if w.role.Term > o.ran.Term && w.role.Primary != o.ran.Primary && !o.promotion && !o.reopen {
+					// Made primary (or replica) at a newer term while it
+					// opened in its old role: a replica's recovery would
+					// ask a primary that is now a replica for ever.
+					r.log.Info("shard copy's role changed while it opened; opening it again in its new role", "shard", id, "role", w.role, "was", o.ran)
+					o.reopen = true
+					o.cancel()
+				}
 				o.rt, o.role = w.rt, w.role
 				if w.rt.GetState() != sluicev1.ShardState_SHARD_STATE_INITIALIZING || w.rt.GetReason() != o.reported {
 					o.reported = "" // changed by another: the next progress report writes it again
@@ -225,8 +237,20 @@ func (r *reconciler) reconcile(ctx context.Context, st *state.Snapshot) {
 		}
 		if o.err == nil {
 			delete(r.failed, id)
-			r.open[id] = &openShard{alloc: o.rt.GetAllocationId(), role: o.role, indexRev: o.indexRev}
+			role := o.role
+			if o.reopen { // opened in its old role before the cancel took: the pass below changes it
+				role = o.ran
+			}
+			r.open[id] = &openShard{alloc: o.rt.GetAllocationId(), role: role, indexRev: o.indexRev}
 			r.log.Info("opened shard", "shard", id, "took", o.rec.Progress().Elapsed)
+			continue
+		}
+		if errors.Is(o.err, context.Canceled) && o.reopen {
+			// The host refuses to open a copy in another role than the
+			// one open: close it for the pass below.
+			if err := r.host.closeShard(ctx, id); err != nil {
+				r.log.Warn("close shard to reopen it in its new role", "shard", id, "err", err)
+			}
 			continue
 		}
 		if errors.Is(o.err, context.Canceled) {
